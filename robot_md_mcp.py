@@ -1,0 +1,664 @@
+"""robot-md-mcp: serve one robot's ROBOT.md to any MCP client, read-only.
+
+The module reads top-down, each section using only those above it:
+
+1. reading     -- find the manifest on disk, enforce limits, decode UTF-8
+2. parsing     -- split frontmatter from prose exactly as robot-md 1.10.6 does
+3. validation  -- schema, cross-references, warnings, body sections, summary
+4. rendering   -- canonical YAML and strict-JSON views of the manifest
+5. watching    -- re-read on every request, re-parse only when the bytes change
+6. server      -- MCP wiring; the only section that imports the SDK
+7. command line
+
+Sections 1-5 do no network I/O and import no SDK, so `validate`/`render` start
+fast and the server can check a manifest before paying for the SDK import.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import hashlib
+import json
+import math
+import os
+import re
+import stat
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import yaml
+
+__version__ = "0.1.0"
+NAME = "robot-md-mcp"
+
+# ---------------------------------------------------------------------------
+# 1. Reading
+# ---------------------------------------------------------------------------
+
+MANIFEST_FILENAME = "ROBOT.md"
+PATH_ENV = "ROBOT_MD_PATH"
+# Real manifests are a few KiB; the cap keeps a mistaken path (a log, a disk
+# image, /dev/zero) from being slurped into memory.
+MAX_MANIFEST_BYTES = 1024 * 1024
+_BOM = "\ufeff"
+
+
+class ManifestError(Exception):
+    """A manifest that cannot be used. `what` is the reference's message text
+    (it may span lines, as YAML errors do); `path` names the file if known."""
+
+    def __init__(self, what: str, path: Path | str | None = None, *, about_file: bool = False) -> None:
+        super().__init__(what)
+        self.what = what
+        self.path = None if path is None else str(path)
+        self.about_file = about_file  # the file itself, not its content, is the problem
+
+    def one_line(self) -> str:
+        """`robot-md-mcp: <what> (<path>)`, whitespace folded onto one line."""
+        what = " ".join(self.what.split())
+        return f"{NAME}: {what} ({self.path})" if self.path else f"{NAME}: {what}"
+
+
+class NoManifestFound(ManifestError):
+    """No path was given and none could be found (a usage error, exit 2)."""
+
+
+def resolve_manifest_path(
+    arg: str | None, environ: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> Path:
+    """PATH argument, else $ROBOT_MD_PATH, else the nearest ROBOT.md upwards.
+
+    A directory means `<dir>/ROBOT.md`. The result is absolute so a later
+    chdir cannot change which file is served."""
+    environ = os.environ if environ is None else environ
+    cwd = Path.cwd() if cwd is None else cwd
+    if arg is None and environ.get(PATH_ENV):
+        arg = environ[PATH_ENV]
+    if arg is not None:
+        path = cwd / Path(arg).expanduser()
+        if path.is_dir():
+            path = path / MANIFEST_FILENAME
+            if not path.exists():
+                raise ManifestError(f"no {MANIFEST_FILENAME} in this directory", path.parent, about_file=True)
+        return Path(os.path.abspath(path))
+    for folder in (cwd, *cwd.parents):
+        candidate = folder / MANIFEST_FILENAME
+        if candidate.is_file():
+            return candidate
+    raise NoManifestFound(
+        f"no {MANIFEST_FILENAME} given and none found in ${PATH_ENV} or in {cwd} or any "
+        f"folder above it; pass a path: {NAME} /path/to/{MANIFEST_FILENAME}"
+    )
+
+
+@dataclass(frozen=True)
+class Source:
+    """The manifest's text as the reference would see it, plus a digest of the
+    bytes so unchanged files are not parsed twice."""
+
+    text: str
+    digest: str
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, or a ManifestError that says what is wrong in words."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ManifestError("file not found", path, about_file=True) from None
+    except OSError as e:
+        raise ManifestError(f"cannot read: {_os_reason(e)}", path, about_file=True) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ManifestError(f"no {MANIFEST_FILENAME} in this directory", path, about_file=True)
+    if not stat.S_ISREG(st.st_mode):
+        # A FIFO or device would block or never end.
+        raise ManifestError("not a regular file", path, about_file=True)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_MANIFEST_BYTES + 1)
+    except OSError as e:
+        raise ManifestError(f"cannot read: {_os_reason(e)}", path, about_file=True) from None
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise ManifestError(f"file is larger than the {MAX_MANIFEST_BYTES // 1024} KiB limit", path, about_file=True)
+    return data
+
+
+def decode(data: bytes, path: Path | str | None = None) -> Source:
+    """UTF-8 on every OS; newlines normalised as Python's universal newlines do
+    (the reference reads with `Path.read_text()`); a leading BOM dropped."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ManifestError(
+            f"not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); save the file as UTF-8",
+            path,
+        ) from None
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if text.startswith(_BOM):
+        text = text[1:]
+    return Source(text, hashlib.sha256(data).hexdigest())
+
+
+def read_source(path: Path) -> Source:
+    return decode(read_bytes(path), path)
+
+
+def _os_reason(e: OSError) -> str:
+    return (e.strerror or str(e)).lower()
+
+
+# ---------------------------------------------------------------------------
+# 2. Parsing (python-frontmatter 1.3.0 + robot_md.parser, step for step)
+# ---------------------------------------------------------------------------
+
+NO_FRONTMATTER = (
+    "no frontmatter found — ROBOT.md must start with a YAML frontmatter block delimited by '---'."
+)
+EMPTY_FRONTMATTER = "frontmatter is empty or not a YAML mapping"
+LEGACY_CAMERA_NOTE = "physics.solver.camera (singular) is deprecated; upgraded to cameras[]."
+_CAMERA_PROTOCOLS = frozenset({"depthai", "realsense", "v4l2", "zed", "uvc"})
+# `\s` also matches newlines, so a delimiter swallows blank lines after it;
+# kept as is because YAML error line numbers depend on it.
+_DELIMITER = re.compile(r"^-{3,}\s*$", re.MULTILINE)
+
+# Hostile-input budgets: YAML aliases can make a 1 KiB file expand to
+# billions of values, and self-referencing aliases never end.
+MAX_DEPTH = 100
+MAX_VALUES = 500_000
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A parsed ROBOT.md: the frontmatter mapping (legacy fields upgraded,
+    without the reference's internal `_deprecations` marker), the prose, and
+    the deprecation notes the marker would have carried (None: no marker)."""
+
+    frontmatter: dict[str, Any]
+    body: str
+    deprecations: tuple[Any, ...] | None = None
+
+    @property
+    def robot_name(self) -> str | None:
+        """metadata.robot_name if it is a non-empty string (what URIs need)."""
+        metadata = self.frontmatter.get("metadata")
+        name = metadata.get("robot_name") if isinstance(metadata, dict) else None
+        return name if isinstance(name, str) and name else None
+
+
+class StableSet(set):  # type: ignore[type-arg]
+    """A YAML `!!set` that iterates and prints in sorted order, so messages
+    and renders do not change with Python's hash seed."""
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(stable_order(super().__iter__()))
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(map(repr, self)) + "}" if self else "set()"
+
+
+def stable_order(values: Iterable[Any]) -> list[Any]:
+    values = list(values)
+    try:
+        return sorted(values)
+    except TypeError:
+        return sorted(values, key=lambda v: (type(v).__name__, repr(v)))
+
+
+class _Loader(yaml.CSafeLoader):
+    """LibYAML's safe loader (as the reference uses: its error messages are
+    part of the parity contract) with deterministic sets."""
+
+
+def _construct_set(loader: yaml.SafeLoader, node: yaml.MappingNode):  # type: ignore[no-untyped-def]
+    data = StableSet()
+    yield data
+    data.update(loader.construct_mapping(node))
+
+
+_Loader.add_constructor("tag:yaml.org,2002:set", _construct_set)
+
+
+class Post:
+    """Stands in for python-frontmatter's `Post(content, handler, **metadata)`:
+    calling it raises the very TypeError the reference reports as a parse error
+    for top-level keys named `content`/`handler`/`self` or keys not strings."""
+
+    def __init__(self, content: str, handler: object = None, **metadata: Any) -> None:
+        self.metadata = metadata
+
+
+def parse(text: str) -> Manifest:
+    """Text (already newline-normalised) → Manifest, or ManifestError with the
+    reference's message."""
+    if not text.lstrip().startswith("---"):
+        raise ManifestError(NO_FRONTMATTER)
+    text = text.strip()
+    parts = _DELIMITER.split(text, 2) if _DELIMITER.match(text) else []
+    if len(parts) != 3:  # no opening delimiter line, or no closing one
+        raise ManifestError(EMPTY_FRONTMATTER)
+    _, yaml_text, body = parts
+    try:
+        loaded = yaml.load(yaml_text, Loader=_Loader)  # noqa: S506 - a CSafeLoader subclass
+        _check_budget(loaded)
+        metadata = Post(body, None, **loaded).metadata if isinstance(loaded, dict) else {}
+    except ManifestError:
+        raise
+    except yaml.YAMLError as e:
+        raise ManifestError(f"frontmatter YAML parse error: {e}") from None
+    except Exception as e:  # the reference's catch-all, e.g. a date like 2026-13-45
+        raise ManifestError(f"frontmatter parse error: {e}") from None
+    if not metadata:
+        raise ManifestError(EMPTY_FRONTMATTER)
+    frontmatter = dict(metadata)
+    deprecations = _notes(frontmatter.pop("_deprecations")) if "_deprecations" in frontmatter else None
+    if _upgrade_legacy_camera(frontmatter):
+        deprecations = (*(deprecations or ()), LEGACY_CAMERA_NOTE)
+    return Manifest(frontmatter, body.strip(), deprecations)
+
+
+def _check_budget(data: Any) -> None:
+    """Walk the value tree as a consumer would see it (aliases expanded),
+    stopping as soon as it is too deep (or cyclic) or too large."""
+    stack = [(data, 1)]
+    count = 0
+    while stack:
+        value, depth = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise ManifestError(
+                f"frontmatter too large: more than {MAX_VALUES:,} values once YAML aliases are expanded"
+            )
+        if isinstance(value, (dict, list, set)):
+            if depth > MAX_DEPTH:
+                raise ManifestError(
+                    f"frontmatter nested more than {MAX_DEPTH} levels deep (or an alias refers to itself)"
+                )
+            children = list(value.items()) if isinstance(value, dict) else list(value)
+            for child in children:
+                stack.append((child, depth + 1))
+        elif isinstance(value, tuple):  # a mapping item: key and value
+            stack.extend((part, depth) for part in value)
+
+
+def _notes(marker: Any) -> tuple[Any, ...]:
+    """A `_deprecations` key written in the file itself: the reference lists
+    whatever iterating it yields. Non-iterables (which crash the reference)
+    count as one note."""
+    if not marker:
+        return ()
+    if isinstance(marker, (list, str, dict, bytes, set)):
+        return tuple(marker)
+    return (marker,)
+
+
+def _upgrade_legacy_camera(fm: dict[str, Any]) -> bool:
+    """physics.solver.camera (a mapping) → physics.solver.cameras = [one], in
+    place, as the reference does. Shapes that crash the reference (non-mapping
+    physics/solver/driver items, non-list drivers) are left for the schema to
+    report."""
+    physics = fm.get("physics", {})
+    solver = physics.get("solver", {}) if isinstance(physics, dict) else None
+    legacy = solver.get("camera") if isinstance(solver, dict) else None
+    if not isinstance(legacy, dict):
+        return False
+    assert isinstance(solver, dict)
+    drivers = fm.get("drivers") or []
+    driver_id = next(
+        (
+            d["id"]
+            for d in (drivers if isinstance(drivers, list) else [])
+            if isinstance(d, dict)
+            and isinstance(d.get("protocol"), str)
+            and d["protocol"] in _CAMERA_PROTOCOLS
+            and d.get("id")
+        ),
+        "camera",
+    )
+    solver["cameras"] = [
+        {
+            "driver_id": driver_id,
+            "primary_stream": "rgb",
+            "mount": legacy.get("mount", "world"),
+            "extrinsic": legacy.get("extrinsic"),
+        }
+    ]
+    solver.pop("camera", None)
+    return True
+
+
+# ---------------------------------------------------------------------------
+# 3. Validation (robot_md.validate, step for step)
+# ---------------------------------------------------------------------------
+
+VALID, FILE_ERROR, SCHEMA_VIOLATION, MISSING_BODY_SECTION = 0, 1, 2, 4
+SCHEMA_PATH = Path(__file__).with_name("schema.json")
+REQUIRED_BODY_SECTIONS = ("## Identity", "## Safety Gates")
+# Which capability namespaces each driver protocol implements (the reference's table).
+_MOTION_NAMESPACES = frozenset({"manipulate", "arm", "nav", "navigate", "move"})
+_DRIVER_NAMESPACES: dict[str, tuple[str, ...]] = {
+    "feetech_scs": ("arm", "status"),
+    "feetech": ("arm", "status"),
+    "feetech_depthai": ("arm", "perceive", "status"),
+    "oak_d_lr": ("perceive",),
+    "depthai": ("perceive",),
+    "dynamixel": ("arm", "status"),
+    "ros2_control": ("arm", "nav", "navigate", "status"),
+}
+
+
+@dataclass(frozen=True)
+class Report:
+    """robot-md's ValidationResult. `code` is also the CLI's exit code."""
+
+    code: int
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    summary: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.code == VALID
+
+    def as_dict(self) -> dict[str, Any]:
+        """The `validate` tool's result, keys in the reference's order."""
+        return {
+            "ok": self.ok,
+            "summary": self.summary,
+            "errors": list(self.errors),
+            "warnings": list(self.warnings),
+        }
+
+    @classmethod
+    def from_error(cls, error: ManifestError) -> Report:
+        message = f"{error.what}: {error.path}" if error.about_file else error.what
+        return cls(FILE_ERROR, (message,))
+
+
+_validator: Any = None
+
+
+def schema_validator() -> Any:
+    """Built once, on first use: importing jsonschema costs ~75 ms that a
+    server answering `initialize` should not pay."""
+    global _validator
+    if _validator is None:
+        import jsonschema
+
+        schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+        # The reference passes the default format checker, which enforces none
+        # of the formats this schema uses ("uri" needs an optional library);
+        # no checker gives the same results whatever else is installed.
+        _validator = jsonschema.Draft202012Validator(schema)
+    return _validator
+
+
+def validate(manifest: Manifest) -> Report:
+    """Schema, then cross-references, then body sections; stops at the first
+    stage that fails, as the reference does."""
+    fm, body = manifest.frontmatter, manifest.body
+    errors = schema_errors(fm)
+    if errors:
+        return Report(SCHEMA_VIOLATION, errors)
+
+    physics = fm.get("physics", {}) or {}
+    cameras = physics.get("solver", {}).get("cameras") or []
+    drivers = {d.get("id"): d for d in (fm.get("drivers") or []) if d.get("id")}
+    errors = tuple(
+        f"cross-ref: physics.solver.cameras[{i}].driver_id='{cam.get('driver_id')}' "
+        "does not match any drivers[].id"
+        for i, cam in enumerate(cameras)
+        if cam.get("driver_id") and cam.get("driver_id") not in drivers
+    )
+    if errors:
+        return Report(SCHEMA_VIOLATION, errors)
+
+    warnings = [*_intrinsic_warnings(cameras, drivers), *_namespace_warnings(fm)]
+    errors = _body_errors(body, fm.get("metadata", {}).get("robot_name", ""))
+    if errors:
+        return Report(MISSING_BODY_SECTION, errors, tuple(warnings))
+    warnings += [f"deprecated: {note}" for note in manifest.deprecations or ()]
+    return Report(VALID, (), tuple(warnings), summary(fm))
+
+
+def schema_errors(fm: dict[str, Any]) -> tuple[str, ...]:
+    found = schema_validator().iter_errors(fm)
+    # The reference sorts by path (crashing when one path has an int where
+    # another has a str); ranking ints before strs gives the same order
+    # wherever it does not crash.
+    ordered = sorted(found, key=lambda e: [(isinstance(p, str), p) for p in e.path])
+    return tuple(
+        f"schema: {'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"
+        for e in ordered
+    )
+
+
+def _intrinsic_warnings(cameras: list[Any], drivers: dict[str, Any]) -> Iterable[str]:
+    for i, cam in enumerate(cameras):
+        did, primary = cam.get("driver_id"), cam.get("primary_stream")
+        streams = drivers.get(did, {}).get("streams", {}) or {}
+        stream = streams.get(primary, {}) or {}
+        if stream.get("intrinsic") is None and stream.get("derived_from") is None:
+            yield (
+                f"cameras[{i}].primary_stream='{primary}' has null intrinsic — "
+                f"run `robot-md calibrate-intrinsic --driver {did} --stream {primary}`"
+            )
+
+
+def _namespace_warnings(fm: dict[str, Any]) -> Iterable[str]:
+    """Motion capabilities no declared driver implements would fail at run time."""
+    capabilities = fm.get("capabilities") or []
+    if not isinstance(capabilities, list):
+        return
+    declared = {
+        c.split(".", 1)[0]
+        for c in capabilities
+        if isinstance(c, str) and "." in c and c.split(".", 1)[0] in _MOTION_NAMESPACES
+    }
+    supplied = {
+        ns
+        for d in fm.get("drivers") or []
+        if isinstance(d, dict)
+        for ns in _DRIVER_NAMESPACES.get(d.get("protocol"), ())  # type: ignore[arg-type]
+    }
+    if declared and supplied and declared.isdisjoint(supplied):
+        yield (
+            f"capability namespace mismatch: capabilities declare {sorted(declared)} but "
+            f"declared driver(s) implement {sorted(supplied)} — execute_capability will "
+            "return not_implemented"
+        )
+
+
+def _body_errors(body: str, name: str) -> tuple[str, ...]:
+    errors = []
+    if not (name and re.search(rf"^# {re.escape(name)}\s*$", body, re.MULTILINE | re.IGNORECASE)):
+        errors.append(
+            f"body: missing H1 matching robot_name '{name}' (first line after blank should be '# {name}')"
+        )
+    errors += [f"body: missing required section '{s}'" for s in REQUIRED_BODY_SECTIONS if s not in body]
+    if not re.search(rf"^## What {re.escape(name)} Can Do\s*$", body, re.MULTILINE | re.IGNORECASE):
+        errors.append(f"body: missing required section '## What {name} Can Do' (case-insensitive)")
+    return tuple(errors)
+
+
+def summary(fm: dict[str, Any]) -> str:
+    physics = fm.get("physics", {})
+    capabilities = fm.get("capabilities", [])
+    count = len(capabilities) if isinstance(capabilities, list) else 0
+    return (
+        f"{fm.get('metadata', {}).get('robot_name', '?')} "
+        f"({physics.get('type', '?')}, {physics.get('dof', '?')} DoF, {count} capabilities)"
+    )
+
+
+def check_text(text: str) -> Report:
+    """Parse and validate; a parse error is a code-1 report, as in robot-md."""
+    try:
+        return validate(parse(text))
+    except ManifestError as e:
+        return Report.from_error(e)
+
+
+# ---------------------------------------------------------------------------
+# 4. Rendering and views
+# ---------------------------------------------------------------------------
+
+
+class _Dumper(yaml.SafeDumper):
+    """yaml.safe_dump's dumper, with sets in a stable order."""
+
+
+_Dumper.add_representer(StableSet, yaml.SafeDumper.represent_set)
+
+
+def render(manifest: Manifest) -> str:
+    """Canonical YAML of the frontmatter, byte for byte what robot-md renders
+    (minus its internal `_deprecations` key)."""
+    return yaml.dump(
+        manifest.frontmatter,
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+    )
+
+
+def json_safe(value: Any) -> Any:
+    """Any value the YAML safe loader can produce → strict JSON data."""
+    if isinstance(value, dict):
+        return {_json_key(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return [json_safe(v) for v in stable_order(value)]
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, (_dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
+def _json_key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, (bool, float)):
+        return json.dumps(json_safe(key)).strip('"')
+    safe = json_safe(key)
+    return safe if isinstance(safe, str) else json.dumps(safe, ensure_ascii=False)
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(json_safe(value), ensure_ascii=False, indent=2)
+
+
+@dataclass(frozen=True)
+class View:
+    """One resource a robot's manifest is served as: the table that drives
+    listing, reading and change notification."""
+
+    kind: str
+    mime_type: str
+    title: str
+    description: str
+    text: Callable[[Manifest], str]
+
+
+VIEWS: tuple[View, ...] = (
+    View(
+        "frontmatter",
+        "application/json",
+        "Manifest (all structured fields)",
+        "The whole ROBOT.md frontmatter as JSON: identity, physics, drivers, safety, "
+        "capabilities and everything else the manifest declares. Read it for any field "
+        "the narrower resources do not cover.",
+        lambda m: to_json(m.frontmatter),
+    ),
+    View(
+        "capabilities",
+        "application/json",
+        "Capabilities",
+        "The capabilities the robot declares (a JSON list, [] if none). Read it before "
+        "planning what to ask the robot to do.",
+        lambda m: to_json(m.frontmatter.get("capabilities", [])),
+    ),
+    View(
+        "safety",
+        "application/json",
+        "Safety limits",
+        "The robot's safety block as JSON ({} if absent): E-stop, human-in-the-loop gates, "
+        "payload and velocity limits. Read it before proposing any motion.",
+        lambda m: to_json(m.frontmatter.get("safety", {})),
+    ),
+    View(
+        "body",
+        "text/markdown",
+        "Operator's notes (prose)",
+        "The markdown prose after the frontmatter: what the robot is, what it can do, its "
+        "safety gates, in the operator's words.",
+        lambda m: m.body,
+    ),
+)
+
+
+def resource_uri(robot_name: str, kind: str) -> str:
+    from urllib.parse import quote
+
+    return f"robot-md://{quote(robot_name, safe='')}/{kind}"
+
+
+# ---------------------------------------------------------------------------
+# 5. Watching: a snapshot per content digest
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Snapshot:
+    """Everything derived from one version of the file, computed on demand
+    and kept for as long as the bytes stay the same."""
+
+    manifest: Manifest
+    digest: str
+    _report: Report | None = None
+    _texts: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def report(self) -> Report:
+        if self._report is None:
+            self._report = validate(self.manifest)
+        return self._report
+
+    def text(self, key: str, make: Callable[[Manifest], str]) -> str:
+        if key not in self._texts:
+            self._texts[key] = make(self.manifest)
+        return self._texts[key]
+
+
+class ManifestFile:
+    """The served file. Every `current()` re-reads it (so an edit shows on the
+    next request, no restart) but re-parses only when the digest changed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._snapshot: Snapshot | None = None
+
+    def current(self) -> Snapshot:
+        source = read_source(self.path)
+        if self._snapshot is None or self._snapshot.digest != source.digest:
+            try:
+                manifest = parse(source.text)
+            except ManifestError as e:
+                raise ManifestError(e.what, self.path) from None
+            self._snapshot = Snapshot(manifest, source.digest)
+        return self._snapshot
+
+    def startup_check(self) -> Snapshot:
+        """What must hold before serving: a readable, parseable file whose
+        robot_name can name the resource URIs."""
+        snap = self.current()
+        if snap.manifest.robot_name is None:
+            raise ManifestError("metadata.robot_name is missing or not a non-empty string", self.path)
+        return snap
