@@ -662,3 +662,163 @@ class ManifestFile:
         if snap.manifest.robot_name is None:
             raise ManifestError("metadata.robot_name is missing or not a non-empty string", self.path)
         return snap
+
+
+# ---------------------------------------------------------------------------
+# 7. Command line
+# ---------------------------------------------------------------------------
+
+VERBS = ("validate", "render")
+USAGE = f"""usage: {NAME} [PATH]                   serve PATH over stdio (MCP)
+       {NAME} validate [PATH] [--json]  check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body
+       {NAME} render [PATH]             print the canonical YAML frontmatter
+       {NAME} --help | --version
+
+PATH is a ROBOT.md file or a folder holding one. Without PATH: ${PATH_ENV},
+else the nearest ROBOT.md in the current folder or above it.
+A folder literally named like a verb is served as ./validate."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    try:
+        if args and args[0] in VERBS:
+            return _run_verb(args[0], args[1:])
+        return _run_serve(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `robot-md-mcp render | head`
+        return 0
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _parse_args(args: list[str], flags: tuple[str, ...]) -> tuple[str | None, set[str]]:
+    """[PATH] plus the given flags. Small enough not to need argparse."""
+    path: str | None = None
+    seen: set[str] = set()
+    for i, arg in enumerate(args):
+        if arg == "--":
+            rest = args[i + 1 :]
+            if path is not None or len(rest) > 1:
+                raise _UsageError("too many paths")
+            return (rest[0] if rest else path), seen
+        if arg in flags:
+            seen.add(arg)
+        elif arg.startswith("-") and arg != "-":
+            raise _UsageError(f"unknown option {arg}")
+        elif path is None:
+            path = arg
+        else:
+            raise _UsageError(f"unexpected argument {arg!r} (one PATH only)")
+    return path, seen
+
+
+def _usage_error(message: str) -> int:
+    print(f"{NAME}: {message} (see {NAME} --help)", file=sys.stderr)
+    return 2
+
+
+def _utf8_stdout() -> None:
+    # Windows pipes default to the ANSI code page; manifests are UTF-8.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(encoding="utf-8")
+
+
+def _run_verb(verb: str, args: list[str]) -> int:
+    try:
+        arg, flags = _parse_args(args, ("--json",) if verb == "validate" else ())
+    except _UsageError as e:
+        return _usage_error(str(e))
+    if {"-h", "--help"} & set(args):
+        print(USAGE)
+        return 0
+    try:
+        path = resolve_manifest_path(arg)
+    except NoManifestFound as e:
+        print(e.one_line(), file=sys.stderr)
+        return 2
+    except ManifestError as e:
+        return _verb_failure(verb, e, "--json" in flags)
+    try:
+        source = read_source(path)
+        manifest = parse(source.text)
+    except ManifestError as e:
+        if e.path is None:
+            e.path = str(path)
+        return _verb_failure(verb, e, "--json" in flags)
+    _utf8_stdout()
+    if verb == "render":
+        sys.stdout.write(render(manifest))
+        return 0
+    report = validate(manifest)
+    if "--json" in flags:
+        print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
+    else:
+        _print_report(report)
+    return report.code
+
+
+def _verb_failure(verb: str, error: ManifestError, as_json: bool) -> int:
+    if verb == "validate" and as_json:
+        _utf8_stdout()
+        print(json.dumps(Report.from_error(error).as_dict(), ensure_ascii=False, indent=2))
+    else:
+        print(error.one_line(), file=sys.stderr)
+    return FILE_ERROR
+
+
+def _print_report(report: Report) -> None:
+    if report.ok:
+        print(f"✓ {report.summary}")
+    for error in report.errors:
+        print(f"✗ {error}")
+    for warning in report.warnings:
+        print(f"! {warning}")
+
+
+def _run_serve(args: list[str]) -> int:
+    if {"-h", "--help"} & set(args):
+        print(USAGE)
+        return 0
+    if "--version" in args:
+        print(f"{NAME} {__version__}")
+        return 0
+    try:
+        arg, _ = _parse_args(args, ())
+    except _UsageError as e:
+        return _usage_error(str(e))
+    try:
+        manifest_file = ManifestFile(resolve_manifest_path(arg))
+        snapshot = manifest_file.startup_check()
+    except NoManifestFound as e:
+        print(e.one_line(), file=sys.stderr)
+        return 2
+    except ManifestError as e:
+        print(e.one_line(), file=sys.stderr)
+        return FILE_ERROR
+    if sys.stdin is not None and sys.stdin.isatty():
+        print(_banner(manifest_file.path, snapshot.manifest.robot_name or ""), file=sys.stderr)
+    return serve_stdio(manifest_file)
+
+
+def launch_command() -> list[str]:
+    """How a client should start the program that is running now."""
+    me = os.path.abspath(sys.argv[0])
+    return [sys.executable, me] if me.endswith((".py", ".pyz")) else [me]
+
+
+def _banner(path: Path, robot: str) -> str:
+    command, *args = launch_command()
+    entry = json.dumps({"command": command, "args": [*args, str(path)]})
+    return (
+        f"{NAME} {__version__}: serving robot '{robot}' from {path} over stdio; waiting for an MCP "
+        f'client (Ctrl-C quits). For Claude Desktop add "robot-md": {entry} under "mcpServers" '
+        "in claude_desktop_config.json."
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

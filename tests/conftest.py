@@ -1,0 +1,71 @@
+"""Shared fixtures: where things are, the reference oracle, CI strictness."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "corpus"
+EXAMPLE = ROOT / "examples" / "bob.ROBOT.md"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+REFERENCE_PINS = ("robot-md==1.10.6", "python-frontmatter==1.3.0")
+REFERENCE_DIR = ROOT / ".cache" / "reference-robot-md-1.10.6"
+
+
+def need(condition: bool, reason: str) -> None:
+    """Skip when a machine lacks something; in CI a missing tool is a failure."""
+    if not condition:
+        if IN_CI:
+            pytest.fail(f"CI must provide this: {reason}")
+        pytest.skip(reason)
+
+
+def corpus_files() -> list[Path]:
+    return sorted(CORPUS.glob("*.md"))
+
+
+def install_reference() -> Path | None:
+    if (REFERENCE_DIR / "robot_md" / "validate.py").exists():
+        return REFERENCE_DIR
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
+         str(REFERENCE_DIR), *REFERENCE_PINS],
+        capture_output=True, text=True, timeout=300,
+    )
+    return REFERENCE_DIR if done.returncode == 0 else None
+
+
+def run_reference(paths: list[Path]) -> dict[str, dict]:
+    """The reference's results for each file, computed in its own process."""
+    ref = install_reference()
+    need(ref is not None, f"the reference ({', '.join(REFERENCE_PINS)}) could not be installed from PyPI")
+    env = {**os.environ, "PYTHONPATH": str(ref), "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "reference_oracle.py"), *map(str, paths)],
+        capture_output=True, env=env, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    return json.loads(done.stdout.decode("utf-8"))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def manifest_path(tmp_path: Path):
+    """Write bytes (or text) as tmp/ROBOT.md and return its path."""
+
+    def write(content: bytes | str, name: str = "ROBOT.md") -> Path:
+        path = tmp_path / name
+        path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+        return path
+
+    return write

@@ -1,0 +1,127 @@
+"""Section 2: parsing (the fine points; broad parity lives in test_parity.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+import robot_md_mcp as rmm
+
+MINIMAL = "---\nmetadata:\n  robot_name: bob\n---\n# bob\n"
+
+
+def test_splits_frontmatter_and_stripped_body() -> None:
+    m = rmm.parse("---\na: 1\n---\n\n  # bob\n\ntext\n---\nmore\n\n")
+    assert m.frontmatter == {"a": 1}
+    assert m.body == "# bob\n\ntext\n---\nmore"  # later delimiters stay in the body
+    assert m.deprecations is None
+
+
+def test_robot_name_only_when_a_nonempty_string() -> None:
+    assert rmm.parse(MINIMAL).robot_name == "bob"
+    assert rmm.parse("---\nmetadata:\n  robot_name: ''\n---\n").robot_name is None
+    assert rmm.parse("---\nmetadata:\n  robot_name: 7\n---\n").robot_name is None
+    assert rmm.parse("---\nmetadata: [1]\n---\n").robot_name is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("# no frontmatter\n", rmm.NO_FRONTMATTER),
+        ("---\n---\nbody\n", rmm.EMPTY_FRONTMATTER),
+        ("---\n- a\n---\n", rmm.EMPTY_FRONTMATTER),
+        ("---\na: 1\n", rmm.EMPTY_FRONTMATTER),  # no closing delimiter
+        ("--- x\na: 1\n---\n", rmm.EMPTY_FRONTMATTER),  # not a delimiter line
+        ("---\ncontent: 1\n---\n", "frontmatter parse error: Post.__init__() got multiple values for argument 'content'"),
+        ("---\n1: a\n---\n", "frontmatter parse error: keywords must be strings"),
+        ("---\nd: 2026-13-45\n---\n", "frontmatter parse error: month must be in 1..12"),
+    ],
+)
+def test_parse_errors_are_the_references(text: str, message: str) -> None:
+    with pytest.raises(rmm.ManifestError) as e:
+        rmm.parse(text)
+    assert e.value.what == message
+
+
+def test_yaml_errors_keep_libyaml_text() -> None:
+    with pytest.raises(rmm.ManifestError) as e:
+        rmm.parse("---\na: [1, 2\n---\n")
+    assert e.value.what.startswith("frontmatter YAML parse error: while parsing a flow sequence")
+    assert "did not find expected ',' or ']'" in e.value.what
+
+
+def test_yaml_11_values() -> None:
+    fm = rmm.parse("---\na: yes\nb: 2026-04-17\nc: 1:20\nd: 1\nd: 2\n---\n").frontmatter
+    assert fm == {"a": True, "b": dt.date(2026, 4, 17), "c": 80, "d": 2}
+
+
+def test_unsafe_tags_are_refused() -> None:
+    with pytest.raises(rmm.ManifestError, match="could not determine a constructor"):
+        rmm.parse("---\na: !!python/object/apply:os.system ['true']\n---\n")
+
+
+def test_sets_are_ordered_whatever_the_hash_seed() -> None:
+    fm = rmm.parse("---\ns: !!set {zeta, alpha, mid}\n---\n").frontmatter
+    assert list(fm["s"]) == ["alpha", "mid", "zeta"]
+    assert repr(fm["s"]) == "{'alpha', 'mid', 'zeta'}"
+
+
+def test_alias_bomb_is_refused_quickly() -> None:
+    bomb = "---\na: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    for i in range(1, 9):
+        bomb += f"{'b' * i}: &{'b' * i} [" + ", ".join([f"*{'b' * (i - 1) if i > 1 else 'a'}"] * 10) + "]\n"
+    with pytest.raises(rmm.ManifestError, match="more than 500,000 values once YAML aliases are expanded"):
+        rmm.parse(bomb + "---\n")
+
+
+def test_self_reference_and_deep_nesting_are_refused() -> None:
+    with pytest.raises(rmm.ManifestError, match="nested more than 100 levels"):
+        rmm.parse("---\na: &a [*a]\n---\n")
+    with pytest.raises(rmm.ManifestError, match="nested more than 100 levels"):
+        rmm.parse("---\na: " + "[" * 5000 + "]" * 5000 + "\n---\n")
+    assert rmm.parse("---\na: " + "[" * 90 + "]" * 90 + "\n---\n").frontmatter
+
+
+def test_legacy_camera_is_upgraded() -> None:
+    m = rmm.parse(
+        "---\nphysics:\n  solver:\n    camera: {mount: tool0}\n    x: 1\n"
+        "drivers:\n- {id: arm, protocol: feetech}\n- {id: oak, protocol: depthai}\n---\n"
+    )
+    assert m.frontmatter["physics"]["solver"] == {
+        "x": 1,
+        "cameras": [{"driver_id": "oak", "primary_stream": "rgb", "mount": "tool0", "extrinsic": None}],
+    }
+    assert m.deprecations == (rmm.LEGACY_CAMERA_NOTE,)
+    assert "_deprecations" not in m.frontmatter
+
+
+def test_legacy_camera_defaults() -> None:
+    m = rmm.parse("---\nphysics: {solver: {camera: {}}}\n---\n")
+    assert m.frontmatter["physics"]["solver"]["cameras"][0]["driver_id"] == "camera"
+    assert m.frontmatter["physics"]["solver"]["cameras"][0]["mount"] == "world"
+
+
+@pytest.mark.parametrize(
+    "frontmatter",
+    [
+        "physics: 5",
+        "physics: null",
+        "physics: {solver: 7}",
+        "physics: {solver: {camera: {}}}\ndrivers: 5",
+        "physics: {solver: {camera: {}}}\ndrivers: [1, {id: c, protocol: [x]}]",
+        "physics: {solver: {camera: {}}}\n_deprecations: oops",
+    ],
+)
+def test_shapes_that_crash_the_reference_parse_cleanly(frontmatter: str) -> None:
+    m = rmm.parse(f"---\n{frontmatter}\n---\n")
+    assert isinstance(rmm.validate(m), rmm.Report)
+    rmm.render(m)
+
+
+def test_user_written_deprecations_marker() -> None:
+    m = rmm.parse("---\n_deprecations: [old thing]\na: 1\n---\n")
+    assert m.frontmatter == {"a": 1}
+    assert m.deprecations == ("old thing",)
+    assert rmm.parse("---\n_deprecations: 5\na: 1\n---\n").deprecations == (5,)
+    assert rmm.parse("---\n_deprecations: []\na: 1\n---\n").deprecations == ()

@@ -1,0 +1,108 @@
+"""Section 1: finding and reading the manifest."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import robot_md_mcp as rmm
+
+
+def test_directory_means_its_robot_md(tmp_path: Path) -> None:
+    (tmp_path / "ROBOT.md").write_text("---\n")
+    assert rmm.resolve_manifest_path(str(tmp_path), {}, Path("/")) == tmp_path / "ROBOT.md"
+
+
+def test_directory_without_manifest_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(rmm.ManifestError) as e:
+        rmm.resolve_manifest_path(str(tmp_path), {}, Path("/"))
+    assert e.value.one_line() == f"robot-md-mcp: no ROBOT.md in this directory ({tmp_path})"
+    assert not isinstance(e.value, rmm.NoManifestFound)
+
+
+def test_relative_path_is_made_absolute(tmp_path: Path) -> None:
+    assert rmm.resolve_manifest_path("x/ROBOT.md", {}, tmp_path) == tmp_path / "x" / "ROBOT.md"
+
+
+def test_env_var_is_used_when_no_argument(tmp_path: Path) -> None:
+    env = {"ROBOT_MD_PATH": str(tmp_path / "a.md")}
+    assert rmm.resolve_manifest_path(None, env, Path("/")) == tmp_path / "a.md"
+    # An explicit argument wins over the environment.
+    assert rmm.resolve_manifest_path("/b.md", env, Path("/")) == Path("/b.md")
+
+
+def test_walks_up_to_the_nearest_manifest(tmp_path: Path) -> None:
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    (tmp_path / "ROBOT.md").write_text("---\n")
+    assert rmm.resolve_manifest_path(None, {}, deep) == tmp_path / "ROBOT.md"
+    (tmp_path / "a" / "ROBOT.md").write_text("---\n")
+    assert rmm.resolve_manifest_path(None, {}, deep) == tmp_path / "a" / "ROBOT.md"
+
+
+def test_nothing_found_says_what_was_searched(tmp_path: Path) -> None:
+    with pytest.raises(rmm.NoManifestFound) as e:
+        rmm.resolve_manifest_path(None, {}, tmp_path)
+    line = e.value.one_line()
+    assert str(tmp_path) in line and "ROBOT_MD_PATH" in line and "pass a path" in line
+    assert "\n" not in line
+
+
+def test_read_errors_are_words_not_tracebacks(tmp_path: Path) -> None:
+    with pytest.raises(rmm.ManifestError, match="file not found"):
+        rmm.read_source(tmp_path / "missing.md")
+    with pytest.raises(rmm.ManifestError, match="no ROBOT.md in this directory"):
+        rmm.read_source(tmp_path)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(rmm.ManifestError, match="not a regular file"):
+        rmm.read_source(fifo)  # must not block
+
+
+def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Root reads any file, so the permission error is injected where it arises.
+    p = tmp_path / "ROBOT.md"
+    p.write_text("---\n")
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(rmm, "open", denied, raising=False)
+    with pytest.raises(rmm.ManifestError) as e:
+        rmm.read_source(p)
+    assert e.value.one_line() == f"robot-md-mcp: cannot read: permission denied ({p})"
+
+
+def test_size_limit(tmp_path: Path) -> None:
+    p = tmp_path / "ROBOT.md"
+    p.write_bytes(b"-" * (rmm.MAX_MANIFEST_BYTES + 1))
+    with pytest.raises(rmm.ManifestError, match="larger than the 1024 KiB limit"):
+        rmm.read_source(p)
+    p.write_bytes(b"x" * rmm.MAX_MANIFEST_BYTES)
+    assert len(rmm.read_source(p).text) == rmm.MAX_MANIFEST_BYTES
+
+
+def test_decode_normalises_newlines_and_bom() -> None:
+    assert rmm.decode(b"\xef\xbb\xbfa\r\nb\rc\n").text == "a\nb\nc\n"
+    # Only a leading BOM is dropped.
+    assert rmm.decode(b"a\xef\xbb\xbf").text == "a\ufeff"
+
+
+def test_decode_rejects_non_utf8_clearly() -> None:
+    with pytest.raises(rmm.ManifestError) as e:
+        rmm.decode(b"---\nname: caf\xe9\n", "x.md")
+    assert e.value.one_line() == (
+        "robot-md-mcp: not UTF-8 text (byte 0xe9 at offset 13); save the file as UTF-8 (x.md)"
+    )
+
+
+def test_digest_follows_bytes() -> None:
+    assert rmm.decode(b"a\n").digest == rmm.decode(b"a\n").digest
+    assert rmm.decode(b"a\n").digest != rmm.decode(b"a\r\n").digest
+
+
+def test_one_line_folds_multiline_messages() -> None:
+    e = rmm.ManifestError("while parsing\n  in line 4\nexpected ']'", "/r.md")
+    assert e.one_line() == "robot-md-mcp: while parsing in line 4 expected ']' (/r.md)"

@@ -1,0 +1,89 @@
+"""Section 4: rendering and the resource views."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+
+from conftest import EXAMPLE, ROOT
+
+import robot_md_mcp as rmm
+
+
+def test_render_never_emits_the_internal_marker() -> None:
+    m = rmm.parse("---\na: 1\nphysics: {solver: {camera: {}}}\n_deprecations: [x]\n---\n")
+    assert "_deprecations" not in rmm.render(m)
+    assert rmm.render(m).startswith("a: 1\nphysics:\n  solver:\n    cameras:\n")
+
+
+def test_render_style() -> None:
+    m = rmm.parse("---\nv: '3.0'\nf: 0.60\nn: ünï\n# c\nl: [1, 2]\n---\n")
+    assert rmm.render(m) == "v: '3.0'\nf: 0.6\nn: ünï\nl:\n- 1\n- 2\n"
+
+
+def test_render_is_the_same_under_any_hash_seed() -> None:
+    code = "import robot_md_mcp as m; print(m.render(m.parse('---\\ns: !!set {b, a, c, d, e}\\n---\\n')), end='')"
+    outs = {
+        subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                       env={"PYTHONHASHSEED": str(seed)}, check=True).stdout
+        for seed in range(5)
+    }
+    assert outs == {"s: !!set\n  a: null\n  b: null\n  c: null\n  d: null\n  e: null\n"}
+
+
+def test_json_safe_handles_everything_yaml_can_load() -> None:
+    value = {
+        "date": dt.date(2026, 4, 17),
+        "ts": dt.datetime(2026, 4, 17, 8, 30, tzinfo=dt.timezone.utc),
+        "bin": b"\x00\x01",
+        "set": rmm.StableSet({"b", "a"}),
+        "nan": float("nan"),
+        "inf": float("inf"),
+        "-inf": float("-inf"),
+        7: "int key",
+        None: "null key",
+        2.5: "float key",
+        dt.date(2020, 1, 2): "date key",
+        "nested": [{"d": dt.date(2000, 1, 1)}],
+    }
+    out = rmm.json_safe(value)
+    assert out == {
+        "date": "2026-04-17",
+        "ts": "2026-04-17T08:30:00+00:00",
+        "bin": "AAE=",
+        "set": ["a", "b"],
+        "nan": "NaN",
+        "inf": "Infinity",
+        "-inf": "-Infinity",
+        "7": "int key",
+        "null": "null key",
+        "2.5": "float key",
+        "2020-01-02": "date key",
+        "nested": [{"d": "2000-01-01"}],
+    }
+    json.dumps(out, allow_nan=False)  # strict JSON
+    assert rmm.json_safe({True: 1, False: 0}) == {"true": 1, "false": 0}
+
+
+def test_views_of_the_example() -> None:
+    m = rmm.parse(EXAMPLE.read_text(encoding="utf-8"))
+    texts = {v.kind: v.text(m) for v in rmm.VIEWS}
+    assert [v.kind for v in rmm.VIEWS] == ["frontmatter", "capabilities", "safety", "body"]
+    assert json.loads(texts["frontmatter"])["metadata"]["robot_name"] == "bob"
+    assert json.loads(texts["capabilities"]) == m.frontmatter["capabilities"]
+    assert json.loads(texts["safety"]) == rmm.json_safe(m.frontmatter["safety"])
+    assert texts["body"] == m.body and texts["body"].startswith("# bob")
+
+
+def test_views_of_absent_sections() -> None:
+    m = rmm.parse("---\na: 1\n---\n")
+    texts = {v.kind: v.text(m) for v in rmm.VIEWS}
+    assert (texts["capabilities"], texts["safety"], texts["body"]) == ("[]", "{}", "")
+
+
+def test_uris_percent_encode_unsafe_names() -> None:
+    assert rmm.resource_uri("bob", "safety") == "robot-md://bob/safety"
+    assert rmm.resource_uri("my robot/2?#", "body") == "robot-md://my%20robot%2F2%3F%23/body"
+    assert rmm.resource_uri("rôbot", "body") == "robot-md://r%C3%B4bot/body"
