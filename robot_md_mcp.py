@@ -79,14 +79,16 @@ def resolve_manifest_path(
         arg = environ[PATH_ENV]
     if arg is not None:
         path = cwd / Path(arg).expanduser()
-        if path.is_dir():
+        # os.path, not Path.is_dir(): that raises on a folder we may not enter
+        # (read_bytes then says so in words).
+        if os.path.isdir(path):
             path = path / MANIFEST_FILENAME
-            if not path.exists():
+            if not os.path.exists(path):
                 raise ManifestError(f"no {MANIFEST_FILENAME} in this directory", path.parent, about_file=True)
         return Path(os.path.abspath(path))
     for folder in (cwd, *cwd.parents):
         candidate = folder / MANIFEST_FILENAME
-        if candidate.is_file():
+        if os.path.isfile(candidate):
             return candidate
     raise NoManifestFound(
         f"no {MANIFEST_FILENAME} given and none found in ${PATH_ENV} or in {cwd} or any "

@@ -1,0 +1,189 @@
+"""Section 7: the command line, as a user's shell or a client's spawn sees it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, EXAMPLE, ROOT
+
+MODULE = str(ROOT / "robot_md_mcp.py")
+GOOD = EXAMPLE.read_text(encoding="utf-8")
+
+
+def run(*args: str, cwd: Path | None = None, env: dict | None = None, stdin: str = "") -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if k != "ROBOT_MD_PATH"}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, MODULE, *args], capture_output=True, text=True, encoding="utf-8",
+        cwd=cwd or ROOT, env=full_env, input=stdin, timeout=60,
+    )
+
+
+# --- startup errors: exit 1, one line, fast, before the SDK is imported -----
+
+STARTUP_CASES = {
+    "missing": (None, "file not found"),
+    "directory without ROBOT.md": ("DIR", "no ROBOT.md in this directory"),
+    "no frontmatter": ("# bob\n", "no frontmatter found — ROBOT.md must start with a YAML frontmatter block"),
+    "invalid YAML": ("---\na: [1, 2\n---\n", "frontmatter YAML parse error: while parsing a flow sequence in"),
+    "not UTF-8": (b"---\nmetadata: {robot_name: caf\xe9}\n---\n", "not UTF-8 text (byte 0xe9 at offset"),
+    "no robot_name": ("---\nmetadata: {}\n---\n", "metadata.robot_name is missing or not a non-empty string"),
+    "robot_name not a string": ("---\nmetadata: {robot_name: 5}\n---\n", "metadata.robot_name is missing"),
+    "empty robot_name": ("---\nmetadata: {robot_name: ''}\n---\n", "metadata.robot_name is missing"),
+    "fifo": ("FIFO", "not a regular file"),
+}
+
+
+@pytest.mark.parametrize("case", STARTUP_CASES, ids=str)
+def test_startup_errors(case: str, tmp_path: Path) -> None:
+    content, expected = STARTUP_CASES[case]
+    path = tmp_path / "ROBOT.md"
+    if content == "DIR":
+        path = tmp_path
+    elif content == "FIFO":
+        os.mkfifo(path)
+    elif content is not None:
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    started = time.perf_counter()
+    done = run(str(path))
+    elapsed = time.perf_counter() - started
+    assert done.returncode == 1
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"robot-md-mcp: {expected}")
+    assert lines[0].endswith(f"({path})")
+    assert "Traceback" not in done.stderr
+    assert elapsed < 1.5, f"a broken config must fail fast, took {elapsed:.2f}s"
+
+
+def test_unreadable_file_as_an_unprivileged_user(tmp_path: Path) -> None:
+    """Permissions only bite a non-root user: run the check as `nobody`."""
+    path = tmp_path / "ROBOT.md"
+    path.write_text(GOOD, encoding="utf-8")
+    path.chmod(0)
+    if os.geteuid() != 0:
+        done = run(str(path))
+    else:
+        python = "/usr/bin/python3"
+        probe = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", "import yaml"],
+            capture_output=True,
+        ) if shutil.which("setpriv") and Path(python).exists() else None
+        if probe is None or probe.returncode != 0:
+            pytest.skip("running as root and no python3 with PyYAML that `nobody` can run")
+        tmp_path.chmod(0o755)
+        done = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, MODULE, str(path)],
+            capture_output=True, text=True, timeout=30, cwd="/",
+        )
+    assert done.returncode == 1
+    assert done.stderr == f"robot-md-mcp: cannot read: permission denied ({path})\n"
+
+
+def test_no_path_and_nothing_found_is_a_usage_error(tmp_path: Path) -> None:
+    done = run(cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "no ROBOT.md given and none found" in done.stderr and str(tmp_path) in done.stderr
+
+
+def test_usage_errors_exit_2() -> None:
+    for args in (["--nope"], ["a", "b"], ["validate", "--yaml"]):
+        done = run(*args)
+        assert done.returncode == 2, args
+        assert done.stderr.startswith("robot-md-mcp: ") and done.stderr.count("\n") == 1
+
+
+def test_help_and_version() -> None:
+    assert "validate [PATH] [--json]" in run("--help").stdout
+    import robot_md_mcp
+
+    assert run("--version").stdout == f"robot-md-mcp {robot_md_mcp.__version__}\n"
+
+
+# --- validate / render verbs --------------------------------------------------
+
+EXIT_CODES = {
+    "rmd__site-examples-bob.ROBOT.md": 0,
+    "mcpts__bad-yaml.ROBOT.md": 1,
+    "mcpts__no-frontmatter.ROBOT.md": 1,
+    "rmd__bad-rcan-version.ROBOT.md": 2,
+    "mcpts__missing-identity-section.ROBOT.md": 4,
+}
+
+
+@pytest.mark.parametrize("name", EXIT_CODES)
+def test_validate_exit_codes_and_json(name: str) -> None:
+    import robot_md_mcp as rmm
+
+    path = CORPUS / name
+    done = run("validate", str(path), "--json")
+    assert done.returncode == EXIT_CODES[name]
+    expected = rmm.check_text(rmm.read_source(path).text).as_dict()
+    assert json.loads(done.stdout) == expected
+    human = run("validate", str(path))
+    assert human.returncode == EXIT_CODES[name]
+    if name.startswith("rmd__site"):
+        assert human.stdout == "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n"
+    elif EXIT_CODES[name] == 1:  # unparseable: one line on stderr, as at startup
+        assert human.stdout == ""
+        assert human.stderr.startswith("robot-md-mcp: ") and human.stderr.count("\n") == 1
+    else:
+        assert human.stdout.splitlines() == [f"✗ {e}" for e in expected["errors"]]
+
+
+def test_validate_json_on_a_missing_file(tmp_path: Path) -> None:
+    done = run("validate", str(tmp_path / "nope.md"), "--json")
+    assert done.returncode == 1
+    assert json.loads(done.stdout) == {
+        "ok": False, "summary": "", "errors": [f"file not found: {tmp_path / 'nope.md'}"], "warnings": []
+    }
+    plain = run("validate", str(tmp_path / "nope.md"))
+    assert (plain.returncode, plain.stdout) == (1, "")
+    assert plain.stderr == f"robot-md-mcp: file not found ({tmp_path / 'nope.md'})\n"
+
+
+def test_validate_finds_the_manifest_like_serve_does(tmp_path: Path) -> None:
+    (tmp_path / "ROBOT.md").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    assert run("validate", cwd=tmp_path / "sub").returncode == 0
+    assert run("validate", env={"ROBOT_MD_PATH": str(tmp_path)}, cwd=Path("/")).returncode == 0
+    assert run("validate", str(tmp_path)).returncode == 0
+
+
+def test_render_prints_the_canonical_yaml_bytes() -> None:
+    import robot_md_mcp as rmm
+
+    done = subprocess.run([sys.executable, MODULE, "render", str(EXAMPLE)], capture_output=True, timeout=60)
+    assert done.returncode == 0
+    assert done.stdout.decode("utf-8") == rmm.render(rmm.parse(GOOD))
+    assert run("render", str(CORPUS / "mcpts__bad-yaml.ROBOT.md")).returncode == 1
+
+
+def test_a_folder_named_like_a_verb_is_served_with_dot_slash(tmp_path: Path) -> None:
+    (tmp_path / "validate").mkdir()
+    (tmp_path / "validate" / "ROBOT.md").write_text("# not a manifest\n", encoding="utf-8")
+    done = run("./validate", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "no frontmatter found" in done.stderr and str(tmp_path / "validate" / "ROBOT.md") in done.stderr
+
+
+def test_other_invocations_agree() -> None:
+    """`python -m robot_md_mcp` runs the same program as the script."""
+    done = subprocess.run([sys.executable, "-m", "robot_md_mcp", "validate", str(EXAMPLE)],
+                          capture_output=True, text=True, encoding="utf-8", cwd=ROOT, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n")
+
+
+def test_render_into_a_closed_pipe_is_quiet() -> None:
+    done = subprocess.run(f"{sys.executable} {MODULE} render {EXAMPLE} | head -c 10 >/dev/null",
+                          shell=True, capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in done.stderr
