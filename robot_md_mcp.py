@@ -667,6 +667,149 @@ class ManifestFile:
 
 
 # ---------------------------------------------------------------------------
+# 6. Server wiring (the SDK is imported here and only here)
+# ---------------------------------------------------------------------------
+
+INSTRUCTIONS = (
+    "Read-only facts about one robot, from its ROBOT.md. Before acting on the robot, read its "
+    "safety resource and capabilities; the body resource is the operator's prose; call validate "
+    "to check the manifest and render for canonical YAML."
+)
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+TOOLS: dict[str, dict[str, Any]] = {
+    "validate": {
+        "title": "Validate ROBOT.md",
+        "description": (
+            "Check the manifest against the ROBOT.md v1 schema, camera/driver cross-references and "
+            "the required prose sections, exactly as `robot-md validate` does. Returns ok, a one-line "
+            "summary when valid, errors and warnings. An invalid manifest is a normal result (ok: false)."
+        ),
+        "output_schema": {
+            "type": "object",
+            "properties": {"ok": {"type": "boolean"}, "summary": {"type": "string"},
+                           "errors": _STRINGS, "warnings": _STRINGS},
+            "required": ["ok", "summary", "errors", "warnings"],
+            "additionalProperties": False,
+        },
+        "result": lambda snap: snap.report.as_dict(),
+    },
+    "render": {
+        "title": "Render canonical YAML",
+        "description": (
+            "The manifest's frontmatter as canonical YAML (comments dropped, keys in file order), "
+            "exactly as `robot-md render` prints it. Useful to quote or diff the structured part."
+        ),
+        "output_schema": {
+            "type": "object",
+            "properties": {"yaml": {"type": "string"}},
+            "required": ["yaml"],
+            "additionalProperties": False,
+        },
+        "result": lambda snap: {"yaml": snap.text("render", render)},
+    },
+}
+
+
+def build_server(manifest_file: ManifestFile) -> Any:
+    """A low-level SDK server whose handlers are table look-ups: VIEWS for
+    resources, TOOLS for tools. Every request reads the file anew."""
+    import mcp.types as types
+    from mcp import MCPError
+    from mcp.server import Server
+
+    no_arguments = {"type": "object", "properties": {}, "additionalProperties": False}
+    read_only = types.ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+    tools = [
+        types.Tool(name=name, title=t["title"], description=t["description"], input_schema=no_arguments,
+                   output_schema=t["output_schema"], annotations=read_only)
+        for name, t in TOOLS.items()
+    ]
+
+    def snapshot() -> Snapshot:
+        """The file as it is now; a broken file fails this request only."""
+        try:
+            return manifest_file.current()
+        except ManifestError as e:
+            raise MCPError(types.INTERNAL_ERROR, e.one_line()) from None
+
+    def served_name(snap: Snapshot) -> str:
+        name = snap.manifest.robot_name
+        if name is None:
+            message = ManifestError("metadata.robot_name is missing or not a non-empty string", manifest_file.path)
+            raise MCPError(types.INTERNAL_ERROR, message.one_line())
+        return name
+
+    async def list_resources(ctx: Any, params: Any) -> Any:
+        name = served_name(snapshot())
+        return types.ListResourcesResult(resources=[
+            types.Resource(uri=resource_uri(name, v.kind), name=v.kind, title=v.title,
+                           description=v.description, mime_type=v.mime_type)
+            for v in VIEWS
+        ])
+
+    async def read_resource(ctx: Any, params: Any) -> Any:
+        snap = snapshot()
+        name = served_name(snap)
+        for view in VIEWS:
+            if params.uri == resource_uri(name, view.kind):
+                text = snap.text(view.kind, view.text)
+                return types.ReadResourceResult(
+                    contents=[types.TextResourceContents(uri=params.uri, mime_type=view.mime_type, text=text)]
+                )
+        known = ", ".join(resource_uri(name, v.kind) for v in VIEWS)
+        raise MCPError(types.INVALID_PARAMS, f"Unknown resource: {params.uri} (this server has {known})",
+                       data={"uri": params.uri})
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=tools)
+
+    def failed(text: str) -> Any:
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        tool = TOOLS.get(params.name)
+        if tool is None:
+            return failed(f"Unknown tool {params.name!r}; this server has: {', '.join(TOOLS)}.")
+        if params.arguments:
+            return failed(f"Tool {params.name!r} takes no arguments; got: {', '.join(sorted(params.arguments))}.")
+        try:
+            snap = manifest_file.current()
+        except ManifestError as e:
+            return failed(e.one_line())
+        data = tool["result"](snap)
+        text = snap.text(f"tool:{params.name}", lambda _: json.dumps(data, ensure_ascii=False))
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data)
+
+    return Server(
+        NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def serve_stdio(manifest_file: ManifestFile) -> int:
+    """Serve until the client closes stdin (exit 0)."""
+    import anyio
+    from mcp.server import NotificationOptions
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(manifest_file)
+
+    async def run() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options(NotificationOptions()))
+
+    anyio.run(run)
+    return 0
+
+
+# ---------------------------------------------------------------------------
 # 7. Command line
 # ---------------------------------------------------------------------------
 
