@@ -1,0 +1,234 @@
+"""Section 6: the MCP surface, through the SDK's own Client, in both protocol
+eras: in-process, and over real stdio subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLE, ROOT
+from mcp import Client, MCPError, StdioServerParameters
+
+import robot_md_mcp as rmm
+
+MODES = ["legacy", "auto"]  # 2025-11-25 initialize handshake; 2026-07-28 server/discover
+GOOD = EXAMPLE.read_text(encoding="utf-8")
+KINDS = ["frontmatter", "capabilities", "safety", "body"]
+
+
+def in_process(path: Path, mode: str) -> Client:
+    return Client(rmm.build_server(rmm.ManifestFile(path)), mode=mode)
+
+
+def over_stdio(path: Path, mode: str) -> Client:
+    params = StdioServerParameters(command=sys.executable, args=[str(ROOT / "robot_md_mcp.py"), str(path)])
+    return Client(params, mode=mode)
+
+
+CONNECT = {"in-process": in_process, "stdio": over_stdio}
+
+
+@pytest.fixture(params=[(c, m) for c in CONNECT for m in MODES], ids=lambda p: f"{p[0]}-{p[1]}")
+def connect(request):
+    how, mode = request.param
+    return lambda path: CONNECT[how](path, mode)
+
+
+@pytest.mark.anyio
+async def test_full_session(connect, manifest_path) -> None:
+    path = manifest_path(GOOD)
+    manifest = rmm.parse(GOOD)
+    async with connect(path) as client:
+        assert (client.server_info.name, client.server_info.version) == ("robot-md-mcp", rmm.__version__)
+        listed = (await client.list_resources()).resources
+        assert [r.uri for r in listed] == [f"robot-md://bob/{k}" for k in KINDS]
+        assert [r.mime_type for r in listed] == ["application/json"] * 3 + ["text/markdown"]
+        assert all(r.title and r.description and r.name == k for r, k in zip(listed, KINDS))
+        for resource, view in zip(listed, rmm.VIEWS):
+            contents = (await client.read_resource(resource.uri)).contents
+            assert len(contents) == 1
+            assert contents[0].text == view.text(manifest)
+            assert contents[0].mime_type == view.mime_type
+        validated = await client.call_tool("validate", {})
+        assert not validated.is_error
+        assert validated.structured_content == rmm.validate(manifest).as_dict()
+        assert json.loads(validated.content[0].text) == validated.structured_content
+        rendered = await client.call_tool("render", {})
+        assert rendered.structured_content == {"yaml": rmm.render(manifest)}
+        assert json.loads(rendered.content[0].text) == {"yaml": rmm.render(manifest)}
+
+
+@pytest.mark.anyio
+async def test_tools_are_described_for_agents(connect, manifest_path) -> None:
+    async with connect(manifest_path(GOOD)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == {"validate", "render"}
+    for tool in tools.values():
+        assert tool.input_schema == {"type": "object", "properties": {}, "additionalProperties": False}
+        assert tool.output_schema["type"] == "object"
+        assert tool.title and tool.description
+        a = tool.annotations
+        assert (a.read_only_hint, a.idempotent_hint, a.destructive_hint, a.open_world_hint) == (True, True, False, False)
+    assert tools["validate"].output_schema["required"] == ["ok", "summary", "errors", "warnings"]
+
+
+@pytest.mark.anyio
+async def test_invalid_manifest_is_served_and_reported(connect, manifest_path) -> None:
+    text = GOOD.replace("## Identity", "## Who").replace('rcan_version: "3.0"', 'rcan_version: "2.1"')
+    async with connect(manifest_path(text)) as client:
+        result = await client.call_tool("validate", {})
+        assert not result.is_error
+        assert result.structured_content["ok"] is False
+        assert result.structured_content["errors"][0].startswith("schema: rcan_version: '2.1' does not match")
+        assert (await client.read_resource("robot-md://bob/body")).contents[0].text.count("## Who") == 1
+
+
+@pytest.mark.anyio
+async def test_bad_requests_do_not_kill_the_server(connect, manifest_path) -> None:
+    async with connect(manifest_path(GOOD)) as client:
+        unknown = await client.call_tool("test_error_handling", {})
+        assert unknown.is_error and "Unknown tool 'test_error_handling'" in unknown.content[0].text
+        extra = await client.call_tool("validate", {"path": "/etc/passwd"})
+        assert extra.is_error and extra.content[0].text == "Tool 'validate' takes no arguments; got: path."
+        with pytest.raises(MCPError) as e:
+            await client.read_resource("robot-md://alice/safety")
+        assert "Unknown resource: robot-md://alice/safety" in str(e.value)
+        assert "robot-md://bob/safety" in str(e.value)
+        assert (await client.call_tool("validate", {})).structured_content["ok"] is True
+
+
+@pytest.mark.anyio
+async def test_edits_show_up_without_a_restart_and_breakage_is_per_request(connect, manifest_path) -> None:
+    path = manifest_path(GOOD)
+    async with connect(path) as client:
+        assert (await client.call_tool("validate", {})).structured_content["ok"]
+        path.write_text(GOOD.replace("## Safety Gates", "## Safety"), encoding="utf-8")
+        result = await client.call_tool("validate", {})
+        assert result.structured_content["errors"] == ["body: missing required section '## Safety Gates'"]
+
+        path.write_text("---\nmetadata: [unclosed\n---\n", encoding="utf-8")
+        broken = await client.call_tool("validate", {})
+        assert broken.is_error
+        assert broken.content[0].text.startswith("robot-md-mcp: frontmatter YAML parse error:")
+        assert broken.content[0].text.endswith(f"({path})") and "\n" not in broken.content[0].text
+        with pytest.raises(MCPError, match="frontmatter YAML parse error"):
+            await client.read_resource("robot-md://bob/safety")
+
+        path.unlink()
+        with pytest.raises(MCPError, match="file not found"):
+            await client.list_resources()
+        assert (await client.call_tool("render", {})).is_error
+
+        path.write_text(GOOD.replace("robot_name: bob", "robot_name: bob2"), encoding="utf-8")
+        listed = await client.list_resources()
+        assert listed.resources[0].uri == "robot-md://bob2/frontmatter"
+        assert (await client.call_tool("validate", {})).structured_content["ok"] is False  # H1 is still '# bob'
+
+        path.write_text(GOOD.replace("  robot_name: bob\n", ""), encoding="utf-8")
+        with pytest.raises(MCPError, match="metadata.robot_name is missing"):
+            await client.list_resources()
+        assert "metadata: 'robot_name' is a required property" in (
+            await client.call_tool("validate", {})).structured_content["errors"][0]
+
+
+def test_unchanged_bytes_are_parsed_once(manifest_path, monkeypatch) -> None:
+    path = manifest_path(GOOD)
+    watched = rmm.ManifestFile(path)
+    calls = []
+    real_parse = rmm.parse
+    monkeypatch.setattr(rmm, "parse", lambda text: calls.append(1) or real_parse(text))
+    first = watched.current()
+    assert watched.current() is first and first.report is watched.current().report
+    assert len(calls) == 1
+    path.write_text(GOOD + "\nmore\n", encoding="utf-8")
+    assert watched.current() is not first and len(calls) == 2
+
+
+@pytest.mark.anyio
+async def test_uris_for_names_that_are_not_uri_safe(connect, manifest_path) -> None:
+    text = GOOD.replace("robot_name: bob", "robot_name: 'my bot/#1'")
+    async with connect(manifest_path(text)) as client:
+        uris = [r.uri for r in (await client.list_resources()).resources]
+        assert uris[0] == "robot-md://my%20bot%2F%231/frontmatter"
+        assert (await client.read_resource(uris[3])).contents[0].text.startswith("# bob")
+
+
+# --- the process: stdout carries only protocol, EOF ends it cleanly ----------
+
+
+def _initialize_line(version: str = "2025-11-25") -> bytes:
+    return (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}) + "\n").encode()
+
+
+def test_stdin_closing_ends_the_server_cleanly(manifest_path) -> None:
+    proc = subprocess.Popen([sys.executable, str(ROOT / "robot_md_mcp.py"), str(manifest_path(GOOD))],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate(_initialize_line(), timeout=30)
+    assert proc.returncode == 0, err
+    assert b"Traceback" not in err
+    lines = out.decode().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["result"]["serverInfo"]["name"] == "robot-md-mcp"
+
+
+def test_stdin_closing_mid_request_ends_cleanly(manifest_path) -> None:
+    proc = subprocess.Popen([sys.executable, str(ROOT / "robot_md_mcp.py"), str(manifest_path(GOOD))],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    call = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "validate"}})
+    initialized = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    out, err = proc.communicate(_initialize_line() + f"{initialized}\n{call}\n".encode(), timeout=30)
+    assert proc.returncode == 0 and b"Traceback" not in err
+    for line in out.decode().splitlines():
+        json.loads(line)  # never a partial JSON line
+
+
+def test_a_person_running_it_by_hand_gets_one_friendly_line(manifest_path) -> None:
+    """stdin is a terminal: one stderr line saying what is served and how to use it."""
+    path = manifest_path(GOOD)
+    primary, secondary = os.openpty()
+    try:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "robot_md_mcp.py"), str(path)],
+                                stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(0.5)
+        os.close(primary)  # hang up: the server sees EOF
+        primary = -1
+        out, err = proc.communicate(timeout=30)
+    finally:
+        os.close(secondary)
+        if primary != -1:
+            os.close(primary)
+    banner = err.decode().splitlines()[0]
+    assert banner.startswith(f"robot-md-mcp {rmm.__version__}: serving robot 'bob' from {path} over stdio")
+    assert "claude_desktop_config.json" in banner and "waiting for an MCP client" in banner
+    assert out == b""
+
+
+def test_nothing_but_protocol_on_stdout(manifest_path) -> None:
+    path = manifest_path(GOOD)
+    requests = [
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "resources/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "robot-md://bob/body"}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "validate", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 5, "method": "no/such/method"},
+        {"jsonrpc": "2.0", "id": 6, "method": "ping"},
+    ]
+    payload = _initialize_line() + "".join(json.dumps(r) + "\n" for r in requests).encode()
+    proc = subprocess.Popen([sys.executable, str(ROOT / "robot_md_mcp.py"), str(path)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write(payload)
+    proc.stdin.flush()
+    seen: dict = {}
+    while len(seen) < 6:
+        message = json.loads(proc.stdout.readline())
+        seen[message["id"]] = message
+    proc.stdin.close()
+    assert proc.wait(timeout=30) == 0
+    assert seen[5]["error"]["code"] == -32601
+    assert seen[6]["result"] == {}
+    assert seen[3]["result"]["contents"][0]["text"] == rmm.parse(GOOD).body
