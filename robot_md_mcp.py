@@ -25,9 +25,10 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import yaml
 
@@ -124,7 +125,9 @@ def read_bytes(path: Path) -> bytes:
     except OSError as e:
         raise ManifestError(f"cannot read: {_os_reason(e)}", path, about_file=True) from None
     if len(data) > MAX_MANIFEST_BYTES:
-        raise ManifestError(f"file is larger than the {MAX_MANIFEST_BYTES // 1024} KiB limit", path, about_file=True)
+        raise ManifestError(
+            f"file is larger than the {MAX_MANIFEST_BYTES // 1024} KiB limit", path, about_file=True
+        )
     return data
 
 
@@ -432,8 +435,7 @@ def schema_errors(fm: dict[str, Any]) -> tuple[str, ...]:
     # wherever it does not crash.
     ordered = sorted(found, key=lambda e: [(isinstance(p, str), p) for p in e.path])
     return tuple(
-        f"schema: {'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"
-        for e in ordered
+        f"schema: {'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}" for e in ordered
     )
 
 
@@ -686,8 +688,12 @@ TOOLS: dict[str, dict[str, Any]] = {
         ),
         "output_schema": {
             "type": "object",
-            "properties": {"ok": {"type": "boolean"}, "summary": {"type": "string"},
-                           "errors": _STRINGS, "warnings": _STRINGS},
+            "properties": {
+                "ok": {"type": "boolean"},
+                "summary": {"type": "string"},
+                "errors": _STRINGS,
+                "warnings": _STRINGS,
+            },
             "required": ["ok", "summary", "errors", "warnings"],
             "additionalProperties": False,
         },
@@ -722,8 +728,14 @@ def build_server(manifest_file: ManifestFile) -> Any:
         read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
     )
     tools = [
-        types.Tool(name=name, title=t["title"], description=t["description"], input_schema=no_arguments,
-                   output_schema=t["output_schema"], annotations=read_only)
+        types.Tool(
+            name=name,
+            title=t["title"],
+            description=t["description"],
+            input_schema=no_arguments,
+            output_schema=t["output_schema"],
+            annotations=read_only,
+        )
         for name, t in TOOLS.items()
     ]
 
@@ -737,17 +749,26 @@ def build_server(manifest_file: ManifestFile) -> Any:
     def served_name(snap: Snapshot) -> str:
         name = snap.manifest.robot_name
         if name is None:
-            message = ManifestError("metadata.robot_name is missing or not a non-empty string", manifest_file.path)
+            message = ManifestError(
+                "metadata.robot_name is missing or not a non-empty string", manifest_file.path
+            )
             raise MCPError(types.INTERNAL_ERROR, message.one_line())
         return name
 
     async def list_resources(ctx: Any, params: Any) -> Any:
         name = served_name(snapshot())
-        return types.ListResourcesResult(resources=[
-            types.Resource(uri=resource_uri(name, v.kind), name=v.kind, title=v.title,
-                           description=v.description, mime_type=v.mime_type)
-            for v in VIEWS
-        ])
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=resource_uri(name, v.kind),
+                    name=v.kind,
+                    title=v.title,
+                    description=v.description,
+                    mime_type=v.mime_type,
+                )
+                for v in VIEWS
+            ]
+        )
 
     async def read_resource(ctx: Any, params: Any) -> Any:
         snap = snapshot()
@@ -759,8 +780,11 @@ def build_server(manifest_file: ManifestFile) -> Any:
                     contents=[types.TextResourceContents(uri=params.uri, mime_type=view.mime_type, text=text)]
                 )
         known = ", ".join(resource_uri(name, v.kind) for v in VIEWS)
-        raise MCPError(types.INVALID_PARAMS, f"Unknown resource: {params.uri} (this server has {known})",
-                       data={"uri": params.uri})
+        raise MCPError(
+            types.INVALID_PARAMS,
+            f"Unknown resource: {params.uri} (this server has {known})",
+            data={"uri": params.uri},
+        )
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=tools)
@@ -773,14 +797,18 @@ def build_server(manifest_file: ManifestFile) -> Any:
         if tool is None:
             return failed(f"Unknown tool {params.name!r}; this server has: {', '.join(TOOLS)}.")
         if params.arguments:
-            return failed(f"Tool {params.name!r} takes no arguments; got: {', '.join(sorted(params.arguments))}.")
+            return failed(
+                f"Tool {params.name!r} takes no arguments; got: {', '.join(sorted(params.arguments))}."
+            )
         try:
             snap = manifest_file.current()
         except ManifestError as e:
             return failed(e.one_line())
         data = tool["result"](snap)
         text = snap.text(f"tool:{params.name}", lambda _: json.dumps(data, ensure_ascii=False))
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=data
+        )
 
     return Server(
         NAME,
@@ -803,7 +831,9 @@ def serve_stdio(manifest_file: ManifestFile) -> int:
 
     async def run() -> None:
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options(NotificationOptions()))
+            await server.run(
+                read_stream, write_stream, server.create_initialization_options(NotificationOptions())
+            )
 
     anyio.run(run)
     return 0

@@ -34,9 +34,20 @@ def install_reference() -> Path | None:
     if (REFERENCE_DIR / "robot_md" / "validate.py").exists():
         return REFERENCE_DIR
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
-         str(REFERENCE_DIR), *REFERENCE_PINS],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--target",
+            str(REFERENCE_DIR),
+            *REFERENCE_PINS,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     return REFERENCE_DIR if done.returncode == 0 else None
 
@@ -48,7 +59,9 @@ def run_reference(paths: list[Path]) -> dict[str, dict]:
     env = {**os.environ, "PYTHONPATH": str(ref), "PYTHONIOENCODING": "utf-8"}
     done = subprocess.run(
         [sys.executable, str(ROOT / "tests" / "reference_oracle.py"), *map(str, paths)],
-        capture_output=True, env=env, timeout=600,
+        capture_output=True,
+        env=env,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     return json.loads(done.stdout.decode("utf-8"))

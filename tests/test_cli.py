@@ -17,12 +17,20 @@ MODULE = str(ROOT / "robot_md_mcp.py")
 GOOD = EXAMPLE.read_text(encoding="utf-8")
 
 
-def run(*args: str, cwd: Path | None = None, env: dict | None = None, stdin: str = "") -> subprocess.CompletedProcess:
+def run(
+    *args: str, cwd: Path | None = None, env: dict | None = None, stdin: str = ""
+) -> subprocess.CompletedProcess:
     full_env = {k: v for k, v in os.environ.items() if k != "ROBOT_MD_PATH"}
     full_env.update(env or {})
     return subprocess.run(
-        [sys.executable, MODULE, *args], capture_output=True, text=True, encoding="utf-8",
-        cwd=cwd or ROOT, env=full_env, input=stdin, timeout=60,
+        [sys.executable, MODULE, *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        cwd=cwd or ROOT,
+        env=full_env,
+        input=stdin,
+        timeout=60,
     )
 
 
@@ -32,7 +40,10 @@ STARTUP_CASES = {
     "missing": (None, "file not found"),
     "directory without ROBOT.md": ("DIR", "no ROBOT.md in this directory"),
     "no frontmatter": ("# bob\n", "no frontmatter found — ROBOT.md must start with a YAML frontmatter block"),
-    "invalid YAML": ("---\na: [1, 2\n---\n", "frontmatter YAML parse error: while parsing a flow sequence in"),
+    "invalid YAML": (
+        "---\na: [1, 2\n---\n",
+        "frontmatter YAML parse error: while parsing a flow sequence in",
+    ),
     "not UTF-8": (b"---\nmetadata: {robot_name: caf\xe9}\n---\n", "not UTF-8 text (byte 0xe9 at offset"),
     "no robot_name": ("---\nmetadata: {}\n---\n", "metadata.robot_name is missing or not a non-empty string"),
     "robot_name not a string": ("---\nmetadata: {robot_name: 5}\n---\n", "metadata.robot_name is missing"),
@@ -73,16 +84,23 @@ def test_unreadable_file_as_an_unprivileged_user(tmp_path: Path) -> None:
         done = run(str(path))
     else:
         python = "/usr/bin/python3"
-        probe = subprocess.run(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", "import yaml"],
-            capture_output=True,
-        ) if shutil.which("setpriv") and Path(python).exists() else None
+        probe = (
+            subprocess.run(
+                ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", "import yaml"],
+                capture_output=True,
+            )
+            if shutil.which("setpriv") and Path(python).exists()
+            else None
+        )
         if probe is None or probe.returncode != 0:
             pytest.skip("running as root and no python3 with PyYAML that `nobody` can run")
         tmp_path.chmod(0o755)
         done = subprocess.run(
             ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, MODULE, str(path)],
-            capture_output=True, text=True, timeout=30, cwd="/",
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd="/",
         )
     assert done.returncode == 1
     assert done.stderr == f"robot-md-mcp: cannot read: permission denied ({path})\n"
@@ -144,7 +162,10 @@ def test_validate_json_on_a_missing_file(tmp_path: Path) -> None:
     done = run("validate", str(tmp_path / "nope.md"), "--json")
     assert done.returncode == 1
     assert json.loads(done.stdout) == {
-        "ok": False, "summary": "", "errors": [f"file not found: {tmp_path / 'nope.md'}"], "warnings": []
+        "ok": False,
+        "summary": "",
+        "errors": [f"file not found: {tmp_path / 'nope.md'}"],
+        "warnings": [],
     }
     plain = run("validate", str(tmp_path / "nope.md"))
     assert (plain.returncode, plain.stdout) == (1, "")
@@ -178,12 +199,23 @@ def test_a_folder_named_like_a_verb_is_served_with_dot_slash(tmp_path: Path) -> 
 
 def test_other_invocations_agree() -> None:
     """`python -m robot_md_mcp` runs the same program as the script."""
-    done = subprocess.run([sys.executable, "-m", "robot_md_mcp", "validate", str(EXAMPLE)],
-                          capture_output=True, text=True, encoding="utf-8", cwd=ROOT, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "robot_md_mcp", "validate", str(EXAMPLE)],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        cwd=ROOT,
+        timeout=60,
+    )
     assert (done.returncode, done.stdout) == (0, "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n")
 
 
 def test_render_into_a_closed_pipe_is_quiet() -> None:
-    done = subprocess.run(f"{sys.executable} {MODULE} render {EXAMPLE} | head -c 10 >/dev/null",
-                          shell=True, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        f"{sys.executable} {MODULE} render {EXAMPLE} | head -c 10 >/dev/null",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "Traceback" not in done.stderr

@@ -59,7 +59,7 @@ def _variants(case: Case) -> list[tuple[str, bytes]]:
     (what we must answer for the BOM case)."""
     out = [(case.id, case.data)]
     if case.data.startswith(BOM):
-        out.append((case.id + "~nobom", case.data[len(BOM):]))
+        out.append((case.id + "~nobom", case.data[len(BOM) :]))
     return out
 
 
@@ -85,7 +85,10 @@ def test_generated_case_matches_reference(case: Case, reference) -> None:
     if b"!!set" in case.data:
         # Divergence: the reference's set order follows the hash seed; ours is sorted.
         assert (got["code"], len(got["errors"]), len(got["warnings"])) == (
-            expected["code"], len(expected["errors"]), len(expected["warnings"]))
+            expected["code"],
+            len(expected["errors"]),
+            len(expected["warnings"]),
+        )
         return
     assert got == expected
 

@@ -33,7 +33,10 @@ def test_robot_name_only_when_a_nonempty_string() -> None:
         ("---\n- a\n---\n", rmm.EMPTY_FRONTMATTER),
         ("---\na: 1\n", rmm.EMPTY_FRONTMATTER),  # no closing delimiter
         ("--- x\na: 1\n---\n", rmm.EMPTY_FRONTMATTER),  # not a delimiter line
-        ("---\ncontent: 1\n---\n", "frontmatter parse error: Post.__init__() got multiple values for argument 'content'"),
+        (
+            "---\ncontent: 1\n---\n",
+            "frontmatter parse error: Post.__init__() got multiple values for argument 'content'",
+        ),
         ("---\n1: a\n---\n", "frontmatter parse error: keywords must be strings"),
         ("---\nd: 2026-13-45\n---\n", "frontmatter parse error: month must be in 1..12"),
     ],

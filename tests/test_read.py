@@ -53,7 +53,7 @@ def test_nothing_found_says_what_was_searched(tmp_path: Path) -> None:
 def test_read_errors_are_words_not_tracebacks(tmp_path: Path) -> None:
     with pytest.raises(rmm.ManifestError, match="file not found"):
         rmm.read_source(tmp_path / "missing.md")
-    with pytest.raises(rmm.ManifestError, match="no ROBOT.md in this directory"):
+    with pytest.raises(rmm.ManifestError, match=r"no ROBOT\.md in this directory"):
         rmm.read_source(tmp_path)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)

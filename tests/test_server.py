@@ -73,7 +73,12 @@ async def test_tools_are_described_for_agents(connect, manifest_path) -> None:
         assert tool.output_schema["type"] == "object"
         assert tool.title and tool.description
         a = tool.annotations
-        assert (a.read_only_hint, a.idempotent_hint, a.destructive_hint, a.open_world_hint) == (True, True, False, False)
+        assert (a.read_only_hint, a.idempotent_hint, a.destructive_hint, a.open_world_hint) == (
+            True,
+            True,
+            False,
+            False,
+        )
     assert tools["validate"].output_schema["required"] == ["ok", "summary", "errors", "warnings"]
 
 
@@ -127,13 +132,17 @@ async def test_edits_show_up_without_a_restart_and_breakage_is_per_request(conne
         path.write_text(GOOD.replace("robot_name: bob", "robot_name: bob2"), encoding="utf-8")
         listed = await client.list_resources()
         assert listed.resources[0].uri == "robot-md://bob2/frontmatter"
-        assert (await client.call_tool("validate", {})).structured_content["ok"] is False  # H1 is still '# bob'
+        assert (await client.call_tool("validate", {})).structured_content[
+            "ok"
+        ] is False  # H1 is still '# bob'
 
         path.write_text(GOOD.replace("  robot_name: bob\n", ""), encoding="utf-8")
-        with pytest.raises(MCPError, match="metadata.robot_name is missing"):
+        with pytest.raises(MCPError, match=r"metadata\.robot_name is missing"):
             await client.list_resources()
-        assert "metadata: 'robot_name' is a required property" in (
-            await client.call_tool("validate", {})).structured_content["errors"][0]
+        assert (
+            "metadata: 'robot_name' is a required property"
+            in (await client.call_tool("validate", {})).structured_content["errors"][0]
+        )
 
 
 def test_unchanged_bytes_are_parsed_once(manifest_path, monkeypatch) -> None:
@@ -162,13 +171,30 @@ async def test_uris_for_names_that_are_not_uri_safe(connect, manifest_path) -> N
 
 
 def _initialize_line(version: str = "2025-11-25") -> bytes:
-    return (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}) + "\n").encode()
+    return (
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": version,
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"},
+                },
+            }
+        )
+        + "\n"
+    ).encode()
 
 
 def test_stdin_closing_ends_the_server_cleanly(manifest_path) -> None:
-    proc = subprocess.Popen([sys.executable, str(ROOT / "robot_md_mcp.py"), str(manifest_path(GOOD))],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "robot_md_mcp.py"), str(manifest_path(GOOD))],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     out, err = proc.communicate(_initialize_line(), timeout=30)
     assert proc.returncode == 0, err
     assert b"Traceback" not in err
@@ -177,8 +203,12 @@ def test_stdin_closing_ends_the_server_cleanly(manifest_path) -> None:
 
 
 def test_stdin_closing_mid_request_ends_cleanly(manifest_path) -> None:
-    proc = subprocess.Popen([sys.executable, str(ROOT / "robot_md_mcp.py"), str(manifest_path(GOOD))],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "robot_md_mcp.py"), str(manifest_path(GOOD))],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     call = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "validate"}})
     initialized = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
     out, err = proc.communicate(_initialize_line() + f"{initialized}\n{call}\n".encode(), timeout=30)
@@ -192,8 +222,12 @@ def test_a_person_running_it_by_hand_gets_one_friendly_line(manifest_path) -> No
     path = manifest_path(GOOD)
     primary, secondary = os.openpty()
     try:
-        proc = subprocess.Popen([sys.executable, str(ROOT / "robot_md_mcp.py"), str(path)],
-                                stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "robot_md_mcp.py"), str(path)],
+            stdin=secondary,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         time.sleep(0.5)
         os.close(primary)  # hang up: the server sees EOF
         primary = -1
@@ -219,8 +253,12 @@ def test_nothing_but_protocol_on_stdout(manifest_path) -> None:
         {"jsonrpc": "2.0", "id": 6, "method": "ping"},
     ]
     payload = _initialize_line() + "".join(json.dumps(r) + "\n" for r in requests).encode()
-    proc = subprocess.Popen([sys.executable, str(ROOT / "robot_md_mcp.py"), str(path)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "robot_md_mcp.py"), str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.stdin.write(payload)
     proc.stdin.flush()
     seen: dict = {}

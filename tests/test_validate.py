@@ -42,7 +42,12 @@ def test_example_is_valid() -> None:
 
 def test_report_as_dict_is_the_tools_shape() -> None:
     report = rmm.Report(4, ("e",), ("w",), "")
-    assert list(report.as_dict().items()) == [("ok", False), ("summary", ""), ("errors", ["e"]), ("warnings", ["w"])]
+    assert list(report.as_dict().items()) == [
+        ("ok", False),
+        ("summary", ""),
+        ("errors", ["e"]),
+        ("warnings", ["w"]),
+    ]
 
 
 def test_report_from_errors() -> None:
@@ -54,7 +59,10 @@ def test_report_from_errors() -> None:
 
 def test_check_text_turns_parse_errors_into_code_1() -> None:
     assert rmm.check_text("nothing").as_dict() == {
-        "ok": False, "summary": "", "errors": [rmm.NO_FRONTMATTER], "warnings": []
+        "ok": False,
+        "summary": "",
+        "errors": [rmm.NO_FRONTMATTER],
+        "warnings": [],
     }
 
 
@@ -82,4 +90,10 @@ def test_mixed_int_and_str_error_paths_sort_without_crashing() -> None:
         errors = rmm.schema_errors({})
     finally:
         rmm._validator = saved
-    assert errors == ("schema: <root>: m", "schema: a.0.z: m", "schema: a.1: m", "schema: a.x: m", "schema: b: m")
+    assert errors == (
+        "schema: <root>: m",
+        "schema: a.0.z: m",
+        "schema: a.1: m",
+        "schema: a.x: m",
+        "schema: b: m",
+    )

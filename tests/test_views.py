@@ -24,10 +24,19 @@ def test_render_style() -> None:
 
 
 def test_render_is_the_same_under_any_hash_seed() -> None:
-    code = "import robot_md_mcp as m; print(m.render(m.parse('---\\ns: !!set {b, a, c, d, e}\\n---\\n')), end='')"
+    code = (
+        "import robot_md_mcp as m\n"
+        "print(m.render(m.parse('---\\ns: !!set {b, a, c, d, e}\\n---\\n')), end='')"
+    )
     outs = {
-        subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                       env={"PYTHONHASHSEED": str(seed)}, check=True).stdout
+        subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={"PYTHONHASHSEED": str(seed)},
+            check=True,
+        ).stdout
         for seed in range(5)
     }
     assert outs == {"s: !!set\n  a: null\n  b: null\n  c: null\n  d: null\n  e: null\n"}
