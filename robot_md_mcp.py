@@ -266,26 +266,28 @@ def parse(text: str) -> Manifest:
 
 def _check_budget(data: Any) -> None:
     """Walk the value tree as a consumer would see it (aliases expanded),
-    stopping as soon as it is too deep (or cyclic) or too large."""
-    stack = [(data, 1)]
+    stopping as soon as it is too deep or too large. A value that contains
+    itself is not walked again: robot-md validates and renders those."""
+    stack: list[tuple[Any, int, bool]] = [(data, 1, False)]
+    on_path: set[int] = set()
     count = 0
     while stack:
-        value, depth = stack.pop()
+        value, depth, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(value))
+            continue
         count += 1
         if count > MAX_VALUES:
             raise ManifestError(
                 f"frontmatter too large: more than {MAX_VALUES:,} values once YAML aliases are expanded"
             )
-        if isinstance(value, (dict, list, set)):
+        if isinstance(value, (dict, list, set)) and id(value) not in on_path:
             if depth > MAX_DEPTH:
-                raise ManifestError(
-                    f"frontmatter nested more than {MAX_DEPTH} levels deep (or an alias refers to itself)"
-                )
-            children = list(value.items()) if isinstance(value, dict) else list(value)
-            for child in children:
-                stack.append((child, depth + 1))
-        elif isinstance(value, tuple):  # a mapping item: key and value
-            stack.extend((part, depth) for part in value)
+                raise ManifestError(f"frontmatter nested more than {MAX_DEPTH} levels deep")
+            on_path.add(id(value))
+            stack.append((value, depth, True))
+            children = [v for item in value.items() for v in item] if isinstance(value, dict) else value
+            stack.extend((child, depth + 1, False) for child in children)
 
 
 def _notes(marker: Any) -> tuple[Any, ...]:
@@ -429,14 +431,53 @@ def validate(manifest: Manifest) -> Report:
 
 
 def schema_errors(fm: dict[str, Any]) -> tuple[str, ...]:
-    found = schema_validator().iter_errors(fm)
-    # The reference sorts by path (crashing when one path has an int where
-    # another has a str); ranking ints before strs gives the same order
-    # wherever it does not crash.
-    ordered = sorted(found, key=lambda e: [(isinstance(p, str), p) for p in e.path])
+    try:
+        found = list(schema_validator().iter_errors(fm))
+    except TypeError:
+        # jsonschema matches patternProperties with re.search, which needs str
+        # keys (robot-md crashes here): check the keys' string forms instead.
+        found = list(schema_validator().iter_errors(_with_string_keys(fm, {})))
+    ordered = sorted(found, key=lambda e: _PathKey(e.path))
     return tuple(
         f"schema: {'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}" for e in ordered
     )
+
+
+def _with_string_keys(value: Any, memo: dict[int, Any]) -> Any:
+    if id(value) in memo:  # shared or self-containing values stay so
+        return memo[id(value)]
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        memo[id(value)] = out
+        out.update((k if isinstance(k, str) else _json_key(k), _with_string_keys(v, memo)) for k, v in value.items())
+        return out
+    if isinstance(value, list):
+        items: list[Any] = []
+        memo[id(value)] = items
+        items.extend(_with_string_keys(v, memo) for v in value)
+        return items
+    return value
+
+
+class _PathKey:
+    """Orders error paths as robot-md does (deque comparison: the first unequal
+    part decides, then length), except that parts it cannot compare (an int
+    key beside a str one) are ranked by type name instead of crashing."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: Iterable[Any]) -> None:
+        self.parts = list(parts)
+
+    def __lt__(self, other: _PathKey) -> bool:
+        for a, b in zip(self.parts, other.parts):
+            if a == b:
+                continue
+            try:
+                return bool(a < b)
+            except TypeError:
+                return (type(a).__name__, repr(a)) < (type(b).__name__, repr(b))
+        return len(self.parts) < len(other.parts)
 
 
 def _intrinsic_warnings(cameras: list[Any], drivers: dict[str, Any]) -> Iterable[str]:
@@ -529,14 +570,20 @@ def render(manifest: Manifest) -> str:
     )
 
 
-def json_safe(value: Any) -> Any:
-    """Any value the YAML safe loader can produce → strict JSON data."""
+def json_safe(value: Any, _path: tuple[Any, ...] = (), _active: frozenset[int] = frozenset()) -> Any:
+    """Any value the YAML safe loader can produce → strict JSON data. A value
+    that contains itself (a YAML alias to its own ancestor) has no JSON form."""
+    if isinstance(value, (dict, list, set)):
+        if id(value) in _active:
+            where = ".".join(map(str, _path)) or "<root>"
+            raise ManifestError(f"cannot be shown as JSON: the YAML alias at {where} refers to a value containing it")
+        _active = _active | {id(value)}
     if isinstance(value, dict):
-        return {_json_key(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (set, frozenset)):
-        return [json_safe(v) for v in stable_order(value)]
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
+        return {_json_key(k): json_safe(v, (*_path, k), _active) for k, v in value.items()}
+    if isinstance(value, set):
+        return [json_safe(v, (*_path, i), _active) for i, v in enumerate(stable_order(value))]
+    if isinstance(value, list):
+        return [json_safe(v, (*_path, i), _active) for i, v in enumerate(value)]
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, (_dt.date, _dt.time)):
@@ -775,7 +822,10 @@ def build_server(manifest_file: ManifestFile) -> Any:
         name = served_name(snap)
         for view in VIEWS:
             if params.uri == resource_uri(name, view.kind):
-                text = snap.text(view.kind, view.text)
+                try:
+                    text = snap.text(view.kind, view.text)
+                except ManifestError as e:
+                    raise MCPError(types.INTERNAL_ERROR, f"{NAME}: {view.kind}: {e.what} ({manifest_file.path})") from None
                 return types.ReadResourceResult(
                     contents=[types.TextResourceContents(uri=params.uri, mime_type=view.mime_type, text=text)]
                 )

@@ -125,3 +125,22 @@ def test_categories_are_each_well_covered() -> None:
     assert len(PARITY_CASES) >= 100
     assert all(n >= 5 for n in counts.values()), counts
     assert len({c.id for c in CASES}) == len(CASES)
+
+
+CRASH_CASES = [c for c in CASES if c.category == "reference_crashes"]
+
+
+@pytest.mark.parametrize("case", CRASH_CASES, ids=lambda c: c.id)
+def test_where_the_reference_crashes_we_answer(case: Case, reference) -> None:
+    """robot-md raises an uncaught exception here; we give a result (or a
+    one-line parse error), the same each time, and every view works."""
+    assert reference[case.id]["crash"].startswith(case.note), reference[case.id]
+    first, again = ours(case.data), ours(case.data)
+    assert first == again
+    assert first["code"] in (0, 1, 2, 4)
+    if first["code"] == 1:
+        assert len(first["errors"]) == 1 and "\n" not in first["errors"][0]
+    else:
+        manifest = rmm.parse(rmm.decode(case.data).text)
+        for view in rmm.VIEWS:
+            view.text(manifest)

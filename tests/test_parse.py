@@ -78,12 +78,24 @@ def test_alias_bomb_is_refused_quickly() -> None:
         rmm.parse(bomb + "---\n")
 
 
-def test_self_reference_and_deep_nesting_are_refused() -> None:
-    with pytest.raises(rmm.ManifestError, match="nested more than 100 levels"):
-        rmm.parse("---\na: &a [*a]\n---\n")
+def test_deep_nesting_is_refused() -> None:
     with pytest.raises(rmm.ManifestError, match="nested more than 100 levels"):
         rmm.parse("---\na: " + "[" * 5000 + "]" * 5000 + "\n---\n")
     assert rmm.parse("---\na: " + "[" * 90 + "]" * 90 + "\n---\n").frontmatter
+
+
+def test_self_reference_parses_validates_and_renders_as_in_robot_md() -> None:
+    m = rmm.parse("---\ncapabilities: &c [*c]\nx: &d {y: *d}\n---\n")
+    assert m.frontmatter["capabilities"][0] is m.frontmatter["capabilities"]
+    assert "schema: capabilities.0: [[...]] is not of type 'string'" in rmm.validate(m).errors
+    assert rmm.render(m) == "capabilities: &id001\n- *id001\nx: &id002\n  y: *id002\n"
+    # ...but it has no JSON form: that view says so instead of recursing forever.
+    with pytest.raises(rmm.ManifestError) as e:
+        rmm.to_json(m.frontmatter)
+    assert e.value.what == "cannot be shown as JSON: the YAML alias at capabilities.0 refers to a value containing it"
+    # A shared (not self-containing) value is fine.
+    shared = rmm.parse("---\na: &a [1]\nb: *a\nc: [*a, *a]\n---\n")
+    assert rmm.json_safe(shared.frontmatter) == {"a": [1], "b": [1], "c": [[1], [1]]}
 
 
 def test_legacy_camera_is_upgraded() -> None:

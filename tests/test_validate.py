@@ -82,7 +82,7 @@ def test_mixed_int_and_str_error_paths_sort_without_crashing() -> None:
 
     class Fake:
         def iter_errors(self, fm):
-            return [Err(["a", "x"]), Err(["a", 1]), Err(["a", 0, "z"]), Err(["b"]), Err([])]
+            return [Err(["a", "x"]), Err(["a", 1]), Err(["a", 0, "z"]), Err(["b"]), Err([]), Err(["a", 0])]
 
     saved = rmm._validator
     rmm._validator = Fake()
@@ -92,6 +92,7 @@ def test_mixed_int_and_str_error_paths_sort_without_crashing() -> None:
         rmm._validator = saved
     assert errors == (
         "schema: <root>: m",
+        "schema: a.0: m",
         "schema: a.0.z: m",
         "schema: a.1: m",
         "schema: a.x: m",

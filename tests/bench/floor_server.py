@@ -1,0 +1,37 @@
+"""The bare SDK floor: a minimal low-level mcp server (one resource, one tool)
+that the benchmark runs beside robot-md-mcp, so the report can say what our
+own code adds on top of the SDK. Kept in the repo only for that."""
+
+import anyio
+import mcp.types as types
+from mcp.server import NotificationOptions, Server
+from mcp.server.stdio import stdio_server
+
+
+async def list_resources(ctx, params):
+    return types.ListResourcesResult(resources=[types.Resource(uri="floor://r", name="r", mime_type="text/plain")])
+
+
+async def read_resource(ctx, params):
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, text="r")])
+
+
+async def list_tools(ctx, params):
+    return types.ListToolsResult(tools=[types.Tool(name="t", input_schema={"type": "object"})])
+
+
+async def call_tool(ctx, params):
+    return types.CallToolResult(content=[types.TextContent(type="text", text="{}")], structured_content={})
+
+
+server = Server("floor", version="0", on_list_resources=list_resources, on_read_resource=read_resource,
+                on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def main():
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options(NotificationOptions()))
+
+
+if __name__ == "__main__":
+    anyio.run(main)

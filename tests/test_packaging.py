@@ -1,0 +1,60 @@
+"""The wheel (what pip and pipx install) carries the module as a package with
+schema.json beside it, and runs from there exactly as from the checkout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLE, ROOT
+
+import robot_md_mcp as rmm
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(ROOT)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (built,) = out.glob("robot_md_mcp-*.whl")
+    return built
+
+
+def test_wheel_layout(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "robot_md_mcp/__init__.py" in names
+    assert "robot_md_mcp/schema.json" in names
+    assert "robot_md_mcp/__main__.py" in names
+    assert not [n for n in names if "/" not in n]  # nothing loose at the root of site-packages
+    assert zipfile.ZipFile(wheel).read("robot_md_mcp/schema.json") == (ROOT / "schema.json").read_bytes()
+    assert zipfile.ZipFile(wheel).read("robot_md_mcp/__init__.py") == (ROOT / "robot_md_mcp.py").read_bytes()
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    assert "robot-md-mcp = robot_md_mcp:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+
+def test_installed_package_finds_its_schema(wheel: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
+                    str(wheel)], check=True, timeout=300)
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    code = (
+        "import robot_md_mcp as m, sys\n"
+        "print(m.__file__, m.SCHEMA_PATH, m.SCHEMA_PATH.is_file(), sep='\\n')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          check=True)
+    module_file, schema_path, exists = done.stdout.splitlines()
+    assert module_file == str(site / "robot_md_mcp" / "__init__.py")
+    assert schema_path == str(site / "robot_md_mcp" / "schema.json") and exists == "True"
+    done = subprocess.run([sys.executable, "-m", "robot_md_mcp", "validate", "--json", str(EXAMPLE)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == rmm.check_text(EXAMPLE.read_text(encoding="utf-8")).as_dict()
