@@ -449,7 +449,9 @@ def _with_string_keys(value: Any, memo: dict[int, Any]) -> Any:
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         memo[id(value)] = out
-        out.update((k if isinstance(k, str) else _json_key(k), _with_string_keys(v, memo)) for k, v in value.items())
+        out.update(
+            (k if isinstance(k, str) else _json_key(k), _with_string_keys(v, memo)) for k, v in value.items()
+        )
         return out
     if isinstance(value, list):
         items: list[Any] = []
@@ -470,7 +472,7 @@ class _PathKey:
         self.parts = list(parts)
 
     def __lt__(self, other: _PathKey) -> bool:
-        for a, b in zip(self.parts, other.parts):
+        for a, b in zip(self.parts, other.parts, strict=False):
             if a == b:
                 continue
             try:
@@ -576,7 +578,9 @@ def json_safe(value: Any, _path: tuple[Any, ...] = (), _active: frozenset[int] =
     if isinstance(value, (dict, list, set)):
         if id(value) in _active:
             where = ".".join(map(str, _path)) or "<root>"
-            raise ManifestError(f"cannot be shown as JSON: the YAML alias at {where} refers to a value containing it")
+            raise ManifestError(
+                f"cannot be shown as JSON: the YAML alias at {where} refers to a value containing it"
+            )
         _active = _active | {id(value)}
     if isinstance(value, dict):
         return {_json_key(k): json_safe(v, (*_path, k), _active) for k, v in value.items()}
@@ -825,7 +829,9 @@ def build_server(manifest_file: ManifestFile) -> Any:
                 try:
                     text = snap.text(view.kind, view.text)
                 except ManifestError as e:
-                    raise MCPError(types.INTERNAL_ERROR, f"{NAME}: {view.kind}: {e.what} ({manifest_file.path})") from None
+                    raise MCPError(
+                        types.INTERNAL_ERROR, f"{NAME}: {view.kind}: {e.what} ({manifest_file.path})"
+                    ) from None
                 return types.ReadResourceResult(
                     contents=[types.TextResourceContents(uri=params.uri, mime_type=view.mime_type, text=text)]
                 )

@@ -42,9 +42,21 @@ def test_non_utf8(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "crash", "error"),
     [
-        (("physics:\n", "physics: 5\nx_physics:\n"), "AttributeError", "schema: physics: 5 is not of type 'object'"),
-        (("physics:\n", "physics: null\nx_physics:\n"), "AttributeError", "schema: physics: None is not of type"),
-        (("  dof: 6\n", "  dof: 6\n  solver: 7\n"), "AttributeError", "schema: physics.solver: 7 is not of type"),
+        (
+            ("physics:\n", "physics: 5\nx_physics:\n"),
+            "AttributeError",
+            "schema: physics: 5 is not of type 'object'",
+        ),
+        (
+            ("physics:\n", "physics: null\nx_physics:\n"),
+            "AttributeError",
+            "schema: physics: None is not of type",
+        ),
+        (
+            ("  dof: 6\n", "  dof: 6\n  solver: 7\n"),
+            "AttributeError",
+            "schema: physics.solver: 7 is not of type",
+        ),
     ],
     ids=["physics-int", "physics-null", "solver-int"],
 )
@@ -57,7 +69,11 @@ def test_non_mapping_physics_and_solver(tmp_path: Path, change, crash, error) ->
 
 @pytest.mark.parametrize(
     ("drivers", "crash"),
-    [("drivers: 5", "TypeError"), ("drivers: [1]", "AttributeError"), ("drivers: [{id: c, protocol: [x]}]", "TypeError")],
+    [
+        ("drivers: 5", "TypeError"),
+        ("drivers: [1]", "AttributeError"),
+        ("drivers: [{id: c, protocol: [x]}]", "TypeError"),
+    ],
 )
 def test_legacy_camera_with_odd_drivers(tmp_path: Path, drivers: str, crash: str) -> None:
     head, rest = GOOD.split("drivers:\n", 1)
@@ -73,11 +89,20 @@ def test_legacy_camera_with_odd_drivers(tmp_path: Path, drivers: str, crash: str
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        (("  dof: 6\n", "  dof: 6\n  poses: {ready: 5, 1: 5}\n"),
-         ["schema: physics.poses.1: 5 is not of type 'object'", "schema: physics.poses.ready: 5 is not of type 'object'"]),
-        (("capabilities:\n", "capability_contracts: {arm.pick: 2, 2026-01-01: 1}\ncapabilities:\n"),
-         ["schema: capability_contracts.2026-01-01: 1 is not of type 'object'",
-          "schema: capability_contracts.arm.pick: 2 is not of type 'object'"]),
+        (
+            ("  dof: 6\n", "  dof: 6\n  poses: {ready: 5, 1: 5}\n"),
+            [
+                "schema: physics.poses.1: 5 is not of type 'object'",
+                "schema: physics.poses.ready: 5 is not of type 'object'",
+            ],
+        ),
+        (
+            ("capabilities:\n", "capability_contracts: {arm.pick: 2, 2026-01-01: 1}\ncapabilities:\n"),
+            [
+                "schema: capability_contracts.2026-01-01: 1 is not of type 'object'",
+                "schema: capability_contracts.arm.pick: 2 is not of type 'object'",
+            ],
+        ),
     ],
     ids=["int-and-str", "date-and-str"],
 )
@@ -93,7 +118,9 @@ def test_error_paths_of_mixed_types(tmp_path: Path, change, expected) -> None:
 
 def test_non_string_keys_where_the_schema_matches_key_patterns(tmp_path: Path) -> None:
     data = GOOD.replace("capabilities:\n", "extensions: {1: {}, x-ok: {}}\ncapabilities:\n", 1).encode()
-    assert reference_on(tmp_path, data)["crash"] == "TypeError: expected string or bytes-like object, got 'int'"
+    assert (
+        reference_on(tmp_path, data)["crash"] == "TypeError: expected string or bytes-like object, got 'int'"
+    )
     assert ours(data).errors == (
         "schema: extensions: '1' does not match any of the regexes: '^x-[a-z0-9_-]+$'",
     )
@@ -105,7 +132,11 @@ def test_deprecations_marker_that_is_not_iterable(tmp_path: Path) -> None:
     assert ours(data).warnings == ("deprecated: 5",)
     # ...while an iterable one matches the reference, however odd.
     data = GOOD.replace("rcan_version:", "_deprecations: ab\nrcan_version:", 1).encode()
-    assert reference_on(tmp_path, data)["warnings"] == ["deprecated: a", "deprecated: b"] == list(ours(data).warnings)
+    assert (
+        reference_on(tmp_path, data)["warnings"]
+        == ["deprecated: a", "deprecated: b"]
+        == list(ours(data).warnings)
+    )
 
 
 def test_utf8_bom_is_accepted(tmp_path: Path) -> None:
@@ -126,8 +157,13 @@ def test_render_does_not_leak_the_internal_marker(tmp_path: Path) -> None:
 
     ref = install_reference()
     assert ref is not None
-    leaked = subprocess.run([sys.executable, "-c", code, str(path)], env={**os.environ, "PYTHONPATH": str(ref)},
-                            capture_output=True, text=True, check=True).stdout
+    leaked = subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        env={**os.environ, "PYTHONPATH": str(ref)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "_deprecations:\n- physics.solver.camera (singular) is deprecated" in leaked
     rendered = rmm.render(rmm.parse(rmm.decode(legacy).text))
     assert "_deprecations" not in rendered
@@ -138,32 +174,59 @@ def test_utf8_whatever_the_locale(tmp_path: Path) -> None:
     """Under a non-UTF-8 locale robot-md's read_text() fails on a UTF-8 manifest; we do not."""
     path = tmp_path / "ROBOT.md"
     path.write_text(GOOD.replace("craigm26", "cräigm26"), encoding="utf-8")
-    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",
-           "PYTHONIOENCODING": ""}
+    env = {
+        **os.environ,
+        "LC_ALL": "C",
+        "LANG": "C",
+        "PYTHONUTF8": "0",
+        "PYTHONCOERCECLOCALE": "0",
+        "PYTHONIOENCODING": "",
+    }
     probe = "import locale; print(locale.getpreferredencoding(False))"
-    encoding = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True).stdout.strip()
+    encoding = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True
+    ).stdout.strip()
     assert encoding.lower() in {"ansi_x3.4-1968", "ascii", "us-ascii"}
-    done = subprocess.run([sys.executable, str(ROOT / "robot_md_mcp.py"), "validate", "--json", str(path)],
-                          env=env, capture_output=True)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "robot_md_mcp.py"), "validate", "--json", str(path)],
+        env=env,
+        capture_output=True,
+    )
     assert done.returncode == 0, done.stderr
     assert '"ok": true' in done.stdout.decode("utf-8")
-    rendered = subprocess.run([sys.executable, str(ROOT / "robot_md_mcp.py"), "render", str(path)],
-                              env=env, capture_output=True, check=True).stdout.decode("utf-8")
+    rendered = subprocess.run(
+        [sys.executable, str(ROOT / "robot_md_mcp.py"), "render", str(path)],
+        env=env,
+        capture_output=True,
+        check=True,
+    ).stdout.decode("utf-8")
     assert "manufacturer: cräigm26" in rendered
 
 
 def test_sets_are_deterministic(tmp_path: Path) -> None:
-    text = GOOD.replace("capabilities:\n", "x_tags: !!set {zeta, alpha, mid, beta, omega}\ncapabilities:\n", 1)
+    text = GOOD.replace(
+        "capabilities:\n", "x_tags: !!set {zeta, alpha, mid, beta, omega}\ncapabilities:\n", 1
+    )
     text = text.replace('rcan_version: "3.0"', "rcan_version: !!set {b, a, c, d}", 1)
     path = tmp_path / "ROBOT.md"
     path.write_text(text, encoding="utf-8")
     outputs = set()
     for seed in range(4):
         env = {**os.environ, "PYTHONHASHSEED": str(seed)}
-        validate = subprocess.run([sys.executable, str(ROOT / "robot_md_mcp.py"), "validate", "--json", str(path)],
-                                  env=env, capture_output=True, text=True, encoding="utf-8")
-        render = subprocess.run([sys.executable, str(ROOT / "robot_md_mcp.py"), "render", str(path)],
-                                env=env, capture_output=True, text=True, encoding="utf-8")
+        validate = subprocess.run(
+            [sys.executable, str(ROOT / "robot_md_mcp.py"), "validate", "--json", str(path)],
+            env=env,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+        )
+        render = subprocess.run(
+            [sys.executable, str(ROOT / "robot_md_mcp.py"), "render", str(path)],
+            env=env,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+        )
         outputs.add(validate.stdout + render.stdout)
     assert len(outputs) == 1
     (out,) = outputs
@@ -184,8 +247,12 @@ def test_alias_bombs_and_deep_nesting(tmp_path: Path) -> None:
     ]:
         path = tmp_path / "ROBOT.md"
         path.write_text(f"---\n{frontmatter}---\n# x\n", encoding="utf-8")
-        done = subprocess.run([sys.executable, str(ROOT / "robot_md_mcp.py"), str(path)],
-                              capture_output=True, text=True, timeout=10)
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "robot_md_mcp.py"), str(path)],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         assert (done.returncode, done.stderr) == (1, f"robot-md-mcp: {message} ({path})\n")
         assert ours(f"---\n{frontmatter}---\n".encode()).errors == (message,)
 
@@ -196,7 +263,11 @@ def test_oversized_files_and_fifos(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo.md"
     os.mkfifo(fifo)
     for path, message in [(big, "file is larger than the 1024 KiB limit"), (fifo, "not a regular file")]:
-        done = subprocess.run([sys.executable, str(ROOT / "robot_md_mcp.py"), "validate", "--json", str(path)],
-                              capture_output=True, text=True, timeout=10)
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "robot_md_mcp.py"), "validate", "--json", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         assert done.returncode == 1
         assert f'"{message}: {path}"' in done.stdout

@@ -21,7 +21,9 @@ def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(ROOT)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     (built,) = out.glob("robot_md_mcp-*.whl")
@@ -42,19 +44,29 @@ def test_wheel_layout(wheel: Path) -> None:
 
 def test_installed_package_finds_its_schema(wheel: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
-                    str(wheel)], check=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)],
+        check=True,
+        timeout=300,
+    )
     env = {**os.environ, "PYTHONPATH": str(site)}
     code = (
         "import robot_md_mcp as m, sys\n"
         "print(m.__file__, m.SCHEMA_PATH, m.SCHEMA_PATH.is_file(), sep='\\n')\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+    )
     module_file, schema_path, exists = done.stdout.splitlines()
     assert module_file == str(site / "robot_md_mcp" / "__init__.py")
     assert schema_path == str(site / "robot_md_mcp" / "schema.json") and exists == "True"
-    done = subprocess.run([sys.executable, "-m", "robot_md_mcp", "validate", "--json", str(EXAMPLE)],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "robot_md_mcp", "validate", "--json", str(EXAMPLE)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == rmm.check_text(EXAMPLE.read_text(encoding="utf-8")).as_dict()

@@ -92,7 +92,10 @@ def test_self_reference_parses_validates_and_renders_as_in_robot_md() -> None:
     # ...but it has no JSON form: that view says so instead of recursing forever.
     with pytest.raises(rmm.ManifestError) as e:
         rmm.to_json(m.frontmatter)
-    assert e.value.what == "cannot be shown as JSON: the YAML alias at capabilities.0 refers to a value containing it"
+    assert (
+        e.value.what
+        == "cannot be shown as JSON: the YAML alias at capabilities.0 refers to a value containing it"
+    )
     # A shared (not self-containing) value is fine.
     shared = rmm.parse("---\na: &a [1]\nb: *a\nc: [*a, *a]\n---\n")
     assert rmm.json_safe(shared.frontmatter) == {"a": [1], "b": [1], "c": [[1], [1]]}

@@ -34,8 +34,12 @@ async def test_claude_desktop_snippet_works_as_written() -> None:
         uris = [r.uri for r in (await client.list_resources()).resources]
         assert uris == [f"robot-md://bob/{k}" for k in ("frontmatter", "capabilities", "safety", "body")]
         result = await client.call_tool("validate", {})
-        assert result.structured_content == {"ok": True, "summary": "bob (arm+camera, 6 DoF, 5 capabilities)",
-                                             "errors": [], "warnings": []}
+        assert result.structured_content == {
+            "ok": True,
+            "summary": "bob (arm+camera, 6 DoF, 5 capabilities)",
+            "errors": [],
+            "warnings": [],
+        }
 
 
 def test_quick_start_is_two_commands() -> None:

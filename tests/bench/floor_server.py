@@ -9,7 +9,9 @@ from mcp.server.stdio import stdio_server
 
 
 async def list_resources(ctx, params):
-    return types.ListResourcesResult(resources=[types.Resource(uri="floor://r", name="r", mime_type="text/plain")])
+    return types.ListResourcesResult(
+        resources=[types.Resource(uri="floor://r", name="r", mime_type="text/plain")]
+    )
 
 
 async def read_resource(ctx, params):
@@ -24,8 +26,14 @@ async def call_tool(ctx, params):
     return types.CallToolResult(content=[types.TextContent(type="text", text="{}")], structured_content={})
 
 
-server = Server("floor", version="0", on_list_resources=list_resources, on_read_resource=read_resource,
-                on_list_tools=list_tools, on_call_tool=call_tool)
+server = Server(
+    "floor",
+    version="0",
+    on_list_resources=list_resources,
+    on_read_resource=read_resource,
+    on_list_tools=list_tools,
+    on_call_tool=call_tool,
+)
 
 
 async def main():

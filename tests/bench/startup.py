@@ -19,16 +19,27 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 INITIALIZE = (
-    json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}})
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "0"},
+            },
+        }
+    )
     + "\n"
 ).encode()
 
 
 def spawn_to_initialize(argv: list[str]) -> float:
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            cwd=ROOT)
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT
+    )
     assert proc.stdin and proc.stdout
     proc.stdin.write(INITIALIZE)
     proc.stdin.flush()
@@ -56,14 +67,24 @@ def main() -> int:
         for name, argv in servers.items():
             times[name].append(spawn_to_initialize(argv))
     ratios = [a / b for a, b in zip(times["robot-md-mcp"], times["sdk floor"])]
-    print(f"spawn → initialize, {args.runs} interleaved runs, {sys.implementation.name} "
-          f"{sys.version.split()[0]} on {os.uname().machine}")
+    print(
+        f"spawn → initialize, {args.runs} interleaved runs, {sys.implementation.name} "
+        f"{sys.version.split()[0]} on {os.uname().machine}"
+    )
     for name, values in times.items():
-        print(f"  {name:13} median {statistics.median(values):7.1f} ms   min {min(values):7.1f}   "
-              f"max {max(values):7.1f}")
+        print(
+            f"  {name:13} median {statistics.median(values):7.1f} ms   min {min(values):7.1f}   "
+            f"max {max(values):7.1f}"
+        )
     print(f"  ratio (median of pairwise robot-md-mcp / floor): {statistics.median(ratios):.3f}")
-    print(json.dumps({"spawn_to_initialize_ms": {k: statistics.median(v) for k, v in times.items()},
-                      "ratio": statistics.median(ratios)}))
+    print(
+        json.dumps(
+            {
+                "spawn_to_initialize_ms": {k: statistics.median(v) for k, v in times.items()},
+                "ratio": statistics.median(ratios),
+            }
+        )
+    )
     return 0
 
 
