@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # Build inputs and outputs of robot-md-mcp.
-#   ./build.sh wheel           dist/*.whl and dist/*.tar.gz
+#   ./build.sh wheel           dist/*.whl
 #   ./build.sh pyz             dist/robot-md-mcp.pyz for this machine's platform and Python (shiv)
 #   ./build.sh refresh-schema  copy schema.json from the pinned robot-md release (then review the diff)
+# PYTHON picks the interpreter (default python3), DIST the output folder (default dist).
 set -euo pipefail
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
+DIST=${DIST:-dist}
 ROBOT_MD_PIN="robot-md==1.10.6"
 SCHEMA_IN_WHEEL="robot_md/schemas/v1/robot.schema.json"
 
 wheel() {
-  rm -rf dist/*.whl dist/*.tar.gz
-  "$PY" -m pip wheel --quiet --no-deps --wheel-dir dist .
-  "$PY" -m pip download --quiet --no-deps --no-binary :all: --dest dist . 2>/dev/null || true
-  ls -l dist
+  rm -rf "$DIST"/*.whl
+  "$PY" -m pip wheel --quiet --no-deps --wheel-dir "$DIST" .
+  ls -l "$DIST"
 }
 
 pyz() {
@@ -22,10 +23,10 @@ pyz() {
   trap 'rm -rf "$work"' RETURN
   "$PY" -m pip install --quiet shiv==1.0.8
   "$PY" -m pip install --quiet --target "$work/site" .
-  mkdir -p dist
-  "$PY" -m shiv --site-packages "$work/site" -e robot_md_mcp:main -o dist/robot-md-mcp.pyz \
+  mkdir -p "$DIST"
+  "$PY" -m shiv --site-packages "$work/site" -e robot_md_mcp:main -o "$DIST/robot-md-mcp.pyz" \
     --reproducible --compressed -p '/usr/bin/env python3'
-  ls -l dist/robot-md-mcp.pyz
+  ls -l "$DIST/robot-md-mcp.pyz"
 }
 
 refresh_schema() {

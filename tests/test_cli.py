@@ -219,3 +219,16 @@ def test_render_into_a_closed_pipe_is_quiet() -> None:
         timeout=60,
     )
     assert "Traceback" not in done.stderr
+
+
+def test_startup_errors_never_import_the_sdk(tmp_path: Path) -> None:
+    path = tmp_path / "ROBOT.md"
+    path.write_text("---\nmetadata: {}\n---\n", encoding="utf-8")
+    code = (
+        "import sys, robot_md_mcp as m\n"
+        f"rc = m.main([{str(path)!r}])\n"
+        "assert rc == 1, rc\n"
+        "print(sorted(n for n in ('mcp', 'pydantic', 'jsonschema', 'anyio') if n in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.stdout == "[]\n", done.stderr
