@@ -118,9 +118,7 @@ def test_error_paths_of_mixed_types(tmp_path: Path, change, expected) -> None:
 
 def test_non_string_keys_where_the_schema_matches_key_patterns(tmp_path: Path) -> None:
     data = GOOD.replace("capabilities:\n", "extensions: {1: {}, x-ok: {}}\ncapabilities:\n", 1).encode()
-    assert (
-        reference_on(tmp_path, data)["crash"].startswith("TypeError: expected string or bytes-like object")
-    )
+    assert reference_on(tmp_path, data)["crash"].startswith("TypeError: expected string or bytes-like object")
     assert ours(data).errors == (
         "schema: extensions: '1' does not match any of the regexes: '^x-[a-z0-9_-]+$'",
     )

@@ -188,13 +188,17 @@ def _initialize_line(version: str = "2025-11-25") -> bytes:
     ).encode()
 
 
-def test_stdin_closing_ends_the_server_cleanly(manifest_path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "robot_md_mcp.py"), str(manifest_path(GOOD))],
-        stdin=subprocess.PIPE,
+def spawn(path: Path, stdin=subprocess.PIPE) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "robot_md_mcp.py"), str(path)],
+        stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+
+
+def test_stdin_closing_ends_the_server_cleanly(manifest_path) -> None:
+    proc = spawn(manifest_path(GOOD))
     out, err = proc.communicate(_initialize_line(), timeout=30)
     assert proc.returncode == 0, err
     assert b"Traceback" not in err
@@ -203,12 +207,7 @@ def test_stdin_closing_ends_the_server_cleanly(manifest_path) -> None:
 
 
 def test_stdin_closing_mid_request_ends_cleanly(manifest_path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "robot_md_mcp.py"), str(manifest_path(GOOD))],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    proc = spawn(manifest_path(GOOD))
     call = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "validate"}})
     initialized = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
     out, err = proc.communicate(_initialize_line() + f"{initialized}\n{call}\n".encode(), timeout=30)
@@ -222,12 +221,7 @@ def test_a_person_running_it_by_hand_gets_one_friendly_line(manifest_path) -> No
     path = manifest_path(GOOD)
     primary, secondary = os.openpty()
     try:
-        proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "robot_md_mcp.py"), str(path)],
-            stdin=secondary,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        proc = spawn(path, stdin=secondary)
         time.sleep(0.5)
         os.close(primary)  # hang up: the server sees EOF
         primary = -1
@@ -253,12 +247,7 @@ def test_nothing_but_protocol_on_stdout(manifest_path) -> None:
         {"jsonrpc": "2.0", "id": 6, "method": "ping"},
     ]
     payload = _initialize_line() + "".join(json.dumps(r) + "\n" for r in requests).encode()
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "robot_md_mcp.py"), str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    proc = spawn(path)
     proc.stdin.write(payload)
     proc.stdin.flush()
     seen: dict = {}
