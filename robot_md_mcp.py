@@ -109,19 +109,19 @@ class Source:
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, or a ManifestError that says what is wrong in words."""
     try:
-        st = os.stat(path)
+        # Non-blocking open, then fstat: a FIFO (or a file swapped for one)
+        # must not hang the server, and stat-then-open would race.
+        with open(path, "rb", opener=_open_nonblocking) as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise ManifestError(f"no {MANIFEST_FILENAME} in this directory", path, about_file=True)
+            if not stat.S_ISREG(mode):
+                raise ManifestError("not a regular file", path, about_file=True)
+            data = f.read(MAX_MANIFEST_BYTES + 1)
     except FileNotFoundError:
         raise ManifestError("file not found", path, about_file=True) from None
-    except OSError as e:
-        raise ManifestError(f"cannot read: {_os_reason(e)}", path, about_file=True) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ManifestError(f"no {MANIFEST_FILENAME} in this directory", path, about_file=True)
-    if not stat.S_ISREG(st.st_mode):
-        # A FIFO or device would block or never end.
-        raise ManifestError("not a regular file", path, about_file=True)
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_MANIFEST_BYTES + 1)
+    except IsADirectoryError:  # Windows refuses to open a folder at all
+        raise ManifestError(f"no {MANIFEST_FILENAME} in this directory", path, about_file=True) from None
     except OSError as e:
         raise ManifestError(f"cannot read: {_os_reason(e)}", path, about_file=True) from None
     if len(data) > MAX_MANIFEST_BYTES:
@@ -129,6 +129,10 @@ def read_bytes(path: Path) -> bytes:
             f"file is larger than the {MAX_MANIFEST_BYTES // 1024} KiB limit", path, about_file=True
         )
     return data
+
+
+def _open_nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
 
 
 def decode(data: bytes, path: Path | str | None = None) -> Source:

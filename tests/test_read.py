@@ -59,6 +59,12 @@ def test_read_errors_are_words_not_tracebacks(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(rmm.ManifestError, match="not a regular file"):
         rmm.read_source(fifo)  # must not block
+    with pytest.raises(rmm.ManifestError, match="not a regular file"):
+        rmm.read_source(Path("/dev/zero"))
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    with pytest.raises(rmm.ManifestError, match="cannot read: too many levels of symbolic links"):
+        rmm.read_source(tmp_path / "a")
 
 
 def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
