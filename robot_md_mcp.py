@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -182,11 +183,13 @@ MAX_VALUES = 500_000
 @dataclass(frozen=True)
 class Manifest:
     """A parsed ROBOT.md: the frontmatter mapping (legacy fields upgraded,
-    without the reference's internal `_deprecations` marker), the prose, and
-    the deprecation notes the marker would have carried (None: no marker)."""
+    without the reference's internal `_deprecations` marker), the prose after
+    it, and the deprecation notes the marker would have carried (None: no
+    marker)."""
 
     frontmatter: dict[str, Any]
-    body: str
+    body: str  # trimmed, as robot-md checks it
+    prose: str = ""  # verbatim, as served
     deprecations: tuple[Any, ...] | None = None
 
     @property
@@ -244,11 +247,16 @@ def parse(text: str) -> Manifest:
     reference's message."""
     if not text.lstrip().startswith("---"):
         raise ManifestError(NO_FRONTMATTER)
-    text = text.strip()
-    parts = _DELIMITER.split(text, 2) if _DELIMITER.match(text) else []
-    if len(parts) != 3:  # no opening delimiter line, or no closing one
+    stripped = text.strip()
+    delimiters = list(itertools.islice(_DELIMITER.finditer(stripped), 2))
+    if len(delimiters) != 2 or delimiters[0].start() != 0:  # no opening line, or no closing one
         raise ManifestError(EMPTY_FRONTMATTER)
-    _, yaml_text, body = parts
+    yaml_text = stripped[delimiters[0].end() : delimiters[1].start()]
+    body = stripped[delimiters[1].end() :]
+    # The prose as written: everything after the closing delimiter's line.
+    closing_line = len(text) - len(text.lstrip()) + delimiters[1].start()
+    line_end = text.find("\n", closing_line)
+    prose = "" if line_end == -1 else text[line_end + 1 :]
     try:
         loaded = yaml.load(yaml_text, Loader=_Loader)  # noqa: S506 - a CSafeLoader subclass
         _check_budget(loaded)
@@ -265,7 +273,7 @@ def parse(text: str) -> Manifest:
     deprecations = _notes(frontmatter.pop("_deprecations")) if "_deprecations" in frontmatter else None
     if _upgrade_legacy_camera(frontmatter):
         deprecations = (*(deprecations or ()), LEGACY_CAMERA_NOTE)
-    return Manifest(frontmatter, body.strip(), deprecations)
+    return Manifest(frontmatter, body.strip(), prose, deprecations)
 
 
 def _check_budget(data: Any) -> None:
@@ -658,7 +666,7 @@ VIEWS: tuple[View, ...] = (
         "Operator's notes (prose)",
         "The markdown prose after the frontmatter: what the robot is, what it can do, its "
         "safety gates, in the operator's words.",
-        lambda m: m.body,
+        lambda m: m.prose,
     ),
 )
 

@@ -83,20 +83,19 @@ def test_unreadable_file_as_an_unprivileged_user(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         done = run(str(path))
     else:
-        python = "/usr/bin/python3"
-        probe = (
-            subprocess.run(
-                ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", "import yaml"],
-                capture_output=True,
-            )
-            if shutil.which("setpriv") and Path(python).exists()
-            else None
-        )
-        if probe is None or probe.returncode != 0:
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        usable = [
+            python
+            for python in (sys.executable, "/usr/bin/python3")
+            if shutil.which("setpriv")
+            and subprocess.run([*as_nobody, python, "-c", "import yaml"], capture_output=True).returncode == 0
+        ]
+        if not usable:
             pytest.skip("running as root and no python3 with PyYAML that `nobody` can run")
+        python = usable[0]
         tmp_path.chmod(0o755)
         done = subprocess.run(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, MODULE, str(path)],
+            [*as_nobody, python, MODULE, str(path)],
             capture_output=True,
             text=True,
             timeout=30,

@@ -15,7 +15,22 @@ def test_splits_frontmatter_and_stripped_body() -> None:
     m = rmm.parse("---\na: 1\n---\n\n  # bob\n\ntext\n---\nmore\n\n")
     assert m.frontmatter == {"a": 1}
     assert m.body == "# bob\n\ntext\n---\nmore"  # later delimiters stay in the body
+    assert m.prose == "\n  # bob\n\ntext\n---\nmore\n\n"  # verbatim after the closing line
     assert m.deprecations is None
+
+
+@pytest.mark.parametrize(
+    ("text", "prose"),
+    [
+        ("---\na: 1\n---\n# bob\n", "# bob\n"),
+        ("\n\n---\na: 1\n----  \n\n\n# bob", "\n\n# bob"),
+        ("---\na: 1\n---", ""),
+        ("---\na: 1\n---\n", ""),
+        ("  ---\na: 1\n---\t\n x\n---\n", " x\n---\n"),
+    ],
+)
+def test_prose_is_everything_after_the_closing_line(text: str, prose: str) -> None:
+    assert rmm.parse(text).prose == prose
 
 
 def test_robot_name_only_when_a_nonempty_string() -> None:

@@ -164,7 +164,7 @@ async def test_uris_for_names_that_are_not_uri_safe(connect, manifest_path) -> N
     async with connect(manifest_path(text)) as client:
         uris = [r.uri for r in (await client.list_resources()).resources]
         assert uris[0] == "robot-md://my%20bot%2F%231/frontmatter"
-        assert (await client.read_resource(uris[3])).contents[0].text.startswith("# bob")
+        assert (await client.read_resource(uris[3])).contents[0].text.startswith("\n# bob\n")
 
 
 # --- the process: stdout carries only protocol, EOF ends it cleanly ----------
@@ -258,4 +258,4 @@ def test_nothing_but_protocol_on_stdout(manifest_path) -> None:
     assert proc.wait(timeout=30) == 0
     assert seen[5]["error"]["code"] == -32601
     assert seen[6]["result"] == {}
-    assert seen[3]["result"]["contents"][0]["text"] == rmm.parse(GOOD).body
+    assert seen[3]["result"]["contents"][0]["text"] == rmm.parse(GOOD).prose

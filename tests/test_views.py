@@ -83,7 +83,8 @@ def test_views_of_the_example() -> None:
     assert json.loads(texts["frontmatter"])["metadata"]["robot_name"] == "bob"
     assert json.loads(texts["capabilities"]) == m.frontmatter["capabilities"]
     assert json.loads(texts["safety"]) == rmm.json_safe(m.frontmatter["safety"])
-    assert texts["body"] == m.body and texts["body"].startswith("# bob")
+    assert texts["body"] == m.prose and texts["body"].startswith("\n# bob\n")
+    assert texts["body"] == EXAMPLE.read_text(encoding="utf-8").split("\n---\n", 2)[1]
 
 
 def test_views_of_absent_sections() -> None:
