@@ -18,6 +18,9 @@ REFERENCE_PINS = ("robot-md==1.10.6", "python-frontmatter==1.3.0")
 REFERENCE_DIR = ROOT / ".cache" / "reference-robot-md-1.10.6"
 
 
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX (FIFOs, ptys, setpriv, bash)")
+
+
 def need(condition: bool, reason: str) -> None:
     """Skip when a machine lacks something; in CI a missing tool is a failure."""
     if not condition:

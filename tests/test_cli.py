@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, EXAMPLE, ROOT
+from conftest import CORPUS, EXAMPLE, ROOT, posix_only
 
 MODULE = str(ROOT / "robot_md_mcp.py")
 GOOD = EXAMPLE.read_text(encoding="utf-8")
@@ -59,6 +59,8 @@ def test_startup_errors(case: str, tmp_path: Path) -> None:
     if content == "DIR":
         path = tmp_path
     elif content == "FIFO":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs on Windows")
         os.mkfifo(path)
     elif content is not None:
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
@@ -75,6 +77,7 @@ def test_startup_errors(case: str, tmp_path: Path) -> None:
     assert elapsed < 1.5, f"a broken config must fail fast, took {elapsed:.2f}s"
 
 
+@posix_only
 def test_unreadable_file_as_an_unprivileged_user(tmp_path: Path) -> None:
     """Permissions only bite a non-root user: run the check as `nobody`."""
     path = tmp_path / "ROBOT.md"
@@ -209,6 +212,7 @@ def test_other_invocations_agree() -> None:
     assert (done.returncode, done.stdout) == (0, "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n")
 
 
+@posix_only
 def test_render_into_a_closed_pipe_is_quiet() -> None:
     done = subprocess.run(
         f"{sys.executable} {MODULE} render {EXAMPLE} | head -c 10 >/dev/null",

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, ROOT, run_reference
+from conftest import EXAMPLE, ROOT, posix_only, run_reference
 
 import robot_md_mcp as rmm
 
@@ -168,6 +168,7 @@ def test_render_does_not_leak_the_internal_marker(tmp_path: Path) -> None:
     assert leaked.startswith(rendered)  # otherwise byte-identical
 
 
+@posix_only
 def test_utf8_whatever_the_locale(tmp_path: Path) -> None:
     """Under a non-UTF-8 locale robot-md's read_text() fails on a UTF-8 manifest; we do not."""
     path = tmp_path / "ROBOT.md"
@@ -255,6 +256,7 @@ def test_alias_bombs_and_deep_nesting(tmp_path: Path) -> None:
         assert ours(f"---\n{frontmatter}---\n".encode()).errors == (message,)
 
 
+@posix_only
 def test_oversized_files_and_fifos(tmp_path: Path) -> None:
     big = tmp_path / "big.md"
     big.write_bytes(GOOD.encode() + b"\n" + b"x" * rmm.MAX_MANIFEST_BYTES)

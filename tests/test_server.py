@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, ROOT
+from conftest import EXAMPLE, ROOT, posix_only
 from mcp import Client, MCPError, StdioServerParameters
 
 import robot_md_mcp as rmm
@@ -216,6 +216,7 @@ def test_stdin_closing_mid_request_ends_cleanly(manifest_path) -> None:
         json.loads(line)  # never a partial JSON line
 
 
+@posix_only
 def test_a_person_running_it_by_hand_gets_one_friendly_line(manifest_path) -> None:
     """stdin is a terminal: one stderr line saying what is served and how to use it."""
     path = manifest_path(GOOD)
