@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, ROOT
+from conftest import EXAMPLE, ROOT, need
 
 import robot_md_mcp as rmm
 
@@ -107,3 +108,54 @@ async def test_pyz_serves_and_validates(tmp_path: Path) -> None:
             .structured_content["yaml"]
             .startswith("rcan_version: '3.0'")
         )
+
+
+def test_pipx_install_from_a_git_tag(tmp_path: Path) -> None:
+    """What the README tells users: `pipx install git+…@vX.Y.Z` gives a working command."""
+    need(shutil.which("git") is not None, "git")
+    pipx = Path(sys.executable).with_name("pipx")
+    need(pipx.exists(), "pipx (in the test extra)")
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(repo)], check=True, timeout=120)
+    tag = f"v{rmm.__version__}-test"
+    subprocess.run(["git", "-C", str(repo), "tag", tag], check=True)
+    env = {
+        **os.environ,
+        "PIPX_HOME": str(tmp_path / "pipx"),
+        "PIPX_BIN_DIR": str(tmp_path / "bin"),
+        "PIPX_MAN_DIR": str(tmp_path / "man"),
+    }
+    done = subprocess.run(
+        [str(pipx), "install", f"git+file://{repo}@{tag}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    command = tmp_path / "bin" / "robot-md-mcp"
+    version = subprocess.run([str(command), "--version"], capture_output=True, text=True, check=True).stdout
+    assert version.startswith(f"robot-md-mcp {rmm.__version__}")
+    done = subprocess.run(
+        [str(command), "validate", "--json", str(EXAMPLE)],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True, done.stderr
+    session = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tests" / "pyz_session.py"),
+            "--expect-robot",
+            "bob",
+            "--",
+            str(command),
+            str(EXAMPLE),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert session.returncode == 0, session.stderr
