@@ -911,20 +911,29 @@ def serve_stdio(manifest_file: ManifestFile) -> int:
 # 7. Command line
 # ---------------------------------------------------------------------------
 
-VERBS = ("validate", "render")
+VERBS = ("validate", "render", "install")
 USAGE = f"""usage: {NAME} [PATH]                   serve PATH over stdio (MCP)
        {NAME} validate [PATH] [--json]  check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body
        {NAME} render [PATH]             print the canonical YAML frontmatter
+       {NAME} install CLIENT [PATH] [--name NAME] [--workspace DIR] [--dry-run]
+                                        add this server for PATH to a client's MCP config
        {NAME} --help | --version
 
 PATH is a ROBOT.md file or a folder holding one. Without PATH: ${PATH_ENV},
 else the nearest ROBOT.md in the current folder or above it.
-A folder literally named like a verb is served as ./validate."""
+A folder literally named like a verb is served as ./validate.
+
+CLIENT is claude-desktop, cursor, vscode (--workspace DIR: DIR/.vscode/mcp.json,
+else the user profile's) or claude-code (runs `claude mcp add`, or prints it).
+NAME defaults to robot-md. A changed file keeps its previous version as
+<file>.bak; --dry-run prints what would be written and changes nothing."""
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     try:
+        if args and args[0] == "install":
+            return _run_install(args[1:])
         if args and args[0] in VERBS:
             return _run_verb(args[0], args[1:])
         return _run_serve(args)
@@ -971,13 +980,13 @@ def _utf8_stdout() -> None:
 
 
 def _run_verb(verb: str, args: list[str]) -> int:
+    if {"-h", "--help"} & set(args):
+        print(USAGE)
+        return 0
     try:
         arg, flags = _parse_args(args, ("--json",) if verb == "validate" else ())
     except _UsageError as e:
         return _usage_error(str(e))
-    if {"-h", "--help"} & set(args):
-        print(USAGE)
-        return 0
     try:
         path = resolve_manifest_path(arg)
     except NoManifestFound as e:
@@ -1048,9 +1057,33 @@ def _run_serve(args: list[str]) -> int:
 
 
 def launch_command() -> list[str]:
-    """How a client should start the program that is running now."""
-    me = os.path.abspath(sys.argv[0])
-    return [sys.executable, me] if me.endswith((".py", ".pyz")) else [me]
+    """How a client should start the program that is running now. Absolute
+    paths only: a client spawns it from its own folder, with its own PATH."""
+    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if main_spec is not None and main_spec.name == "robot_md_mcp.__main__":
+        # `python -m robot_md_mcp` with the installed package: this interpreter
+        # imports it from any folder. (From a checkout, -m finds the module only
+        # in the current folder, so that case takes the file path below.)
+        return [sys.executable, "-m", "robot_md_mcp"]
+    me = os.path.abspath(sys.argv[0] if sys.argv else "")
+    if me.endswith(".exe"):  # a Windows console-script launcher
+        return [me]
+    if me.endswith((".py", ".pyz")) or (os.path.isfile(me) and _is_zip(me)):
+        # The module itself, or a zipapp (shiv keeps the .pyz path in argv[0],
+        # even when renamed): pin the interpreter that is running it now.
+        return [sys.executable, me]
+    if os.path.isfile(me + ".exe"):  # pip's Windows launchers strip ".exe" from argv[0]
+        return [me + ".exe"]
+    if os.path.isfile(me):  # a console script (it names its own interpreter)
+        return [me]
+    # Imported and called from elsewhere (python -c, an embedding): run this file.
+    return [sys.executable, os.path.abspath(__file__)]
+
+
+def _is_zip(path: str) -> bool:
+    import zipfile  # only here: most runs never need it
+
+    return zipfile.is_zipfile(path)
 
 
 def _banner(path: Path, robot: str) -> str:
@@ -1061,6 +1094,280 @@ def _banner(path: Path, robot: str) -> str:
         f'client (Ctrl-C quits). For Claude Desktop add "robot-md": {entry} under "mcpServers" '
         "in claude_desktop_config.json."
     )
+
+
+# --- install: put the server into a client's MCP config --------------------
+# Config files are the user's: every other key survives in order, anything we
+# cannot rewrite faithfully is refused untouched, and writes are atomic.
+
+
+# Per client with a config file: the object in it that maps server names to
+# entries, and what the user does once the file changed. Claude Code keeps its
+# own config: `claude mcp add` writes it.
+CLIENT_FILES: dict[str, tuple[str, str]] = {
+    "claude-desktop": ("mcpServers", "restart Claude Desktop to load it"),
+    "cursor": ("mcpServers", "restart Cursor (or see Settings → MCP) to load it"),
+    "vscode": ("servers", 'in VS Code, run "MCP: List Servers" to start it'),
+}
+CLIENTS = (*CLIENT_FILES, "claude-code")
+DEFAULT_SERVER_NAME = "robot-md"
+
+
+def config_path(
+    client: str, platform: str, environ: Mapping[str, str], home: Path, workspace: Path | None = None
+) -> Path:
+    """Where `client` keeps its MCP servers. Pure (platform is a sys.platform
+    value), so tests can lay out any OS's home anywhere."""
+    if client == "cursor":
+        return home / ".cursor" / "mcp.json"  # the same on every OS
+    if client == "vscode" and workspace is not None:
+        return workspace / ".vscode" / "mcp.json"
+    # Both apps are Electron apps: their settings live in Electron's appData.
+    if platform == "darwin":
+        app_data = home / "Library" / "Application Support"
+    elif platform == "win32":
+        app_data = Path(environ["APPDATA"]) if environ.get("APPDATA") else home / "AppData" / "Roaming"
+    else:  # XDG: a relative XDG_CONFIG_HOME is invalid and must be ignored
+        xdg = environ.get("XDG_CONFIG_HOME", "")
+        app_data = Path(xdg) if os.path.isabs(xdg) else home / ".config"
+    if client == "claude-desktop":
+        return app_data / "Claude" / "claude_desktop_config.json"
+    return app_data / "Code" / "User" / "mcp.json"
+
+
+def server_entry(client: str, command: list[str]) -> dict[str, Any]:
+    """The config value that starts `command` (an argv list)."""
+    kind = {"type": "stdio"} if client == "vscode" else {}  # VS Code's shape names the transport
+    return {**kind, "command": command[0], "args": command[1:]}
+
+
+class _Refused(Exception):
+    """A config file install will not touch; the text says why (after the path)."""
+
+    def __init__(self, why: str, paste_by_hand: bool = False) -> None:
+        super().__init__(why)
+        self.paste_by_hand = paste_by_hand
+
+
+# VS Code's JSONC: // and /* */ comments, trailing commas. Strings are matched
+# (and kept) first, so "http://x" is not a comment.
+_JSON_STRING = r'("(?:[^"\\\n]|\\.)*")'
+_JSONC_COMMENT = re.compile(_JSON_STRING + r"|//[^\n]*|/\*.*?\*/", re.DOTALL)
+_JSONC_TRAILING_COMMA = re.compile(_JSON_STRING + r"|,(?=\s*[}\]])")
+
+
+def _is_jsonc(text: str) -> bool:
+    """Would it parse once comments and trailing commas are dropped?"""
+    for pattern in (_JSONC_COMMENT, _JSONC_TRAILING_COMMA):
+        text = pattern.sub(lambda m: m.group(1) or "", text)
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def merged_config(text: str | None, key: str, name: str, entry: dict[str, Any]) -> tuple[str | None, str]:
+    """The config's new text with `entry` under key/name, and "added",
+    "updated" or "unchanged" (then the text is None: nothing to write).
+    Everything else keeps its place; what cannot be kept raises _Refused."""
+    config: Any = {}
+    if text is not None and text.strip():
+        try:
+            config = json.loads(text)
+        except json.JSONDecodeError as e:
+            if _is_jsonc(text):
+                raise _Refused(
+                    "has comments or trailing commas (JSONC) that rewriting would lose; "
+                    f'paste the entry printed below into its "{key}" object by hand',
+                    paste_by_hand=True,
+                ) from None
+            where = f"{e.msg} at line {e.lineno} column {e.colno}"
+            raise _Refused(f"is not valid JSON ({where}); fix it or move it aside") from None
+    if not isinstance(config, dict):
+        raise _Refused("does not hold a JSON object at the top level")
+    servers = config.setdefault(key, {})
+    if not isinstance(servers, dict):
+        raise _Refused(f'has a "{key}" that is not a JSON object')
+    if servers.get(name) == entry:
+        return None, "unchanged"
+    status = "updated" if name in servers else "added"
+    servers[name] = entry
+    # Keep the file's own indentation (its first indented line), else 2 spaces.
+    indent = re.search(r"^[ \t]+(?=\S)", text or "", re.MULTILINE)
+    return json.dumps(config, indent=indent.group(0) if indent else 2, ensure_ascii=False) + "\n", status
+
+
+def _read_config(path: Path) -> str | None:
+    """The file's text, None if it does not exist yet."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise _Refused(f"cannot be read: {_os_reason(e)}") from None
+    try:
+        return data.decode("utf-8-sig")  # Windows editors may add a BOM
+    except UnicodeDecodeError:
+        raise _Refused("is not UTF-8 text") from None
+
+
+def _replace_file(path: Path, text: str) -> Path | None:
+    """Write `text` to `path` atomically (a temp file beside it, then
+    os.replace: a crash leaves the old file or the new one, never half).
+    The previous version is copied to `<path>.bak` first, overwriting an older
+    backup: it is the file as it was just before this change. Returns the
+    backup's path, or None for a new file."""
+    import shutil
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        backup = None
+        if path.exists():
+            shutil.copymode(path, tmp)  # mkstemp makes 0600; keep the file's own mode
+            backup = path.with_name(path.name + ".bak")
+            shutil.copy2(path, backup)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return backup
+
+
+def _install_args(args: list[str]) -> tuple[str, str | None, str, Path | None, bool]:
+    """CLIENT [PATH] [--name NAME] [--workspace DIR] [--dry-run], in any order."""
+    positional: list[str] = []
+    values: dict[str, str] = {}
+    dry_run = False
+    rest = iter(args)
+    for arg in rest:
+        option, eq, value = arg.partition("=")
+        if arg == "--":
+            positional += rest
+        elif option in ("--name", "--workspace"):
+            if not eq:
+                value = next(rest, "")
+            if not value:
+                raise _UsageError(f"{option} needs a value")
+            values[option] = value
+        elif arg == "--dry-run":
+            dry_run = True
+        elif arg.startswith("-") and arg != "-":
+            raise _UsageError(f"unknown option {arg}")
+        else:
+            positional.append(arg)
+    if not positional or positional[0] not in CLIENTS:
+        got = f"unknown client {positional[0]!r}" if positional else "install needs a client"
+        raise _UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
+    client, *paths = positional
+    if len(paths) > 1:
+        raise _UsageError(f"unexpected argument {paths[1]!r} (one PATH only)")
+    name = values.get("--name", DEFAULT_SERVER_NAME)
+    # Clients use the name in tool names (mcp__robot-md__validate), and
+    # `claude mcp add` accepts only these characters.
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+        raise _UsageError(f"--name {name!r}: use letters, digits, '-' and '_' only")
+    workspace = None
+    if "--workspace" in values:
+        if client != "vscode":
+            raise _UsageError("--workspace is for vscode only")
+        workspace = Path(os.path.abspath(Path(values["--workspace"]).expanduser()))
+        if not workspace.is_dir():
+            raise _UsageError(f"--workspace {values['--workspace']!r} is not a folder")
+    return client, (paths[0] if paths else None), name, workspace, dry_run
+
+
+def _run_install(
+    args: list[str],
+    platform: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    home: Path | None = None,
+) -> int:
+    """`install`: platform, environment and home can be faked by tests."""
+    platform = sys.platform if platform is None else platform
+    environ = os.environ if environ is None else environ
+    if {"-h", "--help"} & set(args):
+        print(USAGE)
+        return 0
+    try:
+        client, arg, name, workspace, dry_run = _install_args(args)
+    except _UsageError as e:
+        return _usage_error(str(e))
+    # The same path resolution and check as serving: never install a config
+    # that cannot start.
+    try:
+        manifest = ManifestFile(resolve_manifest_path(arg, environ))
+        manifest.startup_check()
+    except NoManifestFound as e:
+        print(e.one_line(), file=sys.stderr)
+        return 2
+    except ManifestError as e:
+        print(f"{e.one_line()}; nothing installed", file=sys.stderr)
+        return FILE_ERROR
+    command = [*launch_command(), str(manifest.path)]
+    _utf8_stdout()
+    if client == "claude-code":
+        return _install_claude_code(name, command, dry_run, platform, environ)
+
+    key, next_step = CLIENT_FILES[client]
+    found = config_path(client, platform, environ, Path.home() if home is None else home, workspace)
+    path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through, not replaced
+    entry = server_entry(client, command)
+    try:
+        new_text, status = merged_config(_read_config(path), key, name, entry)
+    except _Refused as e:
+        print(f"{NAME}: nothing installed: {path} {e}", file=sys.stderr)
+        if e.paste_by_hand:
+            print("\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1]))
+        return FILE_ERROR
+    if new_text is None:
+        print(f'{NAME}: "{name}" is already in {path} with this command; nothing changed')
+        return 0
+    where = "to" if status == "added" else "in"
+    if dry_run:
+        verb = "add" if status == "added" else "update"
+        print(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}:')
+        sys.stdout.write(new_text)
+        return 0
+    try:
+        backup = _replace_file(path, new_text)
+    except OSError as e:
+        print(f"{NAME}: nothing installed: cannot write {path}: {_os_reason(e)}", file=sys.stderr)
+        return FILE_ERROR
+    kept = f"backup: {backup}" if backup else "new file"
+    print(f'{NAME}: {status} "{name}" {where} {path} ({kept}); {next_step}')
+    return 0
+
+
+def _install_claude_code(
+    name: str, command: list[str], dry_run: bool, platform: str, environ: Mapping[str, str]
+) -> int:
+    """Claude Code keeps its config itself: run `claude mcp add`, or print it."""
+    import shlex
+    import shutil
+    import subprocess
+
+    argv = ["claude", "mcp", "add", name, "--", *command]
+    line = subprocess.list2cmdline(argv) if platform == "win32" else shlex.join(argv)
+    claude = None if dry_run else shutil.which("claude", path=environ.get("PATH"))
+    if claude is None:
+        print(line)
+        if not dry_run:
+            print(f"{NAME}: claude is not on PATH; run the line above where it is", file=sys.stderr)
+        return 0
+    sys.stdout.flush()  # claude's own output comes after anything we printed
+    done = subprocess.run([claude, *argv[1:]], check=False)
+    if done.returncode != 0:
+        print(f"{NAME}: `claude mcp add` failed (exit {done.returncode}): {line}", file=sys.stderr)
+        return FILE_ERROR
+    print(f"{NAME}: ran {line}")
+    return 0
 
 
 if __name__ == "__main__":

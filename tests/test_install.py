@@ -1,0 +1,563 @@
+"""Section 7, `install`: the server entry written into each client's real config
+file, in temp homes laid out as macOS, Windows and Linux."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from conftest import EXAMPLE, ROOT, posix_only
+
+import robot_md_mcp as rmm
+
+MODULE = str(ROOT / "robot_md_mcp.py")
+COMMAND = [sys.executable, MODULE, str(EXAMPLE)]  # what `python robot_md_mcp.py install … EXAMPLE` installs
+MCP_SERVERS = {"command": sys.executable, "args": [MODULE, str(EXAMPLE)]}
+VSCODE = {"type": "stdio", **MCP_SERVERS}
+
+# Where each client's file lands under a home laid out like each OS.
+CONFIG_FILES = {
+    ("macos", "claude-desktop"): "Library/Application Support/Claude/claude_desktop_config.json",
+    ("windows", "claude-desktop"): "AppData/Roaming/Claude/claude_desktop_config.json",
+    ("linux", "claude-desktop"): ".config/Claude/claude_desktop_config.json",
+    ("macos", "cursor"): ".cursor/mcp.json",
+    ("windows", "cursor"): ".cursor/mcp.json",
+    ("linux", "cursor"): ".cursor/mcp.json",
+    ("macos", "vscode"): "Library/Application Support/Code/User/mcp.json",
+    ("windows", "vscode"): "AppData/Roaming/Code/User/mcp.json",
+    ("linux", "vscode"): ".config/Code/User/mcp.json",
+}
+KEY = {"claude-desktop": "mcpServers", "cursor": "mcpServers", "vscode": "servers"}
+ENTRY = {"claude-desktop": MCP_SERVERS, "cursor": MCP_SERVERS, "vscode": VSCODE}
+
+
+def layout(os_name: str, home: Path) -> tuple[str, dict[str, str]]:
+    """The sys.platform value and environment of a user whose home is `home`."""
+    if os_name == "windows":
+        return "win32", {"USERPROFILE": str(home), "APPDATA": str(home / "AppData" / "Roaming")}
+    return ("darwin" if os_name == "macos" else "linux"), {"HOME": str(home)}
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+class Installer:
+    """`install` in-process, with a faked platform, environment and home."""
+
+    def __init__(self, home: Path, capsys) -> None:
+        self.home, self.capsys = home, capsys
+
+    def __call__(self, *args: str, os_name: str = "linux", **env: str) -> Result:
+        platform, environ = layout(os_name, self.home)
+        code = rmm._run_install(list(args), platform=platform, environ={**environ, **env}, home=self.home)
+        out, err = self.capsys.readouterr()
+        return Result(code, out, err)
+
+    def file(self, client: str, os_name: str = "linux") -> Path:
+        return self.home / CONFIG_FILES[os_name, client]
+
+
+@pytest.fixture
+def install(tmp_path: Path, monkeypatch, capsys) -> Installer:
+    monkeypatch.setattr(sys, "argv", [MODULE])  # as if run as `python robot_md_mcp.py`
+    home = tmp_path / "home"
+    home.mkdir()
+    return Installer(home, capsys)
+
+
+def write_json(path: Path, data: object, indent: int | str = 2) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=indent) + "\n", encoding="utf-8")
+    return path.read_bytes()
+
+
+def siblings(path: Path) -> set[str]:
+    return {p.name for p in path.parent.iterdir()}
+
+
+# --- where the files are -------------------------------------------------------
+
+
+@pytest.mark.parametrize("os_name, client", CONFIG_FILES)
+def test_config_path_per_os(os_name: str, client: str, tmp_path: Path) -> None:
+    platform, environ = layout(os_name, tmp_path)
+    assert rmm.config_path(client, platform, environ, tmp_path) == tmp_path / CONFIG_FILES[os_name, client]
+
+
+def test_config_path_details(tmp_path: Path) -> None:
+    xdg = tmp_path / "xdg"
+    assert rmm.config_path("claude-desktop", "linux", {"XDG_CONFIG_HOME": str(xdg)}, tmp_path) == (
+        xdg / "Claude" / "claude_desktop_config.json"
+    )
+    assert rmm.config_path("vscode", "linux", {"XDG_CONFIG_HOME": str(xdg)}, tmp_path) == (
+        xdg / "Code" / "User" / "mcp.json"
+    )
+    # A relative XDG_CONFIG_HOME is invalid by the spec: ignored.
+    assert rmm.config_path("claude-desktop", "linux", {"XDG_CONFIG_HOME": "rel"}, tmp_path) == (
+        tmp_path / ".config" / "Claude" / "claude_desktop_config.json"
+    )
+    # Windows without APPDATA: its default place.
+    assert rmm.config_path("claude-desktop", "win32", {}, tmp_path) == (
+        tmp_path / "AppData" / "Roaming" / "Claude" / "claude_desktop_config.json"
+    )
+    workspace = tmp_path / "proj"
+    for platform in ("darwin", "win32", "linux"):
+        assert (
+            rmm.config_path("vscode", platform, {}, tmp_path, workspace) == workspace / ".vscode" / "mcp.json"
+        )
+
+
+# --- writing -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("os_name, client", CONFIG_FILES)
+def test_fresh_install(install: Installer, os_name: str, client: str) -> None:
+    done = install(client, str(EXAMPLE), os_name=os_name)
+    path = install.file(client, os_name)
+    assert done.code == 0, done.err
+    assert json.loads(path.read_text(encoding="utf-8")) == {KEY[client]: {"robot-md": ENTRY[client]}}
+    assert done.out.splitlines() == [done.out.strip()]
+    assert done.out.startswith(f'robot-md-mcp: added "robot-md" to {path} (new file); ')
+    assert done.err == ""
+    assert siblings(path) == {path.name}  # no backup of nothing, no temp file
+
+
+def test_keeps_other_servers_and_keys_in_order(install: Installer) -> None:
+    path = install.file("claude-desktop")
+    other = {"command": "npx", "args": ["-y", "@x/y"], "env": {"TOKEN": "ü"}}
+    original = {"globalShortcut": "Ctrl+Space", "mcpServers": {"other": other}, "zeta": [1, {"b": 2, "a": 1}]}
+    before = write_json(path, original, indent=4)
+    done = install("claude-desktop", str(EXAMPLE))
+    assert done.code == 0
+    after = path.read_text(encoding="utf-8")
+    data = json.loads(after)
+    assert list(data) == ["globalShortcut", "mcpServers", "zeta"]
+    assert data["zeta"] == original["zeta"] and list(data["zeta"][1]) == ["b", "a"]
+    assert list(data["mcpServers"]) == ["other", "robot-md"]
+    assert data["mcpServers"]["other"] == other
+    assert data["mcpServers"]["robot-md"] == MCP_SERVERS
+    assert after.startswith('{\n    "globalShortcut"')  # the file's own indentation
+    assert (path.with_name(path.name + ".bak")).read_bytes() == before
+    assert f"(backup: {path}.bak)" in done.out
+
+
+def test_second_identical_install_changes_nothing(install: Installer) -> None:
+    path = install.file("cursor")
+    original = write_json(path, {"mcpServers": {"other": {"command": "x"}}})
+    assert install("cursor", str(EXAMPLE)).code == 0
+    installed, backup = path.read_bytes(), path.with_name("mcp.json.bak")
+    assert backup.read_bytes() == original
+    mtimes = path.stat().st_mtime_ns, backup.stat().st_mtime_ns
+    done = install("cursor", str(EXAMPLE))
+    assert done.code == 0
+    assert done.out == f'robot-md-mcp: "robot-md" is already in {path} with this command; nothing changed\n'
+    assert path.read_bytes() == installed and backup.read_bytes() == original  # no new backup
+    assert (path.stat().st_mtime_ns, backup.stat().st_mtime_ns) == mtimes
+    assert siblings(path) == {"mcp.json", "mcp.json.bak"}
+
+
+def test_changed_entry_is_updated_with_a_backup(install: Installer) -> None:
+    path = install.file("vscode", "macos")
+    old = {"type": "stdio", "command": "/old/python", "args": ["/old/robot-md-mcp.pyz", "/old/ROBOT.md"]}
+    before = write_json(path, {"servers": {"a": {"type": "http", "url": "http://x"}, "robot-md": old}})
+    done = install("vscode", str(EXAMPLE), os_name="macos")
+    assert done.code == 0
+    assert done.out.startswith(f'robot-md-mcp: updated "robot-md" in {path} (backup: {path}.bak); ')
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert list(data["servers"]) == ["a", "robot-md"]  # replaced in place
+    assert data["servers"]["robot-md"] == VSCODE
+    assert path.with_name("mcp.json.bak").read_bytes() == before
+
+
+def test_backup_is_the_file_just_before_the_latest_change(install: Installer) -> None:
+    path = install.file("claude-desktop", "windows")
+    write_json(path, {"mcpServers": {}})
+    assert install("claude-desktop", str(EXAMPLE), os_name="windows").code == 0
+    first = path.read_bytes()
+    assert install("claude-desktop", str(EXAMPLE), "--name", "second", os_name="windows").code == 0
+    assert path.with_name(path.name + ".bak").read_bytes() == first
+    assert list(json.loads(path.read_text(encoding="utf-8"))["mcpServers"]) == ["robot-md", "second"]
+
+
+@posix_only
+def test_file_mode_kept_and_symlinks_written_through(install: Installer, tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "claude.json"
+    write_json(real, {})
+    real.chmod(0o640)
+    path = install.file("claude-desktop")
+    path.parent.mkdir(parents=True)
+    path.symlink_to(real)
+    done = install("claude-desktop", str(EXAMPLE))
+    assert done.code == 0 and str(real) in done.out
+    assert path.is_symlink()
+    assert json.loads(real.read_text())["mcpServers"]["robot-md"] == MCP_SERVERS
+    assert real.stat().st_mode & 0o777 == 0o640
+
+
+def test_bom_and_empty_files_are_accepted(install: Installer) -> None:
+    path = install.file("cursor")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'\xef\xbb\xbf{"a": 1}')
+    assert install("cursor", str(EXAMPLE)).code == 0
+    assert json.loads(path.read_text(encoding="utf-8")) == {"a": 1, "mcpServers": {"robot-md": MCP_SERVERS}}
+    path.write_bytes(b"\n")
+    assert install("cursor", str(EXAMPLE)).code == 0
+    assert json.loads(path.read_text(encoding="utf-8")) == {"mcpServers": {"robot-md": MCP_SERVERS}}
+
+
+@pytest.mark.parametrize("fail_at", ["fsync", "replace"])
+def test_a_failed_write_leaves_the_original(install: Installer, monkeypatch, fail_at: str) -> None:
+    path = install.file("claude-desktop")
+    original = write_json(path, {"mcpServers": {"other": {"command": "x"}}})
+
+    def boom(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, fail_at, boom)
+    done = install("claude-desktop", str(EXAMPLE))
+    monkeypatch.undo()
+    assert done.code == 1 and done.out == ""
+    assert done.err == f"robot-md-mcp: nothing installed: cannot write {path}: no space left on device\n"
+    assert path.read_bytes() == original
+    assert siblings(path) <= {path.name, path.name + ".bak"}  # no temp file left
+    backup = path.with_name(path.name + ".bak")
+    assert not backup.exists() or backup.read_bytes() == original
+
+
+# --- refusing --------------------------------------------------------------------
+
+REFUSED = {
+    "not JSON": (b'{"mcpServers": {', "is not valid JSON (Expecting property name enclosed in double quotes"),
+    "not UTF-8": (b'{"a": "caf\xe9"}', "is not UTF-8 text"),
+    "top level a list": (b"[]", "does not hold a JSON object at the top level"),
+    "top level a string": (b'"x"', "does not hold a JSON object at the top level"),
+    "servers a list": (b'{"mcpServers": []}', 'has a "mcpServers" that is not a JSON object'),
+    "servers null": (b'{"mcpServers": null}', 'has a "mcpServers" that is not a JSON object'),
+    "line comment": (b'{\n  // mine\n  "mcpServers": {}\n}\n', "has comments or trailing commas (JSONC)"),
+    "block comment": (
+        b'{"a": "http://x" /* c */, "mcpServers": {}}',
+        "has comments or trailing commas (JSONC)",
+    ),
+    "trailing comma": (
+        b'{"mcpServers": {"x": {"command": "y"},},}',
+        "has comments or trailing commas (JSONC)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_refuses_files_it_cannot_keep(install: Installer, case: str) -> None:
+    content, reason = REFUSED[case]
+    path = install.file("claude-desktop")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    done = install("claude-desktop", str(EXAMPLE))
+    assert done.code == 1
+    assert done.err.count("\n") == 1
+    assert done.err.startswith(f"robot-md-mcp: nothing installed: {path} {reason}")
+    assert path.read_bytes() == content
+    assert siblings(path) == {path.name}
+    if "JSONC" in reason:  # the entry to paste by hand, as a JSON object member
+        assert json.loads("{" + done.out + "}") == {"robot-md": MCP_SERVERS}
+    else:
+        assert done.out == ""
+
+
+def test_vscode_jsonc_refusal_prints_its_shape(install: Installer) -> None:
+    path = install.file("vscode")
+    path.parent.mkdir(parents=True)
+    path.write_text('{\n  "servers": {\n    // "old": {}\n  }\n}\n', encoding="utf-8")
+    done = install("vscode", str(EXAMPLE))
+    assert done.code == 1 and 'into its "servers" object by hand' in done.err
+    assert json.loads("{" + done.out + "}") == {"robot-md": VSCODE}
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [("---\nmetadata: {}\n---\n", "metadata.robot_name is missing"), (None, "file not found")],
+    ids=["no robot_name", "missing"],
+)
+def test_a_manifest_that_cannot_serve_is_not_installed(
+    install: Installer, tmp_path: Path, content: str | None, expected: str
+) -> None:
+    manifest = tmp_path / "ROBOT.md"
+    if content is not None:
+        manifest.write_text(content, encoding="utf-8")
+    done = install("claude-desktop", str(manifest))
+    assert done.code == 1 and done.out == ""
+    assert done.err.startswith(f"robot-md-mcp: {expected}") and done.err.count("\n") == 1
+    assert done.err.endswith(f"({manifest}); nothing installed\n")
+    assert list(install.home.iterdir()) == []
+
+
+def test_manifest_path_resolves_as_serving_does(install: Installer, tmp_path: Path, monkeypatch) -> None:
+    robot = tmp_path / "robot"
+    (robot / "sub").mkdir(parents=True)
+    (robot / "ROBOT.md").write_bytes(EXAMPLE.read_bytes())
+    wanted = {"command": sys.executable, "args": [MODULE, str(robot / "ROBOT.md")]}
+    for args, env, cwd in (
+        (["robot"], {}, tmp_path),  # relative folder → folder/ROBOT.md, made absolute
+        ([], {"ROBOT_MD_PATH": str(robot)}, tmp_path),
+        ([], {}, robot / "sub"),  # walk up
+    ):
+        monkeypatch.chdir(cwd)
+        assert install("cursor", *args, "--name", "r", **env).code == 0
+        data = json.loads(install.file("cursor").read_text(encoding="utf-8"))
+        assert data["mcpServers"]["r"] == wanted
+    monkeypatch.chdir(tmp_path)
+    done = install("cursor")
+    assert done.code == 2 and "no ROBOT.md given and none found" in done.err
+
+
+# --- VS Code: workspace or user --------------------------------------------------
+
+
+def test_vscode_workspace_vs_user(install: Installer, tmp_path: Path) -> None:
+    workspace = tmp_path / "proj"
+    workspace.mkdir()
+    done = install("vscode", str(EXAMPLE), "--workspace", str(workspace))
+    assert done.code == 0
+    assert json.loads((workspace / ".vscode" / "mcp.json").read_text()) == {"servers": {"robot-md": VSCODE}}
+    assert not install.file("vscode").exists()
+    done = install("vscode", str(EXAMPLE))
+    assert done.code == 0
+    assert json.loads(install.file("vscode").read_text()) == {"servers": {"robot-md": VSCODE}}
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([], "install needs a client; choose one of claude-desktop, cursor, vscode, claude-code"),
+        (["zed"], "unknown client 'zed'"),
+        (["cursor", "a", "b"], "unexpected argument 'b' (one PATH only)"),
+        (["cursor", "--nope"], "unknown option --nope"),
+        (["cursor", "--name"], "--name needs a value"),
+        (["cursor", "--name", "robot md"], "--name 'robot md': use letters, digits"),
+        (["cursor", "--workspace", "."], "--workspace is for vscode only"),
+        (["vscode", "--workspace=/no/such/dir"], "--workspace '/no/such/dir' is not a folder"),
+    ],
+)
+def test_usage_errors_exit_2(install: Installer, args: list[str], message: str) -> None:
+    done = install(*args)
+    assert done.code == 2 and done.out == ""
+    assert done.err.startswith(f"robot-md-mcp: {message}") and done.err.count("\n") == 1
+    assert list(install.home.iterdir()) == []
+
+
+# --- dry run ---------------------------------------------------------------------
+
+
+def test_dry_run_changes_nothing(install: Installer) -> None:
+    done = install("claude-desktop", str(EXAMPLE), "--dry-run", os_name="macos")
+    path = install.file("claude-desktop", "macos")
+    assert done.code == 0
+    first, rest = done.out.split("\n", 1)
+    assert first == f'robot-md-mcp: dry run, nothing changed; would add "robot-md" to {path}:'
+    assert json.loads(rest) == {"mcpServers": {"robot-md": MCP_SERVERS}}
+    assert list(install.home.iterdir()) == []  # not even the folders
+    original = write_json(path, {"mcpServers": {"robot-md": {"command": "old"}}})
+    done = install("claude-desktop", str(EXAMPLE), "--dry-run", os_name="macos")
+    assert done.out.startswith(f'robot-md-mcp: dry run, nothing changed; would update "robot-md" in {path}:')
+    assert path.read_bytes() == original and siblings(path) == {path.name}
+
+
+# --- the command: whatever is running now ------------------------------------------
+
+
+def fake_main(monkeypatch, spec_name: str | None) -> None:
+    spec = SimpleNamespace(name=spec_name) if spec_name else None
+    monkeypatch.setitem(sys.modules, "__main__", SimpleNamespace(__spec__=spec))
+
+
+def test_launch_command_for_each_way_of_running(monkeypatch, tmp_path: Path) -> None:
+    fake_main(monkeypatch, None)
+    pyz = tmp_path / "robot-md-mcp.pyz"
+    with zipfile.ZipFile(pyz, "w") as z:
+        z.writestr("__main__.py", "")
+    renamed = tmp_path / "robot-md-mcp"  # a zipapp without its extension
+    renamed.write_bytes(pyz.read_bytes())
+    script = tmp_path / "bin" / "robot-md-mcp"  # a console script
+    script.parent.mkdir()
+    script.write_text("#!/usr/bin/python3\nfrom robot_md_mcp import main\n")
+    exe = tmp_path / "Scripts" / "robot-md-mcp.exe"
+    exe.parent.mkdir()
+    exe.write_bytes(b"MZ" + pyz.read_bytes())  # pip's launchers carry a zip too
+    cases = {
+        str(pyz): [sys.executable, str(pyz)],
+        str(renamed): [sys.executable, str(renamed)],
+        MODULE: [sys.executable, MODULE],
+        str(script): [str(script)],
+        str(exe): [str(exe)],
+        str(exe.with_suffix("")): [str(exe)],  # pip's Windows launcher strips ".exe" from argv[0]
+        "-c": [sys.executable, os.path.abspath(rmm.__file__)],
+    }
+    for argv0, expected in cases.items():
+        monkeypatch.setattr(sys, "argv", [argv0, "install"])
+        assert rmm.launch_command() == expected, argv0
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["robot-md-mcp.pyz"])  # relative: made absolute
+    assert rmm.launch_command() == [sys.executable, str(pyz)]
+    fake_main(monkeypatch, "robot_md_mcp.__main__")  # `python -m robot_md_mcp`, installed package
+    monkeypatch.setattr(sys, "argv", ["/site-packages/robot_md_mcp/__main__.py"])
+    assert rmm.launch_command() == [sys.executable, "-m", "robot_md_mcp"]
+
+
+def run_cli(*args: str, env: dict[str, str], python_args: tuple[str, ...] = (MODULE,), cwd: Path = ROOT):
+    full_env = {k: v for k, v in os.environ.items() if k not in ("ROBOT_MD_PATH", "XDG_CONFIG_HOME")}
+    return subprocess.run(
+        [sys.executable, *python_args, "install", *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env={**full_env, **env},
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+def test_a_real_zipapp_installs_itself(tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "robot_md_mcp.py").write_bytes(Path(MODULE).read_bytes())
+    (app / "__main__.py").write_text("from robot_md_mcp import main\nraise SystemExit(main())\n")
+    pyz = tmp_path / "robot-md-mcp.pyz"
+    import zipapp
+
+    zipapp.create_archive(app, pyz)
+    done = run_cli(
+        "claude-code", str(EXAMPLE), "--dry-run", env={}, python_args=("robot-md-mcp.pyz",), cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert shlex.split(done.stdout) == [
+        "claude",
+        "mcp",
+        "add",
+        "robot-md",
+        "--",
+        sys.executable,
+        str(pyz),
+        str(EXAMPLE),
+    ]
+
+
+def test_python_dash_m_from_a_checkout_installs_the_file(tmp_path: Path) -> None:
+    done = run_cli("claude-code", str(EXAMPLE), "--dry-run", env={}, python_args=("-m", "robot_md_mcp"))
+    assert done.returncode == 0, done.stderr
+    assert shlex.split(done.stdout) == ["claude", "mcp", "add", "robot-md", "--", *COMMAND]
+
+
+# --- claude-code -------------------------------------------------------------------
+
+
+def test_claude_code_line_is_quoted(install: Installer, tmp_path: Path) -> None:
+    manifest = tmp_path / "my robot's dir" / "ROBOT.md"
+    manifest.parent.mkdir()
+    manifest.write_bytes(EXAMPLE.read_bytes())
+    done = install("claude-code", str(manifest), "--dry-run", "--name", "bob")
+    assert done.code == 0 and done.err == ""
+    assert shlex.split(done.out) == [
+        "claude",
+        "mcp",
+        "add",
+        "bob",
+        "--",
+        sys.executable,
+        MODULE,
+        str(manifest),
+    ]
+    assert done.out.count("\n") == 1
+    done = install("claude-code", str(manifest), "--dry-run", os_name="windows")
+    assert done.out.rstrip("\n") == subprocess.list2cmdline(
+        ["claude", "mcp", "add", "robot-md", "--", sys.executable, MODULE, str(manifest)]
+    )
+    # Not on PATH: the line to run elsewhere, and a note why.
+    done = install("claude-code", str(manifest), PATH=str(tmp_path / "empty"))
+    assert done.code == 0 and shlex.split(done.out)[:3] == ["claude", "mcp", "add"]
+    assert done.err == "robot-md-mcp: claude is not on PATH; run the line above where it is\n"
+
+
+@posix_only
+@pytest.mark.parametrize("exit_code", [0, 3])
+def test_claude_code_runs_claude_when_on_path(tmp_path: Path, exit_code: int) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "argv.json"
+    claude = bin_dir / "claude"
+    claude.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"open({str(log)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+        f"print('Added stdio MCP server robot-md')\nsys.exit({exit_code})\n"
+    )
+    claude.chmod(0o755)
+    env = {"HOME": str(tmp_path), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    done = run_cli("claude-code", str(EXAMPLE), env=env)
+    assert json.loads(log.read_text()) == ["mcp", "add", "robot-md", "--", *COMMAND]
+    line = shlex.join(["claude", "mcp", "add", "robot-md", "--", *COMMAND])
+    if exit_code == 0:
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == f"Added stdio MCP server robot-md\nrobot-md-mcp: ran {line}\n"
+    else:
+        assert done.returncode == 1
+        assert done.stderr == f"robot-md-mcp: `claude mcp add` failed (exit 3): {line}\n"
+    log.unlink()
+    assert run_cli("claude-code", str(EXAMPLE), "--dry-run", env=env).stdout == line + "\n"
+    assert not log.exists()  # a dry run never runs claude
+
+
+# --- the real CLI, and the installed entry really starts a server -------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("client", ["claude-desktop", "vscode"])
+async def test_installed_entry_starts_a_working_server(tmp_path: Path, client: str) -> None:
+    from mcp import Client, StdioServerParameters
+
+    home, xdg = tmp_path / "home", tmp_path / "xdg"
+    home.mkdir()
+    env = {"HOME": str(home), "APPDATA": str(home / "AppData"), "XDG_CONFIG_HOME": str(xdg)}
+    done = run_cli(client, str(EXAMPLE), env=env)
+    assert done.returncode == 0, done.stderr
+    path = xdg / ("Claude/claude_desktop_config.json" if client == "claude-desktop" else "Code/User/mcp.json")
+    assert done.stdout.startswith(f'robot-md-mcp: added "robot-md" to {path} (new file); ')
+    entry = json.loads(path.read_text(encoding="utf-8"))[KEY[client]]["robot-md"]
+    assert entry == ENTRY[client]
+    assert list(home.iterdir()) == []  # XDG_CONFIG_HOME won over ~/.config
+    again = run_cli(client, str(EXAMPLE), env=env)
+    assert again.returncode == 0 and "nothing changed" in again.stdout
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], cwd=tmp_path)
+    async with Client(params, mode="legacy") as mcp_client:
+        uris = [r.uri for r in (await mcp_client.list_resources()).resources]
+        assert uris == [f"robot-md://bob/{k}" for k in ("frontmatter", "capabilities", "safety", "body")]
+
+
+def test_cli_refusal_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text("{oops", encoding="utf-8")
+    done = run_cli("cursor", str(EXAMPLE), env={"HOME": str(tmp_path)})
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (
+        f"robot-md-mcp: nothing installed: {path} is not valid JSON (Expecting property name enclosed in "
+        "double quotes at line 1 column 2); fix it or move it aside\n"
+    )
+    assert path.read_text(encoding="utf-8") == "{oops"
+
+
+def test_help_mentions_install() -> None:
+    for args in (["--help"], ["install", "--help"]):
+        done = subprocess.run([sys.executable, MODULE, *args], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "install CLIENT [PATH]" in done.stdout
+    done = subprocess.run([sys.executable, MODULE, "validate", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and "usage:" in done.stdout
