@@ -8,7 +8,7 @@ The module reads top-down, each section using only those above it:
 4. rendering   -- canonical YAML and strict-JSON views of the manifest
 5. watching    -- re-read on every request, re-parse only when the bytes change
 6. server      -- MCP wiring; the only section that imports the SDK
-7. command line
+7. command line -- serve, validate, render, and install into a client's config
 
 Sections 1-5 do no network I/O and import no SDK, so `validate`/`render` start
 fast and the server can check a manifest before paying for the SDK import.
