@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Build inputs and outputs of robot-md-mcp.
 #   ./build.sh wheel           dist/*.whl
-#   ./build.sh pyz             dist/robot-md-mcp.pyz for this machine's platform and Python (shiv)
+#   ./build.sh pyz             dist/robot-md-mcp.pyz for Linux/macOS/Windows x CPython 3.10-3.14 (shiv),
+#                              one slim pyz per platform+CPython, dist/SHA256SUMS (packaging/build_pyz.py)
 #   ./build.sh refresh-schema  copy schema.json from the pinned robot-md release (then review the diff)
 # PYTHON picks the interpreter (default python3), DIST the output folder (default dist).
+# pyz keeps downloaded wheels in .cache/wheels and its tools in .cache/pyz-venv (both reused).
 set -euo pipefail
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
@@ -18,15 +20,18 @@ wheel() {
 }
 
 pyz() {
-  local work
+  local work venv=.cache/pyz-venv
   work=$(mktemp -d)
   trap 'rm -rf "$work"' RETURN
-  "$PY" -m pip install --quiet shiv==1.0.8
-  "$PY" -m pip install --quiet --target "$work/site" .
-  mkdir -p "$DIST"
-  "$PY" -m shiv --site-packages "$work/site" -e robot_md_mcp:main -o "$DIST/robot-md-mcp.pyz" \
-    --reproducible --compressed -p '/usr/bin/env python3'
-  ls -l "$DIST/robot-md-mcp.pyz"
+  # The build's own tools, pinned, in a venv of their own (reused; PEP 668 systems refuse --user installs).
+  if ! "$venv/bin/python" -c 'from importlib.metadata import version as v
+assert (v("shiv"), v("packaging")) == ("1.0.8", "26.3")' 2>/dev/null; then
+    "$PY" -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check shiv==1.0.8 packaging==26.3
+  fi
+  "$venv/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir "$work" .
+  "$venv/bin/python" packaging/build_pyz.py --project-wheel "$work"/robot_md_mcp-*.whl --dist "$DIST" \
+    --cache .cache/wheels
 }
 
 refresh_schema() {
@@ -48,5 +53,5 @@ case "${1:-}" in
   wheel) wheel ;;
   pyz) pyz ;;
   refresh-schema) refresh_schema ;;
-  *) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -1036,7 +1036,8 @@ def _run_serve(args: list[str]) -> int:
         print(USAGE)
         return 0
     if "--version" in args:
-        print(f"{NAME} {__version__}")
+        pyz = getattr(sys, "robot_md_mcp_pyz", None)  # set by the pyz's __main__ (packaging/pyz_guard.py)
+        print(f"{NAME} {__version__}" + (f" (pyz, platform {pyz['platform']})" if pyz else ""))
         return 0
     try:
         arg, _ = _parse_args(args, ())

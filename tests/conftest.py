@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,27 @@ def manifest_path(tmp_path: Path):
         return path
 
     return write
+
+
+def build_dist(dist: Path) -> float:
+    """`./build.sh pyz` into `dist`: the universal pyz, the slim ones, SHA256SUMS. Seconds taken."""
+    started = time.monotonic()
+    env = {**os.environ, "PYTHON": sys.executable, "DIST": str(dist)}
+    done = subprocess.run(
+        ["bash", str(ROOT / "build.sh"), "pyz"], env=env, capture_output=True, text=True, timeout=3600
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return time.monotonic() - started
+
+
+@pytest.fixture(scope="session")
+def built_dist(tmp_path_factory) -> Path:
+    """One build per test run, shared by the pyz and Pi tests."""
+    out = tmp_path_factory.mktemp("dist")
+    build_dist(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def universal_pyz(built_dist: Path) -> Path:
+    return built_dist / "robot-md-mcp.pyz"

@@ -73,41 +73,7 @@ def test_installed_package_finds_its_schema(wheel: Path, tmp_path: Path) -> None
     assert json.loads(done.stdout) == rmm.check_text(EXAMPLE.read_text(encoding="utf-8")).as_dict()
 
 
-@pytest.mark.anyio
-async def test_pyz_serves_and_validates(tmp_path: Path) -> None:
-    """The real shiv zipapp (this platform's): schema inside, a full MCP session."""
-    from mcp import Client, StdioServerParameters
-
-    env = {**os.environ, "PYTHON": sys.executable, "DIST": str(tmp_path)}
-    subprocess.run(
-        ["bash", str(ROOT / "build.sh"), "pyz"], env=env, check=True, capture_output=True, timeout=600
-    )
-    pyz = tmp_path / "robot-md-mcp.pyz"
-    run_env = {**os.environ, "SHIV_ROOT": str(tmp_path / "shiv")}
-    done = subprocess.run(
-        [sys.executable, str(pyz), "validate", "--json", str(EXAMPLE)],
-        cwd=tmp_path,
-        env=run_env,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["ok"] is True
-    params = StdioServerParameters(
-        command=sys.executable, args=[str(pyz), str(EXAMPLE)], env=run_env, cwd=tmp_path
-    )
-    async with Client(params, mode="legacy") as client:
-        uris = [r.uri for r in (await client.list_resources()).resources]
-        for uri in uris:
-            assert (await client.read_resource(uri)).contents[0].text
-        assert (await client.call_tool("validate", {})).structured_content["ok"] is True
-        assert (
-            (await client.call_tool("render", {}))
-            .structured_content["yaml"]
-            .startswith("rcan_version: '3.0'")
-        )
+# The pyz (universal and slim zipapps): tests/test_pyz.py.
 
 
 def test_pipx_install_from_a_git_tag(tmp_path: Path) -> None:
