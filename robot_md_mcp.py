@@ -5,9 +5,10 @@ The module reads top-down, each section using only those above it:
 1. reading     -- find the manifest on disk, enforce limits, decode UTF-8
 2. parsing     -- split frontmatter from prose exactly as robot-md 1.10.6 does
 3. validation  -- schema, cross-references, warnings, body sections, summary
-4. rendering   -- canonical YAML and strict-JSON views of the manifest
-5. watching    -- re-read on every request, re-parse only when the bytes change
-6. server      -- MCP wiring; the only section that imports the SDK
+4. rendering   -- canonical YAML, strict-JSON views, briefings, prompt texts
+5. watching    -- re-read on every request, re-parse only when the bytes change;
+                  what changed between two versions
+6. server      -- MCP wiring and live updates; the only section that imports the SDK
 7. command line -- serve, validate, render, and install into a client's config
 
 Sections 1-5 do no network I/O and import no SDK, so `validate`/`render` start
@@ -17,6 +18,7 @@ fast and the server can check a manifest before paying for the SDK import.
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as _dt
 import hashlib
 import itertools
@@ -26,7 +28,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -622,6 +624,221 @@ def to_json(value: Any) -> str:
     return json.dumps(json_safe(value), ensure_ascii=False, indent=2)
 
 
+# --- Briefings: identity line and context document --------------------------
+# An agent reads these first, so they must render for ANY manifest that
+# parses: a missing or null field says "not declared", a field of the wrong
+# type says "unknown" (never a traceback, never a guess).
+
+NOT_DECLARED = "not declared"
+UNKNOWN = "unknown"
+RRN_RESOLVER = "https://rcan.dev/r/"
+_ABSENT = object()
+
+
+def _get(fm: Any, *keys: str) -> Any:
+    """fm[k1][k2]...: _ABSENT if a level is missing or null, None if a level
+    that should be a mapping is not one."""
+    value = fm
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key, _ABSENT)
+        if value is None or value is _ABSENT:
+            return _ABSENT
+    return value
+
+
+def _described(value: Any, kind: type | tuple[type, ...], unit: str = "") -> str:
+    """A field's value as one line of text: the value if it has the expected
+    type (bools are never numbers), else "not declared" or "unknown"."""
+    if value is _ABSENT or value == "":
+        return NOT_DECLARED
+    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        return UNKNOWN
+    if not isinstance(value, kind):
+        return UNKNOWN
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    text = _one_line(value)  # one line, whatever the YAML held
+    return f"{text} {unit}".rstrip() if text else NOT_DECLARED
+
+
+_NUMBER = (int, float)
+
+
+def rrn_of(fm: dict[str, Any]) -> str | None:
+    """metadata.rrn if the robot is registered (a non-empty string)."""
+    rrn = _get(fm, "metadata", "rrn")
+    return " ".join(rrn.split()) or None if isinstance(rrn, str) else None
+
+
+def rrn_text(fm: dict[str, Any]) -> str:
+    """`RRN-… (https://rcan.dev/r/RRN-…)`, or "unregistered"."""
+    from urllib.parse import quote
+
+    rrn = rrn_of(fm)
+    return f"{rrn} ({RRN_RESOLVER}{quote(rrn, safe='')})" if rrn else "unregistered"
+
+
+def capability_names(fm: dict[str, Any]) -> list[str]:
+    """The declared capability names (string entries), in file order, once each."""
+    capabilities = fm.get("capabilities")
+    if not isinstance(capabilities, list):
+        return []
+    return list(dict.fromkeys(c for c in capabilities if isinstance(c, str) and c))
+
+
+def _capability_count(fm: dict[str, Any]) -> str:
+    capabilities = fm.get("capabilities", [])
+    if capabilities is None:
+        return "0"
+    return str(len(capabilities)) if isinstance(capabilities, list) else UNKNOWN
+
+
+# (label, path, expected type) for the identity line and the context's Identity section.
+_IDENTITY_FIELDS: tuple[tuple[str, tuple[str, ...], type | tuple[type, ...]], ...] = (
+    ("name", ("metadata", "robot_name"), str),
+    ("type", ("physics", "type"), str),
+    ("dof", ("physics", "dof"), int),
+    ("manufacturer", ("metadata", "manufacturer"), str),
+    ("model", ("metadata", "model"), str),
+    ("version", ("metadata", "version"), str),
+)
+
+
+def identity(manifest: Manifest) -> str:
+    """One line, `label: value` pairs joined by " | ", in this order: name,
+    type, dof, capabilities (count), manufacturer, model, version, rrn."""
+    fm = manifest.frontmatter
+    values = {label: _described(_get(fm, *path), kind) for label, path, kind in _IDENTITY_FIELDS}
+    values["capabilities"] = _capability_count(fm)
+    values["rrn"] = rrn_text(fm)
+    order = ("name", "type", "dof", "capabilities", "manufacturer", "model", "version", "rrn")
+    return " | ".join(f"{label}: {values[label]}" for label in order)
+
+
+def _safety_lines(fm: dict[str, Any]) -> list[str]:
+    safety = fm.get("safety", _ABSENT)
+    lines = []
+    if safety is _ABSENT or safety is None:
+        lines.append(
+            "- **No safety block is declared.** Treat every motion as needing the operator's "
+            "explicit approval."
+        )
+    elif not isinstance(safety, dict):
+        lines.append(
+            "- **The safety block is not a mapping** (limits unknown). Treat every motion as needing "
+            "the operator's explicit approval."
+        )
+    estop = _get(fm, "safety", "estop")
+    if estop is _ABSENT or estop is None:
+        lines.append(f"- E-stop: {NOT_DECLARED if estop is _ABSENT else UNKNOWN}")
+    else:
+        software = _described(_get(estop, "software"), bool)
+        hardware = _described(_get(estop, "hardware"), bool)
+        response = _described(_get(estop, "response_ms"), _NUMBER, "ms")
+        lines.append(f"- E-stop: software {software}, hardware {hardware}, response {response}")
+    lines += _gate_lines(_get(fm, "safety", "hitl_gates"))
+    limits = (
+        ("Payload limit", "payload_kg", "kg"),
+        ("Max joint velocity", "max_joint_velocity_dps", "deg/s"),
+        ("Max linear velocity", "max_linear_velocity_ms", "m/s"),
+    )
+    for label, key, unit in limits:
+        lines.append(f"- {label}: {_described(_get(fm, 'safety', key), _NUMBER, unit)}")
+    bounds = _get(fm, "safety", "workspace_bounds_m")
+    if (
+        isinstance(bounds, list)
+        and bounds
+        and all(isinstance(b, _NUMBER) and not isinstance(b, bool) for b in bounds)
+    ):
+        lines.append(f"- Workspace bounds: {' x '.join(map(str, bounds))} m")
+    else:
+        lines.append(f"- Workspace bounds: {_described(bounds, ())}")
+    lines.append(f"- Failsafe on lost comms: {_described(_get(fm, 'safety', 'failsafe_behavior'), str)}")
+    known = {"estop", "hitl_gates", "failsafe_behavior", "workspace_bounds_m", *(k for _, k, _ in limits)}
+    others = [_one_line(k) for k in (safety if isinstance(safety, dict) else {}) if k not in known]
+    if others:
+        lines.append(f"- Also declared (see the safety resource): {', '.join(others)}")
+    return lines
+
+
+def _gate_lines(gates: Any) -> list[str]:
+    if gates is _ABSENT or gates == []:
+        return ["- Human-in-the-loop gates: none declared"]
+    if not isinstance(gates, list):
+        return [f"- Human-in-the-loop gates: {UNKNOWN}"]
+    lines = ["- Human-in-the-loop gates:"]
+    for gate in gates:
+        scope = _described(_get(gate, "scope"), str)
+        auth = _get(gate, "require_auth")
+        if isinstance(auth, bool):
+            rule = "operator authorization required" if auth else "no authorization required"
+        else:
+            rule = f"authorization {NOT_DECLARED if auth is _ABSENT else UNKNOWN}"
+        lines.append(f"  - scope {scope}: {rule}")
+    return lines
+
+
+def context(manifest: Manifest) -> str:
+    """The markdown briefing an agent reads first: identity, capabilities,
+    safety, validation status, then the operator's prose verbatim."""
+    fm = manifest.frontmatter
+    name = _described(_get(fm, "metadata", "robot_name"), str)
+    lines = [
+        f"# {name}: robot briefing",
+        "",
+        "Generated from the robot's ROBOT.md. This server is read-only: it describes the robot and "
+        "cannot move it. Check any action against the Safety section; where a limit is not declared, "
+        "ask the operator instead of assuming.",
+        "",
+        "## Identity",
+        "",
+        *(
+            f"- {label.capitalize() if label != 'dof' else 'DoF'}: {_described(_get(fm, *path), kind)}"
+            for label, path, kind in _IDENTITY_FIELDS
+        ),
+        f"- RRN: {rrn_text(fm)}",
+        "",
+        f"## Capabilities ({_capability_count(fm)})",
+        "",
+    ]
+    capabilities = fm.get("capabilities")
+    entries = capabilities if isinstance(capabilities, list) else []
+    lines += [f"- `{_one_line(c)}`" if isinstance(c, str) and c else f"- {UNKNOWN} entry" for c in entries]
+    if not entries:
+        lines.append("- none declared" if capabilities is None or capabilities == [] else f"- {UNKNOWN}")
+    lines += ["", "The robot can do only what is listed here.", "", "## Safety", "", *_safety_lines(fm)]
+    lines += ["", "## Validation", "", *_validation_lines(validate(manifest))]
+    lines += ["", "## Operator's notes (the ROBOT.md prose, verbatim)", ""]
+    return "\n".join(lines) + "\n" + (manifest.prose or "(no prose)\n")
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text).split())
+
+
+def _validation_lines(report: Report) -> list[str]:
+    if report.ok:
+        lines = [f"- Status: valid — {report.summary}"]
+    else:
+        lines = [f"- Status: invalid ({len(report.errors)} error{'s' * (len(report.errors) != 1)})"]
+        lines += [f"  - {_one_line(e)}" for e in report.errors]
+    lines.append("- Warnings: none" if not report.warnings else "- Warnings:")
+    lines += [f"  - {_one_line(w)}" for w in report.warnings]
+    return lines
+
+
+def prose_section(prose: str, title: str) -> str | None:
+    """The `## <title>` section of the prose (heading included, up to the next
+    heading of level 1 or 2), matched case-insensitively; None if absent."""
+    match = re.search(rf"^##[ \t]+{re.escape(title)}[ \t]*$", prose, re.MULTILINE | re.IGNORECASE)
+    if match is None:
+        return None
+    end = re.search(r"^#{1,2}[ \t]", prose[match.end() :], re.MULTILINE)
+    return prose[match.start() : match.end() + end.start() if end else len(prose)].rstrip() + "\n"
+
+
 @dataclass(frozen=True)
 class View:
     """One resource a robot's manifest is served as: the table that drives
@@ -635,6 +852,23 @@ class View:
 
 
 VIEWS: tuple[View, ...] = (
+    View(
+        "context",
+        "text/markdown",
+        "Robot briefing (read first)",
+        "Everything an agent needs before planning for this robot, in one markdown document: "
+        "identity, declared capabilities, safety (E-stop, human-in-the-loop gates, payload and "
+        "velocity limits), validation status, then the operator's prose. Undeclared fields say so.",
+        context,
+    ),
+    View(
+        "identity",
+        "text/plain",
+        "Identity (one line)",
+        "Who the robot is, in one line: name, physics type, DoF, capability count, manufacturer, "
+        "model, version and registry number (RRN) with its public resolver URL, or 'unregistered'.",
+        identity,
+    ),
     View(
         "frontmatter",
         "application/json",
@@ -677,6 +911,140 @@ def resource_uri(robot_name: str, kind: str) -> str:
     return f"robot-md://{quote(robot_name, safe='')}/{kind}"
 
 
+VIEW = {view.kind: view for view in VIEWS}
+
+
+# --- Prompts: instructions plus the manifest content they need --------------
+
+
+class BadArgument(ValueError):
+    """A prompt argument the manifest cannot honour (the server answers invalid-params)."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt: every argument is required. `parts` turns the manifest and
+    the arguments into messages: text, or a View embedded as a resource."""
+
+    name: str
+    title: str
+    description: str
+    arguments: tuple[tuple[str, str], ...]  # (name, description)
+    parts: Callable[[Manifest, Mapping[str, str]], list[str | View]]
+    completions: Mapping[str, Callable[[Manifest], list[str]]] = field(default_factory=dict)
+
+
+_READ_ONLY = (
+    "This server is read-only: it describes the robot and cannot move or command it, so do not offer "
+    "to carry anything out."
+)
+
+
+def _name(m: Manifest) -> str:
+    return _described(_get(m.frontmatter, "metadata", "robot_name"), str)
+
+
+def _brief_me(m: Manifest, args: Mapping[str, str]) -> list[str | View]:
+    return [
+        f"Brief me on the robot {_name(m)} before we work with it. Using only the briefing below "
+        "(generated from its ROBOT.md), tell me in a few short paragraphs: what the robot is; what it "
+        "can do (declared capabilities only); its safety setup (E-stop, human-in-the-loop gates, "
+        "payload, velocity and workspace limits), naming every one that is not declared; and whether "
+        "the manifest validates, and what is wrong if not. Do not infer abilities or limits the "
+        f"manifest does not state. {_READ_ONLY}",
+        VIEW["context"],
+    ]
+
+
+def _check_safety(m: Manifest, args: Mapping[str, str]) -> list[str | View]:
+    gates = prose_section(m.prose, "Safety Gates")
+    return [
+        f"Check this proposed action against the declared safety rules of {_name(m)} before anyone "
+        f"carries it out:\n\n> {_one_line(args['action'])}\n\n"
+        "Use only the safety block, the capabilities and the operator's Safety Gates section below. "
+        "Answer in this order:\n"
+        "1. Capability: which declared capability the action needs. If none matches, say the robot "
+        "does not declare it and give the verdict BLOCKED.\n"
+        "2. Gates: every human-in-the-loop gate whose scope could cover the action, and whether it "
+        "requires the operator's authorization.\n"
+        "3. Limits: the payload, velocity, workspace and E-stop limits that constrain the action; "
+        "name every relevant limit that is not declared.\n"
+        "4. Verdict: exactly one of BLOCKED (not declared, or beyond a limit), NEEDS OPERATOR "
+        "AUTHORIZATION, or WITHIN DECLARED LIMITS. When in doubt, choose the stricter one.\n"
+        f"Do not carry out or simulate the action. {_READ_ONLY}",
+        VIEW["safety"],
+        VIEW["capabilities"],
+        f"The operator's Safety Gates section, from the ROBOT.md prose:\n\n{gates}"
+        if gates
+        else "The ROBOT.md prose has no '## Safety Gates' section: report that gap, and do not "
+        "treat its absence as permission.",
+    ]
+
+
+def _explain_capability(m: Manifest, args: Mapping[str, str]) -> list[str | View]:
+    capability, declared = args["capability"].strip(), capability_names(m.frontmatter)
+    if capability not in declared:
+        known = f"it declares: {', '.join(declared)}" if declared else "it declares no capabilities"
+        raise BadArgument(f"{_name(m)} does not declare the capability {capability!r}; {known}")
+    return [
+        f"Explain the capability `{capability}` of {_name(m)}: what it does on this robot, which "
+        "hardware and drivers it relies on, which human-in-the-loop gates and limits apply to it, and "
+        "what the manifest leaves unsaid. Use only the manifest below (its structured fields, then "
+        f"the operator's notes) and quote the notes where they mention it. {_READ_ONLY}",
+        VIEW["frontmatter"],
+        VIEW["body"],
+    ]
+
+
+def _manifest_status(m: Manifest, args: Mapping[str, str]) -> list[str | View]:
+    return [
+        f"Report the health of {_name(m)}'s ROBOT.md: whether it validates, each error and warning "
+        "in plain words with how to fix it, and which identity and safety fields are not declared. "
+        "Keep it short.",
+        f"The validate tool's report:\n\n{json.dumps(validate(m).as_dict(), ensure_ascii=False, indent=2)}",
+        VIEW["context"],
+    ]
+
+
+PROMPTS: dict[str, Prompt] = {
+    p.name: p
+    for p in (
+        Prompt(
+            "brief-me",
+            "Brief me on this robot",
+            "A briefing to start from: identity, capabilities, safety limits and manifest health, "
+            "with the robot's context document embedded.",
+            (),
+            _brief_me,
+        ),
+        Prompt(
+            "check-safety",
+            "Check an action against the safety rules",
+            "Checks a proposed action against the declared capabilities, safety limits, "
+            "human-in-the-loop gates and the prose's Safety Gates section; ends in a verdict.",
+            (("action", "The action to check, in plain words (e.g. 'pick up the glass vial')."),),
+            _check_safety,
+        ),
+        Prompt(
+            "explain-capability",
+            "Explain a capability",
+            "Explains one declared capability: what it does, what it relies on, what limits it.",
+            (("capability", "A capability the robot declares (e.g. arm.pick); completion lists them."),),
+            _explain_capability,
+            {"capability": lambda m: capability_names(m.frontmatter)},
+        ),
+        Prompt(
+            "manifest-status",
+            "Manifest health",
+            "Whether the ROBOT.md validates, what is wrong and what is not declared, with the "
+            "validation report embedded.",
+            (),
+            _manifest_status,
+        ),
+    )
+}
+
+
 # ---------------------------------------------------------------------------
 # 5. Watching: a snapshot per content digest
 # ---------------------------------------------------------------------------
@@ -703,6 +1071,29 @@ class Snapshot:
             self._texts[key] = make(self.manifest)
         return self._texts[key]
 
+    def served(self) -> dict[str, str]:
+        """URI → text of every resource this version serves ({} without a
+        robot_name). A view that cannot be shown compares by its error."""
+        name = self.manifest.robot_name
+        if name is None:
+            return {}
+        texts = {}
+        for view in VIEWS:
+            try:
+                texts[resource_uri(name, view.kind)] = self.text(view.kind, view.text)
+            except ManifestError as e:
+                texts[resource_uri(name, view.kind)] = f"error: {e.what}"
+        return texts
+
+
+def changes(old: Snapshot, new: Snapshot) -> tuple[list[str], bool]:
+    """What a client must hear when the file goes from `old` to `new`: the
+    URIs whose text changed (those that appeared or vanished included), and
+    whether the set of URIs changed (the robot was renamed)."""
+    before, after = old.served(), new.served()
+    updated = [uri for uri in {**before, **after} if before.get(uri) != after.get(uri)]
+    return updated, before.keys() != after.keys()
+
 
 class ManifestFile:
     """The served file. Every `current()` re-reads it (so an edit shows on the
@@ -722,6 +1113,21 @@ class ManifestFile:
             self._snapshot = Snapshot(manifest, source.digest)
         return self._snapshot
 
+    @property
+    def last(self) -> Snapshot | None:
+        """The version parsed most recently, without touching the disk."""
+        return self._snapshot
+
+    def stamp(self) -> tuple[int, ...] | None:
+        """A cheap change detector (no read): mtime, ctime, size and inode
+        (an editor that saves by rename changes the inode). None if the file
+        cannot be stat'ed right now."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
     def startup_check(self) -> Snapshot:
         """What must hold before serving: a readable, parseable file whose
         robot_name can name the resource URIs."""
@@ -736,9 +1142,11 @@ class ManifestFile:
 # ---------------------------------------------------------------------------
 
 INSTRUCTIONS = (
-    "Read-only facts about one robot, from its ROBOT.md. Before acting on the robot, read its "
-    "safety resource and capabilities; the body resource is the operator's prose; call validate "
-    "to check the manifest and render for canonical YAML."
+    "Read-only facts about one robot, from its ROBOT.md; this server cannot move the robot. Read the "
+    "context resource first (identity, capabilities, safety limits, validation, operator's notes). "
+    "Before proposing any action, check it against the safety resource and its human-in-the-loop "
+    "gates (the check-safety prompt does this); never assume a capability or limit that is not "
+    "declared. validate reports manifest problems; render gives canonical YAML."
 )
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 TOOLS: dict[str, dict[str, Any]] = {
@@ -779,13 +1187,127 @@ TOOLS: dict[str, dict[str, Any]] = {
 }
 
 
+POLL_SECONDS = 0.5
+# Coarse mtime clocks (FAT, some network mounts) can hide a same-size edit
+# from stat(): re-read the bytes every this many polls anyway.
+REDIGEST_EVERY = 10
+
+
+class LiveUpdates:
+    """Pushes changes of the served file to connected clients. A poller (stat
+    every POLL_SECONDS, read only when the stamp moved) diffs each good
+    version (parses, has a robot_name) against the previous good one; a
+    broken or missing file is logged and skipped, never fatal.
+
+    Handshake era: `notifications/resources/updated` for the URIs a
+    connection subscribed to, `notifications/resources/list_changed` to every
+    connection. 2026-07-28 era: the same events on `bus`, which the SDK's
+    ListenHandler streams to `subscriptions/listen` clients."""
+
+    def __init__(self, manifest_file: ManifestFile, bus: Any) -> None:
+        self.file = manifest_file
+        self.bus = bus
+        # Per handshake-era connection: a session to notify through, and its subscribed URIs.
+        self.connections: dict[Any, tuple[Any, set[str]]] = {}
+
+    def subscriptions(self, ctx: Any) -> set[str] | None:
+        """The URIs this connection subscribed to, registering it on first
+        sight; None for the 2026 era (no standing connection: it listens)."""
+        from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+        # The per-request session's Connection is the stable per-client identity
+        # (mcp 2.x's low-level context has no public accessor for it).
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is None or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None
+        if connection not in self.connections:
+            self.connections[connection] = (ctx.session, set())
+            connection.exit_stack.callback(self.connections.pop, connection, None)
+        return self.connections[connection][1]
+
+    async def remember(self, ctx: Any, call_next: Any) -> Any:
+        """Server middleware: every handshake connection past `initialize`
+        hears about renames, whether or not it subscribed."""
+        result = await call_next(ctx)
+        if ctx.method != "initialize":
+            self.subscriptions(ctx)
+        return result
+
+    def good_version(self) -> Snapshot:
+        snap = self.file.current()
+        if snap.manifest.robot_name is None:
+            raise ManifestError("metadata.robot_name is missing or not a non-empty string", self.file.path)
+        return snap
+
+    async def watch(self) -> None:
+        import logging
+
+        import anyio
+
+        log = logging.getLogger(NAME)
+        last, stamp, trouble = self.file.last, None, ""
+        for polls in itertools.count(1):
+            await anyio.sleep(POLL_SECONDS)
+            now = self.file.stamp()
+            if now == stamp and polls % REDIGEST_EVERY:
+                continue
+            stamp = now
+            try:
+                snap = self.good_version()
+            except ManifestError as e:
+                if e.one_line() != trouble:  # once per distinct problem, not every poll
+                    log.warning("%s; live updates resume once it is fixed", e.one_line())
+                trouble = e.one_line()
+                continue
+            trouble = ""
+            if last is not None and snap.digest != last.digest:
+                await self.publish(*changes(last, snap))
+            last = snap
+
+    async def publish(self, updated: list[str], relisted: bool) -> None:
+        from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated
+
+        if relisted:
+            await self.bus.publish(ResourcesListChanged())
+        for uri in updated:
+            await self.bus.publish(ResourceUpdated(uri=uri))
+        for session, subscribed in list(self.connections.values()):
+            if relisted:
+                await session.send_resource_list_changed()
+            for uri in updated:
+                if uri in subscribed:
+                    await session.send_resource_updated(uri)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, server: Any) -> AsyncIterator[dict[str, Any]]:
+        """The server's lifespan: watch while a transport serves (stdio: one
+        client; HTTP: the app), stop when it ends."""
+        import anyio
+
+        async def watch_safely() -> None:
+            try:
+                await self.watch()
+            except Exception:  # a bug here must cost live updates, not the server
+                import logging
+
+                logging.getLogger(NAME).exception("live updates stopped")
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(watch_safely)
+            yield {}
+            tasks.cancel_scope.cancel()
+
+
 def build_server(manifest_file: ManifestFile) -> Any:
     """A low-level SDK server whose handlers are table look-ups: VIEWS for
-    resources, TOOLS for tools. Every request reads the file anew."""
+    resources, PROMPTS for prompts, TOOLS for tools. Every request reads the
+    file anew; LiveUpdates pushes changes while a client is connected."""
     import mcp.types as types
     from mcp import MCPError
-    from mcp.server import Server
+    from mcp.server import NotificationOptions, Server
+    from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
+    live = LiveUpdates(manifest_file, InMemorySubscriptionBus())
     no_arguments = {"type": "object", "properties": {}, "additionalProperties": False}
     read_only = types.ToolAnnotations(
         read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -833,25 +1355,104 @@ def build_server(manifest_file: ManifestFile) -> Any:
             ]
         )
 
+    def invalid(message: str, **data: Any) -> MCPError:
+        """The one error a client's own mistake gets: invalid params (-32602)."""
+        return MCPError(types.INVALID_PARAMS, message, data=data or None)
+
+    def contents(snap: Snapshot, name: str, view: View) -> Any:
+        try:
+            text = snap.text(view.kind, view.text)
+        except ManifestError as e:
+            raise MCPError(
+                types.INTERNAL_ERROR, f"{NAME}: {view.kind}: {e.what} ({manifest_file.path})"
+            ) from None
+        return types.TextResourceContents(
+            uri=resource_uri(name, view.kind), mime_type=view.mime_type, text=text
+        )
+
     async def read_resource(ctx: Any, params: Any) -> Any:
         snap = snapshot()
         name = served_name(snap)
         for view in VIEWS:
             if params.uri == resource_uri(name, view.kind):
-                try:
-                    text = snap.text(view.kind, view.text)
-                except ManifestError as e:
-                    raise MCPError(
-                        types.INTERNAL_ERROR, f"{NAME}: {view.kind}: {e.what} ({manifest_file.path})"
-                    ) from None
-                return types.ReadResourceResult(
-                    contents=[types.TextResourceContents(uri=params.uri, mime_type=view.mime_type, text=text)]
-                )
+                return types.ReadResourceResult(contents=[contents(snap, name, view)])
+        # A URI of another name (the robot was renamed, or a typo): name the one to read now.
+        kind = params.uri.rpartition("/")[2] if params.uri.startswith("robot-md://") else ""
+        if kind in VIEW:
+            current = resource_uri(name, kind)
+            raise invalid(
+                f"Unknown resource: {params.uri}; the robot's name is now {name!r}, read {current}",
+                uri=params.uri,
+                current=current,
+            )
         known = ", ".join(resource_uri(name, v.kind) for v in VIEWS)
-        raise MCPError(
-            types.INVALID_PARAMS,
-            f"Unknown resource: {params.uri} (this server has {known})",
-            data={"uri": params.uri},
+        raise invalid(f"Unknown resource: {params.uri} (this server has {known})", uri=params.uri)
+
+    async def subscribe(ctx: Any, params: Any) -> Any:
+        # Any URI is accepted; only ours ever change (so only they are notified).
+        subscribed = live.subscriptions(ctx)
+        if subscribed is not None:
+            subscribed.add(params.uri)
+        return types.EmptyResult()
+
+    async def unsubscribe(ctx: Any, params: Any) -> Any:
+        subscribed = live.subscriptions(ctx)
+        if subscribed is not None:
+            subscribed.discard(params.uri)
+        return types.EmptyResult()
+
+    prompts = [
+        types.Prompt(
+            name=p.name,
+            title=p.title,
+            description=p.description,
+            arguments=[types.PromptArgument(name=a, description=d, required=True) for a, d in p.arguments],
+        )
+        for p in PROMPTS.values()
+    ]
+
+    async def list_prompts(ctx: Any, params: Any) -> Any:
+        return types.ListPromptsResult(prompts=prompts)
+
+    async def get_prompt(ctx: Any, params: Any) -> Any:
+        prompt = PROMPTS.get(params.name)
+        if prompt is None:
+            raise invalid(f"Unknown prompt {params.name!r}; this server has: {', '.join(PROMPTS)}")
+        args = params.arguments or {}
+        for arg, about in prompt.arguments:
+            if not str(args.get(arg) or "").strip():
+                raise invalid(f"Prompt {prompt.name!r} needs the argument {arg!r}: {about}", argument=arg)
+        snap = snapshot()
+        name = served_name(snap)
+        try:
+            parts = prompt.parts(snap.manifest, args)
+        except BadArgument as e:
+            raise invalid(str(e)) from None
+        return types.GetPromptResult(
+            description=prompt.description,
+            messages=[
+                types.PromptMessage(
+                    role="user",
+                    content=types.TextContent(type="text", text=part)
+                    if isinstance(part, str)
+                    else types.EmbeddedResource(type="resource", resource=contents(snap, name, part)),
+                )
+                for part in parts
+            ],
+        )
+
+    async def complete(ctx: Any, params: Any) -> Any:
+        # Unknown prompts/arguments (and a broken file) get no suggestions, not an error.
+        prompt = PROMPTS.get(getattr(params.ref, "name", ""))
+        domain = prompt.completions.get(params.argument.name) if prompt else None
+        try:
+            options = domain(manifest_file.current().manifest) if domain else []
+        except ManifestError:
+            options = []
+        typed = params.argument.value.casefold()
+        values = [o for o in options if o.casefold().startswith(typed)]
+        return types.CompleteResult(
+            completion=types.Completion(values=values[:100], total=len(values), has_more=len(values) > 100)
         )
 
     async def list_tools(ctx: Any, params: Any) -> Any:
@@ -878,15 +1479,41 @@ def build_server(manifest_file: ManifestFile) -> Any:
             content=[types.TextContent(type="text", text=text)], structured_content=data
         )
 
-    return Server(
+    class RobotServer(Server):  # type: ignore[type-arg]
+        def create_initialization_options(self, notification_options: Any = None, *args: Any) -> Any:
+            # Renames change the resource list: advertise listChanged on every
+            # transport, whatever options its runner passes (or none).
+            options = notification_options or NotificationOptions()
+            options.resources_changed = True
+            return super().create_initialization_options(options, *args)
+
+    server = RobotServer(
         NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
+        lifespan=live.lifespan,
         on_list_resources=list_resources,
         on_read_resource=read_resource,
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
+        on_subscriptions_listen=ListenHandler(live.bus),
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_completion=complete,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    server.middleware.append(live.remember)
+
+    async def set_logging_level(ctx: Any, params: Any) -> Any:
+        # Handshake-era clients may choose a level; this server sends them no
+        # log messages (its own logs go to stderr), so nothing is filtered.
+        return types.EmptyResult()
+
+    # Registered rather than passed as on_set_logging_level=, which warns
+    # (MCPDeprecationWarning: protocol logging ends with 2026-07-28).
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_logging_level)
+    return server
 
 
 def serve_stdio(manifest_file: ManifestFile) -> int:
@@ -904,6 +1531,315 @@ def serve_stdio(manifest_file: ManifestFile) -> int:
             )
 
     anyio.run(run)
+    return 0
+
+
+# --- Streamable HTTP ----------------------------------------------------------
+# The SDK serves MCP at /mcp. One small ASGI layer in front of it sees every
+# request first: Host and Origin allow-lists (DNS rebinding), the bearer token,
+# and /healthz. The address is resolved, the token read and the port bound
+# before anything is imported; uvicorn, starlette and the SDK's HTTP modules
+# load only on this path.
+
+TOKEN_ENV = "ROBOT_MD_MCP_TOKEN"  # noqa: S105 (a variable name)
+MCP_PATH = "/mcp"
+HEALTH_PATH = "/healthz"
+MIN_TOKEN_CHARS = 16
+MAX_HTTP_BODY_BYTES = 256 * 1024  # one JSON-RPC message; ours are tiny
+MAX_HTTP_HEADER_BYTES = 16 * 1024  # request line plus headers
+MAX_HTTP_CONCURRENCY = 128  # open connections and tasks; beyond that: 503
+MAX_MCP_SESSIONS = 256  # handshake-era sessions at once; beyond that: 503
+MCP_SESSION_IDLE_SECONDS = 600.0
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+_HOST_NAME = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?")
+_MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"  # noqa: S105
+
+
+class HttpSetupError(Exception):
+    """An --http setting that cannot work: one line, exit 1."""
+
+
+@dataclass(frozen=True)
+class HttpListener:
+    """A bound listening socket and the rules for talking to it."""
+
+    socket: Any = field(repr=False)
+    url: str  # where clients connect (MCP endpoint)
+    loopback: bool  # bound to a loopback address only
+    allowed_hosts: tuple[str, ...]  # exact Host header values, lowercase
+    token: str | None = field(default=None, repr=False)
+
+    @property
+    def allowed_origins(self) -> tuple[str, ...]:
+        """Browser origins of our own hosts; every other Origin is foreign."""
+        return tuple(f"{scheme}://{host}" for host in self.allowed_hosts for scheme in ("http", "https"))
+
+
+def parse_listen_address(value: str) -> tuple[str, int]:
+    """`PORT`, `HOST:PORT` or `[IPv6]:PORT` (host defaults to 127.0.0.1;
+    port 0 picks a free one)."""
+    if value.startswith("["):
+        host, bracket, port = value[1:].partition("]:")
+        if not bracket:
+            host = ""
+    elif ":" in value:
+        host, _, port = value.rpartition(":")
+        if ":" in host:
+            raise HttpSetupError(f"--http {value!r}: put an IPv6 address in brackets: [ADDRESS]:PORT")
+    else:
+        host, port = "127.0.0.1", value
+    if not host or not re.fullmatch(r"[0-9]{1,5}", port) or int(port) > 65535:
+        raise HttpSetupError(
+            f"--http {value!r}: expected [HOST:]PORT with PORT 0-65535 (IPv6: [ADDRESS]:PORT)"
+        )
+    return host, int(port)
+
+
+def read_token(token_file: str | None, environ: Mapping[str, str] | None = None) -> str | None:
+    """The bearer token from --token-file, else $ROBOT_MD_MCP_TOKEN, else None.
+    Messages name where the token came from, never the token."""
+    environ = os.environ if environ is None else environ
+    if token_file is not None:
+        source = f"token file {token_file}"
+        try:
+            with open(Path(token_file).expanduser(), "rb", opener=_open_nonblocking) as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    raise HttpSetupError(f"the {source} is not a regular file")
+                data = f.read(4096)
+            text = data.decode("utf-8")
+        except OSError as e:
+            raise HttpSetupError(f"cannot read the {source}: {_os_reason(e)}") from None
+        except UnicodeDecodeError:
+            raise HttpSetupError(f"the {source} is not UTF-8 text") from None
+    elif environ.get(TOKEN_ENV, "").strip():
+        source, text = f"${TOKEN_ENV}", environ[TOKEN_ENV]
+    else:
+        return None
+    token = text.strip()
+    if len(token) < MIN_TOKEN_CHARS or not re.fullmatch(r"[\x21-\x7e]+", token):
+        raise HttpSetupError(
+            f"the {source} must hold one token of at least {MIN_TOKEN_CHARS} printable ASCII characters "
+            f"without spaces; make one with: {_MAKE_TOKEN}"
+        )
+    return token
+
+
+def open_listener(
+    address: str,
+    allow_hosts: Iterable[str] = (),
+    token_file: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> HttpListener:
+    """Check every --http setting and bind the port; HttpSetupError says what is wrong."""
+    import ipaddress
+    import socket
+
+    host, port = parse_listen_address(address)
+    extra: list[str] = []
+    for name in allow_hosts:
+        if not _HOST_NAME.fullmatch(name):
+            raise HttpSetupError(f"--allow-host {name!r}: expected a host name or address, maybe with :PORT")
+        extra.append(name.lower())
+    token = read_token(token_file, environ)
+    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as e:
+        reason = getattr(e, "strerror", None) or str(e)
+        raise HttpSetupError(f"cannot listen on {shown}: {reason.lower()}") from None
+    found.sort(key=lambda info: info[0] != socket.AF_INET)  # "localhost": 127.0.0.1 before ::1
+    family, kind, proto, _, sockaddr = found[0]
+    ip = ipaddress.ip_address(str(sockaddr[0]).split("%")[0])
+    wildcard, loopback = ip.is_unspecified, ip.is_loopback
+    if not loopback and token is None:
+        raise HttpSetupError(
+            f"refusing to serve on {shown} (reachable from other machines) without a bearer token: "
+            f"pass --token-file PATH or set ${TOKEN_ENV} (make one with: {_MAKE_TOKEN}), "
+            "or bind 127.0.0.1"
+        )
+    sock = socket.socket(family, kind, proto)
+    try:
+        if os.name != "nt":  # on Windows SO_REUSEADDR would let two servers share a port
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(sockaddr)
+        sock.listen(128)
+        sock.set_inheritable(True)
+    except OSError as e:
+        sock.close()
+        raise HttpSetupError(f"cannot listen on {shown}: {_os_reason(e)}") from None
+    port = sock.getsockname()[1]
+    bracketed = f"[{ip}]" if ip.version == 6 else str(ip)
+    names = list(_LOOPBACK_NAMES) if loopback or wildcard else [bracketed]
+    if not wildcard and not loopback and host.lower() != str(ip):
+        names.append(f"[{host}]" if ":" in host else host.lower())  # the name it was given, e.g. pi.local
+    allowed = [f"{name}:{port}" for name in names] + (names if port == 80 else [])
+    for name in extra:
+        allowed += [name] if _HOST_NAME.fullmatch(name)[2] else [name, f"{name}:{port}"]  # type: ignore[index]
+    return HttpListener(
+        socket=sock,
+        url=f"http://{bracketed}:{port}{MCP_PATH}",
+        loopback=loopback,
+        allowed_hosts=tuple(dict.fromkeys(allowed)),
+        token=token,
+    )
+
+
+class HttpGuard:
+    """ASGI middleware in front of the SDK's app: Host (421) and Origin (403)
+    allow-lists for every request, /healthz, then the bearer token (401) for
+    everything else, compared in constant time."""
+
+    def __init__(self, app: Any, listener: HttpListener) -> None:
+        import logging
+
+        self.app = app
+        self.hosts = frozenset(listener.allowed_hosts)
+        self.origins = frozenset(listener.allowed_origins)
+        self.token = None if listener.token is None else listener.token.encode("ascii")
+        self.log = logging.getLogger(NAME)
+        self.noted: set[str] = set()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)  # lifespan (websockets are off)
+            return
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        host = self._single(headers, b"host")
+        if host is None or host.lower() not in self.hosts:
+            allowed = ", ".join(sorted(self.hosts))
+            self._note(f"refused a request for Host {host!r}; allowed: {allowed} (--allow-host adds names)")
+            await _respond(send, 421, b"Invalid Host header")
+            return
+        origin = self._single(headers, b"origin")
+        if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
+            self._note(f"refused a request from foreign Origin {origin!r}")
+            await _respond(send, 403, b"Invalid Origin header")
+            return
+        if scope["path"] == HEALTH_PATH:
+            if scope["method"] not in ("GET", "HEAD"):
+                await _respond(send, 405, b"Method Not Allowed", [(b"allow", b"GET, HEAD")])
+                return
+            body = b'{"status": "ok"}'
+            sent = b"" if scope["method"] == "HEAD" else body
+            await _respond(send, 200, sent, content_type=b"application/json", length=len(body))
+            return
+        if self.token is not None and not self._authorized(headers):
+            self._note("refused a request without the right bearer token")
+            challenge = [(b"www-authenticate", b'Bearer realm="robot-md-mcp"')]
+            await _respond(send, 401, b"Unauthorized: send Authorization: Bearer <token>", challenge)
+            return
+        # The SDK compares Host case-sensitively; hand it the checked value in lowercase.
+        headers = [(k, v.lower() if k == b"host" else v) for k, v in headers]
+        progress = {"http.response.start": False, "done": False}
+
+        async def watched_send(message: dict[str, Any]) -> None:
+            progress[message["type"]] = True
+            progress["done"] |= message["type"] == "http.response.body" and not message.get("more_body")
+            await send(message)
+
+        await self.app({**scope, "headers": headers}, receive, watched_send)
+        if progress["http.response.start"] and not progress["done"]:
+            # An event stream the SDK dropped (shutdown, session closed): end it cleanly.
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    @staticmethod
+    def _single(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
+        values = [v for k, v in headers if k == name]
+        return values[0].decode("latin-1") if len(values) == 1 else None
+
+    def _authorized(self, headers: list[tuple[bytes, bytes]]) -> bool:
+        import hmac
+
+        values = [v for k, v in headers if k == b"authorization"]
+        scheme, _, credentials = (values[0] if len(values) == 1 else b"").partition(b" ")
+        assert self.token is not None
+        matches = hmac.compare_digest(credentials.strip(), self.token)
+        return matches and scheme.lower() == b"bearer"
+
+    def _note(self, message: str) -> None:
+        """Log each distinct refusal once (a flood of them must not flood stderr)."""
+        if message not in self.noted and len(self.noted) < 100:
+            self.noted.add(message)
+            self.log.warning("%s: %s", NAME, message)
+
+
+async def _respond(
+    send: Any,
+    status: int,
+    body: bytes,
+    extra: list[tuple[bytes, bytes]] | None = None,
+    *,
+    content_type: bytes = b"text/plain; charset=utf-8",
+    length: int | None = None,
+) -> None:
+    size = str(len(body) if length is None else length).encode()
+    headers = [(b"content-type", content_type), (b"content-length", size)]
+    await send({"type": "http.response.start", "status": status, "headers": headers + (extra or [])})
+    await send({"type": "http.response.body", "body": body})
+
+
+def serve_http(manifest_file: ManifestFile, listener: HttpListener, robot: str) -> int:
+    """Serve MCP over Streamable HTTP until Ctrl-C or SIGTERM (exit 0)."""
+    import signal
+
+    running: list[Any] = []  # the uvicorn server, once there is one
+    stopping: list[int] = []
+
+    def stop(signum: int, frame: Any) -> None:
+        stopping.append(signum)
+        for uvicorn_server in running:
+            uvicorn_server.should_exit = True
+
+    # A signal before uvicorn takes over (or while it starts) stops it;
+    # uvicorn handles them while it serves, then restores ours and re-raises
+    # what it caught, which this handler absorbs: exit 0, no traceback.
+    signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])]
+    previous = {sig: signal.signal(sig, stop) for sig in signals}
+    try:
+        import uvicorn
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        server = build_server(manifest_file)
+        app = server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            transport_security=TransportSecuritySettings(
+                enable_dns_rebinding_protection=True,
+                allowed_hosts=list(listener.allowed_hosts),
+                allowed_origins=list(listener.allowed_origins),
+            ),
+            max_request_body_size=MAX_HTTP_BODY_BYTES,
+            max_sessions=MAX_MCP_SESSIONS,
+            session_idle_timeout=MCP_SESSION_IDLE_SECONDS,
+        )
+        config = uvicorn.Config(
+            HttpGuard(app, listener),
+            http="h11",
+            loop="asyncio",
+            ws="none",
+            lifespan="on",
+            log_config=None,  # warnings and errors reach stderr; no access log
+            access_log=False,
+            server_header=False,
+            proxy_headers=False,  # no proxy is trusted to speak for a client
+            h11_max_incomplete_event_size=MAX_HTTP_HEADER_BYTES,
+            limit_concurrency=MAX_HTTP_CONCURRENCY,
+            timeout_keep_alive=5,
+            timeout_graceful_shutdown=3,
+        )
+        guard = "bearer token required" if listener.token else "no token: this machine only"
+        print(
+            f"{NAME} {__version__}: serving robot '{robot}' from {manifest_file.path} at {listener.url} "
+            f"(MCP over Streamable HTTP; {guard}; health check at {HEALTH_PATH}; Ctrl-C quits)",
+            file=sys.stderr,
+            flush=True,
+        )
+        running.append(uvicorn.Server(config))
+        if not stopping:
+            running[0].run(sockets=[listener.socket])
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        listener.socket.close()
     return 0
 
 
@@ -1040,7 +1976,12 @@ def _run_serve(args: list[str]) -> int:
         print(f"{NAME} {__version__}" + (f" (pyz, platform {pyz['platform']})" if pyz else ""))
         return 0
     try:
+        args, http = _take_options(args, ("--http", "--allow-host", "--token-file"))
         arg, _ = _parse_args(args, ())
+        if len(http.get("--http", [])) > 1 or len(http.get("--token-file", [])) > 1:
+            raise _UsageError("--http and --token-file may be given once")
+        if http and "--http" not in http:
+            raise _UsageError("--allow-host and --token-file need --http [HOST:]PORT")
     except _UsageError as e:
         return _usage_error(str(e))
     try:
@@ -1052,9 +1993,38 @@ def _run_serve(args: list[str]) -> int:
     except ManifestError as e:
         print(e.one_line(), file=sys.stderr)
         return FILE_ERROR
+    if http:
+        try:
+            token_file = http.get("--token-file", [None])[0]
+            listener = open_listener(http["--http"][0], http.get("--allow-host", ()), token_file)
+        except HttpSetupError as e:
+            print(f"{NAME}: {e}", file=sys.stderr)
+            return FILE_ERROR
+        return serve_http(manifest_file, listener, snapshot.manifest.robot_name or "")
     if sys.stdin is not None and sys.stdin.isatty():
         print(_banner(manifest_file.path, snapshot.manifest.robot_name or ""), file=sys.stderr)
     return serve_stdio(manifest_file)
+
+
+def _take_options(args: list[str], names: tuple[str, ...]) -> tuple[list[str], dict[str, list[str]]]:
+    """Pull `--name VALUE` / `--name=VALUE` options out of args (up to `--`)."""
+    rest: list[str] = []
+    found: dict[str, list[str]] = {}
+    items = iter(args)
+    for arg in items:
+        if arg == "--":
+            rest += [arg, *items]
+            break
+        option, eq, value = arg.partition("=")
+        if option not in names:
+            rest.append(arg)
+            continue
+        if not eq:
+            value = next(items, "")
+        if not value:
+            raise _UsageError(f"{option} needs a value")
+        found.setdefault(option, []).append(value)
+    return rest, found
 
 
 def launch_command() -> list[str]:

@@ -539,7 +539,7 @@ async def test_installed_entry_starts_a_working_server(tmp_path: Path, client: s
     params = StdioServerParameters(command=entry["command"], args=entry["args"], cwd=tmp_path)
     async with Client(params, mode="legacy") as mcp_client:
         uris = [r.uri for r in (await mcp_client.list_resources()).resources]
-        assert uris == [f"robot-md://bob/{k}" for k in ("frontmatter", "capabilities", "safety", "body")]
+        assert uris == [f"robot-md://bob/{v.kind}" for v in rmm.VIEWS]
 
 
 def test_cli_refusal_is_one_line(tmp_path: Path) -> None:

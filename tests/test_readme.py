@@ -32,7 +32,7 @@ async def test_claude_desktop_snippet_works_as_written() -> None:
     async with Client(StdioServerParameters(command=command, args=args), mode="legacy") as client:
         assert client.server_info.name == "robot-md-mcp"
         uris = [r.uri for r in (await client.list_resources()).resources]
-        assert uris == [f"robot-md://bob/{k}" for k in ("frontmatter", "capabilities", "safety", "body")]
+        assert uris == [f"robot-md://bob/{v.kind}" for v in rmm.VIEWS]
         result = await client.call_tool("validate", {})
         assert result.structured_content == {
             "ok": True,

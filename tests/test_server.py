@@ -18,7 +18,7 @@ import robot_md_mcp as rmm
 
 MODES = ["legacy", "auto"]  # 2025-11-25 initialize handshake; 2026-07-28 server/discover
 GOOD = EXAMPLE.read_text(encoding="utf-8")
-KINDS = ["frontmatter", "capabilities", "safety", "body"]
+KINDS = ["context", "identity", "frontmatter", "capabilities", "safety", "body"]
 
 
 def in_process(path: Path, mode: str) -> Client:
@@ -47,7 +47,9 @@ async def test_full_session(connect, manifest_path) -> None:
         assert (client.server_info.name, client.server_info.version) == ("robot-md-mcp", rmm.__version__)
         listed = (await client.list_resources()).resources
         assert [r.uri for r in listed] == [f"robot-md://bob/{k}" for k in KINDS]
-        assert [r.mime_type for r in listed] == ["application/json"] * 3 + ["text/markdown"]
+        assert [r.mime_type for r in listed] == ["text/markdown", "text/plain"] + ["application/json"] * 3 + [
+            "text/markdown"
+        ]
         assert all(r.title and r.description and r.name == k for r, k in zip(listed, KINDS))
         for resource, view in zip(listed, rmm.VIEWS):
             contents = (await client.read_resource(resource.uri)).contents
@@ -131,7 +133,7 @@ async def test_edits_show_up_without_a_restart_and_breakage_is_per_request(conne
 
         path.write_text(GOOD.replace("robot_name: bob", "robot_name: bob2"), encoding="utf-8")
         listed = await client.list_resources()
-        assert listed.resources[0].uri == "robot-md://bob2/frontmatter"
+        assert listed.resources[0].uri == "robot-md://bob2/context"
         assert (await client.call_tool("validate", {})).structured_content[
             "ok"
         ] is False  # H1 is still '# bob'
@@ -163,8 +165,8 @@ async def test_uris_for_names_that_are_not_uri_safe(connect, manifest_path) -> N
     text = GOOD.replace("robot_name: bob", "robot_name: 'my bot/#1'")
     async with connect(manifest_path(text)) as client:
         uris = [r.uri for r in (await client.list_resources()).resources]
-        assert uris[0] == "robot-md://my%20bot%2F%231/frontmatter"
-        assert (await client.read_resource(uris[3])).contents[0].text.startswith("\n# bob\n")
+        assert uris[0] == "robot-md://my%20bot%2F%231/context"
+        assert (await client.read_resource(uris[-1])).contents[0].text.startswith("\n# bob\n")
 
 
 # --- the process: stdout carries only protocol, EOF ends it cleanly ----------

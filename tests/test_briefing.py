@@ -1,0 +1,372 @@
+"""The briefing surface: identity and context resources, prompts, completions.
+
+Expected values are derived here, field by field, from the parsed YAML: never
+from text the code under test produced."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from cases import CASES
+from conftest import EXAMPLE, corpus_files
+from mcp import Client, MCPError
+from mcp.types import INVALID_PARAMS, EmbeddedResource, PromptReference, ResourceTemplateReference
+
+import robot_md_mcp as rmm
+
+GOOD = EXAMPLE.read_text(encoding="utf-8")
+
+
+def parsed(path: Path) -> rmm.Manifest | None:
+    try:
+        return rmm.parse(rmm.read_source(path).text)
+    except rmm.ManifestError:
+        return None
+
+
+SERVABLE = [p for p in corpus_files() if (m := parsed(p)) is not None and m.robot_name is not None]
+
+
+def test_most_of_the_corpus_is_served() -> None:
+    assert len(SERVABLE) >= 13
+
+
+# --- what a reader of the YAML expects each field to say --------------------
+
+
+def expect(mapping: object, key: str, kind: type | tuple[type, ...], unit: str = "") -> str:
+    """The documented rule: value if well-typed, 'not declared' if absent/null/empty, else 'unknown'."""
+    if not isinstance(mapping, dict) or key not in mapping or mapping[key] in (None, ""):
+        return "not declared" if isinstance(mapping, dict) or mapping is None else "unknown"
+    value = mapping[key]
+    if kind is bool:
+        return {True: "yes", False: "no"}.get(value, "unknown") if isinstance(value, bool) else "unknown"
+    if isinstance(value, bool) or not isinstance(value, kind):
+        return "unknown"
+    return f"{value} {unit}".strip()
+
+
+def section(fm: dict, name: str) -> object:
+    return fm.get(name)
+
+
+def identity_fields(fm: dict) -> dict[str, str]:
+    meta, physics = fm.get("metadata"), fm.get("physics")
+    caps = fm.get("capabilities")
+    rrn = meta.get("rrn") if isinstance(meta, dict) else None
+    return {
+        "name": expect(meta, "robot_name", str),
+        "type": expect(physics, "type", str),
+        "dof": expect(physics, "dof", int),
+        "capabilities": str(len(caps)) if isinstance(caps, list) else ("0" if caps is None else "unknown"),
+        "manufacturer": expect(meta, "manufacturer", str),
+        "model": expect(meta, "model", str),
+        "version": expect(meta, "version", str),
+        "rrn": f"{rrn} (https://rcan.dev/r/{rrn})" if isinstance(rrn, str) and rrn else "unregistered",
+    }
+
+
+@pytest.mark.parametrize("path", SERVABLE, ids=lambda p: p.name)
+def test_identity_line_field_by_field(path: Path) -> None:
+    manifest = parsed(path)
+    assert manifest is not None
+    line = rmm.identity(manifest)
+    assert "\n" not in line
+    pairs = [part.split(": ", 1) for part in line.split(" | ")]
+    assert dict(pairs) == identity_fields(manifest.frontmatter)
+    assert [k for k, _ in pairs] == list(identity_fields(manifest.frontmatter))
+
+
+def test_identity_of_bob_reads_as_documented() -> None:
+    assert rmm.identity(rmm.parse(GOOD)) == (
+        "name: bob | type: arm+camera | dof: 6 | capabilities: 5 | manufacturer: craigm26 | "
+        "model: opencastor-rpi5-hailo-soarm101 | version: 2026.4.17.0 | "
+        "rrn: RRN-000000000001 (https://rcan.dev/r/RRN-000000000001)"
+    )
+
+
+def sections(markdown: str) -> dict[str, list[str]]:
+    """`## Heading` → its non-blank lines, up to the operator's notes."""
+    head, _, _ = markdown.partition("\n## Operator's notes")
+    out: dict[str, list[str]] = {}
+    current = ""
+    for line in head.splitlines():
+        if line.startswith("## "):
+            current = line[3:]
+            out[current] = []
+        elif line.strip() and current:
+            out[current].append(line)
+    return out
+
+
+def bullet(lines: list[str], label: str) -> str:
+    (found,) = [line for line in lines if line.startswith(f"- {label}: ")]
+    return found.split(": ", 1)[1]
+
+
+@pytest.mark.parametrize("path", SERVABLE, ids=lambda p: p.name)
+def test_context_field_by_field(path: Path) -> None:
+    manifest = parsed(path)
+    assert manifest is not None
+    fm = manifest.frontmatter
+    text = rmm.context(manifest)
+    name = fm["metadata"]["robot_name"]
+    assert text.startswith(f"# {name}: robot briefing\n")
+    parts = sections(text)
+    caps = fm.get("capabilities")
+    assert list(parts) == [
+        "Identity",
+        f"Capabilities ({identity_fields(fm)['capabilities']})",
+        "Safety",
+        "Validation",
+    ]
+
+    ident = identity_fields(fm)
+    for label, key in [("Name", "name"), ("Type", "type"), ("DoF", "dof"), ("Manufacturer", "manufacturer"),
+                       ("Model", "model"), ("Version", "version"), ("RRN", "rrn")]:  # fmt: skip
+        assert bullet(parts["Identity"], label) == ident[key], label
+
+    listed = [line for line in parts[f"Capabilities ({ident['capabilities']})"] if line.startswith("- ")]
+    if caps:
+        assert listed == [f"- `{c}`" if isinstance(c, str) else "- unknown entry" for c in caps]
+    else:
+        assert listed == ["- none declared"]
+
+    safety = fm.get("safety")
+    lines = parts["Safety"]
+    estop = safety.get("estop") if isinstance(safety, dict) else None
+    if estop is None:
+        assert bullet(lines, "E-stop") == "not declared"
+    else:
+        assert bullet(lines, "E-stop") == (
+            f"software {expect(estop, 'software', bool)}, hardware {expect(estop, 'hardware', bool)}, "
+            f"response {expect(estop, 'response_ms', (int, float), 'ms')}"
+        )
+    if safety is None:
+        assert lines[0].startswith("- **No safety block is declared.**")
+    number = (int, float)
+    assert bullet(lines, "Payload limit") == expect(safety, "payload_kg", number, "kg")
+    assert bullet(lines, "Max joint velocity") == expect(safety, "max_joint_velocity_dps", number, "deg/s")
+    assert bullet(lines, "Max linear velocity") == expect(safety, "max_linear_velocity_ms", number, "m/s")
+    assert bullet(lines, "Failsafe on lost comms") == expect(safety, "failsafe_behavior", str)
+    gates = safety.get("hitl_gates") if isinstance(safety, dict) else None
+    if not gates:
+        assert "- Human-in-the-loop gates: none declared" in lines
+    else:
+        start = lines.index("- Human-in-the-loop gates:")
+        rule = {True: "operator authorization required", False: "no authorization required"}
+        assert lines[start + 1 : start + 1 + len(gates)] == [
+            f"  - scope {g['scope']}: {rule.get(g.get('require_auth'), 'authorization not declared')}"
+            for g in gates
+        ]
+
+    report = rmm.validate(manifest)
+    status = bullet(parts["Validation"], "Status")
+    if report.ok:
+        assert status == f"valid — {report.summary}"
+    else:
+        assert status.startswith(f"invalid ({len(report.errors)} error")
+        for error in report.errors:
+            assert f"  - {' '.join(error.split())}" in parts["Validation"]
+    assert text.endswith("\n" + manifest.prose) if manifest.prose else text.endswith("(no prose)\n")
+
+
+def test_context_of_bob_safety_section_reads_as_documented() -> None:
+    parts = sections(rmm.context(rmm.parse(GOOD)))
+    assert parts["Safety"] == [
+        "- E-stop: software yes, hardware no, response 100 ms",
+        "- Human-in-the-loop gates:",
+        "  - scope destructive: operator authorization required",
+        "  - scope system: operator authorization required",
+        "- Payload limit: 0.5 kg",
+        "- Max joint velocity: 180 deg/s",
+        "- Max linear velocity: not declared",
+        "- Workspace bounds: not declared",
+        "- Failsafe on lost comms: not declared",
+        "- Also declared (see the safety resource): p66_enabled, loa_enforcement",
+    ]
+
+
+MISTYPED = """---
+metadata:
+  robot_name: odd
+  manufacturer: [a, b]
+  version: 1.10
+  rrn: ""
+physics: wheeled
+capabilities: arm.pick
+safety:
+  estop: yes
+  payload_kg: "heavy"
+  max_joint_velocity_dps: true
+  workspace_bounds_m: [1, 2, x]
+  hitl_gates:
+    - scope: {nested: 1}
+      require_auth: "sure"
+    - 7
+---
+"""
+
+
+def test_mistyped_fields_say_unknown_and_never_crash() -> None:
+    m = rmm.parse(MISTYPED)
+    assert rmm.identity(m) == (
+        "name: odd | type: unknown | dof: unknown | capabilities: unknown | manufacturer: unknown | "
+        "model: not declared | version: unknown | rrn: unregistered"
+    )
+    parts = sections(rmm.context(m))
+    assert parts["Safety"][:6] == [
+        "- E-stop: software unknown, hardware unknown, response unknown",
+        "- Human-in-the-loop gates:",
+        "  - scope unknown: authorization unknown",
+        "  - scope unknown: authorization unknown",
+        "- Payload limit: unknown",
+        "- Max joint velocity: unknown",
+    ]
+    assert "- Workspace bounds: unknown" in parts["Safety"]
+    assert parts["Capabilities (unknown)"] == ["- unknown", "The robot can do only what is listed here."]
+
+
+def test_every_generated_manifest_that_parses_gets_a_briefing() -> None:
+    served = 0
+    for case in CASES:
+        try:
+            m = rmm.parse(rmm.decode(case.data).text)
+        except rmm.ManifestError:
+            continue
+        served += 1
+        assert "\n" not in rmm.identity(m), case.id
+        assert rmm.context(m).startswith("# "), case.id
+    assert served > 200
+
+
+def test_prose_section() -> None:
+    prose = "# x\n\n## Safety gates\n\n1. stop\n### detail\nmore\n## Next\nno\n"
+    assert rmm.prose_section(prose, "Safety Gates") == "## Safety gates\n\n1. stop\n### detail\nmore\n"
+    assert rmm.prose_section("# x\n", "Safety Gates") is None
+
+
+# --- over MCP ----------------------------------------------------------------
+
+
+@pytest.fixture(params=["legacy", "auto"])
+def client(request, manifest_path):
+    def connect(text: str = GOOD) -> Client:
+        return Client(rmm.build_server(rmm.ManifestFile(manifest_path(text))), mode=request.param)
+
+    return connect
+
+
+@pytest.mark.anyio
+async def test_briefing_resources_are_listed_first_and_read(client) -> None:
+    async with client() as c:
+        listed = (await c.list_resources()).resources
+        assert [(r.uri, r.mime_type) for r in listed[:2]] == [
+            ("robot-md://bob/context", "text/markdown"),
+            ("robot-md://bob/identity", "text/plain"),
+        ]
+        identity = (await c.read_resource("robot-md://bob/identity")).contents[0]
+        assert identity.text == rmm.identity(rmm.parse(GOOD)) and identity.mime_type == "text/plain"
+        assert "context resource first" in c.instructions
+
+
+@pytest.mark.anyio
+async def test_prompts_embed_the_current_manifest(client) -> None:
+    async with client() as c:
+        prompts = {p.name: p for p in (await c.list_prompts()).prompts}
+        assert set(prompts) == {"brief-me", "check-safety", "explain-capability", "manifest-status"}
+        assert [(a.name, a.required) for a in prompts["check-safety"].arguments] == [("action", True)]
+        assert [(a.name, a.required) for a in prompts["explain-capability"].arguments] == [
+            ("capability", True)
+        ]
+
+        def embedded(result) -> dict[str, str]:
+            return {
+                m.content.resource.uri: m.content.resource.text
+                for m in result.messages
+                if isinstance(m.content, EmbeddedResource)
+            }
+
+        manifest = rmm.parse(GOOD)
+        brief = await c.get_prompt("brief-me")
+        assert embedded(brief) == {"robot-md://bob/context": rmm.context(manifest)}
+        assert "read-only" in brief.messages[0].content.text
+
+        check = await c.get_prompt("check-safety", {"action": "pick up the glass vial"})
+        assert set(embedded(check)) == {"robot-md://bob/safety", "robot-md://bob/capabilities"}
+        instruction = check.messages[0].content.text
+        assert "> pick up the glass vial" in instruction
+        assert "NEEDS OPERATOR AUTHORIZATION" in instruction and "Do not carry out" in instruction
+        gates = check.messages[-1].content.text
+        assert "## Safety Gates" in gates and "human-in-the-loop approval" in gates
+
+        explain = await c.get_prompt("explain-capability", {"capability": "arm.pick"})
+        assert "`arm.pick`" in explain.messages[0].content.text
+        assert set(embedded(explain)) == {"robot-md://bob/frontmatter", "robot-md://bob/body"}
+
+        status = await c.get_prompt("manifest-status")
+        report = status.messages[1].content.text
+        assert json.loads(report.split("\n\n", 1)[1]) == rmm.validate(manifest).as_dict()
+
+
+@pytest.mark.anyio
+async def test_prompt_argument_errors_are_invalid_params(client) -> None:
+    async with client() as c:
+        for name, args, message in [
+            ("check-safety", {}, "Prompt 'check-safety' needs the argument 'action'"),
+            ("check-safety", {"action": "  "}, "needs the argument 'action'"),
+            ("explain-capability", None, "needs the argument 'capability'"),
+            ("explain-capability", {"capability": "nav.go_to"}, "bob does not declare the capability"),
+            ("no-such-prompt", None, "Unknown prompt 'no-such-prompt'"),
+        ]:
+            with pytest.raises(MCPError) as e:
+                await c.get_prompt(name, args)
+            assert e.value.error.code == INVALID_PARAMS and message in e.value.error.message, name
+        with pytest.raises(MCPError, match=r"it declares: arm\.pick, arm\.place"):
+            await c.get_prompt("explain-capability", {"capability": "nav.go_to"})
+
+
+@pytest.mark.anyio
+async def test_completion_suggests_declared_capabilities(client, manifest_path) -> None:
+    async with client() as c:
+        ref = PromptReference(name="explain-capability")
+
+        async def values(ref, name: str, value: str) -> list[str]:
+            return (await c.complete(ref, {"name": name, "value": value})).completion.values
+
+        everything = ["arm.pick", "arm.place", "arm.reach", "vision.describe", "status.report"]
+        assert await values(ref, "capability", "") == everything
+        assert await values(ref, "capability", "ARM.P") == ["arm.pick", "arm.place"]
+        assert await values(ref, "capability", "nav") == []
+        assert await values(ref, "unknown-arg", "") == []
+        assert await values(PromptReference(name="test_prompt_with_arguments"), "arg1", "") == []
+        assert await values(ResourceTemplateReference(uri="robot-md://{x}/y"), "x", "") == []
+
+
+@pytest.mark.anyio
+async def test_a_renamed_robot_names_its_new_uri(client, manifest_path) -> None:
+    async with client() as c:
+        path = manifest_path(GOOD.replace("robot_name: bob", "robot_name: bob2"))
+        assert path.exists()
+        with pytest.raises(MCPError) as e:
+            await c.read_resource("robot-md://bob/safety")
+        assert e.value.error.code == INVALID_PARAMS
+        assert "Unknown resource: robot-md://bob/safety" in e.value.error.message
+        assert "read robot-md://bob2/safety" in e.value.error.message
+        prompt = await c.get_prompt("brief-me")
+        assert prompt.messages[1].content.resource.uri == "robot-md://bob2/context"
+
+
+def test_views_table_drives_everything() -> None:
+    assert [v.kind for v in rmm.VIEWS] == [
+        "context",
+        "identity",
+        "frontmatter",
+        "capabilities",
+        "safety",
+        "body",
+    ]
+    assert all(re.fullmatch(r"[a-z]+", v.kind) for v in rmm.VIEWS)

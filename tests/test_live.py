@@ -1,0 +1,177 @@
+"""Live updates end to end: a real stdio server process, the file edited on
+disk, the notification arriving unasked, in both protocol eras."""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import EXAMPLE, ROOT
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
+from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotification
+
+import robot_md_mcp as rmm
+
+GOOD = EXAMPLE.read_text(encoding="utf-8")
+HEAVIER = GOOD.replace("payload_kg: 0.5", "payload_kg: 0.7")
+RENAMED = GOOD.replace("robot_name: bob", "robot_name: bob2")
+DEADLINE = 2.0  # seconds from the edit to the notification
+
+
+class Inbox:
+    """Server notifications as the client's message_handler receives them."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[float, object]] = []
+
+    async def __call__(self, message: object) -> None:
+        self.items.append((time.monotonic(), message))
+
+    async def next(self, kind: type, since: float, uri: str | None = None) -> float:
+        """Wait for a `kind` notification after `since`; return its latency."""
+        with anyio.fail_after(DEADLINE):
+            while True:
+                for at, m in self.items:
+                    if at >= since and isinstance(m, kind) and (uri is None or m.params.uri == uri):
+                        return at - since
+                await anyio.sleep(0.02)
+
+    def after(self, since: float) -> list[object]:
+        return [m for at, m in self.items if at >= since and not isinstance(m, Exception)]
+
+
+def stdio(path: Path, mode: str, inbox: Inbox) -> Client:
+    params = StdioServerParameters(command=sys.executable, args=[str(ROOT / "robot_md_mcp.py"), str(path)])
+    return Client(params, mode=mode, message_handler=inbox)
+
+
+def edit(path: Path, text: str) -> float:
+    path.write_text(text, encoding="utf-8")
+    return time.monotonic()
+
+
+LATENCIES: list[float] = []
+
+
+@pytest.mark.anyio
+async def test_handshake_era_updates_list_changes_and_outages(manifest_path) -> None:
+    path, inbox = manifest_path(GOOD), Inbox()
+    async with stdio(path, "legacy", inbox) as client:
+        caps = client.server_capabilities.resources
+        assert caps.subscribe and caps.list_changed
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # subscribe is deprecated at 2026-07-28, current before it
+            for uri in ("robot-md://bob/safety", "robot-md://bob/context", "file:///not/ours"):
+                assert (await client.subscribe_resource(uri)).model_dump(exclude_none=True) in (
+                    {},
+                    {"meta": None},
+                )
+            await client.unsubscribe_resource("robot-md://bob/context")
+
+        # A safety edit: the subscribed safety URI is notified, the unsubscribed context is not.
+        since = edit(path, HEAVIER)
+        LATENCIES.append(await inbox.next(ResourceUpdatedNotification, since, "robot-md://bob/safety"))
+        await anyio.sleep(0.7)
+        uris = {m.params.uri for m in inbox.after(since) if isinstance(m, ResourceUpdatedNotification)}
+        assert uris == {"robot-md://bob/safety"}
+        assert "0.7 kg" in (await client.read_resource("robot-md://bob/context")).contents[0].text
+
+        # Prose-only edit: safety did not change, so nobody subscribed to it hears anything.
+        since = edit(path, HEAVIER + "\nA new note.\n")
+        await anyio.sleep(1.2)
+        assert inbox.after(since) == []
+
+        # Deleted, then broken: the server lives on and answers with errors.
+        since = edit(path, HEAVIER)
+        path.unlink()
+        await anyio.sleep(1.0)
+        with pytest.raises(MCPError, match="file not found"):
+            await client.read_resource("robot-md://bob/safety")
+        edit(path, "---\nmetadata: [unclosed\n---\n")
+        await anyio.sleep(1.0)
+        assert (await client.call_tool("validate", {})).is_error
+        assert inbox.after(since) == []
+
+        # Fixed under a new name: list_changed, the old URI notified, new URIs work.
+        since = edit(path, RENAMED)
+        LATENCIES.append(await inbox.next(ResourceListChangedNotification, since))
+        await inbox.next(ResourceUpdatedNotification, since, "robot-md://bob/safety")
+        listed = [r.uri for r in (await client.list_resources()).resources]
+        assert "robot-md://bob2/safety" in listed and "robot-md://bob/safety" not in listed
+        assert "payload_kg" in (await client.read_resource("robot-md://bob2/safety")).contents[0].text
+        with pytest.raises(MCPError, match="read robot-md://bob2/safety"):
+            await client.read_resource("robot-md://bob/safety")
+
+
+@pytest.mark.anyio
+async def test_2026_era_listen_stream(manifest_path) -> None:
+    path, inbox = manifest_path(GOOD), Inbox()
+    async with stdio(path, "auto", inbox) as client:
+        assert client.protocol_version == "2026-07-28"
+        async with client.listen(
+            resources_list_changed=True, resource_subscriptions=["robot-md://bob/safety"]
+        ) as events:
+
+            async def next_event() -> object:
+                with anyio.fail_after(DEADLINE):
+                    return await events.__anext__()
+
+            since = edit(path, HEAVIER)
+            assert await next_event() == ResourceUpdated(uri="robot-md://bob/safety")
+            LATENCIES.append(time.monotonic() - since)
+
+            path.unlink()
+            await anyio.sleep(1.0)
+            edit(path, "---\n: broken\n  - yaml\n---\n")
+            await anyio.sleep(1.0)
+            with pytest.raises(MCPError):
+                await client.read_resource("robot-md://bob/safety")
+
+            since = edit(path, RENAMED)
+            assert await next_event() == ResourcesListChanged()
+            assert await next_event() == ResourceUpdated(uri="robot-md://bob/safety")
+            assert time.monotonic() - since < DEADLINE
+            listed = [r.uri for r in (await client.list_resources()).resources]
+            assert listed[0] == "robot-md://bob2/context"
+            assert (
+                (await client.read_resource("robot-md://bob2/identity"))
+                .contents[0]
+                .text.startswith("name: bob2 |")
+            )
+
+
+def test_latency_report() -> None:
+    """Printed with -s; the bound is asserted where each latency is measured."""
+    if LATENCIES:
+        print(f"\nnotification latency: min {min(LATENCIES):.3f}s max {max(LATENCIES):.3f}s")
+        assert max(LATENCIES) < DEADLINE
+
+
+def test_changes_names_what_changed() -> None:
+    def snap(text: str) -> rmm.Snapshot:
+        return rmm.Snapshot(rmm.parse(text), text)
+
+    updated, relisted = rmm.changes(snap(GOOD), snap(HEAVIER))
+    assert set(updated) == {f"robot-md://bob/{k}" for k in ("context", "frontmatter", "safety")}
+    assert not relisted
+    updated, relisted = rmm.changes(snap(GOOD), snap(RENAMED))
+    assert relisted and len(updated) == 2 * len(rmm.VIEWS)
+    assert rmm.changes(snap(GOOD), snap(GOOD)) == ([], False)
+
+
+@pytest.mark.anyio
+async def test_the_watcher_stops_with_the_session(manifest_path) -> None:
+    """In process: leaving the client ends the lifespan's poller task."""
+    server = rmm.build_server(rmm.ManifestFile(manifest_path(GOOD)))
+    async with Client(server, mode="legacy") as client:
+        await client.list_resources()
+        tasks = {t.get_name() for t in __import__("asyncio").all_tasks()}
+        assert any("watch_safely" in name for name in tasks)
+    await anyio.sleep(0.1)
+    tasks = {t.get_name() for t in __import__("asyncio").all_tasks()}
+    assert not any("watch_safely" in name for name in tasks)
