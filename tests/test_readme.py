@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -22,14 +23,16 @@ def block_after(marker: str) -> str:
 
 
 @pytest.mark.anyio
-async def test_claude_desktop_snippet_works_as_written() -> None:
-    """The snippet's command and args, with only the placeholder folder filled in."""
+async def test_claude_desktop_snippet_works_as_written(universal_pyz: Path) -> None:
+    """The snippet's command and args, with only the placeholders filled in:
+    `python3` on PATH runs the universal pyz on the bundled example."""
     entry = json.loads(block_after("claude-desktop-config"))["mcpServers"]["robot-md"]
-    fill = lambda s: s.replace("/path/to/robot-md-mcp", str(ROOT))  # noqa: E731
-    command, args = fill(entry["command"]), [fill(a) for a in entry["args"]]
-    need(Path(command).exists(), f"{command} exists once the README's quick start has run")
-    assert args == [str(EXAMPLE)]
-    async with Client(StdioServerParameters(command=command, args=args), mode="legacy") as client:
+    assert entry["command"] == "python3"
+    assert entry["args"] == ["/path/to/robot-md-mcp.pyz", "/path/to/ROBOT.md"]
+    need(shutil.which("python3") is not None, "python3 on PATH")
+    filled = {"/path/to/robot-md-mcp.pyz": str(universal_pyz), "/path/to/ROBOT.md": str(EXAMPLE)}
+    params = StdioServerParameters(command=entry["command"], args=[filled[a] for a in entry["args"]])
+    async with Client(params, mode="legacy") as client:
         assert client.server_info.name == "robot-md-mcp"
         uris = [r.uri for r in (await client.list_resources()).resources]
         assert uris == [f"robot-md://bob/{v.kind}" for v in rmm.VIEWS]
@@ -40,6 +43,17 @@ async def test_claude_desktop_snippet_works_as_written() -> None:
             "errors": [],
             "warnings": [],
         }
+
+
+@pytest.mark.anyio
+async def test_the_quick_start_command_serves(tmp_path: Path) -> None:
+    """The clone's console script, as the README's alternative entry says."""
+    command = ROOT / ".venv" / "bin" / "robot-md-mcp"
+    need(command.exists(), f"{command} exists once the README's quick start has run")
+    async with Client(
+        StdioServerParameters(command=str(command), args=[str(EXAMPLE)]), mode="legacy"
+    ) as client:
+        assert (await client.call_tool("validate", {})).structured_content["ok"] is True
 
 
 def test_quick_start_is_two_commands() -> None:
