@@ -125,3 +125,37 @@ def test_pipx_install_from_a_git_tag(tmp_path: Path) -> None:
         timeout=300,
     )
     assert session.returncode == 0, session.stderr
+
+
+def test_uvx_runs_a_git_tag(tmp_path: Path) -> None:
+    uv = Path(sys.executable).with_name("uv")
+    need(uv.exists(), "uv (in the test extra)")
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(repo)], check=True, timeout=120)
+    tag = f"v{rmm.__version__}-test"
+    subprocess.run(["git", "-C", str(repo), "tag", tag], check=True)
+    env = {
+        **os.environ,
+        "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
+        "UV_TOOL_DIR": str(tmp_path / "uv-tools"),
+    }
+    done = subprocess.run(
+        [
+            str(uv),
+            "tool",
+            "run",
+            "--from",
+            f"git+file://{repo}@{tag}",
+            "robot-md-mcp",
+            "validate",
+            str(EXAMPLE),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=900,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n"
