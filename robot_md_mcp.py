@@ -1546,7 +1546,7 @@ MCP_PATH = "/mcp"
 HEALTH_PATH = "/healthz"
 MIN_TOKEN_CHARS = 16
 MAX_HTTP_BODY_BYTES = 256 * 1024  # one JSON-RPC message; ours are tiny
-MAX_HTTP_HEADER_BYTES = 16 * 1024  # request line plus headers
+MAX_HTTP_HEADER_BYTES = 16 * 1024  # all headers of a request
 MAX_HTTP_CONCURRENCY = 128  # open connections and tasks; beyond that: 503
 MAX_MCP_SESSIONS = 256  # handshake-era sessions at once; beyond that: 503
 MCP_SESSION_IDLE_SECONDS = 600.0
@@ -1568,6 +1568,7 @@ class HttpListener:
     loopback: bool  # bound to a loopback address only
     allowed_hosts: tuple[str, ...]  # exact Host header values, lowercase
     token: str | None = field(default=None, repr=False)
+    hint: str = ""  # for the start line
 
     @property
     def allowed_origins(self) -> tuple[str, ...]:
@@ -1681,13 +1682,16 @@ def open_listener(
         loopback=loopback,
         allowed_hosts=tuple(dict.fromkeys(allowed)),
         token=token,
+        hint=" (all interfaces; other machines must use a name given with --allow-host)"
+        if wildcard and not extra
+        else "",
     )
 
 
 class HttpGuard:
-    """ASGI middleware in front of the SDK's app: Host (421) and Origin (403)
-    allow-lists for every request, /healthz, then the bearer token (401) for
-    everything else, compared in constant time."""
+    """ASGI middleware in front of the SDK's app: a header size cap (431), Host
+    (421) and Origin (403) allow-lists for every request, /healthz, then the
+    bearer token (401) for everything else, compared in constant time."""
 
     def __init__(self, app: Any, listener: HttpListener) -> None:
         import logging
@@ -1704,6 +1708,9 @@ class HttpGuard:
             await self.app(scope, receive, send)  # lifespan (websockets are off)
             return
         headers: list[tuple[bytes, bytes]] = scope["headers"]
+        if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
+            await _respond(send, 431, b"Request Header Fields Too Large")
+            return
         host = self._single(headers, b"host")
         if host is None or host.lower() not in self.hosts:
             allowed = ", ".join(sorted(self.hosts))
@@ -1828,7 +1835,8 @@ def serve_http(manifest_file: ManifestFile, listener: HttpListener, robot: str) 
         )
         guard = "bearer token required" if listener.token else "no token: this machine only"
         print(
-            f"{NAME} {__version__}: serving robot '{robot}' from {manifest_file.path} at {listener.url} "
+            f"{NAME} {__version__}: serving robot '{robot}' from {manifest_file.path} at {listener.url}"
+            f"{listener.hint} "
             f"(MCP over Streamable HTTP; {guard}; health check at {HEALTH_PATH}; Ctrl-C quits)",
             file=sys.stderr,
             flush=True,
@@ -1849,6 +1857,8 @@ def serve_http(manifest_file: ManifestFile, listener: HttpListener, robot: str) 
 
 VERBS = ("validate", "render", "install")
 USAGE = f"""usage: {NAME} [PATH]                   serve PATH over stdio (MCP)
+       {NAME} [PATH] --http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]
+                                        serve PATH over Streamable HTTP at /mcp
        {NAME} validate [PATH] [--json]  check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body
        {NAME} render [PATH]             print the canonical YAML frontmatter
        {NAME} install CLIENT [PATH] [--name NAME] [--workspace DIR] [--dry-run]
@@ -1862,7 +1872,13 @@ A folder literally named like a verb is served as ./validate.
 CLIENT is claude-desktop, cursor, vscode (--workspace DIR: DIR/.vscode/mcp.json,
 else the user profile's) or claude-code (runs `claude mcp add`, or prints it).
 NAME defaults to robot-md. A changed file keeps its previous version as
-<file>.bak; --dry-run prints what would be written and changes nothing."""
+<file>.bak; --dry-run prints what would be written and changes nothing.
+
+--http: HOST defaults to 127.0.0.1 (PORT 0 picks a free port); GET /healthz
+answers {{"status": "ok"}}. Requests must name this address in Host (plus each
+--allow-host NAME) and come from no foreign Origin. A non-loopback HOST needs a
+bearer token (--token-file FILE, else ${TOKEN_ENV}); given one, every request
+but /healthz must send `Authorization: Bearer TOKEN`."""
 
 
 def main(argv: list[str] | None = None) -> int:

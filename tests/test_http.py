@@ -1,0 +1,434 @@
+"""Streamable HTTP: the real server in a subprocess on 127.0.0.1, driven by the
+SDK's client in both protocol eras and by raw requests for the security rules.
+
+Only loopback traffic: servers bind 127.0.0.1 (or 0.0.0.0 with a token, and
+then are reached through 127.0.0.1 only)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import EXAMPLE, ROOT, posix_only
+from http_served import INIT, MCP_HEADERS, Served, run_cli
+
+import robot_md_mcp as m
+
+
+@pytest.fixture(scope="module")
+def server():
+    served = Served("--http", "127.0.0.1:0")
+    yield served
+    assert served.stop() == 0
+    assert "Traceback" not in served.stderr and "Warning" not in served.stderr, served.stderr
+
+
+@pytest.fixture(scope="module")
+def token() -> str:
+    return "tok-" + secrets.token_urlsafe(24)
+
+
+@pytest.fixture(scope="module")
+def token_server(token: str, tmp_path_factory):
+    token_file = tmp_path_factory.mktemp("token") / "token"
+    token_file.write_text(token + "\n", encoding="utf-8")
+    served = Served("--http", "0", "--token-file", str(token_file))
+    yield served
+    assert served.stop() == 0
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+# --- the SDK's client, both eras ------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_sdk_client_session(server: Served, mode: str) -> None:
+    from mcp import Client
+
+    async with Client(server.url, mode=mode) as client:
+        assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
+        uris = [r.uri for r in (await client.list_resources()).resources]
+        for kind in ("frontmatter", "capabilities", "safety", "body"):
+            assert f"robot-md://bob/{kind}" in uris
+        for uri in uris:
+            (content,) = (await client.read_resource(uri)).contents
+            assert content.uri == uri and content.text  # type: ignore[union-attr]
+        safety = await client.read_resource("robot-md://bob/safety")
+        assert json.loads(safety.contents[0].text) == m.parse(EXAMPLE.read_text()).frontmatter["safety"]  # type: ignore[union-attr]
+        validated = await client.call_tool("validate", {})
+        assert not validated.is_error and validated.structured_content["ok"] is True  # type: ignore[index]
+        rendered = await client.call_tool("render", {})
+        assert rendered.structured_content == {"yaml": m.render(m.parse(EXAMPLE.read_text()))}
+        tools = {t.name for t in (await client.list_tools()).tools}
+        assert {"validate", "render"} <= tools
+
+
+@pytest.mark.anyio
+async def test_logging_set_level_in_the_handshake_era(server: Served) -> None:
+    import warnings
+
+    import mcp.types as types
+    from mcp import Client
+
+    async with Client(server.url, mode="legacy") as client:
+        assert client.server_capabilities.logging is not None
+        with warnings.catch_warnings():  # the *client* method is marked deprecated
+            warnings.simplefilter("ignore")
+            assert isinstance(await client.set_logging_level("warning"), types.EmptyResult)
+
+
+def test_handshake_clients_get_a_session_id(server: Served) -> None:
+    status, headers, _ = server.initialize()
+    assert status == 200
+    assert re.fullmatch(r"[0-9a-f]{32}", headers["mcp-session-id"])
+
+
+def test_healthz(server: Served) -> None:
+    status, headers, body = server.request("GET", "/healthz")
+    assert (status, headers["content-type"], json.loads(body)) == (200, "application/json", {"status": "ok"})
+    assert server.request("HEAD", "/healthz")[0] == 200
+    assert server.request("POST", "/healthz", b"{}")[0] == 405
+
+
+def test_start_line(server: Served) -> None:
+    (start,) = [line for line in server.lines if " at http://" in line]
+    assert start.startswith(
+        f"robot-md-mcp {m.__version__}: serving robot 'bob' from {EXAMPLE} at {server.url} "
+    )
+
+
+# --- DNS rebinding: Host and Origin ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["evil.example.com", "evil.example.com:{port}", "127.0.0.1:1", "localhost", "127.0.0.2:{port}", ""],
+)
+def test_foreign_host_is_refused(server: Served, host: str) -> None:
+    host = host.format(port=server.port)
+    for path in ("/mcp", "/healthz"):
+        status, _, body = server.request("GET" if path == "/healthz" else "POST", path, b"{}", {"Host": host})
+        assert status == 421, (host, path, body)
+    assert server.initialize({"Host": host})[0] == 421
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "[::1]:{port}", "LOCALHOST:{port}"])
+def test_loopback_hosts_are_accepted(server: Served, host: str) -> None:
+    host = host.format(port=server.port)
+    assert server.initialize({"Host": host})[0] == 200
+    assert server.request("GET", "/healthz", headers={"Host": host})[0] == 200
+
+
+@pytest.mark.parametrize(
+    "origin", ["http://evil.example.com", "https://evil.example.com:{port}", "null", "http://localhost:1"]
+)
+def test_foreign_origin_is_refused(server: Served, origin: str) -> None:
+    origin = origin.format(port=server.port)
+    assert server.initialize({"Origin": origin})[0] == 403
+    assert server.request("GET", "/healthz", headers={"Origin": origin})[0] == 403
+
+
+def test_own_origin_is_accepted(server: Served) -> None:
+    assert server.initialize({"Origin": f"http://localhost:{server.port}"})[0] == 200
+    assert server.initialize({"Origin": f"http://127.0.0.1:{server.port}"})[0] == 200
+
+
+def test_allow_host_adds_names() -> None:
+    served = Served("--http", "0", "--allow-host", "robot.test", "--allow-host", "bench.local:8443")
+    try:
+        for host in (
+            f"robot.test:{served.port}",
+            "robot.test",
+            "bench.local:8443",
+            f"localhost:{served.port}",
+        ):
+            assert served.initialize({"Host": host})[0] == 200, host
+        assert served.initialize({"Origin": f"http://robot.test:{served.port}"})[0] == 200
+        for host in ("bench.local", f"bench.local:{served.port}", f"other.test:{served.port}"):
+            assert served.initialize({"Host": host})[0] == 421, host
+    finally:
+        assert served.stop() == 0
+
+
+# --- bearer token ------------------------------------------------------------------
+
+
+def test_token_is_required(token_server: Served, token: str) -> None:
+    for headers in (
+        {},
+        {"Authorization": "Bearer wrong-token-wrong-token"},
+        {"Authorization": token},
+        {"Authorization": f"Basic {token}"},
+        {"Authorization": f"Bearer {token}x"},
+    ):
+        status, response_headers, _ = token_server.initialize(headers)
+        assert status == 401, headers
+        assert response_headers["www-authenticate"].startswith("Bearer")
+    assert token_server.request("GET", "/other", headers={})[0] == 401
+    assert token_server.initialize({"Authorization": f"Bearer {token}"})[0] == 200
+    assert token_server.initialize({"Authorization": f"bearer {token}"})[0] == 200
+    # /healthz answers without one (and says nothing else)
+    status, _, body = token_server.request("GET", "/healthz")
+    assert (status, json.loads(body)) == (200, {"status": "ok"})
+    # Host and Origin are still checked first
+    assert token_server.initialize({"Authorization": f"Bearer {token}", "Host": "evil.example.com"})[0] == 421
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_sdk_client_with_token(token_server: Served, token: str, mode: str) -> None:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http_client:
+        async with Client(
+            streamable_http_client(token_server.url, http_client=http_client), mode=mode
+        ) as client:
+            result = await client.call_tool("validate", {})
+            assert result.structured_content["ok"] is True  # type: ignore[index]
+
+
+def test_token_never_logged(token_server: Served, token: str) -> None:
+    token_server.initialize({"Authorization": "Bearer some-wrong-token-value"})
+    token_server.initialize({"Authorization": f"Bearer {token}"})
+    assert "bearer token required" in token_server.stderr
+    assert token not in token_server.stderr
+    assert "some-wrong-token-value" not in token_server.stderr
+
+
+def test_token_from_the_environment_applies_on_loopback_too(token: str) -> None:
+    served = Served("--http", "0", env={m.TOKEN_ENV: token})
+    try:
+        assert served.initialize()[0] == 401
+        assert served.initialize({"Authorization": f"Bearer {token}"})[0] == 200
+    finally:
+        assert served.stop() == 0
+    assert token not in served.stderr
+
+
+def test_all_interfaces_need_a_token(token: str) -> None:
+    done = run_cli(str(EXAMPLE), "--http", "0.0.0.0:0", env={m.TOKEN_ENV: ""})
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "without a bearer token" in done.stderr, done.stderr
+    # With one it serves; reached through 127.0.0.1 only.
+    served = Served("--http", "0.0.0.0:0", env={m.TOKEN_ENV: token})
+    try:
+        assert "all interfaces" in served.stderr and token not in served.stderr
+        assert served.request("GET", "/healthz")[0] == 200
+        assert served.initialize()[0] == 401
+        assert served.initialize({"Authorization": f"Bearer {token}"})[0] == 200
+        assert served.initialize({"Authorization": f"Bearer {token}", "Host": "evil.example.com"})[0] == 421
+    finally:
+        assert served.stop() == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ("short-token\n", "at least 16"),
+        ("two words but long enough\n", "without spaces"),
+        ("", "at least 16"),
+    ],
+)
+def test_bad_token_file(tmp_path: Path, content: str, why: str) -> None:
+    path = tmp_path / "token"
+    path.write_text(content, encoding="utf-8")
+    done = run_cli(str(EXAMPLE), "--http", "0", "--token-file", str(path))
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert why in done.stderr
+    assert not content.strip() or content.strip() not in done.stderr
+    missing = run_cli(str(EXAMPLE), "--http", "0", "--token-file", str(tmp_path / "nope"))
+    assert missing.returncode == 1 and "cannot read the token file" in missing.stderr
+
+
+# --- limits ------------------------------------------------------------------------
+
+
+def test_oversized_body_is_refused(server: Served) -> None:
+    big = json.dumps({**INIT, "padding": "x" * m.MAX_HTTP_BODY_BYTES}).encode()
+    assert server.request("POST", "/mcp", big, MCP_HEADERS)[0] == 413
+    # Streamed without a Content-Length: cut off once past the cap.
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    try:
+        conn.request(
+            "POST",
+            "/mcp",
+            iter([big[i : i + 65536] for i in range(0, len(big), 65536)]),
+            MCP_HEADERS,
+            encode_chunked=True,
+        )
+        assert conn.getresponse().status == 413
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the server answered and closed before all of it was sent
+    finally:
+        conn.close()
+    assert server.initialize()[0] == 200
+
+
+def test_oversized_headers_are_refused(server: Served) -> None:
+    big = "x" * (2 * m.MAX_HTTP_HEADER_BYTES)
+    assert server.request("GET", "/healthz", headers={"X-Big": big})[0] == 431
+    assert server.request("GET", "/healthz", headers={f"X-{i}": "x" * 1000 for i in range(40)})[0] == 431
+    try:  # far beyond: the HTTP parser itself gives up
+        status = server.request("GET", "/healthz", headers={"X-Huge": "x" * (1 << 20)})[0]
+    except (ConnectionError, http.client.HTTPException):
+        status = 400  # dropped: also refused
+    assert 400 <= status < 500
+    assert server.request("GET", "/healthz", headers={"X-Fine": "x" * 8000})[0] == 200
+
+
+# --- concurrency -------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_concurrent_clients(server: Served) -> None:
+    from mcp import Client
+
+    failures: list[BaseException] = []
+    done = 0
+
+    async def one_client(index: int) -> None:
+        nonlocal done
+        try:
+            async with Client(server.url, mode="legacy" if index % 2 else "auto") as client:
+                for i in range(20):
+                    if i % 3 == 0:
+                        result = await client.call_tool("validate", {})
+                        assert result.structured_content["ok"] is True  # type: ignore[index]
+                    elif i % 3 == 1:
+                        text = (await client.read_resource("robot-md://bob/capabilities")).contents[0].text  # type: ignore[union-attr]
+                        assert json.loads(text)
+                    else:
+                        assert (await client.list_resources()).resources
+                    done += 1
+        except BaseException as e:  # counted, reported below
+            failures.append(e)
+
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as tasks:
+            for index in range(10):
+                tasks.start_soon(one_client, index)
+    assert not failures, failures[:3]
+    assert done == 200
+
+
+# --- command line and lifecycle -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("nonsense", "expected [HOST:]PORT"),
+        ("70000", "expected [HOST:]PORT"),
+        ("127.0.0.1:", "expected [HOST:]PORT"),
+        ("::1:8080", "brackets"),
+        ("no-such-host.invalid:8080", "cannot listen on no-such-host.invalid:8080"),
+    ],
+)
+def test_bad_listen_address(value: str, message: str) -> None:
+    done = run_cli(str(EXAMPLE), "--http", value)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert message in done.stderr
+
+
+def test_port_in_use() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = run_cli(str(EXAMPLE), "--http", f"127.0.0.1:{port}")
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}:" in done.stderr and "in use" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--http"], ["--allow-host", "x.local"], ["--token-file", "t"], ["--http", "0", "--http", "1"]],
+)
+def test_usage_errors(args: list[str]) -> None:
+    done = run_cli(str(EXAMPLE), *args)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_startup_checks_come_first_and_never_import_the_sdk(tmp_path: Path) -> None:
+    broken = tmp_path / "ROBOT.md"
+    broken.write_text("---\nmetadata: {}\n---\n", encoding="utf-8")
+    code = (
+        "import sys, robot_md_mcp as m\n"
+        "codes = [m.main([sys.argv[1], '--http', '0']), m.main([sys.argv[2], '--http', '0.0.0.0:0'])]\n"
+        "print(codes, sorted(n for n in ('mcp', 'uvicorn', 'starlette', 'anyio') if n in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(broken), str(EXAMPLE)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, m.TOKEN_ENV: ""},
+    )
+    assert done.stdout == "[1, 1] []\n", done.stderr
+    assert "robot_name" in done.stderr.splitlines()[0]
+
+
+@posix_only
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signals_stop_cleanly(sig: int) -> None:
+    served = Served("--http", "0")
+    # An open session with its event stream, as a connected client has.
+    _, headers, _ = served.initialize()
+    session = {"Mcp-Session-Id": headers["mcp-session-id"], "MCP-Protocol-Version": "2025-06-18"}
+    served.request(
+        "POST", "/mcp", b'{"jsonrpc":"2.0","method":"notifications/initialized"}', {**MCP_HEADERS, **session}
+    )
+    stream = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+    stream.request("GET", "/mcp", headers={"Accept": "text/event-stream", **session})
+    assert stream.getresponse().status == 200
+    started = time.monotonic()
+    assert served.stop(sig) == 0
+    assert time.monotonic() - started < 10
+    stream.close()
+    assert "Traceback" not in served.stderr and "Error" not in served.stderr, served.stderr
+
+
+# --- pure helpers ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("8080", ("127.0.0.1", 8080)),
+        ("0.0.0.0:80", ("0.0.0.0", 80)),
+        ("[::1]:9", ("::1", 9)),
+        ("pi.local:8000", ("pi.local", 8000)),
+        ("0", ("127.0.0.1", 0)),
+    ],
+)
+def test_parse_listen_address(value: str, expected: tuple[str, int]) -> None:
+    assert m.parse_listen_address(value) == expected
+
+
+def test_listener_repr_hides_the_token(token: str) -> None:
+    listener = m.open_listener("127.0.0.1:0", environ={m.TOKEN_ENV: token})
+    try:
+        assert listener.token == token and token not in repr(listener)
+        port = listener.url.rsplit(":", 1)[1].split("/")[0]
+        assert listener.allowed_hosts == (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}")
+    finally:
+        listener.socket.close()

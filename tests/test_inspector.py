@@ -1,0 +1,59 @@
+"""The MCP Inspector's CLI (a real third-party client) drives the stdio server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from conftest import EXAMPLE, ROOT
+from node22 import node22, node_env, npm_tool
+
+import robot_md_mcp as m
+
+INSPECTOR = ("@modelcontextprotocol/inspector", "2.12.0")
+
+
+def inspector(*args: str) -> Any:
+    node = node22()
+    cli = npm_tool(*INSPECTOR) / "node_modules" / ".bin" / "mcp-inspector"
+    done = subprocess.run(
+        [str(cli), "--cli", sys.executable, str(ROOT / "robot_md_mcp.py"), str(EXAMPLE), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=node_env(node),
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def bob() -> m.Manifest:
+    return m.parse(EXAMPLE.read_text(encoding="utf-8"))
+
+
+def test_tools_list() -> None:
+    tools = {t["name"]: t for t in inspector("--method", "tools/list")["tools"]}
+    assert {"validate", "render"} <= set(tools)
+    assert tools["validate"]["annotations"]["readOnlyHint"] is True
+
+
+def test_resources_list() -> None:
+    uris = {r["uri"] for r in inspector("--method", "resources/list")["resources"]}
+    assert {f"robot-md://bob/{kind}" for kind in ("frontmatter", "capabilities", "safety", "body")} <= uris
+
+
+def test_resources_read(bob: m.Manifest) -> None:
+    (content,) = inspector("--method", "resources/read", "--uri", "robot-md://bob/safety")["contents"]
+    assert content["mimeType"] == "application/json"
+    assert json.loads(content["text"]) == bob.frontmatter["safety"]
+
+
+def test_tools_call_validate() -> None:
+    result = inspector("--method", "tools/call", "--tool-name", "validate")
+    assert not result.get("isError")
+    assert result["structuredContent"] == m.validate(m.parse(EXAMPLE.read_text(encoding="utf-8"))).as_dict()
