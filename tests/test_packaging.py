@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, ROOT, need
+from conftest import EXAMPLE, ROOT, need, run_session
 
 import robot_md_mcp as rmm
 
@@ -76,15 +76,21 @@ def test_installed_package_finds_its_schema(wheel: Path, tmp_path: Path) -> None
 # The pyz (universal and slim zipapps): tests/test_pyz.py.
 
 
-def test_pipx_install_from_a_git_tag(tmp_path: Path) -> None:
-    """What the README tells users: `pipx install git+…@vX.Y.Z` gives a working command."""
+def tagged_clone(tmp_path: Path) -> tuple[Path, str]:
+    """A clone of this repository's HEAD with a release-like tag, as users install from."""
     need(shutil.which("git") is not None, "git")
-    pipx = Path(sys.executable).with_name("pipx")
-    need(pipx.exists(), "pipx (in the test extra)")
     repo = tmp_path / "repo"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(repo)], check=True, timeout=120)
     tag = f"v{rmm.__version__}-test"
     subprocess.run(["git", "-C", str(repo), "tag", tag], check=True)
+    return repo, tag
+
+
+def test_pipx_install_from_a_git_tag(tmp_path: Path) -> None:
+    """What the README tells users: `pipx install git+…@vX.Y.Z` gives a working command."""
+    pipx = Path(sys.executable).with_name("pipx")
+    need(pipx.exists(), "pipx (in the test extra)")
+    repo, tag = tagged_clone(tmp_path)
     env = {
         **os.environ,
         "PIPX_HOME": str(tmp_path / "pipx"),
@@ -110,30 +116,14 @@ def test_pipx_install_from_a_git_tag(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True, done.stderr
-    session = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "tests" / "pyz_session.py"),
-            "--expect-robot",
-            "bob",
-            "--",
-            str(command),
-            str(EXAMPLE),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    session = run_session(command, EXAMPLE)
     assert session.returncode == 0, session.stderr
 
 
 def test_uvx_runs_a_git_tag(tmp_path: Path) -> None:
     uv = Path(sys.executable).with_name("uv")
     need(uv.exists(), "uv (in the test extra)")
-    repo = tmp_path / "repo"
-    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(repo)], check=True, timeout=120)
-    tag = f"v{rmm.__version__}-test"
-    subprocess.run(["git", "-C", str(repo), "tag", tag], check=True)
+    repo, tag = tagged_clone(tmp_path)
     env = {
         **os.environ,
         "UV_CACHE_DIR": str(tmp_path / "uv-cache"),

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import EXAMPLE, ROOT, need
+from conftest import EXAMPLE, ROOT, need, run_session
 
 PI_EMU = ROOT.parent / "shared" / "tools" / "pi-emu"
 ROOTFS = Path(os.environ.get("PI_EMU_ROOT", "/var/tmp/pi-emu")) / "rootfs-arm64"
@@ -50,25 +50,6 @@ def test_full_session_on_an_emulated_pi(universal_pyz: Path) -> None:
     assert version.returncode == 0, version.stderr
     assert "linux-aarch64" in version.stdout
 
-    session = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "tests" / "pyz_session.py"),
-            "--expect-robot",
-            "bob",
-            "--timeout",
-            "600",
-            "--",
-            "bash",
-            str(PI_EMU / "run_in_arm64.sh"),
-            "python3",
-            str(pyz),
-            str(manifest),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
+    session = run_session("bash", PI_EMU / "run_in_arm64.sh", "python3", pyz, manifest, timeout=600)
     assert session.returncode == 0, session.stderr
     assert session.stdout.startswith("ok: "), session.stdout
