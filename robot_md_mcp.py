@@ -8,7 +8,8 @@ The module reads top-down, each section using only those above it:
 4. rendering   -- canonical YAML, strict-JSON views, briefings, prompt texts
 5. watching    -- re-read on every request, re-parse only when the bytes change;
                   what changed between two versions
-6. server      -- MCP wiring and live updates; the only section that imports the SDK
+6. server      -- MCP wiring, live updates, stdio and guarded Streamable HTTP;
+                  the only section that imports the SDK (HTTP parts only for --http)
 7. command line -- serve, validate, render, and install into a client's config
 
 Sections 1-5 do no network I/O and import no SDK, so `validate`/`render` start
