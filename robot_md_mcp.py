@@ -1272,12 +1272,15 @@ class LiveUpdates:
             await self.bus.publish(ResourcesListChanged())
         for uri in updated:
             await self.bus.publish(ResourceUpdated(uri=uri))
-        for session, subscribed in list(self.connections.values()):
-            if relisted:
-                await session.send_resource_list_changed()
-            for uri in updated:
-                if uri in subscribed:
-                    await session.send_resource_updated(uri)
+        for connection, (session, subscribed) in list(self.connections.items()):
+            try:
+                if relisted:
+                    await session.send_resource_list_changed()
+                for uri in updated:
+                    if uri in subscribed:
+                        await session.send_resource_updated(uri)
+            except Exception:  # a client that went away must not silence the others
+                self.connections.pop(connection, None)
 
     @contextlib.asynccontextmanager
     async def lifespan(self, server: Any) -> AsyncIterator[dict[str, Any]]:
@@ -1288,10 +1291,10 @@ class LiveUpdates:
         async def watch_safely() -> None:
             try:
                 await self.watch()
-            except Exception:  # a bug here must cost live updates, not the server
+            except Exception as e:  # a bug here must cost live updates, not the server
                 import logging
 
-                logging.getLogger(NAME).exception("live updates stopped")
+                logging.getLogger(NAME).warning("live updates stopped: %s: %s", type(e).__name__, e)
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(watch_safely)
