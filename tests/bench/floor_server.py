@@ -1,6 +1,9 @@
 """The bare SDK floor: a minimal low-level mcp server (one resource, one tool)
 that the benchmark runs beside robot-md-mcp, so the report can say what our
-own code adds on top of the SDK. Kept in the repo only for that."""
+own code adds on top of the SDK. Kept in the repo only for that.
+
+`python -m floor_server` (tests/bench on the path), or through a pyz with
+SHIV_ENTRY_POINT=floor_server:run, so both servers start the same way."""
 
 import anyio
 import mcp.types as types
@@ -41,5 +44,9 @@ async def main():
         await server.run(read, write, server.create_initialization_options(NotificationOptions()))
 
 
-if __name__ == "__main__":
+def run():
     anyio.run(main)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,518 @@
+"""Benchmark (not a test): robot-md-mcp beside the bare SDK floor, measured
+from outside the process with a stdlib JSON-RPC client, and checked against
+the budgets in the README ("Performance budgets").
+
+    python tests/bench/bench.py                  # everything; builds the pyz if --dist has none
+    python tests/bench/bench.py --no-pyz --no-pi # the stdio part only (a minute or two)
+    python tests/bench/bench.py --quick          # a smoke run: few repetitions, budgets not judged
+
+What it measures, on examples/bob.ROBOT.md unless --manifest says otherwise:
+  startup    spawn → initialize response, and a full session (initialize, read every
+             resource, call validate and render, close stdin → exit), both servers
+             started alike (`python -m`, bytecode cached), spawns interleaved pairwise
+  per call   resources/read and tools/call validate inside one session, median and p99
+             over --calls calls, in --call-sessions interleaved sessions per server
+  memory     peak RSS (VmHWM) at the end of the full session
+  pyz        sizes; first run (unpack, fresh SHIV_ROOT) and warm start of the slim pyz
+             for this machine and of the universal one; warm start beside the floor
+             started through the same pyz (SHIV_ENTRY_POINT=floor_server:run)
+  Pi         warm start of the universal pyz under the emulated Raspberry Pi
+             (../shared/tools/pi-emu), interleaved with the floor through the same pyz
+
+The floor is tests/bench/floor_server.py: a low-level mcp server with one resource
+and one tool. These machines are noisy, so budgets are ratios and differences
+against the floor from one interleaved run. Prints a table, writes JSON (--json),
+and exits 1 if a budget is missed (unless --quick).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import select
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "tests" / "bench"
+PI_EMU = ROOT.parent / "shared" / "tools" / "pi-emu"
+PI_ROOTFS = Path(os.environ.get("PI_EMU_ROOT", "/var/tmp/pi-emu")) / "rootfs-arm64"
+PROTOCOL = "2025-11-25"  # what Claude Desktop speaks
+MIB = 1024 * 1024
+
+# name: (limit, what is compared, unit). Checked in budgets().
+BUDGETS = {
+    "spawn_to_initialize_ratio": (1.05, "spawn → initialize, median of pairwise ratios to the floor", "×"),
+    "read_median_over_floor_ms": (0.15, "resources/read median minus the floor's", "ms"),
+    "validate_median_over_floor_ms": (0.15, "tools/call validate median minus the floor's tool", "ms"),
+    "peak_rss_over_floor_mib": (6.0, "peak RSS after a full session minus the floor's", "MiB"),
+    "slim_pyz_first_run_s": (2.5, "slim pyz first run (unpack) → initialize, median", "s"),
+    "pi_warm_start_ratio": (1.10, "emulated Pi, warm pyz start → initialize, median of pairwise ratios", "×"),
+}
+
+
+# --- a JSON-RPC client over a child's stdin/stdout ------------------------------------------------
+
+
+class Child:
+    """One spawned server. Times are perf_counter seconds."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> None:
+        self.spawned = time.perf_counter()
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env
+        )
+        self.buffer = b""
+        self.next_id = 0
+        self.cpu_ms = 0.0
+
+    def _line(self, timeout: float) -> bytes:
+        assert self.proc.stdout is not None
+        deadline = time.perf_counter() + timeout
+        while b"\n" not in self.buffer:
+            left = deadline - time.perf_counter()
+            if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
+                raise TimeoutError(f"no answer within {timeout} s from {self.proc.args}")
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 20)
+            if not chunk:
+                err = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
+                raise EOFError(f"{self.proc.args} closed stdout: {err[-2000:]}")
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    def send(self, message: dict) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict | None = None, timeout: float = 120) -> dict:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}})
+        while True:
+            reply = json.loads(self._line(timeout))
+            if reply.get("id") == self.next_id and "method" not in reply:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply["result"]
+
+    def initialize(self, timeout: float = 120) -> dict:
+        result = self.request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "0"},
+            },
+            timeout,
+        )
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return result
+
+    def peak_rss_mib(self) -> float:
+        status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        return int(re.search(r"VmHWM:\s+(\d+) kB", status)[1]) / 1024  # type: ignore[index]
+
+    def close(self, timeout: float = 60) -> int:
+        """Close stdin and reap the child; its CPU time (user + system) lands in self.cpu_ms."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        deadline = time.perf_counter() + timeout
+        try:
+            while True:
+                pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+                if pid:
+                    self.cpu_ms = (usage.ru_utime + usage.ru_stime) * 1e3
+                    self.proc.returncode = os.waitstatus_to_exitcode(status)
+                    return self.proc.returncode
+                if time.perf_counter() > deadline:
+                    raise TimeoutError(f"{self.proc.args} did not exit within {timeout} s of stdin closing")
+                time.sleep(0.002)
+        finally:
+            if self.proc.returncode is None:
+                self.proc.kill()
+                self.proc.wait()
+            for stream in (self.proc.stdout, self.proc.stderr):
+                if stream:
+                    stream.close()
+
+
+# --- what each server is, and what a full session means for it -------------------------------------
+
+
+@dataclass
+class Contender:
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    tools: tuple[str, ...]  # called in a full session
+    tool: str  # called per call
+
+    def spawn(self) -> Child:
+        return Child(self.argv, self.env)
+
+
+def base_env(**extra: str) -> dict[str, str]:
+    # As installed (pip and the pyz keep bytecode): cached .pyc files, not a recompile per spawn.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
+    return {**env, **extra}
+
+
+def contenders(python: str, manifest: Path) -> tuple[Contender, Contender]:
+    env = base_env(PYTHONPATH=os.pathsep.join([str(ROOT), str(BENCH)]))
+    ours = Contender(
+        "robot-md-mcp", [python, "-m", "robot_md_mcp", str(manifest)], env, ("validate", "render"), "validate"
+    )
+    floor = Contender("sdk floor", [python, "-m", "floor_server"], env, ("t",), "t")
+    return ours, floor
+
+
+def full_session(c: Contender) -> dict[str, float]:
+    """spawn → initialize → read every resource → call the tools → close stdin → exit."""
+    child = c.spawn()
+    child.initialize()
+    initialized = time.perf_counter()
+    for resource in child.request("resources/list")["resources"]:
+        assert child.request("resources/read", {"uri": resource["uri"]})["contents"]
+    for tool in c.tools:
+        assert not child.request("tools/call", {"name": tool, "arguments": {}}).get("isError")
+    rss = child.peak_rss_mib()
+    code = child.close()
+    exited = time.perf_counter()
+    assert code == 0, f"{c.name} exited {code}"
+    return {
+        "initialize_ms": (initialized - child.spawned) * 1e3,
+        "session_ms": (exited - child.spawned) * 1e3,
+        "session_cpu_ms": child.cpu_ms,
+        "rss_mib": rss,
+    }
+
+
+def per_call(c: Contender, calls: int) -> dict[str, list[float]]:
+    child = c.spawn()
+    child.initialize()
+    uri = child.request("resources/list")["resources"][0]["uri"]
+    if c.name == "robot-md-mcp":
+        uri = uri.rpartition("/")[0] + "/frontmatter"
+    out: dict[str, list[float]] = {"read": [], "tool": []}
+    for key, method, params in (
+        ("read", "resources/read", {"uri": uri}),
+        ("tool", "tools/call", {"name": c.tool, "arguments": {}}),
+    ):
+        child.request(method, params)  # first call: caches filled, lazy imports done
+        for _ in range(calls):
+            started = time.perf_counter()
+            child.request(method, params)
+            out[key].append((time.perf_counter() - started) * 1e3)
+    child.close()
+    return out
+
+
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.99 * len(ordered) + 0.5) - 1)]
+
+
+def interleaved(
+    runs: int, one: Callable[[int], dict], two: Callable[[int], dict]
+) -> tuple[list[dict], list[dict]]:
+    """Alternate the two (and which goes first), so drift in machine load hits both alike."""
+    a, b = [], []
+    for i in range(runs):
+        if i % 2:
+            b.append(two(i))
+            a.append(one(i))
+        else:
+            a.append(one(i))
+            b.append(two(i))
+    return a, b
+
+
+def pairwise_ratio(ours: list[float], floor: list[float]) -> float:
+    return statistics.median(x / y for x, y in zip(ours, floor))
+
+
+# --- the parts of the run ---------------------------------------------------------------------------
+
+
+def stdio_part(args: argparse.Namespace, report: dict) -> None:
+    ours, floor = contenders(sys.executable, args.manifest)
+    for c in (ours, floor):  # warm the file cache and write bytecode
+        full_session(c)
+    s_ours, s_floor = interleaved(args.runs, lambda _: full_session(ours), lambda _: full_session(floor))
+    for name, runs in (("robot-md-mcp", s_ours), ("sdk floor", s_floor)):
+        report["stdio"][name] = {
+            key: statistics.median(r[key] for r in runs)
+            for key in ("initialize_ms", "session_ms", "session_cpu_ms", "rss_mib")
+        }
+        report["stdio"][name]["initialize_ms_min"] = min(r["initialize_ms"] for r in runs)
+    report["stdio"]["spawn_to_initialize_ratio"] = pairwise_ratio(
+        [r["initialize_ms"] for r in s_ours], [r["initialize_ms"] for r in s_floor]
+    )
+    # CPU time is steadier than wall time on a loaded machine: reported beside it, not judged.
+    report["stdio"]["session_cpu_ratio"] = pairwise_ratio(
+        [r["session_cpu_ms"] for r in s_ours], [r["session_cpu_ms"] for r in s_floor]
+    )
+    c_ours, c_floor = interleaved(
+        args.call_sessions, lambda _: per_call(ours, args.calls), lambda _: per_call(floor, args.calls)
+    )
+    for name, sessions in (("robot-md-mcp", c_ours), ("sdk floor", c_floor)):
+        for key in ("read", "tool"):
+            report["stdio"][name][f"{key}_median_ms"] = statistics.median(
+                statistics.median(s[key]) for s in sessions
+            )
+            report["stdio"][name][f"{key}_p99_ms"] = statistics.median(p99(s[key]) for s in sessions)
+    o, f = report["stdio"]["robot-md-mcp"], report["stdio"]["sdk floor"]
+    report["measured"]["spawn_to_initialize_ratio"] = report["stdio"]["spawn_to_initialize_ratio"]
+    report["measured"]["read_median_over_floor_ms"] = o["read_median_ms"] - f["read_median_ms"]
+    report["measured"]["validate_median_over_floor_ms"] = o["tool_median_ms"] - f["tool_median_ms"]
+    report["measured"]["peak_rss_over_floor_mib"] = o["rss_mib"] - f["rss_mib"]
+
+
+def this_target() -> str:
+    """The slim pyz's name part for this interpreter and machine, e.g. cp311-manylinux_x86_64."""
+    v = sys.version_info
+    return f"cp{v.major}{v.minor}-manylinux_{platform.machine()}"
+
+
+def ensure_dist(args: argparse.Namespace) -> Path:
+    dist = args.dist
+    if not (dist / "robot-md-mcp.pyz").exists():
+        print(
+            f"building the pyz into {dist} (./build.sh pyz; a few minutes the first time) …", file=sys.stderr
+        )
+        env = {**os.environ, "PYTHON": sys.executable, "DIST": str(dist)}
+        subprocess.run(
+            ["bash", str(ROOT / "build.sh"), "pyz"], env=env, check=True, stdout=subprocess.DEVNULL
+        )
+    return dist
+
+
+def pyz_contenders(pyz: Path, manifest: Path, shiv_root: Path) -> tuple[Contender, Contender]:
+    env = base_env(SHIV_ROOT=str(shiv_root))
+    floor_env = {**env, "SHIV_ENTRY_POINT": "floor_server:run", "PYTHONPATH": str(BENCH)}
+    ours = Contender(
+        "robot-md-mcp", [sys.executable, str(pyz), str(manifest)], env, ("validate", "render"), "validate"
+    )
+    return ours, Contender("sdk floor", [sys.executable, str(pyz)], floor_env, ("t",), "t")
+
+
+def first_run_ms(pyz: Path, manifest: Path) -> float:
+    with tempfile.TemporaryDirectory(prefix="bench-shiv-") as fresh:
+        ours, _ = pyz_contenders(pyz, manifest, Path(fresh))
+        return full_session(ours)["initialize_ms"]
+
+
+def pyz_part(args: argparse.Namespace, report: dict) -> None:
+    dist = ensure_dist(args)
+    slim = sorted(dist.glob(f"robot-md-mcp-*-{this_target()}.pyz"))
+    if not slim:
+        raise SystemExit(f"no slim pyz for {this_target()} in {dist}")
+    universal = dist / "robot-md-mcp.pyz"
+    sizes = [p.stat().st_size for p in dist.glob("robot-md-mcp-*.pyz")]
+    report["pyz"]["size_mb"] = {
+        "universal": universal.stat().st_size / 1e6,
+        "slim_min": min(sizes) / 1e6,
+        "slim_max": max(sizes) / 1e6,
+        "slim_here": slim[0].stat().st_size / 1e6,
+    }
+    for label, pyz in (("slim", slim[0]), ("universal", universal)):
+        firsts = [first_run_ms(pyz, args.manifest) for _ in range(args.cold_runs)]
+        with tempfile.TemporaryDirectory(prefix="bench-shiv-") as root:
+            ours, floor = pyz_contenders(pyz, args.manifest, Path(root))
+            for c in (ours, floor):
+                full_session(c)  # unpack once, write bytecode
+            w_ours, w_floor = interleaved(
+                args.runs, lambda _: full_session(ours), lambda _: full_session(floor)
+            )
+        report["pyz"][label] = {
+            "first_run_ms": statistics.median(firsts),
+            "first_run_ms_max": max(firsts),
+            "warm_ms": statistics.median(r["initialize_ms"] for r in w_ours),
+            "floor_warm_ms": statistics.median(r["initialize_ms"] for r in w_floor),
+            "warm_ratio": pairwise_ratio(
+                [r["initialize_ms"] for r in w_ours], [r["initialize_ms"] for r in w_floor]
+            ),
+        }
+    report["measured"]["slim_pyz_first_run_s"] = report["pyz"]["slim"]["first_run_ms"] / 1e3
+
+
+def pi_ready() -> str | None:
+    if sys.platform != "linux" or os.geteuid() != 0:
+        return "needs root on Linux (the emulator chroots)"
+    if not (PI_ROOTFS / "etc" / "rootfs-built-by-make_rootfs").exists():
+        return f"no arm64 userland at {PI_ROOTFS} (sudo {PI_EMU}/make_rootfs.sh arm64)"
+    return None
+
+
+def pi_part(args: argparse.Namespace, report: dict) -> None:
+    dist = ensure_dist(args)
+    stage = ROOT / ".cache" / "bench-pi"  # inside the cwd, which the emulator bind-mounts
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir(parents=True)
+    pyz = stage / "robot-md-mcp.pyz"
+    shutil.copyfile(dist / "robot-md-mcp.pyz", pyz)
+    manifest = stage / "ROBOT.md"
+    shutil.copyfile(args.manifest, manifest)
+    guest_env = [f"SHIV_ROOT={stage / 'shiv'}"]
+    run_in = ["bash", str(PI_EMU / "run_in_arm64.sh"), "env", *guest_env]
+    env = base_env()
+    ours = Contender(
+        "robot-md-mcp", [*run_in, "python3", str(pyz), str(manifest)], env, ("validate", "render"), "validate"
+    )
+    floor_argv = [*run_in, "SHIV_ENTRY_POINT=floor_server:run", f"PYTHONPATH={BENCH}", "python3", str(pyz)]
+    floor = Contender("sdk floor", floor_argv, env, ("t",), "t")
+
+    def start(c: Contender) -> float:
+        child = c.spawn()
+        child.initialize(timeout=600)
+        took = (time.perf_counter() - child.spawned) * 1e3
+        child.close(timeout=120)
+        return took
+
+    first = start(ours)  # unpacks
+    start(floor)
+    r_ours, r_floor = interleaved(args.pi_runs, lambda _: {"ms": start(ours)}, lambda _: {"ms": start(floor)})
+    report["pi"] = {
+        "first_run_ms": first,
+        "warm_ms": statistics.median(r["ms"] for r in r_ours),
+        "floor_warm_ms": statistics.median(r["ms"] for r in r_floor),
+        "warm_ratio": pairwise_ratio([r["ms"] for r in r_ours], [r["ms"] for r in r_floor]),
+        "runs": args.pi_runs,
+    }
+    report["measured"]["pi_warm_start_ratio"] = report["pi"]["warm_ratio"]
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+# --- judging and printing ------------------------------------------------------------------------------
+
+
+def budgets(report: dict) -> list[tuple[str, float, float, bool]]:
+    rows = []
+    for name, (limit, _, _) in BUDGETS.items():
+        if name in report["measured"]:
+            value = report["measured"][name]
+            rows.append((name, value, limit, value <= limit))
+    return rows
+
+
+def print_report(report: dict) -> None:
+    print(f"robot-md-mcp benchmark: {report['host']}")
+    s, cfg = report.get("stdio", {}), report["config"]
+    if s:
+        print(
+            f"\nstdio, {cfg['runs']} interleaved spawns each; per call: median of {cfg['call_sessions']} "
+            f"sessions × {cfg['calls']} calls (p99 likewise)"
+        )
+        columns = (
+            "→ initialize",
+            "full session",
+            "session CPU",
+            "read",
+            "read p99",
+            "tool",
+            "tool p99",
+            "peak RSS",
+        )
+        print("  " + " " * 14 + "".join(f"{c:>13}" for c in columns))
+        keys = ("initialize_ms", "session_ms", "session_cpu_ms")
+        for name in ("robot-md-mcp", "sdk floor"):
+            r = s[name]
+            cells = [f"{r[k]:.0f} ms" for k in keys]
+            cells += [
+                f"{r[k]:.3f} ms" for k in ("read_median_ms", "read_p99_ms", "tool_median_ms", "tool_p99_ms")
+            ]
+            cells.append(f"{r['rss_mib']:.1f} MiB")
+            print(f"  {name:14}" + "".join(f"{c:>13}" for c in cells))
+        print(f"  session CPU time, median of pairwise ratios: {s['session_cpu_ratio']:.3f}")
+    p = report.get("pyz", {})
+    if p:
+        size = p["size_mb"]
+        print(
+            f"\npyz: universal {size['universal']:.1f} MB, slim {size['slim_min']:.1f}–"
+            f"{size['slim_max']:.1f} MB ({size['slim_here']:.1f} MB for {this_target()})"
+        )
+        for label in ("slim", "universal"):
+            r = p[label]
+            print(
+                f"  {label:10} first run {r['first_run_ms']:6.0f} ms (max {r['first_run_ms_max']:.0f})   "
+                f"warm {r['warm_ms']:5.0f} ms   floor through the same pyz {r['floor_warm_ms']:5.0f} ms   "
+                f"ratio {r['warm_ratio']:.3f}"
+            )
+    pi = report.get("pi")
+    if pi:
+        print(
+            f"\nemulated Pi (qemu arm64, python3.11), {pi['runs']} interleaved warm starts each: first run "
+            f"{pi['first_run_ms'] / 1e3:.1f} s, warm {pi['warm_ms'] / 1e3:.2f} s, floor "
+            f"{pi['floor_warm_ms'] / 1e3:.2f} s, ratio {pi['warm_ratio']:.3f}"
+        )
+    print("\nbudgets")
+    for name, value, limit, ok in budgets(report):
+        _, what, unit = BUDGETS[name]
+        print(f"  {'ok  ' if ok else 'MISS'} {value:8.3f} {unit:3} ≤ {limit:<5} {what}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--manifest", type=Path, default=ROOT / "examples" / "bob.ROBOT.md")
+    ap.add_argument("--runs", type=int, default=21, help="interleaved spawns per server (default 21)")
+    ap.add_argument("--calls", type=int, default=200, help="calls per kind per session (default 200)")
+    ap.add_argument("--call-sessions", type=int, default=5, help="sessions per server for per-call latency")
+    ap.add_argument("--cold-runs", type=int, default=5, help="first runs (unpack) per pyz")
+    ap.add_argument("--pi-runs", type=int, default=21, help="interleaved warm starts per server on the Pi")
+    ap.add_argument(
+        "--dist", type=Path, default=ROOT / ".cache" / "bench-dist", help="built pyz files (built if absent)"
+    )
+    ap.add_argument("--no-pyz", action="store_true", help="skip the pyz part")
+    ap.add_argument("--no-pi", action="store_true", help="skip the emulated Pi")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 3 of everything, budgets not judged")
+    ap.add_argument("--json", type=Path, help="write the report here too")
+    args = ap.parse_args()
+    args.manifest = args.manifest.resolve()
+    if args.quick:
+        args.runs = args.call_sessions = args.cold_runs = args.pi_runs = 3
+        args.calls = 20
+    report: dict = {
+        "host": f"CPython {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores",
+        "config": {k: v for k, v in vars(args).items() if isinstance(v, (int, bool))},
+        "stdio": {},
+        "pyz": {},
+        "measured": {},
+    }
+    stdio_part(args, report)
+    if not args.no_pyz:
+        pyz_part(args, report)
+    if not args.no_pi:
+        why_not = pi_ready()
+        if why_not:
+            print(f"emulated Pi skipped: {why_not}", file=sys.stderr)
+            report["pi_skipped"] = why_not
+        else:
+            pi_part(args, report)
+    print_report(report)
+    report["budgets"] = {
+        name: {"value": v, "limit": limit, "ok": ok} for name, v, limit, ok in budgets(report)
+    }
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report["measured"]))
+    missed = [name for name, *_, ok in budgets(report) if not ok]
+    return 1 if missed and not args.quick else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
