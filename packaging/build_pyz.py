@@ -451,17 +451,62 @@ def shiv(site: Path, out: Path, targets: dict[str, dict]) -> None:
     shiv.cli.main.main(args=args, standalone_mode=False)
 
 
-def build_one(wheels: dict[tuple[str, str], list[Path]], out: Path) -> Path:
+def interpreters() -> dict[str, str]:
+    """CPython X.Y -> an interpreter of that version on PATH (python3.X), for bytecode."""
+    found = {}
+    for py in PYTHONS:
+        exe = shutil.which(f"python{py}")
+        if exe is None:
+            continue
+        check = "import sys; print(sys.implementation.name, '%d.%d' % sys.version_info[:2])"
+        done = subprocess.run([exe, "-c", check], capture_output=True, text=True)
+        if done.returncode == 0 and done.stdout.split() == ["cpython", py]:
+            found[py] = exe
+    return found
+
+
+def compile_bytecode(site: Path, python: str) -> None:
+    """__pycache__/*.cpython-3XY.pyc beside every module, so a first run only unpacks (compiling
+    the SDK and pydantic is over a second of a slim pyz's first start, and every start's when
+    bytecode cannot be written: a read-only unpack folder, PYTHONDONTWRITEBYTECODE). Unchecked-hash
+    pycs do not depend on file times, and the build folder is stripped from the recorded paths,
+    so the build stays reproducible; Python points code at the real file when it loads it."""
+    script = (
+        "import compileall, py_compile, sys\n"
+        "ok = compileall.compile_dir(sys.argv[1], quiet=1, stripdir=sys.argv[1], prependdir='site-packages',"
+        " invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH, workers=1)\n"
+        "sys.exit(0 if ok else 1)\n"
+    )
+    done = subprocess.run([python, "-c", script, str(site)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BuildError(f"compiling bytecode with {python} failed: {(done.stdout + done.stderr)[-2000:]}")
+
+
+def append_bytecode(out: Path, site: Path) -> None:
+    """shiv leaves .pyc files out of the zip; add them under site-packages/ as shiv adds files
+    (sorted, fixed timestamps, deflated), after the zip it wrote. Its bootstrap unpacks them."""
+    with zipfile.ZipFile(out, "a", compression=zipfile.ZIP_DEFLATED) as archive:
+        for pyc in sorted(site.rglob("*.pyc"), key=str):
+            info = zipfile.ZipInfo(f"site-packages/{pyc.relative_to(site).as_posix()}", (1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, pyc.read_bytes())
+
+
+def build_one(wheels: dict[tuple[str, str], list[Path]], out: Path, bytecode: str | None = None) -> Path:
     with tempfile.TemporaryDirectory() as work:
         site = Path(work) / "site"
         write_tree(plan(wheels), site)
         shiv(site, out, guard_targets(wheels))
+        if bytecode:
+            compile_bytecode(site, bytecode)
+            append_bytecode(out, site)
     return out
 
 
-def _build_slim(args: tuple[tuple[str, str], list[Path], Path]) -> Path:
-    target, ws, out = args
-    return build_one({target: ws}, out)
+def _build_slim(args: tuple[tuple[str, str], list[Path], Path, str | None]) -> Path:
+    target, ws, out, bytecode = args
+    return build_one({target: ws}, out, bytecode)
 
 
 def main() -> int:
@@ -479,6 +524,9 @@ def main() -> int:
         args.dist.mkdir(parents=True, exist_ok=True)
         for old in args.dist.glob("robot-md-mcp*.pyz"):
             old.unlink()
+        # The universal pyz has no bytecode: five CPythons' worth would add ~20 MB to it.
+        pythons = interpreters()
+        print(f"bytecode in the slim pyz for CPython {', '.join(pythons) or '(none found on PATH)'}")
         jobs = (
             []
             if args.no_slim
@@ -487,6 +535,7 @@ def main() -> int:
                     t,
                     wheels[t],
                     args.dist / f"robot-md-mcp-{version}-{KEYS['python'](t)}-{PLATFORMS[t[0]][2]}.pyz",
+                    pythons.get(t[1]),
                 )
                 for t in TARGETS
             ]

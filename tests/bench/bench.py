@@ -42,6 +42,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "tests" / "bench"
@@ -75,6 +76,7 @@ class Child:
         self.buffer = b""
         self.next_id = 0
         self.cpu_ms = 0.0
+        self.stderr = ""
 
     def _line(self, timeout: float) -> bytes:
         assert self.proc.stdout is not None
@@ -134,6 +136,8 @@ class Child:
                 if pid:
                     self.cpu_ms = (usage.ru_utime + usage.ru_stime) * 1e3
                     self.proc.returncode = os.waitstatus_to_exitcode(status)
+                    assert self.proc.stderr is not None
+                    self.stderr = self.proc.stderr.read().decode(errors="replace")
                     return self.proc.returncode
                 if time.perf_counter() > deadline:
                     raise TimeoutError(f"{self.proc.args} did not exit within {timeout} s of stdin closing")
@@ -161,6 +165,13 @@ class Contender:
     def spawn(self) -> Child:
         return Child(self.argv, self.env)
 
+    def started(self, child: Child, timeout: float = 120) -> None:
+        """Initialize, and make sure the server that answered is this one (the floor started
+        through the pyz must really be the floor)."""
+        info = child.initialize(timeout)["serverInfo"]
+        expected = "floor" if self.name == "sdk floor" else "robot-md-mcp"
+        assert info["name"] == expected, f"{self.name}: {info} answered"
+
 
 def base_env(**extra: str) -> dict[str, str]:
     # As installed (pip and the pyz keep bytecode): cached .pyc files, not a recompile per spawn.
@@ -177,10 +188,10 @@ def contenders(python: str, manifest: Path) -> tuple[Contender, Contender]:
     return ours, floor
 
 
-def full_session(c: Contender) -> dict[str, float]:
+def full_session(c: Contender) -> dict[str, Any]:
     """spawn → initialize → read every resource → call the tools → close stdin → exit."""
     child = c.spawn()
-    child.initialize()
+    c.started(child)
     initialized = time.perf_counter()
     for resource in child.request("resources/list")["resources"]:
         assert child.request("resources/read", {"uri": resource["uri"]})["contents"]
@@ -189,8 +200,9 @@ def full_session(c: Contender) -> dict[str, float]:
     rss = child.peak_rss_mib()
     code = child.close()
     exited = time.perf_counter()
-    assert code == 0, f"{c.name} exited {code}"
+    assert code == 0, f"{c.name} exited {code}: {child.stderr[-2000:]}"
     return {
+        "unpacked": "unpacking" in child.stderr,  # the pyz's first run says so
         "initialize_ms": (initialized - child.spawned) * 1e3,
         "session_ms": (exited - child.spawned) * 1e3,
         "session_cpu_ms": child.cpu_ms,
@@ -200,7 +212,7 @@ def full_session(c: Contender) -> dict[str, float]:
 
 def per_call(c: Contender, calls: int) -> dict[str, list[float]]:
     child = c.spawn()
-    child.initialize()
+    c.started(child)
     uri = child.request("resources/list")["resources"][0]["uri"]
     if c.name == "robot-md-mcp":
         uri = uri.rpartition("/")[0] + "/frontmatter"
@@ -310,7 +322,9 @@ def pyz_contenders(pyz: Path, manifest: Path, shiv_root: Path) -> tuple[Contende
 def first_run_ms(pyz: Path, manifest: Path) -> float:
     with tempfile.TemporaryDirectory(prefix="bench-shiv-") as fresh:
         ours, _ = pyz_contenders(pyz, manifest, Path(fresh))
-        return full_session(ours)["initialize_ms"]
+        session = full_session(ours)
+        assert session["unpacked"], f"{pyz.name} did not unpack into the fresh {fresh}"
+        return session["initialize_ms"]
 
 
 def pyz_part(args: argparse.Namespace, report: dict) -> None:
@@ -375,7 +389,7 @@ def pi_part(args: argparse.Namespace, report: dict) -> None:
 
     def start(c: Contender) -> float:
         child = c.spawn()
-        child.initialize(timeout=600)
+        c.started(child, timeout=600)
         took = (time.perf_counter() - child.spawned) * 1e3
         child.close(timeout=120)
         return took
