@@ -291,6 +291,31 @@ def stdio_part(args: argparse.Namespace, report: dict) -> None:
     report["measured"]["peak_rss_over_floor_mib"] = o["rss_mib"] - f["rss_mib"]
 
 
+def imports_before_first_answer(c: Contender) -> dict[str, int]:
+    """Module → its own import time (µs) for everything imported before the initialize answer."""
+    child = Child([c.argv[0], "-X", "importtime", *c.argv[1:]], c.env)
+    c.started(child)
+    child.close()
+    found = re.findall(r"^import time:\s+(\d+) \|\s+\d+ \| ( *)(\S+)$", child.stderr, re.M)
+    return {name: int(own) for own, _, name in found}
+
+
+def import_part(report: dict) -> None:
+    """What robot-md-mcp imports that the floor does not: the only startup cost beyond the SDK's
+    that imports can explain (the rest is our module's own top level and reading the manifest)."""
+    ours, floor = contenders(sys.executable, ROOT / "examples" / "bob.ROBOT.md")
+    mine, base = imports_before_first_answer(ours), imports_before_first_answer(floor)
+    extra = {name: us for name, us in mine.items() if name not in base}
+    top = sorted(extra.items(), key=lambda kv: -kv[1])[:8]
+    report["imports"] = {
+        "ours": len(mine),
+        "floor": len(base),
+        "extra": sorted(extra),
+        "extra_ms": sum(extra.values()) / 1e3,
+        "top_extra_ms": {name: us / 1e3 for name, us in top},
+    }
+
+
 def this_target() -> str:
     """The slim pyz's name part for this interpreter and machine, e.g. cp311-manylinux_x86_64."""
     v = sys.version_info
@@ -449,6 +474,12 @@ def print_report(report: dict) -> None:
             cells.append(f"{r['rss_mib']:.1f} MiB")
             print(f"  {name:14}" + "".join(f"{c:>13}" for c in cells))
         print(f"  session CPU time, median of pairwise ratios: {s['session_cpu_ratio']:.3f}")
+    imp = report["imports"]
+    print(
+        f"\nimported before the first answer: {imp['ours']} modules, the floor {imp['floor']}; ours beyond "
+        f"the floor's take {imp['extra_ms']:.1f} ms (own time; -X importtime): "
+        + ", ".join(f"{name} {ms:.1f}" for name, ms in imp["top_extra_ms"].items())
+    )
     p = report.get("pyz", {})
     if p:
         size = p["size_mb"]
@@ -507,6 +538,7 @@ def main() -> int:
         "pyz": {},
         "measured": {},
     }
+    import_part(report)
     stdio_part(args, report)
     if not args.no_pyz:
         pyz_part(args, report)
