@@ -32,9 +32,16 @@ MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, 
 class Served:
     """`robot-md-mcp EXAMPLE --http …` in a subprocess; stderr collected."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None, path: Path = EXAMPLE) -> None:
+    def __init__(
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        path: Path = EXAMPLE,
+        command: list[str] | None = None,
+    ) -> None:
+        """`command` replaces `python robot_md_mcp.py` (e.g. `python -c …` patching a limit)."""
         self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "robot_md_mcp.py"), str(path), *args],
+            [*(command or [sys.executable, str(ROOT / "robot_md_mcp.py")]), str(path), *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

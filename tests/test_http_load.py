@@ -1,0 +1,574 @@
+"""Load and soak: the real HTTP server (tests/http_served.py) on 127.0.0.1 under
+20 keep-alive clients × 500 requests in both protocol eras, every answer checked;
+its memory across a 10,000-request soak; Host/Origin/token refusals counted
+under that load; and the bounds on sessions that are never closed.
+
+The clients speak raw HTTP/1.1 from one asyncio loop, so the client stays light
+(the server, not the client, is what a 2-core machine spends its time on). The
+measured numbers are printed (`pytest -s` shows them)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import re
+import socket
+import sys
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import EXAMPLE, ROOT
+from http_served import MCP_HEADERS, Served
+
+import robot_md_mcp as m
+
+CLIENTS = 20
+REQUESTS_PER_CLIENT = 500  # 10,000 in all
+WARM_UP_PER_CLIENT = 100  # 2,000 before the soak's first measurement
+SESSION_REQUESTS = 25  # a handshake-era session's life: initialize … DELETE
+RSS_GROWTH_LIMIT_KIB = 5 * 1024
+ATTACKS_PER_KIND = 100
+PHASE_DEADLINE = 150.0  # seconds for any one burst of load, however slow the machine
+
+HANDSHAKE_ERA = "2025-11-25"
+MODERN_ERA = "2026-07-28"
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN_ERA,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+# What every answer must say, from the module itself.
+MANIFEST = m.parse(m.read_source(EXAMPLE).text)
+ROBOT = MANIFEST.robot_name or ""
+VIEWS = {m.resource_uri(ROBOT, v.kind): (v.mime_type, v.text(MANIFEST)) for v in m.VIEWS}
+URIS = sorted(VIEWS)
+VALIDATED = m.validate(MANIFEST).as_dict()
+assert VALIDATED["ok"] is True
+
+
+# --- a raw HTTP/1.1 client ----------------------------------------------------------
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    def events(self) -> list[Any]:
+        """The JSON-RPC messages of an event-stream body."""
+        lines = self.body.decode("utf-8").splitlines()
+        return [json.loads(line[5:]) for line in lines if line.startswith("data:")]
+
+
+class Connection:
+    """One keep-alive connection to 127.0.0.1. It never reconnects: a server
+    that drops it, or answers `Connection: close`, fails the request."""
+
+    def __init__(self, port: int, headers: dict[str, str] | None = None) -> None:
+        self.port = port
+        self.headers = {"Host": f"127.0.0.1:{port}", **(headers or {})}
+
+    async def __aenter__(self) -> Connection:
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.writer.close()
+        with contextlib.suppress(OSError):
+            await self.writer.wait_closed()
+
+    async def send(
+        self,
+        method: str,
+        path: str = "/mcp",
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Reply:
+        fields = {**self.headers, **(headers or {})}
+        if body is not None:
+            fields["Content-Length"] = str(len(body))
+        head = f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in fields.items())
+        self.writer.write(f"{head}\r\n".encode("latin-1") + (body or b""))
+        status_line, *lines = (await self.reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")[:-2]
+        received = {}
+        for line in lines:
+            name, _, value = line.partition(":")
+            received[name.strip().lower()] = value.strip()
+        if "content-length" in received:
+            data = await self.reader.readexactly(int(received["content-length"]))
+        else:
+            assert received.get("transfer-encoding") == "chunked", (status_line, received)
+            chunks = []
+            while size := int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16):
+                chunks.append(await self.reader.readexactly(size))
+                assert await self.reader.readexactly(2) == b"\r\n"
+            assert await self.reader.readexactly(2) == b"\r\n"  # no trailers
+            data = b"".join(chunks)
+        assert received.get("connection") != "close", (status_line, received)
+        return Reply(int(status_line.split(" ", 2)[1]), received, data)
+
+
+# --- a load client: both eras and /healthz, every answer checked ------------------------
+
+
+class LoadClient:
+    """MCP over one Connection: handshake-era sessions (initialize, then
+    Mcp-Session-Id, then DELETE) and self-contained 2026-07-28 requests."""
+
+    def __init__(self, conn: Connection, offset: int) -> None:
+        self.conn = conn
+        self.offset = offset  # clients start at different points of the mix
+        self.ids = itertools.count(1)
+        self.session: str | None = None
+
+    def _message(self, method: str, params: dict[str, Any] | None) -> tuple[int, bytes]:
+        request_id = next(self.ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        return request_id, json.dumps(message).encode()
+
+    async def legacy(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        assert self.session is not None
+        request_id, body = self._message(method, params)
+        headers = {**MCP_HEADERS, "Mcp-Session-Id": self.session, "MCP-Protocol-Version": HANDSHAKE_ERA}
+        reply = await self.conn.send("POST", "/mcp", body, headers)
+        assert reply.status == 200 and reply.headers["content-type"] == "text/event-stream", reply
+        (answer,) = reply.events()
+        assert answer["id"] == request_id and "error" not in answer, answer
+        return answer["result"]
+
+    async def modern(self, method: str, params: dict[str, Any], name: str | None = None) -> Any:
+        request_id, body = self._message(method, {**params, "_meta": MODERN_META})
+        headers = {**MCP_HEADERS, "MCP-Protocol-Version": MODERN_ERA, "Mcp-Method": method}
+        if name is not None:
+            headers["Mcp-Name"] = name
+        reply = await self.conn.send("POST", "/mcp", body, headers)
+        assert reply.status == 200 and reply.headers["content-type"] == "application/json", reply
+        assert "mcp-session-id" not in reply.headers, reply
+        answer = reply.json()
+        assert answer["id"] == request_id and "error" not in answer, answer
+        return answer["result"]
+
+    async def initialize(self) -> Reply:
+        """Ask for a session; on 200 check the answer and keep its Mcp-Session-Id."""
+        request_id, body = self._message(
+            "initialize",
+            {
+                "protocolVersion": HANDSHAKE_ERA,
+                "capabilities": {},
+                "clientInfo": {"name": "load", "version": "1"},
+            },
+        )
+        reply = await self.conn.send("POST", "/mcp", body, MCP_HEADERS)
+        if reply.status == 200:
+            (answer,) = reply.events()
+            assert answer["id"] == request_id, answer
+            assert answer["result"]["protocolVersion"] == HANDSHAKE_ERA, answer
+            assert answer["result"]["serverInfo"]["name"] == m.NAME, answer
+            self.session = reply.headers["mcp-session-id"]
+            assert re.fullmatch(r"[0-9a-f]{32}", self.session), reply
+        return reply
+
+    async def open_session(self) -> None:
+        reply = await self.initialize()
+        assert reply.status == 200, reply
+
+    async def initialized(self) -> None:
+        assert self.session is not None
+        notification = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
+        headers = {**MCP_HEADERS, "Mcp-Session-Id": self.session, "MCP-Protocol-Version": HANDSHAKE_ERA}
+        reply = await self.conn.send("POST", "/mcp", notification, headers)
+        assert (reply.status, reply.body) == (202, b""), reply
+
+    async def close_session(self) -> None:
+        assert self.session is not None
+        headers = {"Mcp-Session-Id": self.session, "MCP-Protocol-Version": HANDSHAKE_ERA}
+        reply = await self.conn.send("DELETE", "/mcp", headers=headers)
+        assert reply.status == 200, reply
+        self.session = None
+
+    async def call(
+        self, era: str, method: str, params: dict[str, Any] | None = None, name: str | None = None
+    ) -> Any:
+        if era == "legacy":
+            return await self.legacy(method, params)
+        return await self.modern(method, params or {}, name)
+
+    async def read(self, era: str, uri: str) -> None:
+        result = await self.call(era, "resources/read", {"uri": uri}, uri)
+        mime_type, text = VIEWS[uri]
+        assert result["contents"] == [{"uri": uri, "mimeType": mime_type, "text": text}], result
+
+    async def validate(self, era: str) -> None:
+        result = await self.call(era, "tools/call", {"name": "validate", "arguments": {}}, "validate")
+        assert result["isError"] is False and result["structuredContent"] == VALIDATED, result
+        assert json.loads(result["content"][0]["text"]) == VALIDATED, result
+
+    async def list(self, era: str) -> None:
+        result = await self.call(era, "resources/list")
+        assert sorted(r["uri"] for r in result["resources"]) == URIS, result
+
+    async def ping(self) -> None:
+        assert await self.legacy("ping") == {}
+
+    async def healthz(self) -> None:
+        reply = await self.conn.send("GET", "/healthz")
+        assert (reply.status, reply.json()) == (200, {"status": "ok"}), reply
+
+    async def step(self, index: int) -> None:
+        """Request `index` of this client: one HTTP request, its answer checked.
+        Every SESSION_REQUESTS requests: initialize, notifications/initialized,
+        a mix of both eras and /healthz, then DELETE of the session."""
+        position = index % SESSION_REQUESTS
+        if position == 0:
+            await self.open_session()
+        elif position == 1:
+            await self.initialized()
+        elif position == SESSION_REQUESTS - 1:
+            await self.close_session()
+        else:
+            k = self.offset + index // SESSION_REQUESTS * (SESSION_REQUESTS - 3) + position - 2
+            uri = URIS[k // 8 % len(URIS)]
+            mix: list[Callable[[], Awaitable[None]]] = [
+                lambda: self.read("legacy", uri),
+                lambda: self.read("modern", uri),
+                lambda: self.validate("legacy"),
+                lambda: self.validate("modern"),
+                lambda: self.list("legacy"),
+                lambda: self.list("modern"),
+                self.ping,
+                self.healthz,
+            ]
+            await mix[k % len(mix)]()
+
+
+@dataclass
+class Load:
+    """What a burst of load did: checked answers, their latencies, failures."""
+
+    total: int
+    done: int = 0
+    latencies: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    elapsed: float = 0.0
+
+    def summary(self) -> str:
+        ordered = sorted(self.latencies)
+
+        def ms(q: float) -> float:
+            return 1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+        return (
+            f"{self.done} requests in {self.elapsed:.1f} s: {self.done / self.elapsed:.0f} requests/s, "
+            f"latency p50 {ms(0.50):.1f} ms, p99 {ms(0.99):.1f} ms, max {1000 * ordered[-1]:.1f} ms"
+        )
+
+
+async def run_load(
+    port: int,
+    clients: int,
+    per_client: int,
+    headers: dict[str, str] | None = None,
+    alongside: Callable[[Load], Awaitable[None]] | None = None,
+) -> Load:
+    """`clients` keep-alive connections × `per_client` checked requests each,
+    concurrently (and `alongside`, given the progress, while they run)."""
+    assert per_client % SESSION_REQUESTS == 0  # every session is closed again
+    load = Load(total=clients * per_client)
+    started = time.perf_counter()
+
+    async def one_client(index: int) -> None:
+        request = 0
+        try:
+            async with Connection(port, headers) as conn:
+                client = LoadClient(conn, offset=index)
+                for request in range(per_client):
+                    began = time.perf_counter()
+                    await client.step(request)
+                    load.latencies.append(time.perf_counter() - began)
+                    load.done += 1
+        except Exception as e:  # counted and reported by the caller
+            load.failures.append(f"client {index}, request {request}: {type(e).__name__}: {e}"[:2000])
+        load.elapsed = max(load.elapsed, time.perf_counter() - started)
+
+    work = [one_client(index) for index in range(clients)] + ([alongside(load)] if alongside else [])
+    await asyncio.wait_for(asyncio.gather(*work), PHASE_DEADLINE)
+    return load
+
+
+def assert_all_answered(load: Load) -> None:
+    assert not load.failures, f"{len(load.failures)} failures, e.g. {load.failures[:3]}"
+    assert load.done == load.total == len(load.latencies)
+
+
+def rss_kib(pid: int) -> int:
+    """VmRSS of a process: its resident memory now."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return next(int(row.split()[1]) for row in status.splitlines() if row.startswith("VmRSS:"))
+
+
+# --- servers ------------------------------------------------------------------------
+
+
+def stopped_cleanly(served: Served) -> None:
+    assert served.stop() == 0
+    assert "Traceback" not in served.stderr and "Exception" not in served.stderr, served.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def server():
+    served = Served("--http", "127.0.0.1:0")
+    yield served
+    stopped_cleanly(served)
+
+
+@pytest.fixture(scope="module")
+def token() -> str:
+    return "load-token-" + "x7" * 16
+
+
+@pytest.fixture(scope="module")
+def token_server(token: str):
+    served = Served("--http", "127.0.0.1:0", env={m.TOKEN_ENV: token})
+    yield served
+    stopped_cleanly(served)
+
+
+# --- 20 clients × 500 requests, with refusals counted alongside -------------------------
+
+
+def test_load_in_both_eras_while_refusals_hold(token_server: Served, token: str) -> None:
+    """10,000 authorized requests on 20 keep-alive connections, 0 failures;
+    meanwhile every unauthenticated or DNS-rebinding request, each on its own
+    connection, is refused every single time."""
+    port, auth = token_server.port, {"Authorization": f"Bearer {token}"}
+    foreign = {
+        # kind: (headers, status)
+        "no token": ({}, 401),
+        "wrong token": ({"Authorization": "Bearer " + "w" * 32}, 401),
+        "token without Bearer": ({"Authorization": token}, 401),
+        "foreign Host": ({**auth, "Host": "evil.example.com"}, 421),
+        "foreign Host, our port": ({**auth, "Host": f"evil.example.com:{port}"}, 421),
+        "foreign Origin": ({**auth, "Origin": "http://evil.example.com"}, 403),
+    }
+    answered: Counter[tuple[str, int]] = Counter()
+    late: list[str] = []
+    leaks: list[Reply] = []  # a refusal that shows the robot, or a 401 without its challenge
+
+    async def attacker(kind: str, load: Load) -> None:
+        headers, _ = foreign[kind]
+        for attempt in range(ATTACKS_PER_KIND):
+            # Spread over the first 90% of the load: each attempt waits for its share of it.
+            while load.done < (attempt + 1) * load.total * 9 // 10 // ATTACKS_PER_KIND and not load.failures:
+                await asyncio.sleep(0.005)
+            if load.done >= load.total:
+                late.append(kind)
+            async with Connection(port) as conn:
+                if attempt % 2:
+                    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+                    reply = await conn.send(
+                        "POST", "/mcp", json.dumps(initialize).encode(), {**MCP_HEADERS, **headers}
+                    )
+                else:
+                    params = {"uri": URIS[0], "_meta": MODERN_META}
+                    read = {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": params}
+                    modern = {
+                        "MCP-Protocol-Version": MODERN_ERA,
+                        "Mcp-Method": "resources/read",
+                        "Mcp-Name": URIS[0],
+                    }
+                    reply = await conn.send(
+                        "POST", "/mcp", json.dumps(read).encode(), {**MCP_HEADERS, **modern, **headers}
+                    )
+            answered[kind, reply.status] += 1
+            challenged = reply.headers.get("www-authenticate", "").startswith("Bearer")
+            if ROBOT.encode() in reply.body or (reply.status == 401) != challenged:
+                leaks.append(reply)
+
+    async def attackers(load: Load) -> None:
+        await asyncio.gather(*(attacker(kind, load) for kind in foreign))
+
+    load = asyncio.run(run_load(port, CLIENTS, REQUESTS_PER_CLIENT, auth, attackers))
+    print(f"\nload, token required: {load.summary()}; {sum(answered.values())} refusals alongside")
+    assert_all_answered(load)
+    assert load.total == 10_000
+    assert answered == Counter({(kind, status): ATTACKS_PER_KIND for kind, (_, status) in foreign.items()})
+    assert not late, f"refusals sent after the load ended: {Counter(late)}"
+    assert not leaks, leaks[:3]
+    # A flood of refusals is logged once per distinct reason, and never shows the token.
+    refusals = [line for line in token_server.stderr.splitlines() if "refused a request" in line]
+    assert len(refusals) == 4, refusals
+    assert token not in token_server.stderr
+
+
+# --- soak: memory across 10,000 requests ----------------------------------------------
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmRSS from /proc (Linux)")
+def test_memory_is_flat_across_a_soak(server: Served) -> None:
+    """After a 2,000-request warm-up, 10,000 more (400 sessions opened and
+    deleted) grow the server's resident memory by at most 5 MiB."""
+    pid = server.proc.pid
+    warm_up = asyncio.run(run_load(server.port, CLIENTS, WARM_UP_PER_CLIENT))
+    assert_all_answered(warm_up)
+    time.sleep(0.5)  # let the last connections and sessions wind down
+    before = rss_kib(pid)
+    soak = asyncio.run(run_load(server.port, CLIENTS, REQUESTS_PER_CLIENT))
+    time.sleep(0.5)
+    after = rss_kib(pid)
+    print(
+        f"\nsoak: {soak.summary()}; server VmRSS {before / 1024:.1f} MiB after warm-up, "
+        f"{after / 1024:.1f} MiB after 10,000 more ({(after - before) / 1024:+.2f} MiB)"
+    )
+    assert_all_answered(soak)
+    assert after - before <= RSS_GROWTH_LIMIT_KIB, (before, after)
+
+
+# --- sessions that are never closed -----------------------------------------------------
+
+
+def assert_no_room(reply: Reply) -> None:
+    assert reply.status == 503 and "mcp-session-id" not in reply.headers, reply
+    assert reply.json()["error"]["message"] == "Too many open sessions", reply
+
+
+def test_unclosed_sessions_stop_at_the_cap(server: Served) -> None:
+    """256 sessions never deleted: the 257th initialize gets 503 (every time)
+    while the open ones, 2026-07-28 requests and /healthz are still served;
+    deleting one makes room for exactly one."""
+    on_linux = Path(f"/proc/{server.proc.pid}/status").exists()
+
+    async def scenario() -> int:
+        async with Connection(server.port) as conn:
+            before = rss_kib(server.proc.pid) if on_linux else 0
+            clients = [LoadClient(conn, offset=0) for _ in range(m.MAX_MCP_SESSIONS)]
+            for client in clients:
+                await client.open_session()
+                await client.initialized()
+            grown = rss_kib(server.proc.pid) - before if on_linux else 0
+            extra = LoadClient(conn, offset=0)
+            for _ in range(3):
+                assert_no_room(await extra.initialize())
+            await clients[0].ping()
+            await clients[-1].validate("legacy")
+            await extra.validate("modern")
+            await extra.healthz()
+            await clients[0].close_session()
+            await extra.open_session()
+            assert_no_room(await LoadClient(conn, offset=0).initialize())
+            for client in [*clients[1:], extra]:
+                await client.close_session()
+            await extra.open_session()
+            await extra.close_session()
+            return grown
+
+    grown = asyncio.run(asyncio.wait_for(scenario(), PHASE_DEADLINE))
+    print(f"\n{m.MAX_MCP_SESSIONS} open sessions: server VmRSS {grown / 1024:+.1f} MiB")
+
+
+IDLE_SECONDS = 1.0
+SMALL_CAP = 8
+
+
+def test_idle_sessions_are_closed_and_free_the_cap() -> None:
+    """With the idle timeout at 1 s (and the cap at 8): sessions nobody uses
+    are closed (their id then answers 404) and their room is reused; a session
+    in use stays open."""
+    patched = (
+        "import sys; sys.path.insert(0, sys.argv.pop(1)); import robot_md_mcp as m; "
+        f"m.MCP_SESSION_IDLE_SECONDS = {IDLE_SECONDS}; m.MAX_MCP_SESSIONS = {SMALL_CAP}; "
+        "sys.exit(m.main(sys.argv[1:]))"
+    )
+    served = Served("--http", "127.0.0.1:0", command=[sys.executable, "-c", patched, str(ROOT)])
+
+    async def scenario() -> float:
+        async with Connection(served.port) as conn, Connection(served.port) as busy_conn:
+            busy = LoadClient(busy_conn, offset=0)
+            await busy.open_session()
+            stop = asyncio.Event()
+
+            async def keep_busy() -> None:
+                while not stop.is_set():
+                    await busy.ping()
+                    await asyncio.sleep(IDLE_SECONDS / 10)
+
+            pinging = asyncio.create_task(keep_busy())
+            left_idle = time.monotonic()  # no idle session's clock starts before this
+            idle = [LoadClient(conn, offset=0) for _ in range(SMALL_CAP - 1)]
+            for client in idle:
+                await client.open_session()
+            last_opened = time.monotonic()
+            newcomer = LoadClient(conn, offset=0)
+            while (reply := await newcomer.initialize()).status != 200:  # refused until they are closed
+                assert_no_room(reply)
+                await asyncio.sleep(0.1)
+            waited = time.monotonic() - left_idle
+            await asyncio.sleep(max(0.0, last_opened + 1.5 * IDLE_SECONDS - time.monotonic()))  # all of them
+            for client in idle:
+                assert client.session is not None
+                reply = await conn.send(
+                    "POST",
+                    "/mcp",
+                    b'{"jsonrpc":"2.0","id":9,"method":"ping"}',
+                    {**MCP_HEADERS, "Mcp-Session-Id": client.session, "MCP-Protocol-Version": HANDSHAKE_ERA},
+                )
+                assert reply.status == 404, reply
+            stop.set()
+            await pinging
+            for client in (busy, newcomer):
+                await client.validate("legacy")
+                await client.close_session()
+            return waited
+
+    try:
+        waited = asyncio.run(asyncio.wait_for(scenario(), 60))
+    finally:
+        stopped_cleanly(served)
+    print(f"\nidle sessions closed after {waited:.2f} s (timeout {IDLE_SECONDS} s)")
+    assert IDLE_SECONDS <= waited < IDLE_SECONDS + 10
+
+
+# --- connections ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "sends", [b"", b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"], ids=["silent", "half-head"]
+)
+def test_connections_that_send_no_request_cannot_hold_the_server(server: Served, sends: bytes) -> None:
+    """127 connections that never send a whole request head fill every slot (the 128th
+    request is answered 503, before Host or token are looked at), but only for the
+    keep-alive timeout: then the server drops them and serves again, though they never
+    closed. (uvicorn alone would keep them, and everyone else locked out, for ever.)"""
+    held = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(m.MAX_HTTP_CONCURRENCY - 1)]
+    try:
+        for sock in held:
+            sock.sendall(sends)
+        deadline = time.monotonic() + 30
+        while (status := server.request("GET", "/healthz")[0]) == 200 and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the server has taken them all
+        assert status == 503
+        assert server.request("GET", "/healthz", headers={"Host": "evil.example.com"})[0] == 503
+        full = time.monotonic()
+        deadline = full + 30
+        while (status := server.request("GET", "/healthz")[0]) == 503 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert status == 200
+        assert time.monotonic() - full < 15  # keep-alive timeout 5 s, plus a loaded machine's slack
+        for sock in held:  # closed by the server: end of stream, no response
+            sock.settimeout(10)
+            assert sock.recv(1024) == b""
+    finally:
+        for sock in held:
+            sock.close()
