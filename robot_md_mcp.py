@@ -197,6 +197,10 @@ _DELIMITER = re.compile(r"^-{3,}\s*$", re.MULTILINE)
 # billions of values, and self-referencing aliases never end.
 MAX_DEPTH = 100
 MAX_VALUES = 500_000
+# Nodes as written (before alias expansion). PyYAML builds each one in Python
+# (~25 µs): a 1 MiB file of small values took 6-16 s and 260 MiB a request.
+# Real manifests have a few hundred.
+MAX_NODES = 10_000
 
 
 @dataclass(frozen=True)
@@ -276,6 +280,7 @@ def parse(text: str) -> Manifest:
     closing_line = len(text) - len(text.lstrip()) + delimiters[1].start()
     line_end = text.find("\n", closing_line)
     prose = "" if line_end == -1 else text[line_end + 1 :]
+    _check_shape(yaml_text)
     try:
         loaded = yaml.load(yaml_text, Loader=_Loader)  # noqa: S506 - a CSafeLoader subclass
         _check_budget(loaded)
@@ -295,30 +300,76 @@ def parse(text: str) -> Manifest:
     return Manifest(frontmatter, body.strip(), prose, deprecations)
 
 
+def _check_shape(yaml_text: str) -> None:
+    """Depth and node budgets, checked on LibYAML's flat, lazy event stream
+    before anything is built: composing recurses in C (100,000 nested `[` in
+    a 200 KB file overflowed the stack: SIGSEGV, the server gone) and the
+    scanner slows quadratically with flow depth, so the first excess must
+    stop it. Syntax errors are left to the real load, which words them as
+    the reference does."""
+    depth = nodes = 0
+    try:
+        for event in yaml.parse(yaml_text, Loader=_Loader):
+            if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+            elif isinstance(event, yaml.NodeEvent):
+                nodes += 1
+                if nodes > MAX_NODES:
+                    raise ManifestError(f"frontmatter too large: more than {MAX_NODES:,} YAML nodes")
+                if isinstance(event, yaml.CollectionStartEvent):
+                    depth += 1
+                    if depth > MAX_DEPTH:
+                        raise ManifestError(f"frontmatter nested more than {MAX_DEPTH} levels deep")
+    except yaml.YAMLError:
+        pass
+
+
 def _check_budget(data: Any) -> None:
-    """Walk the value tree as a consumer would see it (aliases expanded),
-    stopping as soon as it is too deep or too large. A value that contains
-    itself is not walked again: robot-md validates and renders those."""
-    stack: list[tuple[Any, int, bool]] = [(data, 1, False)]
+    """Count the values a consumer would see (aliases expanded) and their
+    nesting, stopping as soon as either is over budget. A value that
+    contains itself is not walked again: robot-md validates and renders
+    those. Nor is a value met again through another alias: its count and
+    height are remembered (the largest bomb within budget took 0.7 s to walk
+    value by value), unless its walk met a self-reference, whose count
+    depends on the path to it."""
+    total = 0
+    known: dict[int, tuple[int, int]] = {}  # id → (values, height) of walks that met no self-reference
     on_path: set[int] = set()
-    count = 0
-    while stack:
-        value, depth, leaving = stack.pop()
-        if leaving:
-            on_path.discard(id(value))
-            continue
-        count += 1
-        if count > MAX_VALUES:
+
+    def count(values: int) -> None:
+        nonlocal total
+        total += values
+        if total > MAX_VALUES:
             raise ManifestError(
                 f"frontmatter too large: more than {MAX_VALUES:,} values once YAML aliases are expanded"
             )
-        if isinstance(value, (dict, list, set)) and id(value) not in on_path:
-            if depth > MAX_DEPTH:
+
+    def walk(value: Any, depth: int) -> tuple[int, int, bool]:
+        """(values, height, met no self-reference) for `value` at `depth`."""
+        if not isinstance(value, (dict, list, set)) or id(value) in on_path:
+            count(1)
+            return 1, 0, id(value) not in on_path
+        seen = known.get(id(value))
+        if seen is not None:
+            size, height = seen
+            if depth + height - 1 > MAX_DEPTH:
                 raise ManifestError(f"frontmatter nested more than {MAX_DEPTH} levels deep")
-            on_path.add(id(value))
-            stack.append((value, depth, True))
-            children = [v for item in value.items() for v in item] if isinstance(value, dict) else value
-            stack.extend((child, depth + 1, False) for child in children)
+            count(size)
+            return size, height, True
+        if depth > MAX_DEPTH:
+            raise ManifestError(f"frontmatter nested more than {MAX_DEPTH} levels deep")
+        count(1)
+        on_path.add(id(value))
+        size, height, clean = 1, 1, True
+        for child in [v for item in value.items() for v in item] if isinstance(value, dict) else value:
+            values, below, child_clean = walk(child, depth + 1)
+            size, height, clean = size + values, max(height, below + 1), clean and child_clean
+        on_path.discard(id(value))
+        if clean:
+            known[id(value)] = (size, height)
+        return size, height, clean
+
+    walk(data, 1)
 
 
 def _notes(marker: Any) -> tuple[Any, ...]:
@@ -603,22 +654,37 @@ def render(manifest: Manifest) -> str:
     )
 
 
-def json_safe(value: Any, _path: tuple[Any, ...] = (), _active: frozenset[int] = frozenset()) -> Any:
+def json_safe(
+    value: Any,
+    _path: tuple[Any, ...] = (),
+    _active: frozenset[int] = frozenset(),
+    _done: dict[int, Any] | None = None,
+) -> Any:
     """Any value the YAML safe loader can produce → strict JSON data. A value
     that contains itself (a YAML alias to its own ancestor) has no JSON form."""
-    if isinstance(value, (dict, list, set)):
-        if id(value) in _active:
-            where = ".".join(map(str, _path)) or "<root>"
-            raise ManifestError(
-                f"cannot be shown as JSON: the YAML alias at {where} refers to a value containing it"
-            )
+    if not isinstance(value, (dict, list, set)):
+        return _json_scalar(value)
+    if id(value) in _active:
+        where = ".".join(map(str, _path)) or "<root>"
+        raise ManifestError(
+            f"cannot be shown as JSON: the YAML alias at {where} refers to a value containing it"
+        )
+    # Aliases share one value: convert it once (an alias bomb within budget
+    # took 1.2 s to convert value by value). Safe: a value converted without
+    # error contains none of its ancestors, wherever else it appears.
+    _done = {} if _done is None else _done
+    if id(value) not in _done:
         _active = _active | {id(value)}
-    if isinstance(value, dict):
-        return {_json_key(k): json_safe(v, (*_path, k), _active) for k, v in value.items()}
-    if isinstance(value, set):
-        return [json_safe(v, (*_path, i), _active) for i, v in enumerate(stable_order(value))]
-    if isinstance(value, list):
-        return [json_safe(v, (*_path, i), _active) for i, v in enumerate(value)]
+        if isinstance(value, dict):
+            items = [(_json_key(k), json_safe(v, (*_path, k), _active, _done)) for k, v in value.items()]
+            _done[id(value)] = dict(items)
+        else:
+            values = stable_order(value) if isinstance(value, set) else value
+            _done[id(value)] = [json_safe(v, (*_path, i), _active, _done) for i, v in enumerate(values)]
+    return _done[id(value)]
+
+
+def _json_scalar(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, (_dt.date, _dt.time)):
@@ -1120,6 +1186,10 @@ class ManifestFile:
         self.path = path
         self._snapshot: Snapshot | None = None
         self._bytes = b""  # what _snapshot was made from
+        # The digest and error of the last version that failed to parse: a
+        # broken file is parsed once, not again by every request and poll
+        # (an alias bomb costs ~0.7 s each time, on the event loop).
+        self._failed: tuple[str, str] | None = None
 
     def current(self) -> Snapshot:
         data = read_bytes(self.path)
@@ -1127,9 +1197,12 @@ class ManifestFile:
             return self._snapshot
         source = decode(data, self.path)
         if self._snapshot is None or self._snapshot.digest != source.digest:
+            if self._failed is not None and self._failed[0] == source.digest:
+                raise ManifestError(self._failed[1], self.path)
             try:
                 manifest = parse(source.text)
             except ManifestError as e:
+                self._failed = (source.digest, e.what)
                 raise ManifestError(e.what, self.path) from None
             self._snapshot = Snapshot(manifest, source.digest)
         self._bytes = data
@@ -1570,13 +1643,160 @@ def serve_stdio(manifest_file: ManifestFile) -> int:
         server = build_server(manifest_file)
 
     async def run() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        stdin: Any = _StdinLines(sys.stdin.buffer)
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
             await server.run(
-                read_stream, write_stream, server.create_initialization_options(NotificationOptions())
+                _AnswerMalformedLines(read_stream, write_stream),
+                write_stream,
+                server.create_initialization_options(NotificationOptions()),
             )
 
     anyio.run(run)
     return 0
+
+
+# The SDK's stdio reader validates a whole line at once with pydantic, with
+# no length limit: a 10 MB line of JSON numbers peaked at 900 MiB and held
+# the event loop 3 s. MCP messages to this server are tiny (as over HTTP).
+MAX_STDIO_LINE_BYTES = 256 * 1024
+# Lines the SDK would mishandle are passed on as these markers (never valid
+# JSON, so the SDK hands them back as errors) and answered with -32600.
+_TOO_LONG = "\x00line too long\n"
+_UNUSABLE_ID = "\x00unusable id\n"
+_MARKED = {
+    _TOO_LONG: f"Invalid Request: a line longer than {MAX_STDIO_LINE_BYTES // 1024} KiB",
+    _UNUSABLE_ID: "Invalid Request: a request id must be a string or an integer",
+}
+
+
+class _StdinLines:
+    """stdin as the SDK's reader iterates it (text lines), read at most
+    MAX_STDIO_LINE_BYTES at a time: a longer line is skipped to its end. fd 0
+    stays the wire (the SDK diverts it only when it opens stdin itself); the
+    server reads nothing else from it and starts no children."""
+
+    def __init__(self, binary: Any) -> None:
+        self._in = binary
+
+    def __aiter__(self) -> _StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        import anyio.to_thread
+
+        text = await anyio.to_thread.run_sync(self._next_line)
+        if not text:
+            raise StopAsyncIteration
+        return text
+
+    def _next_line(self) -> str:
+        data = self._in.readline(MAX_STDIO_LINE_BYTES + 1)
+        if len(data) <= MAX_STDIO_LINE_BYTES or data.endswith(b"\n"):
+            text = data.decode("utf-8", errors="replace")
+            return _UNUSABLE_ID if _has_unusable_id(text) else text
+        while data and not data.endswith(b"\n"):
+            data = self._in.readline(64 * 1024)
+        return _TOO_LONG
+
+
+# An "id" key whose value does not start like a string or an integer: only
+# then is the line parsed here too (every request passes through this).
+_ODD_ID = re.compile(r'"id"\s*:\s*(?!"|-?\d+\s*[,}\s])')
+
+
+def _has_unusable_id(text: str) -> bool:
+    """A request whose id is null, true, 1.5, [] or {}: the SDK's models have
+    no place for such an id, so it would read a notification and not answer."""
+    if not _ODD_ID.search(text):
+        return False
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return False
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return False
+    return isinstance(message["id"], bool) or not isinstance(message["id"], (int, str))
+
+
+class _AnswerMalformedLines:
+    """The stdio read stream, less the lines that are not MCP messages:
+    those are answered as JSON-RPC 2.0 requires (the SDK drops them silently,
+    so a client that sent a malformed request would wait for its timeout)."""
+
+    def __init__(self, read_stream: Any, write_stream: Any) -> None:
+        self._read, self._write = read_stream, write_stream
+
+    @property
+    def last_context(self) -> Any:  # where the SDK finds the sender's contextvars
+        return getattr(self._read, "last_context", None)
+
+    async def receive(self) -> Any:
+        from mcp.shared.message import SessionMessage
+
+        while True:
+            item = await self._read.receive()
+            reply = _malformed_line_reply(item) if isinstance(item, Exception) else item
+            if reply is item:
+                return item
+            if reply is not None:
+                with contextlib.suppress(Exception):  # a closed stdout ends the session anyway
+                    await self._write.send(SessionMessage(reply))
+
+    def __aiter__(self) -> _AnswerMalformedLines:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._read.aclose()
+
+    def close(self) -> None:
+        self._read.close()
+
+
+def _malformed_line_reply(error: Exception) -> Any:
+    """The answer to a stdin line the SDK could not read as a message:
+    -32700 for text that is not JSON, -32600 for JSON that is not a JSON-RPC
+    message MCP accepts (an array too: MCP has no batches since 2025-06-18),
+    with the request's id if it has a usable one, else null. A blank line
+    gets none; an error that is not about the line goes on to the SDK."""
+    import mcp.types as types
+    from pydantic import ValidationError
+
+    if not isinstance(error, ValidationError):
+        return error
+    problems = error.errors(include_url=False)
+    code, request_id = types.INVALID_REQUEST, None
+    if problems and problems[0]["type"] == "json_invalid":
+        line = problems[0]["input"]
+        if not str(line).strip():
+            return None
+        if line in _MARKED:
+            message = _MARKED[line]
+        else:
+            code, message = types.PARSE_ERROR, f"Parse error: {problems[0]['msg']}"
+    else:
+        # A top-level 'missing' field or wrong type names the whole message as its input.
+        whole = next(
+            (p["input"] for p in problems if p["type"] in ("missing", "model_type") and len(p["loc"]) <= 2),
+            None,
+        )
+        candidate = whole.get("id") if isinstance(whole, dict) and "method" in whole else None
+        if isinstance(candidate, (int, str)) and not isinstance(candidate, bool):
+            request_id = candidate
+        message = (
+            "Invalid Request: a batch (JSON array); MCP takes one message per line"
+            if isinstance(whole, list)
+            else 'Invalid Request: not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0", a string method, '
+            "an integer or string id, object params)"
+        )
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
 
 
 # --- Streamable HTTP ----------------------------------------------------------
@@ -1864,9 +2084,34 @@ def serve_http(manifest_file: ManifestFile, listener: HttpListener, robot: str) 
                 max_sessions=MAX_MCP_SESSIONS,
                 session_idle_timeout=MCP_SESSION_IDLE_SECONDS,
             )
+            from uvicorn.protocols.http.h11_impl import H11Protocol
+
+        class Protocol(H11Protocol):  # type: ignore[misc]
+            # uvicorn times a connection out only after a response, and stops the clock at the
+            # first byte of the next request: a peer that connects and sends nothing (or half a
+            # request head) would hold a slot for ever, and 127 of them get everyone 503. So each
+            # request head must arrive within the keep-alive timeout.
+            def connection_made(self, transport: Any) -> None:
+                super().connection_made(transport)
+                self._expect_request()
+
+            def on_response_complete(self) -> None:
+                super().on_response_complete()
+                self._expect_request()
+
+            def _expect_request(self) -> None:
+                waiting_after = self.cycle
+
+                def check() -> None:
+                    idle = waiting_after is None or waiting_after.response_complete
+                    if self.cycle is waiting_after and idle and not self.transport.is_closing():
+                        self.transport.close()
+
+                self.loop.call_later(self.timeout_keep_alive, check)
+
         config = uvicorn.Config(
             HttpGuard(app, listener),
-            http="h11",
+            http=Protocol,
             loop="asyncio",
             ws="none",
             lifespan="on",

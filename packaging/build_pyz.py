@@ -453,8 +453,11 @@ def shiv(site: Path, out: Path, targets: dict[str, dict]) -> None:
 
 def interpreters() -> dict[str, str]:
     """CPython X.Y -> an interpreter of that version on PATH (python3.X), for bytecode."""
-    found = {}
+    this = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    found = {this: sys.executable} if sys.implementation.name == "cpython" and this in PYTHONS else {}
     for py in PYTHONS:
+        if py in found:
+            continue
         exe = shutil.which(f"python{py}")
         if exe is None:
             continue

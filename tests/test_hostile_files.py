@@ -1,0 +1,358 @@
+"""Hostile files against a real server process: at startup and through the
+`validate` verb (exit 1, one line, no traceback), and mid-session over raw
+stdio JSON-RPC (resources/read → a JSON-RPC error, tools/call → isError, the
+next request after the fix succeeds), each request within 2 s and the
+server's peak RSS bounded. Then the file is truncated, replaced, rewritten
+and deleted while requests run.
+
+Cases already covered at startup elsewhere (FIFO, folder, not UTF-8 in
+test_cli.py; the 5,000-deep and alias-bomb frontmatters in
+test_divergences.py) are exercised here mid-session only."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLE, need, posix_only
+from wire import PROC, REQUEST_DEADLINE, RawServer, run_measured
+
+import robot_md_mcp as rmm
+
+pytestmark = posix_only
+
+GOOD = EXAMPLE.read_text(encoding="utf-8")
+ALT = GOOD.replace("payload_kg: 0.5", "payload_kg: 0.7")
+MIB = 1024 * 1024
+RSS_LIMIT_MIB = 200
+SAFETY = "robot-md://bob/safety"
+MEASURED: dict[str, str] = {}
+
+
+def with_yaml(lines: str) -> str:
+    """The good manifest with extra frontmatter lines before its metadata."""
+    return GOOD.replace("metadata:", lines + "metadata:", 1)
+
+
+def alias_bomb(levels: int, fan: int) -> str:
+    rows = ["l0: &l0 [x, x, x, x]"]
+    rows += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * fan) + "]" for i in range(1, levels)]
+    return "\n".join(rows) + "\n"
+
+
+def nested_mappings(depth: int) -> str:
+    return "".join(" " * i + f"k{i}:\n" for i in range(depth)) + " " * depth + "leaf\n"
+
+
+def under_the_cap(shape: Callable[[str], str], filler: str) -> str:
+    """shape(filler repeated) as long as it can be while under 1 MiB."""
+    room = rmm.MAX_MANIFEST_BYTES - len(shape("").encode()) - 64
+    return shape(filler * (room // len(filler.encode())))
+
+
+# --- the cases --------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    make: Callable[[Path], object]  # turns the served path into the hostile thing
+    error: str | None = None  # the one-line error's start, after "robot-md-mcp: "; None: served
+    startup: bool = True  # also run at startup and through `validate` (not covered elsewhere)
+
+
+def content(data: str | bytes) -> Callable[[Path], object]:
+    raw = data.encode() if isinstance(data, str) else data
+    return lambda path: path.write_bytes(raw)
+
+
+def real_100_mb(path: Path) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        for _ in range(100 * MIB // len(GOOD) + 1):
+            f.write(GOOD)
+
+
+def sparse(path: Path) -> None:
+    path.write_text(GOOD, encoding="utf-8")
+    os.truncate(path, 100 * MIB)
+
+
+def fifo(path: Path) -> None:
+    need(hasattr(os, "mkfifo"), "os.mkfifo")
+    os.mkfifo(path)
+
+
+def dev_zero(path: Path) -> None:
+    need(Path("/dev/zero").exists(), "/dev/zero")
+    path.symlink_to("/dev/zero")
+
+
+TOO_MANY_VALUES = "frontmatter too large: more than 500,000 values once YAML aliases are expanded"
+TOO_DEEP = "frontmatter nested more than 100 levels deep"
+NOT_REGULAR = "not a regular file"
+TOO_BIG = "file is larger than the 1024 KiB limit"
+
+CASES = {
+    "billion laughs": Case(content(with_yaml(alias_bomb(10, 10))), TOO_MANY_VALUES, startup=False),
+    "alias bomb within budget": Case(content(with_yaml(alias_bomb(9, 4)))),
+    # Before the event-stream check: SIGSEGV (LibYAML's composer recursing in C).
+    "100,000 nested flow sequences": Case(
+        content(with_yaml("deep: " + "[" * 100_000 + "]" * 100_000 + "\n")), TOO_DEEP
+    ),
+    "150 nested block mappings": Case(content(with_yaml(nested_mappings(150))), TOO_DEEP),
+    # Before the node budget: 6-16 s and 260 MiB a request.
+    "1 MiB of YAML values": Case(
+        content(under_the_cap(lambda fill: with_yaml(f"values: [0{fill}]\n"), ", 1")),
+        "frontmatter too large: more than 10,000 YAML nodes",
+    ),
+    "1 MiB of prose": Case(content(under_the_cap(lambda fill: GOOD + fill, "Notes on the arm. "))),
+    "100 MB of real content": Case(real_100_mb, TOO_BIG),
+    "100 MB sparse file": Case(sparse, TOO_BIG),
+    "/dev/zero": Case(dev_zero, NOT_REGULAR),
+    "a FIFO": Case(fifo, NOT_REGULAR, startup=False),
+    "a symlink loop": Case(lambda p: p.symlink_to(p), "cannot read: too many levels of symbolic links"),
+    "a directory": Case(lambda p: p.mkdir(), f"no {rmm.MANIFEST_FILENAME} in this directory", startup=False),
+    "not UTF-8": Case(
+        content(GOOD.encode().replace(b"bob", b"b\xe9b", 1)),
+        "not UTF-8 text (byte 0xe9 at offset",
+        startup=False,
+    ),
+    "NUL in the frontmatter": Case(
+        content(GOOD.replace("robot_name: bob", "robot_name: b\x00b")),
+        "frontmatter YAML parse error: unacceptable character #x0000",
+    ),
+    "NUL bytes in the prose": Case(content(GOOD + "\x00\x00 binary\x00tail\n")),
+    "deleted": Case(lambda p: None, "file not found", startup=False),
+}
+
+
+def restore(path: Path, text: str = GOOD) -> None:
+    if path.is_dir() and not path.is_symlink():
+        path.rmdir()
+    else:
+        path.unlink(missing_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def one_line(message: str, expected: str, path: Path) -> None:
+    assert message.startswith(f"robot-md-mcp: {expected}"), message[:300]
+    assert message.endswith(f"({path})") and "\n" not in message, message[:300]
+
+
+# --- at startup and through `validate` ---------------------------------------
+
+
+@pytest.mark.parametrize("name", [n for n, c in CASES.items() if c.startup])
+def test_startup_and_validate_verb(name: str, tmp_path: Path) -> None:
+    case, path = CASES[name], tmp_path / "ROBOT.md"
+    case.make(path)
+    runs = [("validate", path)] + ([(path,)] if case.error else [])
+    try:
+        for args in runs:
+            check_startup(name, case, args)
+    finally:
+        if path.is_file() and not path.is_symlink():
+            path.unlink()  # 100 MB need not outlive the test
+
+
+def check_startup(name: str, case: Case, args: tuple[str | Path, ...]) -> None:
+    code, out, err, seconds, peak = run_measured(*args)
+    MEASURED[f"{name} ({' '.join(map(str, args[:-1])) or 'serve'})"] = f"{seconds:.2f}s, peak {peak:.0f} MiB"
+    assert "Traceback" not in err
+    assert seconds < REQUEST_DEADLINE, f"{args}: {seconds:.2f}s"
+    assert peak < RSS_LIMIT_MIB, f"{args}: {peak:.0f} MiB"
+    if case.error:
+        assert (code, out) == (1, "")
+        assert err.count("\n") == 1
+        one_line(err.rstrip("\n"), case.error, Path(args[-1]))
+    else:
+        assert (code, out.startswith("✓ bob")) == (0, True), out + err
+
+
+# --- mid-session ---------------------------------------------------------------
+
+
+class Served:
+    """One server for the module, on one path the tests break and fix; a
+    server that died is replaced so one failure does not hide the others."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._server: RawServer | None = None
+
+    @property
+    def server(self) -> RawServer:
+        if self._server is None or not self._server.alive():
+            if self._server is not None:
+                self._server.kill()
+            restore(self.path)
+            self._server = RawServer(self.path)
+            self._server.handshake()
+        return self._server
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.assert_clean()
+            assert self._server.close() == 0, self._server.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Iterator[Served]:
+    need(PROC.exists(), "/proc/<pid>/status for the server's peak RSS")
+    path = tmp_path_factory.mktemp("served") / "ROBOT.md"
+    path.write_text(GOOD, encoding="utf-8")
+    holder = Served(path)
+    yield holder
+    holder.close()
+
+
+def read_text(server: RawServer, uri: str) -> str:
+    answer = server.read(uri)
+    assert "result" in answer, answer
+    return answer["result"]["contents"][0]["text"]
+
+
+def assert_serves_good(server: RawServer) -> None:
+    assert read_text(server, SAFETY) == rmm.VIEW["safety"].text(rmm.parse(GOOD))
+    assert server.call("validate")["result"]["structuredContent"]["ok"] is True
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_mid_session(name: str, served: Served) -> None:
+    case, path, server = CASES[name], served.path, served.server
+    assert_serves_good(server)
+    path.unlink()
+    server.reset_peak()
+    before = server.rss_mib()
+    case.make(path)
+    timings = []
+    try:
+        if case.error:
+            for _ in range(2):  # the second time from the cache of failed versions, where it applies
+                read = server.read(SAFETY)
+                timings.append(server.last_elapsed)
+                assert read["error"]["code"] == -32603, read
+                one_line(read["error"]["message"], case.error, path)
+                call = server.call("validate")
+                timings.append(server.last_elapsed)
+                assert call["result"]["isError"] is True
+                assert call["result"]["content"][0]["text"] == read["error"]["message"]
+        else:
+            manifest = rmm.parse(rmm.read_source(path).text)
+            for view in ("frontmatter", "body", "context"):
+                assert read_text(server, f"robot-md://bob/{view}") == rmm.VIEW[view].text(manifest)
+                timings.append(server.last_elapsed)
+            report = server.call("validate")["result"]["structuredContent"]
+            timings.append(server.last_elapsed)
+            assert report == rmm.validate(manifest).as_dict()
+        peak = server.peak_rss_mib()
+    finally:
+        restore(path)
+    assert_serves_good(server)  # the very next requests after the fix
+    MEASURED[f"{name} (mid-session)"] = (
+        f"slowest {max(timings):.2f}s, peak {peak:.0f} MiB (from {before:.0f})"
+    )
+    assert peak < RSS_LIMIT_MIB, f"{name}: peak RSS {peak:.0f} MiB"
+    server.assert_clean()
+
+
+# --- the file changing under running requests ----------------------------------
+
+
+def test_truncated_replaced_rewritten_and_deleted_while_requests_run(served: Served) -> None:
+    path, server = served.path, served.server
+    manifests = [rmm.parse(GOOD), rmm.parse(ALT)]
+    safety_texts = {rmm.VIEW["safety"].text(m) for m in manifests}
+    good_reports = [rmm.validate(m).as_dict() for m in manifests]
+
+    def replace_by_rename(text: str) -> None:
+        spare = path.with_name("ROBOT.md.new")
+        spare.write_text(text, encoding="utf-8")
+        os.replace(spare, path)
+
+    mutations: list[Callable[[], object]] = [
+        lambda: path.write_text(ALT, encoding="utf-8"),  # in place: O_TRUNC, then the bytes
+        lambda: os.truncate(path, len(ALT) // 2),
+        lambda: os.truncate(path, 0),
+        lambda: replace_by_rename(GOOD),
+        lambda: path.unlink(),
+        lambda: replace_by_rename(ALT),
+        lambda: path.write_text(GOOD, encoding="utf-8"),
+    ]
+    outcomes: list[tuple[str, float]] = []
+    done = threading.Event()
+    progress = threading.Condition()
+
+    def hammer() -> None:
+        while not done.is_set():
+            read = server.read(SAFETY)
+            if "result" in read:
+                assert read["result"]["contents"][0]["text"] in safety_texts
+                outcomes.append(("ok", server.last_elapsed))
+            else:
+                assert read["error"]["code"] == -32603, read
+                one_line(read["error"]["message"], "", path)
+                outcomes.append(("error", server.last_elapsed))
+            result = server.call("validate")["result"]
+            if result.get("isError"):
+                one_line(result["content"][0]["text"], "", path)
+            elif result["structuredContent"]["ok"]:
+                assert result["structuredContent"] in good_reports
+            else:  # a half-written body: a true report about those bytes
+                assert result["structuredContent"]["errors"]
+            outcomes.append(("tool", server.last_elapsed))
+            with progress:
+                progress.notify_all()
+
+    failures: list[BaseException] = []
+
+    def run_hammer() -> None:
+        try:
+            hammer()
+        except BaseException as e:  # surfaced in the main thread
+            failures.append(e)
+        finally:
+            with progress:
+                progress.notify_all()
+
+    server.reset_peak()
+    worker = threading.Thread(target=run_hammer, daemon=True)
+    worker.start()
+    started = time.monotonic()
+    try:
+        for _ in range(6):
+            for mutate in mutations:
+                seen = len(outcomes)
+                mutate()
+                with progress:  # hold each state until a read and a validate have met it
+                    assert progress.wait_for(lambda s=seen: len(outcomes) >= s + 4 or failures, timeout=10)
+                if failures:
+                    break
+    finally:
+        done.set()
+        worker.join(timeout=10)
+        restore(path)
+    if failures:
+        raise failures[0]
+    peak = server.peak_rss_mib()
+    assert_serves_good(server)
+    kinds = {kind for kind, _ in outcomes}
+    assert {"ok", "error"} <= kinds, kinds
+    slowest = max(seconds for _, seconds in outcomes)
+    MEASURED["mutations while requests run"] = (
+        f"{len(outcomes)} requests in {time.monotonic() - started:.1f}s, "
+        f"slowest {slowest:.2f}s, {sum(k == 'error' for k, _ in outcomes)} errors, {peak:.0f} MiB"
+    )
+    assert slowest < REQUEST_DEADLINE
+    assert peak < RSS_LIMIT_MIB
+    server.assert_clean()
+
+
+def test_measured_limits_report() -> None:
+    """Printed with -s; each bound is asserted where it is measured."""
+    for name, measured in MEASURED.items():
+        print(f"{name}: {measured}")
