@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import datetime as _dt
+import functools
 import hashlib
 import itertools
 import json
@@ -988,6 +989,7 @@ VIEWS: tuple[View, ...] = (
 )
 
 
+@functools.lru_cache(maxsize=64)  # asked for on every request; quoting costs more than the rest
 def resource_uri(robot_name: str, kind: str) -> str:
     from urllib.parse import quote
 
