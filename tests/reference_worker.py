@@ -1,0 +1,74 @@
+"""A long-lived oracle for the fuzz tests (test_fuzz.py): manifest bytes in,
+results out, one process for thousands of cases.
+
+    reference_worker.py reference   robot-md 1.10.6, via reference_oracle.run()
+    reference_worker.py ours        this project, via test_parity.ours()
+
+Run it with the reference's --target folder on PYTHONPATH (reference mode) or
+the project root (ours mode): the reference is never imported by the tests.
+
+Protocol, ASCII JSON lines: each request line is {"cases": [base64, ...]}; for
+each case, in order, one answer line {"i": index, "result": {...}} is written
+and flushed at once, so a client that gives up on a hung case knows which one
+it was (and restarts the worker for the rest). EOF on stdin ends the worker.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+# Hostile YAML can make the reference allocate without end; a capped address
+# space turns that into a MemoryError (reported as a crash) instead of the
+# machine's OOM killer. POSIX only; elsewhere the client's timeout still holds.
+MEMORY_LIMIT = 3 * 1024**3
+
+
+def _cap_memory() -> None:
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def _reference(folder: Path) -> Callable[[bytes], dict]:
+    from reference_oracle import run
+
+    path = folder / "ROBOT.md"
+
+    def check(data: bytes) -> dict:
+        path.write_bytes(data)  # the reference's API reads a path
+        return run(str(path))
+
+    return check
+
+
+def _ours() -> Callable[[bytes], dict]:
+    from test_parity import ours
+
+    return ours
+
+
+def main(mode: str) -> int:
+    _cap_memory()
+    with tempfile.TemporaryDirectory(prefix="fuzz-oracle-") as folder:
+        check = _reference(Path(folder)) if mode == "reference" else _ours()
+        out = sys.stdout
+        for line in sys.stdin.buffer:
+            for i, case in enumerate(json.loads(line)["cases"]):
+                result = check(base64.b64decode(case))
+                out.write(json.dumps({"i": i, "result": result}) + "\n")
+                out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in ("reference", "ours"):
+        sys.exit("usage: reference_worker.py reference|ours")
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,407 @@
+"""Property-based fuzzing of parse → validate → render, differential against
+robot-md 1.10.6 (fuzz_strategies.py says what is generated).
+
+Each Hypothesis example is a batch of files. The batch goes to a long-lived
+reference process (reference_worker.py; the reference is never imported
+here) while this process computes our results, then the two are compared
+case by case:
+
+- where the reference answers, ours must equal it exactly, with test_parity.py's
+  two normalisations and no others: a file starting with a BOM is compared
+  with the reference's answer for the file without it (after checking that
+  the reference said "no frontmatter"), and a frontmatter holding a YAML
+  `!!set` is compared by code and message counts;
+- where ours stops at its alias or depth budget (a documented divergence),
+  nothing is compared;
+- where the reference crashes or hangs (no answer in CASE_TIMEOUT s: it is
+  then restarted), ours must still answer: no exception, the same result
+  twice here and once more in a process with another PYTHONHASHSEED.
+
+On every case ours must not raise anything but ManifestError, and each
+resource view of a manifest that parses must render (a JSON view may refuse
+a self-containing alias, as documented).
+
+The default run checks ~1,600 cases; `pytest -m slow` checks at least
+100,000, derandomized, and asserts the count.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import queue
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import pytest
+from conftest import IN_CI, REFERENCE_PINS, ROOT, install_reference, need
+from fuzz_strategies import manifest_files, mutants
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
+from hypothesis.database import DirectoryBasedExampleDatabase
+from test_parity import BOM, ours
+
+import robot_md_mcp as rmm
+
+WORKER = ROOT / "tests" / "reference_worker.py"
+CASE_TIMEOUT = 10.0  # seconds the reference may take on one case before it counts as hung
+OURS_LIMIT = 10.0  # seconds we may take on one case (ours are budgeted: this is far above)
+BUDGET_ERRORS = ("frontmatter too large:", "frontmatter nested more than")
+JSON_VIEW_REFUSAL = "cannot be shown as JSON"
+OTHER_HASH_SEED = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
+# Hypothesis keeps its files (failing examples, caches) in .cache/, not ./.hypothesis.
+set_hypothesis_home_dir(ROOT / ".cache" / "hypothesis")
+DATABASE = DirectoryBasedExampleDatabase(str(ROOT / ".cache" / "hypothesis" / "examples"))
+
+
+# --------------------------------------------------------------------------- oracle processes
+
+
+class Oracle:
+    """A reference_worker.py process, restarted when a case hangs or kills it."""
+
+    def __init__(self, mode: str, env: dict[str, str], timeout: float = CASE_TIMEOUT) -> None:
+        self.mode, self.env, self.timeout = mode, env, timeout
+        self.proc: subprocess.Popen | None = None
+        self.pending: list[bytes] = []
+
+    def _start(self) -> None:
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            [sys.executable, str(WORKER), self.mode],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            env=self.env,
+            cwd=ROOT,
+        )
+        # Answers are read by a thread, so waiting for one can time out.
+        self.answers: queue.Queue[bytes | None] = queue.Queue()
+        threading.Thread(target=_pump, args=(self.proc.stdout, self.answers), daemon=True).start()
+
+    def _send(self, cases: list[bytes]) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        assert self.proc is not None and self.proc.stdin is not None
+        request = {"cases": [base64.b64encode(c).decode("ascii") for c in cases]}
+        self.proc.stdin.write(json.dumps(request).encode("ascii") + b"\n")
+        self.proc.stdin.flush()
+
+    def submit(self, cases: list[bytes]) -> None:
+        """Start on a batch; collect() waits for its answers."""
+        self.pending = list(cases)
+        if self.pending:
+            self._send(self.pending)
+
+    def collect(self) -> list[dict]:
+        """One result per submitted case: the worker's, or {"hang": ...} if it
+        gave no answer in time, or {"crash": ...} if it died on that case."""
+        results: list[dict] = []
+        while len(results) < len(self.pending):
+            try:
+                line = self.answers.get(timeout=self.timeout)
+            except queue.Empty:
+                results.append({"hang": f"no answer in {self.timeout:g} s"})
+            else:
+                if line is not None:
+                    results.append(json.loads(line)["result"])
+                    continue
+                results.append({"crash": f"worker died: {self._stop()}"})
+            self._stop()
+            if len(results) < len(self.pending):
+                self._send(self.pending[len(results) :])
+        return results
+
+    def _stop(self) -> str:
+        """Kill the worker; say how it ended."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return "not running"
+        if proc.poll() is None:
+            proc.kill()
+        code = proc.wait()
+        self.stderr.seek(0)
+        tail = self.stderr.read()[-500:].decode("utf-8", "replace").strip()
+        self.stderr.close()
+        return f"exit {code}: {tail}"
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.stdin is not None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        self._stop()
+
+
+def _pump(stream: IO[bytes], answers: queue.Queue) -> None:
+    for line in stream:
+        answers.put(line)
+    answers.put(None)
+
+
+def reference_env() -> dict[str, str]:
+    ref = install_reference()
+    need(ref is not None, f"the reference ({', '.join(REFERENCE_PINS)}) could not be installed from PyPI")
+    # PYTHONUTF8: robot-md reads files in the locale's encoding (cp1252 on
+    # Windows), a documented divergence; ROBOT.md is UTF-8.
+    return {**os.environ, "PYTHONPATH": str(ref), "PYTHONIOENCODING": "utf-8", "PYTHONUTF8": "1"}
+
+
+@dataclass
+class Oracles:
+    reference: Oracle
+    elsewhere: Oracle  # our code, in a process with another hash seed
+
+
+@pytest.fixture(scope="module")
+def oracles():
+    both = Oracles(
+        Oracle("reference", reference_env()),
+        Oracle("ours", {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": OTHER_HASH_SEED}),
+    )
+    yield both
+    both.reference.close()
+    both.elsewhere.close()
+
+
+# --------------------------------------------------------------------------- checking a batch
+
+
+@dataclass
+class Tally:
+    cases: int = 0
+    exact: int = 0  # equal to the reference's answer, string for string
+    bom: int = 0  # ...to its answer for the file without the BOM
+    sets: int = 0  # differ only in order, as a YAML !!set: compared by counts
+    budget: int = 0  # our alias/depth budget error: not compared
+    hangs: int = 0
+    crashes: Counter = field(default_factory=Counter)  # reference crashes, by kind
+    codes: Counter = field(default_factory=Counter)  # our exit codes
+    rechecked: int = 0  # computed here (views rendered) and under another hash seed
+    seconds: float = 0.0
+
+    def __str__(self) -> str:
+        crashes = ", ".join(f"{kind} ×{n}" for kind, n in self.crashes.most_common())
+        return (
+            f"{self.cases} cases in {self.seconds:.0f} s; our codes {dict(sorted(self.codes.items()))}; "
+            f"equal to the reference {self.exact} (BOM-stripped {self.bom}); same counts, set order "
+            f"{self.sets}; our budget {self.budget}; reference hangs {self.hangs}; reference crashes "
+            f"{sum(self.crashes.values())}{': ' + crashes if crashes else ''}; computed both here (views "
+            f"rendered) and under another hash seed {self.rechecked}"
+        )
+
+
+def our_result(data: bytes, views: bool) -> dict:
+    """ours() (and, if asked, every view of a manifest that parses): no
+    exception but ManifestError may escape, nor may it take long."""
+    started = time.monotonic()
+    got = ours(data)
+    if views and got["code"] != rmm.FILE_ERROR:
+        manifest = rmm.parse(rmm.decode(data).text)
+        for view in rmm.VIEWS:
+            try:
+                view.text(manifest)
+            except rmm.ManifestError as e:
+                assert view.mime_type == "application/json" and e.what.startswith(JSON_VIEW_REFUSAL), e
+    took = time.monotonic() - started
+    assert took < OURS_LIMIT, f"we took {took:.1f} s on {data!r}"
+    return got
+
+
+def holds_set(value: Any, seen: set[int]) -> bool:
+    if isinstance(value, set):
+        return True
+    if not isinstance(value, (dict, list)) or id(value) in seen:
+        return False
+    seen.add(id(value))
+    items = [x for kv in value.items() for x in kv] if isinstance(value, dict) else value
+    return any(holds_set(x, seen) for x in items)
+
+
+_FRAME = re.compile(r'File "[^"]*?([\w.]+)", line \d+, in (\S+)')
+
+
+def crash_kind(answer: dict) -> str:
+    """`UnicodeDecodeError (pathlib.py:read_text)`: the exception and where it was raised."""
+    frames = _FRAME.findall(answer.get("where", ""))
+    where = f" ({frames[-1][0]}:{frames[-1][1]})" if frames else ""
+    return answer["crash"].split(":", 1)[0] + where
+
+
+def mismatch(data: bytes, got: dict, expected: dict, other: str = "the reference") -> str:
+    lines = [f"ours differs from {other} on {data!r}"]
+    for key in ("code", "errors", "warnings", "summary", "render", "hang", "crash"):
+        if got.get(key) != expected.get(key):
+            lines += [f"  {key}: ours  {got.get(key)!r}", f"  {key}: other {expected.get(key)!r}"]
+    return "\n".join(lines)
+
+
+def compare(data: bytes, got: dict, answers: list[dict], tally: Tally) -> bool:
+    """Check one case against the reference's answers (two for a BOM case).
+    True when the reference gave nothing to compare with."""
+    tally.cases += 1
+    tally.codes[got["code"]] += 1
+    expected = answers[0]
+    if got["code"] == rmm.FILE_ERROR and got["errors"][0].startswith(BUDGET_ERRORS):
+        tally.budget += 1  # divergence: past our budget the reference answers, hangs or crashes
+        return True
+    if data.startswith(BOM) and "errors" in expected:
+        # Divergence (as in test_parity): robot-md rejects a BOM as "no frontmatter"; we read past it.
+        assert expected["errors"] == [rmm.NO_FRONTMATTER], mismatch(data, got, expected)
+        expected = answers[1]
+        tally.bom += "errors" in expected
+    if "hang" in expected:
+        tally.hangs += 1
+        return True
+    if "crash" in expected:
+        tally.crashes[crash_kind(expected)] += 1
+        return True
+    if got == expected:
+        tally.exact += 1
+        return False
+    # Divergence (as in test_parity): the reference's set order follows the hash seed; ours is sorted.
+    parsed = None if got["code"] == rmm.FILE_ERROR else rmm.parse(rmm.decode(data).text)
+    assert parsed is not None and holds_set(parsed.frontmatter, set()), mismatch(data, got, expected)
+    counts = [(r["code"], len(r["errors"]), len(r["warnings"])) for r in (got, expected)]
+    assert counts[0] == counts[1], mismatch(data, got, expected)
+    tally.sets += 1
+    return False
+
+
+def check_batch(oracles: Oracles, batch: list[bytes], tally: Tally, sample: int) -> None:
+    """Compare a batch with the reference.
+
+    Our own results for every other case come from the second worker (another
+    hash seed), so that both cores work while the reference does. One case in
+    `sample` (by checksum), and every case the reference could not answer, is
+    computed both here (views rendered too) and there, and must come out the same.
+    """
+    started = time.monotonic()
+    asks = [
+        variant
+        for data in batch
+        for variant in ([data, data[len(BOM) :]] if data.startswith(BOM) else [data])
+    ]
+    sampled = {data for data in batch if zlib.crc32(data) % sample == 0}
+    there_asks = list(dict.fromkeys(data for i, data in enumerate(batch) if i % 2 or data in sampled))
+    oracles.reference.submit(asks)
+    oracles.elsewhere.submit(there_asks)
+    try:
+        here = {data: our_result(data, views=data in sampled) for i, data in enumerate(batch) if not i % 2}
+        here.update((data, our_result(data, views=True)) for data in sampled - here.keys())
+    finally:
+        answers = oracles.reference.collect()
+        there = dict(zip(there_asks, oracles.elsewhere.collect(), strict=True))
+    for data, got in there.items():  # our worker dies only if ours raises something
+        assert "code" in got, f"ours failed on {data!r} under PYTHONHASHSEED={OTHER_HASH_SEED}: {got}"
+    results = [here.get(data) or there[data] for data in batch]
+    replies = iter(answers)
+    unanswered = {
+        data: got
+        for data, got in zip(batch, results, strict=True)
+        if compare(data, got, [next(replies) for _ in range(1 + data.startswith(BOM))], tally)
+    }
+    for data, got in unanswered.items():
+        assert got["code"] in (0, 1, 2, 4) and (got["code"] == 0) == (not got["errors"]), got
+        again = our_result(data, views=True)
+        assert again == got, mismatch(data, got, again, "ours run again")
+        here[data] = again
+    missing = [data for data in unanswered if data not in there]
+    oracles.elsewhere.submit(missing)
+    there.update(zip(missing, oracles.elsewhere.collect(), strict=True))
+    for data in here.keys() & there.keys():
+        other = f"ours under PYTHONHASHSEED={OTHER_HASH_SEED}"
+        assert there[data] == here[data], mismatch(data, here[data], there[data], other)
+    tally.rechecked += len(here.keys() & there.keys())
+    tally.seconds += time.monotonic() - started
+
+
+# --------------------------------------------------------------------------- the runs
+
+PHASES = [p for p in Phase if p is not getattr(Phase, "explain", None)]  # explaining is slow
+
+
+def fuzz(
+    oracles: Oracles, name: str, strategy: st.SearchStrategy, *, batches: int, size: int, slow: bool
+) -> Tally:
+    """`batches` Hypothesis examples of `size` files each; failures shrink."""
+    tally = Tally()
+    derandomize = slow or IN_CI
+
+    @settings(
+        max_examples=batches,
+        deadline=None,
+        derandomize=derandomize,
+        database=None if derandomize else DATABASE,
+        phases=PHASES,
+        # A batch of whole files is big and slow to draw by design.
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.large_base_example,
+        ],
+        print_blob=True,
+    )
+    @given(st.lists(strategy, min_size=size, max_size=size))
+    def run(batch: list[bytes]) -> None:
+        check_batch(oracles, batch, tally, sample=8 if slow else 1)
+
+    run()
+    print(f"\nfuzz, {name}: {tally}")
+    return tally
+
+
+def test_fuzz_generated_manifests(oracles: Oracles) -> None:
+    tally = fuzz(oracles, "generated", manifest_files(), batches=60, size=10, slow=False)
+    # Every outcome but a parse error is common here (those come from the mutants).
+    assert tally.cases >= 600 and {0, 2, 4} <= set(tally.codes) and tally.exact > tally.cases // 2, tally
+
+
+def test_fuzz_mutated_manifests(oracles: Oracles) -> None:
+    tally = fuzz(oracles, "mutated", mutants(), batches=40, size=25, slow=False)
+    assert tally.cases >= 1000 and set(tally.codes) == {0, 1, 2, 4} and tally.exact > tally.cases // 2, tally
+
+
+@pytest.mark.slow
+def test_fuzz_slow_100k(oracles: Oracles) -> None:
+    generated = fuzz(oracles, "generated", manifest_files(), batches=4_000, size=10, slow=True)
+    mutated = fuzz(oracles, "mutated", mutants(), batches=2_600, size=25, slow=True)
+    total = generated.cases + mutated.cases
+    print(f"fuzz, in all: {total} cases in {generated.seconds + mutated.seconds:.0f} s")
+    assert total >= 100_000, (generated, mutated)
+    for tally in (generated, mutated):
+        assert set(tally.codes) == {0, 1, 2, 4} and tally.exact > tally.cases // 2, tally
+    assert mutated.crashes, "the mutants never made the reference crash"
+
+
+BOMB = "x-a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"b{i}: &b{i} [" + ", ".join([f"*b{i - 1}" if i > 1 else "*a"] * 10) + "]\n" for i in range(1, 9)
+)
+
+
+def test_a_reference_hang_is_recorded_and_the_worker_restarted() -> None:
+    """The harness itself: robot-md validates a 10^9-item alias expansion for
+    ever; that case is marked hung and the cases after it still get answers."""
+    minimal = (ROOT / "tests" / "corpus" / "mcpts__minimal.ROBOT.md").read_bytes()
+    bomb = minimal.replace(b"safety:\n", (BOMB + "capabilities: *b8\nsafety:\n").encode(), 1)
+    oracle = Oracle("reference", reference_env(), timeout=2.0)
+    try:
+        oracle.submit([minimal, bomb, minimal])
+        first, hung, last = oracle.collect()
+    finally:
+        oracle.close()
+    assert first == last == ours(minimal)
+    assert hung == {"hang": "no answer in 2 s"}
+    assert ours(bomb)["errors"][0].startswith(BUDGET_ERRORS)
