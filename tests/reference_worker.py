@@ -1,8 +1,11 @@
 """A long-lived oracle for the fuzz tests (test_fuzz.py): manifest bytes in,
 results out, one process for thousands of cases.
 
-    reference_worker.py reference   robot-md 1.10.6, via reference_oracle.run()
-    reference_worker.py ours        this project, via test_parity.ours()
+    reference_worker.py reference DIR   robot-md 1.10.6, via reference_oracle.run()
+    reference_worker.py ours DIR        this project, via test_parity.ours()
+
+DIR is a folder the caller owns (and removes): the reference's API reads a
+path, so each case is written there as ROBOT.md first.
 
 Run it with the reference's --target folder on PYTHONPATH (reference mode) or
 the project root (ours mode): the reference is never imported by the tests.
@@ -18,7 +21,6 @@ from __future__ import annotations
 import base64
 import json
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,7 +45,7 @@ def _reference(folder: Path) -> Callable[[bytes], dict]:
     path = folder / "ROBOT.md"
 
     def check(data: bytes) -> dict:
-        path.write_bytes(data)  # the reference's API reads a path
+        path.write_bytes(data)
         return run(str(path))
 
     return check
@@ -55,20 +57,18 @@ def _ours() -> Callable[[bytes], dict]:
     return ours
 
 
-def main(mode: str) -> int:
+def main(mode: str, folder: Path) -> int:
     _cap_memory()
-    with tempfile.TemporaryDirectory(prefix="fuzz-oracle-") as folder:
-        check = _reference(Path(folder)) if mode == "reference" else _ours()
-        out = sys.stdout
-        for line in sys.stdin.buffer:
-            for i, case in enumerate(json.loads(line)["cases"]):
-                result = check(base64.b64decode(case))
-                out.write(json.dumps({"i": i, "result": result}) + "\n")
-                out.flush()
+    check = _reference(folder) if mode == "reference" else _ours()
+    for line in sys.stdin.buffer:
+        for i, case in enumerate(json.loads(line)["cases"]):
+            result = check(base64.b64decode(case))
+            sys.stdout.write(json.dumps({"i": i, "result": result}) + "\n")
+            sys.stdout.flush()
     return 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in ("reference", "ours"):
-        sys.exit("usage: reference_worker.py reference|ours")
-    sys.exit(main(sys.argv[1]))
+    if len(sys.argv) != 3 or sys.argv[1] not in ("reference", "ours"):
+        sys.exit("usage: reference_worker.py reference|ours DIR")
+    sys.exit(main(sys.argv[1], Path(sys.argv[2])))
