@@ -1678,15 +1678,16 @@ class _StdinLines:
     server reads nothing else from it and starts no children."""
 
     def __init__(self, binary: Any) -> None:
+        import anyio.to_thread
+
         self._in = binary
+        self._in_thread = anyio.to_thread.run_sync
 
     def __aiter__(self) -> _StdinLines:
         return self
 
     async def __anext__(self) -> str:
-        import anyio.to_thread
-
-        text = await anyio.to_thread.run_sync(self._next_line)
+        text = await self._in_thread(self._next_line)
         if not text:
             raise StopAsyncIteration
         return text
