@@ -379,6 +379,137 @@ def test_read_only_or_missing_home(public_pyz: Path) -> None:
     assert message.endswith("; set SHIV_ROOT to one")
 
 
+# --- unpacking on several threads (the guard's extract_site_packages in place of shiv's) ----------
+
+
+@pytest.fixture
+def shiv_bootstrap(pyz: Path, monkeypatch: pytest.MonkeyPatch):
+    """shiv's own _bootstrap, imported from the pyz (the guard's unpacking uses its FileLock)."""
+    monkeypatch.syspath_prepend(str(pyz))
+    import _bootstrap
+
+    return _bootstrap
+
+
+def _tree(root: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else b"", p.stat().st_mode)
+        for p in root.rglob("*")
+    }
+
+
+def _zip(path: Path, members: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return path
+
+
+def test_unpack_is_shivs_result(guard, shiv_bootstrap, dist: Path, tmp_path: Path) -> None:
+    """Byte for byte and mode for mode what shiv's own extract_site_packages makes."""
+    (slim,) = dist.glob(f"robot-md-mcp-*-cp3{sys.version_info[1]}-manylinux_x86_64.pyz")
+    with zipfile.ZipFile(slim) as archive:
+        shiv_bootstrap.extract_site_packages(archive, tmp_path / "shiv" / "copy")
+        guard.extract_site_packages(archive, tmp_path / "ours" / "copy")
+        executable = [i for i in archive.infolist() if (i.external_attr >> 16) & 0o111]
+    ours, theirs = _tree(tmp_path / "ours" / "copy"), _tree(tmp_path / "shiv" / "copy")
+    assert len(ours) > 1000 and ours == theirs
+    assert executable and all(
+        os.access(tmp_path / "ours" / "copy" / i.filename, os.X_OK) for i in executable
+    )  # modes really were restored, not just equal by default
+    assert sorted(p.name for p in (tmp_path / "ours").iterdir()) == [".copy_lock", "copy"]  # no .tmp left
+
+
+def test_unpack_leftovers_and_force(guard, shiv_bootstrap, tmp_path: Path) -> None:
+    archive_path = _zip(tmp_path / "a.pyz", {"site-packages/m.py": b"x = 1\n", "site-packages/d/n.txt": b"n"})
+    copy = tmp_path / "root" / "copy"
+    stale = tmp_path / "root" / "copy.tmp"  # a run killed midway left this
+    stale.mkdir(parents=True)
+    (stale / "junk").write_text("half")
+    with zipfile.ZipFile(archive_path) as archive:
+        guard.extract_site_packages(archive, copy)
+        assert sorted(_tree(copy)) == [
+            "site-packages",
+            "site-packages/d",
+            "site-packages/d/n.txt",
+            "site-packages/m.py",
+        ]
+        assert not stale.exists()
+        (copy / "site-packages" / "m.py").write_text("edited")
+        guard.extract_site_packages(archive, copy)  # already there (another run won the lock): untouched
+        assert (copy / "site-packages" / "m.py").read_text() == "edited"
+        guard.extract_site_packages(archive, copy, force=True)  # SHIV_FORCE_EXTRACT
+        assert (copy / "site-packages" / "m.py").read_text() == "x = 1\n"
+
+
+@pytest.mark.parametrize(
+    ("members", "reason"),
+    [
+        ({"site-packages/ok.py": b"", "site-packages/../../evil.py": b"x"}, "names a place outside"),
+        # a file and a folder of one name: the error depends on which thread comes first
+        ({"site-packages/a": b"file", "site-packages/a/b.py": b"x"}, "(Not|Is) a directory|File exists"),
+    ],
+)
+def test_unpack_failure_is_one_line_and_leaves_nothing(
+    guard, shiv_bootstrap, tmp_path: Path, members: dict, reason: str
+) -> None:
+    archive_path = _zip(tmp_path / "bad.pyz", members)
+    root = tmp_path / "root"
+    with zipfile.ZipFile(archive_path) as archive, pytest.raises(SystemExit) as raised:
+        guard.extract_site_packages(archive, root / "copy")
+    message = str(raised.value.code)
+    assert message.startswith(f"robot-md-mcp: could not unpack to {root / 'copy'}: ") and "\n" not in message
+    assert re.search(reason, message)
+    assert sorted(p.name for p in root.iterdir()) == [".copy_lock"]
+    assert not (tmp_path / "evil.py").exists()
+
+
+def test_first_run_on_a_full_disk(pyz: Path, tmp_path: Path) -> None:
+    """A real first run into a 20 MB tmpfs (the pyz unpacks ~100 MB): one line saying why, exit 1,
+    nothing left behind, and the next run with room works."""
+    need(os.geteuid() == 0 and shutil.which("mount") is not None, "root (to mount a small tmpfs)")
+    small = tmp_path / "small"
+    small.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(small)], check=True)
+    try:
+        done = run(sys.executable, pyz, "--version", env={**os.environ, "SHIV_ROOT": str(small)})
+        leftovers = sorted(p.name for p in small.iterdir() if not p.name.endswith((".in-use", "_lock")))
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+    assert done.returncode == 1
+    notice, error = done.stderr.splitlines()
+    assert notice.startswith("robot-md-mcp: first run of this build: unpacking to ")
+    assert error.startswith(f"robot-md-mcp: could not unpack to {small}/robot-md-mcp.pyz_")
+    assert error.endswith("No space left on device")
+    assert leftovers == []
+    assert run(sys.executable, pyz, "--version", env={**os.environ, "SHIV_ROOT": str(small)}).returncode == 0
+
+
+def test_simultaneous_first_runs(dist: Path, tmp_path: Path) -> None:
+    """Claude Desktop may start two servers at once on a fresh machine: shiv's lock makes one unpack
+    and the other wait; both serve."""
+    (slim,) = dist.glob(f"robot-md-mcp-*-cp3{sys.version_info[1]}-manylinux_x86_64.pyz")
+    env = {**os.environ, "SHIV_ROOT": str(tmp_path)}
+    runs = [
+        subprocess.Popen(
+            [sys.executable, str(slim), "validate", str(EXAMPLE)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        for _ in range(3)
+    ]
+    results = [(p.wait(timeout=300), p.stdout.read(), p.stderr.read()) for p in runs]
+    for p in runs:
+        p.stdout.close()
+        p.stderr.close()
+    assert [code for code, _, _ in results] == [0, 0, 0], results
+    assert len({out for _, out, _ in results}) == 1
+    assert [p.name for p in tmp_path.iterdir() if not p.name.endswith((".in-use", "_lock"))] == [
+        f"{slim.name}_{json.loads(zipfile.ZipFile(slim).read('environment.json'))['build_id']}"
+    ]
+
+
 # --- the build itself -------------------------------------------------------------------------------
 
 
