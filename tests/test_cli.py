@@ -235,3 +235,24 @@ def test_startup_errors_never_import_the_sdk(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.stdout == "[]\n", done.stderr
+
+
+@pytest.mark.parametrize("missing", ["mcp", "anyio", "jsonschema"])
+def test_a_missing_dependency_is_one_line(missing: str) -> None:
+    """A broken install (a dependency deleted or never installed) is found when the SDK or the
+    validator first loads, after startup checks: one line naming it, exit 1, no traceback."""
+    code = (
+        "import sys\n"
+        f"sys.modules[{missing!r}] = None  # what `import {missing}` sees when it is not installed\n"
+        "import robot_md_mcp as m\n"
+        "sys.exit(m.main(sys.argv[1:]))\n"
+    )
+    args = ["validate", str(EXAMPLE)] if missing == "jsonschema" else [str(EXAMPLE)]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, timeout=60, input=""
+    )
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("robot-md-mcp: cannot start: ")
+    assert f"'{missing}" in line or f" {missing} " in line  # Python words it differently by case
+    assert line.endswith("; reinstall robot-md-mcp with its dependencies")

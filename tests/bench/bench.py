@@ -11,7 +11,7 @@ What it measures, on examples/bob.ROBOT.md unless --manifest says otherwise:
              resource, call validate and render, close stdin → exit), both servers
              started alike (`python -m`, bytecode cached), spawns interleaved pairwise
   per call   resources/read and tools/call validate inside one session, median and p99
-             over --calls calls, in --call-sessions interleaved sessions per server
+             over --calls calls, in --call-sessions pairs of live sessions (calls alternate)
   memory     peak RSS (VmHWM) at the end of the full session
   pyz        sizes; first run (unpack, fresh SHIV_ROOT) and warm start of the slim pyz
              for this machine and of the universal one; warm start beside the floor
@@ -210,23 +210,34 @@ def full_session(c: Contender) -> dict[str, Any]:
     }
 
 
-def per_call(c: Contender, calls: int) -> dict[str, list[float]]:
-    child = c.spawn()
-    c.started(child)
-    uri = child.request("resources/list")["resources"][0]["uri"]
-    if c.name == "robot-md-mcp":
-        uri = uri.rpartition("/")[0] + "/frontmatter"
-    out: dict[str, list[float]] = {"read": [], "tool": []}
-    for key, method, params in (
-        ("read", "resources/read", {"uri": uri}),
-        ("tool", "tools/call", {"name": c.tool, "arguments": {}}),
-    ):
-        child.request(method, params)  # first call: caches filled, lazy imports done
-        for _ in range(calls):
-            started = time.perf_counter()
-            child.request(method, params)
-            out[key].append((time.perf_counter() - started) * 1e3)
-    child.close()
+def per_call_pair(ours: Contender, floor: Contender, calls: int) -> dict[str, dict[str, list[float]]]:
+    """Both servers live at once; each call to one is followed by the same call to the other (which
+    goes first alternates), so a change in machine load between calls hits both alike. Sequential
+    sessions were not enough here: the same code measured 0.3 ms apart from one session to the next."""
+    children, targets = {}, {}
+    for c in (ours, floor):
+        child = c.spawn()
+        c.started(child)
+        uri = child.request("resources/list")["resources"][0]["uri"]
+        if c is ours:
+            uri = uri.rpartition("/")[0] + "/frontmatter"
+        children[c.name] = child
+        targets[c.name] = (
+            ("read", "resources/read", {"uri": uri}),
+            ("tool", "tools/call", {"name": c.tool, "arguments": {}}),
+        )
+    out: dict[str, dict[str, list[float]]] = {c.name: {"read": [], "tool": []} for c in (ours, floor)}
+    for kind in (0, 1):
+        for name, child in children.items():
+            child.request(*targets[name][kind][1:])  # first call: caches filled, lazy imports done
+        for i in range(calls):
+            for name in (ours.name, floor.name) if i % 2 else (floor.name, ours.name):
+                key, method, params = targets[name][kind]
+                started = time.perf_counter()
+                children[name].request(method, params)
+                out[name][key].append((time.perf_counter() - started) * 1e3)
+    for child in children.values():
+        child.close()
     return out
 
 
@@ -275,10 +286,9 @@ def stdio_part(args: argparse.Namespace, report: dict) -> None:
     report["stdio"]["session_cpu_ratio"] = pairwise_ratio(
         [r["session_cpu_ms"] for r in s_ours], [r["session_cpu_ms"] for r in s_floor]
     )
-    c_ours, c_floor = interleaved(
-        args.call_sessions, lambda _: per_call(ours, args.calls), lambda _: per_call(floor, args.calls)
-    )
-    for name, sessions in (("robot-md-mcp", c_ours), ("sdk floor", c_floor)):
+    pairs = [per_call_pair(ours, floor, args.calls) for _ in range(args.call_sessions)]
+    for name in ("robot-md-mcp", "sdk floor"):
+        sessions = [pair[name] for pair in pairs]
         for key in ("read", "tool"):
             report["stdio"][name][f"{key}_median_ms"] = statistics.median(
                 statistics.median(s[key]) for s in sessions
@@ -451,7 +461,7 @@ def print_report(report: dict) -> None:
     if s:
         print(
             f"\nstdio, {cfg['runs']} interleaved spawns each; per call: median of {cfg['call_sessions']} "
-            f"sessions × {cfg['calls']} calls (p99 likewise)"
+            f"pairs of live sessions × {cfg['calls']} calls, alternating between the two (p99 likewise)"
         )
         columns = (
             "→ initialize",
@@ -516,7 +526,9 @@ def main() -> int:
     ap.add_argument("--manifest", type=Path, default=ROOT / "examples" / "bob.ROBOT.md")
     ap.add_argument("--runs", type=int, default=21, help="interleaved spawns per server (default 21)")
     ap.add_argument("--calls", type=int, default=200, help="calls per kind per session (default 200)")
-    ap.add_argument("--call-sessions", type=int, default=5, help="sessions per server for per-call latency")
+    ap.add_argument(
+        "--call-sessions", type=int, default=5, help="pairs of live sessions for per-call latency (default 5)"
+    )
     ap.add_argument("--cold-runs", type=int, default=5, help="first runs (unpack) per pyz")
     ap.add_argument("--pi-runs", type=int, default=21, help="interleaved warm starts per server on the Pi")
     ap.add_argument(
