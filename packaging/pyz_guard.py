@@ -389,6 +389,8 @@ def extract_site_packages(archive, target_path, compile_pyc=False, compile_worke
         shutil.rmtree(tmp, ignore_errors=True)
         # one line, no traceback (and no `raise ... from`: this file parses on CPython 2.7)
         raise SystemExit("%s: could not unpack to %s: %s" % (NAME, target, error))  # noqa: B904
+    except KeyboardInterrupt:  # Ctrl-C while unpacking: quietly, as the server itself does
+        raise SystemExit(130)  # noqa: B904  # the next run clears the half-made .tmp
 
 
 def _unpack(archive, root):

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -19,7 +20,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, ROOT, build_dist, need
+from conftest import EXAMPLE, ROOT, build_dist, need, posix_only
 
 PYENV = Path("/root/.pyenv/versions")
 SERVERS = [
@@ -483,6 +484,31 @@ def test_first_run_on_a_full_disk(pyz: Path, tmp_path: Path) -> None:
     assert error.endswith("No space left on device")
     assert leftovers == []
     assert run(sys.executable, pyz, "--version", env={**os.environ, "SHIV_ROOT": str(small)}).returncode == 0
+
+
+@posix_only
+def test_ctrl_c_while_unpacking(dist: Path, tmp_path: Path) -> None:
+    """Ctrl-C during a first run's unpacking: exit 130 without a traceback; the next run unpacks anew."""
+    (slim,) = dist.glob(f"robot-md-mcp-*-cp3{sys.version_info[1]}-manylinux_x86_64.pyz")
+    env = {**os.environ, "SHIV_ROOT": str(tmp_path)}
+    first = subprocess.Popen(
+        [sys.executable, str(slim), "--version"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob("*.tmp/site-packages/*")) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    first.send_signal(signal.SIGINT)
+    out, err = first.communicate(timeout=60)
+    assert first.returncode == 130, err
+    assert "Traceback" not in err and out == ""
+    assert [p for p in tmp_path.glob("*/site-packages") if not p.parent.name.endswith(".tmp")] == []
+    again = run(sys.executable, slim, "--version", env=env)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip().endswith("(pyz, platform linux-x86_64)")
 
 
 def test_simultaneous_first_runs(dist: Path, tmp_path: Path) -> None:
