@@ -1336,20 +1336,21 @@ class LiveUpdates:
     ListenHandler streams to `subscriptions/listen` clients."""
 
     def __init__(self, manifest_file: ManifestFile, bus: Any) -> None:
+        from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
         self.file = manifest_file
         self.bus = bus
+        self._stateless = MODERN_PROTOCOL_VERSIONS  # looked up on every request: bound once
         # Per handshake-era connection: a session to notify through, and its subscribed URIs.
         self.connections: dict[Any, tuple[Any, set[str]]] = {}
 
     def subscriptions(self, ctx: Any) -> set[str] | None:
         """The URIs this connection subscribed to, registering it on first
         sight; None for the 2026 era (no standing connection: it listens)."""
-        from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-
         # The per-request session's Connection is the stable per-client identity
         # (mcp 2.x's low-level context has no public accessor for it).
         connection = getattr(ctx.session, "_connection", None)
-        if connection is None or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if connection is None or ctx.protocol_version in self._stateless:
             return None
         if connection not in self.connections:
             self.connections[connection] = (ctx.session, set())
@@ -1761,15 +1762,17 @@ class _AnswerMalformedLines:
     so a client that sent a malformed request would wait for its timeout)."""
 
     def __init__(self, read_stream: Any, write_stream: Any) -> None:
+        import anyio
+        from mcp.shared.message import SessionMessage
+
         self._read, self._write = read_stream, write_stream
+        self._message, self._end = SessionMessage, anyio.EndOfStream  # bound once: used per message
 
     @property
     def last_context(self) -> Any:  # where the SDK finds the sender's contextvars
         return getattr(self._read, "last_context", None)
 
     async def receive(self) -> Any:
-        from mcp.shared.message import SessionMessage
-
         while True:
             item = await self._read.receive()
             reply = _malformed_line_reply(item) if isinstance(item, Exception) else item
@@ -1777,17 +1780,15 @@ class _AnswerMalformedLines:
                 return item
             if reply is not None:
                 with contextlib.suppress(Exception):  # a closed stdout ends the session anyway
-                    await self._write.send(SessionMessage(reply))
+                    await self._write.send(self._message(reply))
 
     def __aiter__(self) -> _AnswerMalformedLines:
         return self
 
     async def __anext__(self) -> Any:
-        import anyio
-
         try:
             return await self.receive()
-        except anyio.EndOfStream:
+        except self._end:
             raise StopAsyncIteration from None
 
     async def aclose(self) -> None:
