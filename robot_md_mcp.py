@@ -1150,6 +1150,7 @@ class Snapshot:
     digest: str
     _report: Report | None = None
     _texts: dict[str, str] = field(default_factory=dict)
+    _answers: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
     @property
     def report(self) -> Report:
@@ -1161,6 +1162,15 @@ class Snapshot:
         if key not in self._texts:
             self._texts[key] = make(self.manifest)
         return self._texts[key]
+
+    def answer(self, key: tuple[str, str], make: Callable[[], Any]) -> dict[str, Any]:
+        """A request's result in wire form (a model, dumped once), for as
+        long as this version is current: a repeated request only copies it.
+        The SDK validates and re-dumps a handler's dict itself and never
+        writes into it, so one dict can answer every request."""
+        if key not in self._answers:
+            self._answers[key] = make().model_dump(by_alias=True, mode="json", exclude_none=True)
+        return self._answers[key]
 
     def served(self) -> dict[str, str]:
         """URI → text of every resource this version serves ({} without a
@@ -1192,6 +1202,8 @@ def file_stamp(st: os.stat_result) -> tuple[int, ...]:
     editor that saves by rename, or a swapped symlink, changes the inode)."""
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev)
 
+
+NO_ROBOT_NAME = "metadata.robot_name is missing or not a non-empty string"
 
 # A stamp is trusted only if it was already this old when the bytes were
 # read: a write in the same timestamp tick as the read could leave it
@@ -1259,12 +1271,13 @@ class ManifestFile:
         except OSError:
             return None
 
-    def startup_check(self) -> Snapshot:
-        """What must hold before serving: a readable, parseable file whose
-        robot_name can name the resource URIs."""
-        snap = self.current()
+    def servable(self, reread: bool = False) -> Snapshot:
+        """The current version, if it can be served: it reads, parses, and
+        has a robot_name to name the resource URIs (checked at startup, and
+        by the poller before it announces a version)."""
+        snap = self.current(reread)
         if snap.manifest.robot_name is None:
-            raise ManifestError("metadata.robot_name is missing or not a non-empty string", self.path)
+            raise ManifestError(NO_ROBOT_NAME, self.path)
         return snap
 
 
@@ -1365,27 +1378,17 @@ class LiveUpdates:
             self.subscriptions(ctx)
         return result
 
-    def good_version(self) -> Snapshot:
-        snap = self.file.current(reread=True)  # the poller's own stamp said to look
-        if snap.manifest.robot_name is None:
-            raise ManifestError("metadata.robot_name is missing or not a non-empty string", self.file.path)
-        return snap
-
     async def watch(self) -> None:
         import logging
 
         import anyio
 
         log = logging.getLogger(NAME)
-        last, stamp, trouble = self.file.last, None, ""
+        last, trouble = self.file.last, ""
         for polls in itertools.count(1):
             await anyio.sleep(POLL_SECONDS)
-            now = self.file.stamp()
-            if now == stamp and polls % REDIGEST_EVERY:
-                continue
-            stamp = now
-            try:
-                snap = self.good_version()
+            try:  # a stat, and a read only if the stamp moved (or, now and then, regardless)
+                snap = self.file.servable(reread=polls % REDIGEST_EVERY == 0)
             except ManifestError as e:
                 if e.one_line() != trouble:  # once per distinct problem, not every poll
                     log.warning("%s; live updates resume once it is fixed", e.one_line())
@@ -1469,10 +1472,7 @@ def build_server(manifest_file: ManifestFile) -> Any:
     def served_name(snap: Snapshot) -> str:
         name = snap.manifest.robot_name
         if name is None:
-            message = ManifestError(
-                "metadata.robot_name is missing or not a non-empty string", manifest_file.path
-            )
-            raise MCPError(types.INTERNAL_ERROR, message.one_line())
+            raise MCPError(types.INTERNAL_ERROR, ManifestError(NO_ROBOT_NAME, manifest_file.path).one_line())
         return name
 
     async def list_resources(ctx: Any, params: Any) -> Any:
@@ -1505,23 +1505,26 @@ def build_server(manifest_file: ManifestFile) -> Any:
             uri=resource_uri(name, view.kind), mime_type=view.mime_type, text=text
         )
 
-    async def read_resource(ctx: Any, params: Any) -> Any:
-        snap = snapshot()
+    def resource(snap: Snapshot, uri: str) -> Any:
         name = served_name(snap)
         for view in VIEWS:
-            if params.uri == resource_uri(name, view.kind):
+            if uri == resource_uri(name, view.kind):
                 return types.ReadResourceResult(contents=[contents(snap, name, view)])
         # A URI of another name (the robot was renamed, or a typo): name the one to read now.
-        kind = params.uri.rpartition("/")[2] if params.uri.startswith("robot-md://") else ""
+        kind = uri.rpartition("/")[2] if uri.startswith("robot-md://") else ""
         if kind in VIEW:
             current = resource_uri(name, kind)
             raise invalid(
-                f"Unknown resource: {params.uri}; the robot's name is now {name!r}, read {current}",
-                uri=params.uri,
+                f"Unknown resource: {uri}; the robot's name is now {name!r}, read {current}",
+                uri=uri,
                 current=current,
             )
         known = ", ".join(resource_uri(name, v.kind) for v in VIEWS)
-        raise invalid(f"Unknown resource: {params.uri} (this server has {known})", uri=params.uri)
+        raise invalid(f"Unknown resource: {uri} (this server has {known})", uri=uri)
+
+    async def read_resource(ctx: Any, params: Any) -> Any:
+        snap = snapshot()
+        return snap.answer(("read", params.uri), lambda: resource(snap, params.uri))
 
     async def subscribe(ctx: Any, params: Any) -> Any:
         # Any URI is accepted; only ours ever change (so only they are notified).
@@ -1608,11 +1611,15 @@ def build_server(manifest_file: ManifestFile) -> Any:
             snap = manifest_file.current()
         except ManifestError as e:
             return failed(e.one_line())
-        data = tool["result"](snap)
-        text = snap.text(f"tool:{params.name}", lambda _: json.dumps(data, ensure_ascii=False))
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], structured_content=data
-        )
+
+        def answer() -> Any:
+            data = tool["result"](snap)
+            text = json.dumps(data, ensure_ascii=False)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=text)], structured_content=data
+            )
+
+        return snap.answer(("tool", params.name), answer)
 
     class RobotServer(Server):  # type: ignore[type-arg]
         def create_initialization_options(self, notification_options: Any = None, *args: Any) -> Any:
@@ -2334,7 +2341,7 @@ def _run_serve(args: list[str]) -> int:
         return _usage_error(str(e))
     try:
         manifest_file = ManifestFile(resolve_manifest_path(arg))
-        snapshot = manifest_file.startup_check()
+        snapshot = manifest_file.servable()
     except NoManifestFound as e:
         print(e.one_line(), file=sys.stderr)
         return 2
@@ -2622,7 +2629,7 @@ def _run_install(
     # that cannot start.
     try:
         manifest = ManifestFile(resolve_manifest_path(arg, environ))
-        manifest.startup_check()
+        manifest.servable()
     except NoManifestFound as e:
         print(e.one_line(), file=sys.stderr)
         return 2

@@ -37,6 +37,8 @@ def test_smoke_run_measures_every_budget(built_dist: Path, tmp_path: Path) -> No
         assert numbers["rss_mib"] > 10 and numbers["session_cpu_ms"] > 0
         assert 0 < numbers["read_median_ms"] <= numbers["read_p99_ms"]
         assert 0 < numbers["tool_median_ms"] <= numbers["tool_p99_ms"]
+    assert report["stdio"]["answer_chars"] > 1000  # the floor served our frontmatter answer
+    assert math.isfinite(report["stdio"]["answer_size_read_ms"] + report["stdio"]["answer_size_tool_ms"])
     sizes = report["pyz"]["size_mb"]
     assert sizes["slim_min"] <= sizes["slim_here"] <= sizes["slim_max"] < sizes["universal"]
     for kind in ("slim", "universal"):  # each first run was checked to unpack into a fresh folder

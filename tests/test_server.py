@@ -160,6 +160,23 @@ def test_unchanged_bytes_are_parsed_once(manifest_path, monkeypatch) -> None:
     assert watched.current() is not first and len(calls) == 2
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.anyio
+async def test_answers_are_built_once_per_version_and_never_altered(manifest_path, mode) -> None:
+    import copy
+
+    watched = rmm.ManifestFile(manifest_path(GOOD))
+    async with Client(rmm.build_server(watched), mode=mode) as client:
+        first = [await client.read_resource("robot-md://bob/frontmatter"), await client.call_tool("validate", {})]
+        kept = watched.last._answers  # type: ignore[union-attr]
+        assert set(kept) == {("read", "robot-md://bob/frontmatter"), ("tool", "validate")}
+        before = copy.deepcopy(kept)
+        again = [await client.read_resource("robot-md://bob/frontmatter"), await client.call_tool("validate", {})]
+        assert again == first and kept == before  # served as built; the SDK wrote nothing into them
+        with pytest.raises(MCPError, match="Unknown resource: validate"):  # reads and tools do not share keys
+            await client.read_resource("validate")
+
+
 @pytest.mark.anyio
 async def test_uris_for_names_that_are_not_uri_safe(connect, manifest_path) -> None:
     text = GOOD.replace("robot_name: bob", "robot_name: 'my bot/#1'")

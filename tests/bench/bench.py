@@ -11,7 +11,9 @@ What it measures, on examples/bob.ROBOT.md unless --manifest says otherwise:
              resource, call validate and render, close stdin → exit), both servers
              started alike (`python -m`, bytecode cached), spawns interleaved pairwise
   per call   resources/read and tools/call validate inside one session, median and p99
-             over --calls calls, in --call-sessions pairs of live sessions (calls alternate)
+             over --calls calls, in --call-sessions pairs of live sessions (calls alternate);
+             and, not judged, what the read answer's size alone costs: the floor serving
+             our read's text beside the floor serving "r"
   memory     peak RSS (VmHWM) at the end of the full session
   pyz        sizes; first run (unpack, fresh SHIV_ROOT) and warm start of the slim pyz
              for this machine and of the universal one; warm start beside the floor
@@ -169,7 +171,7 @@ class Contender:
         """Initialize, and make sure the server that answered is this one (the floor started
         through the pyz must really be the floor)."""
         info = child.initialize(timeout)["serverInfo"]
-        expected = "floor" if self.name == "sdk floor" else "robot-md-mcp"
+        expected = "robot-md-mcp" if self.name == "robot-md-mcp" else "floor"
         assert info["name"] == expected, f"{self.name}: {info} answered"
 
 
@@ -219,7 +221,7 @@ def per_call_pair(ours: Contender, floor: Contender, calls: int) -> dict[str, di
         child = c.spawn()
         c.started(child)
         uri = child.request("resources/list")["resources"][0]["uri"]
-        if c is ours:
+        if uri.startswith("robot-md://"):
             uri = uri.rpartition("/")[0] + "/frontmatter"
         children[c.name] = child
         targets[c.name] = (
@@ -294,11 +296,40 @@ def stdio_part(args: argparse.Namespace, report: dict) -> None:
                 statistics.median(s[key]) for s in sessions
             )
             report["stdio"][name][f"{key}_p99_ms"] = statistics.median(p99(s[key]) for s in sessions)
+    answer_size_part(args, report, ours, floor)
     o, f = report["stdio"]["robot-md-mcp"], report["stdio"]["sdk floor"]
     report["measured"]["spawn_to_initialize_ratio"] = report["stdio"]["spawn_to_initialize_ratio"]
     report["measured"]["read_median_over_floor_ms"] = o["read_median_ms"] - f["read_median_ms"]
     report["measured"]["validate_median_over_floor_ms"] = o["tool_median_ms"] - f["tool_median_ms"]
     report["measured"]["peak_rss_over_floor_mib"] = o["rss_mib"] - f["rss_mib"]
+
+
+def answer_size_part(args: argparse.Namespace, report: dict, ours: Contender, floor: Contender) -> None:
+    """What the read answer's size alone costs (not judged): the floor serving the text our read
+    returns (the frontmatter JSON) beside the floor serving "r". JSON encoding on both ends and
+    the pipe scale with the answer; the difference is not our code. The tool, the same on both
+    sides, shows the noise."""
+    child = ours.spawn()
+    ours.started(child)
+    uri = child.request("resources/list")["resources"][0]["uri"].rpartition("/")[0] + "/frontmatter"
+    text = child.request("resources/read", {"uri": uri})["contents"][0]["text"]
+    child.close()
+    with tempfile.TemporaryDirectory() as tmp:
+        served = Path(tmp) / "answer.txt"
+        served.write_text(text, encoding="utf-8")
+        big = Contender(
+            "floor, our answer", floor.argv, {**floor.env, "FLOOR_TEXT_FILE": str(served)}, ("t",), "t"
+        )
+        check = big.spawn()
+        big.started(check)
+        assert check.request("resources/read", {"uri": "floor://r"})["contents"][0]["text"] == text
+        check.close()
+        pairs = [per_call_pair(big, floor, args.calls) for _ in range(args.call_sessions)]
+    report["stdio"]["answer_chars"] = len(text)
+    for key in ("read", "tool"):
+        report["stdio"][f"answer_size_{key}_ms"] = statistics.median(
+            statistics.median(p[big.name][key]) - statistics.median(p[floor.name][key]) for p in pairs
+        )
 
 
 def imports_before_first_answer(c: Contender) -> dict[str, int]:
@@ -484,6 +515,11 @@ def print_report(report: dict) -> None:
             cells.append(f"{r['rss_mib']:.1f} MiB")
             print(f"  {name:14}" + "".join(f"{c:>13}" for c in cells))
         print(f"  session CPU time, median of pairwise ratios: {s['session_cpu_ratio']:.3f}")
+        print(
+            f"  the answer's size alone: the floor serving our read's text ({s['answer_chars']} chars) "
+            f"instead of 1 takes {s['answer_size_read_ms']:+.3f} ms per read (tool, unchanged: "
+            f"{s['answer_size_tool_ms']:+.3f} ms)"
+        )
     imp = report["imports"]
     print(
         f"\nimported before the first answer: {imp['ours']} modules, the floor {imp['floor']}; ours beyond "

@@ -5,10 +5,19 @@ own code adds on top of the SDK. Kept in the repo only for that.
 `python -m floor_server` (tests/bench on the path), or through a pyz with
 SHIV_ENTRY_POINT=floor_server:run, so both servers start the same way."""
 
+import os
+
 import anyio
 import mcp.types as types
 from mcp.server import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
+
+# The resource's text: "r", or the contents of FLOOR_TEXT_FILE (the benchmark serves
+# robot-md-mcp's own answer through the floor, to price the answer's size alone).
+TEXT = "r"
+if os.environ.get("FLOOR_TEXT_FILE"):
+    with open(os.environ["FLOOR_TEXT_FILE"], encoding="utf-8") as f:
+        TEXT = f.read()
 
 
 async def list_resources(ctx, params):
@@ -18,7 +27,7 @@ async def list_resources(ctx, params):
 
 
 async def read_resource(ctx, params):
-    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, text="r")])
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, text=TEXT)])
 
 
 async def list_tools(ctx, params):
