@@ -167,12 +167,16 @@ async def test_answers_are_built_once_per_version_and_never_altered(manifest_pat
 
     watched = rmm.ManifestFile(manifest_path(GOOD))
     async with Client(rmm.build_server(watched), mode=mode) as client:
-        first = [await client.read_resource("robot-md://bob/frontmatter"), await client.call_tool("validate", {})]
+
+        async def both() -> list:
+            read = await client.read_resource("robot-md://bob/frontmatter")
+            return [read, await client.call_tool("validate", {})]
+
+        first = await both()
         kept = watched.last._answers  # type: ignore[union-attr]
         assert set(kept) == {("read", "robot-md://bob/frontmatter"), ("tool", "validate")}
         before = copy.deepcopy(kept)
-        again = [await client.read_resource("robot-md://bob/frontmatter"), await client.call_tool("validate", {})]
-        assert again == first and kept == before  # served as built; the SDK wrote nothing into them
+        assert await both() == first and kept == before  # served as built; the SDK wrote nothing into them
         with pytest.raises(MCPError, match="Unknown resource: validate"):  # reads and tools do not share keys
             await client.read_resource("validate")
 
