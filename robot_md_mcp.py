@@ -1163,13 +1163,11 @@ class Snapshot:
             self._texts[key] = make(self.manifest)
         return self._texts[key]
 
-    def answer(self, key: tuple[str, str], make: Callable[[], Any]) -> dict[str, Any]:
-        """A request's result in wire form (a model, dumped once), for as
-        long as this version is current: a repeated request only copies it.
-        The SDK validates and re-dumps a handler's dict itself and never
-        writes into it, so one dict can answer every request."""
+    def answer(self, key: tuple[str, str], make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """A request's result in wire form, made once for as long as this
+        version is current (the server hands the same dict to every repeat)."""
         if key not in self._answers:
-            self._answers[key] = make().model_dump(by_alias=True, mode="json", exclude_none=True)
+            self._answers[key] = make()
         return self._answers[key]
 
     def served(self) -> dict[str, str]:
@@ -1469,6 +1467,13 @@ def build_server(manifest_file: ManifestFile) -> Any:
         except ManifestError as e:
             raise MCPError(types.INTERNAL_ERROR, e.one_line()) from None
 
+    def wire(result: Any) -> dict[str, Any]:
+        """A result model as the SDK would dump it. Handed a dict, the SDK
+        validates and re-dumps it itself and never writes into it, so a
+        repeated request can skip building and dumping the model (Snapshot.answer)."""
+        dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return dumped
+
     def served_name(snap: Snapshot) -> str:
         name = snap.manifest.robot_name
         if name is None:
@@ -1524,7 +1529,7 @@ def build_server(manifest_file: ManifestFile) -> Any:
 
     async def read_resource(ctx: Any, params: Any) -> Any:
         snap = snapshot()
-        return snap.answer(("read", params.uri), lambda: resource(snap, params.uri))
+        return snap.answer(("read", params.uri), lambda: wire(resource(snap, params.uri)))
 
     async def subscribe(ctx: Any, params: Any) -> Any:
         # Any URI is accepted; only ours ever change (so only they are notified).
@@ -1612,11 +1617,13 @@ def build_server(manifest_file: ManifestFile) -> Any:
         except ManifestError as e:
             return failed(e.one_line())
 
-        def answer() -> Any:
+        def answer() -> dict[str, Any]:
             data = tool["result"](snap)
             text = json.dumps(data, ensure_ascii=False)
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=text)], structured_content=data
+            return wire(
+                types.CallToolResult(
+                    content=[types.TextContent(type="text", text=text)], structured_content=data
+                )
             )
 
         return snap.answer(("tool", params.name), answer)
