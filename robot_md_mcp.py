@@ -1436,8 +1436,9 @@ class LiveUpdates:
 
 def build_server(manifest_file: ManifestFile) -> Any:
     """A low-level SDK server whose handlers are table look-ups: VIEWS for
-    resources, PROMPTS for prompts, TOOLS for tools. Every request reads the
-    file anew; LiveUpdates pushes changes while a client is connected."""
+    resources, PROMPTS for prompts, TOOLS for tools. Every request looks at
+    the file (ManifestFile.current); LiveUpdates pushes changes while a
+    client is connected."""
     import mcp.types as types
     from mcp import MCPError
     from mcp.server import NotificationOptions, Server
