@@ -34,7 +34,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -1201,8 +1201,6 @@ def file_stamp(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev)
 
 
-NO_ROBOT_NAME = "metadata.robot_name is missing or not a non-empty string"
-
 # A stamp is trusted only if it was already this old when the bytes were
 # read: a write in the same timestamp tick as the read could leave it
 # unchanged (git's "racy clean" rule). Covers FAT's 2 s mtime resolution;
@@ -1271,11 +1269,12 @@ class ManifestFile:
 
     def servable(self, reread: bool = False) -> Snapshot:
         """The current version, if it can be served: it reads, parses, and
-        has a robot_name to name the resource URIs (checked at startup, and
-        by the poller before it announces a version)."""
+        has a robot_name to name the resource URIs (checked at startup, by
+        every request that names them, and by the poller before it announces
+        a version)."""
         snap = self.current(reread)
         if snap.manifest.robot_name is None:
-            raise ManifestError(NO_ROBOT_NAME, self.path)
+            raise ManifestError("metadata.robot_name is missing or not a non-empty string", self.path)
         return snap
 
 
@@ -1461,12 +1460,14 @@ def build_server(manifest_file: ManifestFile) -> Any:
         for name, t in TOOLS.items()
     ]
 
-    def snapshot() -> Snapshot:
-        """The file as it is now; a broken file fails this request only."""
+    def named() -> tuple[Snapshot, str]:
+        """The file as it is now, and the robot's name its URIs carry; a
+        broken or unnamed file fails this request only."""
         try:
-            return manifest_file.current()
+            snap = manifest_file.servable()
         except ManifestError as e:
             raise MCPError(types.INTERNAL_ERROR, e.one_line()) from None
+        return snap, cast(str, snap.manifest.robot_name)  # servable() checked it
 
     def wire(result: Any) -> dict[str, Any]:
         """A result model as the SDK would dump it. Handed a dict, the SDK
@@ -1475,14 +1476,8 @@ def build_server(manifest_file: ManifestFile) -> Any:
         dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         return dumped
 
-    def served_name(snap: Snapshot) -> str:
-        name = snap.manifest.robot_name
-        if name is None:
-            raise MCPError(types.INTERNAL_ERROR, ManifestError(NO_ROBOT_NAME, manifest_file.path).one_line())
-        return name
-
     async def list_resources(ctx: Any, params: Any) -> Any:
-        name = served_name(snapshot())
+        _, name = named()
         return types.ListResourcesResult(
             resources=[
                 types.Resource(
@@ -1511,8 +1506,7 @@ def build_server(manifest_file: ManifestFile) -> Any:
             uri=resource_uri(name, view.kind), mime_type=view.mime_type, text=text
         )
 
-    def resource(snap: Snapshot, uri: str) -> Any:
-        name = served_name(snap)
+    def resource(snap: Snapshot, name: str, uri: str) -> Any:
         for view in VIEWS:
             if uri == resource_uri(name, view.kind):
                 return types.ReadResourceResult(contents=[contents(snap, name, view)])
@@ -1529,8 +1523,8 @@ def build_server(manifest_file: ManifestFile) -> Any:
         raise invalid(f"Unknown resource: {uri} (this server has {known})", uri=uri)
 
     async def read_resource(ctx: Any, params: Any) -> Any:
-        snap = snapshot()
-        return snap.answer(("read", params.uri), lambda: wire(resource(snap, params.uri)))
+        snap, name = named()
+        return snap.answer(("read", params.uri), lambda: wire(resource(snap, name, params.uri)))
 
     async def subscribe(ctx: Any, params: Any) -> Any:
         # Any URI is accepted; only ours ever change (so only they are notified).
@@ -1566,8 +1560,7 @@ def build_server(manifest_file: ManifestFile) -> Any:
         for arg, about in prompt.arguments:
             if not str(args.get(arg) or "").strip():
                 raise invalid(f"Prompt {prompt.name!r} needs the argument {arg!r}: {about}", argument=arg)
-        snap = snapshot()
-        name = served_name(snap)
+        snap, name = named()
         try:
             parts = prompt.parts(snap.manifest, args)
         except BadArgument as e:
