@@ -19,6 +19,7 @@ fast and the server can check a manifest before paying for the SDK import.
 from __future__ import annotations
 
 import base64
+import collections
 import contextlib
 import datetime as _dt
 import functools
@@ -30,7 +31,6 @@ import os
 import re
 import stat
 import sys
-import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,20 +53,39 @@ MAX_MANIFEST_BYTES = 1024 * 1024
 _BOM = "\ufeff"
 
 
+# How LibYAML names the place of a syntax error in the text it was given.
+_YAML_MARK = re.compile(r'in "<unicode string>", line (\d+), column (\d+)')
+
+
 class ManifestError(Exception):
     """A manifest that cannot be used. `what` is the reference's message text
-    (it may span lines, as YAML errors do); `path` names the file if known."""
+    (it may span lines, as YAML errors do; the validate tool reports it as
+    is); `path` names the file if known; `first_line` is the file line the
+    YAML text began on, so a person can be shown where in the file."""
 
-    def __init__(self, what: str, path: Path | str | None = None, *, about_file: bool = False) -> None:
+    def __init__(
+        self, what: str, path: Path | str | None = None, *, about_file: bool = False, first_line: int = 0
+    ) -> None:
         super().__init__(what)
         self.what = what
         self.path = None if path is None else str(path)
         self.about_file = about_file  # the file itself, not its content, is the problem
+        self.first_line = first_line
+
+    def about(self, path: Path | str) -> ManifestError:
+        """The same error, naming the file it came from."""
+        return ManifestError(self.what, path, about_file=self.about_file, first_line=self.first_line)
+
+    def for_people(self, shown_path: str | None = None) -> str:
+        """`<what> (<path>)` on one line, YAML places as lines of the file."""
+        what = _YAML_MARK.sub(lambda m: f"at line {int(m[1]) + self.first_line}, column {m[2]}", self.what)
+        what = " ".join(what.split())
+        path = self.path if shown_path is None else shown_path
+        return f"{what} ({path})" if path else what
 
     def one_line(self) -> str:
-        """`robot-md-mcp: <what> (<path>)`, whitespace folded onto one line."""
-        what = " ".join(self.what.split())
-        return f"{NAME}: {what} ({self.path})" if self.path else f"{NAME}: {what}"
+        """`robot-md-mcp: <what> (<path>)`, for stderr."""
+        return f"{NAME}: {self.for_people()}"
 
 
 class NoManifestFound(ManifestError):
@@ -98,8 +117,7 @@ def resolve_manifest_path(
         if os.path.isfile(candidate):
             return candidate
     raise NoManifestFound(
-        f"no {MANIFEST_FILENAME} given and none found in ${PATH_ENV} or in {cwd} or any "
-        f"folder above it; pass a path: {NAME} /path/to/{MANIFEST_FILENAME}"
+        f"no {MANIFEST_FILENAME} given and none found in ${PATH_ENV} or in {cwd} or any folder above it"
     )
 
 
@@ -284,8 +302,8 @@ def parse(text: str) -> Manifest:
     yaml_text = stripped[delimiters[0].end() : delimiters[1].start()]
     body = stripped[delimiters[1].end() :]
     # The prose as written: everything after the closing delimiter's line.
-    closing_line = len(text) - len(text.lstrip()) + delimiters[1].start()
-    line_end = text.find("\n", closing_line)
+    leading = len(text) - len(text.lstrip())
+    line_end = text.find("\n", leading + delimiters[1].start())
     prose = "" if line_end == -1 else text[line_end + 1 :]
     _check_shape(yaml_text)
     try:
@@ -295,7 +313,9 @@ def parse(text: str) -> Manifest:
     except ManifestError:
         raise
     except yaml.YAMLError as e:
-        raise ManifestError(f"frontmatter YAML parse error: {e}") from None
+        # LibYAML counts lines from the opening delimiter's line end.
+        first_line = text.count("\n", 0, leading + delimiters[0].end())
+        raise ManifestError(f"frontmatter YAML parse error: {e}", first_line=first_line) from None
     except Exception as e:  # the reference's catch-all, e.g. a date like 2026-13-45
         raise ManifestError(f"frontmatter parse error: {e}") from None
     if not metadata:
@@ -629,6 +649,22 @@ def summary(fm: dict[str, Any]) -> str:
     )
 
 
+_NUMBER_NOT_TEXT = re.compile(r"schema: ([\w.]+): (-?[0-9][0-9._eE+-]*) is not of type 'string'")
+
+
+def hints(error: str) -> list[str]:
+    """Advice for a person reading a validation error (never part of the
+    report itself, whose strings are the reference's)."""
+    found = _NUMBER_NOT_TEXT.fullmatch(error)
+    if found:
+        field_name = found[1].rpartition(".")[2]
+        return [
+            f"YAML read {found[1]} as the number {found[2]} (an unquoted 1.10 becomes 1.1); "
+            f'quote it: {field_name}: "{found[2]}"'
+        ]
+    return []
+
+
 def check_text(text: str) -> Report:
     """Parse and validate; a parse error is a code-1 report, as in robot-md."""
     try:
@@ -870,9 +906,10 @@ def _gate_lines(gates: Any) -> list[str]:
     return lines
 
 
-def context(manifest: Manifest) -> str:
+def context(manifest: Manifest, report: Report | None = None) -> str:
     """The markdown briefing an agent reads first: identity, capabilities,
-    safety, validation status, then the operator's prose verbatim."""
+    safety, validation status (`report`, else validated here), then the
+    operator's prose verbatim."""
     fm = manifest.frontmatter
     name = _described(_get(fm, "metadata", "robot_name"), str)
     lines = [
@@ -899,7 +936,7 @@ def context(manifest: Manifest) -> str:
     if not entries:
         lines.append("- none declared" if capabilities is None or capabilities == [] else f"- {UNKNOWN}")
     lines += ["", "The robot can do only what is listed here.", "", "## Safety", "", *_safety_lines(fm)]
-    lines += ["", "## Validation", "", *_validation_lines(validate(manifest))]
+    lines += ["", "## Validation", "", *_validation_lines(report or validate(manifest))]
     lines += ["", "## Operator's notes (the ROBOT.md prose, verbatim)", ""]
     return "\n".join(lines) + "\n" + (manifest.prose or "(no prose)\n")
 
@@ -932,13 +969,17 @@ def prose_section(prose: str, title: str) -> str | None:
 @dataclass(frozen=True)
 class View:
     """One resource a robot's manifest is served as: the table that drives
-    listing, reading and change notification."""
+    listing, reading and change notification. `report` is the manifest's
+    validation, when the caller has it already."""
 
     kind: str
     mime_type: str
     title: str
     description: str
-    text: Callable[[Manifest], str]
+    make: Callable[[Manifest, Report | None], str]
+
+    def text(self, manifest: Manifest, report: Report | None = None) -> str:
+        return self.make(manifest, report)
 
 
 VIEWS: tuple[View, ...] = (
@@ -957,7 +998,7 @@ VIEWS: tuple[View, ...] = (
         "Identity (one line)",
         "Who the robot is, in one line: name, physics type, DoF, capability count, manufacturer, "
         "model, version and registry number (RRN) with its public resolver URL, or 'unregistered'.",
-        identity,
+        lambda m, report: identity(m),
     ),
     View(
         "frontmatter",
@@ -966,7 +1007,7 @@ VIEWS: tuple[View, ...] = (
         "The whole ROBOT.md frontmatter as JSON: identity, physics, drivers, safety, "
         "capabilities and everything else the manifest declares. Read it for any field "
         "the narrower resources do not cover.",
-        lambda m: to_json(m.frontmatter),
+        lambda m, report: to_json(m.frontmatter),
     ),
     View(
         "capabilities",
@@ -974,7 +1015,7 @@ VIEWS: tuple[View, ...] = (
         "Capabilities",
         "The capabilities the robot declares (a JSON list, [] if none). Read it before "
         "planning what to ask the robot to do.",
-        lambda m: to_json(m.frontmatter.get("capabilities", [])),
+        lambda m, report: to_json(m.frontmatter.get("capabilities", [])),
     ),
     View(
         "safety",
@@ -982,7 +1023,7 @@ VIEWS: tuple[View, ...] = (
         "Safety limits",
         "The robot's safety block as JSON ({} if absent): E-stop, human-in-the-loop gates, "
         "payload and velocity limits. Read it before proposing any motion.",
-        lambda m: to_json(m.frontmatter.get("safety", {})),
+        lambda m, report: to_json(m.frontmatter.get("safety", {})),
     ),
     View(
         "body",
@@ -990,12 +1031,11 @@ VIEWS: tuple[View, ...] = (
         "Operator's notes (prose)",
         "The markdown prose after the frontmatter: what the robot is, what it can do, its "
         "safety gates, in the operator's words.",
-        lambda m: m.prose,
+        lambda m, report: m.prose,
     ),
 )
 
 
-@functools.lru_cache(maxsize=64)  # asked for on every request; quoting costs more than the rest
 def resource_uri(robot_name: str, kind: str) -> str:
     from urllib.parse import quote
 
@@ -1014,14 +1054,15 @@ class BadArgument(ValueError):
 
 @dataclass(frozen=True)
 class Prompt:
-    """A prompt: every argument is required. `parts` turns the manifest and
-    the arguments into messages: text, or a View embedded as a resource."""
+    """A prompt: every argument is required. `parts` turns the manifest, its
+    validation and the arguments into messages: text, or a View embedded as
+    a resource."""
 
     name: str
     title: str
     description: str
     arguments: tuple[tuple[str, str], ...]  # (name, description)
-    parts: Callable[[Manifest, Mapping[str, str]], list[str | View]]
+    parts: Callable[[Manifest, Report, Mapping[str, str]], list[str | View]]
     completions: Mapping[str, Callable[[Manifest], list[str]]] = field(default_factory=dict)
 
 
@@ -1035,7 +1076,7 @@ def _name(m: Manifest) -> str:
     return _described(_get(m.frontmatter, "metadata", "robot_name"), str)
 
 
-def _brief_me(m: Manifest, args: Mapping[str, str]) -> list[str | View]:
+def _brief_me(m: Manifest, report: Report, args: Mapping[str, str]) -> list[str | View]:
     return [
         f"Brief me on the robot {_name(m)} before we work with it. Using only the briefing below "
         "(generated from its ROBOT.md), tell me in a few short paragraphs: what the robot is; what it "
@@ -1047,7 +1088,7 @@ def _brief_me(m: Manifest, args: Mapping[str, str]) -> list[str | View]:
     ]
 
 
-def _check_safety(m: Manifest, args: Mapping[str, str]) -> list[str | View]:
+def _check_safety(m: Manifest, report: Report, args: Mapping[str, str]) -> list[str | View]:
     gates = prose_section(m.prose, "Safety Gates")
     return [
         f"Check this proposed action against the declared safety rules of {_name(m)} before anyone "
@@ -1072,7 +1113,7 @@ def _check_safety(m: Manifest, args: Mapping[str, str]) -> list[str | View]:
     ]
 
 
-def _explain_capability(m: Manifest, args: Mapping[str, str]) -> list[str | View]:
+def _explain_capability(m: Manifest, report: Report, args: Mapping[str, str]) -> list[str | View]:
     capability, declared = args["capability"].strip(), capability_names(m.frontmatter)
     if capability not in declared:
         known = f"it declares: {', '.join(declared)}" if declared else "it declares no capabilities"
@@ -1087,12 +1128,12 @@ def _explain_capability(m: Manifest, args: Mapping[str, str]) -> list[str | View
     ]
 
 
-def _manifest_status(m: Manifest, args: Mapping[str, str]) -> list[str | View]:
+def _manifest_status(m: Manifest, report: Report, args: Mapping[str, str]) -> list[str | View]:
     return [
         f"Report the health of {_name(m)}'s ROBOT.md: whether it validates, each error and warning "
         "in plain words with how to fix it, and which identity and safety fields are not declared. "
         "Keep it short.",
-        f"The validate tool's report:\n\n{json.dumps(validate(m).as_dict(), ensure_ascii=False, indent=2)}",
+        f"The validate tool's report:\n\n{json.dumps(report.as_dict(), ensure_ascii=False, indent=2)}",
         VIEW["context"],
     ]
 
@@ -1137,38 +1178,32 @@ PROMPTS: dict[str, Prompt] = {
 
 
 # ---------------------------------------------------------------------------
-# 5. Watching: a snapshot per content digest
+# 5. Watching: one snapshot per version of the file
 # ---------------------------------------------------------------------------
 
 
 @dataclass
 class Snapshot:
-    """Everything derived from one version of the file, computed on demand
-    and kept for as long as the bytes stay the same."""
+    """One version of the manifest and what is derived from it, each made
+    once, on first use, for as long as the file's bytes stay the same."""
 
     manifest: Manifest
     digest: str
-    _report: Report | None = None
-    _texts: dict[str, str] = field(default_factory=dict)
-    _answers: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    _texts: dict[str, str] = field(default_factory=dict, repr=False)
 
-    @property
+    @functools.cached_property
     def report(self) -> Report:
-        if self._report is None:
-            self._report = validate(self.manifest)
-        return self._report
+        return validate(self.manifest)
 
-    def text(self, key: str, make: Callable[[Manifest], str]) -> str:
-        if key not in self._texts:
-            self._texts[key] = make(self.manifest)
-        return self._texts[key]
+    @functools.cached_property
+    def rendered(self) -> str:
+        return render(self.manifest)
 
-    def answer(self, key: tuple[str, str], make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        """A request's result in wire form, made once for as long as this
-        version is current (the server hands the same dict to every repeat)."""
-        if key not in self._answers:
-            self._answers[key] = make()
-        return self._answers[key]
+    def text(self, view: View) -> str:
+        """The view's text; ManifestError if it cannot be shown (e.g. as JSON)."""
+        if view.kind not in self._texts:
+            self._texts[view.kind] = view.text(self.manifest, self.report)
+        return self._texts[view.kind]
 
     def served(self) -> dict[str, str]:
         """URI → text of every resource this version serves ({} without a
@@ -1179,7 +1214,7 @@ class Snapshot:
         texts = {}
         for view in VIEWS:
             try:
-                texts[resource_uri(name, view.kind)] = self.text(view.kind, view.text)
+                texts[resource_uri(name, view.kind)] = self.text(view)
             except ManifestError as e:
                 texts[resource_uri(name, view.kind)] = f"error: {e.what}"
         return texts
@@ -1194,92 +1229,42 @@ def changes(old: Snapshot, new: Snapshot) -> tuple[list[str], bool]:
     return updated, before.keys() != after.keys()
 
 
-def file_stamp(st: os.stat_result) -> tuple[int, ...]:
-    """What changes whenever a file's bytes do: mtime, ctime (set by the
-    kernel on every write, rename or utime), size, inode and device (an
-    editor that saves by rename, or a swapped symlink, changes the inode)."""
-    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev)
-
-
-# A stamp is trusted only if it was already this old when the bytes were
-# read: a write in the same timestamp tick as the read could leave it
-# unchanged (git's "racy clean" rule). Covers FAT's 2 s mtime resolution;
-# Linux ticks are at most 10 ms. A younger file is simply read every time.
-RACY_NS = 2_000_000_000
-
-
 class ManifestFile:
-    """The served file, fresh on every `current()` (an edit shows on the next
-    request, no restart). The bytes are re-read only when the file's stamp
-    moved (one stat per request instead of open, read and close: ~0.07 ms of
-    CPU per request here, a third of what we added over the bare SDK), and
-    re-parsed only when the digest changed."""
+    """The served file, read again on every `current()` so an edit shows on
+    the next request (no restart); parsed only when its content changed. A
+    version that fails to parse is remembered too: a hostile file costs one
+    parse, not one per request."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._snapshot: Snapshot | None = None
-        self._bytes = b""  # what _snapshot was made from
-        self._trusted: tuple[int, ...] | None = None  # the stamp of _bytes, if old enough to trust
-        # The digest and error of the last version that failed to parse: a
-        # broken file is parsed once, not again by every request and poll
-        # (an alias bomb costs ~0.7 s each time, on the event loop).
-        self._failed: tuple[str, str] | None = None
+        self.last: Snapshot | None = None  # the version parsed most recently
+        self._failed: tuple[str, ManifestError] | None = None  # digest and error of a broken version
 
-    def current(self, reread: bool = False) -> Snapshot:
-        """The file's version now. reread: read the bytes even if the stamp
-        has not moved (the poller's periodic check, in case one can lie)."""
-        known = self._snapshot
-        if known is not None and not reread and self._trusted is not None and self.stamp() == self._trusted:
-            return known
-        self._trusted = None
-        started = time.time_ns()
-        data, st = read_file(self.path)
-        if self._snapshot is None or data != self._bytes:
-            self._snapshot = self._parsed(data)
-            self._bytes = data
-        if max(st.st_mtime_ns, st.st_ctime_ns) < started - RACY_NS:
-            self._trusted = file_stamp(st)
-        return self._snapshot
-
-    def _parsed(self, data: bytes) -> Snapshot:
-        source = decode(data, self.path)
-        if self._snapshot is not None and self._snapshot.digest == source.digest:
-            return self._snapshot  # new bytes, same text (a BOM or newlines changed)
+    def current(self) -> Snapshot:
+        source = read_source(self.path)
+        if self.last is not None and self.last.digest == source.digest:
+            return self.last
         if self._failed is not None and self._failed[0] == source.digest:
-            raise ManifestError(self._failed[1], self.path)
+            raise self._failed[1]
         try:
             manifest = parse(source.text)
         except ManifestError as e:
-            self._failed = (source.digest, e.what)
-            raise ManifestError(e.what, self.path) from None
-        return Snapshot(manifest, source.digest)
+            self._failed = (source.digest, e.about(self.path))
+            raise self._failed[1] from None
+        self.last = Snapshot(manifest, source.digest)
+        return self.last
 
-    @property
-    def last(self) -> Snapshot | None:
-        """The version parsed most recently, without touching the disk."""
-        return self._snapshot
-
-    def stamp(self) -> tuple[int, ...] | None:
-        """A cheap change detector (no read; see file_stamp). None if the
-        file cannot be stat'ed right now."""
-        try:
-            return file_stamp(os.stat(self.path))
-        except OSError:
-            return None
-
-    def servable(self, reread: bool = False) -> Snapshot:
+    def servable(self) -> Snapshot:
         """The current version, if it can be served: it reads, parses, and
-        has a robot_name to name the resource URIs (checked at startup, by
-        every request that names them, and by the poller before it announces
-        a version)."""
-        snap = self.current(reread)
+        has a robot_name to name the resource URIs."""
+        snap = self.current()
         if snap.manifest.robot_name is None:
             raise ManifestError("metadata.robot_name is missing or not a non-empty string", self.path)
         return snap
 
 
 # ---------------------------------------------------------------------------
-# 6. Server wiring (the SDK is imported here and only here)
+# 6. Server wiring (the SDK is imported here and only here, when serving)
 # ---------------------------------------------------------------------------
 
 INSTRUCTIONS = (
@@ -1290,111 +1275,361 @@ INSTRUCTIONS = (
     "declared. validate reports manifest problems; render gives canonical YAML."
 )
 _STRINGS = {"type": "array", "items": {"type": "string"}}
-TOOLS: dict[str, dict[str, Any]] = {
-    "validate": {
-        "title": "Validate ROBOT.md",
-        "description": (
+# Resource URIs are short; a longer one in an error is cut to this length.
+MAX_ECHOED_URI = 200
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool: it takes no arguments (no tool may take a path) and answers
+    with structured content of `output_schema`, made from one version."""
+
+    name: str
+    title: str
+    description: str
+    output_schema: dict[str, Any]
+    result: Callable[[Snapshot], dict[str, Any]]
+
+
+def _object_schema(**properties: Any) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+TOOLS: dict[str, Tool] = {
+    t.name: t
+    for t in (
+        Tool(
+            "validate",
+            "Validate ROBOT.md",
             "Check the manifest against the ROBOT.md v1 schema, camera/driver cross-references and "
             "the required prose sections, exactly as `robot-md validate` does. Returns ok, a one-line "
-            "summary when valid, errors and warnings. An invalid manifest is a normal result (ok: false)."
+            "summary when valid, errors and warnings. An invalid manifest is a normal result (ok: false).",
+            _object_schema(
+                ok={"type": "boolean"}, summary={"type": "string"}, errors=_STRINGS, warnings=_STRINGS
+            ),
+            lambda snap: snap.report.as_dict(),
         ),
-        "output_schema": {
-            "type": "object",
-            "properties": {
-                "ok": {"type": "boolean"},
-                "summary": {"type": "string"},
-                "errors": _STRINGS,
-                "warnings": _STRINGS,
-            },
-            "required": ["ok", "summary", "errors", "warnings"],
-            "additionalProperties": False,
-        },
-        "result": lambda snap: snap.report.as_dict(),
-    },
-    "render": {
-        "title": "Render canonical YAML",
-        "description": (
+        Tool(
+            "render",
+            "Render canonical YAML",
             "The manifest's frontmatter as canonical YAML (comments dropped, keys in file order), "
-            "exactly as `robot-md render` prints it. Useful to quote or diff the structured part."
+            "exactly as `robot-md render` prints it. Useful to quote or diff the structured part.",
+            _object_schema(yaml={"type": "string"}),
+            lambda snap: {"yaml": snap.rendered},
         ),
-        "output_schema": {
-            "type": "object",
-            "properties": {"yaml": {"type": "string"}},
-            "required": ["yaml"],
-            "additionalProperties": False,
-        },
-        "result": lambda snap: {"yaml": snap.text("render", render)},
-    },
+    )
 }
 
 
+def _invalid(message: str, **data: Any) -> Exception:
+    """The error a client's own mistake gets: invalid params (-32602)."""
+    from mcp import MCPError
+    from mcp.types import INVALID_PARAMS
+
+    return MCPError(INVALID_PARAMS, message, data=data or None)
+
+
+def _unavailable(error: ManifestError, shown_path: str | None) -> Exception:
+    """The error a request gets while the file cannot be served (-32603)."""
+    from mcp import MCPError
+    from mcp.types import INTERNAL_ERROR
+
+    return MCPError(INTERNAL_ERROR, f"{NAME}: {error.for_people(shown_path)}")
+
+
+class Handlers:
+    """The MCP requests this server answers, as plain methods over one
+    ManifestFile: each takes the SDK's (ctx, params) and returns a result
+    model, so it can be called, and tested, without a transport. Tables
+    drive them: VIEWS (resources), PROMPTS and TOOLS. `shown_path` is how
+    errors name the file (HTTP clients get its name only)."""
+
+    def __init__(self, manifest_file: ManifestFile, live: LiveUpdates, shown_path: str | None = None) -> None:
+        self.file = manifest_file
+        self.live = live
+        self.shown_path = shown_path
+
+    def named(self) -> tuple[Snapshot, str]:
+        """The file as it is now and the robot's name its URIs carry; a
+        broken or unnamed file fails this request only."""
+        try:
+            snap = self.file.servable()
+        except ManifestError as e:
+            raise _unavailable(e, self.shown_path) from None
+        return snap, cast(str, snap.manifest.robot_name)  # servable() checked it
+
+    async def list_resources(self, ctx: Any, params: Any) -> Any:
+        from mcp import types
+
+        _, name = self.named()
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=resource_uri(name, v.kind),
+                    name=v.kind,
+                    title=v.title,
+                    description=v.description,
+                    mime_type=v.mime_type,
+                )
+                for v in VIEWS
+            ]
+        )
+
+    def contents(self, snap: Snapshot, name: str, view: View) -> Any:
+        from mcp import types
+
+        try:
+            text = snap.text(view)
+        except ManifestError as e:
+            raise _unavailable(
+                ManifestError(f"{view.kind}: {e.what}", self.file.path), self.shown_path
+            ) from None
+        return types.TextResourceContents(
+            uri=resource_uri(name, view.kind), mime_type=view.mime_type, text=text
+        )
+
+    async def read_resource(self, ctx: Any, params: Any) -> Any:
+        from mcp import types
+
+        snap, name = self.named()
+        view = self.view_of(params.uri, name)
+        return types.ReadResourceResult(contents=[self.contents(snap, name, view)])
+
+    @staticmethod
+    def view_of(uri: str, name: str) -> View:
+        """The view `uri` names, or an invalid-params error that says what
+        this server serves (never echoing more than a short URI back)."""
+        for view in VIEWS:
+            if uri == resource_uri(name, view.kind):
+                return view
+        shown = uri if len(uri) <= MAX_ECHOED_URI else uri[:MAX_ECHOED_URI] + "…"
+        kind = uri.rpartition("/")[2] if uri.startswith("robot-md://") else ""
+        if kind in VIEW:
+            current = resource_uri(name, kind)
+            raise _invalid(
+                f"Unknown resource: {shown}; this server serves the robot {name!r}: read {current}",
+                current=current,
+            )
+        known = ", ".join(resource_uri(name, v.kind) for v in VIEWS)
+        raise _invalid(f"Unknown resource: {shown}; this server serves the robot {name!r}: {known}")
+
+    async def subscribe(self, ctx: Any, params: Any) -> Any:
+        # Any URI is accepted (MCP leaves it to the server); only this
+        # server's kinds of URI are remembered, since only they ever change.
+        from mcp import types
+
+        uri = params.uri
+        if len(uri) <= MAX_ECHOED_URI and uri.startswith("robot-md://") and uri.rpartition("/")[2] in VIEW:
+            self.live.subscribe(ctx, uri)
+        return types.EmptyResult()
+
+    async def unsubscribe(self, ctx: Any, params: Any) -> Any:
+        from mcp import types
+
+        self.live.unsubscribe(ctx, params.uri)
+        return types.EmptyResult()
+
+    async def list_prompts(self, ctx: Any, params: Any) -> Any:
+        from mcp import types
+
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=p.name,
+                    title=p.title,
+                    description=p.description,
+                    arguments=[
+                        types.PromptArgument(name=a, description=d, required=True) for a, d in p.arguments
+                    ],
+                )
+                for p in PROMPTS.values()
+            ]
+        )
+
+    async def get_prompt(self, ctx: Any, params: Any) -> Any:
+        from mcp import types
+
+        prompt = PROMPTS.get(params.name)
+        if prompt is None:
+            raise _invalid(f"Unknown prompt {params.name!r}; this server has: {', '.join(PROMPTS)}")
+        args = params.arguments or {}
+        for arg, about in prompt.arguments:
+            if not str(args.get(arg) or "").strip():
+                raise _invalid(f"Prompt {prompt.name!r} needs the argument {arg!r}: {about}", argument=arg)
+        snap, name = self.named()
+        try:
+            parts = prompt.parts(snap.manifest, snap.report, args)
+        except BadArgument as e:
+            raise _invalid(str(e)) from None
+
+        def message(part: str | View) -> Any:
+            if isinstance(part, str):
+                content: Any = types.TextContent(type="text", text=part)
+            else:
+                content = types.EmbeddedResource(type="resource", resource=self.contents(snap, name, part))
+            return types.PromptMessage(role="user", content=content)
+
+        return types.GetPromptResult(description=prompt.description, messages=[message(p) for p in parts])
+
+    async def complete(self, ctx: Any, params: Any) -> Any:
+        from mcp import types
+
+        # Unknown prompts or arguments (and a broken file) get no suggestions, not an error.
+        prompt = PROMPTS.get(getattr(params.ref, "name", ""))
+        domain = prompt.completions.get(params.argument.name) if prompt else None
+        try:
+            options = domain(self.file.current().manifest) if domain else []
+        except ManifestError:
+            options = []
+        typed = params.argument.value.casefold()
+        values = [o for o in options if o.casefold().startswith(typed)]
+        return types.CompleteResult(
+            completion=types.Completion(values=values[:100], total=len(values), has_more=len(values) > 100)
+        )
+
+    async def list_tools(self, ctx: Any, params: Any) -> Any:
+        from mcp import types
+
+        no_arguments = {"type": "object", "properties": {}, "additionalProperties": False}
+        read_only = types.ToolAnnotations(
+            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        )
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=t.name,
+                    title=t.title,
+                    description=t.description,
+                    input_schema=no_arguments,
+                    output_schema=t.output_schema,
+                    annotations=read_only,
+                )
+                for t in TOOLS.values()
+            ]
+        )
+
+    async def call_tool(self, ctx: Any, params: Any) -> Any:
+        """A tool's answer; its failures are results with is_error, which
+        the model reads, not protocol errors."""
+        from mcp import types
+
+        def failed(text: str) -> Any:
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+        tool = TOOLS.get(params.name)
+        if tool is None:
+            return failed(f"Unknown tool {params.name!r}; this server has: {', '.join(TOOLS)}.")
+        if params.arguments:
+            return failed(
+                f"Tool {tool.name!r} takes no arguments; got: {', '.join(sorted(params.arguments))}."
+            )
+        try:
+            data = tool.result(self.file.current())
+        except ManifestError as e:
+            return failed(f"{NAME}: {e.for_people(self.shown_path)}")
+        text = json.dumps(data, ensure_ascii=False)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=data
+        )
+
+    async def set_logging_level(self, ctx: Any, params: Any) -> Any:
+        """Handshake-era clients may choose a level; this server sends them
+        no log messages (its own logs go to stderr), so nothing is filtered."""
+        from mcp import types
+
+        return types.EmptyResult()
+
+
 POLL_SECONDS = 0.5
-# Coarse mtime clocks (FAT, some network mounts) can hide a same-size edit
-# from stat(): re-read the bytes every this many polls anyway.
-REDIGEST_EVERY = 10
+# Handshake-era clients remembered for live updates; the oldest is dropped
+# beyond this (an HTTP session that ended cannot tell us it did).
+MAX_LISTENING_CLIENTS = 1024
+MAX_SUBSCRIPTIONS_PER_CLIENT = 64
 
 
 class LiveUpdates:
-    """Pushes changes of the served file to connected clients. A poller (stat
-    every POLL_SECONDS, read only when the stamp moved) diffs each good
-    version (parses, has a robot_name) against the previous good one; a
-    broken or missing file is logged and skipped, never fatal.
+    """Pushes changes of the served file to connected clients. A poller
+    reads the file every POLL_SECONDS (on a worker thread: a slow parse
+    must not stall serving) and diffs each good version (parses, has a
+    robot_name) against the previous good one; a broken or missing file is
+    logged once and skipped, never fatal.
 
-    Handshake era: `notifications/resources/updated` for the URIs a
-    connection subscribed to, `notifications/resources/list_changed` to every
-    connection. 2026-07-28 era: the same events on `bus`, which the SDK's
-    ListenHandler streams to `subscriptions/listen` clients."""
+    Handshake era: `notifications/resources/updated` for the URIs a client
+    subscribed to, `notifications/resources/list_changed` to every client,
+    sent through a session kept from one of its requests (the SDK's
+    documented way). 2026-07-28 era: the same events on `bus`, which the
+    SDK's ListenHandler streams to `subscriptions/listen` clients."""
 
     def __init__(self, manifest_file: ManifestFile, bus: Any) -> None:
-        from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-
         self.file = manifest_file
         self.bus = bus
-        self._stateless = MODERN_PROTOCOL_VERSIONS  # looked up on every request: bound once
-        # Per handshake-era connection: a session to notify through, and its subscribed URIs.
-        self.connections: dict[Any, tuple[Any, set[str]]] = {}
+        # Per handshake-era client: a session to notify through, and the URIs it subscribed to.
+        self.clients: dict[int, tuple[Any, set[str]]] = {}
 
-    def subscriptions(self, ctx: Any) -> set[str] | None:
-        """The URIs this connection subscribed to, registering it on first
-        sight; None for the 2026 era (no standing connection: it listens)."""
-        # The per-request session's Connection is the stable per-client identity
-        # (mcp 2.x's low-level context has no public accessor for it).
-        connection = getattr(ctx.session, "_connection", None)
-        if connection is None or ctx.protocol_version in self._stateless:
+    def client(self, ctx: Any) -> set[str] | None:
+        """The URIs this client subscribed to, registering it on first
+        sight; None in the 2026 era (no standing connection: it listens)."""
+        from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+        # The initialize params are one object per connection: its identity names the client.
+        params = ctx.session.client_params
+        if params is None or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return None
-        if connection not in self.connections:
-            self.connections[connection] = (ctx.session, set())
-            connection.exit_stack.callback(self.connections.pop, connection, None)
-        return self.connections[connection][1]
+        known = self.clients.pop(id(params), None)
+        self.clients[id(params)] = known or (ctx.session, set())  # most recently active last
+        while len(self.clients) > MAX_LISTENING_CLIENTS:
+            del self.clients[next(iter(self.clients))]
+        return self.clients[id(params)][1]
+
+    def subscribe(self, ctx: Any, uri: str) -> None:
+        subscribed = self.client(ctx)
+        if subscribed is not None and len(subscribed) < MAX_SUBSCRIPTIONS_PER_CLIENT:
+            subscribed.add(uri)
+
+    def unsubscribe(self, ctx: Any, uri: str) -> None:
+        subscribed = self.client(ctx)
+        if subscribed is not None:
+            subscribed.discard(uri)
 
     async def remember(self, ctx: Any, call_next: Any) -> Any:
-        """Server middleware: every handshake connection past `initialize`
+        """Server middleware: every handshake-era client past `initialize`
         hears about renames, whether or not it subscribed."""
         result = await call_next(ctx)
-        if ctx.method != "initialize":
-            self.subscriptions(ctx)
+        if ctx.method != "initialize" and ctx.request_id is not None:
+            self.client(ctx)
         return result
+
+    def check(self, last: Snapshot | None) -> tuple[Snapshot, list[str], bool]:
+        """The file now and what changed since `last` (runs on a worker thread)."""
+        snap = self.file.servable()
+        if last is None or snap.digest == last.digest:
+            return snap, [], False
+        return (snap, *changes(last, snap))
 
     async def watch(self) -> None:
         import logging
 
-        import anyio
+        import anyio.to_thread
 
         log = logging.getLogger(NAME)
         last, trouble = self.file.last, ""
-        for polls in itertools.count(1):
+        while True:
             await anyio.sleep(POLL_SECONDS)
-            try:  # a stat, and a read only if the stamp moved (or, now and then, regardless)
-                snap = self.file.servable(reread=polls % REDIGEST_EVERY == 0)
+            try:
+                last, updated, relisted = await anyio.to_thread.run_sync(self.check, last)
             except ManifestError as e:
                 if e.one_line() != trouble:  # once per distinct problem, not every poll
                     log.warning("%s; live updates resume once it is fixed", e.one_line())
                 trouble = e.one_line()
                 continue
             trouble = ""
-            if last is not None and snap.digest != last.digest:
-                await self.publish(*changes(last, snap))
-            last = snap
+            if updated or relisted:
+                await self.publish(updated, relisted)
 
     async def publish(self, updated: list[str], relisted: bool) -> None:
         from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated
@@ -1403,7 +1638,7 @@ class LiveUpdates:
             await self.bus.publish(ResourcesListChanged())
         for uri in updated:
             await self.bus.publish(ResourceUpdated(uri=uri))
-        for connection, (session, subscribed) in list(self.connections.items()):
+        for key, (session, subscribed) in list(self.clients.items()):
             try:
                 if relisted:
                     await session.send_resource_list_changed()
@@ -1411,7 +1646,7 @@ class LiveUpdates:
                     if uri in subscribed:
                         await session.send_resource_updated(uri)
             except Exception:  # a client that went away must not silence the others
-                self.connections.pop(connection, None)
+                self.clients.pop(key, None)
 
     @contextlib.asynccontextmanager
     async def lifespan(self, server: Any) -> AsyncIterator[dict[str, Any]]:
@@ -1433,239 +1668,13 @@ class LiveUpdates:
             tasks.cancel_scope.cancel()
 
 
-def build_server(manifest_file: ManifestFile) -> Any:
-    """A low-level SDK server whose handlers are table look-ups: VIEWS for
-    resources, PROMPTS for prompts, TOOLS for tools. Every request looks at
-    the file (ManifestFile.current); LiveUpdates pushes changes while a
-    client is connected."""
-    import mcp.types as types
-    from mcp import MCPError
-    from mcp.server import NotificationOptions, Server
-    from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-
-    live = LiveUpdates(manifest_file, InMemorySubscriptionBus())
-    no_arguments = {"type": "object", "properties": {}, "additionalProperties": False}
-    read_only = types.ToolAnnotations(
-        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-    )
-    tools = [
-        types.Tool(
-            name=name,
-            title=t["title"],
-            description=t["description"],
-            input_schema=no_arguments,
-            output_schema=t["output_schema"],
-            annotations=read_only,
-        )
-        for name, t in TOOLS.items()
-    ]
-
-    def named() -> tuple[Snapshot, str]:
-        """The file as it is now, and the robot's name its URIs carry; a
-        broken or unnamed file fails this request only."""
-        try:
-            snap = manifest_file.servable()
-        except ManifestError as e:
-            raise MCPError(types.INTERNAL_ERROR, e.one_line()) from None
-        return snap, cast(str, snap.manifest.robot_name)  # servable() checked it
-
-    def wire(result: Any) -> dict[str, Any]:
-        """A result model as the SDK would dump it. Handed a dict, the SDK
-        validates and re-dumps it itself and never writes into it, so a
-        repeated request can skip building and dumping the model (Snapshot.answer)."""
-        dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        return dumped
-
-    async def list_resources(ctx: Any, params: Any) -> Any:
-        _, name = named()
-        return types.ListResourcesResult(
-            resources=[
-                types.Resource(
-                    uri=resource_uri(name, v.kind),
-                    name=v.kind,
-                    title=v.title,
-                    description=v.description,
-                    mime_type=v.mime_type,
-                )
-                for v in VIEWS
-            ]
-        )
-
-    def invalid(message: str, **data: Any) -> MCPError:
-        """The one error a client's own mistake gets: invalid params (-32602)."""
-        return MCPError(types.INVALID_PARAMS, message, data=data or None)
-
-    def contents(snap: Snapshot, name: str, view: View) -> Any:
-        try:
-            text = snap.text(view.kind, view.text)
-        except ManifestError as e:
-            raise MCPError(
-                types.INTERNAL_ERROR, f"{NAME}: {view.kind}: {e.what} ({manifest_file.path})"
-            ) from None
-        return types.TextResourceContents(
-            uri=resource_uri(name, view.kind), mime_type=view.mime_type, text=text
-        )
-
-    def resource(snap: Snapshot, name: str, uri: str) -> Any:
-        for view in VIEWS:
-            if uri == resource_uri(name, view.kind):
-                return types.ReadResourceResult(contents=[contents(snap, name, view)])
-        # A URI of another name (the robot was renamed, or a typo): name the one to read now.
-        kind = uri.rpartition("/")[2] if uri.startswith("robot-md://") else ""
-        if kind in VIEW:
-            current = resource_uri(name, kind)
-            raise invalid(
-                f"Unknown resource: {uri}; the robot's name is now {name!r}, read {current}",
-                uri=uri,
-                current=current,
-            )
-        known = ", ".join(resource_uri(name, v.kind) for v in VIEWS)
-        raise invalid(f"Unknown resource: {uri} (this server has {known})", uri=uri)
-
-    async def read_resource(ctx: Any, params: Any) -> Any:
-        snap, name = named()
-        return snap.answer(("read", params.uri), lambda: wire(resource(snap, name, params.uri)))
-
-    async def subscribe(ctx: Any, params: Any) -> Any:
-        # Any URI is accepted; only ours ever change (so only they are notified).
-        subscribed = live.subscriptions(ctx)
-        if subscribed is not None:
-            subscribed.add(params.uri)
-        return types.EmptyResult()
-
-    async def unsubscribe(ctx: Any, params: Any) -> Any:
-        subscribed = live.subscriptions(ctx)
-        if subscribed is not None:
-            subscribed.discard(params.uri)
-        return types.EmptyResult()
-
-    prompts = [
-        types.Prompt(
-            name=p.name,
-            title=p.title,
-            description=p.description,
-            arguments=[types.PromptArgument(name=a, description=d, required=True) for a, d in p.arguments],
-        )
-        for p in PROMPTS.values()
-    ]
-
-    async def list_prompts(ctx: Any, params: Any) -> Any:
-        return types.ListPromptsResult(prompts=prompts)
-
-    async def get_prompt(ctx: Any, params: Any) -> Any:
-        prompt = PROMPTS.get(params.name)
-        if prompt is None:
-            raise invalid(f"Unknown prompt {params.name!r}; this server has: {', '.join(PROMPTS)}")
-        args = params.arguments or {}
-        for arg, about in prompt.arguments:
-            if not str(args.get(arg) or "").strip():
-                raise invalid(f"Prompt {prompt.name!r} needs the argument {arg!r}: {about}", argument=arg)
-        snap, name = named()
-        try:
-            parts = prompt.parts(snap.manifest, args)
-        except BadArgument as e:
-            raise invalid(str(e)) from None
-        return types.GetPromptResult(
-            description=prompt.description,
-            messages=[
-                types.PromptMessage(
-                    role="user",
-                    content=types.TextContent(type="text", text=part)
-                    if isinstance(part, str)
-                    else types.EmbeddedResource(type="resource", resource=contents(snap, name, part)),
-                )
-                for part in parts
-            ],
-        )
-
-    async def complete(ctx: Any, params: Any) -> Any:
-        # Unknown prompts/arguments (and a broken file) get no suggestions, not an error.
-        prompt = PROMPTS.get(getattr(params.ref, "name", ""))
-        domain = prompt.completions.get(params.argument.name) if prompt else None
-        try:
-            options = domain(manifest_file.current().manifest) if domain else []
-        except ManifestError:
-            options = []
-        typed = params.argument.value.casefold()
-        values = [o for o in options if o.casefold().startswith(typed)]
-        return types.CompleteResult(
-            completion=types.Completion(values=values[:100], total=len(values), has_more=len(values) > 100)
-        )
-
-    async def list_tools(ctx: Any, params: Any) -> Any:
-        return types.ListToolsResult(tools=tools)
-
-    def failed(text: str) -> Any:
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-
-    async def call_tool(ctx: Any, params: Any) -> Any:
-        tool = TOOLS.get(params.name)
-        if tool is None:
-            return failed(f"Unknown tool {params.name!r}; this server has: {', '.join(TOOLS)}.")
-        if params.arguments:
-            return failed(
-                f"Tool {params.name!r} takes no arguments; got: {', '.join(sorted(params.arguments))}."
-            )
-        try:
-            snap = manifest_file.current()
-        except ManifestError as e:
-            return failed(e.one_line())
-
-        def answer() -> dict[str, Any]:
-            data = tool["result"](snap)
-            text = json.dumps(data, ensure_ascii=False)
-            return wire(
-                types.CallToolResult(
-                    content=[types.TextContent(type="text", text=text)], structured_content=data
-                )
-            )
-
-        return snap.answer(("tool", params.name), answer)
-
-    class RobotServer(Server):  # type: ignore[type-arg]
-        def create_initialization_options(self, notification_options: Any = None, *args: Any) -> Any:
-            # Renames change the resource list: advertise listChanged on every
-            # transport, whatever options its runner passes (or none).
-            options = notification_options or NotificationOptions()
-            options.resources_changed = True
-            return super().create_initialization_options(options, *args)
-
-    server = RobotServer(
-        NAME,
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        lifespan=live.lifespan,
-        on_list_resources=list_resources,
-        on_read_resource=read_resource,
-        on_subscribe_resource=subscribe,
-        on_unsubscribe_resource=unsubscribe,
-        on_subscriptions_listen=ListenHandler(live.bus),
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
-        on_completion=complete,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
-    server.middleware.append(live.remember)
-
-    async def set_logging_level(ctx: Any, params: Any) -> Any:
-        # Handshake-era clients may choose a level; this server sends them no
-        # log messages (its own logs go to stderr), so nothing is filtered.
-        return types.EmptyResult()
-
-    # Registered rather than passed as on_set_logging_level=, which warns
-    # (MCPDeprecationWarning: protocol logging ends with 2026-07-28).
-    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_logging_level)
-    return server
-
-
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
+def sdk_loading() -> Iterator[None]:
     """Importing the SDK builds a few hundred thousand long-lived objects
-    (pydantic models and their validators); the cyclic collector rescans
-    them again and again meanwhile, about 8% of startup CPU. So: no cyclic
-    collection while loading, then freeze what loaded (it lives as long as
-    the process) so later collections, during requests, skip it."""
+    (pydantic models and their validators) that the cyclic collector would
+    rescan again and again meanwhile: no cyclic collection while loading,
+    then freeze what loaded (it lives as long as the process), so later
+    collections skip it. docs/performance.md has what this saves."""
     import gc
 
     was_enabled = gc.isenabled()
@@ -1678,171 +1687,246 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def build_server(manifest_file: ManifestFile, shown_path: str | None = None) -> Any:
+    """A low-level SDK server whose handlers are Handlers' methods; live
+    updates run while a transport serves it."""
+    from mcp.server import NotificationOptions, Server
+    from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+
+    class RobotServer(Server):  # type: ignore[type-arg]
+        def get_capabilities(self, notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
+            # Renames change the resource list: advertise listChanged for
+            # resources (and only them) in every era and on every transport,
+            # whatever options its runner passes.
+            kwargs.pop("protocol_version", None)
+            return super().get_capabilities(NotificationOptions(resources_changed=True), *args, **kwargs)
+
+    live = LiveUpdates(manifest_file, InMemorySubscriptionBus())
+    handlers = Handlers(manifest_file, live, shown_path)
+    server = RobotServer(
+        NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=live.lifespan,
+        on_list_resources=handlers.list_resources,
+        on_read_resource=handlers.read_resource,
+        on_subscribe_resource=handlers.subscribe,
+        on_unsubscribe_resource=handlers.unsubscribe,
+        on_subscriptions_listen=ListenHandler(live.bus),
+        on_list_prompts=handlers.list_prompts,
+        on_get_prompt=handlers.get_prompt,
+        on_completion=handlers.complete,
+        on_list_tools=handlers.list_tools,
+        on_call_tool=handlers.call_tool,
+    )
+    server.middleware.append(live.remember)
+    # Registered rather than passed as on_set_logging_level=, which warns
+    # (MCPDeprecationWarning: protocol logging ends with 2026-07-28).
+    from mcp import types
+
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, handlers.set_logging_level)
+    return server
+
+
+# --- stdio --------------------------------------------------------------------
+# Newline-delimited JSON-RPC on stdin and stdout, read and written here and
+# handed to the SDK's server as messages (its `run()` takes any streams): so
+# every line gets an answer, however malformed, and every request that
+# arrived before stdin closed is answered before the server ends.
+
+# MCP messages to this server are tiny; a longer line is skipped, not held.
+MAX_STDIO_LINE_BYTES = 256 * 1024
+# After stdin closes, how long requests already received may take to finish.
+EOF_GRACE_SECONDS = 5.0
+_TOO_LONG = object()  # a line over the limit, as the reader thread reports it
+CANCELLED = "notifications/cancelled"
+NOT_JSONRPC = (
+    'Invalid Request: not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0", a string method, '
+    "an integer or string id, object params)"
+)
+
+
+def error_answer(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def classify_line(line: Any) -> tuple[Any, dict[str, Any] | None]:
+    """One line from a client → (the message for the server, None), or
+    (None, the JSON-RPC error to answer with), or (None, None) for a blank
+    line: -32700 for text that is not JSON, -32600 for JSON that is not a
+    message MCP accepts (a batch too: MCP has none since 2025-06-18), with
+    the request's id when it has a usable one."""
+    from mcp import types
+
+    if line is _TOO_LONG:
+        return None, error_answer(
+            None,
+            types.INVALID_REQUEST,
+            f"Invalid Request: a line longer than {MAX_STDIO_LINE_BYTES // 1024} KiB",
+        )
+    if not line.strip():
+        return None, None
+    try:
+        data = json.loads(line)
+    except ValueError as e:  # not JSON, or not UTF-8
+        return None, error_answer(None, types.PARSE_ERROR, f"Parse error: {e}")
+    if not isinstance(data, dict):
+        batch = "Invalid Request: a batch (JSON array); MCP takes one message per line"
+        return None, error_answer(
+            None, types.INVALID_REQUEST, batch if isinstance(data, list) else NOT_JSONRPC
+        )
+    request_id = data.get("id")
+    usable_id = isinstance(request_id, (int, str)) and not isinstance(request_id, bool)
+    if "method" in data and "id" in data and not usable_id:
+        message = "Invalid Request: a request id must be a string or an integer"
+        return None, error_answer(None, types.INVALID_REQUEST, message)
+    try:
+        return types.jsonrpc_message_adapter.validate_python(data), None
+    except ValueError:  # pydantic's ValidationError
+        return None, error_answer(
+            request_id if usable_id and "method" in data else None, types.INVALID_REQUEST, NOT_JSONRPC
+        )
+
+
+def _read_lines(wire_in: Any, deliver: Callable[[Any], None]) -> None:
+    """On a daemon thread (a blocked read must not keep the process alive
+    after Ctrl-C): each line of stdin to deliver(), b"" at the end. A line
+    over the limit is skipped to its end and reported as _TOO_LONG. Ends
+    when deliver() fails: the server is gone."""
+    line: Any = None
+    while line != b"":
+        line = wire_in.readline(MAX_STDIO_LINE_BYTES + 1)
+        if len(line) > MAX_STDIO_LINE_BYTES and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = wire_in.readline(64 * 1024)
+            line = _TOO_LONG
+        try:
+            deliver(line)
+        except Exception:
+            return
+
+
+class _Unanswered:
+    """Ids of the client's requests the server has not answered yet."""
+
+    def __init__(self) -> None:
+        import anyio
+
+        self.ids: collections.Counter[Any] = collections.Counter()
+        self.none_left = anyio.Event()
+
+    def add(self, request_id: Any) -> None:
+        self.ids[request_id] += 1
+
+    def done(self, request_id: Any) -> None:
+        if self.ids[request_id] > 1:
+            self.ids[request_id] -= 1
+        else:
+            self.ids.pop(request_id, None)
+        if not self.ids:
+            self.none_left.set()
+
+
+async def _relay_stdin(lines: Any, to_server: Any, answers: Any, unanswered: _Unanswered) -> None:
+    """stdin lines → messages for the server, or answers for the client."""
+    import anyio
+    from mcp import types
+    from mcp.shared.message import SessionMessage
+
+    async with to_server, answers:
+        async for line in lines:
+            if line == b"":
+                break
+            message, answer = classify_line(line)
+            if answer is not None:
+                await answers.send(answer)
+            elif message is not None:
+                if isinstance(message, types.JSONRPCRequest):
+                    unanswered.add(message.id)
+                elif isinstance(message, types.JSONRPCNotification) and message.method == CANCELLED:
+                    unanswered.done((message.params or {}).get("requestId"))  # it will not be answered
+                await to_server.send(SessionMessage(message))
+        if unanswered.ids:
+            with anyio.move_on_after(EOF_GRACE_SECONDS):
+                await unanswered.none_left.wait()
+
+
+async def _write_stdout(outgoing: Any, wire_out: Any, unanswered: _Unanswered) -> None:
+    """The server's messages and our own answers, one JSON line each."""
+    from mcp import types
+
+    async for item in outgoing:
+        if isinstance(item, dict):
+            text = json.dumps(item, ensure_ascii=False)
+        else:
+            message = item.message
+            text = message.model_dump_json(by_alias=True, exclude_unset=True)
+            if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+                unanswered.done(message.id)
+        try:
+            wire_out.write(text.encode("utf-8") + b"\n")
+            wire_out.flush()
+        except OSError:  # the client closed its end: nobody is left to answer
+            return
+
+
+@contextlib.contextmanager
+def _stdio_wire() -> Iterator[tuple[Any, Any]]:
+    """stdin and stdout as the wire, on descriptors of their own; while
+    serving, fd 1 points at stderr, so a stray print cannot corrupt the
+    protocol."""
+    sys.stdout.flush()
+    try:
+        wire_in, wire_out = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
+    except OSError:  # no usable descriptors (an embedding): serve the streams in place
+        yield sys.stdin.buffer, sys.stdout.buffer
+        return
+    os.dup2(2, 1)
+    try:
+        yield wire_in, wire_out
+    finally:
+        with contextlib.suppress(OSError):
+            wire_out.flush()
+        os.dup2(wire_out.fileno(), 1)
+        wire_out.close()
+
+
 def serve_stdio(manifest_file: ManifestFile) -> int:
     """Serve until the client closes stdin (exit 0)."""
-    with _collector_paused():
-        import anyio
-        from mcp.server import NotificationOptions
-        from mcp.server.stdio import stdio_server
+    import threading
 
+    import anyio
+    import anyio.from_thread
+    import anyio.lowlevel
+
+    with sdk_loading():
         server = build_server(manifest_file)
 
-    async def run() -> None:
-        stdin: Any = _StdinLines(sys.stdin.buffer)
-        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-            await server.run(
-                _AnswerMalformedLines(read_stream, write_stream),
-                write_stream,
-                server.create_initialization_options(NotificationOptions()),
-            )
+    async def run(wire_in: Any, wire_out: Any) -> None:
+        lines_in, lines = anyio.create_memory_object_stream[Any](16)
+        to_server, server_in = anyio.create_memory_object_stream[Any](16)
+        server_out, outgoing = anyio.create_memory_object_stream[Any](16)
+        token = anyio.lowlevel.current_token()
+        reader = threading.Thread(
+            target=_read_lines,
+            args=(wire_in, lambda line: anyio.from_thread.run(lines_in.send, line, token=token)),
+            daemon=True,
+            name="stdin",
+        )
+        reader.start()
+        unanswered = _Unanswered()
+        async with anyio.create_task_group() as writing:
+            # The writer ends once every sender is closed: all answers are out.
+            writing.start_soon(_write_stdout, outgoing, wire_out, unanswered)
+            async with anyio.create_task_group() as reading:
+                reading.start_soon(_relay_stdin, lines, to_server, server_out.clone(), unanswered)
+                async with server_out:
+                    await server.run(server_in, server_out, server.create_initialization_options())
+                reading.cancel_scope.cancel()  # the server ended first: stop reading
 
-    anyio.run(run)
+    with _stdio_wire() as (wire_in, wire_out):
+        anyio.run(run, wire_in, wire_out)
     return 0
-
-
-# The SDK's stdio reader validates a whole line at once with pydantic, with
-# no length limit: a 10 MB line of JSON numbers peaked at 900 MiB and held
-# the event loop 3 s. MCP messages to this server are tiny (as over HTTP).
-MAX_STDIO_LINE_BYTES = 256 * 1024
-# Lines the SDK would mishandle are passed on as these markers (never valid
-# JSON, so the SDK hands them back as errors) and answered with -32600.
-_TOO_LONG = "\x00line too long\n"
-_UNUSABLE_ID = "\x00unusable id\n"
-_MARKED = {
-    _TOO_LONG: f"Invalid Request: a line longer than {MAX_STDIO_LINE_BYTES // 1024} KiB",
-    _UNUSABLE_ID: "Invalid Request: a request id must be a string or an integer",
-}
-
-
-class _StdinLines:
-    """stdin as the SDK's reader iterates it (text lines), read at most
-    MAX_STDIO_LINE_BYTES at a time: a longer line is skipped to its end. fd 0
-    stays the wire (the SDK diverts it only when it opens stdin itself); the
-    server reads nothing else from it and starts no children."""
-
-    def __init__(self, binary: Any) -> None:
-        import anyio.to_thread
-
-        self._in = binary
-        self._in_thread = anyio.to_thread.run_sync
-
-    def __aiter__(self) -> _StdinLines:
-        return self
-
-    async def __anext__(self) -> str:
-        text = await self._in_thread(self._next_line)
-        if not text:
-            raise StopAsyncIteration
-        return text
-
-    def _next_line(self) -> str:
-        data = self._in.readline(MAX_STDIO_LINE_BYTES + 1)
-        if len(data) <= MAX_STDIO_LINE_BYTES or data.endswith(b"\n"):
-            text = data.decode("utf-8", errors="replace")
-            return _UNUSABLE_ID if _has_unusable_id(text) else text
-        while data and not data.endswith(b"\n"):
-            data = self._in.readline(64 * 1024)
-        return _TOO_LONG
-
-
-# An "id" key whose value does not start like a string or an integer: only
-# then is the line parsed here too (every request passes through this).
-_ODD_ID = re.compile(r'"id"\s*:\s*(?!"|-?\d+\s*[,}\s])')
-
-
-def _has_unusable_id(text: str) -> bool:
-    """A request whose id is null, true, 1.5, [] or {}: the SDK's models have
-    no place for such an id, so it would read a notification and not answer."""
-    if not _ODD_ID.search(text):
-        return False
-    try:
-        message = json.loads(text)
-    except ValueError:
-        return False
-    if not isinstance(message, dict) or "method" not in message or "id" not in message:
-        return False
-    return isinstance(message["id"], bool) or not isinstance(message["id"], (int, str))
-
-
-class _AnswerMalformedLines:
-    """The stdio read stream, less the lines that are not MCP messages:
-    those are answered as JSON-RPC 2.0 requires (the SDK drops them silently,
-    so a client that sent a malformed request would wait for its timeout)."""
-
-    def __init__(self, read_stream: Any, write_stream: Any) -> None:
-        import anyio
-        from mcp.shared.message import SessionMessage
-
-        self._read, self._write = read_stream, write_stream
-        self._message, self._end = SessionMessage, anyio.EndOfStream  # bound once: used per message
-
-    @property
-    def last_context(self) -> Any:  # where the SDK finds the sender's contextvars
-        return getattr(self._read, "last_context", None)
-
-    async def receive(self) -> Any:
-        while True:
-            item = await self._read.receive()
-            reply = _malformed_line_reply(item) if isinstance(item, Exception) else item
-            if reply is item:
-                return item
-            if reply is not None:
-                with contextlib.suppress(Exception):  # a closed stdout ends the session anyway
-                    await self._write.send(self._message(reply))
-
-    def __aiter__(self) -> _AnswerMalformedLines:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except self._end:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._read.aclose()
-
-    def close(self) -> None:
-        self._read.close()
-
-
-def _malformed_line_reply(error: Exception) -> Any:
-    """The answer to a stdin line the SDK could not read as a message:
-    -32700 for text that is not JSON, -32600 for JSON that is not a JSON-RPC
-    message MCP accepts (an array too: MCP has no batches since 2025-06-18),
-    with the request's id if it has a usable one, else null. A blank line
-    gets none; an error that is not about the line goes on to the SDK."""
-    import mcp.types as types
-    from pydantic import ValidationError
-
-    if not isinstance(error, ValidationError):
-        return error
-    problems = error.errors(include_url=False)
-    code, request_id = types.INVALID_REQUEST, None
-    if problems and problems[0]["type"] == "json_invalid":
-        line = problems[0]["input"]
-        if not str(line).strip():
-            return None
-        if line in _MARKED:
-            message = _MARKED[line]
-        else:
-            code, message = types.PARSE_ERROR, f"Parse error: {problems[0]['msg']}"
-    else:
-        # A top-level 'missing' field or wrong type names the whole message as its input.
-        whole = next(
-            (p["input"] for p in problems if p["type"] in ("missing", "model_type") and len(p["loc"]) <= 2),
-            None,
-        )
-        candidate = whole.get("id") if isinstance(whole, dict) and "method" in whole else None
-        if isinstance(candidate, (int, str)) and not isinstance(candidate, bool):
-            request_id = candidate
-        message = (
-            "Invalid Request: a batch (JSON array); MCP takes one message per line"
-            if isinstance(whole, list)
-            else 'Invalid Request: not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0", a string method, '
-            "an integer or string id, object params)"
-        )
-    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
 
 
 # --- Streamable HTTP ----------------------------------------------------------
@@ -2096,68 +2180,69 @@ async def _respond(
     await send({"type": "http.response.body", "body": body})
 
 
-def serve_http(manifest_file: ManifestFile, listener: HttpListener, robot: str) -> int:
-    """Serve MCP over Streamable HTTP until Ctrl-C or SIGTERM (exit 0)."""
-    import signal
+def request_head_deadline(protocol: Any) -> Any:
+    """uvicorn's h11 protocol class, made to close a connection whose next
+    request head has not arrived within the keep-alive timeout.
 
-    running: list[Any] = []  # the uvicorn server, once there is one
-    stopping: list[int] = []
+    uvicorn times a connection out only after a response, and stops the clock
+    at the first byte of the next request: a peer that connects and sends
+    nothing (or half a request head) would hold a slot for ever, and enough
+    of them lock everyone out. uvicorn has no public setting for this; its
+    public `Config(http=...)` takes a protocol class, and this subclass uses
+    the names of uvicorn 0.54's H11Protocol listed in
+    test_http.py::test_uvicorn_protocol_canary (which fails if they change)."""
 
-    def stop(signum: int, frame: Any) -> None:
-        stopping.append(signum)
-        for uvicorn_server in running:
-            uvicorn_server.should_exit = True
+    class RequestHeadDeadline(protocol):  # type: ignore[misc,valid-type]
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._expect_request()
 
-    # A signal before uvicorn takes over (or while it starts) stops it;
-    # uvicorn handles them while it serves, then restores ours and re-raises
-    # what it caught, which this handler absorbs: exit 0, no traceback.
-    signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])]
-    previous = {sig: signal.signal(sig, stop) for sig in signals}
-    try:
-        with _collector_paused():
-            import uvicorn
-            from mcp.server.transport_security import TransportSecuritySettings
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._expect_request()
 
-            server = build_server(manifest_file)
-            app = server.streamable_http_app(
-                streamable_http_path=MCP_PATH,
-                transport_security=TransportSecuritySettings(
-                    enable_dns_rebinding_protection=True,
-                    allowed_hosts=list(listener.allowed_hosts),
-                    allowed_origins=list(listener.allowed_origins),
-                ),
-                max_request_body_size=MAX_HTTP_BODY_BYTES,
-                max_sessions=MAX_MCP_SESSIONS,
-                session_idle_timeout=MCP_SESSION_IDLE_SECONDS,
-            )
-            from uvicorn.protocols.http.h11_impl import H11Protocol
+        def _expect_request(self) -> None:
+            waiting_after = self.cycle
 
-        class Protocol(H11Protocol):  # type: ignore[misc]
-            # uvicorn times a connection out only after a response, and stops the clock at the
-            # first byte of the next request: a peer that connects and sends nothing (or half a
-            # request head) would hold a slot for ever, and 127 of them get everyone 503. So each
-            # request head must arrive within the keep-alive timeout.
-            def connection_made(self, transport: Any) -> None:
-                super().connection_made(transport)
-                self._expect_request()
+            def check() -> None:
+                idle = waiting_after is None or waiting_after.response_complete
+                if self.cycle is waiting_after and idle and not self.transport.is_closing():
+                    self.transport.close()
 
-            def on_response_complete(self) -> None:
-                super().on_response_complete()
-                self._expect_request()
+            self.loop.call_later(self.timeout_keep_alive, check)
 
-            def _expect_request(self) -> None:
-                waiting_after = self.cycle
+    return RequestHeadDeadline
 
-                def check() -> None:
-                    idle = waiting_after is None or waiting_after.response_complete
-                    if self.cycle is waiting_after and idle and not self.transport.is_closing():
-                        self.transport.close()
 
-                self.loop.call_later(self.timeout_keep_alive, check)
+def http_app(manifest_file: ManifestFile, listener: HttpListener) -> Any:
+    """The ASGI app: HttpGuard in front of the SDK's Streamable HTTP app.
+    Errors name the manifest by its file name: a remote client has no use
+    for the server's folder layout."""
+    from mcp.server.transport_security import TransportSecuritySettings
 
-        config = uvicorn.Config(
-            HttpGuard(app, listener),
-            http=Protocol,
+    server = build_server(manifest_file, shown_path=manifest_file.path.name)
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        transport_security=TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=list(listener.allowed_hosts),
+            allowed_origins=list(listener.allowed_origins),
+        ),
+        max_request_body_size=MAX_HTTP_BODY_BYTES,
+        max_sessions=MAX_MCP_SESSIONS,
+        session_idle_timeout=MCP_SESSION_IDLE_SECONDS,
+    )
+    return HttpGuard(app, listener)
+
+
+def uvicorn_server(app: Any) -> Any:
+    import uvicorn
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    return uvicorn.Server(
+        uvicorn.Config(
+            app,
+            http=request_head_deadline(H11Protocol),
             loop="asyncio",
             ws="none",
             lifespan="on",
@@ -2170,15 +2255,37 @@ def serve_http(manifest_file: ManifestFile, listener: HttpListener, robot: str) 
             timeout_keep_alive=5,
             timeout_graceful_shutdown=3,
         )
+    )
+
+
+def serve_http(manifest_file: ManifestFile, listener: HttpListener, robot: str) -> int:
+    """Serve MCP over Streamable HTTP until Ctrl-C or SIGTERM (exit 0)."""
+    import signal
+
+    running: list[Any] = []  # the uvicorn server, once there is one
+    stopping: list[int] = []
+
+    def stop(signum: int, frame: Any) -> None:
+        stopping.append(signum)
+        for server in running:
+            server.should_exit = True
+
+    # A signal before uvicorn takes over (or while it starts) stops it;
+    # uvicorn handles them while it serves, then restores ours and re-raises
+    # what it caught, which this handler absorbs: exit 0, no traceback.
+    signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])]
+    previous = {sig: signal.signal(sig, stop) for sig in signals}
+    try:
+        with sdk_loading():
+            running.append(uvicorn_server(http_app(manifest_file, listener)))
         guard = "bearer token required" if listener.token else "no token: this machine only"
         print(
             f"{NAME} {__version__}: serving robot '{robot}' from {manifest_file.path} at {listener.url}"
-            f"{listener.hint} "
-            f"(MCP over Streamable HTTP; {guard}; health check at {HEALTH_PATH}; Ctrl-C quits)",
+            f"{listener.hint} (MCP over Streamable HTTP; {guard}; health check at {HEALTH_PATH}; "
+            "Ctrl-C quits)",
             file=sys.stderr,
             flush=True,
         )
-        running.append(uvicorn.Server(config))
         if not stopping:
             running[0].run(sockets=[listener.socket])
     finally:
@@ -2192,19 +2299,18 @@ def serve_http(manifest_file: ManifestFile, listener: HttpListener, robot: str) 
 # 7. Command line
 # ---------------------------------------------------------------------------
 
-VERBS = ("validate", "render", "install")
-USAGE = f"""usage: {NAME} [PATH]                   serve PATH over stdio (MCP)
-       {NAME} [PATH] --http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]
+USAGE = """usage: {prog} [serve] [PATH]            serve PATH over stdio (MCP)
+       {prog} [serve] [PATH] --http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]
                                         serve PATH over Streamable HTTP at /mcp
-       {NAME} validate [PATH] [--json]  check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body
-       {NAME} render [PATH]             print the canonical YAML frontmatter
-       {NAME} install CLIENT [PATH] [--name NAME] [--workspace DIR] [--dry-run]
+       {prog} validate [PATH] [--json]  check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body
+       {prog} render [PATH]             print the canonical YAML frontmatter
+       {prog} install CLIENT [PATH] [--name NAME] [--workspace DIR] [--dry-run]
                                         add this server for PATH to a client's MCP config
-       {NAME} --help | --version
+       {prog} --help | --version
 
-PATH is a ROBOT.md file or a folder holding one. Without PATH: ${PATH_ENV},
+PATH is a ROBOT.md file or a folder holding one. Without PATH: ${path_env},
 else the nearest ROBOT.md in the current folder or above it.
-A folder literally named like a verb is served as ./validate.
+A folder literally named like a command is served as ./validate.
 
 CLIENT is claude-desktop, cursor, vscode (--workspace DIR: DIR/.vscode/mcp.json,
 else the user profile's) or claude-code (runs `claude mcp add`, or prints it).
@@ -2214,18 +2320,135 @@ NAME defaults to robot-md. A changed file keeps its previous version as
 --http: HOST defaults to 127.0.0.1 (PORT 0 picks a free port); GET /healthz
 answers {{"status": "ok"}}. Requests must name this address in Host (plus each
 --allow-host NAME) and come from no foreign Origin. A non-loopback HOST needs a
-bearer token (--token-file FILE, else ${TOKEN_ENV}); given one, every request
+bearer token (--token-file FILE, else ${token_env}); given one, every request
 but /healthz must send `Authorization: Bearer TOKEN`."""
 
 
-def main(argv: list[str] | None = None) -> int:
+@dataclass(frozen=True)
+class Verb:
+    """What a command takes: `words` are its positional arguments in order
+    (all optional but CLIENT), `flags` options without a value, `options`
+    options with one value, `repeated` options that may come again."""
+
+    words: tuple[str, ...] = ("PATH",)
+    flags: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+    repeated: tuple[str, ...] = ()
+
+
+VERBS: dict[str, Verb] = {
+    "serve": Verb(options=("--http", "--token-file"), repeated=("--allow-host",)),
+    "validate": Verb(flags=("--json",)),
+    "render": Verb(),
+    "install": Verb(words=("CLIENT", "PATH"), flags=("--dry-run",), options=("--name", "--workspace")),
+}
+
+
+@dataclass
+class Command:
+    verb: str
+    words: list[str]
+    flags: set[str] = field(default_factory=set)
+    options: dict[str, list[str]] = field(default_factory=dict)
+    said_verb: bool = True  # False: the verb was implied (serve)
+
+    def word(self, name: str) -> str | None:
+        """The positional argument called `name`, if given."""
+        names = VERBS[self.verb].words
+        return self.words[names.index(name)] if len(self.words) > names.index(name) else None
+
+    def option(self, name: str) -> str | None:
+        return self.options.get(name, [None])[-1]
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What a command reads of the machine it runs on (tests fake it)."""
+
+    platform: str = sys.platform
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    home: Path | None = None  # None: the user's own
+
+    def user_home(self) -> Path:
+        return Path.home() if self.home is None else self.home
+
+
+class UsageError(Exception):
+    """The command line is wrong: one line, exit 2."""
+
+
+class Exit(Exception):
+    """Stop with one line on stderr and this exit code; `error` is the
+    manifest problem behind it, if any."""
+
+    def __init__(self, code: int, line: str, error: ManifestError | None = None) -> None:
+        super().__init__(line)
+        self.code, self.line, self.error = code, line, error
+
+
+def parse_command_line(args: list[str]) -> Command:
+    """argv (without the program) → Command, or UsageError."""
+    said = bool(args) and args[0] in VERBS
+    verb, rest = (args[0], args[1:]) if said else ("serve", args)
+    spec = VERBS[verb]
+    command = Command(verb, [], said_verb=said)
+    items = iter(rest)
+    for arg in items:
+        name, eq, value = arg.partition("=")
+        if arg == "--":
+            command.words += items
+        elif name in spec.options or name in spec.repeated:
+            value = value if eq else next(items, "")
+            if not value:
+                raise UsageError(f"{name} needs a value")
+            if name in spec.options and name in command.options:
+                raise UsageError(f"{name} may be given once")
+            command.options.setdefault(name, []).append(value)
+        elif arg in spec.flags:
+            command.flags.add(arg)
+        elif arg.startswith("-") and arg != "-":
+            raise UsageError(f"unknown option {arg}" + ("" if verb == "serve" else f" for {verb}"))
+        else:
+            command.words.append(arg)
+    if len(command.words) > len(spec.words):
+        takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
+        raise UsageError(f"unexpected argument {command.words[len(spec.words)]!r} ({verb} takes {takes})")
+    return command
+
+
+def invoked_as() -> str:
+    """The command as the user ran it, for help and hints: robot-md-mcp,
+    python3 robot-md-mcp.pyz, python3 -m robot_md_mcp, ..."""
+    python = os.path.basename(sys.executable or "python3").removesuffix(".exe")
+    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if main_spec is not None and main_spec.name == "robot_md_mcp.__main__":
+        return f"{python} -m robot_md_mcp"
+    argv0 = sys.argv[0] if sys.argv and sys.argv[0] else NAME
+    if argv0.endswith((".py", ".pyz")) or (os.path.isfile(argv0) and _is_zip(argv0)):
+        return f"{python} {argv0}"
+    script = os.path.basename(argv0).removesuffix(".exe")
+    return script if script.startswith(NAME) else NAME
+
+
+def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
+    before_dashes = args[: args.index("--")] if "--" in args else args
     try:
-        if args and args[0] == "install":
-            return _run_install(args[1:])
-        if args and args[0] in VERBS:
-            return _run_verb(args[0], args[1:])
-        return _run_serve(args)
+        if {"-h", "--help"} & set(before_dashes):
+            print(USAGE.format(prog=invoked_as(), path_env=PATH_ENV, token_env=TOKEN_ENV))
+            return 0
+        if "--version" in before_dashes:
+            print(version_line())
+            return 0
+        command = parse_command_line(args)
+        run = {"serve": run_serve, "validate": run_validate, "render": run_render, "install": run_install}
+        return run[command.verb](command, machine or Machine())
+    except UsageError as e:
+        print(f"{NAME}: {e} (see {invoked_as()} --help)", file=sys.stderr)
+        return 2
+    except Exit as e:
+        print(e.line, file=sys.stderr)
+        return e.code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `robot-md-mcp render | head`
@@ -2235,34 +2458,34 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-class _UsageError(Exception):
-    pass
+def version_line() -> str:
+    pyz = getattr(sys, "robot_md_mcp_pyz", None)  # set by the pyz's __main__ (packaging/pyz_guard.py)
+    return f"{NAME} {__version__}" + (f" (pyz, platform {pyz['platform']})" if pyz else "")
 
 
-def _parse_args(args: list[str], flags: tuple[str, ...]) -> tuple[str | None, set[str]]:
-    """[PATH] plus the given flags. Small enough not to need argparse."""
-    path: str | None = None
-    seen: set[str] = set()
-    for i, arg in enumerate(args):
-        if arg == "--":
-            rest = args[i + 1 :]
-            if path is not None or len(rest) > 1:
-                raise _UsageError("too many paths")
-            return (rest[0] if rest else path), seen
-        if arg in flags:
-            seen.add(arg)
-        elif arg.startswith("-") and arg != "-":
-            raise _UsageError(f"unknown option {arg}")
-        elif path is None:
-            path = arg
-        else:
-            raise _UsageError(f"unexpected argument {arg!r} (one PATH only)")
-    return path, seen
+def load_manifest(
+    command: Command, machine: Machine, *, servable: bool = True
+) -> tuple[ManifestFile, Snapshot]:
+    """The manifest a command names (PATH, else $ROBOT_MD_PATH, else the
+    nearest ROBOT.md), read and parsed, and for serving, named; else Exit:
+    code 2 when there is none to find, 1 when it cannot be used."""
+    word = command.word("PATH")
+    if word is not None and not command.said_verb and _looks_like_a_verb(word):
+        raise UsageError(f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder")
+    try:
+        manifest_file = ManifestFile(resolve_manifest_path(word, machine.environ))
+        return manifest_file, manifest_file.servable() if servable else manifest_file.current()
+    except NoManifestFound as e:
+        hint = f"pass a path: {invoked_as()} /path/to/{MANIFEST_FILENAME}"
+        raise Exit(2, f"{NAME}: {e.what}; {hint}", e) from None
+    except ManifestError as e:
+        raise Exit(FILE_ERROR, e.one_line(), e) from None
 
 
-def _usage_error(message: str) -> int:
-    print(f"{NAME}: {message} (see {NAME} --help)", file=sys.stderr)
-    return 2
+def _looks_like_a_verb(word: str) -> bool:
+    """A first word that names nothing on disk and does not look like a path (a mistyped command)."""
+    looks_like_path = any(sep in word for sep in ("/", os.sep)) or word.lower().endswith(".md")
+    return not looks_like_path and not os.path.exists(word)
 
 
 def _utf8_stdout() -> None:
@@ -2271,116 +2494,55 @@ def _utf8_stdout() -> None:
         sys.stdout.reconfigure(encoding="utf-8")
 
 
-def _run_verb(verb: str, args: list[str]) -> int:
-    if {"-h", "--help"} & set(args):
-        print(USAGE)
-        return 0
-    try:
-        arg, flags = _parse_args(args, ("--json",) if verb == "validate" else ())
-    except _UsageError as e:
-        return _usage_error(str(e))
-    try:
-        path = resolve_manifest_path(arg)
-    except NoManifestFound as e:
-        print(e.one_line(), file=sys.stderr)
-        return 2
-    except ManifestError as e:
-        return _verb_failure(verb, e, "--json" in flags)
-    try:
-        source = read_source(path)
-        manifest = parse(source.text)
-    except ManifestError as e:
-        if e.path is None:
-            e.path = str(path)
-        return _verb_failure(verb, e, "--json" in flags)
+def run_render(command: Command, machine: Machine) -> int:
+    _, snap = load_manifest(command, machine, servable=False)
     _utf8_stdout()
-    if verb == "render":
-        sys.stdout.write(render(manifest))
-        return 0
-    report = validate(manifest)
-    if "--json" in flags:
+    sys.stdout.write(snap.rendered)
+    return 0
+
+
+def run_validate(command: Command, machine: Machine) -> int:
+    """The reference's report: its strings exactly with --json; for people,
+    one line each, file errors with their place in the file, and hints."""
+    as_json = "--json" in command.flags
+    try:
+        _, snap = load_manifest(command, machine, servable=False)
+        report = snap.report
+    except Exit as e:
+        if not as_json or e.code != FILE_ERROR or e.error is None:
+            raise
+        report = Report.from_error(e.error)
+    _utf8_stdout()
+    if as_json:
         print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
-    else:
-        _print_report(report)
-    return report.code
-
-
-def _verb_failure(verb: str, error: ManifestError, as_json: bool) -> int:
-    if verb == "validate" and as_json:
-        _utf8_stdout()
-        print(json.dumps(Report.from_error(error).as_dict(), ensure_ascii=False, indent=2))
-    else:
-        print(error.one_line(), file=sys.stderr)
-    return FILE_ERROR
-
-
-def _print_report(report: Report) -> None:
+        return report.code
     if report.ok:
         print(f"✓ {report.summary}")
     for error in report.errors:
         print(f"✗ {error}")
+        for hint in hints(error):
+            print(f"  hint: {hint}")
     for warning in report.warnings:
         print(f"! {warning}")
+    return report.code
 
 
-def _run_serve(args: list[str]) -> int:
-    if {"-h", "--help"} & set(args):
-        print(USAGE)
-        return 0
-    if "--version" in args:
-        pyz = getattr(sys, "robot_md_mcp_pyz", None)  # set by the pyz's __main__ (packaging/pyz_guard.py)
-        print(f"{NAME} {__version__}" + (f" (pyz, platform {pyz['platform']})" if pyz else ""))
-        return 0
+def run_serve(command: Command, machine: Machine) -> int:
+    http = command.option("--http")
+    if http is None and command.options:
+        raise UsageError("--allow-host and --token-file need --http [HOST:]PORT")
+    manifest_file, snap = load_manifest(command, machine)
+    robot = cast(str, snap.manifest.robot_name)
+    if http is None:
+        if sys.stdin is not None and sys.stdin.isatty():
+            print(_banner(manifest_file.path, robot), file=sys.stderr)
+        return serve_stdio(manifest_file)
     try:
-        args, http = _take_options(args, ("--http", "--allow-host", "--token-file"))
-        arg, _ = _parse_args(args, ())
-        if len(http.get("--http", [])) > 1 or len(http.get("--token-file", [])) > 1:
-            raise _UsageError("--http and --token-file may be given once")
-        if http and "--http" not in http:
-            raise _UsageError("--allow-host and --token-file need --http [HOST:]PORT")
-    except _UsageError as e:
-        return _usage_error(str(e))
-    try:
-        manifest_file = ManifestFile(resolve_manifest_path(arg))
-        snapshot = manifest_file.servable()
-    except NoManifestFound as e:
-        print(e.one_line(), file=sys.stderr)
-        return 2
-    except ManifestError as e:
-        print(e.one_line(), file=sys.stderr)
-        return FILE_ERROR
-    if http:
-        try:
-            token_file = http.get("--token-file", [None])[0]
-            listener = open_listener(http["--http"][0], http.get("--allow-host", ()), token_file)
-        except HttpSetupError as e:
-            print(f"{NAME}: {e}", file=sys.stderr)
-            return FILE_ERROR
-        return serve_http(manifest_file, listener, snapshot.manifest.robot_name or "")
-    if sys.stdin is not None and sys.stdin.isatty():
-        print(_banner(manifest_file.path, snapshot.manifest.robot_name or ""), file=sys.stderr)
-    return serve_stdio(manifest_file)
-
-
-def _take_options(args: list[str], names: tuple[str, ...]) -> tuple[list[str], dict[str, list[str]]]:
-    """Pull `--name VALUE` / `--name=VALUE` options out of args (up to `--`)."""
-    rest: list[str] = []
-    found: dict[str, list[str]] = {}
-    items = iter(args)
-    for arg in items:
-        if arg == "--":
-            rest += [arg, *items]
-            break
-        option, eq, value = arg.partition("=")
-        if option not in names:
-            rest.append(arg)
-            continue
-        if not eq:
-            value = next(items, "")
-        if not value:
-            raise _UsageError(f"{option} needs a value")
-        found.setdefault(option, []).append(value)
-    return rest, found
+        allowed = command.options.get("--allow-host", [])
+        listener = open_listener(http, allowed, command.option("--token-file"), machine.environ)
+    except HttpSetupError as e:
+        raise Exit(FILE_ERROR, f"{NAME}: {e}") from None
+    return serve_http(manifest_file, listener, robot)
 
 
 def launch_command() -> list[str]:
@@ -2567,97 +2729,56 @@ def _replace_file(path: Path, text: str) -> Path | None:
     return backup
 
 
-def _install_args(args: list[str]) -> tuple[str, str | None, str, Path | None, bool]:
-    """CLIENT [PATH] [--name NAME] [--workspace DIR] [--dry-run], in any order."""
-    positional: list[str] = []
-    values: dict[str, str] = {}
-    dry_run = False
-    rest = iter(args)
-    for arg in rest:
-        option, eq, value = arg.partition("=")
-        if arg == "--":
-            positional += rest
-        elif option in ("--name", "--workspace"):
-            if not eq:
-                value = next(rest, "")
-            if not value:
-                raise _UsageError(f"{option} needs a value")
-            values[option] = value
-        elif arg == "--dry-run":
-            dry_run = True
-        elif arg.startswith("-") and arg != "-":
-            raise _UsageError(f"unknown option {arg}")
-        else:
-            positional.append(arg)
-    if not positional or positional[0] not in CLIENTS:
-        got = f"unknown client {positional[0]!r}" if positional else "install needs a client"
-        raise _UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
-    client, *paths = positional
-    if len(paths) > 1:
-        raise _UsageError(f"unexpected argument {paths[1]!r} (one PATH only)")
-    name = values.get("--name", DEFAULT_SERVER_NAME)
+def _install_target(command: Command) -> tuple[str, str, Path | None]:
+    """CLIENT, the server's NAME and the --workspace folder, checked."""
+    client = command.word("CLIENT")
+    if client not in CLIENTS:
+        got = f"unknown client {client!r}" if client else "install needs a client"
+        raise UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
+    name = command.option("--name") or DEFAULT_SERVER_NAME
     # Clients use the name in tool names (mcp__robot-md__validate), and
     # `claude mcp add` accepts only these characters.
     if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
-        raise _UsageError(f"--name {name!r}: use letters, digits, '-' and '_' only")
-    workspace = None
-    if "--workspace" in values:
-        if client != "vscode":
-            raise _UsageError("--workspace is for vscode only")
-        workspace = Path(os.path.abspath(Path(values["--workspace"]).expanduser()))
-        if not workspace.is_dir():
-            raise _UsageError(f"--workspace {values['--workspace']!r} is not a folder")
-    return client, (paths[0] if paths else None), name, workspace, dry_run
+        raise UsageError(f"--name {name!r}: use letters, digits, '-' and '_' only")
+    given = command.option("--workspace")
+    if given is None:
+        return client, name, None
+    if client != "vscode":
+        raise UsageError("--workspace is for vscode only")
+    workspace = Path(os.path.abspath(Path(given).expanduser()))
+    if not workspace.is_dir():
+        raise UsageError(f"--workspace {given!r} is not a folder")
+    return client, name, workspace
 
 
-def _run_install(
-    args: list[str],
-    platform: str | None = None,
-    environ: Mapping[str, str] | None = None,
-    home: Path | None = None,
-) -> int:
-    """`install`: platform, environment and home can be faked by tests."""
-    platform = sys.platform if platform is None else platform
-    environ = os.environ if environ is None else environ
-    if {"-h", "--help"} & set(args):
-        print(USAGE)
-        return 0
+def run_install(command: Command, machine: Machine) -> int:
+    """Add this server, for the manifest, to a client's MCP config: the
+    same path resolution and check as serving, so a config that cannot
+    start is never written."""
+    client, name, workspace = _install_target(command)
     try:
-        client, arg, name, workspace, dry_run = _install_args(args)
-    except _UsageError as e:
-        return _usage_error(str(e))
-    # The same path resolution and check as serving: never install a config
-    # that cannot start.
-    try:
-        manifest = ManifestFile(resolve_manifest_path(arg, environ))
-        manifest.servable()
-    except NoManifestFound as e:
-        print(e.one_line(), file=sys.stderr)
-        return 2
-    except ManifestError as e:
-        print(f"{e.one_line()}; nothing installed", file=sys.stderr)
-        return FILE_ERROR
-    command = [*launch_command(), str(manifest.path)]
+        manifest_file, _ = load_manifest(command, machine)
+    except Exit as e:
+        raise Exit(e.code, f"{e.line}; nothing installed" if e.code == FILE_ERROR else e.line) from None
+    launch = [*launch_command(), str(manifest_file.path)]
     _utf8_stdout()
     if client == "claude-code":
-        return _install_claude_code(name, command, dry_run, platform, environ)
-
+        return _install_claude_code(name, launch, "--dry-run" in command.flags, machine)
     key, next_step = CLIENT_FILES[client]
-    found = config_path(client, platform, environ, Path.home() if home is None else home, workspace)
+    found = config_path(client, machine.platform, machine.environ, machine.user_home(), workspace)
     path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through, not replaced
-    entry = server_entry(client, command)
+    entry = server_entry(client, launch)
     try:
         new_text, status = merged_config(_read_config(path), key, name, entry)
     except _Refused as e:
-        print(f"{NAME}: nothing installed: {path} {e}", file=sys.stderr)
         if e.paste_by_hand:
             print("\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1]))
-        return FILE_ERROR
+        raise Exit(FILE_ERROR, f"{NAME}: nothing installed: {path} {e}") from None
     if new_text is None:
         print(f'{NAME}: "{name}" is already in {path} with this command; nothing changed')
         return 0
     where = "to" if status == "added" else "in"
-    if dry_run:
+    if "--dry-run" in command.flags:
         verb = "add" if status == "added" else "update"
         print(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}:')
         sys.stdout.write(new_text)
@@ -2665,24 +2786,21 @@ def _run_install(
     try:
         backup = _replace_file(path, new_text)
     except OSError as e:
-        print(f"{NAME}: nothing installed: cannot write {path}: {_os_reason(e)}", file=sys.stderr)
-        return FILE_ERROR
+        raise Exit(FILE_ERROR, f"{NAME}: nothing installed: cannot write {path}: {_os_reason(e)}") from None
     kept = f"backup: {backup}" if backup else "new file"
     print(f'{NAME}: {status} "{name}" {where} {path} ({kept}); {next_step}')
     return 0
 
 
-def _install_claude_code(
-    name: str, command: list[str], dry_run: bool, platform: str, environ: Mapping[str, str]
-) -> int:
+def _install_claude_code(name: str, launch: list[str], dry_run: bool, machine: Machine) -> int:
     """Claude Code keeps its config itself: run `claude mcp add`, or print it."""
     import shlex
     import shutil
     import subprocess
 
-    argv = ["claude", "mcp", "add", name, "--", *command]
-    line = subprocess.list2cmdline(argv) if platform == "win32" else shlex.join(argv)
-    claude = None if dry_run else shutil.which("claude", path=environ.get("PATH"))
+    argv = ["claude", "mcp", "add", name, "--", *launch]
+    line = subprocess.list2cmdline(argv) if machine.platform == "win32" else shlex.join(argv)
+    claude = None if dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
     if claude is None:
         print(line)
         if not dry_run:
@@ -2691,8 +2809,7 @@ def _install_claude_code(
     sys.stdout.flush()  # claude's own output comes after anything we printed
     done = subprocess.run([claude, *argv[1:]], check=False)
     if done.returncode != 0:
-        print(f"{NAME}: `claude mcp add` failed (exit {done.returncode}): {line}", file=sys.stderr)
-        return FILE_ERROR
+        raise Exit(FILE_ERROR, f"{NAME}: `claude mcp add` failed (exit {done.returncode}): {line}")
     print(f"{NAME}: ran {line}")
     return 0
 

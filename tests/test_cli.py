@@ -42,7 +42,8 @@ STARTUP_CASES = {
     "no frontmatter": ("# bob\n", "no frontmatter found — ROBOT.md must start with a YAML frontmatter block"),
     "invalid YAML": (
         "---\na: [1, 2\n---\n",
-        "frontmatter YAML parse error: while parsing a flow sequence in",
+        "frontmatter YAML parse error: while parsing a flow sequence at line 2, column 4 did not find "
+        "expected ',' or ']' at line 3, column 1",
     ),
     "not UTF-8": (b"---\nmetadata: {robot_name: caf\xe9}\n---\n", "not UTF-8 text (byte 0xe9 at offset"),
     "no robot_name": ("---\nmetadata: {}\n---\n", "metadata.robot_name is missing or not a non-empty string"),

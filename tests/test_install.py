@@ -61,7 +61,7 @@ class Installer:
 
     def __call__(self, *args: str, os_name: str = "linux", **env: str) -> Result:
         platform, environ = layout(os_name, self.home)
-        code = rmm._run_install(list(args), platform=platform, environ={**environ, **env}, home=self.home)
+        code = rmm.main(["install", *args], rmm.Machine(platform, {**environ, **env}, self.home))
         out, err = self.capsys.readouterr()
         return Result(code, out, err)
 
@@ -341,8 +341,8 @@ def test_vscode_workspace_vs_user(install: Installer, tmp_path: Path) -> None:
     [
         ([], "install needs a client; choose one of claude-desktop, cursor, vscode, claude-code"),
         (["zed"], "unknown client 'zed'"),
-        (["cursor", "a", "b"], "unexpected argument 'b' (one PATH only)"),
-        (["cursor", "--nope"], "unknown option --nope"),
+        (["cursor", "a", "b"], "unexpected argument 'b' (install takes CLIENT [PATH])"),
+        (["cursor", "--nope"], "unknown option --nope for install"),
         (["cursor", "--name"], "--name needs a value"),
         (["cursor", "--name", "robot md"], "--name 'robot md': use letters, digits"),
         (["cursor", "--workspace", "."], "--workspace is for vscode only"),

@@ -162,23 +162,21 @@ def test_unchanged_bytes_are_parsed_once(manifest_path, monkeypatch) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.anyio
-async def test_answers_are_built_once_per_version_and_never_altered(manifest_path, mode) -> None:
-    import copy
-
-    watched = rmm.ManifestFile(manifest_path(GOOD))
-    async with Client(rmm.build_server(watched), mode=mode) as client:
-
-        async def both() -> list:
-            read = await client.read_resource("robot-md://bob/frontmatter")
-            return [read, await client.call_tool("validate", {})]
-
-        first = await both()
-        kept = watched.last._answers  # type: ignore[union-attr]
-        assert set(kept) == {("read", "robot-md://bob/frontmatter"), ("tool", "validate")}
-        before = copy.deepcopy(kept)
-        assert await both() == first and kept == before  # served as built; the SDK wrote nothing into them
-        with pytest.raises(MCPError, match="Unknown resource: validate"):  # reads and tools do not share keys
-            await client.read_resource("validate")
+async def test_each_version_is_validated_once(manifest_path, mode, monkeypatch) -> None:
+    """The briefing, the validate tool and the manifest-status prompt share one validation."""
+    calls = []
+    real_validate = rmm.validate
+    monkeypatch.setattr(rmm, "validate", lambda m: calls.append(1) or real_validate(m))
+    path = manifest_path(GOOD)
+    async with Client(rmm.build_server(rmm.ManifestFile(path)), mode=mode) as client:
+        for _ in range(2):
+            await client.read_resource("robot-md://bob/context")
+            await client.call_tool("validate", {})
+            await client.get_prompt("manifest-status", {})
+        assert len(calls) == 1
+        path.write_text(GOOD + "\nmore\n", encoding="utf-8")
+        result = await client.call_tool("validate", {})
+        assert result.structured_content["ok"] and len(calls) == 2
 
 
 @pytest.mark.anyio
