@@ -659,8 +659,8 @@ def hints(error: str) -> list[str]:
     if found:
         field_name = found[1].rpartition(".")[2]
         return [
-            f"YAML read {found[1]} as the number {found[2]} (an unquoted 1.10 becomes 1.1); "
-            f'quote it: {field_name}: "{found[2]}"'
+            f"YAML read {found[1]} as the number {found[2]}; put the value in quotes to keep it as "
+            f'written (e.g. {field_name}: "1.10"; unquoted, 1.10 reads as 1.1)'
         ]
     return []
 
@@ -2299,14 +2299,18 @@ def serve_http(manifest_file: ManifestFile, listener: HttpListener, robot: str) 
 # 7. Command line
 # ---------------------------------------------------------------------------
 
-USAGE = """usage: {prog} [serve] [PATH]            serve PATH over stdio (MCP)
-       {prog} [serve] [PATH] --http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]
-                                        serve PATH over Streamable HTTP at /mcp
-       {prog} validate [PATH] [--json]  check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body
-       {prog} render [PATH]             print the canonical YAML frontmatter
+USAGE = """usage: {prog} [serve] [PATH] [--http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]]
+       {prog} validate [PATH] [--json]
+       {prog} render [PATH]
        {prog} install CLIENT [PATH] [--name NAME] [--workspace DIR] [--dry-run]
-                                        add this server for PATH to a client's MCP config
        {prog} --help | --version
+
+serve     serve PATH to an MCP client over stdio (the default command), or over
+          Streamable HTTP at /mcp with --http
+validate  check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body; --json prints
+          the validate tool's result
+render    print PATH's frontmatter as canonical YAML
+install   add this server for PATH to an MCP client's config
 
 PATH is a ROBOT.md file or a folder holding one. Without PATH: ${path_env},
 else the nearest ROBOT.md in the current folder or above it.
