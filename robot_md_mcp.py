@@ -2190,7 +2190,7 @@ def request_head_deadline(protocol: Any) -> Any:
     of them lock everyone out. uvicorn has no public setting for this; its
     public `Config(http=...)` takes a protocol class, and this subclass uses
     the names of uvicorn 0.54's H11Protocol listed in
-    test_http.py::test_uvicorn_protocol_canary (which fails if they change)."""
+    tests/test_canaries.py (which fails if they change)."""
 
     class RequestHeadDeadline(protocol):  # type: ignore[misc,valid-type]
         def connection_made(self, transport: Any) -> None:

@@ -130,6 +130,66 @@ def test_help_and_version() -> None:
     assert run("--version").stdout == f"robot-md-mcp {robot_md_mcp.__version__}\n"
 
 
+def test_no_path_found_says_how_to_pass_one_as_invoked(tmp_path: Path) -> None:
+    done = run(cwd=tmp_path)
+    assert f"pass a path: {Path(sys.executable).name} {MODULE} /path/to/ROBOT.md" in done.stderr
+
+
+def test_help_and_hints_show_the_command_as_it_was_invoked() -> None:
+    """Run as `python robot_md_mcp.py`, help and hints say so (not `robot-md-mcp ...`)."""
+    invoked = f"{Path(sys.executable).name} {MODULE}"
+    assert run("--help").stdout.startswith(f"usage: {invoked} [serve] [PATH]")
+    assert run("--nope").stderr.endswith(f"(see {invoked} --help)\n")
+
+
+def test_serve_is_a_verb_too() -> None:
+    done = run("serve", str(EXAMPLE))  # stdin closed at once: serves, then ends
+    assert (done.returncode, done.stderr) == (0, "")
+    done = run("serve", str(EXAMPLE), "extra")
+    assert done.returncode == 2
+    assert "unexpected argument 'extra' (serve takes [PATH])" in done.stderr
+
+
+@pytest.mark.parametrize("word", ["valdate", "serv", "instal"])
+def test_a_first_word_that_is_neither_a_verb_nor_a_path(word: str, tmp_path: Path) -> None:
+    done = run(word, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert (
+        f"{word!r} is neither a command (serve, validate, render, install) nor an existing file"
+        in done.stderr
+    )
+
+
+def test_a_missing_path_that_looks_like_one_is_file_not_found(tmp_path: Path) -> None:
+    done = run("missing.md", cwd=tmp_path)
+    assert done.returncode == 1 and "file not found" in done.stderr
+
+
+def test_yaml_errors_name_the_place_in_the_file(tmp_path: Path) -> None:
+    """The frontmatter starts after blank lines and the delimiter: places count lines of the file."""
+    path = tmp_path / "ROBOT.md"
+    path.write_text("\n\n---\nmetadata:\n  robot_name: [bob\n---\n# bob\n", encoding="utf-8")
+    for args in ([str(path)], ["validate", str(path)], ["render", str(path)]):
+        done = run(*args)
+        assert done.returncode == 1 and done.stderr.count("\n") == 1, args
+        assert "<unicode string>" not in done.stderr
+        assert "at line 5, column 15" in done.stderr and done.stderr.endswith(f"({path})\n")
+    reference = json.loads(run("validate", "--json", str(path)).stdout)  # the reference's string, as is
+    assert 'in "<unicode string>", line 3, column 15' in reference["errors"][0]
+
+
+def test_a_number_where_text_belongs_gets_a_hint_for_people_only(tmp_path: Path) -> None:
+    source = (CORPUS / "rmd__site-examples-bob.ROBOT.md").read_text(encoding="utf-8")
+    path = tmp_path / "ROBOT.md"
+    path.write_text(source.replace("  version: 2026.4.17.0", "  version: 1.10"), encoding="utf-8")
+    done = run("validate", str(path))
+    assert done.returncode == 2
+    assert "✗ schema: metadata.version: 1.1 is not of type 'string'\n  hint: YAML read" in done.stdout
+    assert 'version: "1.10"' in done.stdout
+    as_json = json.loads(run("validate", "--json", str(path)).stdout)
+    assert as_json["errors"] == ["schema: metadata.version: 1.1 is not of type 'string'"]
+
+
 # --- validate / render verbs --------------------------------------------------
 
 EXIT_CODES = {

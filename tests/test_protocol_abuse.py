@@ -273,10 +273,13 @@ def test_stdin_closing_with_many_requests_in_flight(tmp_path: Path, tail: bytes)
         assert served.close(timeout=20) == 0
         served.assert_clean()  # whole lines only, no traceback
         sent = {r["id"]: r for r in requests}
+        answered = set()
         for raw in served.stdout_lines[1:]:  # after the initialize answer
             answer = json.loads(raw)
             assert is_jsonrpc(answer)
-            if answer["id"] in sent:  # each answer that made it out is the right one
+            if answer["id"] in sent:  # each answer is the right one
                 assert key_fact(answer) == expected_answer(sent[answer["id"]])
+                answered.add(answer["id"])
             else:  # the cut line, read at EOF, is not JSON
                 assert (answer["id"], answer["error"]["code"]) == (None, PARSE_ERROR), answer
+        assert answered == set(sent)  # every request that arrived before EOF is answered

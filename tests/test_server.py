@@ -104,8 +104,14 @@ async def test_bad_requests_do_not_kill_the_server(connect, manifest_path) -> No
         assert extra.is_error and extra.content[0].text == "Tool 'validate' takes no arguments; got: path."
         with pytest.raises(MCPError) as e:
             await client.read_resource("robot-md://alice/safety")
-        assert "Unknown resource: robot-md://alice/safety" in str(e.value)
-        assert "robot-md://bob/safety" in str(e.value)
+        assert str(e.value) == (
+            "Unknown resource: robot-md://alice/safety; this server serves the robot 'bob': "
+            "read robot-md://bob/safety"
+        )
+        with pytest.raises(MCPError) as e:
+            await client.read_resource("robot-md://bob/" + "x" * 100_000)
+        message = str(e.value)  # a huge URI is not echoed back whole
+        assert len(message) < 1000 and "this server serves the robot 'bob': robot-md://bob/context" in message
         assert (await client.call_tool("validate", {})).structured_content["ok"] is True
 
 

@@ -1,0 +1,41 @@
+"""Canaries: where the module relies on a dependency beyond its documented API (robot_md_mcp's
+docstrings say which), a test here fails loudly when that dependency changes."""
+
+from __future__ import annotations
+
+import inspect
+import socket
+import time
+
+from http_served import Served
+
+import robot_md_mcp as rmm
+
+
+def test_uvicorn_protocol_canary() -> None:
+    """request_head_deadline() subclasses uvicorn's H11Protocol (passed through the public
+    Config(http=...)) and uses these names of it; uvicorn has no public request-head deadline."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    source = inspect.getsource(H11Protocol)
+    for name in ("def connection_made", "def on_response_complete", "self.cycle", "self.transport"):
+        assert name in source, f"uvicorn's H11Protocol changed: {name} is gone"
+    for name in ("self.loop", "self.timeout_keep_alive", "response_complete"):
+        assert name in source, f"uvicorn's H11Protocol changed: {name} is gone"
+    subclass = rmm.request_head_deadline(H11Protocol)
+    assert issubclass(subclass, H11Protocol)
+
+
+def test_a_silent_connection_is_closed_after_the_keep_alive_timeout() -> None:
+    """The behaviour the subclass exists for, through the real server: a peer that connects and
+    sends nothing is closed after the 5 s keep-alive timeout, while requests are still answered."""
+    served = Served("--http", "127.0.0.1:0")
+    try:
+        silent = socket.create_connection(("127.0.0.1", served.port), timeout=15)
+        started = time.monotonic()
+        assert served.request("GET", "/healthz")[0] == 200
+        assert silent.recv(1) == b""  # closed by the server, not timed out here
+        assert 4 <= time.monotonic() - started < 12
+        silent.close()
+    finally:
+        assert served.stop() == 0
