@@ -1139,8 +1139,8 @@ def _manifest_status(m: Manifest, report: Report, args: Mapping[str, str]) -> li
 
 
 PROMPTS: dict[str, Prompt] = {
-    p.name: p
-    for p in (
+    prompt.name: prompt
+    for prompt in (
         Prompt(
             "brief-me",
             "Brief me on this robot",
@@ -1301,26 +1301,26 @@ def _object_schema(**properties: Any) -> dict[str, Any]:
 
 
 TOOLS: dict[str, Tool] = {
-    t.name: t
-    for t in (
+    tool.name: tool
+    for tool in (
         Tool(
-            "validate",
-            "Validate ROBOT.md",
-            "Check the manifest against the ROBOT.md v1 schema, camera/driver cross-references and "
-            "the required prose sections, exactly as `robot-md validate` does. Returns ok, a one-line "
+            name="validate",
+            title="Validate ROBOT.md",
+            description="Check the manifest against the ROBOT.md v1 schema, camera/driver cross-references "
+            "and the required prose sections, exactly as `robot-md validate` does. Returns ok, a one-line "
             "summary when valid, errors and warnings. An invalid manifest is a normal result (ok: false).",
-            _object_schema(
+            output_schema=_object_schema(
                 ok={"type": "boolean"}, summary={"type": "string"}, errors=_STRINGS, warnings=_STRINGS
             ),
-            lambda snap: snap.report.as_dict(),
+            result=lambda snap: snap.report.as_dict(),
         ),
         Tool(
-            "render",
-            "Render canonical YAML",
-            "The manifest's frontmatter as canonical YAML (comments dropped, keys in file order), "
-            "exactly as `robot-md render` prints it. Useful to quote or diff the structured part.",
-            _object_schema(yaml={"type": "string"}),
-            lambda snap: {"yaml": snap.rendered},
+            name="render",
+            title="Render canonical YAML",
+            description="The manifest's frontmatter as canonical YAML (comments dropped, keys in file "
+            "order), exactly as `robot-md render` prints it. Useful to quote or diff the structured part.",
+            output_schema=_object_schema(yaml={"type": "string"}),
+            result=lambda snap: {"yaml": snap.rendered},
         ),
     )
 }
@@ -1340,6 +1340,11 @@ def _unavailable(error: ManifestError, shown_path: str | None) -> Exception:
     from mcp.types import INTERNAL_ERROR
 
     return MCPError(INTERNAL_ERROR, f"{NAME}: {error.for_people(shown_path)}")
+
+
+def _listed(entry: Prompt | Tool) -> dict[str, Any]:
+    """What a prompt or tool listing says of a table entry."""
+    return {"name": entry.name, "title": entry.title, "description": entry.description}
 
 
 class Handlers:
@@ -1440,9 +1445,7 @@ class Handlers:
         return types.ListPromptsResult(
             prompts=[
                 types.Prompt(
-                    name=p.name,
-                    title=p.title,
-                    description=p.description,
+                    **_listed(p),
                     arguments=[
                         types.PromptArgument(name=a, description=d, required=True) for a, d in p.arguments
                     ],
@@ -1502,9 +1505,7 @@ class Handlers:
         return types.ListToolsResult(
             tools=[
                 types.Tool(
-                    name=t.name,
-                    title=t.title,
-                    description=t.description,
+                    **_listed(t),
                     input_schema=no_arguments,
                     output_schema=t.output_schema,
                     annotations=read_only,
