@@ -1992,6 +1992,18 @@ def parse_listen_address(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def _check_token_file(st: os.stat_result, source: str) -> None:
+    """A regular file that only its owner can read or write, as ssh wants of
+    a private key: a token others can read is not a secret."""
+    if not stat.S_ISREG(st.st_mode):
+        raise HttpSetupError(f"the {source} is not a regular file")
+    if os.name != "nt" and st.st_mode & 0o077:
+        raise HttpSetupError(
+            f"the {source} can be read or changed by other users (mode {stat.S_IMODE(st.st_mode):04o}); "
+            f"make it private: chmod 600 {source.removeprefix('token file ')}"
+        )
+
+
 def read_token(token_file: str | None, environ: Mapping[str, str] | None = None) -> str | None:
     """The bearer token from --token-file, else $ROBOT_MD_MCP_TOKEN, else None.
     Messages name where the token came from, never the token."""
@@ -2000,8 +2012,7 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
         source = f"token file {token_file}"
         try:
             with open(Path(token_file).expanduser(), "rb", opener=_open_nonblocking) as f:
-                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    raise HttpSetupError(f"the {source} is not a regular file")
+                _check_token_file(os.fstat(f.fileno()), source)
                 data = f.read(4096)
             text = data.decode("utf-8")
         except OSError as e:
@@ -2066,7 +2077,7 @@ def open_listener(
         raise HttpSetupError(f"cannot listen on {shown}: {_os_reason(e)}") from None
     port = sock.getsockname()[1]
     bracketed = f"[{ip}]" if ip.version == 6 else str(ip)
-    names = list(_LOOPBACK_NAMES) if loopback or wildcard else [bracketed]
+    names = [*_LOOPBACK_NAMES, bracketed] if loopback else list(_LOOPBACK_NAMES) if wildcard else [bracketed]
     if not wildcard and not loopback and host.lower() != str(ip):
         names.append(f"[{host}]" if ":" in host else host.lower())  # the name it was given, e.g. pi.local
     allowed = [f"{name}:{port}" for name in names] + (names if port == 80 else [])

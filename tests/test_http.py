@@ -43,6 +43,7 @@ def token() -> str:
 def token_server(token: str, tmp_path_factory):
     token_file = tmp_path_factory.mktemp("token") / "token"
     token_file.write_text(token + "\n", encoding="utf-8")
+    token_file.chmod(0o600)
     served = Served("--http", "0", "--token-file", str(token_file))
     yield served
     assert served.stop() == 0
@@ -91,6 +92,50 @@ async def test_logging_set_level_in_the_handshake_era(server: Served) -> None:
         with warnings.catch_warnings():  # the *client* method is marked deprecated
             warnings.simplefilter("ignore")
             assert isinstance(await client.set_logging_level("warning"), types.EmptyResult)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_errors_name_the_file_not_the_servers_folders(tmp_path: Path, mode: str) -> None:
+    """A remote client learns the manifest's file name, not where it lives on the server."""
+    from mcp import Client, MCPError
+
+    path = tmp_path / "secret-folder" / "ROBOT.md"
+    path.parent.mkdir()
+    path.write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    served = Served("--http", "127.0.0.1:0", path=path)
+    try:
+        async with Client(served.url, mode=mode) as client:
+            path.write_text("---\nmetadata: [\n---\n", encoding="utf-8")
+            with pytest.raises(MCPError) as e:
+                await client.read_resource("robot-md://bob/context")
+            assert "(ROBOT.md)" in str(e.value) and "secret-folder" not in str(e.value)
+            validated = await client.call_tool("validate", {})
+            assert validated.is_error and "(ROBOT.md)" in validated.content[0].text  # type: ignore[union-attr]
+            assert "secret-folder" not in validated.content[0].text  # type: ignore[union-attr]
+    finally:
+        assert served.stop() == 0
+
+
+@pytest.mark.anyio
+async def test_capabilities_agree_between_eras(server: Served) -> None:
+    """Both eras advertise what the server sends: resource changes (and subscriptions), not
+    prompt or tool list changes."""
+    from mcp import Client
+
+    seen = []
+    for mode in ("legacy", "auto"):
+        async with Client(server.url, mode=mode) as client:
+            caps = client.server_capabilities
+            seen.append(
+                (
+                    caps.resources.list_changed,
+                    caps.resources.subscribe,
+                    caps.prompts.list_changed,
+                    caps.tools.list_changed,
+                )  # type: ignore[union-attr]
+            )
+    assert seen == [(True, True, False, False)] * 2
 
 
 def test_handshake_clients_get_a_session_id(server: Served) -> None:
@@ -250,12 +295,44 @@ def test_all_interfaces_need_a_token(token: str) -> None:
 def test_bad_token_file(tmp_path: Path, content: str, why: str) -> None:
     path = tmp_path / "token"
     path.write_text(content, encoding="utf-8")
+    path.chmod(0o600)
     done = run_cli(str(EXAMPLE), "--http", "0", "--token-file", str(path))
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert why in done.stderr
     assert not content.strip() or content.strip() not in done.stderr
     missing = run_cli(str(EXAMPLE), "--http", "0", "--token-file", str(tmp_path / "nope"))
     assert missing.returncode == 1 and "cannot read the token file" in missing.stderr
+
+
+@posix_only
+@pytest.mark.parametrize("mode", [0o640, 0o604, 0o620, 0o644])
+def test_a_token_file_others_can_read_is_refused(tmp_path: Path, token: str, mode: int) -> None:
+    """As ssh refuses a private key others can read: a token group or others can read or change."""
+    path = tmp_path / "token"
+    path.write_text(token, encoding="utf-8")
+    path.chmod(mode)
+    done = run_cli(str(EXAMPLE), "--http", "0", "--token-file", str(path))
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert f"(mode {mode:04o}); make it private: chmod 600 {path}" in done.stderr
+    assert token not in done.stderr
+
+
+def test_the_bound_loopback_address_is_an_allowed_host() -> None:
+    """Bound to another loopback address (127.0.0.2), requests naming it in Host are served."""
+    served = Served("--http", "127.0.0.2:0")
+    try:
+        assert " at http://127.0.0.2:" in served.stderr
+
+        def status(host: str) -> int:
+            conn = http.client.HTTPConnection("127.0.0.2", served.port, timeout=30)
+            conn.request("GET", "/healthz", headers={"Host": host})
+            return conn.getresponse().status
+
+        assert status(f"127.0.0.2:{served.port}") == 200
+        assert status(f"localhost:{served.port}") == 200
+        assert status(f"127.0.0.3:{served.port}") == 421
+    finally:
+        assert served.stop() == 0
 
 
 # --- limits ------------------------------------------------------------------------
