@@ -2615,6 +2615,7 @@ CLIENT_FILES: dict[str, tuple[str, str]] = {
     "vscode": ("servers", 'in VS Code, run "MCP: List Servers" to start it'),
 }
 CLIENTS = (*CLIENT_FILES, "claude-code")
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
 DEFAULT_SERVER_NAME = "robot-md"
 
 
@@ -2679,7 +2680,9 @@ def merged_config(text: str | None, key: str, name: str, entry: dict[str, Any]) 
     config: Any = {}
     if text is not None and text.strip():
         try:
-            config = json.loads(text)
+            config = json.loads(text, object_pairs_hook=_no_repeated_keys, parse_constant=_not_json)
+        except _Refused:
+            raise
         except json.JSONDecodeError as e:
             if _is_jsonc(text):
                 raise _Refused(
@@ -2700,33 +2703,63 @@ def merged_config(text: str | None, key: str, name: str, entry: dict[str, Any]) 
     servers[name] = entry
     # Keep the file's own indentation (its first indented line), else 2 spaces.
     indent = re.search(r"^[ \t]+(?=\S)", text or "", re.MULTILINE)
-    return json.dumps(config, indent=indent.group(0) if indent else 2, ensure_ascii=False) + "\n", status
+    try:  # strict JSON only: no Infinity for 1e400, no lone surrogates
+        new = json.dumps(config, indent=indent.group(0) if indent else 2, ensure_ascii=False, allow_nan=False)
+        new.encode("utf-8")
+    except (ValueError, UnicodeEncodeError):
+        raise _Refused(
+            "holds a number too large for JSON or text that is not Unicode; fix it by hand"
+        ) from None
+    return new + "\n", status
 
 
-def _read_config(path: Path) -> str | None:
-    """The file's text, None if it does not exist yet."""
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys repeat would lose all but the last on rewriting."""
+    seen = dict(pairs)
+    if len(seen) != len(pairs):
+        repeated = next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i]))
+        raise _Refused(f"has the key {repeated!r} twice in one object; keep one and try again")
+    return seen
+
+
+def _not_json(word: str) -> Any:
+    raise _Refused(f"holds {word}, which strict JSON does not allow; fix it by hand")
+
+
+def _read_config(path: Path) -> bytes | None:
+    """The file's bytes, None if it does not exist yet. Opened without
+    blocking and read only if it is a regular file (a FIFO must not hang us)."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb", opener=_open_nonblocking) as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise _Refused("is not a regular file")
+            data = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         return None
     except OSError as e:
         raise _Refused(f"cannot be read: {_os_reason(e)}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise _Refused(f"is larger than {MAX_CONFIG_BYTES // 1024 // 1024} MiB; not a client config")
+    return data
+
+
+def _config_text(data: bytes | None) -> str | None:
     try:
-        return data.decode("utf-8-sig")  # Windows editors may add a BOM
+        return None if data is None else data.decode("utf-8-sig")  # Windows editors may add a BOM
     except UnicodeDecodeError:
         raise _Refused("is not UTF-8 text") from None
 
 
-def _replace_file(path: Path, text: str) -> Path | None:
+def _replace_file(path: Path, text: str, old: bytes | None) -> Path | None:
     """Write `text` to `path` atomically (a temp file beside it, then
     os.replace: a crash leaves the old file or the new one, never half).
-    The previous version is copied to `<path>.bak` first, overwriting an older
-    backup: it is the file as it was just before this change. Returns the
-    backup's path, or None for a new file."""
-    import shutil
+    The bytes it held (`old`, as read) go to `<path>.bak` first, replacing an
+    older backup, created afresh: never through a symlink someone planted.
+    Returns the backup's path, or None for a new file."""
     import tempfile
 
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = stat.S_IMODE(os.stat(path).st_mode) if old is not None else None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -2734,15 +2767,25 @@ def _replace_file(path: Path, text: str) -> Path | None:
             f.flush()
             os.fsync(f.fileno())
         backup = None
-        if path.exists():
-            shutil.copymode(path, tmp)  # mkstemp makes 0600; keep the file's own mode
+        if old is not None and mode is not None:
+            os.chmod(tmp, mode)  # mkstemp makes 0600; keep the file's own mode
             backup = path.with_name(path.name + ".bak")
-            shutil.copy2(path, backup)
+            _create_afresh(backup, old, mode)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return backup
+
+
+def _create_afresh(path: Path, data: bytes, mode: int) -> None:
+    """A new file at `path`: whatever was there is removed first (a symlink
+    itself, not its target), and the create fails rather than follow one."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    with os.fdopen(os.open(path, flags, mode), "wb") as f:
+        f.write(data)
 
 
 def _install_target(command: Command) -> tuple[str, str, Path | None]:
@@ -2785,7 +2828,12 @@ def run_install(command: Command, machine: Machine) -> int:
     path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through, not replaced
     entry = server_entry(client, launch)
     try:
-        new_text, status = merged_config(_read_config(path), key, name, entry)
+        if workspace is not None and not path.is_relative_to(os.path.realpath(workspace)):
+            raise _Refused(
+                f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
+            )
+        old = _read_config(path)
+        new_text, status = merged_config(_config_text(old), key, name, entry)
     except _Refused as e:
         if e.paste_by_hand:
             print("\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1]))
@@ -2800,7 +2848,7 @@ def run_install(command: Command, machine: Machine) -> int:
         sys.stdout.write(new_text)
         return 0
     try:
-        backup = _replace_file(path, new_text)
+        backup = _replace_file(path, new_text, old)
     except OSError as e:
         raise Exit(FILE_ERROR, f"{NAME}: nothing installed: cannot write {path}: {_os_reason(e)}") from None
     kept = f"backup: {backup}" if backup else "new file"

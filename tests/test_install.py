@@ -8,6 +8,7 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -254,6 +255,19 @@ REFUSED = {
         b'{"mcpServers": {"x": {"command": "y"},},}',
         "has comments or trailing commas (JSONC)",
     ),
+    "a number too large for JSON": (
+        b'{"mcpServers": {}, "zoom": 1e400}',
+        "holds a number too large for JSON or text that is not Unicode",
+    ),
+    "NaN": (b'{"mcpServers": {}, "zoom": NaN}', "holds NaN, which strict JSON does not allow"),
+    "repeated mcpServers": (
+        b'{"mcpServers": {"a": {"command": "x"}}, "mcpServers": {"b": {"command": "y"}}}',
+        "has the key 'mcpServers' twice in one object",
+    ),
+    "a lone surrogate": (
+        b'{"mcpServers": {}, "name": "\\ud800"}',
+        "holds a number too large for JSON or text that is not Unicode",
+    ),
 }
 
 
@@ -273,6 +287,47 @@ def test_refuses_files_it_cannot_keep(install: Installer, case: str) -> None:
         assert json.loads("{" + done.out + "}") == {"robot-md": MCP_SERVERS}
     else:
         assert done.out == ""
+
+
+@posix_only
+def test_a_fifo_as_config_is_refused_at_once(install: Installer) -> None:
+    path = install.file("claude-desktop")
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    started = time.monotonic()
+    done = install("claude-desktop", str(EXAMPLE))
+    assert done.code == 1 and time.monotonic() - started < 5
+    assert done.err == f"robot-md-mcp: nothing installed: {path} is not a regular file\n"
+
+
+@posix_only
+@pytest.mark.parametrize("planted", ["mcp.json.bak"])
+def test_a_planted_backup_symlink_is_not_followed(install: Installer, tmp_path: Path, planted: str) -> None:
+    """A cloned repo's .vscode/mcp.json.bak -> ~/.bashrc must not make install overwrite .bashrc."""
+    workspace = tmp_path / "repo"
+    victim = tmp_path / "bashrc"
+    victim.write_text("echo safe\n", encoding="utf-8")
+    config = workspace / ".vscode" / "mcp.json"
+    write_json(config, {"servers": {}})
+    (config.parent / planted).symlink_to(victim)
+    done = install("vscode", str(EXAMPLE), "--workspace", str(workspace))
+    assert done.code == 0, done.err
+    assert victim.read_text(encoding="utf-8") == "echo safe\n"
+    backup = config.parent / planted
+    assert not backup.is_symlink() and json.loads(backup.read_text(encoding="utf-8")) == {"servers": {}}
+
+
+@posix_only
+def test_a_workspace_whose_vscode_folder_links_elsewhere_is_refused(
+    install: Installer, tmp_path: Path
+) -> None:
+    workspace, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    workspace.mkdir()
+    elsewhere.mkdir()
+    (workspace / ".vscode").symlink_to(elsewhere)
+    done = install("vscode", str(EXAMPLE), "--workspace", str(workspace))
+    assert done.code == 1 and "is outside the workspace" in done.err and done.err.count("\n") == 1
+    assert list(elsewhere.iterdir()) == []
 
 
 def test_vscode_jsonc_refusal_prints_its_shape(install: Installer) -> None:
