@@ -220,8 +220,14 @@ _DELIMITER = re.compile(r"^-{3,}\s*$", re.MULTILINE)
 
 # Hostile-input budgets: YAML aliases can make a 1 KiB file expand to
 # billions of values, and self-referencing aliases never end.
-MAX_DEPTH = 100
+# Depth: the deepest path is render (PyYAML's emitter), 3 Python frames a
+# level; under CPython's default limit of 1,000 frames it fails at 330 levels
+# (3.10-3.13, measured). At the limit below, 85 frames are left for whoever
+# calls it (the server's worker threads and the CLI use under 30).
+_FRAMES_PER_LEVEL, _FRAMES_FOR_CALLERS = 3, 100
+MAX_DEPTH = (1000 - _FRAMES_FOR_CALLERS) // _FRAMES_PER_LEVEL
 MAX_VALUES = 500_000
+TOO_MANY_VALUES = f"frontmatter too large: more than {MAX_VALUES:,} values once YAML aliases are expanded"
 # Nodes as written (before alias expansion). PyYAML builds each one in Python
 # (~25 µs): a 1 MiB file of small values took 6-16 s and 260 MiB a request.
 # Real manifests have a few hundred.
@@ -269,7 +275,25 @@ def stable_order(values: Iterable[Any]) -> list[Any]:
 
 class _Loader(yaml.CSafeLoader):
     """LibYAML's safe loader (as the reference uses: its error messages are
-    part of the parity contract) with deterministic sets."""
+    part of the parity contract) with deterministic sets and merges (`<<`)
+    within the value budget."""
+
+    merged_pairs = 0
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """PyYAML's merge, but the pairs each merge copies are counted before
+        they are copied: a few KB of nested merges would otherwise expand to
+        billions of pairs while the data is built."""
+        for key, value in node.value:
+            if key.tag != "tag:yaml.org,2002:merge":
+                continue
+            for source in value.value if isinstance(value, yaml.SequenceNode) else [value]:
+                if isinstance(source, yaml.MappingNode):  # other shapes: PyYAML's own error
+                    self.flatten_mapping(source)
+                    self.merged_pairs += len(source.value)
+        if self.merged_pairs > MAX_VALUES:
+            raise ManifestError(TOO_MANY_VALUES)
+        super().flatten_mapping(node)
 
 
 def _construct_set(loader: yaml.SafeLoader, node: yaml.MappingNode):  # type: ignore[no-untyped-def]
@@ -367,9 +391,7 @@ def _check_budget(data: Any) -> None:
         nonlocal total
         total += values
         if total > MAX_VALUES:
-            raise ManifestError(
-                f"frontmatter too large: more than {MAX_VALUES:,} values once YAML aliases are expanded"
-            )
+            raise ManifestError(TOO_MANY_VALUES)
 
     def walk(value: Any, depth: int) -> tuple[int, int, bool]:
         """(values, height, met no self-reference) for `value` at `depth`."""

@@ -242,7 +242,7 @@ def test_alias_bombs_and_deep_nesting(tmp_path: Path) -> None:
     assert reference_on(tmp_path, f"---\n{deep}---\n".encode())["crash"].startswith("RecursionError")
     for frontmatter, message in [
         (bomb, "frontmatter too large: more than 500,000 values once YAML aliases are expanded"),
-        (deep, "frontmatter nested more than 100 levels deep"),
+        (deep, "frontmatter nested more than 300 levels deep"),
     ]:
         path = tmp_path / "ROBOT.md"
         path.write_text(f"---\n{frontmatter}---\n# x\n", encoding="utf-8")

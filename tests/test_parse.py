@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from conftest import EXAMPLE
 
 import robot_md_mcp as rmm
 
@@ -94,9 +95,76 @@ def test_alias_bomb_is_refused_quickly() -> None:
 
 
 def test_deep_nesting_is_refused() -> None:
-    with pytest.raises(rmm.ManifestError, match="nested more than 100 levels"):
+    with pytest.raises(rmm.ManifestError, match="nested more than 300 levels"):
         rmm.parse("---\na: " + "[" * 5000 + "]" * 5000 + "\n---\n")
     assert rmm.parse("---\na: " + "[" * 90 + "]" * 90 + "\n---\n").frontmatter
+
+
+def _nested(levels: int) -> str:
+    """A manifest whose frontmatter is `levels` deep (the top mapping is the first level)."""
+    inner = levels - 1
+    return (EXAMPLE.read_text(encoding="utf-8")).replace(
+        "---\n", f"---\ndeep: {'[' * inner}1{']' * inner}\n", 1
+    )
+
+
+def _every_path(text: str) -> None:
+    manifest = rmm.parse(text)
+    report = rmm.validate(manifest)
+    rmm.to_json(manifest.frontmatter)
+    rmm.render(manifest)
+    rmm.context(manifest, report)
+    for view in rmm.VIEWS:
+        view.text(manifest, report)
+
+
+def test_the_depth_limit_leaves_every_path_working_on_a_small_stack() -> None:
+    """At MAX_DEPTH, parse, validate, JSON, render and the briefing all work in a thread with
+    512 KiB of stack (macOS's default for threads), called from 60 frames down (the server's
+    worker threads and the CLI call them from under 30); one level more is refused."""
+    import threading
+
+    failures: list[BaseException] = []
+
+    def deep_call(frames: int) -> None:
+        if frames:
+            deep_call(frames - 1)
+            return
+        try:
+            _every_path(_nested(rmm.MAX_DEPTH))
+        except BaseException as e:  # handed to the test's thread
+            failures.append(e)
+
+    previous = threading.stack_size(512 * 1024)
+    try:
+        worker = threading.Thread(target=deep_call, args=(60,))
+        worker.start()
+        worker.join()
+    finally:
+        threading.stack_size(previous)
+    assert failures == []
+    with pytest.raises(rmm.ManifestError, match=f"nested more than {rmm.MAX_DEPTH} levels"):
+        rmm.parse(_nested(rmm.MAX_DEPTH + 1))
+
+
+def test_merge_key_bombs_are_counted_before_they_expand() -> None:
+    """`<<` merges copy pairs while PyYAML builds the data: two levels of 100 merges of a
+    50-key mapping would be 500,000 pairs; refused before they are made, in well under a second."""
+    import time
+
+    def bomb(levels: int, width: int) -> str:
+        lines = ["l0: &l0 {" + ", ".join(f"k{i}: {i}" for i in range(50)) + "}"]
+        for level in range(1, levels + 1):
+            lines.append(f"l{level}: &l{level} {{<<: [" + ", ".join([f"*l{level - 1}"] * width) + "]}")
+        return "---\nmetadata: {robot_name: bob}\n" + "\n".join(lines) + "\n---\n# bob\n"
+
+    for levels in (2, 3, 6):
+        started = time.monotonic()
+        with pytest.raises(rmm.ManifestError, match="more than 500,000 values once YAML aliases"):
+            rmm.parse(bomb(levels, 100))
+        assert time.monotonic() - started < 1.0
+    merged = rmm.parse(bomb(1, 100)).frontmatter["l1"]  # merges within budget work as in PyYAML
+    assert merged == {f"k{i}": i for i in range(50)}
 
 
 def test_self_reference_parses_validates_and_renders_as_in_robot_md() -> None:

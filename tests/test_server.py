@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -231,6 +232,24 @@ def test_stdin_closing_ends_the_server_cleanly(manifest_path) -> None:
     assert b"Traceback" not in err
     lines = out.decode().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["result"]["serverInfo"]["name"] == "robot-md-mcp"
+
+
+@posix_only
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_the_server_with_stdin_still_open(manifest_path, sig) -> None:
+    """Ctrl-C (or a polite kill) while the client keeps stdin open: out within a second, quietly."""
+    proc = spawn(manifest_path(GOOD))
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(_initialize_line())
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    started = time.monotonic()
+    proc.send_signal(sig)
+    code = proc.wait(timeout=10)
+    assert time.monotonic() - started < 1.0
+    assert code == (130 if sig == signal.SIGINT else -signal.SIGTERM)
+    assert proc.stderr is not None and proc.stderr.read() == b""
+    proc.stdin.close()
 
 
 def test_stdin_closing_mid_request_ends_cleanly(manifest_path) -> None:
