@@ -1227,6 +1227,13 @@ class Snapshot:
             self._texts[view.kind] = view.text(self.manifest, self.report)
         return self._texts[view.kind]
 
+    def prepared(self) -> Snapshot:
+        """This version with everything a request may ask for made now (on
+        a worker thread, when serving: never on the event loop)."""
+        self.served()
+        self.rendered  # noqa: B018 - made and kept
+        return self
+
     def served(self) -> dict[str, str]:
         """URI → text of every resource this version serves ({} without a
         robot_name). A view that cannot be shown compares by its error."""
@@ -1264,10 +1271,18 @@ class ManifestFile:
 
     def current(self) -> Snapshot:
         source = read_source(self.path)
+        return self.known(source) or self.parsed(source)
+
+    def known(self, source: Source) -> Snapshot | None:
+        """The version these bytes were parsed into already, if any (a
+        version known to be broken raises its error again)."""
         if self.last is not None and self.last.digest == source.digest:
             return self.last
         if self._failed is not None and self._failed[0] == source.digest:
             raise self._failed[1]
+        return None
+
+    def parsed(self, source: Source) -> Snapshot:
         try:
             manifest = parse(source.text)
         except ManifestError as e:
@@ -1279,7 +1294,9 @@ class ManifestFile:
     def servable(self) -> Snapshot:
         """The current version, if it can be served: it reads, parses, and
         has a robot_name to name the resource URIs."""
-        snap = self.current()
+        return self.named(self.current())
+
+    def named(self, snap: Snapshot) -> Snapshot:
         if snap.manifest.robot_name is None:
             raise ManifestError("metadata.robot_name is missing or not a non-empty string", self.path)
         return snap
@@ -1381,19 +1398,31 @@ class Handlers:
         self.live = live
         self.shown_path = shown_path
 
-    def named(self) -> tuple[Snapshot, str]:
+    async def current(self) -> Snapshot:
+        """The file as it is now. Reading it is quick; a new version is
+        parsed and prepared on a worker thread, so no manifest, however
+        hostile, can stall serving the other requests."""
+        import anyio.to_thread
+
+        source = read_source(self.file.path)
+        known = self.file.known(source)
+        if known is not None:
+            return known
+        return await anyio.to_thread.run_sync(lambda: self.file.parsed(source).prepared())
+
+    async def named(self) -> tuple[Snapshot, str]:
         """The file as it is now and the robot's name its URIs carry; a
         broken or unnamed file fails this request only."""
         try:
-            snap = self.file.servable()
+            snap = self.file.named(await self.current())
         except ManifestError as e:
             raise _unavailable(e, self.shown_path) from None
-        return snap, cast(str, snap.manifest.robot_name)  # servable() checked it
+        return snap, cast(str, snap.manifest.robot_name)  # named() checked it
 
     async def list_resources(self, ctx: Any, params: Any) -> Any:
         from mcp import types
 
-        _, name = self.named()
+        _, name = await self.named()
         return types.ListResourcesResult(
             resources=[
                 types.Resource(
@@ -1423,7 +1452,7 @@ class Handlers:
     async def read_resource(self, ctx: Any, params: Any) -> Any:
         from mcp import types
 
-        snap, name = self.named()
+        snap, name = await self.named()
         view = self.view_of(params.uri, name)
         return types.ReadResourceResult(contents=[self.contents(snap, name, view)])
 
@@ -1486,7 +1515,7 @@ class Handlers:
         for arg, about in prompt.arguments:
             if not str(args.get(arg) or "").strip():
                 raise _invalid(f"Prompt {prompt.name!r} needs the argument {arg!r}: {about}", argument=arg)
-        snap, name = self.named()
+        snap, name = await self.named()
         try:
             parts = prompt.parts(snap.manifest, snap.report, args)
         except BadArgument as e:
@@ -1508,7 +1537,7 @@ class Handlers:
         prompt = PROMPTS.get(getattr(params.ref, "name", ""))
         domain = prompt.completions.get(params.argument.name) if prompt else None
         try:
-            options = domain(self.file.current().manifest) if domain else []
+            options = domain((await self.current()).manifest) if domain else []
         except ManifestError:
             options = []
         typed = params.argument.value.casefold()
@@ -1552,7 +1581,7 @@ class Handlers:
                 f"Tool {tool.name!r} takes no arguments; got: {', '.join(sorted(params.arguments))}."
             )
         try:
-            data = tool.result(self.file.current())
+            data = tool.result(await self.current())
         except ManifestError as e:
             return failed(f"{NAME}: {e.for_people(self.shown_path)}")
         text = json.dumps(data, ensure_ascii=False)
@@ -1629,7 +1658,7 @@ class LiveUpdates:
 
     def check(self, last: Snapshot | None) -> tuple[Snapshot, list[str], bool]:
         """The file now and what changed since `last` (runs on a worker thread)."""
-        snap = self.file.servable()
+        snap = self.file.servable().prepared()
         if last is None or snap.digest == last.digest:
             return snap, [], False
         return (snap, *changes(last, snap))

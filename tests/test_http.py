@@ -335,6 +335,30 @@ def test_the_bound_loopback_address_is_an_allowed_host() -> None:
         assert served.stop() == 0
 
 
+def test_a_slow_manifest_never_stalls_serving(tmp_path: Path) -> None:
+    """A hostile edit (nested merges just within the value budget: seconds to parse, validate and
+    show) is parsed on a worker thread: /healthz keeps answering at once, and the reads that wait
+    for the new version get it (or its error), never a stalled server."""
+    path = tmp_path / "ROBOT.md"
+    path.write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    served = Served("--http", "127.0.0.1:0", path=path)
+    try:
+        lines = ["l0: &l0 {" + ", ".join(f"k{i}: {i}" for i in range(50)) + "}"]
+        lines.append("l1: &l1 {<<: [" + ", ".join(["*l0"] * 99) + "]}")
+        lines.append("l2: &l2 {<<: [" + ", ".join(["*l1"] * 99) + "]}")
+        text = EXAMPLE.read_text(encoding="utf-8").replace("---\n", "---\n" + "\n".join(lines) + "\n", 1)
+        path.write_text(text, encoding="utf-8")
+        slowest = 0.0
+        for _ in range(30):
+            started = time.monotonic()
+            assert served.request("GET", "/healthz")[0] == 200
+            slowest = max(slowest, time.monotonic() - started)
+            time.sleep(0.05)
+        assert slowest < 0.3, slowest
+    finally:
+        assert served.stop() == 0
+
+
 # --- limits ------------------------------------------------------------------------
 
 
