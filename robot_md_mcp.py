@@ -26,6 +26,7 @@ import functools
 import hashlib
 import itertools
 import json
+import logging
 import math
 import os
 import re
@@ -1664,8 +1665,6 @@ class LiveUpdates:
         return (snap, *changes(last, snap))
 
     async def watch(self) -> None:
-        import logging
-
         import anyio.to_thread
 
         log = logging.getLogger(NAME)
@@ -1710,14 +1709,60 @@ class LiveUpdates:
             try:
                 await self.watch()
             except Exception as e:  # a bug here must cost live updates, not the server
-                import logging
-
                 logging.getLogger(NAME).warning("live updates stopped: %s: %s", type(e).__name__, e)
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(watch_safely)
             yield {}
             tasks.cancel_scope.cancel()
+
+
+# stderr is for people: at most this many log lines in any LOG_WINDOW_SECONDS,
+# from every source (ours, the SDK's, uvicorn's), however many bad peers.
+MAX_LOG_LINES, LOG_WINDOW_SECONDS = 20, 10.0
+
+
+class LogBudget(logging.Filter):
+    """Lets through at most MAX_LOG_LINES a window; says once, when the next
+    window opens, how many it held back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.window_start, self.lines, self.held_back = 0.0, 0, 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        import time
+
+        now = time.monotonic()
+        if now - self.window_start >= LOG_WINDOW_SECONDS:
+            if self.held_back:
+                sys.stderr.write(f"{NAME}: {self.held_back} more log lines were held back (a flood)\n")
+            self.window_start, self.lines, self.held_back = now, 0, 0
+        self.lines += 1
+        if self.lines > MAX_LOG_LINES:
+            self.held_back += 1
+            return False
+        return True
+
+
+class OneLineFormatter(logging.Formatter):
+    """A record as one line: an exception by its type and message, never a
+    traceback (they are for bugs, and a peer's bad request is not one)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = " ".join(record.getMessage().split())
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            text += f" ({type(error).__name__}: {' '.join(str(error).split())})".replace(": )", ")")
+        return text
+
+
+def log_to_stderr() -> None:
+    """Every logger's warnings to stderr, one line each, within the budget."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineFormatter())
+    handler.addFilter(LogBudget())
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
 
 
 @contextlib.contextmanager
@@ -1737,6 +1782,26 @@ def sdk_loading() -> Iterator[None]:
         gc.freeze()
         if was_enabled:
             gc.enable()
+
+
+async def explain_pre_initialize(ctx: Any, call_next: Any) -> Any:
+    """Server middleware: a handshake-era request before `initialize` gets
+    the SDK's bare "Invalid request parameters"; say what to do instead. (The
+    SDK raises that text only there; tests/test_canaries.py notices if it
+    changes.)"""
+    from mcp import MCPError
+    from mcp.types import INVALID_PARAMS
+
+    try:
+        return await call_next(ctx)
+    except MCPError as e:
+        if (e.error.code, e.error.message) != (INVALID_PARAMS, "Invalid request parameters"):
+            raise
+        if ctx.session.client_params is not None:
+            raise
+        raise MCPError(
+            INVALID_PARAMS, f"Invalid request parameters: send initialize first ({ctx.method} came before it)"
+        ) from None
 
 
 def build_server(manifest_file: ManifestFile, shown_path: str | None = None) -> Any:
@@ -1771,7 +1836,7 @@ def build_server(manifest_file: ManifestFile, shown_path: str | None = None) -> 
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
     )
-    server.middleware.append(live.remember)
+    server.middleware.extend([explain_pre_initialize, live.remember])
     # Registered rather than passed as on_set_logging_level=, which warns
     # (MCPDeprecationWarning: protocol logging ends with 2026-07-28).
     from mcp import types
@@ -1951,6 +2016,7 @@ def serve_stdio(manifest_file: ManifestFile) -> int:
     import anyio.from_thread
     import anyio.lowlevel
 
+    log_to_stderr()
     with sdk_loading():
         server = build_server(manifest_file)
 
@@ -2152,8 +2218,6 @@ class HttpGuard:
     bearer token (401) for everything else, compared in constant time."""
 
     def __init__(self, app: Any, listener: HttpListener) -> None:
-        import logging
-
         self.app = app
         self.hosts = frozenset(listener.allowed_hosts)
         self.origins = frozenset(listener.allowed_origins)
@@ -2166,33 +2230,48 @@ class HttpGuard:
             await self.app(scope, receive, send)  # lifespan (websockets are off)
             return
         headers: list[tuple[bytes, bytes]] = scope["headers"]
-        if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
-            await _respond(send, 431, b"Request Header Fields Too Large")
+        refusal = self.refusal(scope, headers)
+        if refusal is not None:
+            await _respond(send, *refusal)
             return
+        if scope["method"] == "POST" and scope["path"] == MCP_PATH:
+            body = await _whole_body(receive)
+            if body is None:
+                await _respond(send, 413, b"Payload Too Large")
+                return
+            _, answer = classify_line(body)
+            if answer is not None:  # answered as over stdio: one JSON-RPC error, never a pydantic dump
+                await _respond(send, 400, json.dumps(answer).encode(), content_type=b"application/json")
+                return
+            receive = _replayed(body, receive)
+        await self.forward(scope, headers, receive, send)
+
+    def refusal(self, scope: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> tuple[Any, ...] | None:
+        """(status, body, extra headers) for a request refused here, else None."""
+        if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
+            return 431, b"Request Header Fields Too Large"
         host = self._single(headers, b"host")
         if host is None or host.lower() not in self.hosts:
             allowed = ", ".join(sorted(self.hosts))
             self._note(f"refused a request for Host {host!r}; allowed: {allowed} (--allow-host adds names)")
-            await _respond(send, 421, b"Invalid Host header")
-            return
+            return 421, b"Invalid Host header"
         origin = self._single(headers, b"origin")
         if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
             self._note(f"refused a request from foreign Origin {origin!r}")
-            await _respond(send, 403, b"Invalid Origin header")
-            return
+            return 403, b"Invalid Origin header"
         if scope["path"] == HEALTH_PATH:
             if scope["method"] not in ("GET", "HEAD"):
-                await _respond(send, 405, b"Method Not Allowed", [(b"allow", b"GET, HEAD")])
-                return
-            body = b'{"status": "ok"}'
-            sent = b"" if scope["method"] == "HEAD" else body
-            await _respond(send, 200, sent, content_type=b"application/json", length=len(body))
-            return
+                return 405, b"Method Not Allowed", [(b"allow", b"GET, HEAD")]
+            body = b"" if scope["method"] == "HEAD" else HEALTHY
+            return 200, body, [], b"application/json", len(HEALTHY)
         if self.token is not None and not self._authorized(headers):
             self._note("refused a request without the right bearer token")
             challenge = [(b"www-authenticate", b'Bearer realm="robot-md-mcp"')]
-            await _respond(send, 401, b"Unauthorized: send Authorization: Bearer <token>", challenge)
-            return
+            return 401, b"Unauthorized: send Authorization: Bearer <token>", challenge
+        return None
+
+    async def forward(self, scope: dict[str, Any], headers: Any, receive: Any, send: Any) -> None:
+        """The request, checked, to the SDK's app."""
         # The SDK compares Host case-sensitively; hand it the checked value in lowercase.
         headers = [(k, v.lower() if k == b"host" else v) for k, v in headers]
         progress = {"http.response.start": False, "done": False}
@@ -2228,12 +2307,40 @@ class HttpGuard:
             self.log.warning("%s: %s", NAME, message)
 
 
+HEALTHY = b'{"status": "ok"}'
+
+
+async def _whole_body(receive: Any) -> bytes | None:
+    """The request's body, or None past MAX_HTTP_BODY_BYTES (or if the peer left)."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if size > MAX_HTTP_BODY_BYTES:
+            return None
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+def _replayed(body: bytes, receive: Any) -> Any:
+    """A receive() that hands over `body` first, then the peer's own messages
+    (a disconnect, while an event stream is open)."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay() -> Any:
+        return pending.pop() if pending else await receive()
+
+    return replay
+
+
 async def _respond(
     send: Any,
     status: int,
     body: bytes,
     extra: list[tuple[bytes, bytes]] | None = None,
-    *,
     content_type: bytes = b"text/plain; charset=utf-8",
     length: int | None = None,
 ) -> None:
@@ -2338,6 +2445,7 @@ def serve_http(manifest_file: ManifestFile, listener: HttpListener, robot: str) 
     # what it caught, which this handler absorbs: exit 0, no traceback.
     signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])]
     previous = {sig: signal.signal(sig, stop) for sig in signals}
+    log_to_stderr()
     try:
         with sdk_loading():
             running.append(uvicorn_server(http_app(manifest_file, listener)))

@@ -359,6 +359,61 @@ def test_a_slow_manifest_never_stalls_serving(tmp_path: Path) -> None:
         assert served.stop() == 0
 
 
+@pytest.mark.parametrize(
+    ("body", "code", "says"),
+    [
+        (
+            b'{"jsonrpc": "2.0", "id": null, "method": "ping"}',
+            -32600,
+            "a request id must be a string or an integer",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}',
+            -32600,
+            "a request id must be a string or an integer",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": {}, "method": "ping"}',
+            -32600,
+            "a request id must be a string or an integer",
+        ),
+        (b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', -32600, "a batch (JSON array)"),
+        (b'{"jsonrpc": "2.0", "id": 7, "method": 5}', -32600, "not a JSON-RPC 2.0 message"),
+        (b"{not json", -32700, "Parse error"),
+    ],
+)
+def test_malformed_messages_are_answered_as_over_stdio(
+    server: Served, body: bytes, code: int, says: str
+) -> None:
+    """Never a 202 with no answer, never a pydantic dump: the JSON-RPC error stdio gives."""
+    status, headers, answer = server.request("POST", "/mcp", body, MCP_HEADERS)
+    assert status == 400 and headers["content-type"] == "application/json"
+    error = json.loads(answer)
+    assert error == m.classify_line(body)[1]
+    assert error["error"]["code"] == code and says in error["error"]["message"]
+    assert error["id"] == (7 if b'"id": 7' in body else None)
+
+
+def test_a_flood_of_garbage_requests_writes_few_log_lines() -> None:
+    """2,000 requests that are not HTTP (uvicorn logs each): stderr gets at most the log budget
+    per window and a line saying how many were held back, never a traceback."""
+    served = Served("--http", "127.0.0.1:0")
+    try:
+        started = time.monotonic()
+        for _ in range(2000):
+            with socket.create_connection(("127.0.0.1", served.port), timeout=10) as peer:
+                peer.sendall(b"GARBAGE \x00\x01\r\n\r\n")
+                while peer.recv(4096):
+                    pass
+        windows = 1 + int((time.monotonic() - started) // m.LOG_WINDOW_SECONDS)
+        assert served.request("GET", "/healthz")[0] == 200
+    finally:
+        assert served.stop() == 0
+    logged = served.lines[1:]  # after the start line
+    assert 1 <= len(logged) <= windows * (m.MAX_LOG_LINES + 1) + 1, len(logged)
+    assert "Traceback" not in served.stderr
+
+
 # --- limits ------------------------------------------------------------------------
 
 
