@@ -1,11 +1,17 @@
-"""The README's promises, run as written."""
+"""The README's and docs/'s promises, run as written: the commands CI reads,
+the Claude Desktop snippet, the messages and numbers they quote, their links."""
 
 from __future__ import annotations
 
+import ast
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import EXAMPLE, ROOT, need
@@ -13,27 +19,81 @@ from mcp import Client, StdioServerParameters
 
 import robot_md_mcp as rmm
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README_PATH = ROOT / "README.md"
+README = README_PATH.read_text(encoding="utf-8")
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+MAX_README_CHARS = 20_000
+# Linked from here, written elsewhere; once it exists it is checked like any other file.
+WRITTEN_ELSEWHERE = {ROOT / "docs" / "performance.md"}
+
+# The one-line commands CI reads from the README: the comment, then a ```sh block of one line.
+COMMANDS = {
+    "quickstart:serve": (
+        "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/robot-md-mcp examples/bob.ROBOT.md"
+    ),
+    "quickstart:test": ".venv/bin/pip install '.[test]' && .venv/bin/python -m pytest",
+    "heavy-tests": ".venv/bin/python -m pytest -m heavy",
+    "slow-tests": ".venv/bin/python -m pytest -m slow",
+}
 
 
-def block_after(marker: str) -> str:
-    match = re.search(rf"<!-- {re.escape(marker)} -->\n```\w*\n(.*?)\n```", README, re.S)
+def doc(name: str) -> str:
+    return (ROOT / "docs" / name).read_text(encoding="utf-8")
+
+
+def block_after(marker: str, text: str = README) -> str:
+    match = re.search(rf"<!-- {re.escape(marker)} -->\n```\w*\n(.*?)\n```", text, re.S)
     assert match, marker
     return match.group(1)
 
 
+# --- shape --------------------------------------------------------------------------------------
+
+
+def test_readme_is_short_enough() -> None:
+    assert len(README) <= MAX_README_CHARS, f"{len(README)} characters; move detail to docs/"
+
+
+@pytest.mark.parametrize("marker", COMMANDS)
+def test_each_marker_precedes_a_one_line_sh_block(marker: str) -> None:
+    assert README.count(f"<!-- {marker} -->") == 1, marker
+    match = re.search(rf"<!-- {re.escape(marker)} -->\n```sh\n([^\n]*)\n```\n", README)
+    assert match, f"<!-- {marker} --> must be directly followed by a ```sh block of one line"
+    assert match.group(1) == COMMANDS[marker]
+
+
+def test_quick_start_is_two_commands_and_serving_needs_no_test_extras() -> None:
+    serve, test = block_after("quickstart:serve"), block_after("quickstart:test")
+    quick_start = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    assert quick_start.count("```sh") == 2
+    assert "pip install . " in serve and "[test]" not in serve
+    assert serve.endswith("robot-md-mcp examples/bob.ROBOT.md")
+    assert "../shared" not in serve + test
+
+
+# --- the Claude Desktop snippet -----------------------------------------------------------------
+
+
+def claude_desktop_entry() -> dict:
+    return json.loads(block_after("claude-desktop-config"))["mcpServers"]["robot-md"]
+
+
+def test_claude_desktop_snippet_is_valid_json_with_placeholders() -> None:
+    entry = claude_desktop_entry()
+    assert entry == {"command": "python3", "args": ["/path/to/robot-md-mcp.pyz", "/path/to/ROBOT.md"]}
+
+
+@pytest.mark.heavy
 @pytest.mark.anyio
 async def test_claude_desktop_snippet_works_as_written(universal_pyz: Path) -> None:
     """The snippet's command and args, with only the placeholders filled in:
     `python3` on PATH runs the universal pyz on the bundled example."""
-    entry = json.loads(block_after("claude-desktop-config"))["mcpServers"]["robot-md"]
-    assert entry["command"] == "python3"
-    assert entry["args"] == ["/path/to/robot-md-mcp.pyz", "/path/to/ROBOT.md"]
+    entry = claude_desktop_entry()
     need(shutil.which("python3") is not None, "python3 on PATH")
     filled = {"/path/to/robot-md-mcp.pyz": str(universal_pyz), "/path/to/ROBOT.md": str(EXAMPLE)}
     params = StdioServerParameters(command=entry["command"], args=[filled[a] for a in entry["args"]])
     async with Client(params, mode="legacy") as client:
-        assert client.server_info.name == "robot-md-mcp"
+        assert client.server_info is not None and client.server_info.name == "robot-md-mcp"
         uris = [r.uri for r in (await client.list_resources()).resources]
         assert uris == [f"robot-md://bob/{v.kind}" for v in rmm.VIEWS]
         result = await client.call_tool("validate", {})
@@ -46,7 +106,7 @@ async def test_claude_desktop_snippet_works_as_written(universal_pyz: Path) -> N
 
 
 @pytest.mark.anyio
-async def test_the_quick_start_command_serves(tmp_path: Path) -> None:
+async def test_the_quick_start_command_serves() -> None:
     """The clone's console script, as the README's alternative entry says."""
     command = ROOT / ".venv" / "bin" / "robot-md-mcp"
     need(command.exists(), f"{command} exists once the README's quick start has run")
@@ -56,13 +116,267 @@ async def test_the_quick_start_command_serves(tmp_path: Path) -> None:
         assert (await client.call_tool("validate", {})).structured_content["ok"] is True
 
 
-def test_quick_start_is_two_commands() -> None:
-    serve, test = block_after("quickstart:serve"), block_after("quickstart:test")
-    assert "\n" not in serve and "\n" not in test
-    assert serve.endswith("robot-md-mcp examples/bob.ROBOT.md")
-    assert test == ".venv/bin/python -m pytest"
-    assert "../shared" not in serve + test
+# --- what the README quotes is what the code says ----------------------------------------------
 
 
 def test_version_in_readme_matches() -> None:
     assert f"@v{rmm.__version__}" in README
+    assert f"robot-md-mcp-{rmm.__version__}-cp311-manylinux_aarch64.pyz" in README
+
+
+def test_version_line_of_a_pyz(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "robot_md_mcp_pyz", {"platform": "linux-aarch64"}, raising=False)
+    line = rmm.version_line()
+    assert line == f"robot-md-mcp {rmm.__version__} (pyz, platform linux-aarch64)"
+    assert f"`{line}`" in README
+    assert " ".join(doc("packaging.md").split()).count(line) == 1
+
+
+def test_usage_is_the_help_text() -> None:
+    usage = rmm.USAGE.format(prog="robot-md-mcp", path_env=rmm.PATH_ENV, token_env=rmm.TOKEN_ENV)
+    lines = [line.strip().removeprefix("usage: ") for line in usage.split("\n\n", 1)[0].splitlines()]
+    assert "```\n" + "\n".join(lines) + "\n```" in README
+
+
+def test_identity_example() -> None:
+    manifest = rmm.parse(EXAMPLE.read_text(encoding="utf-8"))
+    assert f"```\n{rmm.identity(manifest)}\n```" in README
+
+
+def test_client_error_examples() -> None:
+    from mcp import MCPError
+
+    with pytest.raises(MCPError) as caught:
+        rmm.Handlers.view_of("robot-md://alice/context", "bob")
+    assert " ".join(README.split()).count(f"`{caught.value}`") == 1
+    manifest = rmm.parse(EXAMPLE.read_text(encoding="utf-8"))
+    prompt = rmm.PROMPTS["explain-capability"]
+    with pytest.raises(rmm.BadArgument) as bad:
+        prompt.parts(manifest, rmm.validate(manifest), {"capability": "nav.go_to"})
+    assert f"`{bad.value}`" in " ".join(README.split())
+
+
+def test_validate_hint_example() -> None:
+    error = "schema: metadata.version: 1.1 is not of type 'string'"
+    assert rmm.check_text(
+        EXAMPLE.read_text(encoding="utf-8").replace("version: 2026.4.17.0", "version: 1.10")
+    ).errors == (error,)
+    (hint,) = rmm.hints(error)
+    parity = " ".join(doc("parity.md").split())
+    quoted = re.search(r"as a number\): `([^`]+)`", parity)
+    assert f"`{error}`" in parity and quoted and hint.startswith(quoted.group(1))
+
+
+YAML_BROKEN = "---\nmetadata:\n  robot_name: bob\n  x: [1, 2\n---\nhi\n"
+
+
+def _startup_cases(tmp: Path) -> dict[str, list[str]]:
+    """README error message (as quoted, `…` for what varies) → the arguments that produce it."""
+    (tmp / "empty").mkdir()
+    files = {
+        "nofm.md": b"no frontmatter\n",
+        "yaml.md": YAML_BROKEN.encode(),
+        "noname.md": b"---\nfoo: 1\n---\n",
+        "latin1.md": b"\xff---\n",
+        "big.md": b"x" * (rmm.MAX_MANIFEST_BYTES + 1),
+    }
+    for name, data in files.items():
+        (tmp / name).write_bytes(data)
+    return {
+        "'servee' is neither a command (serve, validate, render, install) nor an existing file or folder": [
+            "servee"
+        ],
+        "no ROBOT.md given and none found in $ROBOT_MD_PATH or in <folder> or any folder above it": [],
+        "file not found (<path>)": ["missing.md"],
+        "no ROBOT.md in this directory (<folder>)": ["empty"],
+        "no frontmatter found — ROBOT.md must start with a YAML frontmatter block delimited by '---'.": [
+            "nofm.md"
+        ],
+        "frontmatter YAML parse error: … at line 4, column 6 …": ["yaml.md"],
+        "metadata.robot_name is missing or not a non-empty string": ["noname.md"],
+        "not UTF-8 text (byte 0xff at offset 0); save the file as UTF-8": ["latin1.md"],
+        f"file is larger than the {rmm.MAX_MANIFEST_BYTES // 1024} KiB limit": ["big.md"],
+        "refusing to serve on 0.0.0.0:8765 (reachable from other machines) without a bearer token: …": [
+            str(EXAMPLE),
+            "--http",
+            "0.0.0.0:8765",
+        ],
+    }
+
+
+def test_error_table_quotes_real_messages(tmp_path: Path) -> None:
+    """Each message in the README's error table, produced by the real command line."""
+    env = {k: v for k, v in os.environ.items() if k not in (rmm.PATH_ENV, rmm.TOKEN_ENV)}
+    for quoted, args in _startup_cases(tmp_path).items():
+        assert f"`{quoted}" in README, quoted
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "robot_md_mcp.py"), *args],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            cwd=tmp_path,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+        assert done.returncode in (1, 2) and done.stdout == "", (quoted, done)
+        pattern = re.escape(quoted)
+        for placeholder in (re.escape("<folder>"), re.escape("<path>"), "…"):
+            pattern = pattern.replace(placeholder, ".*")
+        assert re.search(pattern, done.stderr), (quoted, done.stderr)
+
+
+# --- numbers ------------------------------------------------------------------------------------
+
+
+def _kib(value: int) -> str:
+    return f"{value // 1024} KiB"
+
+
+def test_http_limits_at_a_glance_are_the_code_s() -> None:
+    keep_alive = rmm.uvicorn_server(object()).config.timeout_keep_alive
+    rows = [
+        f"| request body | {_kib(rmm.MAX_HTTP_BODY_BYTES)} | 413 |",
+        f"| request headers | {_kib(rmm.MAX_HTTP_HEADER_BYTES)} | 431 |",
+        f"| connections served at once | {rmm.MAX_HTTP_CONCURRENCY - 1} | 503 |",
+        f"| open sessions | {rmm.MAX_MCP_SESSIONS}; idle ones closed after "
+        f"{rmm.MCP_SESSION_IDLE_SECONDS / 60:g} minutes |",
+        f"| time to send a request head | {keep_alive} s after",
+    ]
+    for row in rows:
+        assert row in README, row
+
+
+def test_robustness_limits_are_the_code_s() -> None:
+    """Each row of docs/robustness.md that names a constant states its value."""
+    keep_alive = rmm.uvicorn_server(object()).config.timeout_keep_alive
+    stated = {
+        "MAX_MANIFEST_BYTES": f"| {rmm.MAX_MANIFEST_BYTES // 2**20} MiB |",
+        "MAX_NODES": f"| {rmm.MAX_NODES:,} |",
+        "MAX_DEPTH": f"| {rmm.MAX_DEPTH} levels |",
+        "MAX_VALUES": f"| {rmm.MAX_VALUES:,} |",
+        "MAX_STDIO_LINE_BYTES": f"| {_kib(rmm.MAX_STDIO_LINE_BYTES)} |",
+        "EOF_GRACE_SECONDS": f"| {rmm.EOF_GRACE_SECONDS:g} s to finish |",
+        "MAX_HTTP_BODY_BYTES": f"| {_kib(rmm.MAX_HTTP_BODY_BYTES)} |",
+        "MAX_HTTP_HEADER_BYTES": f"| {_kib(rmm.MAX_HTTP_HEADER_BYTES)} |",
+        "MAX_HTTP_CONCURRENCY": f"| {rmm.MAX_HTTP_CONCURRENCY} |",
+        "MAX_MCP_SESSIONS": f"| {rmm.MAX_MCP_SESSIONS} |",
+        "MCP_SESSION_IDLE_SECONDS": f"| {rmm.MCP_SESSION_IDLE_SECONDS / 60:g} minutes | "
+        f"`MCP_SESSION_IDLE_SECONDS` ({rmm.MCP_SESSION_IDLE_SECONDS:g})",
+        "timeout_keep_alive": f"| {keep_alive} s after",
+        "MIN_TOKEN_CHARS": f"| at least {rmm.MIN_TOKEN_CHARS} printable",
+        "POLL_SECONDS": f"| every {rmm.POLL_SECONDS:g} s |",
+        "MAX_LISTENING_CLIENTS": f"| {rmm.MAX_LISTENING_CLIENTS:,} (",
+        "MAX_SUBSCRIPTIONS_PER_CLIENT": f"| {rmm.MAX_SUBSCRIPTIONS_PER_CLIENT} |",
+        "MAX_ECHOED_URI": f"| {rmm.MAX_ECHOED_URI} characters |",
+    }
+    rows = [line for line in doc("robustness.md").splitlines() if line.startswith("|")]
+    for name, value in stated.items():
+        (row,) = [r for r in rows if f"`{name}`" in r]
+        assert value in row, (name, row)
+    assert f"{rmm.MAX_HTTP_CONCURRENCY - 1} connections are served at once" in doc("robustness.md")
+
+
+def test_limit_messages_quoted_in_robustness() -> None:
+    page = doc("robustness.md")
+    for message in (
+        f"file is larger than the {rmm.MAX_MANIFEST_BYTES // 1024} KiB limit",
+        f"frontmatter too large: more than {rmm.MAX_NODES:,} YAML nodes",
+        f"frontmatter nested more than {rmm.MAX_DEPTH} levels deep",
+        f"frontmatter too large: more than {rmm.MAX_VALUES:,} values once YAML aliases are expanded",
+        f"Invalid Request: a line longer than {rmm.MAX_STDIO_LINE_BYTES // 1024} KiB",
+    ):
+        assert f"`{message}`" in page, message
+
+
+def _assigned(path: Path, name: str) -> Any:
+    """The literal value a module assigns to `name`, read without importing it."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            value = node.value
+            if isinstance(value, ast.Dict):  # keys only: the values may call functions
+                return [ast.literal_eval(k) for k in value.keys if k is not None]
+            return ast.literal_eval(value)
+    raise AssertionError(f"{name} not assigned in {path}")
+
+
+def test_pyz_counts() -> None:
+    build = ROOT / "packaging" / "build_pyz.py"
+    platforms, pythons = _assigned(build, "PLATFORMS"), _assigned(build, "PYTHONS")
+    targets = len(platforms) * len(pythons)
+    page = " ".join(doc("packaging.md").split())
+    assert f"{len(platforms)} platforms, {targets} targets in all" in page
+    assert f"all {targets} targets" in page
+    assert f"one slim pyz per platform × CPython: {targets + 1} files" in page
+    assert f"CPython {pythons[0]}–{pythons[-1]}" in README
+    assert f"CPython {', '.join(pythons[:-1])} and {pythons[-1]}" in page
+
+
+def test_parity_and_conformance_counts() -> None:
+    corpus = len(list((ROOT / "tests" / "corpus").glob("*.md")))
+    assert f"({corpus} real-world manifests" in doc("parity.md")
+    required = _assigned(ROOT / "tests" / "test_conformance.py", "REQUIRED")
+    import yaml
+
+    baseline = yaml.safe_load((ROOT / "tests" / "conformance-expected-failures.yml").read_text("utf-8"))
+    page = doc("conformance.md")
+    assert f"All {len(required)} scenarios" in page
+    assert f"The other {len(baseline['server'])} scenarios" in page
+    assert all(f"| `{name}` |" in page for name in required)
+    assert _assigned(ROOT / "tests" / "test_conformance.py", "SUITE")[1] in page
+    assert _assigned(ROOT / "tests" / "test_inspector.py", "INSPECTOR")[1] in page
+
+
+def test_fuzz_counts() -> None:
+    calls = re.findall(r"batches=([\d_]+), size=(\d+)", (ROOT / "tests" / "test_fuzz.py").read_text("utf-8"))
+    cases = [int(b.replace("_", "")) * int(s) for b, s in calls]
+    assert len(cases) == 4, calls  # two short runs, then the slow one's two halves
+    page = " ".join(doc("robustness.md").split())
+    assert f"The short runs check {sum(cases[:2]):,} cases" in page
+    assert f"`pytest -m slow` checks {sum(cases[2:]):,}" in page
+
+
+# --- links --------------------------------------------------------------------------------------
+
+LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s]+)\)")
+
+
+def links(text: str) -> list[str]:
+    """Markdown link targets outside code blocks and code spans."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    text = re.sub(r"`[^`\n]*`", "", text)
+    return LINK.findall(text)
+
+
+def anchors(text: str) -> set[str]:
+    """GitHub's anchors for a markdown file's headings."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    found = set()
+    for heading in re.findall(r"^#{1,6} +(.+?) *$", text, re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        found.add(slug)
+    return found
+
+
+@pytest.mark.parametrize("page", [README_PATH, *DOCS], ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_relative_links_point_to_existing_files(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    for target in links(text):
+        if re.match(r"[a-z]+:", target):  # https:, mailto:
+            continue
+        path_part, _, fragment = target.partition("#")
+        file = (page.parent / path_part).resolve() if path_part else page
+        if file in WRITTEN_ELSEWHERE and not file.exists():
+            continue
+        assert file.is_file() and ROOT in file.parents, f"{page.name}: {target} is not a file here"
+        if fragment and file.suffix == ".md":
+            assert fragment in anchors(file.read_text(encoding="utf-8")), f"{page.name}: {target}"
+
+
+def test_every_doc_is_linked_from_the_readme() -> None:
+    linked = {(ROOT / t.partition("#")[0]).resolve() for t in links(README) if t.startswith("docs/")}
+    assert DOCS, "docs/*.md"
+    for page in [*DOCS, *WRITTEN_ELSEWHERE]:
+        assert page in linked, f"the README does not link {page.relative_to(ROOT)}"
