@@ -2352,34 +2352,54 @@ async def _respond(
 
 def request_head_deadline(protocol: Any) -> Any:
     """uvicorn's h11 protocol class, made to close a connection whose next
-    request head has not arrived within the keep-alive timeout.
+    request head has not come within the keep-alive timeout, and, when the
+    server is full, to make room for a newcomer by closing the connections
+    that have waited longest for a request head (never one at work).
 
     uvicorn times a connection out only after a response, and stops the clock
-    at the first byte of the next request: a peer that connects and sends
-    nothing (or half a request head) would hold a slot for ever, and enough
-    of them lock everyone out. uvicorn has no public setting for this; its
-    public `Config(http=...)` takes a protocol class, and this subclass uses
-    the names of uvicorn 0.54's H11Protocol listed in
-    tests/test_canaries.py (which fails if they change)."""
+    at the first byte of the next request; when full it answers 503 to
+    everyone. So peers that connect and say nothing (from any address: all
+    of 127/8 is this machine) could lock out the clients that speak. uvicorn
+    has no public setting for either; its public `Config(http=...)` takes a
+    protocol class, and this subclass uses the names of uvicorn 0.54's
+    H11Protocol that tests/test_canaries.py checks (it fails if they change)."""
+    import time
 
     class RequestHeadDeadline(protocol):  # type: ignore[misc,valid-type]
+        waiting_since = 0.0
+
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self._expect_request()
+            self._make_room()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
             self._expect_request()
 
+        def _waiting(self) -> bool:
+            """Waiting for a request head (none yet, or the last one answered)."""
+            at_rest = self.cycle is None or self.cycle.response_complete
+            return at_rest and not self.transport.is_closing()
+
         def _expect_request(self) -> None:
-            waiting_after = self.cycle
+            waiting_after, self.waiting_since = self.cycle, time.monotonic()
 
             def check() -> None:
-                idle = waiting_after is None or waiting_after.response_complete
-                if self.cycle is waiting_after and idle and not self.transport.is_closing():
+                if self.cycle is waiting_after and self._waiting():
                     self.transport.close()
 
             self.loop.call_later(self.timeout_keep_alive, check)
+
+        def _make_room(self) -> None:
+            # uvicorn refuses a request once the connections reach the limit.
+            open_now = [c for c in self.connections if not c.transport.is_closing()]
+            excess = len(open_now) - (self.limit_concurrency - 1)
+            idle = sorted(
+                (c for c in open_now if c is not self and c._waiting()), key=lambda c: c.waiting_since
+            )
+            for connection in idle[: max(0, excess)]:
+                connection.transport.close()
 
     return RequestHeadDeadline
 

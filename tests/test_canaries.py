@@ -20,7 +20,9 @@ def test_uvicorn_protocol_canary() -> None:
     source = inspect.getsource(H11Protocol)
     for name in ("def connection_made", "def on_response_complete", "self.cycle", "self.transport"):
         assert name in source, f"uvicorn's H11Protocol changed: {name} is gone"
-    for name in ("self.loop", "self.timeout_keep_alive", "response_complete"):
+    for name in ("self.loop", "self.timeout_keep_alive", "response_complete", "self.connections"):
+        assert name in source, f"uvicorn's H11Protocol changed: {name} is gone"
+    for name in ("len(self.connections) >= self.limit_concurrency", "self.connections.discard(self)"):
         assert name in source, f"uvicorn's H11Protocol changed: {name} is gone"
     subclass = rmm.request_head_deadline(H11Protocol)
     assert issubclass(subclass, H11Protocol)

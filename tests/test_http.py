@@ -414,6 +414,36 @@ def test_a_flood_of_garbage_requests_writes_few_log_lines() -> None:
     assert "Traceback" not in served.stderr
 
 
+def test_silent_peers_cannot_lock_out_clients_that_speak() -> None:
+    """More silent connections than the server's limit, reopened as they are dropped, from
+    several loopback addresses: requests from a client that speaks are still all answered,
+    and the server's open descriptors stay bounded."""
+    served = Served("--http", "127.0.0.1:0")
+    silent: list[socket.socket] = []
+
+    def open_silent(count: int) -> None:
+        for i in range(count):
+            peer = socket.socket()
+            peer.bind((f"127.0.0.{2 + i % 50}" if sys.platform == "linux" else "127.0.0.1", 0))  # 127/8
+            peer.connect(("127.0.0.1", served.port))
+            silent.append(peer)
+
+    try:
+        open_silent(m.MAX_HTTP_CONCURRENCY + 10)
+        answered = 0
+        for _ in range(20):
+            open_silent(10)  # the attacker reopens what was dropped
+            answered += served.request("GET", "/healthz")[0] == 200
+            answered += served.initialize()[0] == 200
+        assert answered == 40
+        descriptors = len(os.listdir(f"/proc/{served.proc.pid}/fd")) if os.path.isdir("/proc") else 0
+        assert descriptors <= m.MAX_HTTP_CONCURRENCY + 40, descriptors
+    finally:
+        for peer in silent:
+            peer.close()
+        assert served.stop() == 0
+
+
 # --- limits ------------------------------------------------------------------------
 
 
