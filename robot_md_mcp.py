@@ -2062,6 +2062,7 @@ MAX_HTTP_BODY_BYTES = 256 * 1024  # one JSON-RPC message; ours are tiny
 MAX_HTTP_HEADER_BYTES = 16 * 1024  # all headers of a request
 MAX_HTTP_CONCURRENCY = 128  # open connections and tasks; beyond that: 503
 MAX_MCP_SESSIONS = 256  # handshake-era sessions at once; beyond that: 503
+MAX_NOTIFICATIONS_IN_FLIGHT = 32  # of MAX_HTTP_CONCURRENCY: the rest stay for requests
 MCP_SESSION_IDLE_SECONDS = 600.0
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _HOST_NAME = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?")
@@ -2222,6 +2223,7 @@ class HttpGuard:
         self.hosts = frozenset(listener.allowed_hosts)
         self.origins = frozenset(listener.allowed_origins)
         self.token = None if listener.token is None else listener.token.encode("ascii")
+        self.notifications_in_flight = 0
         self.log = logging.getLogger(NAME)
         self.noted: set[str] = set()
 
@@ -2239,12 +2241,30 @@ class HttpGuard:
             if body is None:
                 await _respond(send, 413, b"Payload Too Large")
                 return
-            _, answer = classify_line(body)
+            message, answer = classify_line(body)
             if answer is not None:  # answered as over stdio: one JSON-RPC error, never a pydantic dump
                 await _respond(send, 400, json.dumps(answer).encode(), content_type=b"application/json")
                 return
+            if message is not None and not (hasattr(message, "id") and hasattr(message, "method")):
+                await self.forward_notification(scope, headers, _replayed(body, receive), send)
+                return
             receive = _replayed(body, receive)
         await self.forward(scope, headers, receive, send)
+
+    async def forward_notification(
+        self, scope: dict[str, Any], headers: Any, receive: Any, send: Any
+    ) -> None:
+        """A notification (or a response) to the SDK, within a budget of its
+        own: the SDK queues them per session, so a client's flood would
+        otherwise take the slots every client's requests need."""
+        if self.notifications_in_flight >= MAX_NOTIFICATIONS_IN_FLIGHT:
+            await _respond(send, 503, b"Service Unavailable: too many notifications in flight")
+            return
+        self.notifications_in_flight += 1
+        try:
+            await self.forward(scope, headers, receive, send)
+        finally:
+            self.notifications_in_flight -= 1
 
     def refusal(self, scope: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> tuple[Any, ...] | None:
         """(status, body, extra headers) for a request refused here, else None."""

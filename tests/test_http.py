@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -394,6 +395,7 @@ def test_malformed_messages_are_answered_as_over_stdio(
     assert error["id"] == (7 if b'"id": 7' in body else None)
 
 
+@pytest.mark.heavy
 def test_a_flood_of_garbage_requests_writes_few_log_lines() -> None:
     """2,000 requests that are not HTTP (uvicorn logs each): stderr gets at most the log budget
     per window and a line saying how many were held back, never a traceback."""
@@ -414,6 +416,45 @@ def test_a_flood_of_garbage_requests_writes_few_log_lines() -> None:
     assert "Traceback" not in served.stderr
 
 
+@pytest.mark.heavy
+def test_one_clients_notification_flood_leaves_room_for_others_requests() -> None:
+    """16 threads flooding notifications in one session: another client's reads are all
+    answered (the flood gets 503s once its own budget is used, never the reads)."""
+    served = Served("--http", "127.0.0.1:0")
+    stop = threading.Event()
+
+    def session() -> dict[str, str]:
+        headers = {**MCP_HEADERS, "mcp-session-id": served.initialize()[1]["mcp-session-id"]}
+        headers["mcp-protocol-version"] = "2025-06-18"
+        served.request("POST", "/mcp", b'{"jsonrpc": "2.0", "method": "notifications/initialized"}', headers)
+        return headers
+
+    def flood(headers: dict[str, str]) -> None:
+        note = b'{"jsonrpc": "2.0", "method": "notifications/progress", '
+        note += b'"params": {"progressToken": 1, "progress": 1}}'
+        conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+        deadline = time.monotonic() + 30
+        while not stop.is_set() and time.monotonic() < deadline:
+            conn.request("POST", "/mcp", note, {**headers, "Host": f"127.0.0.1:{served.port}"})
+            conn.getresponse().read()
+        conn.close()
+
+    try:
+        flooder = session()
+        threads = [threading.Thread(target=flood, args=(flooder,), daemon=True) for _ in range(16)]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)
+        reader = session()
+        read = b'{"jsonrpc": "2.0", "id": %d, "method": "resources/read", "params": {"uri": "robot-md://bob/safety"}}'
+        statuses = [served.request("POST", "/mcp", read % i, reader)[0] for i in range(101)]
+        assert statuses == [200] * 101
+    finally:
+        stop.set()
+        assert served.stop() == 0
+
+
+@pytest.mark.heavy
 def test_silent_peers_cannot_lock_out_clients_that_speak() -> None:
     """More silent connections than the server's limit, reopened as they are dropped, from
     several loopback addresses: requests from a client that speaks are still all answered,
