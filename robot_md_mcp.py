@@ -1476,12 +1476,16 @@ class Handlers:
         raise _invalid(f"Unknown resource: {shown}; this server serves the robot {name!r}: {known}")
 
     async def subscribe(self, ctx: Any, params: Any) -> Any:
-        # Any URI is accepted (MCP leaves it to the server); only this
-        # server's kinds of URI are remembered, since only they ever change.
+        """Subscriptions are remembered only for the resources this server
+        serves (nothing else here ever changes). A robot-md:// URI it does
+        not serve, or any URI too long to be a resource, is refused as an
+        unknown resource; other schemes are accepted, and kept nowhere."""
         from mcp import types
 
         uri = params.uri
-        if len(uri) <= MAX_ECHOED_URI and uri.startswith("robot-md://") and uri.rpartition("/")[2] in VIEW:
+        if len(uri) > MAX_ECHOED_URI or uri.startswith("robot-md://"):
+            _, name = await self.named()
+            self.view_of(uri, name)
             self.live.subscribe(ctx, uri)
         return types.EmptyResult()
 

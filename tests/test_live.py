@@ -175,3 +175,33 @@ async def test_the_watcher_stops_with_the_session(manifest_path) -> None:
     await anyio.sleep(0.1)
     tasks = {t.get_name() for t in __import__("asyncio").all_tasks()}
     assert not any("watch_safely" in name for name in tasks)
+
+
+@pytest.mark.anyio
+async def test_subscriptions_hold_only_what_this_server_serves(manifest_path) -> None:
+    """A robot-md:// URI this server does not serve, or any URI too long to be a resource, is
+    refused with a short message (-32602); other schemes are accepted and kept nowhere; the
+    served URIs still subscribe. 600 unique 200 KB URIs leave nothing behind."""
+    server = rmm.build_server(rmm.ManifestFile(manifest_path(GOOD)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # resources/subscribe is deprecated from 2026-07-28
+        async with Client(server, mode="legacy") as client:
+            import gc
+            import tracemalloc
+
+            tracemalloc.start()
+            for i in range(600):
+                for uri in (f"robot-md://bob/{i}" + "x" * 200_000, f"test://{i}" + "y" * 200_000):
+                    with pytest.raises(MCPError) as e:
+                        await client.subscribe_resource(uri)
+                    assert e.value.error.code == -32602 and len(e.value.error.message) < 800
+            gc.collect()
+            held, _ = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+            assert held < 10 * 1024 * 1024, held  # 240 MB of URIs were sent
+            for uri in ("robot-md://alice/context", "robot-md://bob/nothing"):
+                with pytest.raises(MCPError, match="this server serves the robot 'bob'"):
+                    await client.subscribe_resource(uri)
+            await client.subscribe_resource("test://watched-resource")  # as the conformance suite asks
+            await client.subscribe_resource("robot-md://bob/safety")
+            await client.unsubscribe_resource("robot-md://bob/safety")
