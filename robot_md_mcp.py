@@ -30,6 +30,8 @@ import logging
 import math
 import os
 import re
+import shlex
+import shutil
 import stat
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
@@ -2518,6 +2520,7 @@ USAGE = """usage: {prog} [serve] [PATH] [--http [HOST:]PORT [--allow-host NAME].
        {prog} validate [PATH] [--json]
        {prog} render [PATH]
        {prog} install CLIENT [PATH] [--name NAME] [--workspace DIR] [--dry-run]
+       {prog} uninstall CLIENT [--name NAME] [--workspace DIR] [--dry-run]
        {prog} --help | --version
 
 serve     serve PATH to an MCP client over stdio (the default command), or over
@@ -2526,13 +2529,15 @@ validate  check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body; --json print
           the validate tool's result
 render    print PATH's frontmatter as canonical YAML
 install   add this server for PATH to an MCP client's config
+uninstall remove it again (only an entry that runs robot-md-mcp)
 
 PATH is a ROBOT.md file or a folder holding one. Without PATH: ${path_env},
 else the nearest ROBOT.md in the current folder or above it.
 A folder literally named like a command is served as ./validate.
 
 CLIENT is claude-desktop, cursor, vscode (--workspace DIR: DIR/.vscode/mcp.json,
-else the user profile's) or claude-code (runs `claude mcp add`, or prints it).
+else the user profile's) or claude-code (runs `claude mcp add` or `remove`, or
+prints it). Run from uvx's cache, install writes `uvx --from SPEC robot-md-mcp`.
 NAME defaults to robot-md. A changed file keeps its previous version as
 <file>.bak; --dry-run prints what would be written and changes nothing.
 
@@ -2560,6 +2565,7 @@ VERBS: dict[str, Verb] = {
     "validate": Verb(flags=("--json",)),
     "render": Verb(),
     "install": Verb(words=("CLIENT", "PATH"), flags=("--dry-run",), options=("--name", "--workspace")),
+    "uninstall": Verb(words=("CLIENT",), flags=("--dry-run",), options=("--name", "--workspace")),
 }
 
 
@@ -2660,7 +2666,13 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
             print(version_line())
             return 0
         command = parse_command_line(args)
-        run = {"serve": run_serve, "validate": run_validate, "render": run_render, "install": run_install}
+        run = {
+            "serve": run_serve,
+            "validate": run_validate,
+            "render": run_render,
+            "install": run_install,
+            "uninstall": run_uninstall,
+        }
         return run[command.verb](command, machine or Machine())
     except UsageError as e:
         print(f"{NAME}: {e} (see {invoked_as()} --help)", file=sys.stderr)
@@ -2856,6 +2868,7 @@ class _Refused(Exception):
     def __init__(self, why: str, paste_by_hand: bool = False) -> None:
         super().__init__(why)
         self.paste_by_hand = paste_by_hand
+        self.where: Path | None = None  # the config file, once known
 
 
 # VS Code's JSONC: // and /* */ comments, trailing commas. Strings are matched
@@ -2878,32 +2891,32 @@ def _is_jsonc(text: str) -> bool:
 
 def merged_config(text: str | None, key: str, name: str, entry: dict[str, Any]) -> tuple[str | None, str]:
     """The config's new text with `entry` under key/name, and "added",
-    "updated" or "unchanged" (then the text is None: nothing to write).
-    Everything else keeps its place; what cannot be kept raises _Refused."""
-    config: Any = {}
-    if text is not None and text.strip():
-        try:
-            config = json.loads(text, object_pairs_hook=_no_repeated_keys, parse_constant=_not_json)
-        except _Refused:
-            raise
-        except json.JSONDecodeError as e:
-            if _is_jsonc(text):
-                raise _Refused(
-                    "has comments or trailing commas (JSONC) that rewriting would lose; "
-                    f'paste the entry printed below into its "{key}" object by hand',
-                    paste_by_hand=True,
-                ) from None
-            where = f"{e.msg} at line {e.lineno} column {e.colno}"
-            raise _Refused(f"is not valid JSON ({where}); fix it or move it aside") from None
-    if not isinstance(config, dict):
-        raise _Refused("does not hold a JSON object at the top level")
+    "updated" or "unchanged" (then the text is None: nothing to write)."""
+
+    def add(servers: dict[str, Any]) -> str | None:
+        if servers.get(name) == entry:
+            return None
+        status = "updated" if name in servers else "added"
+        servers[name] = entry
+        return status
+
+    return edited_config(text, key, add, f'paste the entry printed below into its "{key}" object by hand')
+
+
+def edited_config(
+    text: str | None, key: str, change: Callable[[dict[str, Any]], str | None], by_hand: str
+) -> tuple[str | None, str]:
+    """The config's text after change(its `key` object), and the status
+    change() returns ("unchanged", text None, if it returns None).
+    Everything else keeps its place; what cannot be kept raises _Refused
+    (`by_hand`: what to do instead where only comments are in the way)."""
+    config = _loaded_config(text, by_hand)
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
         raise _Refused(f'has a "{key}" that is not a JSON object')
-    if servers.get(name) == entry:
+    status = change(servers)
+    if status is None:
         return None, "unchanged"
-    status = "updated" if name in servers else "added"
-    servers[name] = entry
     # Keep the file's own indentation (its first indented line), else 2 spaces.
     indent = re.search(r"^[ \t]+(?=\S)", text or "", re.MULTILINE)
     try:  # strict JSON only: no Infinity for 1e400, no lone surrogates
@@ -2914,6 +2927,24 @@ def merged_config(text: str | None, key: str, name: str, entry: dict[str, Any]) 
             "holds a number too large for JSON or text that is not Unicode; fix it by hand"
         ) from None
     return new + "\n", status
+
+
+def _loaded_config(text: str | None, by_hand: str) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        config = json.loads(text, object_pairs_hook=_no_repeated_keys, parse_constant=_not_json)
+    except json.JSONDecodeError as e:
+        if _is_jsonc(text):
+            raise _Refused(
+                f"has comments or trailing commas (JSONC) that rewriting would lose; {by_hand}",
+                paste_by_hand=True,
+            ) from None
+        where = f"{e.msg} at line {e.lineno} column {e.colno}"
+        raise _Refused(f"is not valid JSON ({where}); fix it or move it aside") from None
+    if not isinstance(config, dict):
+        raise _Refused("does not hold a JSON object at the top level")
+    return config
 
 
 def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -3022,50 +3053,163 @@ def run_install(command: Command, machine: Machine) -> int:
         manifest_file, _ = load_manifest(command, machine)
     except Exit as e:
         raise Exit(e.code, f"{e.line}; nothing installed" if e.code == FILE_ERROR else e.line) from None
-    launch = [*launch_command(), str(manifest_file.path)]
+    launch = [*lasting(launch_command(), machine), str(manifest_file.path)]
     _utf8_stdout()
+    dry_run = "--dry-run" in command.flags
     if client == "claude-code":
-        return _install_claude_code(name, launch, "--dry-run" in command.flags, machine)
-    key, next_step = CLIENT_FILES[client]
-    found = config_path(client, machine.platform, machine.environ, machine.user_home(), workspace)
-    path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through, not replaced
+        return _claude_code(["claude", "mcp", "add", name, "--", *launch], dry_run, machine)
     entry = server_entry(client, launch)
+
+    def add(servers: dict[str, Any]) -> str | None:
+        if servers.get(name) == entry:
+            return None
+        status = "updated" if name in servers else "added"
+        servers[name] = entry
+        return status
+
+    plan = ConfigEdit(
+        name,
+        add,
+        "paste the entry printed below into its {key} object by hand",
+        "installed",
+        "is already in {path} with this command",
+    )
     try:
-        if workspace is not None and not path.is_relative_to(os.path.realpath(workspace)):
-            raise _Refused(
-                f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
-            )
-        old = _read_config(path)
-        new_text, status = merged_config(_config_text(old), key, name, entry)
+        return plan.apply(client, workspace, machine, dry_run)
     except _Refused as e:
         if e.paste_by_hand:
             print("\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1]))
-        raise Exit(FILE_ERROR, f"{NAME}: nothing installed: {path} {e}") from None
-    if new_text is None:
-        print(f'{NAME}: "{name}" is already in {path} with this command; nothing changed')
-        return 0
-    where = "to" if status == "added" else "in"
-    if "--dry-run" in command.flags:
-        verb = "add" if status == "added" else "update"
-        print(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}:')
-        sys.stdout.write(new_text)
-        return 0
+        raise Exit(FILE_ERROR, f"{NAME}: nothing installed: {e.where} {e}") from None
+
+
+def run_uninstall(command: Command, machine: Machine) -> int:
+    """Remove this server's entry (NAME) from a client's MCP config, and
+    nothing else: an entry of that name that is not robot-md-mcp's stays."""
+    client, name, workspace = _install_target(command)
+    _utf8_stdout()
+    dry_run = "--dry-run" in command.flags
+    if client == "claude-code":
+        return _claude_code(["claude", "mcp", "remove", name], dry_run, machine)
+
+    def remove(servers: dict[str, Any]) -> str | None:
+        if name not in servers:
+            return None
+        if not re.search(r"robot[-_]md[-_]mcp", json.dumps(servers[name])):
+            raise _Refused(
+                f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)'
+            )
+        del servers[name]
+        return "removed"
+
+    plan = ConfigEdit(
+        name, remove, f'remove "{name}" from its {{key}} object by hand', "removed", "is not in {path}"
+    )
     try:
-        backup = _replace_file(path, new_text, old)
-    except OSError as e:
-        raise Exit(FILE_ERROR, f"{NAME}: nothing installed: cannot write {path}: {_os_reason(e)}") from None
-    kept = f"backup: {backup}" if backup else "new file"
-    print(f'{NAME}: {status} "{name}" {where} {path} ({kept}); {next_step}')
-    return 0
+        return plan.apply(client, workspace, machine, dry_run)
+    except _Refused as e:
+        raise Exit(FILE_ERROR, f"{NAME}: nothing removed: {e.where} {e}") from None
 
 
-def _install_claude_code(name: str, launch: list[str], dry_run: bool, machine: Machine) -> int:
-    """Claude Code keeps its config itself: run `claude mcp add`, or print it."""
-    import shlex
-    import shutil
+@dataclass(frozen=True)
+class ConfigEdit:
+    """One change to a client's config file, applied with the same care
+    for install and uninstall: strict JSON kept, a backup made afresh,
+    nothing written outside a --workspace, a dry run that only prints."""
+
+    name: str
+    change: Callable[[dict[str, Any]], str | None]  # → "added", "updated", "removed", or None
+    by_hand: str  # what to do where comments are in the way ({key}: the object's name)
+    done: str  # "installed" or "removed", for "nothing <done>"
+    unchanged: str  # what is so when nothing changes ({path}: the file)
+
+    def apply(self, client: str, workspace: Path | None, machine: Machine, dry_run: bool) -> int:
+        key, next_step = CLIENT_FILES[client]
+        found = config_path(client, machine.platform, machine.environ, machine.user_home(), workspace)
+        path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through
+        try:
+            if workspace is not None and not path.is_relative_to(os.path.realpath(workspace)):
+                raise _Refused(
+                    f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
+                )
+            old = _read_config(path)
+            new_text, status = edited_config(
+                _config_text(old), key, self.change, self.by_hand.format(key=f'"{key}"')
+            )
+        except _Refused as e:
+            e.where = path
+            raise
+        where = {"added": "to", "updated": "in", "removed": "from"}.get(status, "in")
+        if new_text is None:
+            print(f'{NAME}: "{self.name}" {self.unchanged.format(path=path)}; nothing changed')
+            return 0
+        if dry_run:
+            verb = {"added": "add", "updated": "update", "removed": "remove"}[status]
+            print(f'{NAME}: dry run, nothing changed; would {verb} "{self.name}" {where} {path}:')
+            sys.stdout.write(new_text)
+            return 0
+        try:
+            backup = _replace_file(path, new_text, old)
+        except OSError as e:
+            raise Exit(
+                FILE_ERROR, f"{NAME}: nothing {self.done}: cannot write {path}: {_os_reason(e)}"
+            ) from None
+        kept = f"backup: {backup}" if backup else "new file"
+        print(f'{NAME}: {status} "{self.name}" {where} {path} ({kept}); {next_step}')
+        return 0
+
+
+def lasting(launch: list[str], machine: Machine) -> list[str]:
+    """A launch command that outlives caches. Run from uvx's or `pipx run`'s
+    cache, the program itself vanishes with the cache (`uv cache clean`), so
+    a client is given `uvx --from SPEC robot-md-mcp` instead, which fetches
+    it again when needed; with no uvx (or uv) on PATH, a one-line refusal."""
+    if not any(_in_a_cache(part) for part in launch[:2]):
+        return launch
+    path = machine.environ.get("PATH")
+    uvx, uv = shutil.which("uvx", path=path), shutil.which("uv", path=path)
+    spec = install_spec()
+    if uvx:
+        return [uvx, "--from", spec, NAME]
+    if uv:
+        return [uv, "tool", "run", "--from", spec, NAME]
+    raise Exit(
+        FILE_ERROR,
+        f"{NAME}: nothing installed: this copy runs from a cache that a clean removes; install it for good "
+        f"(pipx install '{spec}') and run install from there, or put uvx on PATH",
+    )
+
+
+def _in_a_cache(path: str) -> bool:
+    """A file in uv's cache (uvx) or pipx's cache (`pipx run`)."""
+    parts = Path(path).parts
+    uv_cache = "uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts)
+    return uv_cache or ("pipx" in parts and ".cache" in parts)
+
+
+def install_spec() -> str:
+    """What uvx or pipx should install to get this very program: the place it
+    was installed from (PEP 610's direct_url.json), else this release."""
+    from importlib import metadata
+
+    try:
+        origin = json.loads(metadata.distribution(NAME).read_text("direct_url.json") or "null")
+    except (metadata.PackageNotFoundError, ValueError):
+        origin = None
+    if not isinstance(origin, dict) or not isinstance(origin.get("url"), str):
+        return f"{NAME}=={__version__}"
+    vcs = origin.get("vcs_info")
+    if isinstance(vcs, dict):
+        revision = vcs.get("requested_revision") or vcs.get("commit_id")
+        return f"{vcs.get('vcs', 'git')}+{origin['url']}" + (f"@{revision}" if revision else "")
+    url = origin["url"]
+    return url.removeprefix("file://") if url.startswith("file://") else url
+
+
+def _claude_code(argv: list[str], dry_run: bool, machine: Machine) -> int:
+    """Claude Code keeps its config itself: run `claude mcp add|remove`, or
+    print the line where claude is not on PATH (or for a dry run)."""
     import subprocess
 
-    argv = ["claude", "mcp", "add", name, "--", *launch]
     line = subprocess.list2cmdline(argv) if machine.platform == "win32" else shlex.join(argv)
     claude = None if dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
     if claude is None:
@@ -3076,7 +3220,7 @@ def _install_claude_code(name: str, launch: list[str], dry_run: bool, machine: M
     sys.stdout.flush()  # claude's own output comes after anything we printed
     done = subprocess.run([claude, *argv[1:]], check=False)
     if done.returncode != 0:
-        raise Exit(FILE_ERROR, f"{NAME}: `claude mcp add` failed (exit {done.returncode}): {line}")
+        raise Exit(FILE_ERROR, f"{NAME}: `{' '.join(argv[:3])}` failed (exit {done.returncode}): {line}")
     print(f"{NAME}: ran {line}")
     return 0
 

@@ -155,7 +155,7 @@ def test_a_first_word_that_is_neither_a_verb_nor_a_path(word: str, tmp_path: Pat
     done = run(word, cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert (
-        f"{word!r} is neither a command (serve, validate, render, install) nor an existing file"
+        f"{word!r} is neither a command (serve, validate, render, install, uninstall) nor an existing file"
         in done.stderr
     )
 

@@ -60,9 +60,9 @@ class Installer:
     def __init__(self, home: Path, capsys) -> None:
         self.home, self.capsys = home, capsys
 
-    def __call__(self, *args: str, os_name: str = "linux", **env: str) -> Result:
+    def __call__(self, *args: str, os_name: str = "linux", verb: str = "install", **env: str) -> Result:
         platform, environ = layout(os_name, self.home)
-        code = rmm.main(["install", *args], rmm.Machine(platform, {**environ, **env}, self.home))
+        code = rmm.main([verb, *args], rmm.Machine(platform, {**environ, **env}, self.home))
         out, err = self.capsys.readouterr()
         return Result(code, out, err)
 
@@ -616,3 +616,105 @@ def test_help_mentions_install() -> None:
         assert done.returncode == 0 and "install CLIENT [PATH]" in done.stdout
     done = subprocess.run([sys.executable, MODULE, "validate", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "usage:" in done.stdout
+
+
+# --- install from a cache, and uninstall ------------------------------------------
+
+
+@posix_only
+@pytest.mark.parametrize(
+    "cache",
+    ["home/.cache/uv/archive-v0/Ab12/bin", "home/.local/share/pipx/.cache/0d5e/bin"],
+    ids=["uvx", "pipx"],
+)
+def test_install_from_a_cache_writes_a_command_that_outlives_it(
+    install: Installer, tmp_path: Path, monkeypatch, cache: str
+) -> None:
+    """Run by uvx (or `pipx run`), the program lives in a cache that `uv cache clean` empties:
+    the config gets `uvx --from SPEC robot-md-mcp` instead; with no uvx or uv, one line."""
+    script = tmp_path / cache / "robot-md-mcp"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n", encoding="utf-8")
+    monkeypatch.setattr(sys, "argv", [str(script), "install"])
+    uvx = tmp_path / "tools" / "uvx"
+    uvx.parent.mkdir()
+    uvx.write_text("#!/bin/sh\n", encoding="utf-8")
+    uvx.chmod(0o755)
+    monkeypatch.setattr(rmm, "install_spec", lambda: "git+https://example.org/robot-md-mcp@v1")
+    done = install("cursor", str(EXAMPLE), PATH=str(uvx.parent))
+    assert done.code == 0, done.err
+    entry = json.loads(install.file("cursor").read_text())["mcpServers"]["robot-md"]
+    assert entry == {
+        "command": str(uvx),
+        "args": ["--from", "git+https://example.org/robot-md-mcp@v1", "robot-md-mcp", str(EXAMPLE)],
+    }
+    install.file("cursor").unlink()
+    done = install("cursor", str(EXAMPLE), PATH=str(tmp_path / "nothing-here"))
+    assert done.code == 1 and done.err.count("\n") == 1
+    assert "runs from a cache that a clean removes" in done.err and not install.file("cursor").exists()
+
+
+def test_install_spec_follows_where_it_came_from(monkeypatch) -> None:
+    from importlib import metadata
+
+    class Dist:
+        def __init__(self, text: str | None) -> None:
+            self.text = text
+
+        def read_text(self, name: str) -> str | None:
+            return self.text
+
+    cases = {
+        None: f"robot-md-mcp=={rmm.__version__}",
+        '{"url": "https://github.com/o/robot-md-mcp", "vcs_info": {"vcs": "git", '
+        '"requested_revision": "v0.1.0", "commit_id": "abc"}}': "git+https://github.com/o/robot-md-mcp@v0.1.0",
+        '{"url": "https://github.com/o/r", "vcs_info": {"vcs": "git", "commit_id": "abc"}}': (
+            "git+https://github.com/o/r@abc"
+        ),
+        '{"url": "file:///home/me/robot-md-mcp", "dir_info": {}}': "/home/me/robot-md-mcp",
+    }
+    for text, spec in cases.items():
+        monkeypatch.setattr(metadata, "distribution", lambda name, text=text: Dist(text))
+        assert rmm.install_spec() == spec
+
+
+def test_uninstall_removes_our_entry_and_nothing_else(install: Installer) -> None:
+    path = install.file("claude-desktop")
+    other = {"command": "npx", "args": ["other-server"]}
+    original = write_json(path, {"mcpServers": {"other": other}, "theme": "dark"})
+    assert install("claude-desktop", str(EXAMPLE)).code == 0
+    done = install("claude-desktop", "--dry-run", verb="uninstall")
+    assert done.code == 0 and done.out.startswith(
+        'robot-md-mcp: dry run, nothing changed; would remove "robot-md"'
+    )
+    done = install("claude-desktop", verb="uninstall")
+    assert done.code == 0, done.err
+    assert done.out.startswith(f'robot-md-mcp: removed "robot-md" from {path} (backup: {path}.bak)')
+    assert json.loads(path.read_text()) == json.loads(original)
+    done = install("claude-desktop", verb="uninstall")
+    assert done.code == 0 and done.out == f'robot-md-mcp: "robot-md" is not in {path}; nothing changed\n'
+
+
+def test_uninstall_leaves_an_entry_that_is_not_ours(install: Installer) -> None:
+    path = install.file("cursor")
+    content = write_json(path, {"mcpServers": {"robot-md": {"command": "npx", "args": ["someone-else"]}}})
+    done = install("cursor", verb="uninstall")
+    assert done.code == 1 and done.err.count("\n") == 1
+    assert 'has a "robot-md" that is not robot-md-mcp\'s; left as it is' in done.err
+    assert path.read_bytes() == content
+
+
+def test_uninstall_is_as_careful_as_install(install: Installer, tmp_path: Path) -> None:
+    """The same refusals: JSONC, repeated keys, a workspace whose .vscode links elsewhere."""
+    path = install.file("vscode")
+    path.parent.mkdir(parents=True)
+    path.write_text('{"servers": {"robot-md": {"command": "robot-md-mcp"}}, // mine\n}', encoding="utf-8")
+    done = install("vscode", verb="uninstall")
+    assert done.code == 1 and 'remove "robot-md" from its "servers" object by hand' in done.err
+    path.write_text('{"servers": {}, "servers": {}}', encoding="utf-8")
+    assert "has the key 'servers' twice" in install("vscode", verb="uninstall").err
+
+
+def test_claude_code_uninstall_prints_or_runs_claude_mcp_remove(install: Installer) -> None:
+    done = install("claude-code", "--name", "bob-arm", verb="uninstall", PATH="")
+    assert done.out == "claude mcp remove bob-arm\n" and "claude is not on PATH" in done.err

@@ -183,9 +183,8 @@ def _startup_cases(tmp: Path) -> dict[str, list[str]]:
     for name, data in files.items():
         (tmp / name).write_bytes(data)
     return {
-        "'servee' is neither a command (serve, validate, render, install) nor an existing file or folder": [
-            "servee"
-        ],
+        "'servee' is neither a command (serve, validate, render, install, uninstall) nor an existing file "
+        "or folder": ["servee"],
         "no ROBOT.md given and none found in $ROBOT_MD_PATH or in <folder> or any folder above it": [],
         "file not found (<path>)": ["missing.md"],
         "no ROBOT.md in this directory (<folder>)": ["empty"],
