@@ -57,10 +57,11 @@ def install_reference() -> Path | None:
 
 
 def run_reference(paths: list[Path]) -> dict[str, dict]:
-    """The reference's results for each file, computed in its own process."""
+    """The reference's results for each file, computed in its own process (under a fixed
+    hash seed: the order of a YAML !!set in its answers follows it)."""
     ref = install_reference()
     need(ref is not None, f"the reference ({', '.join(REFERENCE_PINS)}) could not be installed from PyPI")
-    env = {**os.environ, "PYTHONPATH": str(ref), "PYTHONIOENCODING": "utf-8"}
+    env = {**os.environ, "PYTHONPATH": str(ref), "PYTHONIOENCODING": "utf-8", "PYTHONHASHSEED": "0"}
     done = subprocess.run(
         [sys.executable, str(ROOT / "tests" / "reference_oracle.py"), *map(str, paths)],
         capture_output=True,
