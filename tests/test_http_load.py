@@ -30,6 +30,8 @@ from http_served import MCP_HEADERS, Served
 
 import robot_md_mcp as m
 
+pytestmark = pytest.mark.heavy  # tens of thousands of HTTP requests: load and soak
+
 CLIENTS = 20
 REQUESTS_PER_CLIENT = 500  # 10,000 in all
 SESSION_REQUESTS = 25  # a handshake-era session's life: initialize … DELETE

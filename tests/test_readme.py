@@ -22,6 +22,7 @@ def block_after(marker: str) -> str:
     return match.group(1)
 
 
+@pytest.mark.heavy  # builds the pyz
 @pytest.mark.anyio
 async def test_claude_desktop_snippet_works_as_written(universal_pyz: Path) -> None:
     """The snippet's command and args, with only the placeholders filled in:
