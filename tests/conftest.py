@@ -19,6 +19,20 @@ REFERENCE_PINS = ("robot-md==1.10.6", "python-frontmatter==1.3.0")
 REFERENCE_DIR = ROOT / ".cache" / "reference-robot-md-1.10.6"
 
 
+# Tiers (pyproject.toml): the default run is quick and needs nothing beyond `pip install '.[test]'`;
+# anything that builds, downloads, needs ../shared, Node, qemu, other CPythons, or takes seconds is
+# `heavy` (its file's pytestmark, or the test's marker). Besides those markers: every test that uses
+# the pyz build (the built_dist fixture) is heavy, and so is every test in these files.
+HEAVY_FILES = {"test_pyz.py"}  # builds pyz files and runs them on each CPython it finds
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in HEAVY_FILES or "built_dist" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.heavy)
+
+
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX (FIFOs, ptys, setpriv, bash)")
 
 
@@ -57,10 +71,11 @@ def install_reference() -> Path | None:
 
 
 def run_reference(paths: list[Path]) -> dict[str, dict]:
-    """The reference's results for each file, computed in its own process."""
+    """The reference's results for each file, computed in its own process (under a fixed
+    hash seed: the order of a YAML !!set in its answers follows it)."""
     ref = install_reference()
     need(ref is not None, f"the reference ({', '.join(REFERENCE_PINS)}) could not be installed from PyPI")
-    env = {**os.environ, "PYTHONPATH": str(ref), "PYTHONIOENCODING": "utf-8"}
+    env = {**os.environ, "PYTHONPATH": str(ref), "PYTHONIOENCODING": "utf-8", "PYTHONHASHSEED": "0"}
     done = subprocess.run(
         [sys.executable, str(ROOT / "tests" / "reference_oracle.py"), *map(str, paths)],
         capture_output=True,

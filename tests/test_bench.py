@@ -11,10 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import IN_CI, ROOT, posix_only
 
 sys.path.insert(0, str(ROOT / "tests" / "bench"))
 import bench
+
+# Heavy: builds the pyz and runs the benchmark (in CI also on the emulated Pi, ../shared/tools/pi-emu).
+pytestmark = pytest.mark.heavy
 
 
 @posix_only

@@ -12,10 +12,13 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import ROOT
 from http_served import Served
 from node22 import node22, node_env, npm_tool
+
+pytestmark = pytest.mark.heavy  # installs Node 22 and the conformance suite from npm
 
 SUITE = ("@modelcontextprotocol/conformance", "0.1.16")
 BASELINE = ROOT / "tests" / "conformance-expected-failures.yml"

@@ -21,10 +21,12 @@ On every case ours must not raise anything but ManifestError, and each
 resource view of a manifest that parses must render (a JSON view may refuse
 a self-containing alias, as documented).
 
-The default run checks 1,600 cases (about 25 s); `pytest -m slow` checks
-105,000, derandomized, and asserts at least 100,000 (about 12 minutes on two
-cores). Hypothesis keeps failing examples in .cache/hypothesis (local random
-runs only) and prints a reproduction blob.
+`pytest -m heavy` checks 1,600 cases against the reference (downloaded from
+PyPI; about 25 s); `pytest -m slow` checks 105,000, derandomized, and asserts
+at least 100,000 (about 12 minutes on two cores). The default tier runs only a
+smoke test of ours alone on 700 cases (no reference, no download). Hypothesis
+keeps failing examples in .cache/hypothesis (local random runs only) and
+prints a reproduction blob.
 """
 
 from __future__ import annotations
@@ -365,15 +367,50 @@ def fuzz(
     return tally
 
 
+@pytest.mark.heavy
 def test_fuzz_generated_manifests(oracles: Oracles) -> None:
     tally = fuzz(oracles, "generated", manifest_files(), batches=60, size=10, slow=False)
     # Every outcome but a parse error is common here (those come from the mutants).
     assert tally.cases >= 600 and {0, 2, 4} <= set(tally.codes) and tally.exact > tally.cases // 2, tally
 
 
+@pytest.mark.heavy
 def test_fuzz_mutated_manifests(oracles: Oracles) -> None:
     tally = fuzz(oracles, "mutated", mutants(), batches=40, size=25, slow=False)
     assert tally.cases >= 1000 and set(tally.codes) == {0, 1, 2, 4} and tally.exact > tally.cases // 2, tally
+
+
+@pytest.mark.parametrize(
+    ("strategy", "size"), [(manifest_files, 10), (mutants, 25)], ids=["generated", "mutated"]
+)
+def test_fuzz_smoke_ours_alone(strategy: Callable[[], st.SearchStrategy], size: int) -> None:
+    """The default tier's fuzz (no reference, so nothing to download): 20 batches of
+    files; on each, ours raises nothing but ManifestError, answers in time with a
+    consistent code, and every view of a manifest that parses renders."""
+    codes: Counter = Counter()
+
+    @settings(
+        max_examples=20,
+        deadline=None,
+        derandomize=IN_CI,
+        database=None if IN_CI else DATABASE,
+        phases=PHASES,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.large_base_example,
+        ],
+        print_blob=True,
+    )
+    @given(st.data())
+    def run(data: st.DataObject) -> None:
+        for _ in range(size):
+            got = our_result(data.draw(strategy()), views=True)
+            assert got["code"] in (0, 1, 2, 4) and (got["code"] == 0) == (not got["errors"]), got
+            codes[got["code"]] += 1
+
+    run()
+    assert sum(codes.values()) >= 20 * size and len(codes) >= 3, codes
 
 
 @pytest.mark.slow
@@ -393,6 +430,7 @@ BOMB = "x-a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
 )
 
 
+@pytest.mark.heavy
 def test_a_reference_hang_is_recorded_and_the_worker_restarted() -> None:
     """The harness itself: robot-md validates a 10^9-item alias expansion for
     ever; that case is marked hung and the cases after it still get answers."""

@@ -31,7 +31,6 @@ ALT = GOOD.replace("payload_kg: 0.5", "payload_kg: 0.7")
 MIB = 1024 * 1024
 RSS_LIMIT_MIB = 200
 SAFETY = "robot-md://bob/safety"
-MEASURED: dict[str, str] = {}
 
 
 def with_yaml(lines: str) -> str:
@@ -161,7 +160,7 @@ def test_startup_and_validate_verb(name: str, tmp_path: Path) -> None:
 
 def check_startup(name: str, case: Case, args: tuple[str | Path, ...]) -> None:
     code, out, err, seconds, peak = run_measured(*args)
-    MEASURED[f"{name} ({' '.join(map(str, args[:-1])) or 'serve'})"] = f"{seconds:.2f}s, peak {peak:.0f} MiB"
+    print(f"\n{name} ({' '.join(map(str, args[:-1])) or 'serve'}): {seconds:.2f}s, peak {peak:.0f} MiB")
     assert "Traceback" not in err
     assert seconds < REQUEST_DEADLINE, f"{args}: {seconds:.2f}s"
     assert peak < RSS_LIMIT_MIB, f"{args}: {peak:.0f} MiB"
@@ -253,9 +252,7 @@ def test_mid_session(name: str, served: Served) -> None:
     finally:
         restore(path)
     assert_serves_good(server)  # the very next requests after the fix
-    MEASURED[f"{name} (mid-session)"] = (
-        f"slowest {max(timings):.2f}s, peak {peak:.0f} MiB (from {before:.0f})"
-    )
+    print(f"\n{name} (mid-session): slowest {max(timings):.2f}s, peak {peak:.0f} MiB (from {before:.0f})")
     assert peak < RSS_LIMIT_MIB, f"{name}: peak RSS {peak:.0f} MiB"
     server.assert_clean()
 
@@ -343,16 +340,10 @@ def test_truncated_replaced_rewritten_and_deleted_while_requests_run(served: Ser
     kinds = {kind for kind, _ in outcomes}
     assert {"ok", "error"} <= kinds, kinds
     slowest = max(seconds for _, seconds in outcomes)
-    MEASURED["mutations while requests run"] = (
-        f"{len(outcomes)} requests in {time.monotonic() - started:.1f}s, "
+    print(
+        f"\nmutations while requests run: {len(outcomes)} requests in {time.monotonic() - started:.1f}s, "
         f"slowest {slowest:.2f}s, {sum(k == 'error' for k, _ in outcomes)} errors, {peak:.0f} MiB"
     )
     assert slowest < REQUEST_DEADLINE
     assert peak < RSS_LIMIT_MIB
     server.assert_clean()
-
-
-def test_measured_limits_report() -> None:
-    """Printed with -s; each bound is asserted where it is measured."""
-    for name, measured in MEASURED.items():
-        print(f"{name}: {measured}")

@@ -58,6 +58,7 @@ def edit(path: Path, text: str) -> float:
 LATENCIES: list[float] = []
 
 
+@pytest.mark.heavy  # ~5 s: waits on the file watcher's polls
 @pytest.mark.anyio
 async def test_handshake_era_updates_list_changes_and_outages(manifest_path) -> None:
     path, inbox = manifest_path(GOOD), Inbox()
@@ -108,6 +109,7 @@ async def test_handshake_era_updates_list_changes_and_outages(manifest_path) -> 
             await client.read_resource("robot-md://bob/safety")
 
 
+@pytest.mark.heavy  # ~4 s: waits on the file watcher's polls
 @pytest.mark.anyio
 async def test_2026_era_listen_stream(manifest_path) -> None:
     path, inbox = manifest_path(GOOD), Inbox()
@@ -145,6 +147,7 @@ async def test_2026_era_listen_stream(manifest_path) -> None:
             )
 
 
+@pytest.mark.heavy  # reports what the two heavy tests above measured
 def test_latency_report() -> None:
     """Printed with -s; the bound is asserted where each latency is measured."""
     if LATENCIES:

@@ -16,6 +16,8 @@ from conftest import EXAMPLE, ROOT, need, run_session
 
 import robot_md_mcp as rmm
 
+pytestmark = pytest.mark.heavy  # builds a wheel (pip fetches hatchling), pipx and uvx installs from a git tag
+
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
@@ -70,7 +72,12 @@ def test_installed_package_finds_its_schema(wheel: Path, tmp_path: Path) -> None
         encoding="utf-8",
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == rmm.check_text(EXAMPLE.read_text(encoding="utf-8")).as_dict()
+    assert json.loads(done.stdout) == {
+        "ok": True,
+        "summary": "bob (arm+camera, 6 DoF, 5 capabilities)",
+        "errors": [],
+        "warnings": [],
+    }
 
 
 # The pyz (universal and slim zipapps): tests/test_pyz.py.

@@ -10,7 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import EXAMPLE, ROOT, need, run_session
+
+pytestmark = pytest.mark.heavy  # builds the pyz and runs it under qemu from ../shared/tools/pi-emu
 
 PI_EMU = ROOT.parent / "shared" / "tools" / "pi-emu"
 ROOTFS = Path(os.environ.get("PI_EMU_ROOT", "/var/tmp/pi-emu")) / "rootfs-arm64"

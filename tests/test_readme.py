@@ -83,7 +83,7 @@ def test_claude_desktop_snippet_is_valid_json_with_placeholders() -> None:
     assert entry == {"command": "python3", "args": ["/path/to/robot-md-mcp.pyz", "/path/to/ROBOT.md"]}
 
 
-@pytest.mark.heavy
+@pytest.mark.heavy  # builds the pyz
 @pytest.mark.anyio
 async def test_claude_desktop_snippet_works_as_written(universal_pyz: Path) -> None:
     """The snippet's command and args, with only the placeholders filled in:

@@ -1,0 +1,85 @@
+"""robot-md 1.10.6's answers, stored in the repository (tests/reference/results.json),
+so that parity runs in the default tier without downloading the reference.
+
+For every corpus file and every generated case (cases.py; a case starting with
+a BOM also without it, as `<id>~nobom`) the file holds the sha256 of the bytes
+and what tests/reference_oracle.py printed for them: code, errors, warnings,
+summary and render (with robot-md's leaked `_deprecations` key removed), or the
+reference's crash. The corpus part is the same as ../shared/reference/api/.
+
+Two heavy-tier tests in test_parity.py keep the copy honest: one runs the live
+reference (from PyPI) over the same inputs and asserts the stored answers are
+exactly what it says, one compares the corpus part with ../shared/reference/api.
+
+After changing cases.py or the corpus, regenerate (this installs the reference
+into .cache/ from PyPI):
+
+    .venv/bin/python tests/stored_reference.py
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cases import CASES
+from conftest import ROOT, corpus_files, run_reference
+
+STORED = ROOT / "tests" / "reference" / "results.json"
+BOM = b"\xef\xbb\xbf"
+SOURCE = (
+    "robot-md 1.10.6 (PyPI) run by tests/reference_oracle.py; "
+    "regenerate with `python tests/stored_reference.py`"
+)
+
+
+def inputs() -> dict[str, bytes]:
+    """Every input the stored answers are for, by key: corpus files by name, cases by id."""
+    out = {path.name: path.read_bytes() for path in corpus_files()}
+    for case in CASES:
+        out[case.id] = case.data
+        if case.data.startswith(BOM):
+            out[case.id + "~nobom"] = case.data[len(BOM) :]
+    return out
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def live() -> dict[str, dict]:
+    """The live reference's answers for inputs(), each with its input's sha256."""
+    given = inputs()
+    with tempfile.TemporaryDirectory(prefix="reference-") as folder:
+        paths = {}
+        for number, (key, data) in enumerate(given.items()):
+            path = Path(folder) / str(number) / "ROBOT.md"
+            path.parent.mkdir()
+            path.write_bytes(data)
+            paths[key] = path
+        results = run_reference(list(paths.values()))
+    # A crash's traceback names files on this machine: keep the exception only.
+    return {
+        key: {"sha256": sha256(given[key]), **{k: v for k, v in results[str(path)].items() if k != "where"}}
+        for key, path in paths.items()
+    }
+
+
+def load() -> dict[str, dict]:
+    return json.loads(STORED.read_text(encoding="utf-8"))["results"]
+
+
+def write(results: dict[str, dict]) -> None:
+    STORED.parent.mkdir(exist_ok=True)
+    text = json.dumps({"source": SOURCE, "results": results}, ensure_ascii=False, indent=1, sort_keys=True)
+    STORED.write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    write(live())
+    print(f"wrote {STORED.relative_to(ROOT)}")
