@@ -1,5 +1,5 @@
 """Where robot-md 1.10.6 crashes, hangs, leaks or depends on the machine, we
-deliberately do better. One test per row of the README's divergence table; where
+deliberately do better. One test per row of docs/parity.md's divergence table; where
 it is safe to run, the reference's own behaviour on the same input is shown too,
 by the heavy tier (it downloads the reference): see REFERENCE."""
 

@@ -1,6 +1,6 @@
 """Benchmark (not a test): robot-md-mcp beside the bare SDK floor, measured
 from outside the process with a stdlib JSON-RPC client, and checked against
-the budgets in the README ("Performance budgets").
+the budgets in docs/performance.md.
 
     python tests/bench/bench.py                  # everything; builds the pyz if --dist has none
     python tests/bench/bench.py --no-pyz --no-pi # the stdio part only (a minute or two)
