@@ -34,14 +34,14 @@ PY
 wheel() {
   tools
   rm -f "$DIST"/robot_md_mcp-*.whl
-  "$TOOLS/bin/python" -m build --wheel --outdir "$DIST" . >/dev/null
+  "$TOOLS/bin/python" -m build --quiet --wheel --outdir "$DIST" . >/dev/null
   ls "$DIST"/robot_md_mcp-*.whl
 }
 
 sdist() {
   tools
   rm -f "$DIST"/robot_md_mcp-*.tar.gz
-  "$TOOLS/bin/python" -m build --sdist --outdir "$DIST" . >/dev/null
+  "$TOOLS/bin/python" -m build --quiet --sdist --outdir "$DIST" . >/dev/null
   ls "$DIST"/robot_md_mcp-*.tar.gz
 }
 
