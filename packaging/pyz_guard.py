@@ -411,7 +411,8 @@ def copy_state(copy, uid):
 # <file name>_<64 hex> naming, holding _robot_md_mcp_pyz.py) go when a pyz of that file name runs,
 # or after MAX_IDLE. Other programs' folders are never touched.
 MAX_IDLE = 30 * 86400
-NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+# Never through a link; on Windows, bytes as written (a text-mode descriptor would turn \n into \r\n).
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 LEGACY_MARKER = "_robot_md_mcp_pyz.py"
 _held = []  # the open in-use file: closed (lock released) only when the process exits
 
@@ -477,7 +478,7 @@ def _recorded(mark):
     """The pyz path a copy's mark records, or None."""
     try:
         with open(mark, "rb") as f:
-            text = os.fsdecode(f.read().rstrip(b"\n"))
+            text = os.fsdecode(f.read().rstrip(b"\r\n"))
     except (OSError, ValueError):
         return None
     return text if os.path.isabs(text) else None
@@ -627,7 +628,7 @@ def _folder(path):
 def _write_member(archive, root, info):
     path = _member_path(root, info.filename)
     data = archive.read(info)  # ZipFile serialises the seek+read; inflating runs in parallel
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_BINARY", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW
     try:
         fd = os.open(path, flags, 0o600)
     except OSError:  # its folder is not there yet: make it (another thread may, too)
@@ -691,7 +692,7 @@ def unpack(pyz, copy, dirs, target):
             os.mkdir(tmp, 0o700)
             with zipfile.ZipFile(pyz) as archive:
                 _write_all(archive, tmp, _members(archive, dirs, target))
-            os.rename(tmp, copy)  # stays 0700: only this user reads it
+            _rename(tmp, copy)  # stays 0700: only this user reads it
             return True
     except (OSError, ValueError, KeyError, zipfile.BadZipfile) as error:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -699,6 +700,19 @@ def unpack(pyz, copy, dirs, target):
         raise SystemExit("%s: could not unpack to %s: %s" % (NAME, copy, _why(error)))  # noqa: B904
     except KeyboardInterrupt:  # Ctrl-C while unpacking: quietly, as the server itself does
         raise SystemExit(130)  # noqa: B904  # the next run clears the half-made .tmp
+
+
+def _rename(source, destination):
+    """os.rename, retried for a second on Windows, where a virus scanner may still hold a new file."""
+    import time
+
+    for attempt in range(10):
+        try:
+            return os.rename(source, destination)
+        except OSError:
+            if sys.platform != "win32" or attempt == 9:
+                raise
+            time.sleep(0.1)
 
 
 def _members(archive, dirs, target):
