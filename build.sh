@@ -1,37 +1,70 @@
 #!/usr/bin/env bash
-# Build inputs and outputs of robot-md-mcp.
-#   ./build.sh wheel           dist/*.whl
-#   ./build.sh pyz             dist/robot-md-mcp.pyz for Linux/macOS/Windows x CPython 3.10-3.14 (shiv),
-#                              one slim pyz per platform+CPython, dist/SHA256SUMS (packaging/build_pyz.py)
+# Build robot-md-mcp's release files into $DIST (default dist/).
+#   ./build.sh                 the release set: universal and slim pyz, wheel, sdist, SHA256SUMS of them all
+#   ./build.sh pyz             robot-md-mcp.pyz for Linux/macOS/Windows x CPython 3.10-3.14 and one slim pyz
+#                              per platform+CPython (packaging/build_pyz.py; needs only Python)
+#   ./build.sh wheel           the wheel (pip install / pipx install)
+#   ./build.sh sdist           the source archive
 #   ./build.sh refresh-schema  copy schema.json from the pinned robot-md release (then review the diff)
+#   ./build.sh help            this text
+# Each verb that makes release files rewrites $DIST/SHA256SUMS for all of them there.
 # PYTHON picks the interpreter (default python3), DIST the output folder (default dist).
-# pyz keeps downloaded wheels in .cache/wheels and its tools in .cache/pyz-venv (both reused).
+# Downloaded wheels stay in .cache/wheels and the build tools in .cache/build-venv (both reused).
 set -euo pipefail
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
 DIST=${DIST:-dist}
 ROBOT_MD_PIN="robot-md==1.10.6"
 SCHEMA_IN_WHEEL="robot_md/schemas/v1/robot.schema.json"
+TOOLS=".cache/build-venv"
+TOOL_PINS=(shiv==1.0.8 packaging==26.3 build==1.6.1)
+
+tools() {  # the build's own tools, pinned, in a venv of their own (PEP 668 systems refuse --user installs)
+  if ! "$TOOLS/bin/python" - "${TOOL_PINS[@]}" 2>/dev/null <<'PY'; then
+import sys
+from importlib.metadata import version
+assert all(version(n) == v for n, v in (pin.split("==") for pin in sys.argv[1:]))
+PY
+    echo "build tools: making $TOOLS (${TOOL_PINS[*]})"
+    "$PY" -m venv "$TOOLS"
+    "$TOOLS/bin/python" -m pip install --quiet --disable-pip-version-check "${TOOL_PINS[@]}"
+  fi
+}
 
 wheel() {
-  rm -rf "$DIST"/*.whl
-  "$PY" -m pip wheel --quiet --no-deps --wheel-dir "$DIST" .
-  ls -l "$DIST"
+  tools
+  rm -f "$DIST"/robot_md_mcp-*.whl
+  "$TOOLS/bin/python" -m build --quiet --wheel --outdir "$DIST" . >/dev/null
+  ls "$DIST"/robot_md_mcp-*.whl
+}
+
+sdist() {
+  tools
+  rm -f "$DIST"/robot_md_mcp-*.tar.gz
+  "$TOOLS/bin/python" -m build --quiet --sdist --outdir "$DIST" . >/dev/null
+  ls "$DIST"/robot_md_mcp-*.tar.gz
 }
 
 pyz() {
-  local work venv=.cache/pyz-venv
+  local work
   work=$(mktemp -d)
   trap 'rm -rf "$work"' RETURN
-  # The build's own tools, pinned, in a venv of their own (reused; PEP 668 systems refuse --user installs).
-  if ! "$venv/bin/python" -c 'from importlib.metadata import version as v
-assert (v("shiv"), v("packaging")) == ("1.0.8", "26.3")' 2>/dev/null; then
-    "$PY" -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check shiv==1.0.8 packaging==26.3
-  fi
-  "$venv/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir "$work" .
-  "$venv/bin/python" packaging/build_pyz.py --project-wheel "$work"/robot_md_mcp-*.whl --dist "$DIST" \
+  tools
+  "$TOOLS/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir "$work" .
+  "$TOOLS/bin/python" packaging/build_pyz.py --project-wheel "$work"/robot_md_mcp-*.whl --dist "$DIST" \
     --cache .cache/wheels
+}
+
+sums() {  # SHA256SUMS of every release file in $DIST (portable: no sha256sum on macOS)
+  "$PY" - "$DIST" <<'PY'
+import hashlib, pathlib, sys
+dist = pathlib.Path(sys.argv[1])
+patterns = ("robot-md-mcp*.pyz", "robot_md_mcp-*.whl", "robot_md_mcp-*.tar.gz")
+files = sorted((p for pattern in patterns for p in dist.glob(pattern)), key=lambda p: p.name)
+sums = "".join(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n" for p in files)
+(dist / "SHA256SUMS").write_text(sums)
+print(f"{dist}/SHA256SUMS: {len(files)} files")
+PY
 }
 
 refresh_schema() {
@@ -49,9 +82,15 @@ PY
   git diff --stat -- schema.json || true
 }
 
-case "${1:-}" in
-  wheel) wheel ;;
-  pyz) pyz ;;
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+
+case "${1:-release}" in
+  release) pyz && wheel && sdist && sums ;;
+  pyz) pyz && sums ;;
+  wheel) wheel && sums ;;
+  sdist) sdist && sums ;;
+  # a future `mcpb` verb (the MCP Bundle) goes here, and into `release` above
   refresh-schema) refresh_schema ;;
-  *) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  help | -h | --help) usage ;;
+  *) usage >&2; exit 2 ;;
 esac

@@ -1,15 +1,17 @@
 """Build robot-md-mcp's zipapps: dist/robot-md-mcp.pyz for every supported machine, plus one slim pyz
-per (platform, CPython) target and dist/SHA256SUMS. Run by `./build.sh pyz` inside a build venv that
-holds shiv==1.0.8 and packaging.
+per (platform, CPython) target. Run by `./build.sh pyz` (which then writes dist/SHA256SUMS) inside a
+build venv that holds shiv==1.0.8 and packaging.
 
 1. For each target, the pins of constraints.txt whose markers hold there, as wheels from the cache
    (pip download --no-deps only for what the cache lacks), checked to be closed under Requires-Dist.
 2. Read the wheels, dropping what is never imported (tests, stubs, most of pywin32), and merge all
    targets into one site-packages tree: a distribution whose files agree everywhere is shared; one
-   whose files differ under the same path goes to `_platform/<dir>/` directories that the .pth hook
-   (pyz_hook.py) puts first on sys.path for the matching interpreter. Only native code may differ
-   within one release; any other difference fails the build.
-3. shiv --reproducible zips the tree, with pyz_guard.py as the zip's __main__.py.
+   whose files differ under the same path goes to `_platform/<dir>/` directories.
+   The pyz's entry (pyz_guard.py) puts the matching ones first on sys.path. Only native code may
+   differ within one release; any other difference fails the build.
+3. shiv's command line zips the tree; finish() rewrites that zip with zipfile: sorted members, fixed
+   dates, the slim pyz's bytecode added, and pyz_guard.py as the zip's __main__.py (shiv's own
+   __main__.py and bootstrap are left out: no shiv code runs in the pyz, and none is patched).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import fnmatch
+import functools
 import hashlib
 import json
 import os
@@ -25,9 +28,11 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -56,7 +61,6 @@ PLATFORMS = {
 SYSTEM = {"linux": ("Linux", "posix"), "darwin": ("Darwin", "posix"), "win32": ("Windows", "nt")}
 TARGETS = [(plat, py) for plat in PLATFORMS for py in PYTHONS]
 NATIVE = (".so", ".pyd", ".dll", ".dylib")
-HOOK = "_robot_md_mcp_pyz"  # pyz_guard.MARKER is HOOK + ".py"
 
 # Never imported when serving: test suites, type stubs, bytecode, and the wheel bookkeeping that
 # differs per wheel build (RECORD, WHEEL, SBOMs; a zipapp is never pip-uninstalled).
@@ -136,15 +140,24 @@ def resolution_file(target: tuple[str, str], cache: Path) -> Path:
     return cache / "resolved" / f"{target_name(target)}-{key}.txt"
 
 
-def resolve(target: tuple[str, str], cache: Path) -> list[Path]:
-    """The wheels of target's pins, as `pip download --no-deps` picks them (pip ranks wheel tags by
-    the order of --platform). Reused from the cache when the same inputs picked them before, so the
-    result never depends on which other wheels happen to be cached."""
+def cached(target: tuple[str, str], cache: Path) -> list[Path] | None:
+    """The wheels the same inputs picked for target before, if all are still in the cache."""
     listing = resolution_file(target, cache)
     if listing.exists():
         wheels = [cache / name for name in listing.read_text().split()]
         if all(w.exists() for w in wheels):
             return wheels
+    return None
+
+
+def resolve(target: tuple[str, str], cache: Path) -> list[Path]:
+    """The wheels of target's pins, as `pip download --no-deps` picks them (pip ranks wheel tags by
+    the order of --platform). Reused from the cache when the same inputs picked them before, so the
+    result never depends on which other wheels happen to be cached."""
+    wheels = cached(target, cache)
+    if wheels is not None:
+        return wheels
+    listing = resolution_file(target, cache)
     plat, py = target
     pins = pins_for(target)
     with tempfile.TemporaryDirectory(dir=cache) as tmp:  # then atomic moves: parallel runs never clash
@@ -168,6 +181,37 @@ def resolve(target: tuple[str, str], cache: Path) -> list[Path]:
     return [cache / name for name in names]
 
 
+def download_all(cache: Path, jobs: int) -> dict[tuple[str, str], list[Path]]:
+    """{target: its wheels}, downloading what the cache lacks on `jobs` threads, and saying so: a
+    first build fetches a few hundred MB."""
+    missing = [t for t in TARGETS if cached(t, cache) is None]
+    if missing:
+        print(
+            f"wheels: {len(TARGETS) - len(missing)} of {len(TARGETS)} targets cached; downloading", flush=True
+        )
+    started = iter(range(1, len(missing) + 1))
+    finished = iter(range(1, len(missing) + 1))
+    lock = threading.Lock()
+
+    def one(target: tuple[str, str]) -> list[Path]:
+        if target in missing:
+            with lock:
+                print(
+                    f"  downloading wheels for {target_name(target)} ({next(started)} of {len(missing)})",
+                    flush=True,
+                )
+        wheels = resolve(target, cache)
+        if target in missing:
+            size = sum(w.stat().st_size for w in wheels) / 1e6
+            with lock:
+                count = f"{next(finished)} of {len(missing)}"
+                print(f"  wheels for {target_name(target)} ready, {size:.0f} MB ({count})", flush=True)
+        return wheels
+
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        return dict(zip(TARGETS, pool.map(one, TARGETS), strict=True))
+
+
 def _abis(wheel: Path) -> set[str]:
     return {t.abi for t in parse_wheel_filename(wheel.name)[3]}
 
@@ -179,8 +223,7 @@ def wheels_for_all(
     lacks. An abi3 wheel (cryptography) is taken as the platform's oldest CPython takes it, so all
     CPythons share one build."""
     cache.mkdir(parents=True, exist_ok=True)
-    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        resolved = dict(zip(TARGETS, pool.map(lambda t: resolve(t, cache), TARGETS), strict=True))
+    resolved = download_all(cache, jobs)
     chosen: dict[tuple[str, str], list[Path]] = {}
     for (plat, py), wheels in resolved.items():
         oldest = {parse_wheel_filename(w.name)[0]: w for w in resolved[(plat, PYTHONS[0])]}
@@ -290,8 +333,13 @@ def wheel_files(wheel: Path, cpu: int | None = None) -> dict[str, tuple[str, str
     return _files_cache[(wheel, cpu)]
 
 
-def plan(wheels: dict[tuple[str, str], list[Path]]) -> dict[tuple[str, str], tuple[Path, str, int | None]]:
-    """{(dir, path): (wheel, member)}: dir "" is the shared tree, else "_platform/<key>"."""
+Layout = dict[tuple[str, str], tuple[Path, str, int | None]]
+Users = dict[tuple[str, str], set[tuple[str, str]]]
+
+
+def plan(wheels: dict[tuple[str, str], list[Path]]) -> tuple[Layout, Users]:
+    """{(dir, path): (wheel, member, Mac CPU)}: dir "" is the shared tree, else "_platform/<key>";
+    and {(dir, path): the targets that use it}."""
     targets = sorted(wheels)
     trees: dict[str, dict[tuple[str, str], dict[str, tuple]]] = defaultdict(dict)
     owner: dict[str, str] = {}
@@ -308,13 +356,15 @@ def plan(wheels: dict[tuple[str, str], list[Path]]) -> dict[tuple[str, str], tup
                 if path in entry and entry[path][0] != digest:
                     raise BuildError(f"{target_name(t)}: two wheels install different {path}")
                 entry[path] = (digest, wheel, member, cpu)
-    layout: dict[tuple[str, str], tuple[Path, str, int | None]] = {}
+    layout: Layout = {}
+    users: Users = defaultdict(set)
     for top in sorted(trees):
         for key, group in place(top, trees[top], targets).items():
             for t in group:
                 for path, (_, wheel, member, cpu) in trees[top][t].items():
                     layout[(key, path)] = (wheel, member, cpu)
-    return layout
+                    users[(key, path)].add(t)
+    return layout, users
 
 
 def _consistent(tree: dict, group: list) -> bool:
@@ -387,7 +437,7 @@ def _check_differences(top: str, tree: dict, present: list) -> None:
                 )
 
 
-def write_tree(layout: dict[tuple[str, str], tuple[Path, str, int | None]], site: Path) -> None:
+def write_tree(layout: Layout, site: Path) -> None:
     by_wheel: dict[Path, list[tuple[str, str, int | None]]] = defaultdict(list)
     for (key, path), (wheel, member, cpu) in layout.items():
         by_wheel[wheel].append((f"{key}/{path}" if key else path, member, cpu))
@@ -398,13 +448,6 @@ def write_tree(layout: dict[tuple[str, str], tuple[Path, str, int | None]], site
                 out.parent.mkdir(parents=True, exist_ok=True)
                 out.write_bytes(read(z, member, cpu))
                 out.chmod(0o755 if dest.endswith(NATIVE) else 0o644)  # not the builder's umask
-    for name in (HOOK + ".py", HOOK + ".pth"):
-        if (site / name).exists():
-            raise BuildError(f"a wheel installs {name}, which the pyz hook needs")
-    shutil.copyfile(HERE / "pyz_hook.py", site / (HOOK + ".py"))
-    (site / (HOOK + ".pth")).write_text(f"import {HOOK}; {HOOK}.activate()\n")
-    for name in (HOOK + ".py", HOOK + ".pth"):
-        (site / name).chmod(0o644)
 
 
 # --- 3. zip ----------------------------------------------------------------------------------------
@@ -436,19 +479,81 @@ def guard_targets(wheels: dict[tuple[str, str], list[Path]]) -> dict[str, dict]:
     return info
 
 
-def shiv(site: Path, out: Path, targets: dict[str, dict]) -> None:
-    import shiv.builder
-    import shiv.cli
+ENTRY_PLACEHOLDERS = (
+    "TARGETS = {}  # build_pyz.py fills this in",
+    'BUILD_ID = "0" * 16  # build_pyz.py fills this in',
+)
+INDEX = "robot-md-mcp-pyz.json"  # pyz_guard.INDEX
+DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
+SHEBANG = b"#!/usr/bin/env python3\n"
 
-    guard = (HERE / "pyz_guard.py").read_text()
-    placeholder = "TARGETS = {}  # build_pyz.py fills this in"
-    assert placeholder in guard
-    guard = guard.replace(placeholder, f"TARGETS = {json.dumps(targets, sort_keys=True)}")
-    # shiv 1.0.8 writes MAIN_TEMPLATE.format(module=..., fn=...) as the zip's __main__.py.
-    shiv.builder.MAIN_TEMPLATE = guard.replace("{", "{{").replace("}", "}}")
-    args = ["--site-packages", str(site), "-e", "robot_md_mcp:main", "-o", str(out)]
-    args += ["--reproducible", "--compressed", "-p", "/usr/bin/env python3"]
-    shiv.cli.main.main(args=args, standalone_mode=False)
+
+def shiv(site: Path, out: Path) -> None:
+    """Zip the tree with shiv's documented command line, uncompressed: finish() compresses once."""
+    cmd = [sys.executable, "-m", "shiv", "--site-packages", str(site), "--reproducible"]
+    cmd += ["-e", "robot_md_mcp:main", "-p", "/usr/bin/env python3", "-o", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode:
+        raise BuildError(f"shiv failed: {(done.stdout + done.stderr)[-2000:]}")
+
+
+def entry(targets: dict[str, dict], build_id: str) -> bytes:
+    """pyz_guard.py with this build's targets and id: the pyz's __main__.py."""
+    text = (HERE / "pyz_guard.py").read_text()
+    for placeholder in ENTRY_PLACEHOLDERS:
+        if text.count(placeholder) != 1:
+            raise BuildError(f"pyz_guard.py must hold `{placeholder}` once")
+    text = text.replace(ENTRY_PLACEHOLDERS[0], f"TARGETS = {json.dumps(targets, sort_keys=True)}")
+    return text.replace(ENTRY_PLACEHOLDERS[1], f'BUILD_ID = "{build_id}"').encode()
+
+
+def members(shiv_zip: zipfile.ZipFile, site: Path) -> dict[str, tuple[int, Callable[[], bytes]]]:
+    """{name: (external_attr, read)}: shiv's site-packages members, plus the bytecode in site (shiv
+    leaves .pyc files out) under site-packages/ with shiv's file mode. shiv's own __main__.py,
+    _bootstrap/ and environment.json are left out: nothing of shiv runs in our pyz."""
+    found: dict[str, tuple[int, Callable[[], bytes]]] = {
+        i.filename: (i.external_attr, functools.partial(shiv_zip.read, i))
+        for i in shiv_zip.infolist()
+        if i.filename.startswith("site-packages/")
+    }
+    for pyc in site.rglob("*.pyc"):
+        found[f"site-packages/{pyc.relative_to(site).as_posix()}"] = (0o100644 << 16, pyc.read_bytes)
+    return found
+
+
+def index(users: Users, targets: list[tuple[str, str]]) -> bytes:
+    """INDEX: {"only": {member: the targets that use it}} for the members not every target uses
+    (Linux and Windows extensions share the tree, their names differing per CPython and CPU): a
+    first run unpacks only what its own interpreter loads."""
+    everyone = set(targets)
+    only = {
+        "site-packages/" + (f"{key}/{path}" if key else path): sorted(map(target_name, group))
+        for (key, path), group in users.items()
+        if group != everyone
+    }
+    return json.dumps({"only": only}, sort_keys=True, separators=(",", ":")).encode()
+
+
+def finish(shiv_out: Path, site: Path, out: Path, targets: dict[str, dict], pyz_index: bytes) -> None:
+    """Rewrite shiv's zip as the pyz: sorted members with fixed dates, deflated, the index, and our
+    entry (pyz_guard.py) as __main__.py, with a build id that digests everything it unpacks."""
+    with zipfile.ZipFile(shiv_out) as shiv_zip:
+        found = members(shiv_zip, site)
+        found[INDEX] = (0o100644 << 16, lambda: pyz_index)
+        digest = hashlib.sha256(entry(targets, "0" * 16))
+        for name in sorted(found):
+            data = found[name][1]()
+            digest.update(b"%d:%s:%d:" % (len(name), name.encode(), len(data)) + data)
+        main = ("__main__.py", (0o100644 << 16, functools.partial(entry, targets, digest.hexdigest()[:16])))
+        with out.open("wb") as f:
+            f.write(SHEBANG)
+            with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
+                for name, (attr, read) in [main, *sorted(found.items())]:
+                    info = zipfile.ZipInfo(name, DATE)
+                    info.compress_type = zipfile.ZIP_DEFLATED
+                    info.external_attr = attr
+                    archive.writestr(info, read())
+    out.chmod(0o755)
 
 
 def interpreters() -> dict[str, str]:
@@ -485,25 +590,15 @@ def compile_bytecode(site: Path, python: str) -> None:
         raise BuildError(f"compiling bytecode with {python} failed: {(done.stdout + done.stderr)[-2000:]}")
 
 
-def append_bytecode(out: Path, site: Path) -> None:
-    """shiv leaves .pyc files out of the zip; add them under site-packages/ as shiv adds files
-    (sorted, fixed timestamps, deflated), after the zip it wrote. Its bootstrap unpacks them."""
-    with zipfile.ZipFile(out, "a", compression=zipfile.ZIP_DEFLATED) as archive:
-        for pyc in sorted(site.rglob("*.pyc"), key=str):
-            info = zipfile.ZipInfo(f"site-packages/{pyc.relative_to(site).as_posix()}", (1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            archive.writestr(info, pyc.read_bytes())
-
-
 def build_one(wheels: dict[tuple[str, str], list[Path]], out: Path, bytecode: str | None = None) -> Path:
     with tempfile.TemporaryDirectory() as work:
         site = Path(work) / "site"
-        write_tree(plan(wheels), site)
-        shiv(site, out, guard_targets(wheels))
+        layout, users = plan(wheels)
+        write_tree(layout, site)
+        shiv(site, Path(work) / "shiv.pyz")
         if bytecode:
             compile_bytecode(site, bytecode)
-            append_bytecode(out, site)
+        finish(Path(work) / "shiv.pyz", site, out, guard_targets(wheels), index(users, sorted(wheels)))
     return out
 
 
@@ -543,6 +638,7 @@ def main() -> int:
                 for t in TARGETS
             ]
         )
+        print(f"building the universal pyz and {len(jobs)} slim ones", flush=True)
         with concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1) as pool:
             slim = pool.map(_build_slim, jobs)
             build_one(wheels, args.dist / "robot-md-mcp.pyz")
@@ -551,8 +647,6 @@ def main() -> int:
         print(f"build_pyz: {e}", file=sys.stderr)
         return 1
     pyzs = sorted(args.dist.glob("robot-md-mcp*.pyz"))
-    sums = "".join(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n" for p in pyzs)
-    (args.dist / "SHA256SUMS").write_text(sums)
     for p in pyzs:
         print(f"{p.stat().st_size / 1e6:7.1f} MB  {p}")
     print(f"built {len(pyzs)} pyz in {time.monotonic() - started:.0f} s")

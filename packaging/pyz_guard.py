@@ -1,29 +1,40 @@
 # -*- coding: utf-8 -*-
-# The robot-md-mcp pyz's own __main__.py (build_pyz.py installs it in place of shiv's two-line one).
-#
-# It runs before shiv's bootstrap, which needs CPython 3.8+ syntax and would otherwise unpack ~100 MB
-# before failing with an opaque ImportError on an interpreter the pyz has no binaries for. So:
-#   1. check the interpreter and platform; if the pyz cannot serve them, print ONE line and exit 1
-#      (this file therefore parses on CPython 2.7 and 3.x: no f-strings, no annotations);
-#   2. pick the unpack root (SHIV_ROOT, else ~/.shiv, else a private cache dir) and say so once;
-#   3. mark our unpacked copy "in use" and prune older unpacked copies of robot-md-mcp;
-#   4. record the chosen platform for the .pth hook and `--version`, then hand over to shiv, with
-#      its unpacking done on several threads (extract_site_packages below).
+# The robot-md-mcp pyz's entry: the zip's __main__.py, written into the zip by build_pyz.py (shiv only
+# zips the site-packages tree; nothing of shiv runs). It parses on CPython 2.7 and 3.x (no f-strings,
+# annotations, keyword-only arguments, `raise ... from`), so that an interpreter the pyz cannot serve
+# gets ONE clear line instead of a SyntaxError or an opaque ImportError. In order:
+#   1. check the interpreter and platform (check()); if this file cannot serve them: one line, exit 1;
+#   2. choose the unpack root: SHIV_ROOT, else ~/.shiv, else $XDG_CACHE_HOME/shiv, else
+#      <temp>/shiv-<uid> - a real folder (no symbolic link anyone but root controls) that only this
+#      user can change (safe_dir());
+#   3. mark our unpacked copy, <root>/robot-md-mcp_<build id>_<platform>-cp3XY, in use; prune unused ones;
+#   4. first run: unpack the members this interpreter runs (the shared tree and its platform
+#      directories, not every platform's), under a lock, on several threads, into <copy>.tmp, then
+#      one rename; refuse a copy someone else made;
+#   5. put the platform directories (most specific first), then the shared tree, on sys.path, record
+#      sys.robot_md_mcp_pyz, and exit with robot_md_mcp.main()'s code.
 import os
 import sys
 
 NAME = "robot-md-mcp"
 # {platform key: {"pythons": ["3.10", ...], "glibc": [2, 17] or "macos": [11, 0]}}, filled in per build.
 TARGETS = {}  # build_pyz.py fills this in
-# A file only our builds put at the root of their unpacked site-packages: how pruning tells our
-# unpacked copies from other shiv apps' (never touched).
-MARKER = "_robot_md_mcp_pyz.py"
-# Unpacked copies of a differently named pyz (another version kept on purpose) are pruned only after
-# this long unused; copies of the same file name (an updated download) as soon as nothing uses them.
-OTHER_NAME_MAX_IDLE = 30 * 86400
+# A digest of everything this file unpacks (and of this file): names the unpacked copy.
+BUILD_ID = "0" * 16  # build_pyz.py fills this in
+# Beside this file in the zip: {"only": {member: [the targets that use it]}} for the members not every
+# target uses (read on a first run only).
+INDEX = "robot-md-mcp-pyz.json"
 SYSTEMS = {"linux": "Linux", "darwin": "macOS", "win32": "Windows"}
 # Aliases for platform.machine() spellings of the same CPU.
 MACHINES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}
+INSTALL = {
+    "darwin": "install Python 3.12 from python.org or `brew install python`",
+    "win32": "install 64-bit Python 3.12 from python.org or the Microsoft Store",
+    "linux": "install a 64-bit python3.11+ from your distribution, or `uv python install 3.12`",
+}
+
+
+# --- 1. can this file serve this interpreter? ----------------------------------------------------
 
 
 def platform_key(sys_platform, machine, pointer_bits):
@@ -54,6 +65,64 @@ def _version_tuple(text):
     return tuple(parts) if len(parts) == 2 else None
 
 
+def _system_problem(target, libc, os_release):
+    """Why this system cannot load the target's binaries (C library, macOS version), or None."""
+    if "glibc" in target:
+        if libc[0] != "glibc":
+            return "needs glibc: on musl (Alpine) use a glibc system or `pipx install %s`" % NAME
+        if (_version_tuple(libc[1]) or (0, 0)) < tuple(target["glibc"]):
+            return "needs glibc %d.%d+, this system has %s; try `pipx install %s`" % (
+                tuple(target["glibc"]) + (libc[1], NAME)
+            )
+    if "macos" in target:
+        release = _version_tuple(os_release or "0.0") or (0, 0)
+        if release == (10, 16):  # what macOS 11+ reports to programs built with an old SDK
+            release = (11, 0)
+        if release < tuple(target["macos"]):
+            return "needs macOS %d.%d+; try `pipx install %s`" % (tuple(target["macos"]) + (NAME,))
+    return None
+
+
+def is_slim(targets):
+    """A slim pyz serves one platform and one CPython."""
+    return len(targets) == 1 and len(next(iter(targets.values()))["pythons"]) == 1
+
+
+def _python_command(version, sys_platform):
+    return ("py -" if sys_platform == "win32" else "python") + version
+
+
+def _on_path(pythons, path):
+    """`python3.X` for the newest of pythons found on the PATH string path, or None."""
+    for version in sorted(pythons, key=_version_tuple, reverse=True):
+        for folder in (path or "").split(os.pathsep):
+            candidate = os.path.join(folder, "python" + version)
+            if folder and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return "python" + version
+    return None
+
+
+def _advice(key, target, sys_platform, version, targets, path):
+    """What to do instead, when this file cannot serve the interpreter (the system itself is fine)."""
+    if target and is_slim(targets):  # the right system, the wrong interpreter
+        return "run it with %s, or download %s.pyz (the universal file)" % (
+            _python_command(target["pythons"][0], sys_platform),
+            NAME,
+        )
+    if target and sys_platform != "win32":
+        found = _on_path(target["pythons"], path)
+        if found:
+            return "run it with %s (it is on your PATH)" % found
+    if key and not target:  # a platform the universal file serves, not this slim one
+        return "download %s.pyz (the universal file), or the slim file for CPython %d.%d on %s" % (
+            (NAME,) + tuple(version[:2]) + (key,)
+        )
+    for system, hint in sorted(INSTALL.items()):
+        if sys_platform.startswith(system):
+            return hint
+    return "`pipx install %s` may work where Python and a C compiler exist" % NAME
+
+
 def check(
     implementation,
     version,
@@ -64,57 +133,38 @@ def check(
     os_release,
     free_threaded,
     targets=None,
+    path=None,
 ):
-    """(key, None) if this pyz can serve the interpreter described, else (None, what to install).
-
-    libc is platform.libc_ver() on Linux (('', '') on musl); os_release is the macOS version."""
+    """(key, None) if this pyz can serve the interpreter described, else (None, one line saying what
+    to do). libc is platform.libc_ver() on Linux (('', '') on musl); os_release is the macOS version;
+    path is the PATH to look for a CPython this file can serve (default: the real one)."""
     targets = TARGETS if targets is None else targets
+    path = os.environ.get("PATH", "") if path is None else path
     key = platform_key(sys_platform, machine, pointer_bits)
     target = targets.get(key) if key else None
-    if sys_platform == "darwin":
-        hint = "install Python 3.12 from python.org or `brew install python`"
-    elif sys_platform == "win32":
-        hint = "install 64-bit Python 3.12 from python.org or the Microsoft Store"
-    elif sys_platform.startswith("linux"):
-        hint = "install a 64-bit python3.11+ from your distribution, or `uv python install 3.12`"
-    else:
-        hint = "`pipx install %s` may work where Python and a C compiler exist" % NAME
-    if target and "glibc" in target:
-        if libc[0] != "glibc":
-            hint = "needs glibc: on musl (Alpine) use a glibc system or `pipx install %s`" % NAME
-            target = None
-        elif (_version_tuple(libc[1]) or (0, 0)) < tuple(target["glibc"]):
-            hint = "needs glibc %d.%d+, this system has %s; try `pipx install %s`" % (
-                tuple(target["glibc"]) + (libc[1], NAME)
-            )
-            target = None
-    if target and "macos" in target:
-        release = _version_tuple(os_release or "0.0") or (0, 0)
-        if release == (10, 16):  # what macOS 11+ reports to programs built with an old SDK
-            release = (11, 0)
-        if release < tuple(target["macos"]):
-            hint = "needs macOS %d.%d+; try `pipx install %s`" % (tuple(target["macos"]) + (NAME,))
-            target = None
+    problem = _system_problem(target, libc, os_release) if target else None
     want = "%d.%d" % tuple(version[:2])
-    if target and implementation == "cpython" and want in target["pythons"] and not free_threaded:
-        return key, None
+    if target and not problem and implementation == "cpython" and want in target["pythons"]:
+        if not free_threaded:
+            return key, None
     flavour = implementation if implementation == "cpython" else implementation + " (not CPython)"
     if free_threaded:
         flavour += " free-threaded"
-    return None, "%s: needs %s; this is %s %s %s on %s %s - %s" % (
+    return None, "%s: %s %s; this is %s %s %s on %s %s - %s" % (
         NAME,
+        "this file is for" if is_slim(targets) else "needs",
         supported(targets),
         sys.executable or "python",
         flavour,
         ".".join(map(str, version[:3])),
         sys_platform,
         machine or "?",
-        hint,
+        problem or _advice(key, target, sys_platform, version, targets, path),
     )
 
 
 def supported(targets):
-    """`CPython 3.10-3.14 on Linux (x86_64, aarch64; glibc 2.17+), macOS (...) or Windows (amd64)`."""
+    """`64-bit CPython 3.10-3.14 on Linux (x86_64, aarch64; glibc 2.17+), macOS (...) or Windows (amd64)`."""
     pythons = sorted(set(p for t in targets.values() for p in t["pythons"]), key=_version_tuple)
     span = pythons[0] if len(pythons) == 1 else pythons[0] + "-" + pythons[-1]
     places = []
@@ -156,88 +206,256 @@ def describe_this_interpreter():
 
 
 def platform_dirs(key, version):
-    """The platform directories (relative to site-packages, most specific first) for a target; the
-    .pth hook puts those that exist ahead of the shared tree."""
+    """The platform directories (relative to site-packages, most specific first) for a target; those
+    that exist go ahead of the shared tree on sys.path."""
     py = "cp%d%d" % tuple(version[:2])
     return ["_platform/%s-%s" % (key, py), "_platform/" + key, "_platform/" + py]
 
 
-def _private_dir(path):
-    """Create path (0700) if needed; True if it is a directory we alone can write. A directory under
-    the shared temp dir that someone else owns or can write could hand us their code to run."""
-    try:
-        if not os.path.isdir(path):
-            os.makedirs(path, 0o700)
-        if not os.access(path, os.W_OK | os.X_OK):
-            return False
-        if hasattr(os, "getuid"):
-            st = os.stat(path)
-            return st.st_uid == os.getuid() and not st.st_mode & 0o022
-        return True
-    except OSError:
+def target_name(key, version):
+    """linux-x86_64-cp312: a platform key and a CPython, as the build names its targets."""
+    return "%s-cp%d%d" % (key, version[0], version[1])
+
+
+def copy_name(build_id, key, version):
+    """The unpacked copy's folder name: one per build, platform and CPython (another CPython on the
+    same machine gets its own copy, with its own platform directories)."""
+    return "%s_%s_%s" % (NAME, build_id, target_name(key, version))
+
+
+def wanted(member, dirs, target="", only=None):
+    """True for a zip member the interpreter of target (e.g. linux-x86_64-cp312) runs: of the
+    platform directories only dirs, and of the shared tree what the index only (INDEX) does not
+    reserve for other targets. Other platforms' compiled files are most of the universal pyz."""
+    parts = member.split("/")
+    if parts[0] != "site-packages" or len(parts) < 2 or member.endswith("/"):
         return False
+    if only and member in only:
+        return target in only[member]
+    return parts[1] != "_platform" or (len(parts) > 3 and "_platform/" + parts[2] in dirs)
 
 
-def unpack_root(environ):
-    """(root, None) where shiv should unpack, or (None, message). SHIV_ROOT wins; else ~/.shiv (shiv's
-    default); else $XDG_CACHE_HOME/shiv; else <temp>/shiv-<user> - so a read-only or missing HOME works."""
+# --- 2. where to unpack: a folder no other user can change ---------------------------------------
+# Another local user must not be able to put code where we import it from. So every folder the pyz
+# unpacks into or imports from is reached by walking its path from / with lstat (never following a
+# link blindly): each folder on the way is owned by root or us and writable by no one else unless it
+# is sticky (/tmp: then others cannot rename what we own in it); a symbolic link is followed only if
+# root owns it (macOS's /tmp and /var, Fedora Atomic's /home: only root could have made it or can
+# change it); the folder itself is owned by us and writable by no one else. What goes on sys.path is
+# the real path that was checked, so retargeting a link afterwards changes nothing.
+
+
+def _parts(path):
+    return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+
+
+def _trusted_dir(path, st, uid):
+    """Why a folder on the way cannot be trusted, or None."""
+    import stat
+
+    if st.st_uid not in (0, uid):
+        return "%s belongs to another user (uid %d)" % (path, st.st_uid)
+    if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+        return "%s can be changed by other users (mode %o)" % (path, stat.S_IMODE(st.st_mode))
+    return None
+
+
+def _lstat_or_make(path):
+    """os.lstat(path), making path (0700) first if it does not exist."""
+    import errno
+
+    try:
+        return os.lstat(path)
+    except OSError as error:
+        if error.errno != errno.ENOENT:
+            raise
+    try:
+        os.mkdir(path, 0o700)
+    except OSError as error:
+        if error.errno != errno.EEXIST:  # lost a race: look at what is there now
+            raise
+    return os.lstat(path)
+
+
+def safe_dir(path, uid):
+    """(real path, None) if path is (or can be made) a folder that only uid and root can change,
+    else (None, why). uid None (Windows): only made and checked to be a folder."""
+    import stat
+
+    if uid is None:
+        try:
+            if not os.path.isdir(path):
+                os.makedirs(path)
+            return os.path.abspath(path), None
+        except OSError as error:
+            return None, "cannot make %s: %s" % (path, error.strerror)
+    real, todo, links = "/", _parts(os.path.abspath(path)), 0
+    while todo:
+        name = todo.pop(0)
+        if name == "..":
+            real = os.path.dirname(real)
+            continue
+        here = os.path.join(real, name)
+        try:
+            problem = _trusted_dir(real, os.lstat(real), uid)
+            st = None if problem else _lstat_or_make(here)
+        except OSError as error:
+            return None, "cannot make %s: %s" % (here, error.strerror)
+        if problem:
+            return None, problem
+        if stat.S_ISLNK(st.st_mode):
+            links += 1
+            if st.st_uid != 0 or links > 40:
+                return None, "%s is a symbolic link (set SHIV_ROOT to a real folder)" % here
+            target = os.readlink(here)
+            real = "/" if target.startswith("/") else real
+            todo = _parts(target) + todo
+        elif not stat.S_ISDIR(st.st_mode):
+            return None, "%s is not a folder" % here
+        else:
+            real = here
+    return _own_dir(real, uid)
+
+
+def _own_dir(real, uid):
+    import stat
+
+    try:
+        st = os.lstat(real)
+    except OSError as error:
+        return None, "cannot use %s: %s" % (real, error.strerror)
+    if st.st_uid != uid:
+        return None, "%s belongs to another user (uid %d)" % (real, st.st_uid)
+    if st.st_mode & 0o022:
+        return None, "%s can be changed by other users (mode %o; `chmod go-w` it)" % (
+            real,
+            stat.S_IMODE(st.st_mode),
+        )
+    return real, None
+
+
+def home_dir(environ):
+    """HOME, else the passwd entry's home, else None (a uid with no passwd entry, HOME unset)."""
+    if environ.get("HOME"):
+        return environ["HOME"]
+    if sys.platform == "win32":
+        return os.path.expanduser("~")
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_dir or None
+    except (ImportError, KeyError):
+        return None
+
+
+def root_candidates(environ, home, uid):
+    """Where to unpack, in order: SHIV_ROOT alone if set; else ~/.shiv (shiv's default),
+    $XDG_CACHE_HOME/shiv, <temp>/shiv-<uid> - so a read-only or missing home still works."""
     if environ.get("SHIV_ROOT"):
-        return environ["SHIV_ROOT"], None
+        return [os.path.expanduser(environ["SHIV_ROOT"])]
     import tempfile
 
-    user = str(os.getuid()) if hasattr(os, "getuid") else environ.get("USERNAME", "user")
-    candidates = []
-    if environ.get("HOME") or sys.platform == "win32":
-        candidates.append(os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".shiv"))
+    user = str(uid) if uid is not None else environ.get("USERNAME", "user")
+    candidates = [os.path.join(home, ".shiv")] if home else []
     if environ.get("XDG_CACHE_HOME"):
         candidates.append(os.path.join(environ["XDG_CACHE_HOME"], "shiv"))
-    candidates.append(os.path.join(tempfile.gettempdir(), "shiv-" + user))
-    for path in candidates:
-        if _private_dir(path):
-            return path, None
-    return None, "%s: no writable folder to unpack into (tried %s); set SHIV_ROOT to one" % (
+    return candidates + [os.path.join(tempfile.gettempdir(), "shiv-" + user)]
+
+
+def unpack_root(environ, uid, home=None):
+    """(real root, skipped) with the reasons the candidates before it were passed over, or
+    (None, one line) if none will do."""
+    home = home_dir(environ) if home is None else home
+    skipped = []
+    for candidate in root_candidates(environ, home, uid):
+        real, problem = safe_dir(candidate, uid)
+        if real:
+            return real, skipped
+        skipped.append(problem)
+    if environ.get("SHIV_ROOT"):
+        return None, "%s: cannot unpack into SHIV_ROOT: %s" % (NAME, skipped[0])
+    return None, "%s: no safe folder to unpack into (%s); set SHIV_ROOT to a folder only you can write" % (
         NAME,
-        ", ".join(candidates),
+        "; ".join(skipped),
     )
 
 
-# --- marking our unpacked copy in use, pruning unused ones -------------------------------------------
-# Rule: an unpacked copy <root>/<name>_<build id> is removed only if (1) it holds MARKER (it is ours),
-# (2) it is not the one this process uses, (3) no process holds its "<copy>.in-use" file - every run
-# holds its own copy's from before shiv looks at the copy until the process exits (a shared flock on
-# POSIX; on Windows an open handle, which makes deleting the file fail) - and (4) it came from a pyz of
-# the same file name, or went unused (in-use file untouched) for OTHER_NAME_MAX_IDLE.
+def copy_state(copy, uid):
+    """("absent"|"ready", None), or (None, why the existing copy is refused). Its name is
+    predictable: one that someone else made, or that others can change, is never imported from."""
+    import stat
+
+    for path in (copy, os.path.join(copy, "site-packages")):
+        try:
+            st = os.lstat(path)
+        except OSError:
+            if path == copy:
+                return "absent", None
+            return None, "%s: %s is incomplete (no site-packages): remove it" % (NAME, copy)
+        if not stat.S_ISDIR(st.st_mode):
+            return None, "%s: refusing %s: not a folder (a link?): remove it" % (NAME, path)
+        if uid is not None and st.st_uid != uid:
+            return None, "%s: refusing %s: another user (uid %d) made it: remove it" % (NAME, path, st.st_uid)
+        if uid is not None and st.st_mode & 0o022:
+            why = "others can change it (mode %o)" % stat.S_IMODE(st.st_mode)
+            return None, "%s: refusing %s: %s: remove it" % (NAME, path, why)
+    return "ready", None
+
+
+# --- 3. marking our unpacked copy in use, pruning unused ones -------------------------------------
+# Every run holds "<copy>.in-use" from before it looks at its copy until the process exits (a shared
+# flock on POSIX; on Windows an open handle, which makes deleting the file fail), and writes into it
+# the path of the pyz it runs from. An unpacked copy of ours is removed only if no process holds its
+# mark and (a) the same pyz path now holds a different build (an update), or (b) the pyz it came from
+# is gone, or (c) it went unused for MAX_IDLE. Copies unpacked by older pyz (shiv's
+# <file name>_<64 hex> naming, holding _robot_md_mcp_pyz.py) go when a pyz of that file name runs,
+# or after MAX_IDLE. Other programs' folders are never touched.
+MAX_IDLE = 30 * 86400
+# Never through a link; on Windows, bytes as written (a text-mode descriptor would turn \n into \r\n).
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+LEGACY_MARKER = "_robot_md_mcp_pyz.py"
 _held = []  # the open in-use file: closed (lock released) only when the process exits
 
 
-def hold(copy_dir):
-    """Take our copy's in-use mark; returns when held (waits out a pruner deleting that copy)."""
-    path = copy_dir + ".in-use"
+def _fcntl():
+    try:
+        import fcntl
+
+        return fcntl
+    except ImportError:  # Windows
+        return None
+
+
+def hold(copy, source):
+    """Take our copy's in-use mark (waits out a pruner deleting that copy) and record source in it."""
+    path = copy + ".in-use"
+    fcntl = _fcntl()
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            import fcntl
-        except ImportError:  # Windows: an open handle is the mark
-            _held.append(fd)
-            os.utime(path, None)
-            return
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
+        if fcntl is None:
+            break
         fcntl.flock(fd, fcntl.LOCK_SH)
         try:
             same = os.path.samestat(os.fstat(fd), os.stat(path))
         except OSError:
             same = False
         if same:  # not unlinked by a pruner while we waited: the mark is real
-            _held.append(fd)
-            os.utime(path, None)
-            return
+            break
         os.close(fd)
+    _held.append(fd)
+    data = os.fsencode(source) + b"\n"
+    current = os.pread(fd, len(data) + 1, 0) if hasattr(os, "pread") else b""
+    if current != data:
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, 0)
+        os.write(fd, data)
+    os.utime(path, None)
 
 
-def _try_claim(mark):
-    """Exclusive hold on another copy's in-use file, or None while any process uses that copy."""
-    try:
-        import fcntl
-    except ImportError:
+def _claim(mark):
+    """An exclusive hold on another copy's in-use mark, or None while any process uses that copy."""
+    fcntl = _fcntl()
+    if fcntl is None:
         try:
             if os.path.exists(mark):
                 os.remove(mark)  # fails while a process has it open
@@ -245,7 +463,7 @@ def _try_claim(mark):
         except OSError:
             return None
     try:
-        fd = os.open(mark, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(mark, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
     except OSError:
         return None
     try:
@@ -256,56 +474,103 @@ def _try_claim(mark):
         return None
 
 
-def prune(root, ours, now=None):
-    """Remove unused unpacked copies of robot-md-mcp under root (see the rule above); best effort."""
+def _recorded(mark):
+    """The pyz path a copy's mark records, or None."""
+    try:
+        with open(mark, "rb") as f:
+            text = os.fsdecode(f.read().rstrip(b"\r\n"))
+    except (OSError, ValueError):
+        return None
+    return text if os.path.isabs(text) else None
+
+
+def stale(name, ours, source, recorded, idle):
+    """Whether the unused copy `name` should go (the rule above), for the run using copy `ours`
+    from the pyz at source; recorded is the pyz path its mark records; idle is seconds unused."""
     import re
-    import shutil
+
+    if idle >= MAX_IDLE:
+        return True
+    found = re.match(r"^%s_([0-9a-f]{16})_.+-cp\d+$" % re.escape(NAME), name)
+    if found:
+        build = re.match(r"^%s_([0-9a-f]{16})_" % re.escape(NAME), ours)
+        if recorded is None:
+            return False
+        replaced = recorded == source and not (build and build.group(1) == found.group(1))
+        return replaced or not os.path.exists(recorded)
+    legacy = re.match(r"^(.+)_[0-9a-f]{64}$", name)
+    return bool(legacy) and legacy.group(1) == os.path.basename(source)
+
+
+def _prunable(root, name):
+    """(copy, mark) if root/name is one of our unpacked copies (or a leftover .tmp of one), else None."""
+    import re
+
+    copy = os.path.join(root, name)
+    found = re.match(r"^(%s_[0-9a-f]{16}_.+-cp\d+)(\.tmp|\.in-use|\.lock)?$" % re.escape(NAME), name)
+    if found:
+        copy = os.path.join(root, found.group(1))
+        return copy, copy + ".in-use"
+    if re.match(r"^.+_[0-9a-f]{64}$", name) and os.path.isfile(
+        os.path.join(copy, "site-packages", LEGACY_MARKER)
+    ):
+        return copy, copy + ".in-use"
+    return None
+
+
+def prune(root, ours, source, now=None):
+    """Remove unused unpacked copies under root (see the rule above); best effort. Returns their names."""
     import time
 
     now = time.time() if now is None else now
-    our_name = os.path.basename(ours).rsplit("_", 1)[0]
     removed = []
     try:
         names = sorted(os.listdir(root))
     except OSError:
         return removed
     for name in names:
-        copy = os.path.join(root, name)
-        found = re.match(r"^(.+)_[0-9a-f]{64}$", name)
-        if not found or copy == ours or not os.path.isfile(os.path.join(copy, "site-packages", MARKER)):
+        found = _prunable(root, name)
+        if not found or found[0] == ours or os.path.basename(found[0]) in removed:
             continue
-        mark = copy + ".in-use"
-        if found.group(1) != our_name:
-            try:
-                idle = now - os.stat(mark if os.path.exists(mark) else copy).st_mtime
-            except OSError:
-                continue
-            if idle < OTHER_NAME_MAX_IDLE:
-                continue
-        fd = _try_claim(mark)
-        if fd is None:
-            continue
+        copy, mark = found
         try:
-            doomed = copy + ".pruning-%d" % os.getpid()
-            os.rename(copy, doomed)  # atomic: a new run of that build now re-extracts instead
-            shutil.rmtree(doomed, ignore_errors=True)
-            for leftover in (mark, os.path.join(root, "." + name + "_lock")):
-                if os.path.exists(leftover):
-                    os.remove(leftover)
-            removed.append(name)
+            idle = now - os.lstat(mark if os.path.lexists(mark) else copy).st_mtime
         except OSError:
-            pass
-        finally:
-            if fd >= 0:
-                os.close(fd)
+            continue
+        if stale(os.path.basename(copy), os.path.basename(ours), source, _recorded(mark), idle):
+            if _remove_copy(root, copy, mark):
+                removed.append(os.path.basename(copy))
     return removed
 
 
-# --- unpacking: shiv's extract_site_packages, on several threads -------------------------------------
-# shiv 1.0.8 extracts ~1,550 files one after another, and on a first run that is most of the wait
-# (1.1 s of 3.2 s on a 2-core VM, mostly creating files). zlib and file writes release the GIL, so
-# other threads can create files meanwhile. Same contract as shiv's: under shiv's own lock file,
-# into <copy>.tmp, then one rename, so a run killed midway leaves no half-unpacked copy in use.
+def _remove_copy(root, copy, mark):
+    import shutil
+
+    fd = _claim(mark)
+    if fd is None:
+        return False
+    try:
+        for path in (copy, copy + ".tmp"):
+            if os.path.isdir(path) and not os.path.islink(path):
+                doomed = "%s.pruning-%d" % (path, os.getpid())
+                os.rename(path, doomed)  # atomic: a new run of that build now unpacks anew
+                shutil.rmtree(doomed, ignore_errors=True)
+        legacy_lock = os.path.join(root, "." + os.path.basename(copy) + "_lock")
+        for leftover in (copy + ".lock", legacy_lock, mark):
+            if os.path.lexists(leftover):
+                os.remove(leftover)
+        return True
+    except OSError:
+        return False
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+# --- 4. unpacking: under a lock, on several threads, into <copy>.tmp, then one rename -------------
+# Extracting ~1,550 files one after another is most of a first run's wait, mostly creating files;
+# zlib and file writes release the GIL, so other threads create files meanwhile. A run killed midway
+# leaves only <copy>.tmp, which the next run (holding the lock) clears.
 
 
 def unpack_threads(cpus):
@@ -313,8 +578,39 @@ def unpack_threads(cpus):
     return max(2, min(6, cpus or 2))
 
 
+class _Lock(object):
+    """An exclusive lock on a file (flock, or msvcrt on Windows), held for a `with` block."""
+
+    def __init__(self, path):
+        self.path = path
+        self.fd = -1
+
+    def __enter__(self):
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
+        fcntl = _fcntl()
+        if fcntl is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+            return self
+        import msvcrt
+        import time
+
+        while True:
+            try:
+                msvcrt.locking(self.fd, msvcrt.LK_NBLCK, 1)
+                return self
+            except OSError:
+                time.sleep(0.05)
+
+    def __exit__(self, *exc):
+        if _fcntl() is None:
+            import msvcrt
+
+            msvcrt.locking(self.fd, msvcrt.LK_UNLCK, 1)
+        os.close(self.fd)
+
+
 def _member_path(root, name):
-    """Where a zip member goes; only names inside root (shiv's own zips never have others)."""
+    """Where a zip member goes; only names inside root (our own zips never have others)."""
     parts = name.rstrip("/").split("/")
     if name.startswith("/") or "\\" in name or ".." in parts or ":" in parts[0]:
         raise ValueError("refusing %r: it names a place outside the unpack folder" % name)
@@ -323,10 +619,28 @@ def _member_path(root, name):
 
 def _folder(path):
     try:
-        os.makedirs(path)
+        os.makedirs(path, 0o755)
     except OSError:
         if not os.path.isdir(path):
             raise
+
+
+def _write_member(archive, root, info):
+    path = _member_path(root, info.filename)
+    data = archive.read(info)  # ZipFile serialises the seek+read; inflating runs in parallel
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError:  # its folder is not there yet: make it (another thread may, too)
+        _folder(os.path.dirname(path))
+        fd = os.open(path, flags, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+    os.chmod(path, (info.external_attr >> 16) & 0o755 or 0o644)  # the modes the build recorded
 
 
 def _write_members(archive, root, queue, failures):
@@ -336,73 +650,19 @@ def _write_members(archive, root, queue, failures):
                 info = queue.pop()
             except IndexError:
                 return
-            path = _member_path(root, info.filename)
-            if info.filename.endswith("/"):
-                _folder(path)
-                continue
-            data = archive.read(info)  # ZipFile serialises the seek+read; inflating runs in parallel
-            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
-            try:
-                fd = os.open(path, flags, 0o600)
-            except OSError:  # its folder is not there yet: make it (another thread may, too)
-                _folder(os.path.dirname(path))
-                fd = os.open(path, flags, 0o600)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-            finally:
-                os.close(fd)
-            mode = info.external_attr >> 16
-            if mode:
-                os.chmod(path, mode & 0o7777)  # as shiv does: the permissions the pyz recorded
+            _write_member(archive, root, info)
     except BaseException as error:  # handed to the main thread, which raises it
         failures.append(error)
 
 
-def extract_site_packages(archive, target_path, compile_pyc=False, compile_workers=0, force=False):
-    """Drop-in for shiv's _bootstrap.extract_site_packages (same arguments and result), except that
-    a failure (a full disk, say) is one line on stderr and exit 1, not a traceback."""
-    import shutil
-
-    from _bootstrap.filelock import FileLock
-
-    target = str(target_path)
-    parent = os.path.dirname(target)
-    tmp = target + ".tmp"
-    try:
-        if not os.path.isdir(parent):
-            os.makedirs(parent)
-        with FileLock(os.path.join(parent, "." + os.path.basename(target) + "_lock")):
-            if os.path.exists(target) and not force:
-                return  # another run unpacked it while we waited for the lock
-            shutil.rmtree(tmp, ignore_errors=True)  # left by a run killed midway (we hold the lock)
-            _unpack(archive, tmp)
-            if compile_pyc:
-                import compileall
-
-                compileall.compile_dir(tmp, quiet=2, workers=compile_workers)
-            if os.path.exists(target):
-                shutil.rmtree(target)
-            shutil.move(tmp, target)
-    except (OSError, ValueError) as error:
-        shutil.rmtree(tmp, ignore_errors=True)
-        # one line, no traceback (and no `raise ... from`: this file parses on CPython 2.7)
-        raise SystemExit("%s: could not unpack to %s: %s" % (NAME, target, error))  # noqa: B904
-    except KeyboardInterrupt:  # Ctrl-C while unpacking: quietly, as the server itself does
-        raise SystemExit(130)  # noqa: B904  # the next run clears the half-made .tmp
-
-
-def _unpack(archive, root):
+def _write_all(archive, root, members):
     import threading
 
-    members = [i for i in archive.infolist() if i.filename.startswith("site-packages")]
-    # list.pop() is atomic; the smallest are popped last, so the threads finish together
-    queue = sorted(members, key=lambda i: i.file_size)
+    queue = sorted(members, key=lambda i: i.file_size)  # list.pop() is atomic; the smallest go last
     failures = []
     threads = [
         threading.Thread(target=_write_members, args=(archive, root, queue, failures))
-        for _ in range(unpack_threads(os.cpu_count() if hasattr(os, "cpu_count") else 2))
+        for _ in range(unpack_threads(os.cpu_count()))
     ]
     for thread in threads:
         thread.daemon = True  # Ctrl-C ends the run at once; the next run clears the leftovers
@@ -413,41 +673,133 @@ def _unpack(archive, root):
         raise failures[0]
 
 
-def main():
-    this = describe_this_interpreter()
-    key, problem = check(**this)
-    if problem:
-        sys.stderr.write(problem + "\n")
-        sys.exit(1)
-    root, problem = unpack_root(os.environ)
-    if problem:
-        sys.stderr.write(problem + "\n")
-        sys.exit(1)
-    os.environ["SHIV_ROOT"] = root  # what shiv's bootstrap reads
-    import json
+def unpack(pyz, copy, dirs, target):
+    """Unpack the members of pyz that target (with platform directories dirs) runs as copy: under
+    copy's lock, into copy.tmp, then one rename. False if another run unpacked it meanwhile. A
+    failure (a full disk, say) is one line and exit 1; Ctrl-C is exit 130, quietly."""
+    import shutil
     import zipfile
 
-    with zipfile.ZipFile(sys.argv[0]) as archive:
-        build_id = json.loads(archive.read("environment.json").decode("utf-8"))["build_id"]
-    # shiv's own naming: <root>/<resolved pyz file name>_<build id>
-    ours = os.path.join(
-        os.path.expanduser(root), os.path.basename(os.path.realpath(sys.argv[0])) + "_" + build_id
-    )
+    tmp = copy + ".tmp"
     try:
-        hold(ours)
-        prune(os.path.expanduser(root), ours)
+        with _Lock(copy + ".lock"):
+            if os.path.lexists(copy):
+                return False  # another run unpacked it while we waited for the lock
+            if os.path.isdir(tmp) and not os.path.islink(tmp):  # a run killed midway (we hold the lock)
+                shutil.rmtree(tmp)
+            elif os.path.lexists(tmp):
+                os.remove(tmp)
+            os.mkdir(tmp, 0o700)
+            with zipfile.ZipFile(pyz) as archive:
+                _write_all(archive, tmp, _members(archive, dirs, target))
+            _rename(tmp, copy)  # stays 0700: only this user reads it
+            return True
+    except (OSError, ValueError, KeyError, zipfile.BadZipfile) as error:
+        shutil.rmtree(tmp, ignore_errors=True)
+        # one line, no traceback (and no `raise ... from`: this file parses on CPython 2.7)
+        raise SystemExit("%s: could not unpack to %s: %s" % (NAME, copy, _why(error)))  # noqa: B904
+    except KeyboardInterrupt:  # Ctrl-C while unpacking: quietly, as the server itself does
+        raise SystemExit(130)  # noqa: B904  # the next run clears the half-made .tmp
+
+
+def _rename(source, destination):
+    """os.rename, retried for a second on Windows, where a virus scanner may still hold a new file."""
+    import time
+
+    for attempt in range(10):
+        try:
+            return os.rename(source, destination)
+        except OSError:
+            if sys.platform != "win32" or attempt == 9:
+                raise
+            time.sleep(0.1)
+
+
+def _members(archive, dirs, target):
+    import json
+
+    names = set(archive.namelist())
+    only = json.loads(archive.read(INDEX).decode("utf-8"))["only"] if INDEX in names else {}
+    return [i for i in archive.infolist() if wanted(i.filename, dirs, target, only)]
+
+
+def _why(error):
+    return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+
+
+# --- 5. sys.path, and handing over -----------------------------------------------------------------
+
+
+def activate(site_dir, dirs):
+    """Put the platform directories of dirs that exist (most specific first), then the shared tree,
+    on sys.path ahead of the interpreter's own site-packages, running their .pth files (pywin32's) as
+    site.addsitedir does. Returns the platform directories used."""
+    import site
+
+    used = [d for d in dirs if os.path.isdir(os.path.join(site_dir, *d.split("/")))]
+    length = len(sys.path)
+    index = length
+    for i, entry in enumerate(sys.path):
+        if os.path.basename(entry.rstrip("/\\")) in ("site-packages", "dist-packages"):
+            index = i
+            break
+    for folder in [os.path.join(site_dir, *d.split("/")) for d in used] + [site_dir]:
+        site.addsitedir(folder)
+    sys.path[:] = sys.path[:index] + sys.path[length:] + sys.path[index:length]
+    return used
+
+
+def entry_point(environ):
+    """robot_md_mcp.main, or what SHIV_ENTRY_POINT (module:function) names - as a shiv pyz allows;
+    the benchmark runs its floor server through the same pyz that way. Child processes do not
+    inherit the override."""
+    import importlib
+
+    spec = environ.pop("SHIV_ENTRY_POINT", None) or "robot_md_mcp:main"
+    module, _, function = spec.partition(":")
+    return getattr(importlib.import_module(module), function or "main")
+
+
+def _prepare(this, key):
+    """Steps 2-4: the real path of our unpacked site-packages (unpacked now if needed)."""
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    root, skipped = unpack_root(os.environ, uid)
+    if root is None:
+        raise SystemExit(skipped)  # here the one line saying why
+    copy = os.path.join(root, copy_name(BUILD_ID, key, this["version"]))
+    pyz = os.path.abspath(sys.argv[0])
+    try:
+        hold(copy, pyz)
+        prune(root, copy, pyz)
     except OSError:
         pass  # marking and pruning are housekeeping: never a reason not to start
-    if not os.path.isdir(os.path.join(ours, "site-packages")):
-        sys.stderr.write(
-            "%s: first run of this build: unpacking to %s (takes a few seconds, once)\n" % (NAME, ours)
-        )
-    # For the .pth hook (platform directories) and `robot-md-mcp --version`.
-    sys.robot_md_mcp_pyz = {"platform": key, "dirs": platform_dirs(key, this["version"])}
-    import _bootstrap
+    state, problem = copy_state(copy, uid)
+    if state == "absent":
+        notice = "%s: first run of this build: unpacking to %s (takes a few seconds, once)" % (NAME, copy)
+        passed = " (passed over: %s)" % "; ".join(skipped) if skipped else ""
+        sys.stderr.write(notice + passed + "\n")
+        unpack(pyz, copy, platform_dirs(key, this["version"]), target_name(key, this["version"]))
+        state, problem = copy_state(copy, uid)
+    if problem:
+        raise SystemExit(problem)
+    return os.path.join(copy, "site-packages")
 
-    _bootstrap.extract_site_packages = extract_site_packages
-    _bootstrap.bootstrap()
+
+def main():
+    try:
+        this = describe_this_interpreter()
+        key, problem = check(**this)
+        if problem:
+            raise SystemExit(problem)
+        site_dir = _prepare(this, key)
+        dirs = platform_dirs(key, this["version"])
+        used = activate(site_dir, dirs)
+        # `robot-md-mcp --version` names the platform; sys.argv[0] stays the pyz (launch_command()).
+        sys.robot_md_mcp_pyz = {"platform": key, "dirs": dirs, "used": used, "site": site_dir}
+        run = entry_point(os.environ)
+    except KeyboardInterrupt:
+        raise SystemExit(130)  # noqa: B904
+    sys.exit(run())
 
 
 if __name__ == "__main__":
