@@ -135,11 +135,6 @@ class Source:
 
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, or a ManifestError that says what is wrong in words."""
-    return read_file(path)[0]
-
-
-def read_file(path: Path) -> tuple[bytes, os.stat_result]:
-    """read_bytes, plus the fstat of the file those bytes came from."""
     try:
         # Non-blocking open, then fstat: a FIFO (or a file swapped for one)
         # must not hang the server, and stat-then-open would race.
@@ -160,7 +155,7 @@ def read_file(path: Path) -> tuple[bytes, os.stat_result]:
         raise ManifestError(
             f"file is larger than the {MAX_MANIFEST_BYTES // 1024} KiB limit", path, about_file=True
         )
-    return data, st
+    return data
 
 
 def _read_limited(f: Any, size_hint: int) -> bytes:
@@ -2887,20 +2882,6 @@ def _is_jsonc(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def merged_config(text: str | None, key: str, name: str, entry: dict[str, Any]) -> tuple[str | None, str]:
-    """The config's new text with `entry` under key/name, and "added",
-    "updated" or "unchanged" (then the text is None: nothing to write)."""
-
-    def add(servers: dict[str, Any]) -> str | None:
-        if servers.get(name) == entry:
-            return None
-        status = "updated" if name in servers else "added"
-        servers[name] = entry
-        return status
-
-    return edited_config(text, key, add, f'paste the entry printed below into its "{key}" object by hand')
 
 
 def edited_config(
