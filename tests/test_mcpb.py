@@ -157,7 +157,16 @@ def test_without_node_the_build_says_so_in_one_line(tmp_path: Path) -> None:
 
 # --- heavy: build, unpack, run as a host does ------------------------------------------------
 
-UV = Path(sys.executable).with_name("uv" + (".exe" if sys.platform == "win32" else ""))
+
+def uv_binary() -> Path:
+    """The uv the test extra installed (beside python in a venv; under Scripts on Windows)."""
+    try:
+        from uv import find_uv_bin
+    except ImportError:
+        need(False, "uv (in the test extra)")
+    return Path(find_uv_bin())
+
+
 # How this machine reaches PyPI (an organisation's CA or proxy or index), passed on as a host's
 # environment would carry it; nothing else of ours is.
 NETWORK_ENV = (
@@ -194,11 +203,11 @@ def built(tmp_path_factory) -> Path:
 def host_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """A host's environment: PATH holding only uv and uvx, a home and uv cache of its own, the
     current interpreter for uv to use (so it does not download CPython)."""
-    need(UV.exists(), "uv (in the test extra)")
+    uv = uv_binary()
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for tool in ("uv", "uvx"):
-        source = UV.with_name(tool + UV.suffix)
+        source = uv.with_name(tool + uv.suffix)
         if source.exists():
             shutil.copy2(source, bin_dir / source.name)
     env = {
@@ -293,7 +302,7 @@ def test_bundle_pins_close_the_dependency_set(tmp_path: Path) -> None:
     allows) holds exactly the pinned distributions at the pinned versions: nothing unpinned."""
     (tmp_path / "pyproject.toml").write_text(build_mcpb.bundle_pyproject(), encoding="utf-8")
     done = subprocess.run(
-        [str(UV), "lock", "--directory", str(tmp_path)],
+        [str(uv_binary()), "lock", "--directory", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=600,
