@@ -124,27 +124,41 @@ def module_version(source: str | None = None) -> str:
 def _table(tree: ast.Module, table: str, cls: str) -> list[dict[str, Any]]:
     """The literal fields of each `cls(...)` entry of the dict `table` (e.g. TOOLS of Tool)."""
     fields = next(
-        [s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
-        for node in tree.body
-        if isinstance(node, ast.ClassDef) and node.name == cls
+        (
+            [
+                s.target.id
+                for s in node.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+            ]
+            for node in tree.body
+            if isinstance(node, ast.ClassDef) and node.name == cls
+        ),
+        None,
     )
     value = next(
-        node.value
-        for node in tree.body
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == table
+        (
+            node.value
+            for node in tree.body
+            if isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == table
+        ),
+        None,
     )
+    if fields is None or value is None:
+        raise SystemExit(f"build_mcpb: no class {cls} or no {table}: ... = {{...}} in {MODULE.name}")
     calls = [
         node
         for node in ast.walk(value)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == cls
     ]
-    entries = []
+    entries: list[dict[str, Any]] = []
     for call in sorted(calls, key=lambda node: (node.lineno, node.col_offset)):
         named = {
             **dict(zip(fields, call.args, strict=False)),
             **{k.arg: k.value for k in call.keywords if k.arg},
         }
-        entry = {}
+        entry: dict[str, Any] = {}
         for key in ("name", "title", "description", "arguments"):
             if key in named:
                 try:

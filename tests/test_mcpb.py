@@ -322,3 +322,11 @@ def test_icon_is_what_draw_icon_draws(tmp_path: Path) -> None:
     out = tmp_path / "icon.png"
     subprocess.run([sys.executable, str(MCPB_DIR / "draw_icon.py"), str(out)], check=True, timeout=300)
     assert out.read_bytes() == (MCPB_DIR / "icon.png").read_bytes()
+
+
+def test_a_table_entry_that_is_not_a_literal_is_named() -> None:
+    source = (ROOT / "robot_md_mcp.py").read_text(encoding="utf-8")
+    changed = source.replace('name="render",', 'name="ren" + "der",', 1)
+    assert changed != source
+    with pytest.raises(SystemExit, match=r"TOOLS entry field 'name' is not a literal .*line \d+"):
+        build_mcpb.tables(changed)
