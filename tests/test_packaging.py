@@ -45,6 +45,31 @@ def test_wheel_layout(wheel: Path) -> None:
     assert "robot-md-mcp = robot_md_mcp:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
+def test_wheel_holds_exactly_the_package_and_its_metadata(wheel: Path) -> None:
+    """What PyPI gets: the module as a package, its schema, __main__, and dist-info with the
+    license file (PEP 639) and the metadata PyPI shows; nothing else."""
+    dist_info = f"robot_md_mcp-{rmm.__version__}.dist-info"
+    with zipfile.ZipFile(wheel) as built:
+        names = set(built.namelist())
+        metadata = built.read(f"{dist_info}/METADATA").decode()
+        license_text = built.read(f"{dist_info}/licenses/LICENSE")
+    assert names == {
+        "robot_md_mcp/__init__.py",
+        "robot_md_mcp/schema.json",
+        "robot_md_mcp/__main__.py",
+        *(f"{dist_info}/{name}" for name in ("METADATA", "WHEEL", "RECORD", "entry_points.txt")),
+        f"{dist_info}/licenses/LICENSE",
+    }
+    assert license_text == (ROOT / "LICENSE").read_bytes()
+    headers = metadata.split("\n\n", 1)[0].splitlines()
+    assert "License-Expression: Apache-2.0" in headers
+    assert "License-File: LICENSE" in headers
+    assert "Project-URL: Repository, https://github.com/robot-md/robot-md-mcp" in headers
+    assert "Requires-Python: >=3.10" in headers
+    for minor in range(10, 15):
+        assert f"Classifier: Programming Language :: Python :: 3.{minor}" in headers
+
+
 def test_installed_package_finds_its_schema(wheel: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     subprocess.run(

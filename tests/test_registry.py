@@ -1,0 +1,147 @@
+"""The MCP Registry entry (server.json, and the build's dist/server.json with the bundle):
+valid against the registry's schema, versions equal to the module's, every name and URL derived
+from the one Repository URL in pyproject.toml."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, need
+from jsonschema import Draft7Validator
+
+import robot_md_mcp as rmm
+
+sys.path.insert(0, str(ROOT / "packaging"))
+import build_mcpb
+
+SCHEMA = json.loads((ROOT / "packaging" / "registry" / "server.schema.json").read_text(encoding="utf-8"))
+SERVER_JSON = ROOT / "server.json"
+MCP_NAME_LINE = "mcp-name: io.github.robot-md/robot-md-mcp"
+
+
+def schema_errors(document: dict) -> list[str]:
+    """Draft 7, as the schema declares (format: uri is not checked without a format checker)."""
+    return [f"{list(e.absolute_path)}: {e.message}" for e in Draft7Validator(SCHEMA).iter_errors(document)]
+
+
+def root_server_json() -> dict:
+    return json.loads(SERVER_JSON.read_text(encoding="utf-8"))
+
+
+def test_the_schema_copy_is_the_2025_09_29_one() -> None:
+    assert SCHEMA["$id"] == build_mcpb.REGISTRY_SCHEMA
+    assert SCHEMA["$id"] == "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json"
+    Draft7Validator.check_schema(SCHEMA)
+
+
+def test_server_json_is_valid() -> None:
+    server = root_server_json()
+    assert schema_errors(server) == []
+    assert server["$schema"] == SCHEMA["$id"]
+    assert len(server["description"]) <= 100
+
+
+def test_server_json_is_what_the_build_writes() -> None:
+    """Committed server.json = `python packaging/build_mcpb.py --server-json` (never edited by hand)."""
+    assert SERVER_JSON.read_text(encoding="utf-8") == build_mcpb.dump(build_mcpb.server_json())
+
+
+def test_versions_are_the_module_version() -> None:
+    server = root_server_json()
+    assert server["version"] == rmm.__version__
+    assert [p["version"] for p in server["packages"]] == [rmm.__version__]
+
+
+def test_the_pypi_package_takes_the_manifest_path() -> None:
+    (pypi,) = root_server_json()["packages"]
+    assert pypi["registryType"] == "pypi" and pypi["identifier"] == "robot-md-mcp"
+    assert pypi["transport"] == {"type": "stdio"}
+    (argument,) = pypi["packageArguments"]
+    assert argument["type"] == "positional" and argument["format"] == "filepath"
+    assert argument["isRequired"] is True and argument["valueHint"]
+
+
+def test_every_name_and_url_derives_from_the_repository_url() -> None:
+    urls = build_mcpb.project()["urls"]
+    repository = urls["Repository"]
+    assert repository == "https://github.com/robot-md/robot-md-mcp"
+    for key in ("Homepage", "Issues", "Changelog"):
+        assert urls[key] == repository or urls[key].startswith(repository + "/"), key
+    owner, repo = repository.removeprefix("https://github.com/").split("/")
+    server = root_server_json()
+    assert server["name"] == f"io.github.{owner}/{repo}" == "io.github.robot-md/robot-md-mcp"
+    assert server["repository"] == {"url": repository, "source": "github"}
+    assert build_mcpb.manifest()["repository"]["url"] == repository
+    assert build_mcpb.release_url(rmm.__version__) == (
+        f"{repository}/releases/download/v{rmm.__version__}/robot-md-mcp.mcpb"
+    )
+    assert build_mcpb.github_repository() == f"{owner}/{repo}"
+    assert MCP_NAME_LINE == f"mcp-name: {server['name']}"
+
+
+def test_the_release_workflow_checks_the_repository_the_same_way() -> None:
+    """release.yml compares github.repository with what build_mcpb.py derives (no second copy)."""
+    workflow = (ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8")
+    assert "python packaging/build_mcpb.py --repository" in workflow
+    assert "robot-md/robot-md-mcp" not in workflow
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "packaging" / "build_mcpb.py"), "--repository"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == "robot-md/robot-md-mcp\n"
+
+
+def test_dist_server_json_adds_the_bundle() -> None:
+    digest = hashlib.sha256(b"a bundle").hexdigest()
+    server = build_mcpb.server_json(digest)
+    assert schema_errors(server) == []
+    pypi, mcpb = server["packages"]
+    assert pypi == root_server_json()["packages"][0]
+    assert {k: v for k, v in server.items() if k != "packages"} == {
+        k: v for k, v in root_server_json().items() if k != "packages"
+    }
+    assert mcpb == {
+        "registryType": "mcpb",
+        "identifier": f"https://github.com/robot-md/robot-md-mcp/releases/download/v{rmm.__version__}/robot-md-mcp.mcpb",
+        "version": rmm.__version__,
+        "fileSha256": digest,
+        "transport": {"type": "stdio"},
+    }
+
+
+def test_the_schema_refuses_a_bundle_without_a_real_hash() -> None:
+    server = build_mcpb.server_json("not-a-hash")
+    assert any("fileSha256" in e for e in schema_errors(server))
+
+
+def test_readme_carries_the_registry_ownership_line() -> None:
+    """The MCP Registry accepts the PyPI package only if its README (PyPI's description) names the
+    server: `mcp-name: <name>` (an HTML comment is enough)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert MCP_NAME_LINE in readme, f"README.md must carry <!-- {MCP_NAME_LINE} -->"
+
+
+@pytest.mark.heavy
+def test_the_built_dist_server_json(tmp_path: Path) -> None:
+    """A real build: dist/server.json is valid and names the bundle built beside it by its sha256."""
+    need(shutil.which("npx") is not None, "Node.js with npx (the mcpb CLI)")
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "packaging" / "build_mcpb.py"), "--dist", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    server = json.loads((tmp_path / "server.json").read_text(encoding="utf-8"))
+    assert schema_errors(server) == []
+    digest = hashlib.sha256((tmp_path / "robot-md-mcp.mcpb").read_bytes()).hexdigest()
+    assert [p.get("fileSha256") for p in server["packages"]] == [None, digest]
+    assert {p["version"] for p in server["packages"]} == {server["version"]} == {rmm.__version__}
