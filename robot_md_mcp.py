@@ -1619,26 +1619,42 @@ class LiveUpdates:
     documented way). 2026-07-28 era: the same events on `bus`, which the
     SDK's ListenHandler streams to `subscriptions/listen` clients."""
 
-    def __init__(self, manifest_file: ManifestFile, bus: Any) -> None:
+    def __init__(self, manifest_file: ManifestFile, bus: Any, forget_after: float | None = None) -> None:
         self.file = manifest_file
         self.bus = bus
-        # Per handshake-era client: a session to notify through, and the URIs it subscribed to.
-        self.clients: dict[int, tuple[Any, set[str]]] = {}
+        # Per handshake-era client: a session to notify through, the URIs it
+        # subscribed to, and when it was last heard from.
+        self.clients: dict[Any, tuple[Any, set[str], float]] = {}
+        self.forget_after = forget_after  # an HTTP session this idle is closed by the SDK
 
     def client(self, ctx: Any) -> set[str] | None:
         """The URIs this client subscribed to, registering it on first
         sight; None in the 2026 era (no standing connection: it listens)."""
+        import time
+
         from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-        # The initialize params are one object per connection: its identity names the client.
         params = ctx.session.client_params
         if params is None or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return None
-        known = self.clients.pop(id(params), None)
-        self.clients[id(params)] = known or (ctx.session, set())  # most recently active last
-        while len(self.clients) > MAX_LISTENING_CLIENTS:
+        # An HTTP client is its session id (what it ends with DELETE); on
+        # stdio the initialize params are one object per connection.
+        session_id = ctx.request.headers.get("mcp-session-id") if ctx.request is not None else None
+        key, now = session_id or id(params), time.monotonic()
+        _, subscribed, _ = self.clients.pop(key, (None, set(), now))
+        self.clients[key] = (ctx.session, subscribed, now)  # most recently heard from last
+        while self.clients and (
+            len(self.clients) > MAX_LISTENING_CLIENTS or self.idle(next(iter(self.clients.values())), now)
+        ):
             del self.clients[next(iter(self.clients))]
-        return self.clients[id(params)][1]
+        return subscribed
+
+    def idle(self, entry: tuple[Any, set[str], float], now: float) -> bool:
+        return self.forget_after is not None and now - entry[2] > self.forget_after
+
+    def forget(self, session_id: str) -> None:
+        """An HTTP session ended (the client deleted it)."""
+        self.clients.pop(session_id, None)
 
     def subscribe(self, ctx: Any, uri: str) -> None:
         subscribed = self.client(ctx)
@@ -1690,7 +1706,7 @@ class LiveUpdates:
             await self.bus.publish(ResourcesListChanged())
         for uri in updated:
             await self.bus.publish(ResourceUpdated(uri=uri))
-        for key, (session, subscribed) in list(self.clients.items()):
+        for key, (session, subscribed, _) in list(self.clients.items()):
             try:
                 if relisted:
                     await session.send_resource_list_changed()
@@ -1805,9 +1821,11 @@ async def explain_pre_initialize(ctx: Any, call_next: Any) -> Any:
         ) from None
 
 
-def build_server(manifest_file: ManifestFile, shown_path: str | None = None) -> Any:
+def build_server(
+    manifest_file: ManifestFile, shown_path: str | None = None, live: LiveUpdates | None = None
+) -> Any:
     """A low-level SDK server whose handlers are Handlers' methods; live
-    updates run while a transport serves it."""
+    updates (`live`, else made here) run while a transport serves it."""
     from mcp.server import NotificationOptions, Server
     from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
@@ -1819,7 +1837,7 @@ def build_server(manifest_file: ManifestFile, shown_path: str | None = None) -> 
             kwargs.pop("protocol_version", None)
             return super().get_capabilities(NotificationOptions(resources_changed=True), *args, **kwargs)
 
-    live = LiveUpdates(manifest_file, InMemorySubscriptionBus())
+    live = live or LiveUpdates(manifest_file, InMemorySubscriptionBus())
     handlers = Handlers(manifest_file, live, shown_path)
     server = RobotServer(
         NAME,
@@ -2219,8 +2237,11 @@ class HttpGuard:
     (421) and Origin (403) allow-lists for every request, /healthz, then the
     bearer token (401) for everything else, compared in constant time."""
 
-    def __init__(self, app: Any, listener: HttpListener) -> None:
+    def __init__(
+        self, app: Any, listener: HttpListener, on_session_end: Callable[[str], None] = print
+    ) -> None:
         self.app = app
+        self.on_session_end = on_session_end
         self.hosts = frozenset(listener.allowed_hosts)
         self.origins = frozenset(listener.allowed_origins)
         self.token = None if listener.token is None else listener.token.encode("ascii")
@@ -2251,6 +2272,9 @@ class HttpGuard:
                 return
             receive = _replayed(body, receive)
         await self.forward(scope, headers, receive, send)
+        ending = self._single(headers, b"mcp-session-id") if scope["method"] == "DELETE" else None
+        if ending is not None:
+            self.on_session_end(ending)
 
     async def forward_notification(
         self, scope: dict[str, Any], headers: Any, receive: Any, send: Any
@@ -2429,9 +2453,11 @@ def http_app(manifest_file: ManifestFile, listener: HttpListener) -> Any:
     """The ASGI app: HttpGuard in front of the SDK's Streamable HTTP app.
     Errors name the manifest by its file name: a remote client has no use
     for the server's folder layout."""
+    from mcp.server.subscriptions import InMemorySubscriptionBus
     from mcp.server.transport_security import TransportSecuritySettings
 
-    server = build_server(manifest_file, shown_path=manifest_file.path.name)
+    live = LiveUpdates(manifest_file, InMemorySubscriptionBus(), forget_after=MCP_SESSION_IDLE_SECONDS)
+    server = build_server(manifest_file, shown_path=manifest_file.path.name, live=live)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         transport_security=TransportSecuritySettings(
@@ -2443,7 +2469,7 @@ def http_app(manifest_file: ManifestFile, listener: HttpListener) -> Any:
         max_sessions=MAX_MCP_SESSIONS,
         session_idle_timeout=MCP_SESSION_IDLE_SECONDS,
     )
-    return HttpGuard(app, listener)
+    return HttpGuard(app, listener, on_session_end=live.forget)
 
 
 def uvicorn_server(app: Any) -> Any:

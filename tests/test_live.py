@@ -196,3 +196,28 @@ async def test_subscriptions_hold_only_what_this_server_serves(manifest_path) ->
             await client.subscribe_resource("test://watched-resource")  # as the conformance suite asks
             await client.subscribe_resource("robot-md://bob/safety")
             await client.unsubscribe_resource("robot-md://bob/safety")
+
+
+def test_clients_are_forgotten_when_their_http_session_ends_or_goes_idle(manifest_path) -> None:
+    """Handshake-era HTTP clients are remembered by session id, forgotten on DELETE (HttpGuard
+    calls forget) or once idle longer than the SDK keeps a session, and never beyond the cap."""
+    from types import SimpleNamespace
+
+    def ctx(session_id: str | None) -> SimpleNamespace:
+        request = None if session_id is None else SimpleNamespace(headers={"mcp-session-id": session_id})
+        session = SimpleNamespace(client_params=object())
+        return SimpleNamespace(session=session, protocol_version="2025-11-25", request=request)
+
+    live = rmm.LiveUpdates(rmm.ManifestFile(manifest_path(GOOD)), bus=None, forget_after=3600)
+    live.subscribe(ctx("s1"), "robot-md://bob/safety")
+    assert live.client(ctx("s1")) == {"robot-md://bob/safety"}  # the same session, another request
+    live.client(ctx("s2"))
+    live.forget("s1")
+    assert list(live.clients) == ["s2"]
+    live.forget_after = 0.0
+    live.client(ctx("s3"))  # s2, idle past forget_after, goes
+    assert list(live.clients) == ["s3"]
+    live.forget_after = None
+    for i in range(rmm.MAX_LISTENING_CLIENTS + 10):
+        live.client(ctx(f"many-{i}"))
+    assert len(live.clients) == rmm.MAX_LISTENING_CLIENTS
