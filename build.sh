@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Build robot-md-mcp's release files into $DIST (default dist/).
-#   ./build.sh                 the release set: universal and slim pyz, wheel, sdist, SHA256SUMS of them all
+#   ./build.sh                 the release set: universal and slim pyz, wheel, sdist, the MCP Bundle
+#                              (needs Node), dist/server.json, and SHA256SUMS of them all
 #   ./build.sh pyz             robot-md-mcp.pyz for Linux/macOS/Windows x CPython 3.10-3.14 and one slim pyz
 #                              per platform+CPython (packaging/build_pyz.py; needs only Python)
 #   ./build.sh wheel           the wheel (pip install / pipx install)
 #   ./build.sh sdist           the source archive
+#   ./build.sh mcpb            robot-md-mcp.mcpb for Claude Desktop and server.json for the MCP Registry
+#                              (packaging/build_mcpb.py; needs Node for the official mcpb CLI)
 #   ./build.sh refresh-schema  copy schema.json from the pinned robot-md release (then review the diff)
 #   ./build.sh help            this text
 # Each verb that makes release files rewrites $DIST/SHA256SUMS for all of them there.
@@ -59,7 +62,7 @@ sums() {  # SHA256SUMS of every release file in $DIST (portable: no sha256sum on
   "$PY" - "$DIST" <<'PY'
 import hashlib, pathlib, sys
 dist = pathlib.Path(sys.argv[1])
-patterns = ("robot-md-mcp*.pyz", "robot_md_mcp-*.whl", "robot_md_mcp-*.tar.gz")
+patterns = ("robot-md-mcp*.pyz", "robot_md_mcp-*.whl", "robot_md_mcp-*.tar.gz", "robot-md-mcp.mcpb")
 files = sorted((p for pattern in patterns for p in dist.glob(pattern)), key=lambda p: p.name)
 sums = "".join(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n" for p in files)
 (dist / "SHA256SUMS").write_text(sums)
@@ -82,14 +85,18 @@ PY
   git diff --stat -- schema.json || true
 }
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+mcpb() {
+  "$PY" packaging/build_mcpb.py --dist "$DIST"
+}
+
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
 
 case "${1:-release}" in
-  release) pyz && wheel && sdist && sums ;;
+  release) pyz && wheel && sdist && sums && mcpb && sums ;;
   pyz) pyz && sums ;;
   wheel) wheel && sums ;;
   sdist) sdist && sums ;;
-  # a future `mcpb` verb (the MCP Bundle) goes here, and into `release` above
+  mcpb) mcpb && sums ;;
   refresh-schema) refresh_schema ;;
   help | -h | --help) usage ;;
   *) usage >&2; exit 2 ;;
