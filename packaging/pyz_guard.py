@@ -412,7 +412,7 @@ def copy_state(copy, uid):
 # or after MAX_IDLE. Other programs' folders are never touched.
 MAX_IDLE = 30 * 86400
 # Never through a link; on Windows, bytes as written (a text-mode descriptor would turn \n into \r\n).
-NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+OPEN_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 LEGACY_MARKER = "_robot_md_mcp_pyz.py"
 _held = []  # the open in-use file: closed (lock released) only when the process exits
 
@@ -431,7 +431,7 @@ def hold(copy, source):
     path = copy + ".in-use"
     fcntl = _fcntl()
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | OPEN_FLAGS, 0o600)
         if fcntl is None:
             break
         fcntl.flock(fd, fcntl.LOCK_SH)
@@ -463,7 +463,7 @@ def _claim(mark):
         except OSError:
             return None
     try:
-        fd = os.open(mark, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
+        fd = os.open(mark, os.O_RDWR | os.O_CREAT | OPEN_FLAGS, 0o600)
     except OSError:
         return None
     try:
@@ -586,7 +586,7 @@ class _Lock(object):
         self.fd = -1
 
     def __enter__(self):
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | OPEN_FLAGS, 0o600)
         fcntl = _fcntl()
         if fcntl is not None:
             fcntl.flock(self.fd, fcntl.LOCK_EX)
@@ -628,7 +628,7 @@ def _folder(path):
 def _write_member(archive, root, info):
     path = _member_path(root, info.filename)
     data = archive.read(info)  # ZipFile serialises the seek+read; inflating runs in parallel
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_FLAGS
     try:
         fd = os.open(path, flags, 0o600)
     except OSError:  # its folder is not there yet: make it (another thread may, too)
