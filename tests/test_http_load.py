@@ -592,28 +592,22 @@ def test_idle_sessions_are_closed_and_free_the_cap() -> None:
     "sends", [b"", b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"], ids=["silent", "half-head"]
 )
 def test_connections_that_send_no_request_cannot_hold_the_server(server: Served, sends: bytes) -> None:
-    """127 connections that never send a whole request head fill every slot (the 128th
-    request is answered 503, before Host or token are looked at), but only for the
-    keep-alive timeout: then the server drops them and serves again, though they never
-    closed. (uvicorn alone would keep them, and everyone else locked out, for ever.)"""
-    held = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(m.MAX_HTTP_CONCURRENCY - 1)]
+    """More connections than the server's limit that never send a whole request head: every
+    request from a client that speaks is still answered (the oldest silent ones are closed to
+    make room), and the rest are dropped after the keep-alive timeout, though they never closed.
+    (uvicorn alone would keep them, and everyone else locked out with 503, for ever.)"""
+    held = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(m.MAX_HTTP_CONCURRENCY + 10)]
     try:
         for sock in held:
             sock.sendall(sends)
-        deadline = time.monotonic() + 30
-        while (status := server.request("GET", "/healthz")[0]) == 200 and time.monotonic() < deadline:
-            time.sleep(0.05)  # until the server has taken them all
-        assert status == 503
-        assert server.request("GET", "/healthz", headers={"Host": "evil.example.com"})[0] == 503
+        time.sleep(0.5)  # until the server has taken them all
+        statuses = [server.request("GET", "/healthz")[0] for _ in range(20)]
+        assert statuses == [200] * 20
         full = time.monotonic()
-        deadline = full + 30
-        while (status := server.request("GET", "/healthz")[0]) == 503 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert status == 200
-        assert time.monotonic() - full < 15  # keep-alive timeout 5 s, plus a loaded machine's slack
-        for sock in held:  # closed by the server: end of stream, no response
-            sock.settimeout(10)
+        for sock in held:  # closed by the server (to make room, or idle): end of stream, no response
+            sock.settimeout(15)
             assert sock.recv(1024) == b""
+        assert time.monotonic() - full < 15  # keep-alive timeout 5 s, plus a loaded machine's slack
     finally:
         for sock in held:
             sock.close()
