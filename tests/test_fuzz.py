@@ -337,14 +337,9 @@ def check_batch(oracles: Oracles, draw: Callable[[], bytes], size: int, tally: T
 PHASES = [p for p in Phase if p is not getattr(Phase, "explain", None)]  # explaining is slow
 
 
-def fuzz(
-    oracles: Oracles, name: str, strategy: st.SearchStrategy, *, batches: int, size: int, slow: bool
-) -> Tally:
-    """`batches` Hypothesis examples of `size` files each; failures shrink."""
-    tally = Tally()
-    derandomize = slow or IN_CI
-
-    @settings(
+def batch_settings(batches: int, derandomize: bool) -> Callable:
+    """Hypothesis settings for `batches` examples, each a batch of whole files."""
+    return settings(
         max_examples=batches,
         deadline=None,
         derandomize=derandomize,
@@ -358,6 +353,16 @@ def fuzz(
         ],
         print_blob=True,
     )
+
+
+def fuzz(
+    oracles: Oracles, name: str, strategy: st.SearchStrategy, *, batches: int, size: int, slow: bool
+) -> Tally:
+    """`batches` Hypothesis examples of `size` files each; failures shrink."""
+    tally = Tally()
+    derandomize = slow or IN_CI
+
+    @batch_settings(batches, derandomize)
     @given(st.data())
     def run(data: st.DataObject) -> None:
         check_batch(oracles, lambda: data.draw(strategy), size, tally, sample=8 if slow else 1)
@@ -389,19 +394,7 @@ def test_fuzz_smoke_ours_alone(strategy: Callable[[], st.SearchStrategy], size: 
     consistent code, and every view of a manifest that parses renders."""
     codes: Counter = Counter()
 
-    @settings(
-        max_examples=20,
-        deadline=None,
-        derandomize=IN_CI,
-        database=None if IN_CI else DATABASE,
-        phases=PHASES,
-        suppress_health_check=[
-            HealthCheck.too_slow,
-            HealthCheck.data_too_large,
-            HealthCheck.large_base_example,
-        ],
-        print_blob=True,
-    )
+    @batch_settings(20, IN_CI)
     @given(st.data())
     def run(data: st.DataObject) -> None:
         for _ in range(size):

@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, ROOT, need
+from conftest import EXAMPLE, ROOT, build_bundle, need
 from jsonschema import Draft7Validator
 
 import robot_md_mcp as rmm
@@ -187,17 +187,7 @@ NETWORK_ENV = (
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
-    need(shutil.which("npx") is not None, "Node.js with npx (the mcpb CLI)")
-    dist = tmp_path_factory.mktemp("mcpb-dist")
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "build_mcpb.py"), "--dist", str(dist)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    print(done.stdout, end="")
-    return dist
+    return build_bundle(tmp_path_factory.mktemp("mcpb-dist"))
 
 
 def host_env(tmp_path: Path, **extra: str) -> dict[str, str]:

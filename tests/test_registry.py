@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, need
+from conftest import ROOT, build_bundle
 from jsonschema import Draft7Validator
 
 import robot_md_mcp as rmm
@@ -132,14 +131,7 @@ def test_readme_carries_the_registry_ownership_line() -> None:
 @pytest.mark.heavy
 def test_the_built_dist_server_json(tmp_path: Path) -> None:
     """A real build: dist/server.json is valid and names the bundle built beside it by its sha256."""
-    need(shutil.which("npx") is not None, "Node.js with npx (the mcpb CLI)")
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "build_mcpb.py"), "--dist", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    build_bundle(tmp_path)
     server = json.loads((tmp_path / "server.json").read_text(encoding="utf-8"))
     assert schema_errors(server) == []
     digest = hashlib.sha256((tmp_path / "robot-md-mcp.mcpb").read_bytes()).hexdigest()
