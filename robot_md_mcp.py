@@ -10,7 +10,7 @@ The module reads top-down, each section using only those above it:
                   what changed between two versions
 6. server      -- MCP wiring, live updates, stdio and guarded Streamable HTTP;
                   the only section that imports the SDK (HTTP parts only for --http)
-7. command line -- serve, validate, render, and install into a client's config
+7. command line -- serve, validate, render, install and uninstall (a client's config)
 
 Sections 1-5 do no network I/O and import no SDK, so `validate`/`render` start
 fast and the server can check a manifest before paying for the SDK import.
@@ -1304,6 +1304,8 @@ class ManifestFile:
 # 6. Server wiring (the SDK is imported here and only here, when serving)
 # ---------------------------------------------------------------------------
 
+# --- Tables and handlers: what this server answers ------------------------------
+
 INSTRUCTIONS = (
     "Read-only facts about one robot, from its ROBOT.md; this server cannot move the robot. Read the "
     "context resource first (identity, capabilities, safety limits, validation, operator's notes). "
@@ -1599,6 +1601,8 @@ class Handlers:
         return types.EmptyResult()
 
 
+# --- Live updates -------------------------------------------------------------
+
 POLL_SECONDS = 0.5
 # Handshake-era clients remembered for live updates; the oldest is dropped
 # beyond this (an HTTP session that ended cannot tell us it did).
@@ -1733,6 +1737,8 @@ class LiveUpdates:
             yield {}
             tasks.cancel_scope.cancel()
 
+
+# --- Logging, loading the SDK, and the server itself -----------------------------
 
 # stderr is for people: at most this many log lines in any LOG_WINDOW_SECONDS,
 # from every source (ours, the SDK's, uvicorn's), however many bad peers.
