@@ -1229,6 +1229,7 @@ class Snapshot:
         """This version with everything a request may ask for made now (on
         a worker thread, when serving: never on the event loop)."""
         self.served()
+        self.report  # noqa: B018 - made and kept
         self.rendered  # noqa: B018 - made and kept
         return self
 
@@ -1267,9 +1268,9 @@ class ManifestFile:
         self.last: Snapshot | None = None  # the version parsed most recently
         self._failed: tuple[str, ManifestError] | None = None  # digest and error of a broken version
 
-    def current(self) -> Snapshot:
+    def current(self, prepare: bool = False) -> Snapshot:
         source = read_source(self.path)
-        return self.known(source) or self.parsed(source)
+        return self.known(source) or self.parsed(source, prepare)
 
     def known(self, source: Source) -> Snapshot | None:
         """The version these bytes were parsed into already, if any (a
@@ -1280,19 +1281,22 @@ class ManifestFile:
             raise self._failed[1]
         return None
 
-    def parsed(self, source: Source) -> Snapshot:
+    def parsed(self, source: Source, prepare: bool = False) -> Snapshot:
+        """A new version; `prepare`: everything derived made before anyone
+        else can see it (so a request never makes it on the event loop)."""
         try:
             manifest = parse(source.text)
         except ManifestError as e:
             self._failed = (source.digest, e.about(self.path))
             raise self._failed[1] from None
-        self.last = Snapshot(manifest, source.digest)
-        return self.last
+        snap = Snapshot(manifest, source.digest)
+        self.last = snap.prepared() if prepare else snap
+        return snap
 
-    def servable(self) -> Snapshot:
+    def servable(self, prepare: bool = False) -> Snapshot:
         """The current version, if it can be served: it reads, parses, and
         has a robot_name to name the resource URIs."""
-        return self.named(self.current())
+        return self.named(self.current(prepare))
 
     def named(self, snap: Snapshot) -> Snapshot:
         if snap.manifest.robot_name is None:
@@ -1408,7 +1412,7 @@ class Handlers:
         known = self.file.known(source)
         if known is not None:
             return known
-        return await anyio.to_thread.run_sync(lambda: self.file.parsed(source).prepared())
+        return await anyio.to_thread.run_sync(self.file.parsed, source, True)
 
     async def named(self) -> tuple[Snapshot, str]:
         """The file as it is now and the robot's name its URIs carry; a
@@ -1680,7 +1684,7 @@ class LiveUpdates:
 
     def check(self, last: Snapshot | None) -> tuple[Snapshot, list[str], bool]:
         """The file now and what changed since `last` (runs on a worker thread)."""
-        snap = self.file.servable().prepared()
+        snap = self.file.servable(prepare=True)
         if last is None or snap.digest == last.digest:
             return snap, [], False
         return (snap, *changes(last, snap))
