@@ -606,7 +606,10 @@ def test_connections_that_send_no_request_cannot_hold_the_server(server: Served,
         full = time.monotonic()
         for sock in held:  # closed by the server (to make room, or idle): end of stream, no response
             sock.settimeout(15)
-            assert sock.recv(1024) == b""
+            try:
+                assert sock.recv(1024) == b""
+            except ConnectionResetError:  # closed with our half-sent head unread: a reset, just as closed
+                pass
         assert time.monotonic() - full < 15  # keep-alive timeout 5 s, plus a loaded machine's slack
     finally:
         for sock in held:
