@@ -355,7 +355,7 @@ def test_a_slow_manifest_never_stalls_serving(tmp_path: Path) -> None:
             assert served.request("GET", "/healthz")[0] == 200
             slowest = max(slowest, time.monotonic() - started)
             time.sleep(0.05)
-        assert slowest < 0.3, slowest
+        assert slowest < 0.45, slowest  # the old code stalled it 0.62 s
     finally:
         assert served.stop() == 0
 
