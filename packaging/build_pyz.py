@@ -9,8 +9,9 @@ build venv that holds shiv==1.0.8 and packaging.
    whose files differ under the same path goes to `_platform/<dir>/` directories.
    The pyz's entry (pyz_guard.py) puts the matching ones first on sys.path. Only native code may
    differ within one release; any other difference fails the build.
-3. shiv's command line zips the tree; finish() rewrites that zip with zipfile: sorted members, fixed
-   dates, the slim pyz's bytecode added, and pyz_guard.py as the zip's __main__.py (shiv's own
+3. For a slim pyz, what a session runs (session-modules.txt) is compiled. shiv's command line zips
+   the tree; finish() rewrites that zip with zipfile: sorted members, fixed dates, the bytecode
+   added, and pyz_guard.py as the zip's __main__.py (shiv's own
    __main__.py and bootstrap are left out: no shiv code runs in the pyz, and none is patched).
 """
 
@@ -534,8 +535,10 @@ def index(users: Users, targets: list[tuple[str, str]]) -> bytes:
     return json.dumps({"only": only}, sort_keys=True, separators=(",", ":")).encode()
 
 
-def finish(shiv_out: Path, site: Path, out: Path, targets: dict[str, dict], pyz_index: bytes) -> None:
-    """Rewrite shiv's zip as the pyz: sorted members with fixed dates, deflated, the index, and our
+def finish(
+    shiv_out: Path, site: Path, out: Path, targets: dict[str, dict], pyz_index: bytes, slim: bool
+) -> None:
+    """Rewrite shiv's zip as the pyz: sorted members with fixed dates, compressed, the index, and our
     entry (pyz_guard.py) as __main__.py, with a build id that digests everything it unpacks."""
     with zipfile.ZipFile(shiv_out) as shiv_zip:
         found = members(shiv_zip, site)
@@ -547,13 +550,20 @@ def finish(shiv_out: Path, site: Path, out: Path, targets: dict[str, dict], pyz_
         main = ("__main__.py", (0o100644 << 16, functools.partial(entry, targets, digest.hexdigest()[:16])))
         with out.open("wb") as f:
             f.write(SHEBANG)
-            with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
+            with zipfile.ZipFile(f, "w") as archive:
                 for name, (attr, read) in [main, *sorted(found.items())]:
                     info = zipfile.ZipInfo(name, DATE)
-                    info.compress_type = zipfile.ZIP_DEFLATED
+                    info.compress_type = compression(name, slim)
                     info.external_attr = attr
                     archive.writestr(info, read())
     out.chmod(0o755)
+
+
+def compression(name: str, slim: bool) -> int:
+    """Deflate, but LZMA for a slim pyz's compiled extensions: they are two thirds of it and LZMA
+    makes them a quarter smaller. Python runs __main__.py from the zip itself, which only deflate
+    allows; the universal pyz, the fallback for a Python built without lzma, stays all deflate."""
+    return zipfile.ZIP_LZMA if slim and name.endswith(NATIVE) else zipfile.ZIP_DEFLATED
 
 
 def interpreters() -> dict[str, str]:
@@ -573,19 +583,39 @@ def interpreters() -> dict[str, str]:
     return found
 
 
+SESSION_MODULES = HERE / "session-modules.txt"
+OWN_PACKAGE = "robot_md_mcp/"
+
+
+def session_modules(site: Path) -> list[str]:
+    """The files of site a session loads (session-modules.txt, written by session_modules.py), and
+    all of our own package."""
+    listed = (line for line in SESSION_MODULES.read_text().splitlines() if line and not line.startswith("#"))
+    own = (p.relative_to(site).as_posix() for p in (site / OWN_PACKAGE).rglob("*.py"))
+    return sorted({p for p in listed if (site / p).is_file()} | set(own))
+
+
 def compile_bytecode(site: Path, python: str) -> None:
-    """__pycache__/*.cpython-3XY.pyc beside every module, so a first run only unpacks (compiling
-    the SDK and pydantic is over a second of a slim pyz's first start, and every start's when
-    bytecode cannot be written: a read-only unpack folder, PYTHONDONTWRITEBYTECODE). Unchecked-hash
-    pycs do not depend on file times, and the build folder is stripped from the recorded paths,
-    so the build stays reproducible; Python points code at the real file when it loads it."""
+    """__pycache__/*.cpython-3XY.pyc, made with `python`, beside each module a session loads, so a
+    first run only unpacks (compiling the SDK and pydantic is over a second of a slim pyz's first
+    start, and of every start where bytecode cannot be written: a read-only unpack folder,
+    PYTHONDONTWRITEBYTECODE). Modules no session loads are compiled if they are ever imported; their
+    bytecode would cost more than a MB. Every source stays (libraries read some: anyio's lazy
+    imports do). Unchecked-hash pycs do not depend on file times, and they record
+    `site-packages/...` paths, so the build stays reproducible; Python points code at the real file
+    when it loads it."""
     script = (
-        "import compileall, py_compile, sys\n"
-        "ok = compileall.compile_dir(sys.argv[1], quiet=1, stripdir=sys.argv[1], prependdir='site-packages',"
-        " invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH, workers=1)\n"
-        "sys.exit(0 if ok else 1)\n"
+        "import json, py_compile, sys\n"
+        "site, unchecked = sys.argv[1], py_compile.PycInvalidationMode.UNCHECKED_HASH\n"
+        "for path in json.load(sys.stdin):\n"
+        "    py_compile.compile(f'{site}/{path}', None, f'site-packages/{path}', True, 0, unchecked)\n"
     )
-    done = subprocess.run([python, "-c", script, str(site)], capture_output=True, text=True)
+    paths = json.dumps(session_modules(site))
+    # A fixed hash seed: frozenset constants (`x in {"a", "b"}`) are marshalled in hash order.
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(
+        [python, "-c", script, str(site)], input=paths, capture_output=True, text=True, env=env
+    )
     if done.returncode != 0:
         raise BuildError(f"compiling bytecode with {python} failed: {(done.stdout + done.stderr)[-2000:]}")
 
@@ -598,7 +628,8 @@ def build_one(wheels: dict[tuple[str, str], list[Path]], out: Path, bytecode: st
         shiv(site, Path(work) / "shiv.pyz")
         if bytecode:
             compile_bytecode(site, bytecode)
-        finish(Path(work) / "shiv.pyz", site, out, guard_targets(wheels), index(users, sorted(wheels)))
+        slim = len(wheels) == 1
+        finish(Path(work) / "shiv.pyz", site, out, guard_targets(wheels), index(users, sorted(wheels)), slim)
     return out
 
 
@@ -650,7 +681,15 @@ def main() -> int:
     for p in pyzs:
         print(f"{p.stat().st_size / 1e6:7.1f} MB  {p}")
     print(f"built {len(pyzs)} pyz in {time.monotonic() - started:.0f} s")
-    return 0
+    over = [p for p in pyzs if p.stat().st_size > size_budget(p)]
+    for p in over:
+        print(f"build_pyz: {p.name} is over its {size_budget(p) / 1e6:.0f} MB budget", file=sys.stderr)
+    return 1 if over else 0
+
+
+def size_budget(pyz: Path) -> float:
+    """Bytes a pyz may take: a Pi's SD card and a download on a slow link both feel it."""
+    return 100e6 if pyz.name == "robot-md-mcp.pyz" else 12e6
 
 
 if __name__ == "__main__":

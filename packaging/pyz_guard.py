@@ -691,7 +691,9 @@ def unpack(pyz, copy, dirs, target):
                 os.remove(tmp)
             os.mkdir(tmp, 0o700)
             with zipfile.ZipFile(pyz) as archive:
-                _write_all(archive, tmp, _members(archive, dirs, target))
+                members = _members(archive, dirs, target)
+                _check_readable(members)
+                _write_all(archive, tmp, members)
             _rename(tmp, copy)  # stays 0700: only this user reads it
             return True
     except (OSError, ValueError, KeyError, zipfile.BadZipfile) as error:
@@ -721,6 +723,20 @@ def _members(archive, dirs, target):
     names = set(archive.namelist())
     only = json.loads(archive.read(INDEX).decode("utf-8"))["only"] if INDEX in names else {}
     return [i for i in archive.infolist() if wanted(i.filename, dirs, target, only)]
+
+
+def _check_readable(members):
+    """A slim pyz stores its compiled extensions with LZMA, which some self-built Pythons lack."""
+    import zipfile
+
+    if any(info.compress_type == zipfile.ZIP_LZMA for info in members):
+        try:
+            import lzma  # noqa: F401
+        except ImportError:
+            raise ValueError(  # noqa: B904
+                "this Python was built without the lzma module, which this slim file needs:"
+                " download %s.pyz (the universal file), or use a Python built with xz" % NAME
+            )
 
 
 def _why(error):

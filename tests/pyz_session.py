@@ -6,7 +6,8 @@
 e.g. `python tests/pyz_session.py -- python3 dist/robot-md-mcp.pyz examples/bob.ROBOT.md`.
 Standard library only, so it runs on a bare CI runner, under emulation, or
 beside any interpreter the pyz is being proven on: initialize (2025-11-25),
-list and read every resource, list tools, call validate and render, close
+list and read every resource, list tools, call validate and render, get
+every prompt (arguments from completion), subscribe and unsubscribe, close
 stdin, and expect a clean exit 0. Prints one summary line; exit 1 on failure.
 """
 
@@ -62,6 +63,14 @@ class Session:
         return b"".join(self.stderr).decode(errors="replace")
 
 
+def _suggestion(session: Session, prompt: str, argument: str) -> str:
+    """The server's first completion for a prompt argument, else a plain action in words."""
+    ref = {"type": "ref/prompt", "name": prompt}
+    params = {"ref": ref, "argument": {"name": argument, "value": ""}}
+    values = session.send("completion/complete", params)["completion"]["values"]
+    return values[0] if values else "pick up the cup"
+
+
 def run(argv: list[str], expect_robot: str | None, timeout: float) -> str:
     started = time.perf_counter()
     session = Session(argv, timeout)
@@ -91,13 +100,23 @@ def run(argv: list[str], expect_robot: str | None, timeout: float) -> str:
     assert not validated.get("isError") and validated["structuredContent"]["ok"] is True, validated
     rendered = session.send("tools/call", {"name": "render", "arguments": {}})
     assert rendered["structuredContent"]["yaml"].startswith("rcan_version:"), rendered
+    prompts = session.send("prompts/list")["prompts"]
+    for prompt in prompts:
+        arguments = {
+            a["name"]: _suggestion(session, prompt["name"], a["name"]) for a in prompt.get("arguments", [])
+        }
+        messages = session.send("prompts/get", {"name": prompt["name"], "arguments": arguments})["messages"]
+        assert messages, prompt["name"]
+    session.send("resources/subscribe", {"uri": resources[0]["uri"]})
+    session.send("resources/unsubscribe", {"uri": resources[0]["uri"]})
     session.proc.stdin.close()
     code = session.proc.wait(timeout)
     assert code == 0, f"exit {code}; stderr: {session.stderr_text()[-2000:]}"
     assert "Traceback" not in session.stderr_text(), session.stderr_text()
     total_ms = (time.perf_counter() - started) * 1000
     return (
-        f"ok: {len(resources)} resources, validate '{validated['structuredContent']['summary']}', "
+        f"ok: {len(resources)} resources, {len(prompts)} prompts, "
+        f"validate '{validated['structuredContent']['summary']}', "
         f"initialize {initialized_ms:.0f} ms, session {total_ms:.0f} ms"
     )
 

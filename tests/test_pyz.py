@@ -22,7 +22,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, ROOT, build_dist, need, posix_only
+from conftest import EXAMPLE, OTHER_CPYTHONS, ROOT, build_dist, cpythons_on_path, need, posix_only
 
 pytestmark = pytest.mark.heavy
 
@@ -495,14 +495,21 @@ def test_simultaneous_first_runs(slim: Path, tmp_path: Path) -> None:
 
 
 def test_sizes_and_checksums(dist: Path) -> None:
+    """The universal pyz ≤ 100 MB and every slim one ≤ 12 MB, bytecode included wherever the build
+    had that CPython (here: each one this machine has)."""
     universal = dist / "robot-md-mcp.pyz"
     assert universal.stat().st_size <= 100e6
     slim = sorted(dist.glob("robot-md-mcp-*.pyz"))
     assert len(slim) == 25
-    for path in slim:  # bytecode (where the build had that CPython) adds ~4 MB
+    here = {f"cp3{sys.version_info[1]}"} | {
+        f"cp{v.replace('.', '')}" for v, p in OTHER_CPYTHONS.items() if p.exists()
+    }
+    need(len(here) == 4, f"CPython 3.10-3.13 to compile bytecode with; this machine has {sorted(here)}")
+    for path in slim:
         with zipfile.ZipFile(path) as z:
             has_bytecode = any(name.endswith(".pyc") for name in z.namelist())
-        assert path.stat().st_size <= (16e6 if has_bytecode else 12e6), path.name
+        assert has_bytecode == any(f"-{cp}-" in path.name for cp in here), path.name
+        assert path.stat().st_size <= 12e6, f"{path.name}: {path.stat().st_size / 1e6:.2f} MB"
     sums = dict(reversed(line.split("  ")) for line in (dist / "SHA256SUMS").read_text().splitlines())
     assert set(sums) == {p.name for p in [universal, *slim]}
     for name, digest in sums.items():
@@ -510,13 +517,19 @@ def test_sizes_and_checksums(dist: Path) -> None:
 
 
 def test_slim_pyz_brings_its_bytecode(slim: Path, tmp_path: Path) -> None:
-    """The slim pyz for this CPython carries compiled modules: its first run only unpacks
-    (nothing to compile, nothing written beside them), and imports load them."""
+    """The slim pyz for this CPython carries bytecode for what a session loads and for our own
+    package, beside every source; its first run only unpacks (nothing compiled on the way) and
+    imports load the shipped bytecode."""
     tag = sys.implementation.cache_tag
     with zipfile.ZipFile(slim) as z:
-        shipped = {n for n in z.namelist() if n.endswith(".pyc")}
+        names = set(z.namelist())
+    shipped = {n for n in names if n.endswith(".pyc")}
     assert f"site-packages/mcp/__pycache__/__init__.{tag}.pyc" in shipped
-    assert all(f".{tag}.pyc" in n for n in shipped)
+    assert f"site-packages/robot_md_mcp/__pycache__/__init__.{tag}.pyc" in shipped
+    assert all("/__pycache__/" in n and n.endswith(f".{tag}.pyc") for n in shipped)
+    assert {n.replace("__pycache__/", "").replace(f".{tag}.pyc", ".py") for n in shipped} <= names
+    assert "site-packages/pydantic/v1/main.py" in names  # a module no session loads: source only
+    assert f"site-packages/pydantic/v1/__pycache__/main.{tag}.pyc" not in names
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["SHIV_ROOT"] = str(tmp_path)
     done = subprocess.run(
@@ -527,6 +540,32 @@ def test_slim_pyz_brings_its_bytecode(slim: Path, tmp_path: Path) -> None:
     (copy,) = tmp_path.glob("robot-md-mcp_*[0-9]")
     unpacked = {p.relative_to(copy).as_posix() for p in copy.glob("site-packages/**/*.pyc")}
     assert unpacked == shipped  # none compiled on the way
+
+
+def test_slim_pyz_stores_compiled_extensions_with_lzma(slim: Path, pyz: Path) -> None:
+    """LZMA for a slim pyz's extensions (a quarter smaller); deflate for the rest, for the entry
+    (Python reads __main__.py from the zip itself) and for all of the universal pyz, the file for a
+    Python built without lzma."""
+    with zipfile.ZipFile(slim) as z:
+        kinds = {(i.filename.endswith(NATIVE), i.compress_type) for i in z.infolist()}
+        assert z.getinfo("__main__.py").compress_type == zipfile.ZIP_DEFLATED
+    assert kinds == {(True, zipfile.ZIP_LZMA), (False, zipfile.ZIP_DEFLATED)}
+    with zipfile.ZipFile(pyz) as z:
+        assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_DEFLATED}
+
+
+def test_every_module_a_session_loads_is_listed(slim: Path, tmp_path: Path, monkeypatch) -> None:
+    """packaging/session-modules.txt names every file the verbs and a stdio and an HTTP session load
+    from this slim pyz (packaging/session_modules.py runs them), so all of it ships compiled."""
+    session_modules = _load("session_modules", ROOT / "packaging" / "session_modules.py")
+    monkeypatch.setenv("PATH", cpythons_on_path(tmp_path / "bin"))
+    loaded = session_modules.record(slim)
+    assert {"mcp/server/lowlevel/server.py", "uvicorn/server.py", "yaml/__init__.py"} <= loaded
+    unlisted = loaded - session_modules.read_listing()
+    assert not unlisted, (
+        f"not in packaging/session-modules.txt: {sorted(unlisted)[:10]}; run `python"
+        f" packaging/session_modules.py --write {slim}` with python3.{sys.version_info[1]} on PATH"
+    )
 
 
 def test_reproducible(dist: Path, tmp_path: Path) -> None:

@@ -567,6 +567,30 @@ def test_unpack_failure_is_one_line_and_leaves_nothing(tmp_path: Path, members: 
     assert not (tmp_path / "evil.py").exists()
 
 
+@posix_only
+def test_slim_pyz_on_a_python_without_lzma_says_so(tmp_path: Path, monkeypatch) -> None:
+    """A slim pyz stores compiled extensions with LZMA; a Python built without it gets one line
+    pointing at the universal file, and nothing is left behind."""
+    archive = tmp_path / "slim.pyz"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("site-packages/m.py", b"x = 1\n", zipfile.ZIP_DEFLATED)
+        z.writestr("site-packages/_native.so", b"\x7fELF" * 100, zipfile.ZIP_LZMA)
+    root = tmp_path / "root"
+    root.mkdir()
+    monkeypatch.setitem(sys.modules, "lzma", None)  # what `import lzma` sees where it was not built
+    with pytest.raises(SystemExit) as raised:
+        guard.unpack(str(archive), str(root / "copy"), [], "x")
+    assert str(raised.value.code) == (
+        f"robot-md-mcp: could not unpack to {root / 'copy'}: this Python was built without the lzma"
+        " module, which this slim file needs: download robot-md-mcp.pyz (the universal file), or use a"
+        " Python built with xz"
+    )
+    assert sorted(p.name for p in root.iterdir()) == ["copy.lock"]
+    monkeypatch.delitem(sys.modules, "lzma")
+    assert guard.unpack(str(archive), str(root / "copy"), [], "x") is True
+    assert (root / "copy" / "site-packages" / "_native.so").read_bytes() == b"\x7fELF" * 100
+
+
 def test_unpack_threads() -> None:
     assert [guard.unpack_threads(n) for n in (None, 1, 2, 4, 64)] == [2, 2, 2, 4, 6]
 
