@@ -46,7 +46,7 @@ HERE = ROOT / "packaging" / "mcpb"
 MODULE = ROOT / "robot_md_mcp.py"
 MCPB_CLI = "@anthropic-ai/mcpb@2.1.2"
 BUNDLE = "robot-md-mcp.mcpb"
-REGISTRY_SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json"
+REGISTRY_SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 # What the bundle holds: where each file comes from (relative to the repository root).
 BUNDLE_FILES = {
     "robot_md_mcp.py": "robot_md_mcp.py",

@@ -35,7 +35,7 @@ def root_server_json() -> dict:
 
 def test_the_schema_copy_is_the_2025_09_29_one() -> None:
     assert SCHEMA["$id"] == build_mcpb.REGISTRY_SCHEMA
-    assert SCHEMA["$id"] == "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json"
+    assert SCHEMA["$id"] == "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
     Draft7Validator.check_schema(SCHEMA)
 
 
