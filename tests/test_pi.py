@@ -1,4 +1,5 @@
-"""The universal pyz on a Raspberry Pi: Debian bookworm arm64 with its own
+"""The universal pyz and the Pi's slim one (cp311 manylinux_aarch64: bytecode,
+LZMA-stored extensions) on a Raspberry Pi: Debian bookworm arm64 with its own
 python3.11, run under qemu-user from ../shared/tools/pi-emu (.ci/run builds
 the userland once per machine). Slow: emulation is ~10x slower than the host."""
 
@@ -30,7 +31,8 @@ def on_the_pi(*argv: str, timeout: float = 600) -> subprocess.CompletedProcess:
     )
 
 
-def test_full_session_on_an_emulated_pi(universal_pyz: Path) -> None:
+@pytest.mark.parametrize("kind", ["universal", "slim"])
+def test_full_session_on_an_emulated_pi(kind: str, built_dist: Path) -> None:
     need(sys.platform == "linux" and os.geteuid() == 0, "root on Linux (the emulator chroots)")
     need((PI_EMU / "run_in_arm64.sh").exists(), f"the Pi emulator scripts in {PI_EMU}")
     need(
@@ -39,8 +41,12 @@ def test_full_session_on_an_emulated_pi(universal_pyz: Path) -> None:
     )
     stage = ROOT / ".cache" / "pi"
     stage.mkdir(parents=True, exist_ok=True)
-    pyz = stage / "robot-md-mcp.pyz"
-    shutil.copyfile(universal_pyz, pyz)
+    if kind == "universal":
+        built = built_dist / "robot-md-mcp.pyz"
+    else:
+        (built,) = built_dist.glob("robot-md-mcp-*-cp311-manylinux_aarch64.pyz")
+    pyz = stage / built.name
+    shutil.copyfile(built, pyz)
     manifest = stage / "ROBOT.md"
     shutil.copyfile(EXAMPLE, manifest)
 
