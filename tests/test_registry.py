@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -33,10 +34,16 @@ def root_server_json() -> dict:
     return json.loads(SERVER_JSON.read_text(encoding="utf-8"))
 
 
-def test_the_schema_copy_is_the_2025_09_29_one() -> None:
+def test_the_schema_copy_is_the_one_the_pinned_publisher_requires() -> None:
+    """mcp-publisher refuses every $schema but its current one: the copy, the $schema the build writes
+    and the publisher the release job downloads are named together in packaging/registry/README.md."""
     assert SCHEMA["$id"] == build_mcpb.REGISTRY_SCHEMA
     assert SCHEMA["$id"] == "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
     Draft7Validator.check_schema(SCHEMA)
+    release = (ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8")
+    (pin,) = re.findall(r"^ +MCP_PUBLISHER: (v[0-9.]+)", release, re.MULTILINE)
+    notes = (ROOT / "packaging" / "registry" / "README.md").read_text(encoding="utf-8")
+    assert f"`MCP_PUBLISHER: {pin}`" in notes and "2025-12-11" in notes
 
 
 def test_server_json_is_valid() -> None:
