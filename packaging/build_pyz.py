@@ -9,10 +9,11 @@ build venv that holds shiv==1.0.8 and packaging.
    whose files differ under the same path goes to `_platform/<dir>/` directories.
    The pyz's entry (pyz_guard.py) puts the matching ones first on sys.path. Only native code may
    differ within one release; any other difference fails the build.
-3. For a slim pyz, what a session runs (session-modules.txt) is compiled. shiv's command line zips
-   the tree; finish() rewrites that zip with zipfile: sorted members, fixed dates, the bytecode
-   added, and pyz_guard.py as the zip's __main__.py (shiv's own
-   __main__.py and bootstrap are left out: no shiv code runs in the pyz, and none is patched).
+3. For a slim pyz, what a session loads (session-modules.txt) is compiled. shiv's command line
+   zips the tree; finish() rewrites that zip with zipfile: sorted members, fixed dates, the
+   bytecode added, a slim pyz's compiled extensions stored with LZMA, and pyz_guard.py as the zip's
+   __main__.py (shiv's own __main__.py and bootstrap are left out: no shiv code runs in the pyz,
+   and none is patched). A pyz over its size budget fails the build.
 """
 
 from __future__ import annotations
