@@ -120,10 +120,11 @@ def record(pyz: Path) -> set[str]:
     command = [python, "-c", HOOK, str(pyz)]
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "RECORD_TO": str(Path(tmp) / "loaded.txt"), "SHIV_ROOT": tmp}
+        run = {"env": env, "cwd": tmp, "check": True, "capture_output": True, "timeout": 300}
         for verb in ("validate", "render"):
-            subprocess.run([*command, verb, str(EXAMPLE)], env=env, cwd=tmp, check=True, capture_output=True)
-        session = [sys.executable, str(ROOT / "tests" / "pyz_session.py"), "--", *command, str(EXAMPLE)]
-        subprocess.run(session, env=env, cwd=tmp, check=True, capture_output=True)
+            subprocess.run([*command, verb, str(EXAMPLE)], **run)
+        driver = [sys.executable, str(ROOT / "tests" / "pyz_session.py"), "--"]
+        subprocess.run([*driver, *command, str(EXAMPLE)], **run)
         http_session([*command, str(EXAMPLE)], env, tmp)
         loaded = set((Path(tmp) / "loaded.txt").read_text().split())
     return {path for path in loaded if not path.startswith(OWN_PACKAGE)}
