@@ -34,6 +34,7 @@ import shlex
 import shutil
 import stat
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1638,8 +1639,6 @@ class LiveUpdates:
     def client(self, ctx: Any) -> set[str] | None:
         """The URIs this client subscribed to, registering it on first
         sight; None in the 2026 era (no standing connection: it listens)."""
-        import time
-
         from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
         params = ctx.session.client_params
@@ -1758,8 +1757,6 @@ class LogBudget(logging.Filter):
         self.window_start, self.lines, self.held_back = 0.0, 0, 0
 
     def filter(self, record: logging.LogRecord) -> bool:
-        import time
-
         now = time.monotonic()
         if now - self.window_start >= LOG_WINDOW_SECONDS:
             if self.held_back:
@@ -2247,9 +2244,7 @@ class HttpGuard:
     (421) and Origin (403) allow-lists for every request, /healthz, then the
     bearer token (401) for everything else, compared in constant time."""
 
-    def __init__(
-        self, app: Any, listener: HttpListener, on_session_end: Callable[[str], None] = print
-    ) -> None:
+    def __init__(self, app: Any, listener: HttpListener, on_session_end: Callable[[str], None]) -> None:
         self.app = app
         self.on_session_end = on_session_end
         self.hosts = frozenset(listener.allowed_hosts)
@@ -2418,7 +2413,6 @@ def request_head_deadline(protocol: Any) -> Any:
     has no public setting for either; its public `Config(http=...)` takes a
     protocol class, and this subclass uses the names of uvicorn 0.54's
     H11Protocol that tests/test_canaries.py checks (it fails if they change)."""
-    import time
 
     class RequestHeadDeadline(protocol):  # type: ignore[misc,valid-type]
         waiting_since = 0.0

@@ -32,10 +32,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 LISTING = HERE / "session-modules.txt"
 EXAMPLE = ROOT / "examples" / "bob.ROBOT.md"
-OWN_PACKAGE = "robot_md_mcp/"  # compiled in every slim pyz anyway
 HEADER = (
     "# The site-packages files a session loads, as packaging/session_modules.py recorded them:\n"
-    "# slim pyz files carry bytecode for these (and our own package) only; see that script.\n"
+    "# slim pyz files carry bytecode for these (and all of our own package) only; see that script.\n"
 )
 # `python -c HOOK PYZ ARGS…`: run the pyz as `python PYZ ARGS…` would, and at exit append the files
 # of its site-packages that were loaded to $RECORD_TO.
@@ -126,8 +125,7 @@ def record(pyz: Path) -> set[str]:
         driver = [sys.executable, str(ROOT / "tests" / "pyz_session.py"), "--"]
         subprocess.run([*driver, *command, str(EXAMPLE)], **run)
         http_session([*command, str(EXAMPLE)], env, tmp)
-        loaded = set((Path(tmp) / "loaded.txt").read_text().split())
-    return {path for path in loaded if not path.startswith(OWN_PACKAGE)}
+        return set((Path(tmp) / "loaded.txt").read_text().split())
 
 
 def read_listing(path: Path = LISTING) -> set[str]:

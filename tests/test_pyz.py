@@ -22,11 +22,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, OTHER_CPYTHONS, ROOT, build_dist, cpythons_on_path, need, posix_only
+from conftest import EXAMPLE, OTHER_CPYTHONS, PYENV, ROOT, build_dist, cpythons_on_path, need, posix_only
 
 pytestmark = pytest.mark.heavy
 
-PYENV = Path("/root/.pyenv/versions")
 SERVERS = [
     *(str(PYENV / v / "bin" / "python") for v in ("3.10.13", "3.11.7", "3.12.1", "3.13.0")),
     "/usr/bin/python3",
