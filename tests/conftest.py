@@ -108,6 +108,21 @@ PYENV = Path("/root/.pyenv/versions")
 OTHER_CPYTHONS = {v.rsplit(".", 1)[0]: PYENV / v / "bin" / "python" for v in ("3.10.13", "3.12.1", "3.13.0")}
 
 
+# Debian sid's userland (CPython 3.14 and 3.15 as Debian packages them), built by .ci/run with
+# `SUITE=sid INCLUDE=python3.14-venv,python3.15,python3.15-venv ../shared/tools/pi-emu/make_rootfs.sh amd64 DEST`.
+SID_ROOTFS = Path(os.environ.get("SID_ROOTFS", "/var/tmp/pi-emu/rootfs-sid-amd64"))
+PI_EMU = ROOT.parent / "shared" / "tools" / "pi-emu"
+
+
+def in_sid(*argv: str | Path, bind: tuple[Path, ...] = ()) -> list[str]:
+    """argv run inside Debian sid's userland (cwd and `bind` visible at the same paths); skips outside CI
+    when the userland or ../shared is missing."""
+    need((PI_EMU / "run_in_arm64.sh").exists(), "../shared/tools/pi-emu (the emulated userlands)")
+    need((SID_ROOTFS / "usr" / "bin" / "python3.15").exists(), f"Debian sid's userland in {SID_ROOTFS}")
+    env = ["env", "ARCH=amd64", f"ROOTFS={SID_ROOTFS}", f"BIND={' '.join(map(str, bind))}"]
+    return [*env, "bash", str(PI_EMU / "run_in_arm64.sh"), *map(str, argv)]
+
+
 def cpythons_on_path(folder: Path) -> str:
     """PATH with `python3.X` in folder for each CPython here: the build compiles each slim pyz's
     bytecode with the interpreter that PATH names."""
