@@ -23,16 +23,18 @@ pytestmark = pytest.mark.heavy
 
 @posix_only
 def test_smoke_run_measures_every_budget(built_dist: Path, tmp_path: Path) -> None:
-    why_no_pi = bench.pi_ready()
+    why_no_pi, why_no_sid = bench.pi_ready(), bench.sid_ready()
     assert not (why_no_pi and IN_CI), f"CI must provide the emulated Pi: {why_no_pi}"
+    assert not (why_no_sid and IN_CI), f"CI must provide Debian sid's CPython 3.15: {why_no_sid}"
     out = tmp_path / "report.json"
     argv = [sys.executable, str(ROOT / "tests" / "bench" / "bench.py"), "--quick", "--dist", str(built_dist)]
-    argv += ["--json", str(out), *(["--no-pi"] if why_no_pi else [])]
+    argv += ["--json", str(out), *(["--no-pi"] if why_no_pi else []), *(["--no-lazy"] if why_no_sid else [])]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=1800, cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report = json.loads(out.read_text())
 
     expected = set(bench.BUDGETS) - ({"pi_warm_start_ratio"} if why_no_pi else set())
+    expected -= bench.SID_BUDGETS if why_no_sid else set()
     assert set(report["measured"]) == expected
     assert all(math.isfinite(v) for v in report["measured"].values())
     for name in ("robot-md-mcp", "sdk floor"):
@@ -47,4 +49,6 @@ def test_smoke_run_measures_every_budget(built_dist: Path, tmp_path: Path) -> No
     assert sizes["slim_min"] <= sizes["slim_here"] <= sizes["slim_max"] < sizes["universal"]
     for kind in ("slim", "universal"):  # each first run was checked to unpack into a fresh folder
         assert report["pyz"][kind]["first_run_ms"] > 0 and report["pyz"][kind]["warm_ms"] > 0
+    if not why_no_sid:  # both modes ran a full session on CPython 3.15
+        assert all(report["lazy"][mode]["initialize_ms"] > 0 for mode in ("lazy", "eager"))
     assert "budgets" in done.stdout and "robot-md-mcp" in done.stdout

@@ -20,6 +20,9 @@ What it measures, on examples/bob.ROBOT.md unless --manifest says otherwise:
              started through the same pyz (SHIV_ENTRY_POINT=floor_server:run)
   Pi         warm start of the universal pyz under the emulated Raspberry Pi
              (../shared/tools/pi-emu), interleaved with the floor through the same pyz
+  lazy       CPython 3.15 (Debian sid's, ../shared/tools/pi-emu): full sessions with PEP 810
+             lazy imports (what the command line turns on) interleaved with the same
+             server told not to (PYTHON_LAZY_IMPORTS=normal)
 
 The floor is tests/bench/floor_server.py: a low-level mcp server with one resource
 and one tool. These machines are noisy, so budgets are ratios and differences
@@ -50,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "tests" / "bench"
 PI_EMU = ROOT.parent / "shared" / "tools" / "pi-emu"
 PI_ROOTFS = Path(os.environ.get("PI_EMU_ROOT", "/var/tmp/pi-emu")) / "rootfs-arm64"
+SID_ROOTFS = Path(os.environ.get("SID_ROOTFS", "/var/tmp/pi-emu/rootfs-sid-amd64"))
 PROTOCOL = "2025-11-25"  # what Claude Desktop speaks
 MIB = 1024 * 1024
 
@@ -61,7 +65,10 @@ BUDGETS = {
     "peak_rss_over_floor_mib": (6.0, "peak RSS after a full session minus the floor's", "MiB"),
     "slim_pyz_first_run_s": (2.5, "slim pyz first run (unpack) → initialize, median", "s"),
     "pi_warm_start_ratio": (1.10, "emulated Pi, warm pyz start → initialize, median of pairwise ratios", "×"),
+    "lazy_initialize_ratio": (0.75, "CPython 3.15, spawn → initialize, lazy imports ÷ eager, pairwise", "×"),
+    "lazy_peak_rss_mib": (60.0, "CPython 3.15 with lazy imports, peak RSS after a full session", "MiB"),
 }
+SID_BUDGETS = {"lazy_initialize_ratio", "lazy_peak_rss_mib"}
 
 
 # --- a JSON-RPC client over a child's stdin/stdout ------------------------------------------------
@@ -474,6 +481,52 @@ def pi_part(args: argparse.Namespace, report: dict) -> None:
     shutil.rmtree(stage, ignore_errors=True)
 
 
+def sid_ready() -> str | None:
+    if sys.platform != "linux" or os.geteuid() != 0:
+        return "needs root on Linux (the userland is a chroot)"
+    if not (SID_ROOTFS / "usr" / "bin" / "python3.15").exists():
+        return f"no Debian sid userland with CPython 3.15 at {SID_ROOTFS} (see .ci/run)"
+    return None
+
+
+def in_sid(*argv: str) -> list[str]:
+    return ["env", "ARCH=amd64", f"ROOTFS={SID_ROOTFS}", "bash", str(PI_EMU / "run_in_arm64.sh"), *argv]
+
+
+def sid_venv() -> Path:
+    """CPython 3.15's environment with the pinned dependencies (made once, inside the cwd, which the
+    userland bind-mounts); the server itself runs from the checkout (`python -m` finds it first)."""
+    venv = ROOT / ".cache" / "bench-cp315"
+    if not (venv / "bin" / "python").exists():
+        shutil.rmtree(venv, ignore_errors=True)
+        pip = f"{venv}/bin/pip install -q --only-binary=:all: -c packaging/constraints.txt ."
+        command = f"python3.15 -m venv {venv} && {pip}"
+        subprocess.run(in_sid("sh", "-c", command), cwd=ROOT, check=True, timeout=900)
+    return venv
+
+
+def lazy_part(args: argparse.Namespace, report: dict) -> None:
+    venv = sid_venv()
+    manifest = venv / "ROBOT.md"
+    shutil.copyfile(args.manifest, manifest)
+    tools = ("validate", "render")
+    server = [f"{venv}/bin/python", "-m", "robot_md_mcp", str(manifest)]
+    lazy = Contender("robot-md-mcp", in_sid(*server), base_env(), tools, "validate")
+    eager = Contender(
+        "robot-md-mcp", in_sid("env", "PYTHON_LAZY_IMPORTS=normal", *server), base_env(), tools, ""
+    )
+    for c in (lazy, eager):  # bytecode written, files cached
+        full_session(c)
+    r_lazy, r_eager = interleaved(args.runs, lambda _: full_session(lazy), lambda _: full_session(eager))
+    report["lazy"] = {
+        name: {key: statistics.median(r[key] for r in runs) for key in ("initialize_ms", "rss_mib")}
+        for name, runs in (("lazy", r_lazy), ("eager", r_eager))
+    }
+    ratio = pairwise_ratio([r["initialize_ms"] for r in r_lazy], [r["initialize_ms"] for r in r_eager])
+    report["measured"]["lazy_initialize_ratio"] = ratio
+    report["measured"]["lazy_peak_rss_mib"] = max(r["rss_mib"] for r in r_lazy)
+
+
 # --- judging and printing ------------------------------------------------------------------------------
 
 
@@ -547,6 +600,14 @@ def print_report(report: dict) -> None:
             f"{pi['first_run_ms'] / 1e3:.1f} s, warm {pi['warm_ms'] / 1e3:.2f} s, floor "
             f"{pi['floor_warm_ms'] / 1e3:.2f} s, ratio {pi['warm_ratio']:.3f}"
         )
+    lazy = report.get("lazy")
+    if lazy:
+        a, b = lazy["lazy"], lazy["eager"]
+        print(
+            f"\nCPython 3.15 (Debian sid), {cfg['runs']} interleaved full sessions each: lazy imports "
+            f"{a['initialize_ms']:.0f} ms to initialize, {a['rss_mib']:.1f} MiB peak; eager "
+            f"{b['initialize_ms']:.0f} ms, {b['rss_mib']:.1f} MiB"
+        )
     print("\nbudgets")
     for name, value, limit, ok in budgets(report):
         _, what, unit = BUDGETS[name]
@@ -572,6 +633,7 @@ def main() -> int:
     )
     ap.add_argument("--no-pyz", action="store_true", help="skip the pyz part")
     ap.add_argument("--no-pi", action="store_true", help="skip the emulated Pi")
+    ap.add_argument("--no-lazy", action="store_true", help="skip CPython 3.15's lazy-import part")
     ap.add_argument("--quick", action="store_true", help="smoke run: 3 of everything, budgets not judged")
     ap.add_argument("--json", type=Path, help="write the report here too")
     args = ap.parse_args()
@@ -597,6 +659,13 @@ def main() -> int:
             report["pi_skipped"] = why_not
         else:
             pi_part(args, report)
+    if not args.no_lazy:
+        why_not = sid_ready()
+        if why_not:
+            print(f"CPython 3.15 part skipped: {why_not}", file=sys.stderr)
+            report["lazy_skipped"] = why_not
+        else:
+            lazy_part(args, report)
     print_report(report)
     report["budgets"] = {
         name: {"value": v, "limit": limit, "ok": ok} for name, v, limit, ok in budgets(report)
