@@ -22,7 +22,7 @@ import robot_md_mcp as rmm
 README_PATH = ROOT / "README.md"
 README = README_PATH.read_text(encoding="utf-8")
 DOCS = sorted((ROOT / "docs").glob("*.md"))
-MAX_README_CHARS = 20_000
+MAX_README_CHARS = 22_000  # the user-facing guide; detail goes to docs/
 
 # The one-line commands CI reads from the README: the comment, then a ```sh block of one line.
 COMMANDS = {
@@ -67,6 +67,24 @@ def test_quick_start_is_two_commands_and_serving_needs_no_test_extras() -> None:
     assert "pip install . " in serve and "[test]" not in serve
     assert serve.endswith("robot-md-mcp examples/bob.ROBOT.md")
     assert "../shared" not in serve + test
+
+
+def test_install_lines_name_the_repository_pyproject_names() -> None:
+    repository = re.search(r'^Repository = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)
+    assert repository, "pyproject.toml names no Repository"
+    sources = re.findall(r"git\+(\S+?)@v", README)
+    assert len(sources) >= 2 and set(sources) == {repository.group(1)}, sources
+    assert "<owner>" not in README
+
+
+def test_the_pi_section_serves_the_path_it_copied_to_one_host() -> None:
+    pi = README.split("### On a Raspberry Pi", 1)[1].split("\n## ", 1)[0]
+    bench = README.split("### Example: a Raspberry Pi on the bench", 1)[1].split("\n## ", 1)[0]
+    copied = re.search(r"scp ROBOT\.md \S+:(\S+)", pi)
+    assert copied, "the Pi section copies the manifest somewhere"
+    assert f"~/{copied.group(1)} --http" in bench, "the HTTP example serves the copied manifest"
+    hosts = set(re.findall(r"[\w-]+\.local\b", pi + bench))
+    assert len(hosts) == 1, hosts
 
 
 # --- the Claude Desktop snippet -----------------------------------------------------------------
