@@ -108,8 +108,8 @@ PYENV = Path("/root/.pyenv/versions")
 OTHER_CPYTHONS = {v.rsplit(".", 1)[0]: PYENV / v / "bin" / "python" for v in ("3.10.13", "3.12.1", "3.13.0")}
 
 
-# Debian sid's userland (CPython 3.14 and 3.15 as Debian packages them), built by .ci/run with
-# `SUITE=sid INCLUDE=python3.14-venv,python3.15,python3.15-venv ../shared/tools/pi-emu/make_rootfs.sh amd64 DEST`.
+# Debian sid's userland (CPython 3.14 and 3.15 as Debian packages them), built by .ci/run with `SUITE=sid
+# INCLUDE=python3.14-venv,python3.15,python3.15-venv ../shared/tools/pi-emu/make_rootfs.sh amd64 DEST`.
 SID_ROOTFS = Path(os.environ.get("SID_ROOTFS", "/var/tmp/pi-emu/rootfs-sid-amd64"))
 PI_EMU = ROOT.parent / "shared" / "tools" / "pi-emu"
 

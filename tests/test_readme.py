@@ -407,7 +407,11 @@ def test_performance_budgets_are_the_bench_s() -> None:
     spec.loader.exec_module(bench)
     page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
     for limit, what, unit in bench.BUDGETS.values():
-        shown = {"ms": f"+{limit:g} ms", "MiB": f"+{limit:g} MiB", "s": f"{limit:g} s", "×": f"{limit:.2f}×", "MiB peak": f"{limit:g} MiB"}[
-            unit
-        ]
+        shown = {
+            "ms": f"+{limit:g} ms",
+            "MiB": f"+{limit:g} MiB",
+            "s": f"{limit:g} s",
+            "×": f"{limit:.2f}×",
+            "MiB peak": f"{limit:g} MiB",
+        }[unit]
         assert f"≤ {shown}" in page, (what, shown)
