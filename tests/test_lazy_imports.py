@@ -1,0 +1,85 @@
+"""PEP 810 lazy imports (CPython 3.15+): the command line turns the global mode on before the SDK loads;
+importing the module as a library does not; a mode the user chose stands. Under Debian sid's CPython 3.15
+the default tier passes with every spawned server in that mode (heavy)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, in_sid
+
+import robot_md_mcp as rmm
+
+
+def modes_set(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> list[str]:
+    """The modes main() asks for, on an interpreter that (as 3.15+ does) offers sys.set_lazy_imports."""
+    asked: list[str] = []
+    monkeypatch.setattr(sys, "set_lazy_imports", asked.append, raising=False)
+    assert rmm.main(argv) == 0
+    return asked
+
+
+def test_the_command_line_turns_lazy_imports_on(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.delenv("PYTHON_LAZY_IMPORTS", raising=False)
+    assert modes_set(monkeypatch, ["--version"]) == ["all"]
+
+
+def test_a_mode_the_user_chose_stands(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setenv("PYTHON_LAZY_IMPORTS", "normal")
+    assert modes_set(monkeypatch, ["--version"]) == []
+
+
+def test_on_interpreters_without_lazy_imports_nothing_is_asked(capsys) -> None:
+    if hasattr(sys, "set_lazy_imports"):
+        pytest.skip("this interpreter has lazy imports")
+    assert rmm.main(["--version"]) == 0  # no AttributeError on 3.10-3.14
+
+
+SID_VENV = ROOT / ".cache" / "sid-tests-3.15"
+
+
+def sid_venv() -> Path:
+    """CPython 3.15 (Debian sid's) with the pinned dependencies and the test extras."""
+    if not (SID_VENV / "bin" / "pytest").exists():
+        pip = f"{SID_VENV}/bin/pip install -q -c packaging/constraints.txt '.[test]'"
+        done = subprocess.run(
+            in_sid("sh", "-c", f"rm -rf {SID_VENV} && python3.15 -m venv {SID_VENV} && {pip}"),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return SID_VENV
+
+
+@pytest.mark.heavy
+def test_importing_leaves_the_mode_and_the_command_line_turns_it_on_under_3_15() -> None:
+    venv = sid_venv()
+    script = (
+        "import sys; import robot_md_mcp; print(sys.get_lazy_imports()); "
+        "robot_md_mcp.main(['--version']); print(sys.get_lazy_imports())"
+    )
+    done = subprocess.run(
+        in_sid(f"{venv}/bin/python", "-c", script), cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["normal", f"{rmm.NAME}", rmm.__version__, "all"]
+
+
+@pytest.mark.heavy
+def test_the_default_tier_passes_on_cpython_3_15_with_lazy_imports() -> None:
+    venv = sid_venv()
+    done = subprocess.run(
+        in_sid(f"{venv}/bin/python", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=3000,
+    )
+    tail = done.stdout[-4000:] + done.stderr[-2000:]
+    assert done.returncode == 0, tail
+    assert " passed" in done.stdout.splitlines()[-1], tail
