@@ -15,6 +15,9 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
 EXAMPLE = ROOT / "examples" / "bob.ROBOT.md"
 IN_CI = os.environ.get("CI", "").lower() == "true"
+# The command that starts our server in the real-client tests: this interpreter, unless
+# ROBOT_MD_MCP_TEST_PYTHON names another (test_lazy_imports.py runs them under CPython 3.15 that way).
+SERVER = [os.environ.get("ROBOT_MD_MCP_TEST_PYTHON") or sys.executable, str(ROOT / "robot_md_mcp.py")]
 REFERENCE_PINS = ("robot-md==1.10.6", "python-frontmatter==1.3.0")
 REFERENCE_DIR = ROOT / ".cache" / "reference-robot-md-1.10.6"
 

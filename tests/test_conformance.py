@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, SERVER
 from http_served import Served
 from node22 import node22, node_env, npm_tool
 
@@ -54,7 +54,7 @@ def test_conformance_suite(tmp_path: Path) -> None:
     assert not baseline & set(REQUIRED), "a required scenario must not be baselined"
 
     out = str(tmp_path)
-    served = Served("--http", "127.0.0.1:0")
+    served = Served("--http", "127.0.0.1:0", command=SERVER)
     try:
         done = subprocess.run(
             [

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from typing import Any
 
 import pytest
-from conftest import EXAMPLE, ROOT
+from conftest import EXAMPLE, SERVER
 from node22 import node22, node_env, npm_tool
 
 import robot_md_mcp as m
@@ -28,7 +27,7 @@ def inspector(*args: str) -> Any:
     node = node22()
     cli = npm_tool(*INSPECTOR) / "node_modules" / ".bin" / "mcp-inspector"
     done = subprocess.run(
-        [str(cli), "--cli", sys.executable, str(ROOT / "robot_md_mcp.py"), str(EXAMPLE), *args],
+        [str(cli), "--cli", *SERVER, str(EXAMPLE), *args],
         capture_output=True,
         text=True,
         timeout=120,

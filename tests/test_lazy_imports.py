@@ -4,12 +4,13 @@ the default tier passes with every spawned server in that mode (heavy)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, in_sid
+from conftest import PI_EMU, ROOT, SID_ROOTFS, in_sid
 
 import robot_md_mcp as rmm
 
@@ -83,3 +84,26 @@ def test_the_default_tier_passes_on_cpython_3_15_with_lazy_imports() -> None:
     tail = done.stdout[-4000:] + done.stderr[-2000:]
     assert done.returncode == 0, tail
     assert " passed" in done.stdout.splitlines()[-1], tail
+
+
+@pytest.mark.heavy
+def test_the_real_clients_pass_against_cpython_3_15_with_lazy_imports(tmp_path: Path) -> None:
+    """The MCP Inspector and the official conformance suite (Node, on this machine) drive servers
+    started by CPython 3.15 (in Debian sid's userland; /tmp shared, so the tests' files are there)."""
+    venv = sid_venv()
+    python = tmp_path / "python3.15"
+    run_in = f"ARCH=amd64 ROOTFS={SID_ROOTFS} BIND='{ROOT} /tmp' bash {PI_EMU / 'run_in_arm64.sh'}"
+    python.write_text(f'#!/bin/sh\nexec env {run_in} {venv}/bin/python "$@"\n')
+    python.chmod(0o755)
+    tests = [str(ROOT / "tests" / name) for name in ("test_inspector.py", "test_conformance.py")]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-m", "heavy", "-p", "no:cacheprovider", *tests],
+        cwd=ROOT,
+        env={**os.environ, "ROBOT_MD_MCP_TEST_PYTHON": str(python)},
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    tail = done.stdout[-4000:] + done.stderr[-2000:]
+    assert done.returncode == 0, tail
+    assert " passed" in done.stdout.splitlines()[-1] and "skipped" not in done.stdout.splitlines()[-1], tail
