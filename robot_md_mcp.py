@@ -34,6 +34,7 @@ import shlex
 import shutil
 import stat
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -241,7 +242,7 @@ MAX_NODES = 10_000
 # At these limits each costs well under half a second; real manifests use
 # about 1% of each.
 MAX_VALUES = 20_000
-MAX_TEXT_CHARS = 200_000
+MAX_TEXT_CHARS = 100_000
 MAX_SHOWN_CHARS = 2_000_000
 TOO_MANY_VALUES = f"frontmatter too large: more than {MAX_VALUES:,} values once YAML aliases are expanded"
 TOO_MUCH_TEXT = (
@@ -476,7 +477,7 @@ def _text_chars(value: Any) -> int:
 
 def _check_budget(data: Any) -> None:
     """Count what a consumer would see (aliases expanded): values, text
-    and characters as shown (JSON: two of indentation a level), and the
+    and characters as shown (JSON: up to four of indentation a level), and the
     nesting, stopping at the first excess. A value that contains itself is
     not walked again: robot-md validates and renders those. Nor is a value
     met again through another alias: its costs and height are remembered,
@@ -488,17 +489,17 @@ def _check_budget(data: Any) -> None:
     def walk(value: Any, depth: int) -> tuple[int, int, int, int, bool]:
         """(values, text, shown, height, met no self-reference) for `value` at `depth`."""
         if id(value) in on_path:
-            return (*cost.add(1, 0, 2 * depth + 8), 0, False)
+            return (*cost.add(1, 0, 4 * depth + 8), 0, False)
         if not isinstance(value, (dict, list, set)):
             text = _text_chars(value)
-            return (*cost.add(1, text, 2 * depth + 4 + text), 0, True)
+            return (*cost.add(1, text, 4 * depth + 4 + text), 0, True)
         seen = known.get(id(value))
         if seen is not None and depth + seen[3] - 1 <= MAX_DEPTH:
             values, text, shown, height = seen
-            return (*cost.add(values, text, shown + 2 * depth * values), height, True)
+            return (*cost.add(values, text, shown + 4 * depth * values), height, True)
         if depth > MAX_DEPTH or seen is not None:
             raise ManifestError(f"frontmatter nested more than {MAX_DEPTH} levels deep")
-        sums, height, clean = list(cost.add(1, 0, 2 * depth + 4)), 1, True
+        sums, height, clean = list(cost.add(1, 0, 4 * depth + 4)), 1, True
         on_path.add(id(value))
         for child in [v for item in value.items() for v in item] if isinstance(value, dict) else value:
             *child_sums, below, child_clean = walk(child, depth + 1)
@@ -507,7 +508,7 @@ def _check_budget(data: Any) -> None:
         on_path.discard(id(value))
         values, text, shown = sums
         if clean:
-            known[id(value)] = (values, text, shown - 2 * depth * values, height)
+            known[id(value)] = (values, text, shown - 4 * depth * values, height)
         return values, text, shown, height, clean
 
     walk(data, 1)
@@ -1362,16 +1363,35 @@ def changes(old: Snapshot, new: Snapshot) -> tuple[list[str], bool]:
     return updated, before.keys() != after.keys()
 
 
+class _Preparation:
+    """One version being prepared: whoever asks for the same bytes meanwhile
+    waits for this one instead of starting another."""
+
+    def __init__(self) -> None:
+        self.finished = threading.Event()
+        self.snap: Snapshot | None = None
+        self.error: ManifestError | None = None
+
+    def outcome(self) -> Snapshot:
+        self.finished.wait()
+        if self.snap is None:
+            raise self.error or ManifestError("preparing this version of the manifest was interrupted")
+        return self.snap
+
+
 class ManifestFile:
     """The served file, read again on every `current()` so an edit shows on
-    the next request (no restart); parsed only when its content changed. A
-    version that fails to parse is remembered too: a hostile file costs one
-    parse, not one per request."""
+    the next request (no restart); parsed only when its content changed, once
+    however many requests want it at the same time. A version that fails to
+    parse or prepare is remembered too: a hostile file costs one parse, not
+    one per request."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.last: Snapshot | None = None  # the version parsed most recently
         self._failed: tuple[str, ManifestError] | None = None  # digest and error of a broken version
+        self._lock = threading.Lock()
+        self._preparing: dict[str, _Preparation] = {}  # by digest
 
     def current(self, prepare: bool = False) -> Snapshot:
         source = read_source(self.path)
@@ -1388,14 +1408,44 @@ class ManifestFile:
 
     def parsed(self, source: Source, prepare: bool = False) -> Snapshot:
         """A new version; `prepare`: everything derived made before anyone
-        else can see it (so a request never makes it on the event loop)."""
+        else can see it (so a request never makes it on the event loop).
+        Callers asking for bytes already being prepared wait for that."""
+        with self._lock:
+            snap = self.known(source)
+            if snap is not None:
+                return snap
+            job = self._preparing.get(source.digest)
+            mine = job is None
+            if job is None:
+                job = self._preparing[source.digest] = _Preparation()
+        if not mine:
+            return job.outcome()
         try:
-            manifest = parse(source.text)
+            job.snap = self._made(source, prepare)
         except ManifestError as e:
-            self._failed = (source.digest, e.about(self.path))
-            raise self._failed[1] from None
-        snap = Snapshot(manifest, source.digest)
-        self.last = snap.prepared() if prepare else snap
+            job.error = e
+            self._failed = (source.digest, e)
+        finally:
+            with self._lock:
+                del self._preparing[source.digest]
+            job.finished.set()
+        return job.outcome()
+
+    def _made(self, source: Source, prepare: bool) -> Snapshot:
+        """Parsed (and prepared), as the latest version; any failure, running
+        out of memory included, as a one-line ManifestError about the file."""
+        try:
+            snap = Snapshot(parse(source.text), source.digest)
+            if prepare:
+                snap.prepared()
+        except ManifestError as e:
+            raise e.about(self.path) from None
+        except Exception as e:  # MemoryError and RecursionError included
+            why = "out of memory" if isinstance(e, MemoryError) else f"{type(e).__name__}: {e}"
+            raise ManifestError(
+                _cut(f"cannot prepare this version of the manifest: {why}"), self.path
+            ) from None
+        self.last = snap
         return snap
 
     def servable(self, prepare: bool = False) -> Snapshot:
@@ -2795,6 +2845,9 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
             print(version_line())
             return 0
         command = parse_command_line(args)
+        if libyaml_missing() and command.verb in ("serve", "validate", "render"):
+            print(f"{NAME}: cannot start: {libyaml_missing()}", file=sys.stderr)
+            return 1
         run = {
             "serve": run_serve,
             "validate": run_validate,
