@@ -11,7 +11,10 @@ test_divergences.py) are exercised here mid-session only."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, need, posix_only
+from conftest import EXAMPLE, ROOT, need, posix_only
+from fuzz_strategies import costly_files
+from hypothesis import HealthCheck, given, settings
 from wire import PROC, REQUEST_DEADLINE, RawServer, run_measured
 
 import robot_md_mcp as rmm
@@ -347,3 +352,66 @@ def test_truncated_replaced_rewritten_and_deleted_while_requests_run(served: Ser
     assert slowest < REQUEST_DEADLINE
     assert peak < RSS_LIMIT_MIB
     server.assert_clean()
+
+
+# --- the budgets, as a property ---------------------------------------------------
+
+STEP_SECONDS = 2.0
+
+
+@pytest.fixture(scope="module")
+def cost_worker() -> Iterator[subprocess.Popen]:
+    need(PROC.exists(), "/proc/self/status and clear_refs for the peak RSS of each manifest")
+    worker = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "cost_worker.py")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    yield worker
+    assert worker.stdin is not None
+    worker.stdin.close()
+    assert worker.wait(timeout=30) == 0
+
+
+def check_costs(worker: subprocess.Popen, folder: Path, data: bytes) -> None:
+    """Every verb and every view of `data`: an answer or a one-line refusal, each within
+    STEP_SECONDS, the process's peak memory under RSS_LIMIT_MIB."""
+    assert worker.stdin is not None and worker.stdout is not None
+    path = folder / "ROBOT.md"
+    path.write_bytes(data)
+    worker.stdin.write(f"{path}\n")
+    worker.stdin.flush()
+    measured = json.loads(worker.stdout.readline())
+    for name, (seconds, code, size, refusal) in measured["steps"].items():
+        assert seconds < STEP_SECONDS, (name, seconds, data[:200])
+        assert code in (None, 0, 1, 2, 4), (name, code)
+        assert size <= 2 * rmm.MAX_SHOWN_CHARS, (name, size)
+        if refusal is not None or (code == 1 and name != "validate --json"):  # --json: a report on stdout
+            assert refusal is not None and refusal.count("\n") <= 1, (name, refusal)
+            assert len(refusal) < 2 * rmm.MAX_MESSAGE_CHARS, (name, len(refusal))
+    assert measured["peak_mib"] < RSS_LIMIT_MIB, (measured["peak_mib"], data[:200])
+    slowest = max(measured["steps"].items(), key=lambda step: step[1][0])
+    refused = measured["steps"]["render"][3]
+    print(
+        f"{len(data):>8} B: slowest {slowest[0]} {slowest[1][0]:.2f}s, peak {measured['peak_mib']:.0f} MiB, "
+        f"{(refused or 'answered')[:90]!r}"
+    )
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(data=costly_files())
+def test_costly_files_are_answered_or_refused_within_budget(
+    cost_worker, tmp_path_factory, data: bytes
+) -> None:
+    """Alias, merge, long-scalar, repr-heavy and deep shapes up to the 1 MiB cap: validate, validate
+    --json, render and every view answer or refuse in one line within 2 s and 200 MiB."""
+    check_costs(cost_worker, tmp_path_factory.mktemp("costly"), data)
+
+
+@pytest.mark.heavy
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=costly_files())
+def test_costly_files_long_run(cost_worker, tmp_path_factory, data: bytes) -> None:
+    check_costs(cost_worker, tmp_path_factory.mktemp("costly"), data)
