@@ -65,7 +65,9 @@ def under_the_cap(shape: Callable[[str], str], filler: str) -> str:
 @dataclass
 class Case:
     make: Callable[[Path], object]  # turns the served path into the hostile thing
-    error: str | None = None  # the one-line error's start, after "robot-md-mcp: "; None: served
+    error: str | tuple[str, ...] | None = (
+        None  # the one-line error's start(s) after "robot-md-mcp: "; None: served
+    )
     startup: bool = True  # also run at startup and through `validate` (not covered elsewhere)
 
 
@@ -95,17 +97,41 @@ def dev_zero(path: Path) -> None:
     path.symlink_to("/dev/zero")
 
 
-TOO_MANY_VALUES = "frontmatter too large: more than 500,000 values once YAML aliases are expanded"
 TOO_DEEP = "frontmatter nested more than 300 levels deep"
+# A LibYAML with a nesting limit of its own (PyYAML 6.0.4's, 1,000 flow levels) may refuse first.
+TOO_DEEP_FOR_ANY_LIBYAML = (TOO_DEEP, "frontmatter YAML parse error: ")
+LONG = "x" * 40_000
 NOT_REGULAR = "not a regular file"
 TOO_BIG = "file is larger than the 1024 KiB limit"
 
 CASES = {
-    "billion laughs": Case(content(with_yaml(alias_bomb(10, 10))), TOO_MANY_VALUES, startup=False),
-    "alias bomb within budget": Case(content(with_yaml(alias_bomb(9, 4)))),
+    "billion laughs": Case(content(with_yaml(alias_bomb(10, 10))), rmm.TOO_MANY_VALUES, startup=False),
+    "alias bomb within budget": Case(content(with_yaml(alias_bomb(8, 3)))),
+    # The review's: a 46 KB file made an 86 MiB frontmatter view, render took 140 s.
+    "one long string aliased 2,000 times": Case(
+        content(with_yaml(f"x_s: &s {LONG}\nx_l: [" + ", ".join(["*s"] * 2000) + "]\n")), rmm.TOO_MUCH_TEXT
+    ),
+    # The review's: jsonschema quoted repr() of the failing value, `validate --json` peaked at 3 GB.
+    "a failing value quoted in a message": Case(
+        content(
+            with_yaml(f"x_s: &s {LONG}\n").replace("robot_name: bob", "robot_name: [" + "*s, " * 2000 + "]")
+        ),
+        rmm.TOO_MUCH_TEXT,
+    ),
+    "a 290-deep list aliased 1,600 times": Case(
+        content(with_yaml("x_d: &d " + "[" * 290 + "1" + "]" * 290 + "\nx_l: [" + "*d, " * 1600 + "]\n")),
+        rmm.TOO_BIG_TO_SHOW,
+    ),
+    # PyYAML builds these in quadratic time (165 KB: 2.7 s); no str() can show them.
+    "a sexagesimal integer of 1 MiB": Case(
+        content(under_the_cap(lambda fill: with_yaml(f"x_n: 1{fill}\n"), ":1")), rmm.TOO_LONG_INTEGER
+    ),
+    "a hexadecimal integer of 5,000 digits": Case(
+        content(with_yaml("x_n: 0x" + "f" * 4200 + "\n")), rmm.TOO_LONG_INTEGER
+    ),
     # Before the event-stream check: SIGSEGV (LibYAML's composer recursing in C).
     "100,000 nested flow sequences": Case(
-        content(with_yaml("deep: " + "[" * 100_000 + "]" * 100_000 + "\n")), TOO_DEEP
+        content(with_yaml("deep: " + "[" * 100_000 + "]" * 100_000 + "\n")), TOO_DEEP_FOR_ANY_LIBYAML
     ),
     "350 nested block mappings": Case(content(with_yaml(nested_mappings(350))), TOO_DEEP),
     # Before the node budget: 6-16 s and 260 MiB a request.
@@ -142,8 +168,9 @@ def restore(path: Path, text: str = GOOD) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def one_line(message: str, expected: str, path: Path) -> None:
-    assert message.startswith(f"robot-md-mcp: {expected}"), message[:300]
+def one_line(message: str, expected: str | tuple[str, ...], path: Path) -> None:
+    starts = (expected,) if isinstance(expected, str) else expected
+    assert message.startswith(tuple(f"robot-md-mcp: {start}" for start in starts)), message[:300]
     assert message.endswith(f"({path})") and "\n" not in message, message[:300]
 
 

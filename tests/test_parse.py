@@ -252,3 +252,95 @@ def test_user_written_deprecations_marker() -> None:
     assert m.deprecations == ("old thing",)
     assert rmm.parse("---\n_deprecations: 5\na: 1\n---\n").deprecations == (5,)
     assert rmm.parse("---\n_deprecations: []\na: 1\n---\n").deprecations == ()
+
+
+def _bob_with(lines: str) -> str:
+    return EXAMPLE.read_text(encoding="utf-8").replace("metadata:", lines + "metadata:", 1)
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        # Each alias counts every time it is used: 46 KB of file, 80 million characters to show.
+        ("x_s: &s " + "x" * 40_000 + "\nx_l: [" + "*s, " * 2000 + "]\n", rmm.TOO_MUCH_TEXT),
+        # A string render must escape costs four a character.
+        ('x_s: "' + "\\x01" * (rmm.MAX_TEXT_CHARS // 4 + 1) + '"\n', rmm.TOO_MUCH_TEXT),
+        # Indentation counts: 12 KB of file, 275 million characters of JSON.
+        ("x_d: &d " + "[" * 290 + "1" + "]" * 290 + "\nx_l: [" + "*d, " * 1600 + "]\n", rmm.TOO_BIG_TO_SHOW),
+        ("x_n: 0x" + "f" * 3600 + "\n", rmm.TOO_LONG_INTEGER),
+        ("x_n: !!int 1" + ":1" * 3000 + "\n", rmm.TOO_LONG_INTEGER),
+        ("x_n: 1" + ":1" * 300_000 + "\n", rmm.TOO_LONG_INTEGER),  # PyYAML alone: minutes
+    ],
+    ids=[
+        "long string aliased",
+        "escaped string",
+        "deep list aliased",
+        "hex",
+        "tagged sexagesimal",
+        "sexagesimal",
+    ],
+)
+def test_what_a_version_would_cost_is_refused_at_parse(lines: str, message: str) -> None:
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(rmm.ManifestError) as e:
+        rmm.parse(_bob_with(lines))
+    assert e.value.what == message
+    assert time.monotonic() - started < 1.0
+
+
+def test_just_within_the_budgets_every_path_works() -> None:
+    _every_path(_bob_with("x_n: 0x" + "f" * 3570 + "\n"))  # 4,298 digits
+    _every_path(_bob_with("x_n: 1" + ":1" * 2000 + "\n"))
+    _every_path(_bob_with("x_s: &s " + "x" * 9000 + "\nx_l: [" + "*s, " * 9 + "]\n"))
+
+
+def test_decimal_integers_past_python_s_limit_keep_the_reference_s_error() -> None:
+    """robot-md reports Python's own refusal to build it (wording is Python's: not pinned here)."""
+    with pytest.raises(rmm.ManifestError) as e:
+        rmm.parse(_bob_with("x_n: " + "1" * 5000 + "\n"))
+    assert e.value.what.startswith("frontmatter parse error: ") and "4300" in e.value.what
+
+
+def test_a_message_quoting_a_huge_value_is_cut() -> None:
+    long_name = "[" + ", ".join(["x" * 50] * 400) + "]"
+    report = rmm.validate(rmm.parse(_bob_with("").replace("robot_name: bob", f"robot_name: {long_name}")))
+    quoting = [e for e in report.errors if e.startswith("schema: metadata.robot_name: ['xxx")]
+    assert quoting, report.errors
+    for error in quoting:
+        assert len(error) < rmm.MAX_MESSAGE_CHARS + 60
+        assert error.startswith("schema: metadata.robot_name: ['" + "x" * 50 + "', ")
+        assert error.endswith(" more characters cut)")
+
+
+def test_a_pyyaml_without_libyaml_is_one_line_and_exit_1(tmp_path) -> None:
+    """As PyYAML built from source without LibYAML: the module imports, each verb says why in one
+    line and exits 1 (no AttributeError traceback at import)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    simulate = (
+        "import runpy, sys; sys.modules['yaml._yaml'] = None; sys.argv = sys.argv[1:]; "
+        "runpy.run_path(sys.argv[0], run_name='__main__')"
+    )
+    for verb in ([], ["validate"], ["validate", "--json"], ["render"]):
+        done = subprocess.run(
+            [sys.executable, "-c", simulate, str(ROOT / "robot_md_mcp.py"), *verb, str(EXAMPLE)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
+        assert (done.returncode, done.stdout) == (1, ""), done.stderr
+        assert done.stderr.startswith("robot-md-mcp: cannot start: PyYAML ") and done.stderr.count("\n") == 1
+        assert "without LibYAML" in done.stderr
+    done = subprocess.run(
+        [sys.executable, "-c", simulate, str(ROOT / "robot_md_mcp.py"), "--version"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0 and done.stderr == ""
