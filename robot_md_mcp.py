@@ -34,6 +34,7 @@ import shlex
 import shutil
 import stat
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -225,12 +226,40 @@ _DELIMITER = re.compile(r"^-{3,}\s*$", re.MULTILINE)
 # calls it (the server's worker threads and the CLI use under 30).
 _FRAMES_PER_LEVEL, _FRAMES_FOR_CALLERS = 3, 100
 MAX_DEPTH = (1000 - _FRAMES_FOR_CALLERS) // _FRAMES_PER_LEVEL
-MAX_VALUES = 500_000
-TOO_MANY_VALUES = f"frontmatter too large: more than {MAX_VALUES:,} values once YAML aliases are expanded"
 # Nodes as written (before alias expansion). PyYAML builds each one in Python
 # (~25 µs): a 1 MiB file of small values took 6-16 s and 260 MiB a request.
 # Real manifests have a few hundred.
 MAX_NODES = 10_000
+# What a version costs once YAML aliases and merges are expanded, each alias
+# counted every time it is used (measured on 2 cores, PyYAML 6.0.3 and 6.0.4):
+# - values: jsonschema spends ~12 µs on each value where the schema looks
+#   (5,000 aliases of one driver, 260,000 values: validate took 3.3 s);
+# - characters of text (a scalar's characters as shown; four a character in
+#   a string that render must escape): PyYAML's emitter writes ~1.7 µs a
+#   character (one 40 KB string aliased 2,000 times: render took 86 s);
+# - characters as shown in the JSON views, indentation included: ~65 ns a
+#   character (a 290-deep list aliased 1,600 times: 275 million, 611 MiB).
+# At these limits each costs well under half a second; real manifests use
+# about 1% of each.
+MAX_VALUES = 20_000
+MAX_TEXT_CHARS = 100_000
+MAX_SHOWN_CHARS = 2_000_000
+TOO_MANY_VALUES = f"frontmatter too large: more than {MAX_VALUES:,} values once YAML aliases are expanded"
+TOO_MUCH_TEXT = (
+    f"frontmatter too large: more than {MAX_TEXT_CHARS:,} characters of text once YAML aliases are expanded"
+)
+TOO_BIG_TO_SHOW = (
+    f"frontmatter too large: more than {MAX_SHOWN_CHARS:,} characters to show once YAML aliases are expanded"
+)
+# Python refuses to turn a longer integer into text (int_max_str_digits), so
+# no view, message or render could show it; a sexagesimal one (`1:2:3`) also
+# takes PyYAML quadratic time to build (165 KB of it: 2.7 s).
+MAX_INT_DIGITS = 4300
+TOO_LONG_INTEGER = f"frontmatter has an integer too long to show: more than {MAX_INT_DIGITS:,} digits"
+_SEXAGESIMAL_INT = re.compile(r"[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+")
+# A message quoting a value (jsonschema's repr of it, a YAML tag) is cut here:
+# robot-md's longest message for a real file is under 200 characters.
+MAX_MESSAGE_CHARS = 1_000
 
 
 @dataclass(frozen=True)
@@ -272,7 +301,25 @@ def stable_order(values: Iterable[Any]) -> list[Any]:
         return sorted(values, key=lambda v: (type(v).__name__, repr(v)))
 
 
-class _Loader(yaml.CSafeLoader):
+# PyYAML built from source without LibYAML has no CSafeLoader. The module
+# still imports (on PyYAML's pure loader); the command line refuses to run on
+# it (libyaml_missing): its error messages are not robot-md's, and it takes
+# 3.2 s to read a 1 MiB scalar that LibYAML reads in 0.04 s.
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def libyaml_missing() -> str | None:
+    """Why this PyYAML cannot be used, if it has no LibYAML."""
+    if hasattr(yaml, "CSafeLoader"):
+        return None
+    return (
+        f"PyYAML {yaml.__version__} here was built without LibYAML, whose YAML error messages and "
+        "speed this server depends on; reinstall it from a wheel: "
+        "pip install --force-reinstall --only-binary=pyyaml pyyaml"
+    )
+
+
+class _Loader(_SAFE_LOADER):  # type: ignore[misc,valid-type]
     """LibYAML's safe loader (as the reference uses: its error messages are
     part of the parity contract) with deterministic sets and merges (`<<`)
     within the value budget."""
@@ -338,9 +385,9 @@ def parse(text: str) -> Manifest:
     except yaml.YAMLError as e:
         # LibYAML counts lines from the opening delimiter's line end.
         first_line = text.count("\n", 0, leading + delimiters[0].end())
-        raise ManifestError(f"frontmatter YAML parse error: {e}", first_line=first_line) from None
+        raise ManifestError(_cut(f"frontmatter YAML parse error: {e}"), first_line=first_line) from None
     except Exception as e:  # the reference's catch-all, e.g. a date like 2026-13-45
-        raise ManifestError(f"frontmatter parse error: {e}") from None
+        raise ManifestError(_cut(f"frontmatter parse error: {e}")) from None
     if not metadata:
         raise ManifestError(EMPTY_FRONTMATTER)
     frontmatter = dict(metadata)
@@ -366,6 +413,8 @@ def _check_shape(yaml_text: str) -> None:
                 nodes += 1
                 if nodes > MAX_NODES:
                     raise ManifestError(f"frontmatter too large: more than {MAX_NODES:,} YAML nodes")
+                if isinstance(event, yaml.ScalarEvent) and _too_long_integer(event):
+                    raise ManifestError(TOO_LONG_INTEGER)
                 if isinstance(event, yaml.CollectionStartEvent):
                     depth += 1
                     if depth > MAX_DEPTH:
@@ -374,48 +423,93 @@ def _check_shape(yaml_text: str) -> None:
         pass
 
 
+# More colons than this make a sexagesimal integer over MAX_INT_DIGITS digits
+# (60**2419 has 4,302): refused before PyYAML builds it.
+_SEXAGESIMAL_COLONS = 2_500
+_INT_TAG = "tag:yaml.org,2002:int"
+
+
+def _too_long_integer(event: yaml.ScalarEvent) -> bool:
+    if event.value.count(":") <= _SEXAGESIMAL_COLONS:
+        return False
+    return event.tag == _INT_TAG or bool(event.implicit[0] and _SEXAGESIMAL_INT.fullmatch(event.value))
+
+
+def _cut(message: str) -> str:
+    """A message at most MAX_MESSAGE_CHARS long (one that quotes a huge value)."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return f"{message[:MAX_MESSAGE_CHARS]}… ({len(message) - MAX_MESSAGE_CHARS:,} more characters cut)"
+
+
+class _Cost:
+    """What a version costs to check and show, aliases expanded, counted as
+    the walk goes so that the first excess stops it."""
+
+    def __init__(self) -> None:
+        self.values = self.text = self.shown = 0
+
+    def add(self, values: int, text: int, shown: int) -> tuple[int, int, int]:
+        self.values, self.text, self.shown = self.values + values, self.text + text, self.shown + shown
+        if self.values > MAX_VALUES:
+            raise ManifestError(TOO_MANY_VALUES)
+        if self.text > MAX_TEXT_CHARS:
+            raise ManifestError(TOO_MUCH_TEXT)
+        if self.shown > MAX_SHOWN_CHARS:
+            raise ManifestError(TOO_BIG_TO_SHOW)
+        return values, text, shown
+
+
+_INT_LIMIT = 10**MAX_INT_DIGITS
+
+
+def _text_chars(value: Any) -> int:
+    """A scalar's characters as render and messages show it: a string's
+    length (four a character if any must be escaped), bytes escaped."""
+    if isinstance(value, str):
+        return len(value) if value.isprintable() else 4 * len(value)
+    if isinstance(value, bytes):
+        return 4 * len(value)
+    if isinstance(value, int) and not -_INT_LIMIT < value < _INT_LIMIT:
+        raise ManifestError(TOO_LONG_INTEGER)
+    return len(repr(value))
+
+
 def _check_budget(data: Any) -> None:
-    """Count the values a consumer would see (aliases expanded) and their
-    nesting, stopping as soon as either is over budget. A value that
-    contains itself is not walked again: robot-md validates and renders
-    those. Nor is a value met again through another alias: its count and
-    height are remembered (the largest bomb within budget took 0.7 s to walk
-    value by value), unless its walk met a self-reference, whose count
-    depends on the path to it."""
-    total = 0
-    known: dict[int, tuple[int, int]] = {}  # id → (values, height) of walks that met no self-reference
+    """Count what a consumer would see (aliases expanded): values, text
+    and characters as shown (JSON: up to four of indentation a level), and the
+    nesting, stopping at the first excess. A value that contains itself is
+    not walked again: robot-md validates and renders those. Nor is a value
+    met again through another alias: its costs and height are remembered,
+    unless its walk met a self-reference, whose count depends on the path."""
+    cost = _Cost()
+    known: dict[int, tuple[int, int, int, int]] = {}  # id → values, text, shown at depth 0, height
     on_path: set[int] = set()
 
-    def count(values: int) -> None:
-        nonlocal total
-        total += values
-        if total > MAX_VALUES:
-            raise ManifestError(TOO_MANY_VALUES)
-
-    def walk(value: Any, depth: int) -> tuple[int, int, bool]:
-        """(values, height, met no self-reference) for `value` at `depth`."""
-        if not isinstance(value, (dict, list, set)) or id(value) in on_path:
-            count(1)
-            return 1, 0, id(value) not in on_path
+    def walk(value: Any, depth: int) -> tuple[int, int, int, int, bool]:
+        """(values, text, shown, height, met no self-reference) for `value` at `depth`."""
+        if id(value) in on_path:
+            return (*cost.add(1, 0, 4 * depth + 8), 0, False)
+        if not isinstance(value, (dict, list, set)):
+            text = _text_chars(value)
+            return (*cost.add(1, text, 4 * depth + 4 + text), 0, True)
         seen = known.get(id(value))
-        if seen is not None:
-            size, height = seen
-            if depth + height - 1 > MAX_DEPTH:
-                raise ManifestError(f"frontmatter nested more than {MAX_DEPTH} levels deep")
-            count(size)
-            return size, height, True
-        if depth > MAX_DEPTH:
+        if seen is not None and depth + seen[3] - 1 <= MAX_DEPTH:
+            values, text, shown, height = seen
+            return (*cost.add(values, text, shown + 4 * depth * values), height, True)
+        if depth > MAX_DEPTH or seen is not None:
             raise ManifestError(f"frontmatter nested more than {MAX_DEPTH} levels deep")
-        count(1)
+        sums, height, clean = list(cost.add(1, 0, 4 * depth + 4)), 1, True
         on_path.add(id(value))
-        size, height, clean = 1, 1, True
         for child in [v for item in value.items() for v in item] if isinstance(value, dict) else value:
-            values, below, child_clean = walk(child, depth + 1)
-            size, height, clean = size + values, max(height, below + 1), clean and child_clean
+            *child_sums, below, child_clean = walk(child, depth + 1)
+            sums = [a + b for a, b in zip(sums, child_sums, strict=True)]
+            height, clean = max(height, below + 1), clean and child_clean
         on_path.discard(id(value))
+        values, text, shown = sums
         if clean:
-            known[id(value)] = (size, height)
-        return size, height, clean
+            known[id(value)] = (values, text, shown - 4 * depth * values, height)
+        return values, text, shown, height, clean
 
     walk(data, 1)
 
@@ -562,15 +656,26 @@ def validate(manifest: Manifest) -> Report:
 
 def schema_errors(fm: dict[str, Any]) -> tuple[str, ...]:
     try:
-        found = list(schema_validator().iter_errors(fm))
+        found = _schema_findings(fm)
     except TypeError:
         # jsonschema matches patternProperties with re.search, which needs str
         # keys (robot-md crashes here): check the keys' string forms instead.
-        found = list(schema_validator().iter_errors(_with_string_keys(fm, {})))
-    ordered = sorted(found, key=lambda e: _PathKey(e.path))
-    return tuple(
-        f"schema: {'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}" for e in ordered
-    )
+        found = _schema_findings(_with_string_keys(fm, {}))
+    found.sort(key=lambda finding: finding[0])
+    return tuple(message for _, message in found)
+
+
+def _schema_findings(fm: Any) -> list[tuple[_PathKey, str]]:
+    """Each error's path and message, its quoted value cut (jsonschema quotes
+    repr() of the failing value); the error itself, which holds that value
+    and the schema, is dropped at once."""
+    return [
+        (
+            _PathKey(e.path),
+            _cut(f"schema: {'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"),
+        )
+        for e in schema_validator().iter_errors(fm)
+    ]
 
 
 def _with_string_keys(value: Any, memo: dict[int, Any]) -> Any:
@@ -1258,16 +1363,35 @@ def changes(old: Snapshot, new: Snapshot) -> tuple[list[str], bool]:
     return updated, before.keys() != after.keys()
 
 
+class _Preparation:
+    """One version being prepared: whoever asks for the same bytes meanwhile
+    waits for this one instead of starting another."""
+
+    def __init__(self) -> None:
+        self.finished = threading.Event()
+        self.snap: Snapshot | None = None
+        self.error: ManifestError | None = None
+
+    def outcome(self) -> Snapshot:
+        self.finished.wait()
+        if self.snap is None:
+            raise self.error or ManifestError("preparing this version of the manifest was interrupted")
+        return self.snap
+
+
 class ManifestFile:
     """The served file, read again on every `current()` so an edit shows on
-    the next request (no restart); parsed only when its content changed. A
-    version that fails to parse is remembered too: a hostile file costs one
-    parse, not one per request."""
+    the next request (no restart); parsed only when its content changed, once
+    however many requests want it at the same time. A version that fails to
+    parse or prepare is remembered too: a hostile file costs one parse, not
+    one per request."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.last: Snapshot | None = None  # the version parsed most recently
         self._failed: tuple[str, ManifestError] | None = None  # digest and error of a broken version
+        self._lock = threading.Lock()
+        self._preparing: dict[str, _Preparation] = {}  # by digest
 
     def current(self, prepare: bool = False) -> Snapshot:
         source = read_source(self.path)
@@ -1284,14 +1408,44 @@ class ManifestFile:
 
     def parsed(self, source: Source, prepare: bool = False) -> Snapshot:
         """A new version; `prepare`: everything derived made before anyone
-        else can see it (so a request never makes it on the event loop)."""
+        else can see it (so a request never makes it on the event loop).
+        Callers asking for bytes already being prepared wait for that."""
+        with self._lock:
+            snap = self.known(source)
+            if snap is not None:
+                return snap
+            job = self._preparing.get(source.digest)
+            mine = job is None
+            if job is None:
+                job = self._preparing[source.digest] = _Preparation()
+        if not mine:
+            return job.outcome()
         try:
-            manifest = parse(source.text)
+            job.snap = self._made(source, prepare)
         except ManifestError as e:
-            self._failed = (source.digest, e.about(self.path))
-            raise self._failed[1] from None
-        snap = Snapshot(manifest, source.digest)
-        self.last = snap.prepared() if prepare else snap
+            job.error = e
+            self._failed = (source.digest, e)
+        finally:
+            with self._lock:
+                del self._preparing[source.digest]
+            job.finished.set()
+        return job.outcome()
+
+    def _made(self, source: Source, prepare: bool) -> Snapshot:
+        """Parsed (and prepared), as the latest version; any failure, running
+        out of memory included, as a one-line ManifestError about the file."""
+        try:
+            snap = Snapshot(parse(source.text), source.digest)
+            if prepare:
+                snap.prepared()
+        except ManifestError as e:
+            raise e.about(self.path) from None
+        except Exception as e:  # MemoryError and RecursionError included
+            why = "out of memory" if isinstance(e, MemoryError) else f"{type(e).__name__}: {e}"
+            raise ManifestError(
+                _cut(f"cannot prepare this version of the manifest: {why}"), self.path
+            ) from None
+        self.last = snap
         return snap
 
     def servable(self, prepare: bool = False) -> Snapshot:
@@ -2703,6 +2857,9 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
             print(version_line())
             return 0
         command = parse_command_line(args)
+        if libyaml_missing() and command.verb in ("serve", "validate", "render"):
+            print(f"{NAME}: cannot start: {libyaml_missing()}", file=sys.stderr)
+            return 1
         run = {
             "serve": run_serve,
             "validate": run_validate,

@@ -625,3 +625,68 @@ def manifest_files() -> st.SearchStrategy[bytes]:
 
 def mutants() -> st.SearchStrategy[bytes]:
     return st.binary(min_size=43, max_size=460).map(lambda raw: mutate(Source(raw)))
+
+
+# --------------------------------------------------------------------------- costly files
+# Files built to cost as much as a file under the 1 MiB cap can: aliases,
+# merges, long scalars, values whose repr() is long, deep nesting; each placed
+# where nothing looks at it, or where the schema checks it (so jsonschema
+# quotes it in a message) or the briefing shows it. For the budget property in
+# test_hostile_files.py.
+
+CAP = 1024 * 1024
+PLACES = ("x_costly: {}", "capabilities: {}", "metadata: {{robot_name: {}}}", "drivers: {}", "safety: {}")
+SCALARS = (
+    lambda n: "x" * n,
+    lambda n: "word " * (n // 5) + "end",
+    lambda n: '"' + "\\x01" * (n // 4) + '"',
+    lambda n: '"' + "\\uFFFE" * (n // 6) + '"',
+    lambda n: "!!binary " + "QUFB" * (n // 4),
+    lambda n: "0x" + "f" * min(n, 3570),  # 3,570 hex digits: 4,298 decimal ones, just inside Python's limit
+    lambda n: "0x" + "f" * n,
+    lambda n: "1" + ":1" * (n // 2),
+    lambda n: "2026-04-17",
+    lambda n: "1" * min(n, 5000),
+)
+
+
+def near(*limits: int) -> st.SearchStrategy[int]:
+    """Any size in range, or one next to the limits that matter (Hypothesis's own choices stay small)."""
+    return st.one_of(st.sampled_from(limits), st.integers(1, max(limits)))
+
+
+@st.composite
+def costly_frontmatter(draw: st.DrawFn) -> str:
+    shape = draw(st.sampled_from(("alias", "merge", "long", "deep", "nested aliases")))
+    fan = draw(near(1, 20, 400, 2000, 5000, 20_000, 50_000))
+    size = draw(near(100, 5000, 40_000, 99_000, 101_000, 400_000, CAP - 60_000))
+    if shape == "long":
+        return draw(st.sampled_from(SCALARS))(size)
+    if shape == "deep":
+        levels, fan = draw(near(10, 150, 299, 301, 999, 1001, 5000)), min(fan, 50_000 // 4)
+        return "[&d " + "[" * levels + "1" + "]" * levels + ", " + ", ".join(["*d"] * fan) + "]"
+    if shape == "merge":
+        width, keys = draw(near(2, 50, 100, 200)), draw(near(1, 50, 200))
+        rows = ["l0: &l0 {" + ", ".join(f"k{i}: {i}" for i in range(keys)) + "}"]
+        for level in range(1, draw(st.integers(1, 8)) + 1):
+            rows.append(f"l{level}: &l{level} {{<<: [" + ", ".join([f"*l{level - 1}"] * width) + "]}")
+        return "{" + ", ".join(rows) + "}"
+    fan = min(fan, 200_000 // 4)  # what fits under the cap as `*s, `
+    scalar = draw(st.sampled_from(SCALARS))(max(1, size // fan))
+    if shape == "alias":
+        return f"[&s {scalar}, " + ", ".join(["*s"] * fan) + "]"
+    levels, width = draw(near(2, 5, 12)), draw(near(2, 4, 10, 12))
+    rows = [f"&a0 [{scalar}]"]
+    rows += [f"&a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]" for i in range(1, levels)]
+    return "[" + ", ".join(rows) + "]"
+
+
+@st.composite
+def costly_files(draw: st.DrawFn) -> bytes:
+    """bob's manifest with one costly value at one place, cut to fit under the cap."""
+    good = EXAMPLE.read_text(encoding="utf-8")
+    place = draw(st.sampled_from(PLACES)).format(draw(costly_frontmatter()))
+    key = place.split(":", 1)[0] + ":"
+    text = good.replace("\n" + key, "\nx_was_" + key[:-1] + ":", 1).replace("---\n", f"---\n{place}\n", 1)
+    data = text.encode("utf-8")
+    return data if len(data) <= CAP else data[: CAP - 4] + b"\n"

@@ -7,12 +7,20 @@ and what tests/reference_oracle.py printed for them: code, errors, warnings,
 summary and render (with robot-md's leaked `_deprecations` key removed), or the
 reference's crash. The corpus part is the same as ../shared/reference/api/.
 
+The answers depend on the libraries that produce them (PyYAML's loader and
+dumper, jsonschema's messages), so the file records their versions: `versions`
+and `results` for the pinned set (packaging/constraints.txt), and under
+`variants` the answers that differ for each other set recorded (PyYAML 6.0.4
+orders a merge of a list of mappings differently). Where the versions in use
+match no recorded set, answers() asks the live reference instead.
+
 Two heavy-tier tests in test_parity.py keep the copy honest: one runs the live
 reference (from PyPI) over the same inputs and asserts the stored answers are
 exactly what it says, one compares the corpus part with ../shared/reference/api.
 
-After changing cases.py or the corpus, regenerate (this installs the reference
-into .cache/ from PyPI):
+After changing cases.py or the corpus, or to record another set of versions,
+regenerate in a venv with the pinned set, then in one with each other set
+(this installs the reference into .cache/ from PyPI):
 
     .venv/bin/python tests/stored_reference.py
 """
@@ -23,12 +31,15 @@ import hashlib
 import json
 import sys
 import tempfile
+from importlib import metadata
 from pathlib import Path
+
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cases import CASES
-from conftest import ROOT, corpus_files, run_reference
+from conftest import REFERENCE_PINS, ROOT, corpus_files, run_reference
 
 STORED = ROOT / "tests" / "reference" / "results.json"
 BOM = b"\xef\xbb\xbf"
@@ -70,16 +81,47 @@ def live() -> dict[str, dict]:
     }
 
 
-def load() -> dict[str, dict]:
-    return json.loads(STORED.read_text(encoding="utf-8"))["results"]
+def versions() -> dict[str, str]:
+    """What the answers depend on: the reference's pins and the libraries it shares with us."""
+    used = {name: metadata.version(name) for name in ("pyyaml", "jsonschema")}
+    used["libyaml"] = str(getattr(yaml, "__with_libyaml__", False))
+    return {**dict(pin.split("==") for pin in REFERENCE_PINS), **used}
+
+
+def load() -> dict[str, dict] | None:
+    """The stored answers for the versions in use, or None if none were recorded for them."""
+    stored = json.loads(STORED.read_text(encoding="utf-8"))
+    if stored["versions"] == versions():
+        return stored["results"]
+    for variant in stored.get("variants", []):
+        if variant["versions"] == versions():
+            return {**stored["results"], **variant["results"]}
+    return None
+
+
+def answers() -> dict[str, dict]:
+    """The stored answers for the versions in use, else the live reference's (which needs PyPI)."""
+    stored = load()
+    return stored if stored is not None else live()
 
 
 def write(results: dict[str, dict]) -> None:
+    """Record `results` for the versions in use: as the base answers for the pinned set, else as
+    the variant for this set (only the answers that differ from the base)."""
     STORED.parent.mkdir(exist_ok=True)
-    text = json.dumps({"source": SOURCE, "results": results}, ensure_ascii=False, indent=1, sort_keys=True)
+    stored = json.loads(STORED.read_text(encoding="utf-8")) if STORED.exists() else {"versions": versions()}
+    variants = [v for v in stored.get("variants", []) if v["versions"] != versions()]
+    if stored["versions"] == versions():
+        stored["results"] = results
+    else:
+        base = stored["results"]
+        differ = {key: answer for key, answer in results.items() if base.get(key) != answer}
+        variants.append({"versions": versions(), "results": differ})
+    stored.update(source=SOURCE, variants=sorted(variants, key=lambda v: sorted(v["versions"].items())))
+    text = json.dumps(stored, ensure_ascii=False, indent=1, sort_keys=True)
     STORED.write_text(text + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
     write(live())
-    print(f"wrote {STORED.relative_to(ROOT)}")
+    print(f"wrote {STORED.relative_to(ROOT)} for {versions()}")

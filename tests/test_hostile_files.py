@@ -11,7 +11,10 @@ test_divergences.py) are exercised here mid-session only."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, need, posix_only
+from conftest import EXAMPLE, ROOT, need, posix_only
+from fuzz_strategies import costly_files
+from hypothesis import HealthCheck, given, settings
 from wire import PROC, REQUEST_DEADLINE, RawServer, run_measured
 
 import robot_md_mcp as rmm
@@ -60,7 +65,9 @@ def under_the_cap(shape: Callable[[str], str], filler: str) -> str:
 @dataclass
 class Case:
     make: Callable[[Path], object]  # turns the served path into the hostile thing
-    error: str | None = None  # the one-line error's start, after "robot-md-mcp: "; None: served
+    error: str | tuple[str, ...] | None = (
+        None  # the one-line error's start(s) after "robot-md-mcp: "; None: served
+    )
     startup: bool = True  # also run at startup and through `validate` (not covered elsewhere)
 
 
@@ -90,17 +97,41 @@ def dev_zero(path: Path) -> None:
     path.symlink_to("/dev/zero")
 
 
-TOO_MANY_VALUES = "frontmatter too large: more than 500,000 values once YAML aliases are expanded"
 TOO_DEEP = "frontmatter nested more than 300 levels deep"
+# A LibYAML with a nesting limit of its own (PyYAML 6.0.4's, 1,000 flow levels) may refuse first.
+TOO_DEEP_FOR_ANY_LIBYAML = (TOO_DEEP, "frontmatter YAML parse error: ")
+LONG = "x" * 40_000
 NOT_REGULAR = "not a regular file"
 TOO_BIG = "file is larger than the 1024 KiB limit"
 
 CASES = {
-    "billion laughs": Case(content(with_yaml(alias_bomb(10, 10))), TOO_MANY_VALUES, startup=False),
-    "alias bomb within budget": Case(content(with_yaml(alias_bomb(9, 4)))),
+    "billion laughs": Case(content(with_yaml(alias_bomb(10, 10))), rmm.TOO_MANY_VALUES, startup=False),
+    "alias bomb within budget": Case(content(with_yaml(alias_bomb(8, 3)))),
+    # The review's: a 46 KB file made an 86 MiB frontmatter view, render took 140 s.
+    "one long string aliased 2,000 times": Case(
+        content(with_yaml(f"x_s: &s {LONG}\nx_l: [" + ", ".join(["*s"] * 2000) + "]\n")), rmm.TOO_MUCH_TEXT
+    ),
+    # The review's: jsonschema quoted repr() of the failing value, `validate --json` peaked at 3 GB.
+    "a failing value quoted in a message": Case(
+        content(
+            with_yaml(f"x_s: &s {LONG}\n").replace("robot_name: bob", "robot_name: [" + "*s, " * 2000 + "]")
+        ),
+        rmm.TOO_MUCH_TEXT,
+    ),
+    "a 290-deep list aliased 1,600 times": Case(
+        content(with_yaml("x_d: &d " + "[" * 290 + "1" + "]" * 290 + "\nx_l: [" + "*d, " * 1600 + "]\n")),
+        rmm.TOO_BIG_TO_SHOW,
+    ),
+    # PyYAML builds these in quadratic time (165 KB: 2.7 s); no str() can show them.
+    "a sexagesimal integer of 1 MiB": Case(
+        content(under_the_cap(lambda fill: with_yaml(f"x_n: 1{fill}\n"), ":1")), rmm.TOO_LONG_INTEGER
+    ),
+    "a hexadecimal integer of 5,000 digits": Case(
+        content(with_yaml("x_n: 0x" + "f" * 4200 + "\n")), rmm.TOO_LONG_INTEGER
+    ),
     # Before the event-stream check: SIGSEGV (LibYAML's composer recursing in C).
     "100,000 nested flow sequences": Case(
-        content(with_yaml("deep: " + "[" * 100_000 + "]" * 100_000 + "\n")), TOO_DEEP
+        content(with_yaml("deep: " + "[" * 100_000 + "]" * 100_000 + "\n")), TOO_DEEP_FOR_ANY_LIBYAML
     ),
     "350 nested block mappings": Case(content(with_yaml(nested_mappings(350))), TOO_DEEP),
     # Before the node budget: 6-16 s and 260 MiB a request.
@@ -137,8 +168,9 @@ def restore(path: Path, text: str = GOOD) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def one_line(message: str, expected: str, path: Path) -> None:
-    assert message.startswith(f"robot-md-mcp: {expected}"), message[:300]
+def one_line(message: str, expected: str | tuple[str, ...], path: Path) -> None:
+    starts = (expected,) if isinstance(expected, str) else expected
+    assert message.startswith(tuple(f"robot-md-mcp: {start}" for start in starts)), message[:300]
     assert message.endswith(f"({path})") and "\n" not in message, message[:300]
 
 
@@ -347,3 +379,66 @@ def test_truncated_replaced_rewritten_and_deleted_while_requests_run(served: Ser
     assert slowest < REQUEST_DEADLINE
     assert peak < RSS_LIMIT_MIB
     server.assert_clean()
+
+
+# --- the budgets, as a property ---------------------------------------------------
+
+STEP_SECONDS = 2.0
+
+
+@pytest.fixture(scope="module")
+def cost_worker() -> Iterator[subprocess.Popen]:
+    need(PROC.exists(), "/proc/self/status and clear_refs for the peak RSS of each manifest")
+    worker = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "cost_worker.py")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    yield worker
+    assert worker.stdin is not None
+    worker.stdin.close()
+    assert worker.wait(timeout=30) == 0
+
+
+def check_costs(worker: subprocess.Popen, folder: Path, data: bytes) -> None:
+    """Every verb and every view of `data`: an answer or a one-line refusal, each within
+    STEP_SECONDS, the process's peak memory under RSS_LIMIT_MIB."""
+    assert worker.stdin is not None and worker.stdout is not None
+    path = folder / "ROBOT.md"
+    path.write_bytes(data)
+    worker.stdin.write(f"{path}\n")
+    worker.stdin.flush()
+    measured = json.loads(worker.stdout.readline())
+    for name, (seconds, code, size, refusal) in measured["steps"].items():
+        assert seconds < STEP_SECONDS, (name, seconds, data[:200])
+        assert code in (None, 0, 1, 2, 4), (name, code)
+        assert size <= 2 * rmm.MAX_SHOWN_CHARS, (name, size)
+        if refusal is not None or (code == 1 and name != "validate --json"):  # --json: a report on stdout
+            assert refusal is not None and refusal.count("\n") <= 1, (name, refusal)
+            assert len(refusal) < 2 * rmm.MAX_MESSAGE_CHARS, (name, len(refusal))
+    assert measured["peak_mib"] < RSS_LIMIT_MIB, (measured["peak_mib"], data[:200])
+    slowest = max(measured["steps"].items(), key=lambda step: step[1][0])
+    refused = measured["steps"]["render"][3]
+    print(
+        f"{len(data):>8} B: slowest {slowest[0]} {slowest[1][0]:.2f}s, peak {measured['peak_mib']:.0f} MiB, "
+        f"{(refused or 'answered')[:90]!r}"
+    )
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(data=costly_files())
+def test_costly_files_are_answered_or_refused_within_budget(
+    cost_worker, tmp_path_factory, data: bytes
+) -> None:
+    """Alias, merge, long-scalar, repr-heavy and deep shapes up to the 1 MiB cap: validate, validate
+    --json, render and every view answer or refuse in one line within 2 s and 200 MiB."""
+    check_costs(cost_worker, tmp_path_factory.mktemp("costly"), data)
+
+
+@pytest.mark.heavy
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=costly_files())
+def test_costly_files_long_run(cost_worker, tmp_path_factory, data: bytes) -> None:
+    check_costs(cost_worker, tmp_path_factory.mktemp("costly"), data)

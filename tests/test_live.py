@@ -221,3 +221,77 @@ def test_clients_are_forgotten_when_their_http_session_ends_or_goes_idle(manifes
     for i in range(rmm.MAX_LISTENING_CLIENTS + 10):
         live.client(ctx(f"many-{i}"))
     assert len(live.clients) == rmm.MAX_LISTENING_CLIENTS
+
+
+def test_one_preparation_per_version_shared_by_every_request_waiting(manifest_path, monkeypatch) -> None:
+    """Eight requests meet a new version at once: it is parsed and prepared once, all eight get it."""
+    import threading
+
+    manifest_file = rmm.ManifestFile(manifest_path(GOOD))
+    manifest_file.current()
+    manifest_path(HEAVIER)
+    parses, release = [], threading.Event()
+    real_parse = rmm.parse
+
+    def slow_parse(text: str) -> rmm.Manifest:
+        parses.append(text)
+        release.wait(5)  # every request arrives while the first is still preparing
+        return real_parse(text)
+
+    monkeypatch.setattr(rmm, "parse", slow_parse)
+    got: list[rmm.Snapshot] = []
+    threads = [
+        threading.Thread(target=lambda: got.append(manifest_file.current(prepare=True))) for _ in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.3)
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert len(parses) == 1 and len(got) == 8 and len({id(snap) for snap in got}) == 1
+    assert "0.7 kg" in got[0].text(rmm.VIEW["context"])
+
+
+@pytest.mark.anyio
+async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updates(
+    manifest_path, monkeypatch
+) -> None:
+    """Running out of memory preparing a version: each request that wanted it gets a one-line error
+    (never code 0 with an empty message), live updates go on, and the good file is served again."""
+    path = manifest_path(GOOD)
+    real_prepared = rmm.Snapshot.prepared
+
+    def prepared(self: rmm.Snapshot) -> rmm.Snapshot:
+        if (
+            "payload_kg: 0.7" in self.manifest.prose
+            or self.manifest.frontmatter["safety"]["payload_kg"] == 0.7
+        ):
+            raise MemoryError
+        return real_prepared(self)
+
+    monkeypatch.setattr(rmm.Snapshot, "prepared", prepared)
+    monkeypatch.setattr(rmm, "POLL_SECONDS", 0.05)
+    server = rmm.build_server(rmm.ManifestFile(path))
+    async with Client(server, mode="legacy") as client:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            await client.subscribe_resource("robot-md://bob/safety")
+        edit(path, HEAVIER)
+        for _ in range(2):
+            with pytest.raises(MCPError) as e:
+                await client.read_resource("robot-md://bob/safety")
+            assert e.value.error.code == -32603
+            assert e.value.error.message.startswith(
+                "robot-md-mcp: cannot prepare this version of the manifest: out of memory"
+            )
+            assert "\n" not in e.value.error.message
+        tool = await client.call_tool("validate", {})
+        assert tool.is_error and "out of memory" in tool.content[0].text
+        await anyio.sleep(0.3)  # several polls met the failing version: the watcher goes on
+        tasks = {t.get_name() for t in __import__("asyncio").all_tasks()}
+        assert any("watch_safely" in name for name in tasks)
+        with pytest.raises(rmm.ManifestError, match="out of memory"):  # what the watcher meets, and logs
+            rmm.LiveUpdates(rmm.ManifestFile(path), bus=None).check(None)
+        edit(path, RENAMED)
+        assert (await client.read_resource("robot-md://bob2/safety")).contents[0].text

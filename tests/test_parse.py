@@ -90,13 +90,32 @@ def test_alias_bomb_is_refused_quickly() -> None:
     bomb = "---\na: &a [x, x, x, x, x, x, x, x, x, x]\n"
     for i in range(1, 9):
         bomb += f"{'b' * i}: &{'b' * i} [" + ", ".join([f"*{'b' * (i - 1) if i > 1 else 'a'}"] * 10) + "]\n"
-    with pytest.raises(rmm.ManifestError, match="more than 500,000 values once YAML aliases are expanded"):
+    with pytest.raises(rmm.ManifestError) as e:
         rmm.parse(bomb + "---\n")
+    assert e.value.what == rmm.TOO_MANY_VALUES
+
+
+def refused_in_one_line(text: str) -> str:
+    """The one-line refusal of a nesting bomb: ours, or the YAML error of a LibYAML that has a nesting
+    limit of its own and meets it first (PyYAML 6.0.4's does, at 1,000 flow levels; 6.0.3's has none)."""
+    with pytest.raises(rmm.ManifestError) as e:
+        rmm.parse(text)
+    message = e.value.for_people()
+    assert "\n" not in message
+    assert e.value.what.startswith(
+        (f"frontmatter nested more than {rmm.MAX_DEPTH} levels deep", "frontmatter YAML parse error: ")
+    ), message
+    return e.value.what
 
 
 def test_deep_nesting_is_refused() -> None:
-    with pytest.raises(rmm.ManifestError, match="nested more than 300 levels"):
-        rmm.parse("---\na: " + "[" * 5000 + "]" * 5000 + "\n---\n")
+    for levels in (rmm.MAX_DEPTH + 1, 999, 1001, 5000, 100_000):
+        refused_in_one_line("---\na: " + "[" * levels + "]" * levels + "\n---\n")
+    block = "".join(" " * i + f"k{i}:\n" for i in range(350)) + " " * 350 + "leaf\n"
+    assert (
+        refused_in_one_line(f"---\n{block}---\n")
+        == f"frontmatter nested more than {rmm.MAX_DEPTH} levels deep"
+    )
     assert rmm.parse("---\na: " + "[" * 90 + "]" * 90 + "\n---\n").frontmatter
 
 
@@ -147,9 +166,11 @@ def test_the_depth_limit_leaves_every_path_working_on_a_small_stack() -> None:
         rmm.parse(_nested(rmm.MAX_DEPTH + 1))
 
 
-def test_merge_key_bombs_are_counted_before_they_expand() -> None:
-    """`<<` merges copy pairs while PyYAML builds the data: two levels of 100 merges of a
-    50-key mapping would be 500,000 pairs; refused before they are made, in well under a second."""
+def test_merge_key_bombs_are_refused_or_answered_quickly() -> None:
+    """`<<` merges copy pairs while PyYAML builds the data: with PyYAML 6.0.3 two levels of 100 merges
+    of a 50-key mapping would be 500,000 pairs, so each merge's pairs are counted before they are
+    copied; 6.0.4 merges each key once, so the same file is small. Either way: refused in one line, or
+    answered with PyYAML's merge, every path within a second."""
     import time
 
     def bomb(levels: int, width: int) -> str:
@@ -160,8 +181,13 @@ def test_merge_key_bombs_are_counted_before_they_expand() -> None:
 
     for levels in (2, 3, 6):
         started = time.monotonic()
-        with pytest.raises(rmm.ManifestError, match="more than 500,000 values once YAML aliases"):
-            rmm.parse(bomb(levels, 100))
+        try:
+            merged = rmm.parse(bomb(levels, 100)).frontmatter[f"l{levels}"]
+        except rmm.ManifestError as e:
+            assert e.what == rmm.TOO_MANY_VALUES
+        else:
+            assert merged == {f"k{i}": i for i in range(50)}
+            _every_path(bomb(levels, 100))
         assert time.monotonic() - started < 1.0
     merged = rmm.parse(bomb(1, 100)).frontmatter["l1"]  # merges within budget work as in PyYAML
     assert merged == {f"k{i}": i for i in range(50)}
@@ -226,3 +252,95 @@ def test_user_written_deprecations_marker() -> None:
     assert m.deprecations == ("old thing",)
     assert rmm.parse("---\n_deprecations: 5\na: 1\n---\n").deprecations == (5,)
     assert rmm.parse("---\n_deprecations: []\na: 1\n---\n").deprecations == ()
+
+
+def _bob_with(lines: str) -> str:
+    return EXAMPLE.read_text(encoding="utf-8").replace("metadata:", lines + "metadata:", 1)
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        # Each alias counts every time it is used: 46 KB of file, 80 million characters to show.
+        ("x_s: &s " + "x" * 40_000 + "\nx_l: [" + "*s, " * 2000 + "]\n", rmm.TOO_MUCH_TEXT),
+        # A string render must escape costs four a character.
+        ('x_s: "' + "\\x01" * (rmm.MAX_TEXT_CHARS // 4 + 1) + '"\n', rmm.TOO_MUCH_TEXT),
+        # Indentation counts: 12 KB of file, 275 million characters of JSON.
+        ("x_d: &d " + "[" * 290 + "1" + "]" * 290 + "\nx_l: [" + "*d, " * 1600 + "]\n", rmm.TOO_BIG_TO_SHOW),
+        ("x_n: 0x" + "f" * 3600 + "\n", rmm.TOO_LONG_INTEGER),
+        ("x_n: !!int 1" + ":1" * 3000 + "\n", rmm.TOO_LONG_INTEGER),
+        ("x_n: 1" + ":1" * 300_000 + "\n", rmm.TOO_LONG_INTEGER),  # PyYAML alone: minutes
+    ],
+    ids=[
+        "long string aliased",
+        "escaped string",
+        "deep list aliased",
+        "hex",
+        "tagged sexagesimal",
+        "sexagesimal",
+    ],
+)
+def test_what_a_version_would_cost_is_refused_at_parse(lines: str, message: str) -> None:
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(rmm.ManifestError) as e:
+        rmm.parse(_bob_with(lines))
+    assert e.value.what == message
+    assert time.monotonic() - started < 1.0
+
+
+def test_just_within_the_budgets_every_path_works() -> None:
+    _every_path(_bob_with("x_n: 0x" + "f" * 3570 + "\n"))  # 4,298 digits
+    _every_path(_bob_with("x_n: 1" + ":1" * 2000 + "\n"))
+    _every_path(_bob_with("x_s: &s " + "x" * 9000 + "\nx_l: [" + "*s, " * 9 + "]\n"))
+
+
+def test_decimal_integers_past_python_s_limit_keep_the_reference_s_error() -> None:
+    """robot-md reports Python's own refusal to build it (wording is Python's: not pinned here)."""
+    with pytest.raises(rmm.ManifestError) as e:
+        rmm.parse(_bob_with("x_n: " + "1" * 5000 + "\n"))
+    assert e.value.what.startswith("frontmatter parse error: ") and "4300" in e.value.what
+
+
+def test_a_message_quoting_a_huge_value_is_cut() -> None:
+    long_name = "[" + ", ".join(["x" * 50] * 400) + "]"
+    report = rmm.validate(rmm.parse(_bob_with("").replace("robot_name: bob", f"robot_name: {long_name}")))
+    quoting = [e for e in report.errors if e.startswith("schema: metadata.robot_name: ['xxx")]
+    assert quoting, report.errors
+    for error in quoting:
+        assert len(error) < rmm.MAX_MESSAGE_CHARS + 60
+        assert error.startswith("schema: metadata.robot_name: ['" + "x" * 50 + "', ")
+        assert error.endswith(" more characters cut)")
+
+
+def test_a_pyyaml_without_libyaml_is_one_line_and_exit_1(tmp_path) -> None:
+    """As PyYAML built from source without LibYAML: the module imports, each verb says why in one
+    line and exits 1 (no AttributeError traceback at import)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    simulate = (
+        "import runpy, sys; sys.modules['yaml._yaml'] = None; sys.argv = sys.argv[1:]; "
+        "runpy.run_path(sys.argv[0], run_name='__main__')"
+    )
+    for verb in ([], ["validate"], ["validate", "--json"], ["render"]):
+        done = subprocess.run(
+            [sys.executable, "-c", simulate, str(ROOT / "robot_md_mcp.py"), *verb, str(EXAMPLE)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
+        assert (done.returncode, done.stdout) == (1, ""), done.stderr
+        assert done.stderr.startswith("robot-md-mcp: cannot start: PyYAML ") and done.stderr.count("\n") == 1
+        assert "without LibYAML" in done.stderr
+    done = subprocess.run(
+        [sys.executable, "-c", simulate, str(ROOT / "robot_md_mcp.py"), "--version"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0 and done.stderr == ""
