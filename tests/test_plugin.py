@@ -132,6 +132,25 @@ def test_the_skill_names_only_what_the_server_serves() -> None:
         assert uri.rsplit("/", 1)[1] in {v.kind for v in rmm.VIEWS}, uri
 
 
+SKILLSAW = "skillsaw==0.22.0"  # a linter for Agent Plugins 1.0, Claude Code plugins and marketplaces
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("target", [PLUGIN, ROOT], ids=["plugin", "marketplace"])
+def test_an_independent_checker_accepts_plugin_and_marketplace(target: Path) -> None:
+    """skillsaw (PyPI) applies the Agent Plugins 1.0 rules (agent-plugin-json-valid, -mcp-valid) and Claude
+    Code's plugin and marketplace rules; --strict fails on any warning."""
+    where = ROOT / ".cache" / SKILLSAW.replace("==", "-")
+    if not (where / "skillsaw").is_dir():
+        pip = [sys.executable, "-m", "pip", "install", "--quiet", "--target", str(where), SKILLSAW]
+        done = subprocess.run(pip, capture_output=True, text=True, timeout=600)
+        need(done.returncode == 0, f"pip install {SKILLSAW}: {done.stderr[-500:]}")
+    env = {**os.environ, "PYTHONPATH": str(where)}
+    lint = [sys.executable, "-m", "skillsaw", "lint", "--strict", "--no-color", str(target)]
+    done = subprocess.run(lint, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and "Errors:   0" in done.stdout, done.stdout[-3000:] + done.stderr[-1000:]
+
+
 # --- the install links -----------------------------------------------------------------------
 
 
