@@ -50,6 +50,13 @@ def test_plugin_launches_this_release_without_a_path() -> None:
     assert launch_of(claude["robot-md"]) == launch_of(agents["robot-md"]) == LAUNCH
 
 
+@pytest.mark.parametrize("page", ["README.md", "packaging/plugin/README.md", "docs/clients.md"])
+def test_pages_name_the_launch_of_this_release(page: str) -> None:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    named = re.findall(rf"git\+{re.escape(REPOSITORY)}@(v[\w.-]+)", text)
+    assert named and set(named) == {TAG}
+
+
 def test_plugin_manifests_and_marketplace_agree() -> None:
     claude, agents, market = (
         load(PLUGIN / ".claude-plugin" / "plugin.json"),
