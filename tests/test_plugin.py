@@ -77,6 +77,15 @@ def test_plugin_manifests_and_marketplace_agree() -> None:
     assert "cannot move the robot" in claude["description"].lower()
 
 
+def test_readme_installs_this_plugin_from_this_repository() -> None:
+    """The README's Claude Code line adds this repository as a marketplace and installs its plugin
+    (the heavy test below runs the same two steps from the checkout)."""
+    market = load(MARKETPLACE)
+    owner_repo = urllib.parse.urlsplit(REPOSITORY).path.strip("/")
+    line = f"claude plugin marketplace add {owner_repo} && claude plugin install "
+    assert f"{line}{market['plugins'][0]['name']}@{market['name']}\n" in README
+
+
 def test_plugin_declares_the_hosts_its_server_reaches() -> None:
     hosts = set(load(PLUGIN / ".claude-plugin" / "plugin.json")["network"]["hosts"])
     assert urllib.parse.urlsplit(REPOSITORY).hostname in hosts  # the tagged source
