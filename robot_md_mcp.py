@@ -1982,6 +1982,47 @@ async def explain_pre_initialize(ctx: Any, call_next: Any) -> Any:
         ) from None
 
 
+# What clients show of this server beside its name (serverInfo: in the
+# initialize result, and in the 2026-07-28 era in every result's _meta).
+TITLE = "ROBOT.md robot facts"
+DESCRIPTION = (
+    "Read-only facts about one robot from its ROBOT.md: identity, capabilities, safety limits, validity"
+)
+WEBSITE = "https://github.com/robot-md/robot-md-mcp"
+# The bundle's icon (packaging/mcpb/icon.png) at 64x64, written by packaging/server_icon.py.
+ICON_PNG_BASE64 = (
+    "iVBORw0KGgoAAAANSUhEUgAAAEAAAABACAYAAACqaXHeAAAF0UlEQVR42uWba1BUZRzG36/7mat5Q7ygeMHVMjSB8ALKHTRDAzFS"
+    "S1uUFE3UaSp2Ms0p0y4zspZfnCSkHCVHR4dZynZ0HTUJbQIpsBooNEABy3bm6f8usrDLspfzX1hld+Y3s8OZc87vefY973uWnSOE"
+    "k1d4eqE6PKNQG56xXU80ESYCjyimh456szO5C6WvSenbYielFxroIHickRlkFteDp21TEToCQwyZSeUk/Ot+hJHAEEVm87MbfmLq"
+    "VhVhJDDEkRlVdgrYoiPgI+isw6cUxE5MoQ0+RUHPxBiWXGAg4GMYHobfrCbgo6hFWNImLQGlzMrcifLKq2hrv4/Of/7zKDs/KgPH"
+    "zQW0YkLSa3oCSjlJ4T0dvJvzVfXmEjh+TtCLCYn5TQSUMhCffO8CLCUwHB3QJCYk5JsIKGWgwvcuoKuEY+B49oNJjE/YCA6DVYBk"
+    "x4Fj4PraIsYv3gAOttK1t5pRcalGMXL//groKqEUXOfeUAF54GBbQOm5q9AdNyhG7u+ogJ4S8jyCGLdIAw6DPQIsJewvBdddIsbF"
+    "0xsGgzkH9C3hS3D9qYBXwcFWuqGxhTUC7GGo+hUd9x/YLYnrL8bGrQcHWyEpy5kD7PH5yQtovWf/foPrTwWsAwdbIflJNbd0EO0e"
+    "o7/wXQXw/MXYha+Ag63QnbZOXK9rRDUTeQx5LGfzBNdfhC54GRxshb69ctNjQ18ey1kBXH8qYC04eHsEcP1F6Hx6w4A7Bzi6vl2B"
+    "6y/GzFsDDtxVwNEM7wpcfypgNThw7wMcrfGuFcDzF2NiXwKHgbwTdKkApr8Iic0FB28XwPUXIc/SGwZeL4DpL0JiXgQHrxfA9Bej"
+    "Y1aBg7cL4PqL0dE54MCRb6s1oLVkNVpOF6GjvUNZAUx/MSp6JTgoDf/n7Tbc3j8bd/dONHNYux4lp867fU/A9RejorLBQWkBb3x4"
+    "BDe10ywFbMpajJFROYhI1qDo46OoqW90rQCmvxg1l94wUBL+Rt3vCKU1OC0tA+VbIvFp3gKExqw0F9CNvD6zCvbiVOVltHf+238B"
+    "TH8xcm4WOCgpIGfrB1Zhy84YcPFaDfK1BzF+wRqrbYU58bj0XjIaaqrtHovrL0Y+8wI4uBv+nOGaVcC0dVq6Fe7Z3tjcik+OnELU"
+    "8q3m7c27w82XyFFtLs5+/0Of22auPxWwAhzcCX+PhvL8lTt6hnn0Khir7H/nl0FlWXrddpRvi0J6toZuXXMxZ1kBTlQYexXA8xcj"
+    "5iwHB3cKOHTsrNWnv5GGvCv7bd51CEs07+BW4x3sO3wCJysuWbZx/cWI2Zng4M6yF5GksYQPi1uL+j9uu7Tv5eo6WrJyUPVzQ59t"
+    "XP9BK0Aue70//fc/O+7W6Ele+zbeOvCF5wsYHvk8OLgi31pnxOH8eXgzdyHGxmQjcukmtNztdKuA6trfzNj+netPBSwDB2fiHX/V"
+    "4+6+CMsNj04TbV72PPVdgOsvhj/9HDg4kvu7rQPfFBdZwktq352Figs/eq4Apr94YtZScHAkV2m8jtnxmZa1vHsELNXs8lgBXP8B"
+    "LUB/sdo84SWmLEExBe+eA+SS9ugU8NQScLAVau98gOKSM9hzsAwbig5azfzdyElQbt9TXIYrN37hFcD0F8OezACHPj9pX/7Jbuj+"
+    "yMzfzSqA608FpIOD9wvg+YthM9PAwdEl4BQPXAJcfxE8M9VEQCne/p8gx11mF8EzUpuCZ6RAKdzf9jjIc3PcZXYRrE7RE1DK16e/"
+    "81oB8twcd5ldBKmTtQSUEhazAl+RyGCOBHkueU55bo67zC6CpiepCfgoXY/VBU1PNBDwMQyWJ0YCIxJjAyMS4FskWj9LGDgtQUfA"
+    "R9D1eWoscNpiFWEkMMSRGe0/QBkwdZEfYSQwRJHZ/Bw+PRowNV5F6AgETBkiTDUjM6lcfoaYdowNmBJn8J8Sh8cZmUFmUfwUOR1E"
+    "7T85Tus/eaGeaCJMBB5RTA8d9WZncneW739b43r5x68XaQAAAABJRU5ErkJggg=="
+)
+
+
+def server_identity() -> dict[str, Any]:
+    """serverInfo's optional fields, as the SDK's Server takes them."""
+    from mcp import types
+
+    icon = types.Icon(src=f"data:image/png;base64,{ICON_PNG_BASE64}", mime_type="image/png", sizes=["64x64"])
+    return {"title": TITLE, "description": DESCRIPTION, "website_url": WEBSITE, "icons": [icon]}
+
+
 def build_server(
     manifest_file: ManifestFile, shown_path: str | None = None, live: LiveUpdates | None = None
 ) -> Any:
@@ -1989,14 +2030,21 @@ def build_server(
     updates (`live`, else made here) run while a transport serves it."""
     from mcp.server import NotificationOptions, Server
     from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+    from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
     class RobotServer(Server):  # type: ignore[type-arg]
         def get_capabilities(self, notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
             # Renames change the resource list: advertise listChanged for
             # resources (and only them) in every era and on every transport,
             # whatever options its runner passes.
-            kwargs.pop("protocol_version", None)
-            return super().get_capabilities(NotificationOptions(resources_changed=True), *args, **kwargs)
+            era = kwargs.pop("protocol_version", None)
+            capabilities = super().get_capabilities(
+                NotificationOptions(resources_changed=True), *args, **kwargs
+            )
+            if era in MODERN_PROTOCOL_VERSIONS:
+                # That era has no logging/setLevel, and this server sends no log messages.
+                capabilities.logging = None
+            return capabilities
 
     live = live or LiveUpdates(manifest_file, InMemorySubscriptionBus())
     handlers = Handlers(manifest_file, live, shown_path)
@@ -2004,6 +2052,7 @@ def build_server(
         NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
+        **server_identity(),
         lifespan=live.lifespan,
         on_list_resources=handlers.list_resources,
         on_read_resource=handlers.read_resource,
@@ -2077,12 +2126,52 @@ def classify_line(line: Any) -> tuple[Any, dict[str, Any] | None]:
     if "method" in data and "id" in data and not usable_id:
         message = "Invalid Request: a request id must be a string or an integer"
         return None, error_answer(None, types.INVALID_REQUEST, message)
+    if data.get("method") == "initialize" and usable_id:
+        data, answer = completed_initialize(data)
+        if answer is not None:
+            return None, answer
     try:
         return types.jsonrpc_message_adapter.validate_python(data), None
     except ValueError:  # pydantic's ValidationError
         return None, error_answer(
             request_id if usable_id and "method" in data else None, types.INVALID_REQUEST, NOT_JSONRPC
         )
+
+
+# What a client that names itself not at all is called (robot-md-pendant sends
+# no clientInfo; the SDK requires one, and it serves only for logs).
+UNNAMED_CLIENT = {"name": "unnamed-client", "version": "0"}
+
+
+def completed_initialize(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """An `initialize` request as the SDK takes it: without clientInfo, the
+    placeholder above; else (None for the request) the -32602 answer naming
+    each required field that is missing or malformed, where the SDK's own
+    names none. Called wherever a message is classified (stdio and HTTP)."""
+    from mcp import types
+
+    params = {} if data.get("params") is None else data["params"]
+    if not isinstance(params, dict):
+        return data, None  # not an object: not a JSON-RPC request, answered as such
+    if params.get("clientInfo") is None:
+        data = {**data, "params": {**params, "clientInfo": UNNAMED_CLIENT}}
+    try:
+        types.InitializeRequestParams.model_validate(data["params"], by_name=False)
+        return data, None
+    except ValueError as e:  # pydantic's ValidationError: its places, never its wording
+        problems = e.errors()  # type: ignore[attr-defined]
+    # The places may hold the client's own keys: a few, each cut short.
+    fields = {".".join(map(str, p["loc"]))[:80]: p["type"] == "missing" for p in problems[:5]}
+    missing = [f for f, absent in fields.items() if absent]
+    malformed = [f for f, absent in fields.items() if not absent]
+    said = ([f"lacks {', '.join(missing)}"] if missing else []) + (
+        [f"has a malformed {', '.join(malformed)}"] if malformed else []
+    )
+    answer = error_answer(
+        data["id"], types.INVALID_PARAMS, f"Invalid request parameters: initialize {' and '.join(said)}"
+    )
+    answer["error"]["data"] = {"missing": missing, "malformed": malformed}
+    return data, answer
 
 
 def _read_lines(wire_in: Any, deliver: Callable[[Any], None]) -> None:
@@ -2429,6 +2518,8 @@ class HttpGuard:
             if message is not None and not (hasattr(message, "id") and hasattr(message, "method")):
                 await self.forward_notification(scope, headers, _replayed(body, receive), send)
                 return
+            if getattr(message, "method", None) == "initialize":  # as completed_initialize left it
+                body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
             receive = _replayed(body, receive)
         await self.forward(scope, headers, receive, send)
         ending = self._single(headers, b"mcp-session-id") if scope["method"] == "DELETE" else None
@@ -2710,8 +2801,9 @@ render    print PATH's frontmatter as canonical YAML
 install   add this server for PATH to an MCP client's config
 uninstall remove it again (only an entry that runs robot-md-mcp)
 
-PATH is a ROBOT.md file or a folder holding one. Without PATH: ${path_env},
-else the nearest ROBOT.md in the current folder or above it.
+PATH is a ROBOT.md file or a folder holding one (--robot PATH says the same).
+Without PATH: ${path_env}, else the nearest ROBOT.md in the current folder or
+above it. A PATH holding an unexpanded ${{VARIABLE}} counts as none.
 A folder literally named like a command is served as ./validate.
 
 CLIENT is claude-desktop, cursor, vscode (--workspace DIR: DIR/.vscode/mcp.json,
@@ -2790,17 +2882,24 @@ class Exit(Exception):
         self.code, self.line, self.error = code, line, error
 
 
+# robot-md-pendant starts its server as `robot-md-mcp --robot PATH`.
+ROBOT_OPTION = "--robot"
+
+
 def parse_command_line(args: list[str]) -> Command:
     """argv (without the program) → Command, or UsageError."""
     said = bool(args) and args[0] in VERBS
     verb, rest = (args[0], args[1:]) if said else ("serve", args)
     spec = VERBS[verb]
     command = Command(verb, [], said_verb=said)
+    robot: list[str] = []  # --robot PATH, for the verbs whose one word is PATH
     items = iter(rest)
     for arg in items:
         name, eq, value = arg.partition("=")
         if arg == "--":
             command.words += items
+        elif name == ROBOT_OPTION and spec.words == ("PATH",):
+            robot.append(value if eq else next(items, ""))
         elif name in spec.options or name in spec.repeated:
             value = value if eq else next(items, "")
             if not value:
@@ -2814,6 +2913,10 @@ def parse_command_line(args: list[str]) -> Command:
             raise UsageError(f"unknown option {arg}" + ("" if verb == "serve" else f" for {verb}"))
         else:
             command.words.append(arg)
+    if robot:
+        if not robot[-1] or len(robot) > 1 or command.words:
+            raise UsageError(f"{ROBOT_OPTION} takes the manifest's path, once, in place of PATH")
+        command.words = robot
     if len(command.words) > len(spec.words):
         takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
         raise UsageError(f"unexpected argument {command.words[len(spec.words)]!r} ({verb} takes {takes})")
@@ -2894,17 +2997,41 @@ def load_manifest(
     """The manifest a command names (PATH, else $ROBOT_MD_PATH, else the
     nearest ROBOT.md), read and parsed, and for serving, named; else Exit:
     code 2 when there is none to find, 1 when it cannot be used."""
-    word = command.word("PATH")
+    word, environ = command.word("PATH"), machine.environ
+    if unexpanded(word):
+        _say_unexpanded(f"the path argument {word!r}", f"looking in ${PATH_ENV}, then for")
+        word = None
+    if unexpanded(environ.get(PATH_ENV)):
+        _say_unexpanded(f"${PATH_ENV} ({environ[PATH_ENV]!r})", "looking for")
+        environ = {k: v for k, v in environ.items() if k != PATH_ENV}
     if word is not None and not command.said_verb and _looks_like_a_verb(word):
         raise UsageError(f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder")
     try:
-        manifest_file = ManifestFile(resolve_manifest_path(word, machine.environ))
+        manifest_file = ManifestFile(resolve_manifest_path(word, environ))
         return manifest_file, manifest_file.servable() if servable else manifest_file.current()
     except NoManifestFound as e:
         hint = f"pass a path: {invoked_as()} /path/to/{MANIFEST_FILENAME}"
         raise Exit(2, f"{NAME}: {e.what}; {hint}", e) from None
     except ManifestError as e:
         raise Exit(FILE_ERROR, e.one_line(), e) from None
+
+
+# A variable a client left as written in its config, e.g. "${CLAUDE_PROJECT_DIR}"
+# (hosts that do not expand them in a plugin's .mcp.json pass it on literally).
+_PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
+
+
+def unexpanded(path: str | None) -> bool:
+    """A path that holds a `${…}` placeholder and names nothing on disk."""
+    return path is not None and _PLACEHOLDER.search(path) is not None and not os.path.exists(path)
+
+
+def _say_unexpanded(what: str, instead: str) -> None:
+    print(
+        f"{NAME}: ignoring {what}: it holds a variable the client did not expand; "
+        f"{instead} the nearest {MANIFEST_FILENAME}",
+        file=sys.stderr,
+    )
 
 
 def _looks_like_a_verb(word: str) -> bool:

@@ -1,0 +1,284 @@
+"""Drop-in launch: started the way robot-md's own clients and plugin hosts start it (`--robot PATH`,
+an initialize without clientInfo and no `initialized`, a `${…}` the host left unexpanded), through
+real stdio (and HTTP) subprocesses; and what serverInfo tells a client, in both protocol eras."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLE, ROOT
+from http_served import MCP_HEADERS, Served
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp import Client, StdioServerParameters
+
+import robot_md_mcp as rmm
+
+SERVER = [sys.executable, str(ROOT / "robot_md_mcp.py")]
+CLIENT_INFO = {"name": "t", "version": "1"}
+ALIAS = EXAMPLE.read_text(encoding="utf-8").replace("robot_name: bob", "robot_name: alice")
+
+
+def initialize(request_id: int = 1, **params: object) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
+
+
+def pendant_initialize(request_id: int = 1) -> dict:
+    """What robot-md-pendant sends: no clientInfo (and it never sends `initialized`)."""
+    return initialize(request_id, protocolVersion="2025-06-18", capabilities={})
+
+
+def request(request_id: int, method: str, params: dict | None = None) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, **({"params": params} if params else {})}
+
+
+def session(
+    args: list[str], messages: list[dict], cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> tuple[dict, str, int]:
+    """The server over stdio: each message as a line, then stdin closed; every answer by id."""
+    environ = {k: v for k, v in os.environ.items() if k != rmm.PATH_ENV}
+    done = subprocess.run(
+        [*SERVER, *args],
+        input="".join(json.dumps(m) + "\n" for m in messages).encode(),
+        capture_output=True,
+        cwd=cwd,
+        env={**environ, **(env or {})},
+        timeout=60,
+    )
+    answers = {m["id"]: m for m in map(json.loads, done.stdout.decode().splitlines())}
+    return answers, done.stderr.decode(errors="replace"), done.returncode
+
+
+def robot_served(answers: dict, request_id: int) -> str:
+    """The robot an identity read (sent as `request_id`) names."""
+    return answers[request_id]["result"]["contents"][0]["text"].split(" | ")[0]
+
+
+READ_IDENTITY = {"uri": "robot-md://bob/identity"}
+
+
+# --- --robot PATH ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("form", [["--robot", "{}"], ["--robot={}"], ["serve", "--robot", "{}"]])
+def test_robot_option_names_the_manifest_as_the_pendant_launches_it(form: list[str], tmp_path: Path) -> None:
+    args = [a.format(EXAMPLE) for a in form]
+    answers, err, code = session(
+        args, [pendant_initialize(), request(2, "tools/call", {"name": "validate"})], cwd=tmp_path
+    )
+    assert code == 0 and err == "", err
+    assert answers[2]["result"]["structuredContent"]["ok"] is True
+
+
+def test_validate_and_render_take_robot_too() -> None:
+    for verb in ("validate", "render"):
+        done = subprocess.run([*SERVER, verb, "--robot", str(EXAMPLE)], capture_output=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--robot"], ["--robot="], ["--robot", "a", "--robot", "b"], [str(EXAMPLE), "--robot", str(EXAMPLE)]],
+)
+def test_robot_option_misused_is_one_usage_line(args: list[str]) -> None:
+    done = subprocess.run([*SERVER, *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "--robot takes the manifest's path" in done.stderr
+
+
+# --- initialize as robot-md-pendant sends it -------------------------------------------
+
+
+def test_initialize_without_client_info_and_no_initialized_is_served() -> None:
+    """The pendant's session: initialize without clientInfo, then straight to its requests."""
+    answers, err, code = session(
+        ["--robot", str(EXAMPLE)],
+        [
+            pendant_initialize(),
+            request(2, "tools/call", {"name": "validate"}),
+            request(3, "tools/call", {"name": "render"}),
+            request(4, "resources/read", READ_IDENTITY),
+        ],
+    )
+    assert code == 0 and "Traceback" not in err
+    assert answers[1]["result"]["serverInfo"]["name"] == rmm.NAME
+    assert answers[1]["result"]["protocolVersion"] == "2025-06-18"
+    assert answers[2]["result"]["structuredContent"]["ok"] is True
+    assert answers[3]["result"]["structuredContent"]["yaml"].startswith("rcan_version:")
+    assert robot_served(answers, 4) == "name: bob"
+
+
+@pytest.mark.parametrize("missing", ["protocolVersion", "capabilities"])
+def test_initialize_lacking_a_required_field_is_answered_naming_it(missing: str) -> None:
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO}
+    del params[missing]
+    answers, err, code = session([str(EXAMPLE)], [initialize(7, **params), pendant_initialize(8)])
+    error = answers[7]["error"]
+    assert error["code"] == -32602 and missing in error["message"]
+    assert error["data"] == {"missing": [missing], "malformed": []}
+    assert "result" in answers[8], "the server goes on after a refused initialize"
+    assert code == 0 and "Traceback" not in err
+
+
+REQUIRED = ("protocolVersion", "capabilities")
+GOOD_VALUE = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO}
+BAD_VALUE = {"protocolVersion": 2025, "capabilities": [], "clientInfo": {"name": 1}}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.fixed_dictionaries({k: st.sampled_from(["absent", "null", "good", "bad"]) for k in GOOD_VALUE}),
+    st.one_of(st.integers(-(2**53), 2**53), st.text(max_size=20)),
+)
+def test_every_initialize_is_served_or_named_in_its_error(shape: dict[str, str], request_id: object) -> None:
+    """For every mix of present, absent, null and malformed fields: served exactly when the required
+    fields are good and clientInfo is good or missing, else -32602 naming each faulty field."""
+    values = {"good": GOOD_VALUE, "bad": BAD_VALUE, "null": dict.fromkeys(GOOD_VALUE)}
+    params = {k: values[how][k] for k, how in shape.items() if how != "absent"}
+    message, answer = rmm.classify_line(json.dumps(initialize(request_id, **params)))  # type: ignore[arg-type]
+    named = {k for k, how in shape.items() if how in ("absent", "null", "bad") and k in REQUIRED}
+    named |= {"clientInfo.name", "clientInfo.version"} if shape["clientInfo"] == "bad" else set()
+    if not named:
+        assert answer is None and message is not None
+        assert message.params["clientInfo"] == (
+            CLIENT_INFO if shape["clientInfo"] == "good" else rmm.UNNAMED_CLIENT
+        )
+        return
+    assert message is None and answer is not None
+    assert answer["id"] == request_id and answer["error"]["code"] == -32602
+    data = answer["error"]["data"]
+    assert set(data["missing"]) | set(data["malformed"]) == named
+    assert all(field in answer["error"]["message"] for field in named)
+
+
+def test_initialize_without_client_info_over_http() -> None:
+    """The same completion on the HTTP wire: a session, and requests served without `initialized`."""
+    served = Served("--http", "127.0.0.1:0")
+    try:
+        body = json.dumps(pendant_initialize()).encode()
+        status, headers, raw = served.request("POST", "/mcp", body, MCP_HEADERS)
+        assert status == 200, raw
+        assert sse_or_json(raw)["result"]["serverInfo"]["title"] == rmm.TITLE
+        session_headers = {
+            **MCP_HEADERS,
+            "Mcp-Session-Id": headers["mcp-session-id"],
+            "MCP-Protocol-Version": "2025-06-18",
+        }
+        call = json.dumps(request(2, "tools/call", {"name": "validate"})).encode()
+        status, _, raw = served.request("POST", "/mcp", call, session_headers)
+        assert status == 200 and sse_or_json(raw)["result"]["structuredContent"]["ok"] is True
+        lacking = json.dumps(initialize(3, capabilities={})).encode()
+        status, _, raw = served.request("POST", "/mcp", lacking, MCP_HEADERS)
+        error = json.loads(raw)["error"]
+        assert error["code"] == -32602 and "protocolVersion" in error["message"]
+    finally:
+        assert served.stop() == 0
+    assert "Traceback" not in served.stderr
+
+
+def sse_or_json(raw: bytes) -> dict:
+    text = raw.decode()
+    data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    return json.loads(data[-1] if data else text)
+
+
+# --- a ${…} the host did not expand ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args", [["${CLAUDE_PROJECT_DIR}"], ["${CLAUDE_PROJECT_DIR}/ROBOT.md"], ["--robot", "${workspaceFolder}"]]
+)
+def test_unexpanded_path_counts_as_none_and_the_walk_up_finds_the_manifest(
+    args: list[str], tmp_path: Path
+) -> None:
+    (tmp_path / "ROBOT.md").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "src").mkdir()
+    answers, err, code = session(
+        args, [pendant_initialize(), request(2, "resources/read", READ_IDENTITY)], tmp_path / "src"
+    )
+    assert code == 0 and robot_served(answers, 2) == "name: bob"
+    placeholder = args[-1]
+    assert err.count("\n") == 1 and placeholder in err and "did not expand" in err, err
+
+
+def test_unexpanded_path_gives_way_to_robot_md_path(tmp_path: Path) -> None:
+    (tmp_path / "ROBOT.md").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    alice = tmp_path / "alice.md"
+    alice.write_text(ALIAS, encoding="utf-8")
+    answers, err, code = session(
+        ["${CLAUDE_PROJECT_DIR}"],
+        [pendant_initialize(), request(2, "resources/read", {"uri": "robot-md://alice/identity"})],
+        tmp_path,
+        {rmm.PATH_ENV: str(alice)},
+    )
+    assert code == 0 and robot_served(answers, 2) == "name: alice", err
+
+
+def test_unexpanded_robot_md_path_counts_as_none_too(tmp_path: Path) -> None:
+    (tmp_path / "ROBOT.md").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    answers, err, code = session(
+        [],
+        [pendant_initialize(), request(2, "resources/read", READ_IDENTITY)],
+        tmp_path,
+        {rmm.PATH_ENV: "${HOME_X}"},
+    )
+    assert code == 0 and robot_served(answers, 2) == "name: bob"
+    assert err.count("\n") == 1 and rmm.PATH_ENV in err
+
+
+def test_a_folder_really_named_like_a_placeholder_is_served(tmp_path: Path) -> None:
+    folder = tmp_path / "${odd}"
+    folder.mkdir()
+    (folder / "ROBOT.md").write_text(ALIAS, encoding="utf-8")
+    done = subprocess.run(
+        [*SERVER, "render", "${odd}"], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert done.returncode == 0 and "robot_name: alice" in done.stdout and done.stderr == ""
+
+
+def test_unexpanded_path_and_nothing_to_find_is_the_usual_exit_2(tmp_path: Path) -> None:
+    _, err, code = session(["${CLAUDE_PROJECT_DIR}"], [], tmp_path)
+    assert code == 2 and "did not expand" in err and "no ROBOT.md given" in err
+
+
+# --- serverInfo ------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_server_info_names_title_description_website_and_icon(mode: str) -> None:
+    params = StdioServerParameters(command=sys.executable, args=[str(ROOT / "robot_md_mcp.py"), str(EXAMPLE)])
+    async with Client(params, mode=mode) as client:
+        info, caps = client.server_info, client.server_capabilities
+    assert (info.name, info.version, info.title) == (rmm.NAME, rmm.__version__, "ROBOT.md robot facts")
+    assert info.description and "read-only" in info.description.lower()
+    assert info.website_url == "https://github.com/robot-md/robot-md-mcp"
+    [icon] = info.icons
+    assert (icon.mime_type, icon.sizes) == ("image/png", ["64x64"])
+    prefix = "data:image/png;base64,"
+    assert icon.src.startswith(prefix)
+    png = base64.b64decode(icon.src[len(prefix) :], validate=True)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[16:24] == (64).to_bytes(4, "big") * 2
+    # The 2026-07-28 era has no logging/setLevel: its discover result does not offer logging.
+    assert (caps.logging is not None) == (mode == "legacy")
+
+
+def test_the_icon_is_the_bundles_icon_shrunk() -> None:
+    """packaging/server_icon.py remakes the module's copy from packaging/mcpb/icon.png, byte for byte."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "packaging" / "server_icon.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_website_is_the_repository_named_in_pyproject() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert f'Repository = "{rmm.WEBSITE}"' in pyproject
