@@ -1327,14 +1327,6 @@ VIEWS: tuple[View, ...] = (
         lambda m, report: to_json(m.frontmatter.get("safety", {})),
     ),
     View(
-        "body",
-        "text/markdown",
-        "Operator's notes (prose)",
-        "The markdown prose after the frontmatter: what the robot is, what it can do, its "
-        "safety gates, in the operator's words.",
-        lambda m, report: m.prose,
-    ),
-    View(
         "poses",
         "application/json",
         "Named poses",
@@ -1366,6 +1358,14 @@ VIEWS: tuple[View, ...] = (
         "as robot-md-gateway checks it before it actuates: signed, kid, accepted, the gateway's "
         "reason, and the trusted key's fingerprint.",
         lambda m, report: signature_view(m),
+    ),
+    View(
+        "body",
+        "text/markdown",
+        "Operator's notes (prose)",
+        "The markdown prose after the frontmatter: what the robot is, what it can do, its "
+        "safety gates, in the operator's words.",
+        lambda m, report: m.prose,
     ),
 )
 
@@ -1462,12 +1462,20 @@ def _explain_capability(m: Manifest, report: Report, args: Mapping[str, str]) ->
     ]
 
 
+def _doctor_text(m: Manifest, report: Report) -> str:
+    try:
+        return to_json(doctor_summary(m, report))
+    except ManifestError as e:  # a YAML alias that contains itself
+        return f"(not available: {e.what})"
+
+
 def _manifest_status(m: Manifest, report: Report, args: Mapping[str, str]) -> list[str | View]:
     return [
         f"Report the health of {_name(m)}'s ROBOT.md: whether it validates, each error and warning "
         "in plain words with how to fix it, and which identity and safety fields are not declared. "
         "Keep it short.",
         f"The validate tool's report:\n\n{json.dumps(report.as_dict(), ensure_ascii=False, indent=2)}",
+        f"The doctor_summary tool's result (drivers, gates, E-stop):\n\n{_doctor_text(m, report)}",
         VIEW["context"],
     ]
 
