@@ -1639,7 +1639,8 @@ INSTRUCTIONS = (
     "context resource first (identity, capabilities, safety limits, validation, operator's notes). "
     "Before proposing any action, check it against the safety resource and its human-in-the-loop "
     "gates (the check-safety prompt does this); never assume a capability or limit that is not "
-    "declared. validate reports manifest problems; render gives canonical YAML."
+    "declared. validate reports manifest problems; render gives canonical YAML; doctor_summary is "
+    "robot-md's quick check; verify says whether robot-md-gateway would accept the file as it stands."
 )
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 # Resource URIs are short; a longer one in an error is cut to this length.

@@ -379,3 +379,26 @@ def test_generated_files_get_the_gateway_verdict(gateway_check, prose: str, kid:
         theirs = gateway_check(path, resolver=Resolver(pems))
         ours = rmm.check_signature(rmm.read_source(path).read_text, rmm.TrustedKeys(folder, pems))
     assert (ours.accepted, ours.kid, ours.reason) == (theirs.accepted, theirs.kid, theirs.reason)
+
+
+def test_key_folder_limits(tmp_path) -> None:
+    """More .pem files than the limit refuse to start; a key file over the size limit is not trusted."""
+    big = tmp_path / "big"
+    big.mkdir()
+    (big / "huge.pem").write_bytes(b"x" * (rmm.MAX_KEY_BYTES + 1))
+    (big / "op-1.pem").write_bytes(pem(OPERATOR))
+    assert set(rmm.load_trusted_keys(str(big)).pems) == {"op-1"}
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(rmm.MAX_TRUSTED_KEYS + 1):
+        (many / f"k{i}.pem").write_bytes(b"")
+    with pytest.raises(rmm.ManifestError, match=f"more than {rmm.MAX_TRUSTED_KEYS} .pem files"):
+        rmm.load_trusted_keys(str(many))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs are POSIX")
+def test_a_fifo_named_like_a_key_does_not_hang(tmp_path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "op-1.pem")
+    assert rmm.load_trusted_keys(str(tmp_path)).pems == {}
