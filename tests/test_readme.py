@@ -253,7 +253,7 @@ def test_robustness_limits_are_the_code_s() -> None:
         "MAX_NODES": f"| {rmm.MAX_NODES:,} |",
         "MAX_DEPTH": f"| {rmm.MAX_DEPTH} levels |",
         "MAX_VALUES": f"| {rmm.MAX_VALUES:,} |",
-        "MAX_TRUSTED_KEYS": f"| {rmm.MAX_TRUSTED_KEYS:,} `.pem` files of at most {_kib(rmm.MAX_KEY_BYTES)} each |",
+        "MAX_TRUSTED_KEYS": f"| {rmm.MAX_TRUSTED_KEYS:,} `.pem` files of at most {_kib(rmm.MAX_KEY_BYTES)}",
         "MAX_STDIO_LINE_BYTES": f"| {_kib(rmm.MAX_STDIO_LINE_BYTES)} |",
         "EOF_GRACE_SECONDS": f"| {rmm.EOF_GRACE_SECONDS:g} s to finish |",
         "MAX_HTTP_BODY_BYTES": f"| {_kib(rmm.MAX_HTTP_BODY_BYTES)} |",
