@@ -13,7 +13,10 @@ import json
 import math
 
 import dropin_reference
+import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import robot_md_mcp as rmm
 
@@ -108,3 +111,66 @@ def test_resources_answer_where_robot_md_raises() -> None:
 @pytest.mark.heavy
 def test_stored_drop_in_answers_are_the_live_reference() -> None:
     assert dropin_reference.live() == dropin_reference.load()
+
+
+# --- any manifest: an answer in the declared shape ---------------------------------------------
+
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=4),
+    st.dates(),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def block(**fields: st.SearchStrategy) -> st.SearchStrategy:
+    """A mapping with some of these fields, or any value at all in its place."""
+    return st.one_of(st.fixed_dictionaries({}, optional=fields), VALUES)
+
+
+def entries(item: st.SearchStrategy) -> st.SearchStrategy:
+    return st.one_of(st.lists(st.one_of(item, VALUES), max_size=3), VALUES)
+
+
+MANIFESTS = st.fixed_dictionaries(
+    {},
+    optional={
+        "metadata": block(robot_name=VALUES, rrn=VALUES),
+        "physics": block(
+            dof=VALUES,
+            poses=st.one_of(
+                st.dictionaries(st.text(max_size=5), block(joints=VALUES, taught_at=VALUES)), VALUES
+            ),
+            kinematics=entries(block(zero_pose_steps=VALUES)),
+            solver=block(cameras=entries(block(extrinsic=VALUES))),
+        ),
+        "drivers": entries(block(id=VALUES, protocol=VALUES, port=VALUES, host=VALUES)),
+        "safety": block(estop=VALUES, hitl_gates=entries(block(scope=VALUES, require_auth=VALUES))),
+        "capabilities": VALUES,
+        "learned_skills": entries(block(id=VALUES, validated=VALUES, blocked_by=VALUES, recorded_at=VALUES)),
+    },
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(frontmatter=MANIFESTS)
+def test_any_manifest_gets_a_doctor_summary_and_resources_in_strict_json(frontmatter: dict) -> None:
+    """Whatever the blocks hold, the tool's answer fits its outputSchema and every new view is strict JSON."""
+    manifest = rmm.Manifest(frontmatter, "")
+    report = rmm.Report(rmm.SCHEMA_VIOLATION, ("schema: x",))
+    answer = rmm.json_safe(rmm.doctor_summary(manifest, report))
+    jsonschema.validate(answer, rmm.TOOLS["doctor_summary"].output_schema)
+    json.dumps(answer, allow_nan=False)
+    for kind in (*dropin_reference.RESOURCES, "signature"):
+        json.loads(rmm.VIEW[kind].text(manifest), parse_constant=pytest.fail)
+    assert "\n" not in rmm.identity(manifest)
+    rmm.context(manifest, report)
