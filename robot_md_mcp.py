@@ -996,7 +996,8 @@ def _signature_lines(signature: Signature) -> list[str]:
         lines.append(f"- Signed by kid: {_one_line(signature.kid)}")
     if signature.fingerprint:
         lines.append(f"- Trusted key: {signature.fingerprint}")
-    lines.append(f"- Trusted keys: {signature.trusted_keys or 'none given (--trusted-keys DIR)'}")
+    given = signature.trusted_keys
+    lines.append(f"- Trusted keys: {'none given (--trusted-keys DIR)' if given is None else given}")
     return lines
 
 
@@ -1181,7 +1182,7 @@ def load_trusted_keys(folder: str) -> TrustedKeys:
                     pems[kid] = f.read(MAX_KEY_BYTES + 1)
         except OSError:
             continue  # unreadable: that kid is simply not trusted
-    return TrustedKeys(str(path), {k: v for k, v in pems.items() if len(v) <= MAX_KEY_BYTES})
+    return TrustedKeys(os.path.abspath(path), {k: v for k, v in pems.items() if len(v) <= MAX_KEY_BYTES})
 
 
 @dataclass(frozen=True)
@@ -1195,7 +1196,7 @@ class Signature:
     accepted: bool
     reason: str
     fingerprint: str | None = None
-    trusted_keys: str | None = None  # the folder, or None when none was given
+    trusted_keys: int | None = None  # how many keys are trusted; None: no folder was given
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -1210,22 +1211,23 @@ class Signature:
 
 def check_signature(text: str, keys: TrustedKeys | None) -> Signature:
     """The gateway's verdict on `text` (read_text()'s text of the file), in its order."""
-    folder = keys.folder if keys else None
+    # How many keys, not where they live: HTTP clients never learn the server's folders.
+    trusted = len(keys.pems) if keys else None
     match = SIGNATURE_FOOTER.search(text)
     if match is None:
-        return Signature(False, None, False, NO_SIGNATURE, trusted_keys=folder)
+        return Signature(False, None, False, NO_SIGNATURE, trusted_keys=trusted)
     kid = match["kid"]
     try:
         raw = base64.b64decode(match["sig"])
     except ValueError:  # binascii.Error: the gateway fails with an exception here
-        return Signature(True, kid, False, "signature is not valid base64", trusted_keys=folder)
+        return Signature(True, kid, False, "signature is not valid base64", trusted_keys=trusted)
     pem = keys.pems.get(kid) if keys is not None and _KID.fullmatch(kid) else None
     if pem is None:
         return Signature(
-            True, kid, False, f"signing kid {kid} not registered with resolver", trusted_keys=folder
+            True, kid, False, f"signing kid {kid} not registered with resolver", trusted_keys=trusted
         )
     reason, fingerprint = _verdict(pem, raw, text[: match.start()].encode("utf-8"))
-    return Signature(True, kid, reason == SIGNATURE_OK, reason, fingerprint, folder)
+    return Signature(True, kid, reason == SIGNATURE_OK, reason, fingerprint, trusted)
 
 
 def _verdict(pem: bytes, signature: bytes, body: bytes) -> tuple[str, str | None]:
