@@ -314,6 +314,9 @@ async def test_prompts_embed_the_current_manifest(client) -> None:
         status = await c.get_prompt("manifest-status")
         report = status.messages[1].content.text
         assert json.loads(report.split("\n\n", 1)[1]) == rmm.validate(manifest).as_dict()
+        doctor = status.messages[2].content.text
+        expected = rmm.json_safe(rmm.doctor_summary(manifest, rmm.validate(manifest)))
+        assert json.loads(doctor.split("\n\n", 1)[1]) == expected
 
 
 @pytest.mark.anyio
