@@ -89,6 +89,20 @@ def test_the_cases_reach_every_branch(reference) -> None:
     assert crashed == set(KINDS)  # and each of those is answered by ours (above)
 
 
+def test_parity_page_counts_are_the_stored_answers(reference) -> None:
+    """docs/parity.md's numbers for this comparison are those of the stored answers."""
+    from conftest import ROOT
+
+    page = " ".join((ROOT / "docs" / "parity.md").read_text(encoding="utf-8").split())
+    answered = [r for r in reference.values() if not r.get("parse_error")]
+    crashes = {kind: sum("crash" in r[kind] for r in answered) for kind in KINDS}
+    resources = sorted(crashes[kind] for kind in dropin_reference.RESOURCES)
+    assert f"plus {len(dropin_reference.EXTRA)} cases of its own" in page
+    assert f"Of the {len(INPUTS)} inputs, robot-md cannot parse {len(INPUTS) - len(answered)}" in page
+    assert f"`doctor_summary` raises on {crashes['doctor_summary']} and the resources on" in page
+    assert f"the resources on {resources[0]} to {resources[-1]}." in page
+
+
 def test_doctor_summary_reads_blocks_of_the_wrong_shape_as_empty() -> None:
     """Where robot-md raises (a metadata list, `drivers: 5`, a safety string), a field is empty."""
     m = rmm.parse("---\nmetadata: [a]\nphysics: 5\ndrivers: 5\nsafety: x\ncapabilities: 3\n---\n")

@@ -403,3 +403,23 @@ def test_a_fifo_named_like_a_key_does_not_hang(tmp_path) -> None:
 
     os.mkfifo(tmp_path / "op-1.pem")
     assert rmm.load_trusted_keys(str(tmp_path)).pems == {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\n<!-- ROBOT-MD-SIG kid=" + "a" * 2**20,
+        "\n<!-- ROBOT-MD-SIG kid=a sig=" + "A" * 2**20 + " x",
+        "\n<!-- ROBOT-MD-SIG kid=a sig=AAAA -->x" * (2**20 // 36),
+        ("\n<!-- ROBOT-MD-SIG kid=" + "a" * 50) * (2**20 // 75),
+        "\n<!-- ROBOT-MD-SIG kid=a sig=AAAA -->" + " \n" * 2**19 + "x",
+    ],
+    ids=["long-kid", "long-sig", "many-footers", "many-kids", "whitespace-tail"],
+)
+def test_a_hostile_footer_costs_little(text: str) -> None:
+    """The footer pattern is matched in linear time: a 1 MiB file built to make it backtrack is quick."""
+    import time
+
+    started = time.perf_counter()
+    assert not rmm.check_signature(text, None).accepted
+    assert time.perf_counter() - started < 1.0  # measured: under 0.05 s
