@@ -423,3 +423,15 @@ def test_a_hostile_footer_costs_little(text: str) -> None:
     started = time.perf_counter()
     assert not rmm.check_signature(text, None).accepted
     assert time.perf_counter() - started < 1.0  # measured: under 0.05 s
+
+
+def test_signing_the_file_notifies_who_reads_its_verdict(tmp_path, keys) -> None:
+    """Live updates: once the file is signed, the signature, identity, context and body URIs changed."""
+    path = tmp_path / "ROBOT.md"
+    path.write_text(GOOD, encoding="utf-8")
+    watched = rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys)))
+    before = watched.current()
+    path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
+    updated, relisted = rmm.changes(before, watched.current())
+    assert {uri.rpartition("/")[2] for uri in updated} == {"signature", "identity", "context", "body"}
+    assert not relisted
