@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import collections
 import contextlib
+import dataclasses
 import datetime as _dt
 import functools
 import hashlib
@@ -133,6 +134,12 @@ class Source:
 
     text: str
     digest: str
+    bom: bool = False  # the file began with one (decode drops it; a signature covers it)
+
+    @property
+    def read_text(self) -> str:
+        """The text as Path.read_text() gives it, BOM kept: what a signature covers."""
+        return _BOM + self.text if self.bom else self.text
 
 
 def read_bytes(path: Path) -> bytes:
@@ -191,9 +198,8 @@ def decode(data: bytes, path: Path | str | None = None) -> Source:
             path,
         ) from None
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if text.startswith(_BOM):
-        text = text[1:]
-    return Source(text, hashlib.sha256(data).hexdigest())
+    bom = text.startswith(_BOM)
+    return Source(text[1:] if bom else text, hashlib.sha256(data).hexdigest(), bom)
 
 
 def read_source(path: Path) -> Source:
@@ -273,6 +279,7 @@ class Manifest:
     body: str  # trimmed, as robot-md checks it
     prose: str = ""  # verbatim, as served
     deprecations: tuple[Any, ...] | None = None
+    signature: Signature | None = None  # set when read from a file (ManifestFile)
 
     @property
     def robot_name(self) -> str | None:
@@ -966,7 +973,9 @@ def identity(manifest: Manifest) -> str:
     values["capabilities"] = _capability_count(fm)
     values["rrn"] = rrn_text(fm)
     order = ("name", "type", "dof", "capabilities", "manufacturer", "model", "version", "rrn")
-    return " | ".join(f"{label}: {values[label]}" for label in order)
+    line = " | ".join(f"{label}: {values[label]}" for label in order)
+    # Read from a file: whether robot-md-gateway would accept it as it stands.
+    return line if manifest.signature is None else f"{line} | gateway: {gateway_verdict(manifest.signature)}"
 
 
 def _safety_lines(fm: dict[str, Any]) -> list[str]:
@@ -1063,12 +1072,38 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
         lines.append("- none declared" if capabilities is None or capabilities == [] else f"- {UNKNOWN}")
     lines += ["", "The robot can do only what is listed here.", "", "## Safety", "", *_safety_lines(fm)]
     lines += ["", "## Validation", "", *_validation_lines(report or validate(manifest))]
+    lines += ["", "## Calibration, poses and learned skills", "", *_calibration_lines(fm)]
+    if manifest.signature is not None:
+        lines += ["", "## Signature", "", *_signature_lines(manifest.signature)]
     lines += ["", "## Operator's notes (the ROBOT.md prose, verbatim)", ""]
     return "\n".join(lines) + "\n" + (manifest.prose or "(no prose)\n")
 
 
 def _one_line(text: Any) -> str:
     return " ".join(str(text).split())
+
+
+def _calibration_lines(fm: dict[str, Any]) -> list[str]:
+    status = calibration_status(fm)
+    named = [_one_line(name) for name in poses(fm)]
+    skills = [f"`{_one_line(s['id'])}` ({_one_line(s['status'])})" for s in learned_skills(fm)]
+    return [
+        f"- Calibration: zero pose {status['zero']}, hand-eye extrinsic {status['hand_eye']}, "
+        f"ready pose {status['poses_ready']}",
+        f"- Named poses: {', '.join(named) if named else 'none declared'}",
+        f"- Learned skills: {', '.join(skills) if skills else 'none recorded'}",
+    ]
+
+
+def _signature_lines(signature: Signature) -> list[str]:
+    lines = [f"- robot-md-gateway: {gateway_verdict(signature)}"]
+    if signature.signed:
+        lines.append(f"- Signed by kid: {_one_line(signature.kid)}")
+    if signature.fingerprint:
+        lines.append(f"- Trusted key: {signature.fingerprint}")
+    given = signature.trusted_keys
+    lines.append(f"- Trusted keys: {'none given (--trusted-keys DIR)' if given is None else given}")
+    return lines
 
 
 def _validation_lines(report: Report) -> list[str]:
@@ -1090,6 +1125,253 @@ def prose_section(prose: str, title: str) -> str | None:
         return None
     end = re.search(r"^#{1,2}[ \t]", prose[match.end() :], re.MULTILINE)
     return prose[match.start() : match.end() + end.start() if end else len(prose)].rstrip() + "\n"
+
+
+# --- robot-md's own summaries: doctor_summary, poses, calibration, skills -----
+# The same contents robot-md 1.10.6's MCP server gives (its doctor_summary tool
+# and its poses, calibration_status and learned_skills resources), field for
+# field. Where robot-md raises on a block of the wrong shape (a `metadata` that
+# is a list, `drivers: 5`), the block is read as empty: see docs/parity.md.
+
+DOCTOR_NOTE = (
+    "This is a read-only, manifest-only check. To probe live hardware (port reachability, servo "
+    "response, registry lookup), run `robot-md doctor` from the shell."
+)
+
+
+def _block(value: Any) -> dict[Any, Any]:
+    """A block as robot-md reads it (`fm.get(key) or {}`), one that is not a mapping as empty."""
+    return value if isinstance(value, dict) else {}
+
+
+def _entries(value: Any) -> list[dict[Any, Any]]:
+    """The mapping entries of a list, which is all robot-md keeps of one."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _as_list(value: Any) -> list[Any]:
+    """`list(value or ())` as robot-md takes it (a string gives its letters); a lone value as [value]."""
+    if not value:
+        return []
+    return list(value) if isinstance(value, (list, str, dict, set)) else [value]
+
+
+def doctor_summary(manifest: Manifest, report: Report) -> dict[str, Any]:
+    """robot-md's doctor_summary: schema status, identity, drivers, gates, E-stop, registration."""
+    fm = manifest.frontmatter
+    metadata, safety, physics = (_block(fm.get(key)) for key in ("metadata", "safety", "physics"))
+    rrn = metadata.get("rrn") or None
+    capabilities = fm.get("capabilities") or []
+    return {
+        "schema_ok": report.ok,
+        "schema_errors": list(report.errors),
+        "robot_name": metadata.get("robot_name"),
+        "rrn": rrn,
+        "registered": bool(rrn),
+        "dof": physics.get("dof", 0),
+        "capabilities_count": len(capabilities) if isinstance(capabilities, (list, str, dict, set)) else 0,
+        "drivers": [
+            {k: d.get(k) for k in ("id", "protocol", "port", "host")} for d in _entries(fm.get("drivers"))
+        ],
+        "hitl_gates": [
+            {"scope": g.get("scope"), "require_auth": bool(g.get("require_auth", False))}
+            for g in _entries(safety.get("hitl_gates"))
+        ],
+        "estop": safety.get("estop") or None,
+        "notes": [DOCTOR_NOTE],
+    }
+
+
+def _joints(value: Any) -> Any:
+    """`dict(joints or {})` as robot-md takes it; what is no mapping stays as written."""
+    try:
+        return dict(value or {})
+    except (TypeError, ValueError):
+        return value
+
+
+def poses(fm: dict[str, Any]) -> dict[Any, Any]:
+    """physics.poses by name: joints, description, source, taught_at."""
+    declared = _block(_block(fm.get("physics")).get("poses"))
+    return {
+        name: {
+            "joints": _joints(pose.get("joints")),
+            "description": pose.get("description"),
+            "source": pose.get("source"),
+            "taught_at": pose.get("taught_at"),
+        }
+        for name, pose in declared.items()
+        if isinstance(pose, dict)
+    }
+
+
+def calibration_status(fm: dict[str, Any]) -> dict[str, str]:
+    """Each "ok" or "missing": the zero pose (every kinematic joint's zero_pose_steps),
+    the hand-eye extrinsic (any solver camera's), the `ready` pose."""
+    physics = _block(fm.get("physics"))
+    joints = physics.get("kinematics")
+    # Every joint as robot-md iterates them (a mapping or string gives no joints that count).
+    zero = isinstance(joints, list) and bool(joints)
+    zero = zero and all(isinstance(j, dict) and j.get("zero_pose_steps") is not None for j in joints or ())
+    cameras = _entries(_block(physics.get("solver")).get("cameras"))
+    ready = isinstance(_block(physics.get("poses")).get("ready"), dict)
+    return {
+        "zero": "ok" if zero else "missing",
+        "hand_eye": "ok" if any(c.get("extrinsic") for c in cameras) else "missing",
+        "poses_ready": "ok" if ready else "missing",
+    }
+
+
+def learned_skills(fm: dict[str, Any]) -> list[dict[str, Any]]:
+    """learned_skills[]: id, status, validated, blocked_by, notes, recorded_at."""
+    return [
+        {
+            "id": skill.get("id", ""),
+            "status": skill.get("status", "ok"),
+            "validated": _as_list(skill.get("validated")),
+            "blocked_by": _as_list(skill.get("blocked_by")),
+            "notes": skill.get("notes"),
+            "recorded_at": skill.get("recorded_at"),
+        }
+        for skill in _entries(fm.get("learned_skills"))
+    ]
+
+
+# --- Signatures: would robot-md-gateway accept this file? --------------------
+# robot-md-gateway actuates only on a manifest ending in the provenance footer
+# `<!-- ROBOT-MD-SIG kid=<kid> sig=<base64> -->`: Ed25519 over the file's text
+# (as Path.read_text() gives it: universal newlines, a BOM kept) up to the
+# newline that opens the footer, the public key resolved by kid. This checks
+# the same against the keys the operator trusts, offline; its reasons are the
+# gateway's (robot_md_gateway.manifest_provenance.verify_manifest).
+
+SIGNATURE_FOOTER = re.compile(
+    r"\n<!--\s*ROBOT-MD-SIG\s+kid=(?P<kid>\S+)\s+sig=(?P<sig>[A-Za-z0-9+/=]+)\s*-->\s*\Z"
+)
+TRUSTED_KEYS_ENV = "ROBOT_MD_TRUSTED_KEYS"
+NO_SIGNATURE = "no ROBOT-MD-SIG footer (signature absent)"
+SIGNATURE_OK = "ok"
+# A kid names a file <kid>.pem in the trusted-keys folder: no separators, no
+# leading dot, so no kid can name anything outside it.
+_KID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+MAX_TRUSTED_KEYS = 1000
+MAX_KEY_BYTES = 16 * 1024
+
+
+@dataclass(frozen=True)
+class TrustedKeys:
+    """The public keys the operator trusts, by kid (PEM bytes), and the folder they came from."""
+
+    folder: str
+    pems: Mapping[str, bytes]
+
+
+def load_trusted_keys(folder: str) -> TrustedKeys:
+    """Every `<kid>.pem` in `folder` (read once; the kid is the file name, never a path
+    anyone else builds). ManifestError, in words, if the folder cannot be read."""
+    path = Path(folder).expanduser()
+    try:
+        names = sorted(os.listdir(path))
+    except OSError as e:
+        raise ManifestError(
+            f"trusted keys: cannot read the folder: {_os_reason(e)}", path, about_file=True
+        ) from None
+    kids = [n[: -len(".pem")] for n in names if n.endswith(".pem") and _KID.fullmatch(n[: -len(".pem")])]
+    if len(kids) > MAX_TRUSTED_KEYS:
+        raise ManifestError(f"trusted keys: more than {MAX_TRUSTED_KEYS} .pem files", path, about_file=True)
+    pems = {}
+    for kid in kids:
+        try:
+            with open(path / f"{kid}.pem", "rb", opener=_open_nonblocking) as f:
+                if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    pems[kid] = f.read(MAX_KEY_BYTES + 1)
+        except OSError:
+            continue  # unreadable: that kid is simply not trusted
+    return TrustedKeys(os.path.abspath(path), {k: v for k, v in pems.items() if len(v) <= MAX_KEY_BYTES})
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What robot-md-gateway would say of the file, checked against the trusted keys:
+    `accepted`, the footer's `kid`, the gateway's `reason`, and the SHA-256 of the
+    trusted key (its DER SubjectPublicKeyInfo) that was used, if any."""
+
+    signed: bool
+    kid: str | None
+    accepted: bool
+    reason: str
+    fingerprint: str | None = None
+    trusted_keys: int | None = None  # how many keys are trusted; None: no folder was given
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "signed": self.signed,
+            "accepted": self.accepted,
+            "kid": self.kid,
+            "reason": self.reason,
+            "fingerprint": self.fingerprint,
+            "trusted_keys": self.trusted_keys,
+        }
+
+
+def check_signature(text: str, keys: TrustedKeys | None) -> Signature:
+    """The gateway's verdict on `text` (read_text()'s text of the file), in its order."""
+    # How many keys, not where they live: HTTP clients never learn the server's folders.
+    trusted = len(keys.pems) if keys else None
+    match = SIGNATURE_FOOTER.search(text)
+    if match is None:
+        return Signature(False, None, False, NO_SIGNATURE, trusted_keys=trusted)
+    kid = match["kid"]
+    try:
+        raw = base64.b64decode(match["sig"])
+    except ValueError:  # binascii.Error: the gateway fails with an exception here
+        return Signature(True, kid, False, "signature is not valid base64", trusted_keys=trusted)
+    pem = keys.pems.get(kid) if keys is not None and _KID.fullmatch(kid) else None
+    if pem is None:
+        return Signature(
+            True, kid, False, f"signing kid {kid} not registered with resolver", trusted_keys=trusted
+        )
+    reason, fingerprint = _verdict(pem, raw, text[: match.start()].encode("utf-8"))
+    return Signature(True, kid, reason == SIGNATURE_OK, reason, fingerprint, trusted)
+
+
+def _verdict(pem: bytes, signature: bytes, body: bytes) -> tuple[str, str | None]:
+    """(the gateway's reason, the key's fingerprint) for one signature and key."""
+    try:
+        from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    except ImportError as e:
+        return f"cannot verify here: {e}; install the cryptography package", None
+    try:
+        key = serialization.load_pem_public_key(pem)
+    except (ValueError, TypeError, UnsupportedAlgorithm) as e:
+        return f"public key PEM invalid: {_one_line(e)}", None
+    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    fingerprint = "sha256:" + hashlib.sha256(der).hexdigest()
+    if not isinstance(key, Ed25519PublicKey):
+        return "public key is not Ed25519", fingerprint
+    try:
+        key.verify(signature, body)
+    except InvalidSignature:
+        return "signature did not verify against the body", fingerprint
+    return SIGNATURE_OK, fingerprint
+
+
+def gateway_verdict(signature: Signature) -> str:
+    """One line: would robot-md-gateway accept the file as it stands, and why."""
+    if signature.accepted:
+        return f"accepts (signed by kid {signature.kid}, verified against the trusted keys)"
+    if signature.signed and signature.reason.startswith("signing kid") and signature.trusted_keys is None:
+        return f"cannot tell (signed by kid {signature.kid}; no trusted keys given to check it)"
+    return f"refuses ({signature.reason})"
+
+
+def signature_view(manifest: Manifest) -> str:
+    signature = manifest.signature
+    if signature is None:  # parsed from text alone, not read from a file
+        return to_json({"signed": None, "accepted": False, "reason": "not checked: no file was read"})
+    return to_json(signature.as_dict())
 
 
 @dataclass(frozen=True)
@@ -1150,6 +1432,39 @@ VIEWS: tuple[View, ...] = (
         "The robot's safety block as JSON ({} if absent): E-stop, human-in-the-loop gates, "
         "payload and velocity limits. Read it before proposing any motion.",
         lambda m, report: to_json(m.frontmatter.get("safety", {})),
+    ),
+    View(
+        "poses",
+        "application/json",
+        "Named poses",
+        "The robot's named poses (physics.poses) as JSON, by name: joint targets, description, "
+        "source and when taught ({} if none), as robot-md's own server gives them.",
+        lambda m, report: to_json(poses(m.frontmatter)),
+    ),
+    View(
+        "calibration_status",
+        "application/json",
+        "Calibration status",
+        'Whether the manifest records calibration, each "ok" or "missing": zero (every kinematic '
+        "joint's zero_pose_steps), hand_eye (a camera extrinsic) and poses_ready (a `ready` pose).",
+        lambda m, report: to_json(calibration_status(m.frontmatter)),
+    ),
+    View(
+        "learned_skills",
+        "application/json",
+        "Learned skills",
+        "The skills recorded on this robot (learned_skills) as a JSON list: id, status, the "
+        "capabilities they were validated with, what blocks them, notes, when recorded.",
+        lambda m, report: to_json(learned_skills(m.frontmatter)),
+    ),
+    View(
+        "signature",
+        "application/json",
+        "Signature (would robot-md-gateway accept it?)",
+        "The ROBOT-MD-SIG provenance footer checked offline against the operator's trusted keys, "
+        "as robot-md-gateway checks it before it actuates: signed, kid, accepted, the gateway's "
+        "reason, and the trusted key's fingerprint.",
+        lambda m, report: signature_view(m),
     ),
     View(
         "body",
@@ -1254,12 +1569,20 @@ def _explain_capability(m: Manifest, report: Report, args: Mapping[str, str]) ->
     ]
 
 
+def _doctor_text(m: Manifest, report: Report) -> str:
+    try:
+        return to_json(doctor_summary(m, report))
+    except ManifestError as e:  # a YAML alias that contains itself
+        return f"(not available: {e.what})"
+
+
 def _manifest_status(m: Manifest, report: Report, args: Mapping[str, str]) -> list[str | View]:
     return [
         f"Report the health of {_name(m)}'s ROBOT.md: whether it validates, each error and warning "
         "in plain words with how to fix it, and which identity and safety fields are not declared. "
         "Keep it short.",
         f"The validate tool's report:\n\n{json.dumps(report.as_dict(), ensure_ascii=False, indent=2)}",
+        f"The doctor_summary tool's result (drivers, gates, E-stop):\n\n{_doctor_text(m, report)}",
         VIEW["context"],
     ]
 
@@ -1386,8 +1709,9 @@ class ManifestFile:
     parse or prepare is remembered too: a hostile file costs one parse, not
     one per request."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, trusted_keys: TrustedKeys | None = None) -> None:
         self.path = path
+        self.trusted_keys = trusted_keys  # what the signature is checked against
         self.last: Snapshot | None = None  # the version parsed most recently
         self._failed: tuple[str, ManifestError] | None = None  # digest and error of a broken version
         self._lock = threading.Lock()
@@ -1435,7 +1759,10 @@ class ManifestFile:
         """Parsed (and prepared), as the latest version; any failure, running
         out of memory included, as a one-line ManifestError about the file."""
         try:
-            snap = Snapshot(parse(source.text), source.digest)
+            manifest = parse(source.text)
+            signature = check_signature(source.read_text, self.trusted_keys)
+            manifest = dataclasses.replace(manifest, signature=signature)
+            snap = Snapshot(manifest, source.digest)
             if prepare:
                 snap.prepared()
         except ManifestError as e:
@@ -1470,7 +1797,8 @@ INSTRUCTIONS = (
     "context resource first (identity, capabilities, safety limits, validation, operator's notes). "
     "Before proposing any action, check it against the safety resource and its human-in-the-loop "
     "gates (the check-safety prompt does this); never assume a capability or limit that is not "
-    "declared. validate reports manifest problems; render gives canonical YAML."
+    "declared. validate reports manifest problems; render gives canonical YAML; doctor_summary is "
+    "robot-md's quick check; verify says whether robot-md-gateway would accept the file as it stands."
 )
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 # Resource URIs are short; a longer one in an error is cut to this length.
@@ -1498,6 +1826,29 @@ def _object_schema(**properties: Any) -> dict[str, Any]:
     }
 
 
+# Fields robot-md copies as written are any JSON value (their schema is the manifest's).
+_AS_WRITTEN: dict[str, Any] = {}
+DOCTOR_SUMMARY_FIELDS: dict[str, Any] = {
+    "schema_ok": {"type": "boolean"},
+    "schema_errors": _STRINGS,
+    "robot_name": _AS_WRITTEN,
+    "rrn": _AS_WRITTEN,
+    "registered": {"type": "boolean"},
+    "dof": _AS_WRITTEN,
+    "capabilities_count": {"type": "integer"},
+    "drivers": {"type": "array", "items": _object_schema(id={}, protocol={}, port={}, host={})},
+    "hitl_gates": {"type": "array", "items": _object_schema(scope={}, require_auth={"type": "boolean"})},
+    "estop": _AS_WRITTEN,
+    "notes": _STRINGS,
+}
+
+
+def _verified(signature: Signature | None) -> dict[str, Any]:
+    """The verify tool's answer (a ManifestFile always checked the signature)."""
+    found = signature.as_dict() if signature else {"accepted": False, "kid": None, "reason": "not checked"}
+    return {key: found.get(key) for key in ("accepted", "kid", "reason", "fingerprint")}
+
+
 TOOLS: dict[str, Tool] = {
     tool.name: tool
     for tool in (
@@ -1519,6 +1870,30 @@ TOOLS: dict[str, Tool] = {
             "order), exactly as `robot-md render` prints it. Useful to quote or diff the structured part.",
             output_schema=_object_schema(yaml={"type": "string"}),
             result=lambda snap: {"yaml": snap.rendered},
+        ),
+        Tool(
+            name="doctor_summary",
+            title="Quick manifest check (doctor summary)",
+            description="A manifest-only sanity check, the same object robot-md's own `doctor_summary` "
+            "tool returns: schema status and errors, robot name, RRN and whether registered, DoF, "
+            "capability count, drivers, human-in-the-loop gates, E-stop. It probes no hardware.",
+            output_schema=_object_schema(**DOCTOR_SUMMARY_FIELDS),
+            result=lambda snap: json_safe(doctor_summary(snap.manifest, snap.report)),
+        ),
+        Tool(
+            name="verify",
+            title="Verify the manifest's signature",
+            description="Would robot-md-gateway accept this ROBOT.md as it stands? Checks its ROBOT-MD-SIG "
+            "footer (Ed25519) offline against the operator's trusted keys; returns accepted, the signing "
+            "kid, the gateway's reason (e.g. 'ok', 'no ROBOT-MD-SIG footer (signature absent)') and the "
+            "trusted key's fingerprint.",
+            output_schema=_object_schema(
+                accepted={"type": "boolean"},
+                kid={"type": ["string", "null"]},
+                reason={"type": "string"},
+                fingerprint={"type": ["string", "null"], "description": "sha256 of the key's DER"},
+            ),
+            result=lambda snap: _verified(snap.manifest.signature),
         ),
     )
 }
@@ -2786,7 +3161,8 @@ def serve_http(manifest_file: ManifestFile, listener: HttpListener, robot: str) 
 # 7. Command line
 # ---------------------------------------------------------------------------
 
-USAGE = """usage: {prog} [serve] [PATH] [--http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]]
+USAGE = """usage: {prog} [serve] [PATH] [--trusted-keys DIR]
+                 [--http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]]
        {prog} validate [PATH] [--json]
        {prog} render [PATH]
        {prog} install CLIENT [PATH] [--name NAME] [--workspace DIR] [--dry-run]
@@ -2816,7 +3192,11 @@ NAME defaults to robot-md. A changed file keeps its previous version as
 answers {{"status": "ok"}}. Requests must name this address in Host (plus each
 --allow-host NAME) and come from no foreign Origin. A non-loopback HOST needs a
 bearer token (--token-file FILE, else ${token_env}); given one, every request
-but /healthz must send `Authorization: Bearer TOKEN`."""
+but /healthz must send `Authorization: Bearer TOKEN`.
+
+--trusted-keys DIR (else ${keys_env}): the public keys robot-md-gateway would
+resolve, one Ed25519 PEM per signing key named <kid>.pem, read at start; the
+manifest's ROBOT-MD-SIG signature is checked against them, offline."""
 
 
 @dataclass(frozen=True)
@@ -2832,7 +3212,7 @@ class Verb:
 
 
 VERBS: dict[str, Verb] = {
-    "serve": Verb(options=("--http", "--token-file"), repeated=("--allow-host",)),
+    "serve": Verb(options=("--http", "--token-file", "--trusted-keys"), repeated=("--allow-host",)),
     "validate": Verb(flags=("--json",)),
     "render": Verb(),
     "install": Verb(words=("CLIENT", "PATH"), flags=("--dry-run",), options=("--name", "--workspace")),
@@ -2954,7 +3334,11 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
     before_dashes = args[: args.index("--")] if "--" in args else args
     try:
         if {"-h", "--help"} & set(before_dashes):
-            print(USAGE.format(prog=invoked_as(), path_env=PATH_ENV, token_env=TOKEN_ENV))
+            print(
+                USAGE.format(
+                    prog=invoked_as(), path_env=PATH_ENV, token_env=TOKEN_ENV, keys_env=TRUSTED_KEYS_ENV
+                )
+            )
             return 0
         if "--version" in before_dashes:
             print(version_line())
@@ -2992,7 +3376,7 @@ def version_line() -> str:
 
 
 def load_manifest(
-    command: Command, machine: Machine, *, servable: bool = True
+    command: Command, machine: Machine, *, servable: bool = True, keys: TrustedKeys | None = None
 ) -> tuple[ManifestFile, Snapshot]:
     """The manifest a command names (PATH, else $ROBOT_MD_PATH, else the
     nearest ROBOT.md), read and parsed, and for serving, named; else Exit:
@@ -3007,7 +3391,7 @@ def load_manifest(
     if word is not None and not command.said_verb and _looks_like_a_verb(word):
         raise UsageError(f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder")
     try:
-        manifest_file = ManifestFile(resolve_manifest_path(word, environ))
+        manifest_file = ManifestFile(resolve_manifest_path(word, environ), keys)
         return manifest_file, manifest_file.servable() if servable else manifest_file.current()
     except NoManifestFound as e:
         hint = f"pass a path: {invoked_as()} /path/to/{MANIFEST_FILENAME}"
@@ -3081,9 +3465,9 @@ def run_validate(command: Command, machine: Machine) -> int:
 
 def run_serve(command: Command, machine: Machine) -> int:
     http = command.option("--http")
-    if http is None and command.options:
+    if http is None and set(command.options) - {"--trusted-keys"}:
         raise UsageError("--allow-host and --token-file need --http [HOST:]PORT")
-    manifest_file, snap = load_manifest(command, machine)
+    manifest_file, snap = load_manifest(command, machine, keys=trusted_keys(command, machine))
     robot = cast(str, snap.manifest.robot_name)
     if http is None:
         if sys.stdin is not None and sys.stdin.isatty():
@@ -3095,6 +3479,15 @@ def run_serve(command: Command, machine: Machine) -> int:
     except HttpSetupError as e:
         raise Exit(FILE_ERROR, f"{NAME}: {e}") from None
     return serve_http(manifest_file, listener, robot)
+
+
+def trusted_keys(command: Command, machine: Machine) -> TrustedKeys | None:
+    """The keys --trusted-keys DIR (else $ROBOT_MD_TRUSTED_KEYS) names, if any; Exit if unreadable."""
+    folder = command.option("--trusted-keys") or machine.environ.get(TRUSTED_KEYS_ENV) or None
+    try:
+        return None if folder is None else load_trusted_keys(folder)
+    except ManifestError as e:
+        raise Exit(FILE_ERROR, e.one_line(), e) from None
 
 
 def launch_command() -> list[str]:

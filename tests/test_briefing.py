@@ -5,6 +5,7 @@ from text the code under test produced."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -122,6 +123,7 @@ def test_context_field_by_field(path: Path) -> None:
         f"Capabilities ({identity_fields(fm)['capabilities']})",
         "Safety",
         "Validation",
+        "Calibration, poses and learned skills",
     ]
 
     ident = identity_fields(fm)
@@ -269,7 +271,9 @@ async def test_briefing_resources_are_listed_first_and_read(client) -> None:
             ("robot-md://bob/identity", "text/plain"),
         ]
         identity = (await c.read_resource("robot-md://bob/identity")).contents[0]
-        assert identity.text == rmm.identity(rmm.parse(GOOD)) and identity.mime_type == "text/plain"
+        assert identity.mime_type == "text/plain"
+        unsigned = " | gateway: refuses (no ROBOT-MD-SIG footer (signature absent))"
+        assert identity.text == rmm.identity(rmm.parse(GOOD)) + unsigned
         assert "context resource first" in c.instructions
 
 
@@ -290,7 +294,7 @@ async def test_prompts_embed_the_current_manifest(client) -> None:
                 if isinstance(m.content, EmbeddedResource)
             }
 
-        manifest = rmm.parse(GOOD)
+        manifest = dataclasses.replace(rmm.parse(GOOD), signature=rmm.check_signature(GOOD, None))
         brief = await c.get_prompt("brief-me")
         assert embedded(brief) == {"robot-md://bob/context": rmm.context(manifest)}
         assert "read-only" in brief.messages[0].content.text
@@ -310,6 +314,9 @@ async def test_prompts_embed_the_current_manifest(client) -> None:
         status = await c.get_prompt("manifest-status")
         report = status.messages[1].content.text
         assert json.loads(report.split("\n\n", 1)[1]) == rmm.validate(manifest).as_dict()
+        doctor = status.messages[2].content.text
+        expected = rmm.json_safe(rmm.doctor_summary(manifest, rmm.validate(manifest)))
+        assert json.loads(doctor.split("\n\n", 1)[1]) == expected
 
 
 @pytest.mark.anyio
@@ -367,6 +374,10 @@ def test_views_table_drives_everything() -> None:
         "frontmatter",
         "capabilities",
         "safety",
+        "poses",
+        "calibration_status",
+        "learned_skills",
+        "signature",
         "body",
     ]
-    assert all(re.fullmatch(r"[a-z]+", v.kind) for v in rmm.VIEWS)
+    assert all(re.fullmatch(r"[a-z_]+", v.kind) for v in rmm.VIEWS)

@@ -149,13 +149,14 @@ def test_version_line_of_a_pyz(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_usage_is_the_help_text() -> None:
-    usage = rmm.USAGE.format(prog="robot-md-mcp", path_env=rmm.PATH_ENV, token_env=rmm.TOKEN_ENV)
+    envs = {"path_env": rmm.PATH_ENV, "token_env": rmm.TOKEN_ENV, "keys_env": rmm.TRUSTED_KEYS_ENV}
+    usage = rmm.USAGE.format(prog="robot-md-mcp", **envs)
     lines = [line.strip().removeprefix("usage: ") for line in usage.split("\n\n", 1)[0].splitlines()]
     assert "```\n" + "\n".join(lines) + "\n```" in README
 
 
 def test_identity_example() -> None:
-    manifest = rmm.parse(EXAMPLE.read_text(encoding="utf-8"))
+    manifest = rmm.ManifestFile(EXAMPLE).current().manifest  # as served: the gateway's verdict included
     assert f"```\n{rmm.identity(manifest)}\n```" in README
 
 
@@ -270,6 +271,7 @@ def test_robustness_limits_are_the_code_s() -> None:
         "MAX_NODES": f"| {rmm.MAX_NODES:,} |",
         "MAX_DEPTH": f"| {rmm.MAX_DEPTH} levels |",
         "MAX_VALUES": f"| {rmm.MAX_VALUES:,} |",
+        "MAX_TRUSTED_KEYS": f"| {rmm.MAX_TRUSTED_KEYS:,} `.pem` files of at most {_kib(rmm.MAX_KEY_BYTES)}",
         "MAX_STDIO_LINE_BYTES": f"| {_kib(rmm.MAX_STDIO_LINE_BYTES)} |",
         "EOF_GRACE_SECONDS": f"| {rmm.EOF_GRACE_SECONDS:g} s to finish |",
         "MAX_HTTP_BODY_BYTES": f"| {_kib(rmm.MAX_HTTP_BODY_BYTES)} |",

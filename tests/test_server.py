@@ -19,7 +19,8 @@ import robot_md_mcp as rmm
 
 MODES = ["legacy", "auto"]  # 2025-11-25 initialize handshake; 2026-07-28 server/discover
 GOOD = EXAMPLE.read_text(encoding="utf-8")
-KINDS = ["context", "identity", "frontmatter", "capabilities", "safety", "body"]
+KINDS = ["context", "identity", "frontmatter", "capabilities", "safety"]
+KINDS += ["poses", "calibration_status", "learned_skills", "signature", "body"]
 
 
 def in_process(path: Path, mode: str) -> Client:
@@ -43,14 +44,13 @@ def connect(request):
 @pytest.mark.anyio
 async def test_full_session(connect, manifest_path) -> None:
     path = manifest_path(GOOD)
-    manifest = rmm.parse(GOOD)
+    manifest = rmm.ManifestFile(path).current().manifest  # as served: its signature checked
     async with connect(path) as client:
         assert (client.server_info.name, client.server_info.version) == ("robot-md-mcp", rmm.__version__)
         listed = (await client.list_resources()).resources
         assert [r.uri for r in listed] == [f"robot-md://bob/{k}" for k in KINDS]
-        assert [r.mime_type for r in listed] == ["text/markdown", "text/plain"] + ["application/json"] * 3 + [
-            "text/markdown"
-        ]
+        json_views = ["application/json"] * 7
+        assert [r.mime_type for r in listed] == ["text/markdown", "text/plain", *json_views, "text/markdown"]
         assert all(r.title and r.description and r.name == k for r, k in zip(listed, KINDS))
         for resource, view in zip(listed, rmm.VIEWS):
             contents = (await client.read_resource(resource.uri)).contents
@@ -64,13 +64,25 @@ async def test_full_session(connect, manifest_path) -> None:
         rendered = await client.call_tool("render", {})
         assert rendered.structured_content == {"yaml": rmm.render(manifest)}
         assert json.loads(rendered.content[0].text) == {"yaml": rmm.render(manifest)}
+        doctor = await client.call_tool("doctor_summary", {})
+        assert doctor.structured_content == rmm.json_safe(
+            rmm.doctor_summary(manifest, rmm.validate(manifest))
+        )
+        assert doctor.structured_content["robot_name"] == "bob" and doctor.structured_content["schema_ok"]
+        verified = await client.call_tool("verify", {})
+        assert verified.structured_content == {
+            "accepted": False,
+            "kid": None,
+            "reason": "no ROBOT-MD-SIG footer (signature absent)",
+            "fingerprint": None,
+        }
 
 
 @pytest.mark.anyio
 async def test_tools_are_described_for_agents(connect, manifest_path) -> None:
     async with connect(manifest_path(GOOD)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"validate", "render"}
+    assert set(tools) == {"validate", "render", "doctor_summary", "verify"}
     for tool in tools.values():
         assert tool.input_schema == {"type": "object", "properties": {}, "additionalProperties": False}
         assert tool.output_schema["type"] == "object"

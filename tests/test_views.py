@@ -79,7 +79,8 @@ def test_json_safe_handles_everything_yaml_can_load() -> None:
 def test_views_of_the_example() -> None:
     m = rmm.parse(EXAMPLE.read_text(encoding="utf-8"))
     texts = {v.kind: v.text(m) for v in rmm.VIEWS}
-    kinds = ["context", "identity", "frontmatter", "capabilities", "safety", "body"]
+    kinds = ["context", "identity", "frontmatter", "capabilities", "safety"]
+    kinds += ["poses", "calibration_status", "learned_skills", "signature", "body"]
     assert [v.kind for v in rmm.VIEWS] == kinds
     assert json.loads(texts["frontmatter"])["metadata"]["robot_name"] == "bob"
     assert json.loads(texts["capabilities"]) == m.frontmatter["capabilities"]

@@ -1,0 +1,437 @@
+"""Signatures, offline: the ROBOT-MD-SIG footer checked as robot-md-gateway checks
+it, against keys the tests make. Files are signed the way robot-md's
+manifest_sig.signed_manifest_text does (its footer pattern, its pre-image)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLE, ROOT
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp import Client, StdioServerParameters
+
+import robot_md_mcp as rmm
+
+GOOD = EXAMPLE.read_text(encoding="utf-8")
+# robot-md's footer pattern (manifest_sig._SIG_RE), copied so the tests do not take ours on trust.
+FOOTER = re.compile(r"\n<!--\s*ROBOT-MD-SIG\s+kid=(?P<kid>\S+)\s+sig=(?P<sig>[A-Za-z0-9+/=]+)\s*-->\s*\Z")
+
+
+def sign(text: str, key: ed25519.Ed25519PrivateKey, kid: str) -> str:
+    """robot-md's signed_manifest_text: strip an old footer, drop trailing newlines, sign, append."""
+    match = FOOTER.search(text)
+    body = (text[: match.start()] if match else text).rstrip("\n")
+    sig = base64.b64encode(key.sign(body.encode("utf-8"))).decode()
+    return f"{body}\n<!-- ROBOT-MD-SIG kid={kid} sig={sig} -->\n"
+
+
+def pem(key) -> bytes:
+    return key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+
+
+def fingerprint(key) -> str:
+    der = key.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return "sha256:" + hashlib.sha256(der).hexdigest()
+
+
+OPERATOR = ed25519.Ed25519PrivateKey.generate()
+STRANGER = ed25519.Ed25519PrivateKey.generate()
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> Path:
+    folder = tmp_path / "trusted"
+    folder.mkdir()
+    (folder / "op-1.pem").write_bytes(pem(OPERATOR))
+    (folder / "ec-key.pem").write_bytes(pem(ec.generate_private_key(ec.SECP256R1())))
+    (folder / "broken.pem").write_bytes(b"-----BEGIN PUBLIC KEY-----\nnot a key\n-----END PUBLIC KEY-----\n")
+    return folder
+
+
+def served(tmp_path: Path, data: bytes, keys: Path | None) -> rmm.Snapshot:
+    """The file as the server reads it: a ManifestFile with these trusted keys."""
+    path = tmp_path / "ROBOT.md"
+    path.write_bytes(data)
+    return rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys)) if keys else None).current()
+
+
+def verdict(tmp_path: Path, data: bytes | str, keys: Path | None) -> rmm.Signature:
+    signature = served(tmp_path, data.encode() if isinstance(data, str) else data, keys).manifest.signature
+    assert signature is not None
+    return signature
+
+
+def test_unsigned_file_is_refused(tmp_path, keys) -> None:
+    got = verdict(tmp_path, GOOD, keys)
+    assert (got.signed, got.accepted, got.kid, got.reason) == (False, False, None, rmm.NO_SIGNATURE)
+    assert rmm.gateway_verdict(got) == "refuses (no ROBOT-MD-SIG footer (signature absent))"
+
+
+def test_signed_by_a_trusted_key_is_accepted(tmp_path, keys) -> None:
+    got = verdict(tmp_path, sign(GOOD, OPERATOR, "op-1"), keys)
+    assert (got.signed, got.accepted, got.kid, got.reason) == (True, True, "op-1", "ok")
+    assert got.fingerprint == fingerprint(OPERATOR) and got.trusted_keys == 3  # how many, never where
+
+
+def test_signed_by_an_unknown_kid(tmp_path, keys) -> None:
+    got = verdict(tmp_path, sign(GOOD, STRANGER, "op-2"), keys)
+    assert (got.signed, got.accepted, got.reason) == (
+        True,
+        False,
+        "signing kid op-2 not registered with resolver",
+    )
+    assert rmm.gateway_verdict(got).startswith("refuses (signing kid op-2")
+    without_keys = verdict(tmp_path, sign(GOOD, STRANGER, "op-2"), None)
+    assert without_keys.reason == "signing kid op-2 not registered with resolver"
+    assert rmm.gateway_verdict(without_keys).startswith("cannot tell (signed by kid op-2; no trusted keys")
+
+
+def test_tampered_body_does_not_verify(tmp_path, keys) -> None:
+    signed = sign(GOOD, OPERATOR, "op-1")
+    got = verdict(tmp_path, signed.replace("payload_kg: 0.5", "payload_kg: 5.0"), keys)
+    assert "payload_kg: 0.5" in signed
+    assert (got.accepted, got.reason) == (False, "signature did not verify against the body")
+    assert got.fingerprint == fingerprint(OPERATOR)
+
+
+def test_tampered_footer(tmp_path, keys) -> None:
+    signed = sign(GOOD, OPERATOR, "op-1")
+    sig = FOOTER.search(signed)["sig"]
+    flipped = sig.replace(sig[5], "A" if sig[5] != "A" else "B", 1)
+    assert (
+        verdict(tmp_path, signed.replace(sig, flipped), keys).reason
+        == "signature did not verify against the body"
+    )
+    renamed = verdict(tmp_path, signed.replace("kid=op-1", "kid=ec-key"), keys)
+    assert renamed.reason == "public key is not Ed25519"
+    short = verdict(tmp_path, signed.replace(sig, sig[:40]), keys)  # 30 bytes, valid base64
+    assert short.reason == "signature did not verify against the body"
+    unpadded = verdict(tmp_path, signed.replace(sig, sig[:41]), keys)  # the gateway raises here
+    assert (unpadded.accepted, unpadded.reason) == (False, "signature is not valid base64")
+
+
+def test_a_key_that_is_not_ed25519_or_not_a_key(tmp_path, keys) -> None:
+    signed = sign(GOOD, OPERATOR, "ec-key")
+    got = verdict(tmp_path, signed, keys)
+    assert (got.accepted, got.reason) == (False, "public key is not Ed25519")
+    assert got.fingerprint and got.fingerprint.startswith("sha256:")
+    broken = verdict(tmp_path, sign(GOOD, OPERATOR, "broken"), keys)
+    assert broken.reason.startswith("public key PEM invalid: ") and "\n" not in broken.reason
+
+
+def test_crlf_files_are_checked_as_read_text_reads_them(tmp_path, keys) -> None:
+    """The gateway reads with universal newlines: a file signed by robot-md and saved with CRLF
+    still verifies; one signed over its raw CRLF bytes does not (for the gateway either)."""
+    signed = sign(GOOD, OPERATOR, "op-1")
+    assert verdict(tmp_path, signed.replace("\n", "\r\n"), keys).accepted
+    assert verdict(tmp_path, signed.replace("\n", "\r"), keys).accepted
+    crlf = GOOD.replace("\n", "\r\n").rstrip("\r\n")
+    raw = base64.b64encode(OPERATOR.sign(crlf.encode())).decode()
+    got = verdict(tmp_path, f"{crlf}\r\n<!-- ROBOT-MD-SIG kid=op-1 sig={raw} -->\r\n", keys)
+    assert (got.signed, got.accepted) == (True, False)
+
+
+def test_a_footer_not_at_the_end_is_no_footer(tmp_path, keys) -> None:
+    signed = sign(GOOD, OPERATOR, "op-1")
+    got = verdict(tmp_path, signed + "\nOne more line.\n", keys)
+    assert (got.signed, got.reason) == (False, rmm.NO_SIGNATURE)
+    assert verdict(tmp_path, signed + "\n \t\n\n", keys).accepted  # trailing whitespace is allowed
+    assert verdict(tmp_path, signed.rstrip("\n"), keys).accepted  # so is no final newline
+
+
+def test_a_bom_is_part_of_what_was_signed(tmp_path, keys) -> None:
+    """read_text() keeps a BOM, so the signer signed it and the gateway checks it."""
+    with_bom = sign("\ufeff" + GOOD, OPERATOR, "op-1")
+    assert verdict(tmp_path, with_bom.encode("utf-8"), keys).accepted
+    assert not verdict(tmp_path, with_bom[1:].encode("utf-8"), keys).accepted
+
+
+def test_body_stays_verbatim_with_its_footer(tmp_path, keys) -> None:
+    signed = sign(GOOD, OPERATOR, "op-1")
+    snap = served(tmp_path, signed.encode(), keys)
+    assert snap.text(rmm.VIEW["body"]).endswith(signed.split("\n---\n", 2)[1][-200:])
+    assert "<!-- ROBOT-MD-SIG kid=op-1" in snap.text(rmm.VIEW["body"])
+
+
+def test_a_kid_cannot_reach_outside_the_folder(tmp_path, keys) -> None:
+    """Keys are files named <kid>.pem inside the folder; a kid is never a path."""
+    (tmp_path / "outside.pem").write_bytes(pem(OPERATOR))
+    (keys / "sub").mkdir()
+    (keys / "sub" / "inner.pem").write_bytes(pem(OPERATOR))
+    (keys / ".hidden.pem").write_bytes(pem(OPERATOR))
+    for kid in ("../outside", "sub/inner", ".hidden", "/etc/ssl/x", "..", "op-1/../op-1", "sub\\inner"):
+        got = verdict(tmp_path, sign(GOOD, OPERATOR, kid), keys)
+        assert (got.accepted, got.reason) == (False, f"signing kid {kid} not registered with resolver"), kid
+    assert set(rmm.load_trusted_keys(str(keys)).pems) == {"op-1", "ec-key", "broken"}
+
+
+def test_trusted_keys_folder_errors_are_one_line(tmp_path) -> None:
+    with pytest.raises(rmm.ManifestError) as e:
+        rmm.load_trusted_keys(str(tmp_path / "missing"))
+    assert "trusted keys: cannot read the folder" in e.value.one_line() and "\n" not in e.value.one_line()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    prose=st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=200),
+    cut=st.integers(min_value=0),
+)
+def test_any_signed_text_verifies_and_any_changed_byte_does_not(prose: str, cut: int) -> None:
+    """For every text robot-md could sign (whatever its newlines), the check accepts the signed text
+    and rejects it once one character before the footer changes."""
+    keys = rmm.TrustedKeys("keys", {"op-1": pem(OPERATOR)})
+    text = sign("---\nmetadata: {robot_name: b}\n---\n" + prose, OPERATOR, "op-1")
+    # What the gateway sees is the text after universal newlines.
+    seen = text.replace("\r\n", "\n").replace("\r", "\n")
+    expected = (
+        FOOTER.search(seen) is not None
+        and seen[: FOOTER.search(seen).start()] == text[: FOOTER.search(text).start()]
+    )
+    assert rmm.check_signature(seen, keys).accepted == expected
+    body_end = FOOTER.search(seen).start() if FOOTER.search(seen) else len(seen)
+    i = cut % max(body_end, 1)
+    changed = seen[:i] + ("x" if seen[i : i + 1] != "x" else "y") + seen[i + 1 :]
+    assert not rmm.check_signature(changed, keys).accepted
+
+
+# --- over MCP -----------------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_verify_tool_and_signature_resource_in_process(tmp_path, keys, mode) -> None:
+    path = tmp_path / "ROBOT.md"
+    path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
+    server = rmm.build_server(rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys))))
+    async with Client(server, mode=mode) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["verify"].output_schema["required"] == ["accepted", "kid", "reason", "fingerprint"]
+        result = await client.call_tool("verify", {})
+        expected = {"accepted": True, "kid": "op-1", "reason": "ok", "fingerprint": fingerprint(OPERATOR)}
+        assert result.structured_content == expected and json.loads(result.content[0].text) == expected
+        resource = json.loads((await client.read_resource("robot-md://bob/signature")).contents[0].text)
+        assert resource == {**expected, "signed": True, "trusted_keys": 3}
+        assert str(keys) not in json.dumps(resource)
+        identity = (await client.read_resource("robot-md://bob/identity")).contents[0].text
+        assert identity.endswith(
+            " | gateway: accepts (signed by kid op-1, verified against the trusted keys)"
+        )
+        context = (await client.read_resource("robot-md://bob/context")).contents[0].text
+        assert "## Signature\n\n- robot-md-gateway: accepts" in context
+        path.write_text(sign(GOOD, OPERATOR, "op-1") + "A line after the footer.\n", encoding="utf-8")
+        after = await client.call_tool("verify", {})
+        assert after.structured_content["reason"] == rmm.NO_SIGNATURE
+
+
+def test_stdio_end_to_end_with_trusted_keys_from_the_environment(tmp_path, keys, monkeypatch) -> None:
+    import anyio
+
+    path = tmp_path / "ROBOT.md"
+    path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
+
+    async def session(args: list[str], env: dict[str, str]) -> dict:
+        params = StdioServerParameters(
+            command=sys.executable, args=[str(ROOT / "robot_md_mcp.py"), *args], env=env
+        )
+        async with Client(params) as client:
+            return (await client.call_tool("verify", {})).structured_content
+
+    by_flag = anyio.run(session, [str(path), "--trusted-keys", str(keys)], {})
+    by_env = anyio.run(session, [str(path)], {rmm.TRUSTED_KEYS_ENV: str(keys)})
+    assert (
+        by_flag
+        == by_env
+        == {"accepted": True, "kid": "op-1", "reason": "ok", "fingerprint": fingerprint(OPERATOR)}
+    )
+
+
+def test_trusted_keys_on_the_command_line(tmp_path, capsys) -> None:
+    path = tmp_path / "ROBOT.md"
+    path.write_text(GOOD, encoding="utf-8")
+    assert rmm.parse_command_line([str(path), "--trusted-keys", "k"]).option("--trusted-keys") == "k"
+    assert rmm.main([str(path), "--trusted-keys", str(tmp_path / "nope")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "trusted keys: cannot read the folder" in err
+    assert rmm.main(["validate", str(path), "--trusted-keys", "k"]) == 2  # serving only
+
+
+# --- against robot-md-gateway's own checker (heavy: installs it from PyPI) -----------------
+
+GATEWAY_PIN = "robot-md-gateway==0.5.0a9"  # pre-releases only on PyPI; this function needs only cryptography
+
+
+@pytest.fixture(scope="module")
+def gateway_check():
+    """robot_md_gateway.manifest_provenance.verify_manifest, installed without dependencies into .cache/."""
+    import importlib.util
+    import subprocess
+
+    from conftest import need
+
+    folder = ROOT / ".cache" / GATEWAY_PIN.replace("==", "-")
+    module = folder / "robot_md_gateway" / "manifest_provenance.py"
+    if not module.exists():
+        pip = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            str(folder),
+            GATEWAY_PIN,
+        ]
+        subprocess.run(pip, capture_output=True, timeout=300)
+    need(module.exists(), f"{GATEWAY_PIN} from PyPI")
+    spec = importlib.util.spec_from_file_location("gateway_manifest_provenance", module)
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = loaded  # its dataclasses look their module up
+    spec.loader.exec_module(loaded)
+    return loaded.verify_manifest
+
+
+class Resolver:
+    def __init__(self, pems: dict[str, bytes]) -> None:
+        self.pems = pems
+
+    def resolve_public_key_pem(self, kid: str) -> bytes | None:
+        return self.pems.get(kid)
+
+
+def scenarios() -> dict[str, bytes]:
+    signed = sign(GOOD, OPERATOR, "op-1")
+    sig = FOOTER.search(signed)["sig"]
+    crlf = GOOD.replace("\n", "\r\n").rstrip("\r\n")
+    raw = base64.b64encode(OPERATOR.sign(crlf.encode())).decode()
+    texts = {
+        "unsigned": GOOD,
+        "signed": signed,
+        "unknown-kid": sign(GOOD, STRANGER, "op-2"),
+        "tampered-body": signed.replace("payload_kg: 0.5", "payload_kg: 5.0"),
+        "tampered-sig": signed.replace(sig, sig[:5] + ("A" if sig[5] != "A" else "B") + sig[6:]),
+        "short-sig": signed.replace(sig, sig[:40]),
+        "ec-key": sign(GOOD, OPERATOR, "ec-key"),
+        "broken-pem": sign(GOOD, OPERATOR, "broken"),
+        "crlf": signed.replace("\n", "\r\n"),
+        "cr": signed.replace("\n", "\r"),
+        "signed-over-raw-crlf": f"{crlf}\r\n<!-- ROBOT-MD-SIG kid=op-1 sig={raw} -->\r\n",
+        "footer-not-at-end": signed + "\nOne more line.\n",
+        "trailing-whitespace": signed + "\n \t\n",
+        "bom": sign("\ufeff" + GOOD, OPERATOR, "op-1"),
+        "traversal-kid": sign(GOOD, OPERATOR, "../outside"),
+        "two-footers": sign(signed + "\n", OPERATOR, "op-1").replace("\n<!-- ROBOT", "\n\n<!-- ROBOT", 1),
+    }
+    return {name: text.encode("utf-8") for name, text in texts.items()}
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("name", list(scenarios()))
+def test_same_verdict_as_robot_md_gateway(name: str, gateway_check, keys, tmp_path) -> None:
+    trusted = rmm.load_trusted_keys(str(keys))
+    path = tmp_path / "ROBOT.md"
+    path.write_bytes(scenarios()[name])
+    theirs = gateway_check(path, resolver=Resolver(dict(trusted.pems)))
+    ours = rmm.ManifestFile(path, trusted).current().manifest.signature
+    assert (ours.accepted, ours.kid, ours.reason) == (theirs.accepted, theirs.kid, theirs.reason)
+
+
+@pytest.mark.heavy
+def test_where_robot_md_gateway_raises_we_refuse(gateway_check, keys, tmp_path) -> None:
+    """A signature that is not valid base64 makes the gateway raise (binascii.Error)."""
+    signed = sign(GOOD, OPERATOR, "op-1")
+    sig = FOOTER.search(signed)["sig"]
+    path = tmp_path / "ROBOT.md"
+    path.write_text(signed.replace(sig, sig[:41]), encoding="utf-8")
+    with pytest.raises(ValueError):
+        gateway_check(path, resolver=Resolver({}))
+    got = rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys))).current().manifest.signature
+    assert (got.accepted, got.reason) == (False, "signature is not valid base64")
+
+
+@pytest.mark.heavy
+@settings(max_examples=300, deadline=None)
+@given(
+    prose=st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=300),
+    kid=st.sampled_from(["op-1", "op-2", "ec-key"]),
+    tail=st.sampled_from(["", "\n", "\r\n", " \n\t", "x"]),
+)
+def test_generated_files_get_the_gateway_verdict(gateway_check, prose: str, kid: str, tail: str) -> None:
+    import tempfile
+
+    pems = {"op-1": pem(OPERATOR), "ec-key": pem(ec.generate_private_key(ec.SECP256R1()))}
+    text = sign("---\nmetadata: {robot_name: b}\n---\n" + prose, OPERATOR, kid) + tail
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "ROBOT.md"
+        path.write_bytes(text.encode("utf-8"))
+        theirs = gateway_check(path, resolver=Resolver(pems))
+        ours = rmm.check_signature(rmm.read_source(path).read_text, rmm.TrustedKeys(folder, pems))
+    assert (ours.accepted, ours.kid, ours.reason) == (theirs.accepted, theirs.kid, theirs.reason)
+
+
+def test_key_folder_limits(tmp_path) -> None:
+    """More .pem files than the limit refuse to start; a key file over the size limit is not trusted."""
+    big = tmp_path / "big"
+    big.mkdir()
+    (big / "huge.pem").write_bytes(b"x" * (rmm.MAX_KEY_BYTES + 1))
+    (big / "op-1.pem").write_bytes(pem(OPERATOR))
+    assert set(rmm.load_trusted_keys(str(big)).pems) == {"op-1"}
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(rmm.MAX_TRUSTED_KEYS + 1):
+        (many / f"k{i}.pem").write_bytes(b"")
+    with pytest.raises(rmm.ManifestError, match=f"more than {rmm.MAX_TRUSTED_KEYS} .pem files"):
+        rmm.load_trusted_keys(str(many))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs are POSIX")
+def test_a_fifo_named_like_a_key_does_not_hang(tmp_path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "op-1.pem")
+    assert rmm.load_trusted_keys(str(tmp_path)).pems == {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\n<!-- ROBOT-MD-SIG kid=" + "a" * 2**20,
+        "\n<!-- ROBOT-MD-SIG kid=a sig=" + "A" * 2**20 + " x",
+        "\n<!-- ROBOT-MD-SIG kid=a sig=AAAA -->x" * (2**20 // 36),
+        ("\n<!-- ROBOT-MD-SIG kid=" + "a" * 50) * (2**20 // 75),
+        "\n<!-- ROBOT-MD-SIG kid=a sig=AAAA -->" + " \n" * 2**19 + "x",
+    ],
+    ids=["long-kid", "long-sig", "many-footers", "many-kids", "whitespace-tail"],
+)
+def test_a_hostile_footer_costs_little(text: str) -> None:
+    """The footer pattern is matched in linear time: a 1 MiB file built to make it backtrack is quick."""
+    import time
+
+    started = time.perf_counter()
+    assert not rmm.check_signature(text, None).accepted
+    assert time.perf_counter() - started < 1.0  # measured: under 0.05 s
+
+
+def test_signing_the_file_notifies_who_reads_its_verdict(tmp_path, keys) -> None:
+    """Live updates: once the file is signed, the signature, identity, context and body URIs changed."""
+    path = tmp_path / "ROBOT.md"
+    path.write_text(GOOD, encoding="utf-8")
+    watched = rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys)))
+    before = watched.current()
+    path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
+    updated, relisted = rmm.changes(before, watched.current())
+    assert {uri.rpartition("/")[2] for uri in updated} == {"signature", "identity", "context", "body"}
+    assert not relisted
