@@ -134,16 +134,12 @@ def test_agent_plugins_layout() -> None:
         assert fields["name"] == folder.name and 0 < len(fields["description"]) <= 1024
 
 
-# Named in the skill, served once the drop-in work (doctor_summary, verify: issue 21) is merged.
-COMING = {"doctor_summary", "verify"}
-
-
 def test_the_skill_names_only_what_the_server_serves() -> None:
     skill = (PLUGIN / "skills" / "robot-md" / "SKILL.md").read_text(encoding="utf-8")
     named = set(re.findall(r"`([a-z_-]+)`", skill))
     served = set(rmm.TOOLS) | set(rmm.PROMPTS) | {v.kind for v in rmm.VIEWS} | {"robot-md"}
-    assert {"validate", "check-safety", "manifest-status"} <= named
-    assert named - served <= COMING, named - served
+    assert {"validate", "check-safety", "manifest-status", "doctor_summary", "verify"} <= named
+    assert named <= served, named - served
     for uri in re.findall(r"`(robot-md://[^`]+)`", skill):
         assert uri.rsplit("/", 1)[1] in {v.kind for v in rmm.VIEWS}, uri
 
