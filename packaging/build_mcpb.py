@@ -5,20 +5,11 @@
     python packaging/build_mcpb.py --server-json                 rewrite ./server.json (the PyPI entry)
     python packaging/build_mcpb.py --repository                  print the GitHub owner/repo named
 
-Python only: a bundle is a zip with manifest.json at its root. The manifest (v0.4, server type `uv`)
-is packaging/mcpb/manifest.template.json plus what the project states once: pyproject.toml's name,
-description, license, keywords and URLs, and the module's version, TOOLS and PROMPTS (the module is
-imported, so its dependencies must be installed: `./build.sh mcpb` does that). It is validated
-against the v0.4 schema copied beside the template, then zipped reproducibly (fixed dates, sorted).
-
-The bundle's Python range is computed from the pins: the host's uv installs packaging/constraints.txt
-from PyPI and would build any distribution that has no wheel for its Python from source. So the range
-admits a CPython only if every pin has a wheel for it on every platform the bundle serves
-(`pip download --only-binary=:all:` per platform and CPython, into --cache; the answer is recorded
-there, so a rebuild with the same pins needs no network).
-
-server.json (the MCP Registry entry) names the PyPI package; dist/server.json adds the bundle, with
-the sha256 of the file just built. --repository needs only the standard library (and tomli on 3.10).
+Python only (docs/bundle.md): the manifest is packaging/mcpb/manifest.template.json plus what
+pyproject.toml and the imported module state (so the module's dependencies must be installed, as
+`./build.sh mcpb` does), checked against the v0.4 schema, and zipped reproducibly with the module,
+schema.json, icon.png, LICENSE and the pinned pyproject.toml. Its requires-python admits only the
+CPythons for which every pin has wheels on every platform served (pip download, into --cache).
 """
 
 from __future__ import annotations
@@ -49,15 +40,12 @@ BUNDLE = "robot-md-mcp.mcpb"
 MANIFEST_SCHEMA = HERE / "mcpb-manifest-v0.4.schema.json"
 REGISTRY_SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 ICON = "packaging/mcpb/icon.png"
+ICON_TYPE = {"mimeType": "image/png", "sizes": ["512x512"]}
+RAW = "https://raw.githubusercontent.com"
 # What the bundle holds, from the repository root; manifest.json and pyproject.toml are written here.
 COPIED = {"robot_md_mcp.py": "robot_md_mcp.py", "schema.json": "schema.json", "icon.png": ICON}
 COPIED["LICENSE"] = "LICENSE"
 BUNDLE_CONTENTS = frozenset([*COPIED, "manifest.json", "pyproject.toml"])
-# The manifest fields this script fills (the template must not set them).
-GENERATED = (
-    *("name", "version", "description", "author", "repository", "homepage", "documentation"),
-    *("support", "license", "keywords", "tools", "prompts"),
-)
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
 
 
@@ -87,21 +75,9 @@ def github_repository() -> str:
     return repository_url().removeprefix("https://github.com/")
 
 
-def registry_name() -> str:
-    """The MCP Registry name: io.github.<owner>/<repo> (what GitHub OIDC login may publish)."""
-    owner, repo = github_repository().split("/")
-    return f"io.github.{owner}/{repo}"
-
-
 def release_url(version: str) -> str:
     """Where the release workflow attaches the bundle."""
     return f"{repository_url()}/releases/download/v{version}/{BUNDLE}"
-
-
-def icon_url(version: str) -> str:
-    """The icon as the registry wants it (an https URL): the committed PNG at the release's tag."""
-    owner_repo = github_repository()
-    return f"https://raw.githubusercontent.com/{owner_repo}/v{version}/{ICON}"
 
 
 def module() -> Any:
@@ -233,35 +209,33 @@ def prompt_text(prompt: Any) -> str:
 
 
 def manifest(python_range: str) -> dict[str, Any]:
+    """The template plus what the project states once (which the template may not set)."""
     meta, urls, rmm = project(), project()["urls"], module()
     owner = github_repository().split("/")[0]
-    made = template()
-    clash = sorted(set(made) & set(GENERATED))
-    if clash:
-        raise SystemExit(f"build_mcpb: the template sets fields the build fills: {', '.join(clash)}")
-    made.update(
-        name=meta["name"],
-        version=rmm.__version__,
-        description=meta["description"],
-        author={"name": owner, "url": f"https://github.com/{owner}"},
-        repository={"type": "git", "url": repository_url()},
-        homepage=urls["Homepage"],
-        documentation=urls["Documentation"],
-        support=urls["Issues"],
-        license=meta["license"],
-        keywords=meta["keywords"],
-        tools=[{"name": t.name, "description": t.description} for t in rmm.TOOLS.values()],
-        prompts=[
+    filled = {
+        "name": meta["name"],
+        "version": rmm.__version__,
+        "description": meta["description"],
+        "author": {"name": owner, "url": f"https://github.com/{owner}"},
+        "repository": {"type": "git", "url": repository_url()},
+        "homepage": urls["Homepage"],
+        "documentation": urls["Documentation"],
+        "support": urls["Issues"],
+        "license": meta["license"],
+        "keywords": meta["keywords"],
+        "tools": [{"name": t.name, "description": t.description} for t in rmm.TOOLS.values()],
+        "prompts": [
             {"name": p.name, "description": p.description, "arguments": [n for n, _ in p.arguments]}
             | {"text": prompt_text(p)}
             for p in rmm.PROMPTS.values()
         ],
-    )
-    made["compatibility"]["runtimes"] = {"python": python_range}
-    order = ["manifest_version", "name", "display_name", "version", "description", "long_description"]
-    order += ["author", "repository", "homepage", "documentation", "support", "license", "keywords"]
-    order += ["icon", "server", "user_config", "tools", "prompts", "compatibility"]
-    return {key: made[key] for key in order} | {k: v for k, v in made.items() if k not in order}
+    }
+    fixed = template()
+    clash = sorted(set(fixed) & set(filled))
+    if clash:
+        raise SystemExit(f"build_mcpb: the template sets fields the build fills: {', '.join(clash)}")
+    fixed["compatibility"]["runtimes"] = {"python": python_range}
+    return {"manifest_version": fixed.pop("manifest_version"), **filled, **fixed}
 
 
 def schema_errors(document: dict[str, Any], schema: Path = MANIFEST_SCHEMA) -> list[str]:
@@ -285,10 +259,10 @@ def bundle_pyproject(python_range: str) -> str:
 def server_json(bundle_sha256: str | None = None) -> dict[str, Any]:
     """The MCP Registry entry: the PyPI package, and with a bundle's sha256 the bundle too."""
     meta, version = project(), module().__version__
-    argument = {"type": "positional", "valueHint": "robot_md_path"}
+    argument: dict[str, Any] = {"type": "positional", "valueHint": "robot_md_path"}
     argument |= {"description": "Path to the robot's ROBOT.md manifest (or a folder holding one)"}
     argument |= {"format": "filepath", "isRequired": True}
-    pypi = {"registryType": "pypi", "registryBaseUrl": "https://pypi.org", "identifier": meta["name"]}
+    pypi: dict[str, Any] = {"registryType": "pypi", "registryBaseUrl": "https://pypi.org", "identifier": meta["name"]}
     pypi |= {"version": version, "runtimeHint": "uvx", "transport": {"type": "stdio"}}
     packages: list[dict[str, Any]] = [pypi | {"packageArguments": [argument]}]
     if bundle_sha256 is not None:
@@ -296,12 +270,13 @@ def server_json(bundle_sha256: str | None = None) -> dict[str, Any]:
         packages.append(bundle | {"fileSha256": bundle_sha256, "transport": {"type": "stdio"}})
     return {
         "$schema": REGISTRY_SCHEMA,
-        "name": registry_name(),
+        "name": f"io.github.{github_repository()}",  # what GitHub OIDC login may publish
         "title": template()["display_name"],
         "description": meta["description"],
         "repository": {"url": repository_url(), "source": "github"},
         "websiteUrl": meta["urls"]["Homepage"],
-        "icons": [{"src": icon_url(version), "mimeType": "image/png", "sizes": ["512x512"]}],
+        # The registry wants an https URL (no data: URI): the committed PNG at the release's tag.
+        "icons": [{"src": f"{RAW}/{github_repository()}/v{version}/{ICON}"} | ICON_TYPE],
         "version": version,
         "packages": packages,
     }

@@ -72,8 +72,14 @@ def test_a_manifest_that_breaks_the_schema_stops_the_build_in_one_line(monkeypat
     assert "'user_config', 'robot_md', 'type'" in message and "\n" not in message
 
 
-def test_the_template_leaves_generated_fields_to_the_build() -> None:
-    assert not set(build_mcpb.template()) & set(build_mcpb.GENERATED)
+def test_the_build_keeps_the_template_and_refuses_to_override_it(manifest: dict, monkeypatch) -> None:
+    template = build_mcpb.template()
+    assert {k: v for k, v in manifest.items() if k in template and k != "compatibility"} == {
+        k: v for k, v in template.items() if k != "compatibility"
+    }
+    monkeypatch.setattr(build_mcpb, "template", lambda: template | {"license": "MIT"})
+    with pytest.raises(SystemExit, match="the template sets fields the build fills: license"):
+        build_mcpb.manifest(A_RANGE)
 
 
 def test_version_equals_the_module_version(manifest: dict) -> None:
@@ -373,6 +379,16 @@ def test_built_bundle_holds_exactly_its_files(built: Path) -> None:
     size = bundle.stat().st_size
     print(f"{bundle.name}: {size:,} bytes, requires-python {python_range}")
     assert size < 200_000  # kilobytes: no dependencies inside
+
+
+@pytest.mark.heavy
+def test_the_docs_state_the_range_the_build_computes(built: Path) -> None:
+    floor, stop = re.fullmatch(r">=3\.(\d+),<3\.(\d+)", built_range(built)).groups()  # type: ignore[union-attr]
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"brings one (CPython 3.{floor}–3.{int(stop) - 1}, the ones every pinned dependency" in readme
+    bundle_doc = " ".join((ROOT / "docs" / "bundle.md").read_text(encoding="utf-8").split())
+    assert f"(3.{floor} to 3.{int(stop) - 1} today: below)" in bundle_doc
+    assert f"With today's pins that is `{built_range(built)}`" in bundle_doc
 
 
 @pytest.mark.heavy
