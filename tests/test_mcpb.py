@@ -398,6 +398,25 @@ def test_a_rebuild_is_byte_identical(built: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.heavy
+@pytest.mark.skipif(sys.platform == "win32", reason="build.sh is bash")
+def test_build_sh_builds_the_bundle_with_no_node_on_path(tmp_path: Path) -> None:
+    """`./build.sh mcpb` with PATH holding only what the script itself calls (no node, no npx)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "dirname", "rm", "mktemp", "ls", "sed"):
+        (bin_dir / tool).symlink_to(str(shutil.which(tool)))
+    assert shutil.which("node", path=str(bin_dir)) is shutil.which("npx", path=str(bin_dir)) is None
+    env = {**os.environ, "PATH": str(bin_dir), "PYTHON": sys.executable, "DIST": str(tmp_path / "dist")}
+    command = ["bash", str(ROOT / "build.sh"), "mcpb"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    dist = tmp_path / "dist"
+    assert sorted(p.name for p in dist.iterdir()) == ["SHA256SUMS", build_mcpb.BUNDLE, "server.json"]
+    digest = hashlib.sha256((dist / build_mcpb.BUNDLE).read_bytes()).hexdigest()
+    assert (dist / "SHA256SUMS").read_text() == f"{digest}  {build_mcpb.BUNDLE}\n"
+
+
+@pytest.mark.heavy
 def test_the_official_mcpb_cli_accepts_the_bundle(built: Path, tmp_path: Path) -> None:
     """@anthropic-ai/mcpb, where Node is present: validate the manifest, read and unpack the file."""
     npx = shutil.which("npx")
@@ -540,7 +559,9 @@ def test_the_bundle_serves_on_debian_sids_cpython_3_15(built: Path, tmp_path: Pa
 
     bundle_dir = unpack(built / build_mcpb.BUNDLE, tmp_path / "bundle")
     command = in_sid("bash", "-c", SID_SCRIPT, "sid", version("uv"), ROOT, bundle_dir, bind=(ROOT, tmp_path))
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, cwd=tmp_path)
+    # this machine's way to PyPI (a CA file, a proxy) passed in, as a host's environment would carry it
+    env = {**os.environ, "PASS_ENV": " ".join(name for name in NETWORK_ENV if name in os.environ)}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     print(done.stdout.strip())
     assert "uv chose CPython 3.15." in done.stdout
