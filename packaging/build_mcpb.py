@@ -92,8 +92,6 @@ def module() -> Any:
         ) from None
     finally:
         sys.path.remove(str(ROOT))
-    if Path(robot_md_mcp.__file__).resolve() != ROOT / "robot_md_mcp.py":
-        raise SystemExit(f"build_mcpb: imported {robot_md_mcp.__file__}, not this checkout's module")
     return robot_md_mcp
 
 
@@ -113,6 +111,7 @@ PLATFORMS = {
     "Linux aarch64": ("linux", "aarch64"),
 }
 SYSTEM = {"darwin": ("Darwin", "posix"), "win32": ("Windows", "nt"), "linux": ("Linux", "posix")}
+NO_WHEEL = "ERROR: No matching distribution found for "  # pip's words for a pin with no wheel here
 
 
 def platform_tags(platform: str) -> list[str]:
@@ -142,8 +141,9 @@ def pins_for(platform: str, python: str) -> list[str]:
 
 
 def missing_wheel(platform: str, python: str, cache: Path) -> str | None:
-    """Why uv would build from source for `platform` on CPython `python` (pip's last line), or None
-    when every pin has a wheel. The cache first (offline), then PyPI, whose wheels land in the cache."""
+    """Why uv would build from source for `platform` on CPython `python` (pip's words), or None when
+    every pin has a wheel. The cache first (offline), then PyPI, whose wheels land in the cache. Any
+    other failure (no network) stops the build: it must not narrow the range."""
     cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps"]
     cmd += ["--only-binary=:all:", "--implementation", "cp", "--python-version", python]
     cmd += ["--abi", "cp" + python.replace(".", ""), "--dest", str(cache)]
@@ -155,8 +155,10 @@ def missing_wheel(platform: str, python: str, cache: Path) -> str | None:
         done = subprocess.run(attempt, capture_output=True, text=True, errors="replace")
         if done.returncode == 0:
             return None
-    lines = done.stderr.strip().splitlines()
-    return lines[-1] if lines else f"pip exit {done.returncode}"
+    said = done.stderr.strip().splitlines() or [f"pip exit {done.returncode}"]
+    if not said[-1].startswith(NO_WHEEL):
+        raise SystemExit(f"build_mcpb: pip download for {platform}, CPython {python} failed: {said[-1]}")
+    return said[-1].removeprefix("ERROR: ")
 
 
 def supported_range(floor: str, missing: Callable[[str, str], str | None]) -> tuple[str, str]:
@@ -170,7 +172,7 @@ def supported_range(floor: str, missing: Callable[[str, str], str | None]) -> tu
         gaps: dict[str, list[str]] = {}  # pip's reason: the platforms it holds for
         for platform, why in zip(PLATFORMS, reasons, strict=True):
             if why:
-                gaps.setdefault(why.removeprefix("ERROR: "), []).append(platform)
+                gaps.setdefault(why, []).append(platform)
         said = "; ".join(f"{why} ({', '.join(platforms)})" for why, platforms in gaps.items())
         if gaps and step == 0:
             raise SystemExit(f"build_mcpb: CPython {floor} lacks wheels for the pins: {said}")
@@ -262,7 +264,11 @@ def server_json(bundle_sha256: str | None = None) -> dict[str, Any]:
     argument: dict[str, Any] = {"type": "positional", "valueHint": "robot_md_path"}
     argument |= {"description": "Path to the robot's ROBOT.md manifest (or a folder holding one)"}
     argument |= {"format": "filepath", "isRequired": True}
-    pypi: dict[str, Any] = {"registryType": "pypi", "registryBaseUrl": "https://pypi.org", "identifier": meta["name"]}
+    pypi: dict[str, Any] = {
+        "registryType": "pypi",
+        "registryBaseUrl": "https://pypi.org",
+        "identifier": meta["name"],
+    }
     pypi |= {"version": version, "runtimeHint": "uvx", "transport": {"type": "stdio"}}
     packages: list[dict[str, Any]] = [pypi | {"packageArguments": [argument]}]
     if bundle_sha256 is not None:

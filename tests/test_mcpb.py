@@ -192,6 +192,37 @@ def test_the_range_stops_at_the_first_cpython_any_platform_lacks_a_wheel_for(
     assert {v for _, v in asked} == set(PYTHONS[: first_gap + 1])  # nothing beyond the stop is asked
 
 
+@pytest.mark.parametrize(
+    ("stderr", "answer"),
+    [
+        ("", None),
+        ("ERROR: No matching distribution found for pyyaml==6.0.3\n", "No matching distribution found for"),
+        ("ERROR: Could not install packages due to an OSError: [Errno 28] No space left\n", SystemExit),
+    ],
+)
+def test_only_a_missing_wheel_narrows_the_range(monkeypatch, tmp_path: Path, stderr: str, answer) -> None:
+    """pip is asked offline (the cache) first, then PyPI; its failure is a gap only when it says a pin
+    has no matching distribution. Anything else stops the build rather than narrow the range."""
+    asked: list[list[str]] = []
+
+    def pip(command: list[str], **_: object) -> subprocess.CompletedProcess:
+        asked.append(command)
+        return subprocess.CompletedProcess(command, 1 if stderr else 0, "", stderr)
+
+    monkeypatch.setattr(build_mcpb.subprocess, "run", pip)
+    if answer is SystemExit:
+        with pytest.raises(
+            SystemExit, match=r"pip download for Linux aarch64, CPython 3\.15 failed: .*Errno 28"
+        ):
+            build_mcpb.missing_wheel("Linux aarch64", "3.15", tmp_path)
+    else:
+        said = build_mcpb.missing_wheel("Linux aarch64", "3.15", tmp_path)
+        assert said is None if answer is None else said.startswith(answer) and "pyyaml==6.0.3" in said
+    assert "--no-index" in asked[0] and str(tmp_path) in asked[0]
+    assert len(asked) == (1 if answer is None else 2) and (len(asked) == 1 or "--no-index" not in asked[1])
+    assert "manylinux_2_17_aarch64" in asked[0] and "cp315" in asked[0]
+
+
 def test_a_second_build_with_the_same_pins_asks_pip_nothing(tmp_path: Path, monkeypatch) -> None:
     calls: list[tuple[str, str]] = []
 
