@@ -18,6 +18,7 @@ import argparse
 import concurrent.futures
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -46,6 +47,7 @@ RAW = "https://raw.githubusercontent.com"
 COPIED = {"robot_md_mcp.py": "robot_md_mcp.py", "schema.json": "schema.json", "icon.png": ICON}
 COPIED["LICENSE"] = "LICENSE"
 BUNDLE_CONTENTS = frozenset([*COPIED, "manifest.json", "pyproject.toml"])
+INSTALL = "`pip install packaging -r packaging/constraints.txt`, or build with `./build.sh mcpb`"
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
 
 
@@ -87,8 +89,7 @@ def module() -> Any:
         import robot_md_mcp
     except ImportError as e:
         raise SystemExit(
-            f"build_mcpb: importing robot_md_mcp needs its dependencies ({e}): "
-            "`pip install -r packaging/constraints.txt`, or build with `./build.sh mcpb`"
+            f"build_mcpb: importing robot_md_mcp needs its dependencies ({e}): {INSTALL}"
         ) from None
     finally:
         sys.path.remove(str(ROOT))
@@ -321,6 +322,9 @@ def pack(files: dict[str, bytes], out: Path) -> None:
 
 
 def build(dist: Path, cache: Path) -> Path:
+    missing = [name for name in ("packaging", "jsonschema") if importlib.util.find_spec(name) is None]
+    if missing:  # named before any work, in one line
+        raise SystemExit(f"build_mcpb: needs {' and '.join(missing)}: {INSTALL}")
     files = contents(requires_python(cache))
     dist.mkdir(parents=True, exist_ok=True)
     out = dist / BUNDLE

@@ -267,6 +267,17 @@ def test_packing_is_reproducible(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.mcpb", "b.mcpb"]  # no partial file left
 
 
+def test_without_its_dependencies_the_build_says_so_in_one_line(tmp_path: Path) -> None:
+    """A bare Python (-I -S: no site-packages) still answers --repository, and a build names what it
+    lacks before doing anything."""
+    script = [sys.executable, "-I", "-S", str(ROOT / "packaging" / "build_mcpb.py")]
+    done = subprocess.run([*script, "--dist", str(tmp_path / "dist")], capture_output=True, text=True)
+    assert done.returncode == 1 and done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith("build_mcpb: needs packaging and jsonschema: ")
+    assert "./build.sh mcpb" in done.stderr and not (tmp_path / "dist").exists()
+    assert subprocess.run([*script, "--repository"], capture_output=True, text=True).stdout.count("/") == 1
+
+
 def fake_python(tmp_path: Path, shadow: str) -> Path:
     """This interpreter, with the standard library module `shadow` made unimportable (as Debian's
     python3 without python3-venv lacks ensurepip)."""
