@@ -170,10 +170,9 @@ def supported_range(floor: str, missing: Callable[[str, str], str | None]) -> tu
         python = f"{major}.{minor + step}"
         with concurrent.futures.ThreadPoolExecutor(len(PLATFORMS)) as pool:
             reasons = list(pool.map(missing, PLATFORMS, [python] * len(PLATFORMS)))
-        gaps: dict[str, list[str]] = {}  # pip's reason: the platforms it holds for
-        for platform, why in zip(PLATFORMS, reasons, strict=True):
-            if why:
-                gaps.setdefault(why, []).append(platform)
+        gaps = {
+            why: [p for p, w in zip(PLATFORMS, reasons, strict=True) if w == why] for why in reasons if why
+        }
         said = "; ".join(f"{why} ({', '.join(platforms)})" for why, platforms in gaps.items())
         if gaps and step == 0:
             raise SystemExit(f"build_mcpb: CPython {floor} lacks wheels for the pins: {said}")
