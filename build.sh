@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Build robot-md-mcp's release files into $DIST (default dist/).
-#   ./build.sh                 the release set: universal and slim pyz, wheel, sdist, the MCP Bundle
-#                              (needs Node), dist/server.json, and SHA256SUMS of them all
+#   ./build.sh                 the release set: universal and slim pyz, wheel, sdist, the MCP Bundle,
+#                              dist/server.json, and SHA256SUMS of them all (Python only, no Node)
 #   ./build.sh pyz             robot-md-mcp.pyz for Linux/macOS/Windows x CPython 3.10-3.14 and one slim pyz
 #                              per platform+CPython (packaging/build_pyz.py; needs only Python)
 #   ./build.sh wheel           the wheel (pip install / pipx install)
 #   ./build.sh sdist           the source archive
 #   ./build.sh mcpb            robot-md-mcp.mcpb for Claude Desktop and server.json for the MCP Registry
-#                              (packaging/build_mcpb.py; needs Node for the official mcpb CLI)
+#                              (packaging/build_mcpb.py; needs only Python)
 #   ./build.sh refresh-schema  copy schema.json from the pinned robot-md release (then review the diff)
 #   ./build.sh help            this text
 # Each verb that makes release files rewrites $DIST/SHA256SUMS for all of them there.
 # PYTHON picks the interpreter (default python3), DIST the output folder (default dist).
 # Downloaded wheels stay in .cache/wheels and the build tools in .cache/build-venv (both reused).
+# What a verb needs (CPython 3.10+ with venv) is checked before anything is built; the first build
+# downloads from PyPI, later ones reuse .cache.
 set -euo pipefail
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
@@ -22,15 +24,35 @@ SCHEMA_IN_WHEEL="robot_md/schemas/v1/robot.schema.json"
 TOOLS=".cache/build-venv"
 TOOL_PINS=(shiv==1.0.8 packaging==26.3 build==1.6.1)
 
-tools() {  # the build's own tools, pinned, in a venv of their own (PEP 668 systems refuse --user installs)
-  if ! "$TOOLS/bin/python" - "${TOOL_PINS[@]}" 2>/dev/null <<'PY'; then
+die() { echo "build.sh: $*" >&2; exit 1; }
+
+preflight() {  # what the verb needs, named before anything is built (not after minutes of building)
+  local found
+  found=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) \
+    || die "no Python at PYTHON=$PY: install CPython 3.10 or later, or point PYTHON at one"
+  "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
+    || die "$PY is Python $found; the build needs 3.10 or later (set PYTHON)"
+  case "$1" in
+    refresh-schema) "$PY" -c 'import pip' 2>/dev/null || die "$PY ($found) has no pip (python -m ensurepip)" ;;
+    *) "$PY" -c 'import venv, ensurepip, zlib' 2>/dev/null \
+      || die "$PY ($found) cannot make the build's venv: no venv/ensurepip (Debian, Ubuntu: apt install python3-venv)" ;;
+  esac
+}
+
+tools() {  # the build's own tools and the module's pinned dependencies (build_mcpb.py imports the
+  # module for its tables), in a venv of their own (PEP 668 systems refuse --user installs)
+  if ! "$TOOLS/bin/python" - packaging/constraints.txt "${TOOL_PINS[@]}" 2>/dev/null <<'PY'; then
 import sys
 from importlib.metadata import version
-assert all(version(n) == v for n, v in (pin.split("==") for pin in sys.argv[1:]))
+from packaging.requirements import Requirement
+lines = [line.split("#")[0].strip() for line in open(sys.argv[1])] + sys.argv[2:]
+pins = [Requirement(line) for line in lines if line]
+assert all(version(p.name) in p.specifier for p in pins if p.marker is None or p.marker.evaluate())
 PY
-    echo "build tools: making $TOOLS (${TOOL_PINS[*]})"
+    echo "build tools: making $TOOLS (${TOOL_PINS[*]} and packaging/constraints.txt)"
     "$PY" -m venv "$TOOLS"
-    "$TOOLS/bin/python" -m pip install --quiet --disable-pip-version-check "${TOOL_PINS[@]}"
+    "$TOOLS/bin/python" -m pip install --quiet --disable-pip-version-check "${TOOL_PINS[@]}" \
+      -r packaging/constraints.txt
   fi
 }
 
@@ -86,13 +108,17 @@ PY
 }
 
 mcpb() {
-  "$PY" packaging/build_mcpb.py --dist "$DIST"
+  tools
+  "$TOOLS/bin/python" packaging/build_mcpb.py --dist "$DIST" --cache .cache/wheels
 }
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
 
 case "${1:-release}" in
-  release) pyz && wheel && sdist && sums && mcpb && sums ;;
+  release | pyz | wheel | sdist | mcpb | refresh-schema) preflight "${1:-release}" ;;
+esac
+case "${1:-release}" in
+  release) pyz && wheel && sdist && mcpb && sums ;;
   pyz) pyz && sums ;;
   wheel) wheel && sums ;;
   sdist) sdist && sums ;;

@@ -1,96 +1,72 @@
 #!/usr/bin/env python3
 """Build dist/robot-md-mcp.mcpb (an MCP Bundle for Claude Desktop) and dist/server.json.
 
-    python packaging/build_mcpb.py [--dist DIR]      the bundle and dist/server.json (needs Node: npx)
-    python packaging/build_mcpb.py --server-json     rewrite ./server.json (the PyPI entry; no Node)
-    python packaging/build_mcpb.py --repository      print the GitHub owner/repo the project names
+    python packaging/build_mcpb.py [--dist DIR] [--cache DIR]   the bundle and dist/server.json
+    python packaging/build_mcpb.py --server-json                 rewrite ./server.json (the PyPI entry)
+    python packaging/build_mcpb.py --repository                  print the GitHub owner/repo named
 
-The bundle is manifest 0.4, server type `uv`: the host brings Python and installs the
-dependencies pinned in packaging/mcpb/pyproject.toml, then runs robot_md_mcp.py. It holds only
-the module, schema.json, that pyproject.toml, icon.png, manifest.json and LICENSE.
-
-manifest.json is made here from packaging/mcpb/manifest.template.json plus what the project
-states once elsewhere: name, description, license, keywords, Python range and URLs from
-pyproject.toml, the version from robot_md_mcp.py, tools and prompts from its TOOLS and PROMPTS
-tables (read with ast, so building needs neither the SDK nor PyYAML). The official CLI,
-@anthropic-ai/mcpb (through npx), validates and packs it.
-
-server.json (the MCP Registry entry) names the PyPI package; dist/server.json adds the bundle,
-with the sha256 of the file just built. Standard library only (on Python 3.10, pip's vendored
-tomli stands in for tomllib).
+Python only (docs/bundle.md): the manifest is packaging/mcpb/manifest.template.json plus what
+pyproject.toml and the imported module state (so the module's dependencies must be installed, as
+`./build.sh mcpb` does), checked against the v0.4 schema, and zipped reproducibly with the module,
+schema.json, icon.png, LICENSE and the pinned pyproject.toml. Its requires-python admits only the
+CPythons for which every pin has wheels on every platform served (pip download, into --cache).
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
+import concurrent.futures
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 try:
     import tomllib
-except ImportError:  # Python 3.10
-    from pip._vendor import tomli as tomllib  # type: ignore[no-redef]
+except ImportError:  # Python 3.10: tomli, which `build` and pytest bring there
+    import tomli as tomllib  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "packaging" / "mcpb"
-MODULE = ROOT / "robot_md_mcp.py"
-MCPB_CLI = "@anthropic-ai/mcpb@2.1.2"
+CONSTRAINTS = ROOT / "packaging" / "constraints.txt"
 BUNDLE = "robot-md-mcp.mcpb"
+MANIFEST_SCHEMA = HERE / "mcpb-manifest-v0.4.schema.json"
 REGISTRY_SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
-# What the bundle holds: where each file comes from (relative to the repository root).
-BUNDLE_FILES = {
-    "robot_md_mcp.py": "robot_md_mcp.py",
-    "schema.json": "schema.json",
-    "pyproject.toml": "packaging/mcpb/pyproject.toml",
-    "icon.png": "packaging/mcpb/icon.png",
-    "LICENSE": "LICENSE",
-    # manifest.json is generated
-}
-BUNDLE_CONTENTS = frozenset([*BUNDLE_FILES, "manifest.json"])
-# The manifest fields this script fills (the template must not set them).
-GENERATED = (
-    "name",
-    "version",
-    "description",
-    "author",
-    "repository",
-    "homepage",
-    "support",
-    "license",
-    "keywords",
-    "tools",
-    "prompts",
-)
+ICON = "packaging/mcpb/icon.png"
+ICON_TYPE = {"mimeType": "image/png", "sizes": ["512x512"]}
+RAW = "https://raw.githubusercontent.com"
+# What the bundle holds, from the repository root; manifest.json and pyproject.toml are written here.
+COPIED = {"robot_md_mcp.py": "robot_md_mcp.py", "schema.json": "schema.json", "icon.png": ICON}
+COPIED["LICENSE"] = "LICENSE"
+BUNDLE_CONTENTS = frozenset([*COPIED, "manifest.json", "pyproject.toml"])
+INSTALL = "`pip install packaging -r packaging/constraints.txt`, or build with `./build.sh mcpb`"
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
 
 
 def say(line: str) -> None:
     print(f"build_mcpb: {line}", flush=True)
 
 
-# ---------------------------------------------------------------------------
-# What the project states once
-# ---------------------------------------------------------------------------
+# --- what the project states once -------------------------------------------------------------------
 
 
 def project() -> dict[str, Any]:
     """pyproject.toml's [project] table."""
     with (ROOT / "pyproject.toml").open("rb") as f:
-        return tomllib.load(f)["project"]
+        return tomllib.load(f)["project"]  # type: ignore[no-any-return]
 
 
 def repository_url() -> str:
     """The repository's GitHub home, [project.urls] Repository: every other use derives from it."""
-    url = project()["urls"]["Repository"].rstrip("/")
+    url = str(project()["urls"]["Repository"]).rstrip("/")
     if not re.fullmatch(r"https://github\.com/[A-Za-z0-9-]+/[A-Za-z0-9._-]+", url):
         raise SystemExit(f"build_mcpb: [project.urls] Repository is not a GitHub repository URL: {url}")
     return url
@@ -101,178 +77,212 @@ def github_repository() -> str:
     return repository_url().removeprefix("https://github.com/")
 
 
-def registry_name() -> str:
-    """The MCP Registry name: io.github.<owner>/<repo> (what GitHub OIDC login may publish)."""
-    owner, repo = github_repository().split("/")
-    return f"io.github.{owner}/{repo}"
-
-
 def release_url(version: str) -> str:
     """Where the release workflow attaches the bundle."""
     return f"{repository_url()}/releases/download/v{version}/{BUNDLE}"
 
 
-def module_version(source: str | None = None) -> str:
-    """robot_md_mcp.__version__, read from the file (no import: no SDK needed)."""
-    text = MODULE.read_text(encoding="utf-8") if source is None else source
-    found = re.search(r'^__version__ = "([^"]+)"$', text, re.MULTILINE)
-    if not found:
-        raise SystemExit(f'build_mcpb: no __version__ = "..." line in {MODULE.name}')
-    return found[1]
-
-
-def _table(tree: ast.Module, table: str, cls: str) -> list[dict[str, Any]]:
-    """The literal fields of each `cls(...)` entry of the dict `table` (e.g. TOOLS of Tool)."""
-    fields = next(
-        (
-            [
-                s.target.id
-                for s in node.body
-                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
-            ]
-            for node in tree.body
-            if isinstance(node, ast.ClassDef) and node.name == cls
-        ),
-        None,
-    )
-    value = next(
-        (
-            node.value
-            for node in tree.body
-            if isinstance(node, ast.AnnAssign)
-            and isinstance(node.target, ast.Name)
-            and node.target.id == table
-        ),
-        None,
-    )
-    if fields is None or value is None:
-        raise SystemExit(f"build_mcpb: no class {cls} or no {table}: ... = {{...}} in {MODULE.name}")
-    calls = [
-        node
-        for node in ast.walk(value)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == cls
-    ]
-    entries: list[dict[str, Any]] = []
-    for call in sorted(calls, key=lambda node: (node.lineno, node.col_offset)):
-        named = {
-            **dict(zip(fields, call.args, strict=False)),
-            **{k.arg: k.value for k in call.keywords if k.arg},
-        }
-        entry: dict[str, Any] = {}
-        for key in ("name", "title", "description", "arguments"):
-            if key in named:
-                try:
-                    entry[key] = ast.literal_eval(named[key])
-                except ValueError:
-                    raise SystemExit(
-                        f"build_mcpb: {table} entry field {key!r} is not a literal in {MODULE.name} "
-                        f"(line {named[key].lineno}); the manifest is made from literals only"
-                    ) from None
-        entries.append(entry)
-    if not entries:
-        raise SystemExit(f"build_mcpb: no {cls}(...) entries found in {table} in {MODULE.name}")
-    return entries
-
-
-def tables(source: str | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(tools, prompts) as the module's TOOLS and PROMPTS tables declare them, in order."""
-    tree = ast.parse(MODULE.read_text(encoding="utf-8") if source is None else source)
-    return _table(tree, "TOOLS", "Tool"), _table(tree, "PROMPTS", "Prompt")
-
-
-# ---------------------------------------------------------------------------
-# manifest.json and server.json
-# ---------------------------------------------------------------------------
+def module() -> Any:
+    """robot_md_mcp itself, from this checkout: its version and its TOOLS and PROMPTS tables."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        import robot_md_mcp
+    except ImportError as e:
+        raise SystemExit(
+            f"build_mcpb: importing robot_md_mcp needs its dependencies ({e}): {INSTALL}"
+        ) from None
+    finally:
+        sys.path.remove(str(ROOT))
+    return robot_md_mcp
 
 
 def template() -> dict[str, Any]:
-    return json.loads((HERE / "manifest.template.json").read_text(encoding="utf-8"))
+    return json.loads((HERE / "manifest.template.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
-def prompt_text(prompt: dict[str, Any]) -> str:
-    """The manifest's `text` for a prompt (the schema requires one). The server writes the
-    real prompt from the ROBOT.md when asked (prompts/get); this names it and its arguments."""
-    text = f"{prompt['title']}: robot-md-mcp writes this prompt from the configured ROBOT.md."
-    for name, _description in prompt["arguments"]:
-        text += f"\n{name}: ${{arguments.{name}}}"
-    return text
+# --- which CPythons every pin has wheels for ------------------------------------------------------
 
 
-def manifest() -> dict[str, Any]:
-    meta, urls = project(), project()["urls"]
-    tools, prompts = tables()
+# The platforms the bundle serves, as the pins' markers name them: (sys_platform, platform_machine).
+PLATFORMS = {
+    "macOS arm64": ("darwin", "arm64"),
+    "macOS x86_64": ("darwin", "x86_64"),
+    "Windows amd64": ("win32", "AMD64"),
+    "Linux x86_64": ("linux", "x86_64"),
+    "Linux aarch64": ("linux", "aarch64"),
+}
+SYSTEM = {"darwin": ("Darwin", "posix"), "win32": ("Windows", "nt"), "linux": ("Linux", "posix")}
+NO_WHEEL = "ERROR: No matching distribution found for "  # pip's words for a pin with no wheel here
+
+
+def platform_tags(platform: str) -> list[str]:
+    """pip's --platform tags for `platform`: macOS 11+ and glibc 2.17+, as for the pyz."""
+    from packaging.tags import mac_platforms  # here: --repository needs no `packaging`
+
+    sys_platform, machine = PLATFORMS[platform]
+    if sys_platform == "darwin":
+        return list(mac_platforms((11, 0), machine))
+    if sys_platform == "win32":
+        return ["win_amd64"]
+    return [f"manylinux2014_{machine}"] + [f"manylinux_2_{v}_{machine}" for v in range(17, 29)]
+
+
+def pins_for(platform: str, python: str) -> list[str]:
+    """The constraints whose markers hold for `platform` on CPython `python`."""
+    from packaging.requirements import Requirement
+
+    sys_platform, machine = PLATFORMS[platform]
+    system, os_name = SYSTEM[sys_platform]
+    env = {"python_version": python, "python_full_version": f"{python}.0", "sys_platform": sys_platform}
+    env |= {"platform_machine": machine, "platform_system": system, "os_name": os_name}
+    env |= {"implementation_name": "cpython", "platform_python_implementation": "CPython"}
+    lines = (line.split("#", 1)[0].strip() for line in CONSTRAINTS.read_text().splitlines())
+    requirements = [Requirement(line) for line in lines if line]
+    return [f"{r.name}{r.specifier}" for r in requirements if r.marker is None or r.marker.evaluate(env)]
+
+
+def missing_wheel(platform: str, python: str, cache: Path) -> str | None:
+    """Why uv would build from source for `platform` on CPython `python` (pip's words), or None when
+    every pin has a wheel. The cache first (offline), then PyPI, whose wheels land in the cache. Any
+    other failure (no network) stops the build: it must not narrow the range."""
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps"]
+    cmd += ["--only-binary=:all:", "--implementation", "cp", "--python-version", python]
+    cmd += ["--abi", "cp" + python.replace(".", ""), "--dest", str(cache)]
+    for tag in platform_tags(platform):
+        cmd += ["--platform", tag]
+    cmd += pins_for(platform, python)
+    offline = ["--no-index", "--find-links", str(cache)]
+    for attempt in (cmd[:4] + offline + cmd[4:], cmd):
+        done = subprocess.run(attempt, capture_output=True, text=True, errors="replace")
+        if done.returncode == 0:
+            return None
+    said = done.stderr.strip().splitlines() or [f"pip exit {done.returncode}"]
+    if not said[-1].startswith(NO_WHEEL):
+        raise SystemExit(f"build_mcpb: pip download for {platform}, CPython {python} failed: {said[-1]}")
+    return said[-1].removeprefix("ERROR: ")
+
+
+def supported_range(floor: str, missing: Callable[[str, str], str | None]) -> tuple[str, str]:
+    """(requires-python, why it stops): the CPythons from `floor` up for which `missing(platform,
+    python)` is None on every platform, up to the first one where it is not."""
+    major, minor = map(int, floor.split("."))
+    for step in range(20):
+        python = f"{major}.{minor + step}"
+        with concurrent.futures.ThreadPoolExecutor(len(PLATFORMS)) as pool:
+            reasons = list(pool.map(missing, PLATFORMS, [python] * len(PLATFORMS)))
+        gaps = {
+            why: [p for p, w in zip(PLATFORMS, reasons, strict=True) if w == why] for why in reasons if why
+        }
+        said = "; ".join(f"{why} ({', '.join(platforms)})" for why, platforms in gaps.items())
+        if gaps and step == 0:
+            raise SystemExit(f"build_mcpb: CPython {floor} lacks wheels for the pins: {said}")
+        if gaps:
+            return f">={floor},<{python}", f"CPython {python}: {said}"
+    raise SystemExit(f"build_mcpb: every CPython from {floor} to {python} has wheels: a probe must be wrong")
+
+
+def requires_python(cache: Path) -> str:
+    """The bundle's requires-python, recorded in `cache` under a key of the pins and platforms."""
+    floor = re.fullmatch(r">=(3\.\d+)", project()["requires-python"])
+    if floor is None:
+        raise SystemExit('build_mcpb: pyproject.toml\'s requires-python must read ">=3.X"')
+    key = CONSTRAINTS.read_text() + floor[1] + json.dumps({p: platform_tags(p) for p in PLATFORMS})
+    record = cache / f"bundle-python-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+    if record.exists():
+        found = json.loads(record.read_text())
+    else:
+        cache.mkdir(parents=True, exist_ok=True)
+        say(f"which CPythons every pin has wheels for ({', '.join(PLATFORMS)}): asking pip")
+        python_range, stop = supported_range(floor[1], functools.partial(missing_wheel, cache=cache))
+        found = {"range": python_range, "stop": stop}
+        record.write_text(json.dumps(found) + "\n")
+    say(f"requires-python {found['range']} (stops at {found['stop']})")
+    return str(found["range"])
+
+
+# --- manifest.json, pyproject.toml and server.json --------------------------------------------------
+
+
+def prompt_text(prompt: Any) -> str:
+    """The manifest's `text` for a prompt (the schema requires one). The server writes the real
+    prompt from the ROBOT.md when asked (prompts/get); this names it and its arguments."""
+    text = f"{prompt.title}: robot-md-mcp writes this prompt from the configured ROBOT.md."
+    return text + "".join(f"\n{name}: ${{arguments.{name}}}" for name, _ in prompt.arguments)
+
+
+def manifest(python_range: str) -> dict[str, Any]:
+    """The template plus what the project states once (which the template may not set)."""
+    meta, urls, rmm = project(), project()["urls"], module()
     owner = github_repository().split("/")[0]
-    made = template()
-    clash = sorted(set(made) & set(GENERATED))
+    filled = {
+        "name": meta["name"],
+        "version": rmm.__version__,
+        "description": meta["description"],
+        "author": {"name": owner, "url": f"https://github.com/{owner}"},
+        "repository": {"type": "git", "url": repository_url()},
+        "homepage": urls["Homepage"],
+        "documentation": urls["Documentation"],
+        "support": urls["Issues"],
+        "license": meta["license"],
+        "keywords": meta["keywords"],
+        "tools": [{"name": t.name, "description": t.description} for t in rmm.TOOLS.values()],
+        "prompts": [
+            {"name": p.name, "description": p.description, "arguments": [n for n, _ in p.arguments]}
+            | {"text": prompt_text(p)}
+            for p in rmm.PROMPTS.values()
+        ],
+    }
+    fixed = template()
+    clash = sorted(set(fixed) & set(filled))
     if clash:
         raise SystemExit(f"build_mcpb: the template sets fields the build fills: {', '.join(clash)}")
-    made.update(
-        name=meta["name"],
-        version=module_version(),
-        description=meta["description"],
-        author={"name": owner, "url": f"https://github.com/{owner}"},
-        repository={"type": "git", "url": repository_url()},
-        homepage=urls["Homepage"],
-        support=urls["Issues"],
-        license=meta["license"],
-        keywords=meta["keywords"],
-        tools=[{"name": t["name"], "description": t["description"]} for t in tools],
-        prompts=[
-            {
-                "name": p["name"],
-                "description": p["description"],
-                "arguments": [name for name, _ in p["arguments"]],
-                "text": prompt_text(p),
-            }
-            for p in prompts
-        ],
-    )
-    made["compatibility"]["runtimes"] = {"python": meta["requires-python"]}
-    order = [
-        *("manifest_version", "name", "display_name", "version", "description", "long_description"),
-        *("author", "repository", "homepage", "support", "license", "keywords", "icon", "server"),
-        *("user_config", "tools", "prompts", "compatibility"),
-    ]
-    return {key: made[key] for key in order} | {k: v for k, v in made.items() if k not in order}
+    fixed["compatibility"]["runtimes"] = {"python": python_range}
+    return {"manifest_version": fixed.pop("manifest_version"), **filled, **fixed}
+
+
+def schema_errors(document: dict[str, Any], schema: Path = MANIFEST_SCHEMA) -> list[str]:
+    """Each way `document` breaks `schema` (Draft 7, as both schemas declare), one line each."""
+    from jsonschema import Draft7Validator
+
+    validator = Draft7Validator(json.loads(schema.read_text(encoding="utf-8")))
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(document)]
+
+
+def bundle_pyproject(python_range: str) -> str:
+    """packaging/mcpb/pyproject.toml with the module's version and the Python range written in."""
+    text = (HERE / "pyproject.toml").read_text(encoding="utf-8")
+    for key, value in (("version", module().__version__), ("requires-python", python_range)):
+        text, count = re.subn(rf'^{key} = "[^"]*"', f'{key} = "{value}"', text, flags=re.MULTILINE)
+        if count != 1:
+            raise SystemExit(f'build_mcpb: packaging/mcpb/pyproject.toml needs one `{key} = "..."` line')
+    return text
 
 
 def server_json(bundle_sha256: str | None = None) -> dict[str, Any]:
     """The MCP Registry entry: the PyPI package, and with a bundle's sha256 the bundle too."""
-    meta, version = project(), module_version()
-    manifest_argument = {
-        "type": "positional",
-        "valueHint": "robot_md_path",
-        "description": "Path to the robot's ROBOT.md manifest (or a folder holding one)",
-        "format": "filepath",
-        "isRequired": True,
+    meta, version = project(), module().__version__
+    argument: dict[str, Any] = {"type": "positional", "valueHint": "robot_md_path"}
+    argument |= {"description": "Path to the robot's ROBOT.md manifest (or a folder holding one)"}
+    argument |= {"format": "filepath", "isRequired": True}
+    pypi: dict[str, Any] = {
+        "registryType": "pypi",
+        "registryBaseUrl": "https://pypi.org",
+        "identifier": meta["name"],
     }
-    packages: list[dict[str, Any]] = [
-        {
-            "registryType": "pypi",
-            "registryBaseUrl": "https://pypi.org",
-            "identifier": meta["name"],
-            "version": version,
-            "runtimeHint": "uvx",
-            "transport": {"type": "stdio"},
-            "packageArguments": [manifest_argument],
-        }
-    ]
+    pypi |= {"version": version, "runtimeHint": "uvx", "transport": {"type": "stdio"}}
+    packages: list[dict[str, Any]] = [pypi | {"packageArguments": [argument]}]
     if bundle_sha256 is not None:
-        packages.append(
-            {
-                "registryType": "mcpb",
-                "identifier": release_url(version),
-                "version": version,
-                "fileSha256": bundle_sha256,
-                "transport": {"type": "stdio"},
-            }
-        )
+        bundle = {"registryType": "mcpb", "identifier": release_url(version), "version": version}
+        packages.append(bundle | {"fileSha256": bundle_sha256, "transport": {"type": "stdio"}})
     return {
         "$schema": REGISTRY_SCHEMA,
-        "name": registry_name(),
+        "name": f"io.github.{github_repository()}",  # what GitHub OIDC login may publish
+        "title": template()["display_name"],
         "description": meta["description"],
         "repository": {"url": repository_url(), "source": "github"},
         "websiteUrl": meta["urls"]["Homepage"],
+        # The registry wants an https URL (no data: URI): the committed PNG at the release's tag.
+        "icons": [{"src": f"{RAW}/{github_repository()}/v{version}/{ICON}"} | ICON_TYPE],
         "version": version,
         "packages": packages,
     }
@@ -282,88 +292,54 @@ def dump(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-# ---------------------------------------------------------------------------
-# Building
-# ---------------------------------------------------------------------------
+# --- building ---------------------------------------------------------------------------------------
 
 
-def bundle_pyproject() -> str:
-    """packaging/mcpb/pyproject.toml with the module's version written in."""
-    text = (HERE / "pyproject.toml").read_text(encoding="utf-8")
-    line = f'version = "{module_version()}"'
-    filled, count = re.subn(r'^version = "[^"]*"', line, text, flags=re.MULTILINE)
-    if count != 1:
-        raise SystemExit('build_mcpb: packaging/mcpb/pyproject.toml needs exactly one `version = "..."` line')
-    return filled
+def contents(python_range: str) -> dict[str, bytes]:
+    """Every file of the bundle, by name; the manifest validated."""
+    made = manifest(python_range)
+    errors = schema_errors(made)
+    if errors:
+        raise SystemExit(f"build_mcpb: manifest.json breaks the v0.4 schema: {'; '.join(errors)}")
+    files = {name: (ROOT / source).read_bytes() for name, source in COPIED.items()}
+    if not files[made["icon"]].startswith(b"\x89PNG\r\n\x1a\n"):
+        raise SystemExit(f"build_mcpb: {ICON} is not a PNG")
+    files["manifest.json"] = dump(made).encode()
+    files["pyproject.toml"] = bundle_pyproject(python_range).encode()
+    return files
 
 
-def stage(into: Path) -> None:
-    """Write the bundle's files (and .mcpbignore) into `into`."""
-    for name, source in BUNDLE_FILES.items():
-        shutil.copyfile(ROOT / source, into / name)
-    (into / "pyproject.toml").write_text(bundle_pyproject(), encoding="utf-8", newline="\n")
-    (into / "manifest.json").write_text(dump(manifest()), encoding="utf-8", newline="\n")
-    shutil.copyfile(HERE / ".mcpbignore", into / ".mcpbignore")
-    for path in into.iterdir():
-        path.chmod(0o644)
+def pack(files: dict[str, bytes], out: Path) -> None:
+    """A zip of `files` at its root: sorted, fixed dates and modes, so a rebuild is byte-identical."""
+    partial = out.with_name(out.name + ".partial")
+    with zipfile.ZipFile(partial, "w") as packed:
+        for name in sorted(files):
+            info = zipfile.ZipInfo(name, ZIP_DATE)
+            info.create_system, info.external_attr = 3, 0o100644 << 16  # a Unix file, rw-r--r--
+            packed.writestr(info, files[name], zipfile.ZIP_DEFLATED, 9)
+    os.replace(partial, out)
 
 
-def npx() -> str | None:
-    return shutil.which("npx")
-
-
-def mcpb(command: str, *args: Path, tool: str) -> None:
-    """Run the official CLI; on failure show what it said and stop."""
-    done = subprocess.run(
-        [tool, "--yes", MCPB_CLI, command, *map(str, args)],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        env={**os.environ, "npm_config_update_notifier": "false", "npm_config_fund": "false"},
-    )
-    if done.returncode != 0:
-        sys.stderr.write(done.stdout + done.stderr)
-        raise SystemExit(f"build_mcpb: `mcpb {command}` failed (exit {done.returncode})")
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def build(dist: Path) -> Path:
-    tool = npx()
-    if tool is None:
-        raise SystemExit(
-            "build_mcpb: the MCP Bundle needs Node.js 20+ (npx runs the official mcpb CLI); "
-            "install Node, or build the pyz with `./build.sh pyz`, which needs only Python"
-        )
-    version = module_version()
-    say(f"robot-md-mcp {version}: manifest 0.4, server type uv, {MCPB_CLI} through {tool}")
+def build(dist: Path, cache: Path) -> Path:
+    missing = [name for name in ("packaging", "jsonschema") if importlib.util.find_spec(name) is None]
+    if missing:  # named before any work, in one line
+        raise SystemExit(f"build_mcpb: needs {' and '.join(missing)}: {INSTALL}")
+    files = contents(requires_python(cache))
     dist.mkdir(parents=True, exist_ok=True)
     out = dist / BUNDLE
-    with tempfile.TemporaryDirectory(prefix="mcpb-stage-") as staging:
-        staged = Path(staging)
-        stage(staged)
-        say(f"staged {', '.join(sorted(p.name for p in staged.iterdir()))}")
-        mcpb("validate", staged / "manifest.json", tool=tool)
-        say("manifest.json validates (mcpb validate: schema 0.4, icon)")
-        out.unlink(missing_ok=True)
-        mcpb("pack", staged, out, tool=tool)
-    with zipfile.ZipFile(out) as packed:
-        names = set(packed.namelist())
-    if names != BUNDLE_CONTENTS:
-        raise SystemExit(f"build_mcpb: {out} holds {sorted(names)}, expected {sorted(BUNDLE_CONTENTS)}")
-    digest = sha256(out)
-    say(f"packed {out} ({out.stat().st_size:,} bytes, {len(names)} files, sha256 {digest})")
-    (dist / "server.json").write_text(dump(server_json(digest)), encoding="utf-8", newline="\n")
-    say(f"wrote {dist / 'server.json'} (PyPI package and this bundle at {release_url(version)})")
+    pack(files, out)
+    digest = hashlib.sha256(out.read_bytes()).hexdigest()
+    say(f"packed {out} ({out.stat().st_size:,} bytes: {', '.join(sorted(files))}; sha256 {digest})")
+    server = server_json(digest)
+    (dist / "server.json").write_text(dump(server), encoding="utf-8", newline="\n")
+    say(f"wrote {dist / 'server.json'} (PyPI package and this bundle at {release_url(server['version'])})")
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--dist", type=Path, default=ROOT / "dist", help="output folder (default: dist)")
+    parser.add_argument("--cache", type=Path, default=ROOT / ".cache" / "wheels", help="wheel cache")
     parser.add_argument("--server-json", action="store_true", help="rewrite ./server.json and stop")
     parser.add_argument("--repository", action="store_true", help="print owner/repo and stop")
     args = parser.parse_args(argv)
@@ -373,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         (ROOT / "server.json").write_text(dump(server_json()), encoding="utf-8", newline="\n")
         say(f"wrote {ROOT / 'server.json'}")
     else:
-        build(args.dist)
+        build(args.dist, args.cache.resolve())
     return 0
 
 

@@ -1,6 +1,7 @@
-"""The MCP Bundle (dist/robot-md-mcp.mcpb, packaging/build_mcpb.py): its manifest follows the
-v0.4 schema and the project's own tables, its pins are the tested constraints, and (heavy) the
-built bundle, unpacked, serves a full MCP session when started the way a host starts it."""
+"""The MCP Bundle (dist/robot-md-mcp.mcpb, packaging/build_mcpb.py): built with Python only, its
+manifest follows the v0.4 schema and the module's own tables, its pins are the tested constraints,
+its Python range admits only CPythons every pin has wheels for, and (heavy) the built bundle,
+unpacked, serves a full MCP session when uv starts it as a host does, on a Python uv chooses."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, ROOT, build_bundle, need
-from jsonschema import Draft7Validator
+from conftest import EXAMPLE, ROOT, build_bundle, in_sid, need
+from hypothesis import given
+from hypothesis import strategies as st
+from packaging.specifiers import SpecifierSet
 
 import robot_md_mcp as rmm
 
@@ -27,16 +30,17 @@ import build_mcpb
 
 try:
     import tomllib
-except ImportError:  # Python 3.10: pip's vendored copy
-    from pip._vendor import tomli as tomllib  # type: ignore[no-redef]
+except ImportError:  # Python 3.10: tomli (pytest's own dependency there)
+    import tomli as tomllib  # type: ignore[no-redef]
 
 MCPB_DIR = ROOT / "packaging" / "mcpb"
-MANIFEST_SCHEMA = json.loads((MCPB_DIR / "mcpb-manifest-v0.4.schema.json").read_text(encoding="utf-8"))
+MCPB_CLI = "@anthropic-ai/mcpb@2.1.2"  # the official CLI, a second opinion where Node is present
+A_RANGE = ">=3.10,<3.16"  # any range: the quick tests do not ask PyPI
 
 
 @pytest.fixture(scope="module")
 def manifest() -> dict:
-    return build_mcpb.manifest()
+    return build_mcpb.manifest(A_RANGE)
 
 
 def constraint_lines() -> list[str]:
@@ -44,31 +48,43 @@ def constraint_lines() -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
-def bundle_dependencies() -> list[str]:
-    with (MCPB_DIR / "pyproject.toml").open("rb") as f:
-        return tomllib.load(f)["project"]["dependencies"]
+def bundle_project(text: str | None = None) -> dict:
+    return tomllib.loads(text or (MCPB_DIR / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
 
 # --- the manifest ---------------------------------------------------------------------------
 
 
 def test_manifest_validates_against_the_v0_4_schema(manifest: dict) -> None:
-    validator = Draft7Validator(MANIFEST_SCHEMA)
-    errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(manifest)]
-    assert errors == []
-    assert MANIFEST_SCHEMA["properties"]["manifest_version"]["const"] == manifest["manifest_version"] == "0.4"
+    assert build_mcpb.schema_errors(manifest) == []
+    schema = json.loads(build_mcpb.MANIFEST_SCHEMA.read_text(encoding="utf-8"))
+    assert schema["properties"]["manifest_version"]["const"] == manifest["manifest_version"] == "0.4"
 
 
-def test_the_template_leaves_generated_fields_to_the_build() -> None:
-    template = json.loads((MCPB_DIR / "manifest.template.json").read_text(encoding="utf-8"))
-    assert not set(template) & set(build_mcpb.GENERATED)
+def test_a_manifest_that_breaks_the_schema_stops_the_build_in_one_line(monkeypatch) -> None:
+    broken = build_mcpb.template()
+    broken["user_config"]["robot_md"]["type"] = "a robot"
+    monkeypatch.setattr(build_mcpb, "template", lambda: broken)
+    with pytest.raises(SystemExit) as stopped:
+        build_mcpb.contents(A_RANGE)
+    message = str(stopped.value)
+    assert message.startswith("build_mcpb: manifest.json breaks the v0.4 schema: ")
+    assert "'user_config', 'robot_md', 'type'" in message and "\n" not in message
+
+
+def test_the_build_keeps_the_template_and_refuses_to_override_it(manifest: dict, monkeypatch) -> None:
+    template = build_mcpb.template()
+    assert {k: v for k, v in manifest.items() if k in template and k != "compatibility"} == {
+        k: v for k, v in template.items() if k != "compatibility"
+    }
+    monkeypatch.setattr(build_mcpb, "template", lambda: template | {"license": "MIT"})
+    with pytest.raises(SystemExit, match="the template sets fields the build fills: license"):
+        build_mcpb.manifest(A_RANGE)
 
 
 def test_version_equals_the_module_version(manifest: dict) -> None:
-    assert build_mcpb.module_version() == rmm.__version__
     assert manifest["version"] == rmm.__version__
-    staged = tomllib.loads(build_mcpb.bundle_pyproject())["project"]["version"]
-    assert staged == rmm.__version__
+    assert bundle_project(build_mcpb.bundle_pyproject(A_RANGE))["version"] == rmm.__version__
     # and what the module itself says, run as the bundle runs it (a script)
     script = [sys.executable, str(ROOT / "robot_md_mcp.py"), "--version"]
     done = subprocess.run(script, capture_output=True, text=True, check=True)
@@ -99,30 +115,129 @@ def test_the_robot_md_is_a_required_file_setting_passed_both_ways(manifest: dict
     assert config["env"] == {rmm.PATH_ENV: "${user_config.robot_md}"}
 
 
-def test_manifest_metadata(manifest: dict) -> None:
+def test_manifest_metadata_and_links(manifest: dict) -> None:
     meta = build_mcpb.project()
     assert manifest["name"] == meta["name"] == rmm.NAME
     assert manifest["license"] == "Apache-2.0" == meta["license"]
     assert manifest["repository"] == {"type": "git", "url": meta["urls"]["Repository"]}
+    assert manifest["homepage"] == meta["urls"]["Homepage"]
+    assert manifest["documentation"] == meta["urls"]["Documentation"]
+    assert manifest["support"] == meta["urls"]["Issues"]
     assert manifest["compatibility"] == {
         "platforms": ["darwin", "win32", "linux"],
-        "runtimes": {"python": ">=3.10"},
+        "runtimes": {"python": A_RANGE},
     }
     assert manifest["icon"] == "icon.png" and manifest["display_name"] and manifest["long_description"]
 
 
-# --- the bundle's files ---------------------------------------------------------------------
+# --- the pins and the Python range --------------------------------------------------------------
 
 
 def test_bundle_pins_are_the_tested_constraints() -> None:
-    pins = bundle_dependencies()
+    pins = bundle_project()["dependencies"]
     assert pins == constraint_lines()
     for pin in pins:
         assert re.fullmatch(r"[A-Za-z0-9._-]+==[^ ;]+( ; .+)?", pin), pin
     project = tomllib.loads((MCPB_DIR / "pyproject.toml").read_text(encoding="utf-8"))
-    assert project["project"]["requires-python"] == build_mcpb.project()["requires-python"]
     assert project["tool"]["uv"]["package"] is False
     assert "build-system" not in project
+    # the committed file holds the project's floor; the build writes the computed range in
+    assert project["project"]["requires-python"] == build_mcpb.project()["requires-python"]
+    assert bundle_project(build_mcpb.bundle_pyproject(A_RANGE))["requires-python"] == A_RANGE
+
+
+def test_each_platform_and_cpython_gets_one_pin_per_distribution() -> None:
+    """The markers are read for the target, not for this machine: every constraint applies
+    somewhere, and no target gets two versions of one distribution."""
+    used: set[str] = set()
+    for platform in build_mcpb.PLATFORMS:
+        for python in ("3.10", "3.11", "3.14", "3.15"):
+            pins = build_mcpb.pins_for(platform, python)
+            names = [pin.split("==")[0].lower() for pin in pins]
+            assert len(names) == len(set(names)), (platform, python)
+            used |= {pin.lower() for pin in pins}
+    assert used == {line.split(" ;")[0].lower() for line in constraint_lines()}
+    assert any(p.startswith("pywin32==") for p in build_mcpb.pins_for("Windows amd64", "3.12"))
+    assert not any(p.startswith("pywin32==") for p in build_mcpb.pins_for("Linux aarch64", "3.12"))
+
+
+PYTHONS = [f"3.{minor}" for minor in range(10, 30)]
+
+
+@given(
+    first_gap=st.integers(0, 15),
+    gap_platforms=st.sets(st.sampled_from(sorted(build_mcpb.PLATFORMS)), min_size=1),
+    later_gaps=st.sets(st.tuples(st.sampled_from(sorted(build_mcpb.PLATFORMS)), st.sampled_from(PYTHONS))),
+)
+def test_the_range_stops_at_the_first_cpython_any_platform_lacks_a_wheel_for(
+    first_gap: int, gap_platforms: set[str], later_gaps: set[tuple[str, str]]
+) -> None:
+    stop = PYTHONS[first_gap]
+    gaps = {(p, stop) for p in gap_platforms} | {
+        (p, v) for p, v in later_gaps if PYTHONS.index(v) > first_gap
+    }
+    asked: list[tuple[str, str]] = []
+
+    def missing(platform: str, python: str) -> str | None:
+        asked.append((platform, python))
+        return f"no wheel for {python} on {platform}" if (platform, python) in gaps else None
+
+    if first_gap == 0:
+        with pytest.raises(SystemExit, match=r"CPython 3\.10 lacks wheels for the pins: no wheel for 3\.10"):
+            build_mcpb.supported_range("3.10", missing)
+        return
+    found, why = build_mcpb.supported_range("3.10", missing)
+    assert found == f">=3.10,<{stop}"
+    assert all(f"no wheel for {stop} on {p}" in why for p in gap_platforms)
+    assert {v for _, v in asked} == set(PYTHONS[: first_gap + 1])  # nothing beyond the stop is asked
+
+
+@pytest.mark.parametrize(
+    ("stderr", "answer"),
+    [
+        ("", None),
+        ("ERROR: No matching distribution found for pyyaml==6.0.3\n", "No matching distribution found for"),
+        ("ERROR: Could not install packages due to an OSError: [Errno 28] No space left\n", SystemExit),
+    ],
+)
+def test_only_a_missing_wheel_narrows_the_range(monkeypatch, tmp_path: Path, stderr: str, answer) -> None:
+    """pip is asked offline (the cache) first, then PyPI; its failure is a gap only when it says a pin
+    has no matching distribution. Anything else stops the build rather than narrow the range."""
+    asked: list[list[str]] = []
+
+    def pip(command: list[str], **_: object) -> subprocess.CompletedProcess:
+        asked.append(command)
+        return subprocess.CompletedProcess(command, 1 if stderr else 0, "", stderr)
+
+    monkeypatch.setattr(build_mcpb.subprocess, "run", pip)
+    if answer is SystemExit:
+        with pytest.raises(
+            SystemExit, match=r"pip download for Linux aarch64, CPython 3\.15 failed: .*Errno 28"
+        ):
+            build_mcpb.missing_wheel("Linux aarch64", "3.15", tmp_path)
+    else:
+        said = build_mcpb.missing_wheel("Linux aarch64", "3.15", tmp_path)
+        assert said is None if answer is None else said.startswith(answer) and "pyyaml==6.0.3" in said
+    assert "--no-index" in asked[0] and str(tmp_path) in asked[0]
+    assert len(asked) == (1 if answer is None else 2) and (len(asked) == 1 or "--no-index" not in asked[1])
+    assert "manylinux_2_17_aarch64" in asked[0] and "cp315" in asked[0]
+
+
+def test_a_second_build_with_the_same_pins_asks_pip_nothing(tmp_path: Path, monkeypatch) -> None:
+    calls: list[tuple[str, str]] = []
+
+    def missing(platform: str, python: str, cache: Path) -> str | None:
+        calls.append((platform, python))
+        return "no wheel" if python == "3.13" else None
+
+    monkeypatch.setattr(build_mcpb, "missing_wheel", missing)
+    assert build_mcpb.requires_python(tmp_path) == ">=3.10,<3.13"
+    assert len(calls) == 4 * len(build_mcpb.PLATFORMS)
+    assert build_mcpb.requires_python(tmp_path) == ">=3.10,<3.13"
+    assert len(calls) == 4 * len(build_mcpb.PLATFORMS)
+
+
+# --- the bundle's files ---------------------------------------------------------------------
 
 
 def test_icon_is_a_512_png() -> None:
@@ -131,28 +246,74 @@ def test_icon_is_a_512_png() -> None:
     assert struct.unpack(">II", data[16:24]) == (512, 512)
 
 
-def test_stage_writes_exactly_the_bundle_files(tmp_path: Path) -> None:
-    build_mcpb.stage(tmp_path)
-    assert {p.name for p in tmp_path.iterdir()} == {*build_mcpb.BUNDLE_CONTENTS, ".mcpbignore"}
-    assert json.loads((tmp_path / "manifest.json").read_text(encoding="utf-8")) == build_mcpb.manifest()
-    assert (tmp_path / "robot_md_mcp.py").read_bytes() == (ROOT / "robot_md_mcp.py").read_bytes()
-    assert (tmp_path / "schema.json").read_bytes() == (ROOT / "schema.json").read_bytes()
+def test_the_bundle_holds_exactly_its_files() -> None:
+    files = build_mcpb.contents(A_RANGE)
+    assert set(files) == build_mcpb.BUNDLE_CONTENTS
+    assert json.loads(files["manifest.json"]) == build_mcpb.manifest(A_RANGE)
+    assert files["pyproject.toml"].decode() == build_mcpb.bundle_pyproject(A_RANGE)
+    for name in ("robot_md_mcp.py", "schema.json", "icon.png", "LICENSE"):
+        assert files[name] == (ROOT / build_mcpb.COPIED[name]).read_bytes()
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").lstrip().startswith("Apache License")
 
 
-def test_without_node_the_build_says_so_in_one_line(tmp_path: Path) -> None:
-    env = {**os.environ, "PATH": str(tmp_path)}  # nothing on PATH: no npx
+def test_packing_is_reproducible(tmp_path: Path) -> None:
+    files = build_mcpb.contents(A_RANGE)
+    build_mcpb.pack(files, tmp_path / "a.mcpb")
+    build_mcpb.pack(dict(reversed(files.items())), tmp_path / "b.mcpb")
+    assert (tmp_path / "a.mcpb").read_bytes() == (tmp_path / "b.mcpb").read_bytes()
+    with zipfile.ZipFile(tmp_path / "a.mcpb") as packed:
+        assert {name: packed.read(name) for name in packed.namelist()} == files
+        assert {info.date_time for info in packed.infolist()} == {build_mcpb.ZIP_DATE}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.mcpb", "b.mcpb"]  # no partial file left
+
+
+def test_without_its_dependencies_the_build_says_so_in_one_line(tmp_path: Path) -> None:
+    """A bare Python (-I -S: no site-packages) still answers --repository, and a build names what it
+    lacks before doing anything."""
+    script = [sys.executable, "-I", "-S", str(ROOT / "packaging" / "build_mcpb.py")]
+    done = subprocess.run([*script, "--dist", str(tmp_path / "dist")], capture_output=True, text=True)
+    assert done.returncode == 1 and done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith("build_mcpb: needs packaging and jsonschema: ")
+    assert "./build.sh mcpb" in done.stderr and not (tmp_path / "dist").exists()
+    assert subprocess.run([*script, "--repository"], capture_output=True, text=True).stdout.count("/") == 1
+
+
+def fake_python(tmp_path: Path, shadow: str) -> Path:
+    """This interpreter, with the standard library module `shadow` made unimportable (as Debian's
+    python3 without python3-venv lacks ensurepip)."""
+    hidden = tmp_path / "hidden"
+    (hidden / shadow).mkdir(parents=True)
+    (hidden / shadow / "__init__.py").write_text(f"raise ImportError('No module named {shadow}')\n")
+    wrapper = tmp_path / "python3"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={hidden} exec "{sys.executable}" "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="build.sh is bash")
+@pytest.mark.parametrize(
+    ("python", "says"),
+    [
+        ("nothing", "no Python at PYTHON="),
+        (
+            "no-ensurepip",
+            "cannot make the build's venv: no venv/ensurepip (Debian, Ubuntu: apt install python3-venv)",
+        ),
+    ],
+)
+def test_build_sh_names_a_missing_tool_before_building_anything(
+    tmp_path: Path, python: str, says: str
+) -> None:
+    exe = tmp_path / "none" if python == "nothing" else fake_python(tmp_path, "ensurepip")
+    env = {**os.environ, "PYTHON": str(exe), "DIST": str(tmp_path / "dist")}
+    started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "build_mcpb.py"), "--dist", str(tmp_path / "dist")],
-        env=env,
-        capture_output=True,
-        text=True,
+        ["bash", str(ROOT / "build.sh")], env=env, capture_output=True, text=True, timeout=60
     )
-    assert done.returncode == 1
-    assert done.stdout == ""
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("build.sh: ") and says in done.stderr
     assert len(done.stderr.splitlines()) == 1, done.stderr
-    assert "needs Node.js" in done.stderr and "./build.sh pyz" in done.stderr
-    assert not (tmp_path / "dist").exists()
+    assert not (tmp_path / "dist").exists() and time.monotonic() - started < 30
 
 
 # --- heavy: build, unpack, run as a host does ------------------------------------------------
@@ -169,20 +330,9 @@ def uv_binary() -> Path:
 
 # How this machine reaches PyPI (an organisation's CA or proxy or index), passed on as a host's
 # environment would carry it; nothing else of ours is.
-NETWORK_ENV = (
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "UV_NATIVE_TLS",
-    "UV_SYSTEM_CERTS",
-    "UV_INDEX_URL",
-    "UV_DEFAULT_INDEX",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "NO_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "no_proxy",
-)
+NETWORK_ENV = ("SSL_CERT_FILE", "SSL_CERT_DIR", "UV_NATIVE_TLS", "UV_SYSTEM_CERTS", "UV_INDEX_URL")
+NETWORK_ENV += ("UV_DEFAULT_INDEX", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy")
+NETWORK_ENV += ("no_proxy",)
 
 
 @pytest.fixture(scope="module")
@@ -190,9 +340,15 @@ def built(tmp_path_factory) -> Path:
     return build_bundle(tmp_path_factory.mktemp("mcpb-dist"))
 
 
+def built_range(built: Path) -> str:
+    with zipfile.ZipFile(built / build_mcpb.BUNDLE) as packed:
+        return str(bundle_project(packed.read("pyproject.toml").decode())["requires-python"])
+
+
 def host_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """A host's environment: PATH holding only uv and uvx, a home and uv cache of its own, the
-    current interpreter for uv to use (so it does not download CPython)."""
+    """A host's environment: uv and uvx first on PATH, then this machine's own PATH (the Pythons uv
+    may choose from: uv picks, no UV_PYTHON, and it may not download one), a home and uv cache of
+    its own."""
     uv = uv_binary()
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -201,10 +357,10 @@ def host_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         if source.exists():
             shutil.copy2(source, bin_dir / source.name)
     env = {
-        "PATH": str(bin_dir),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
         "HOME": str(tmp_path / "home"),
         "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
-        "UV_PYTHON": sys.executable,
+        "UV_PYTHON_DOWNLOADS": "never",
         **{name: os.environ[name] for name in NETWORK_ENV if name in os.environ},
         **extra,
     }
@@ -243,17 +399,90 @@ def session(command: list[str], env: dict[str, str]) -> str:
     return line
 
 
+def python_uv_chose(bundle_dir: Path, env: dict[str, str], python_range: str) -> str:
+    """The CPython of the environment uv made for the bundle; it must be one the range admits."""
+    command = ["uv", "run", "--directory", str(bundle_dir), "python", "-c", "import sys; print(sys.version)"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=600, env=env, cwd=Path(ROOT.anchor)
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    version = done.stdout.split()[0]
+    print(f"uv chose CPython {version} (bundle requires-python {python_range})")
+    assert version in SpecifierSet(python_range)
+    return version
+
+
 @pytest.mark.heavy
 def test_built_bundle_holds_exactly_its_files(built: Path) -> None:
     bundle = built / build_mcpb.BUNDLE
+    python_range = built_range(built)
     with zipfile.ZipFile(bundle) as packed:
-        assert set(packed.namelist()) == build_mcpb.BUNDLE_CONTENTS
-        assert json.loads(packed.read("manifest.json")) == build_mcpb.manifest()
-        assert packed.read("robot_md_mcp.py") == (ROOT / "robot_md_mcp.py").read_bytes()
-        assert packed.read("pyproject.toml").decode() == build_mcpb.bundle_pyproject()
+        assert {name: packed.read(name) for name in packed.namelist()} == build_mcpb.contents(python_range)
     size = bundle.stat().st_size
-    print(f"{bundle.name}: {size:,} bytes")
+    print(f"{bundle.name}: {size:,} bytes, requires-python {python_range}")
     assert size < 200_000  # kilobytes: no dependencies inside
+
+
+@pytest.mark.heavy
+def test_the_docs_state_the_range_the_build_computes(built: Path) -> None:
+    floor, stop = re.fullmatch(r">=3\.(\d+),<3\.(\d+)", built_range(built)).groups()  # type: ignore[union-attr]
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"brings one (CPython 3.{floor}–3.{int(stop) - 1}, the ones every pinned dependency" in readme
+    bundle_doc = " ".join((ROOT / "docs" / "bundle.md").read_text(encoding="utf-8").split())
+    assert f"(3.{floor} to 3.{int(stop) - 1} today: below)" in bundle_doc
+    assert f"With today's pins that is `{built_range(built)}`" in bundle_doc
+
+
+@pytest.mark.heavy
+def test_a_rebuild_is_byte_identical(built: Path, tmp_path: Path) -> None:
+    build_bundle(tmp_path)
+    assert (tmp_path / build_mcpb.BUNDLE).read_bytes() == (built / build_mcpb.BUNDLE).read_bytes()
+
+
+@pytest.mark.heavy
+@pytest.mark.skipif(sys.platform == "win32", reason="build.sh is bash")
+def test_build_sh_builds_the_bundle_with_no_node_on_path(tmp_path: Path) -> None:
+    """`./build.sh mcpb` with PATH holding only what the script itself calls (no node, no npx)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "dirname", "rm", "mktemp", "ls", "sed"):
+        (bin_dir / tool).symlink_to(str(shutil.which(tool)))
+    assert shutil.which("node", path=str(bin_dir)) is shutil.which("npx", path=str(bin_dir)) is None
+    env = {**os.environ, "PATH": str(bin_dir), "PYTHON": sys.executable, "DIST": str(tmp_path / "dist")}
+    command = ["bash", str(ROOT / "build.sh"), "mcpb"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    dist = tmp_path / "dist"
+    assert sorted(p.name for p in dist.iterdir()) == ["SHA256SUMS", build_mcpb.BUNDLE, "server.json"]
+    digest = hashlib.sha256((dist / build_mcpb.BUNDLE).read_bytes()).hexdigest()
+    assert (dist / "SHA256SUMS").read_text() == f"{digest}  {build_mcpb.BUNDLE}\n"
+
+
+@pytest.mark.heavy
+def test_the_official_mcpb_cli_accepts_the_bundle(built: Path, tmp_path: Path) -> None:
+    """@anthropic-ai/mcpb, where Node is present: validate the manifest, read and unpack the file."""
+    npx = shutil.which("npx")
+    need(npx is not None, "Node.js with npx (the official mcpb CLI, a second opinion)")
+
+    def mcpb(*args: str | Path) -> str:
+        env = {**os.environ, "npm_config_update_notifier": "false", "npm_config_fund": "false"}
+        done = subprocess.run(
+            [str(npx), "--yes", MCPB_CLI, *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=env,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    bundle = built / build_mcpb.BUNDLE
+    bundle_dir = unpack(bundle, tmp_path / "ours")
+    assert "passes" in mcpb("validate", bundle_dir / "manifest.json")
+    assert "robot-md-mcp.mcpb" in mcpb("info", bundle)
+    mcpb("unpack", bundle, tmp_path / "theirs")
+    theirs = {p.name: p.read_bytes() for p in (tmp_path / "theirs").iterdir()}
+    assert theirs == {p.name: p.read_bytes() for p in bundle_dir.iterdir()}
 
 
 @pytest.mark.heavy
@@ -268,12 +497,14 @@ def test_dist_server_json_carries_the_bundle_hash(built: Path) -> None:
 
 @pytest.mark.heavy
 def test_host_runs_the_manifest_mcp_config(built: Path, tmp_path: Path) -> None:
-    """The manifest's mcp_config exactly as written, its substitutions filled, from cwd /."""
+    """The manifest's mcp_config exactly as written, its substitutions filled, from cwd /, on the
+    Python uv chooses."""
     bundle_dir = unpack(built / build_mcpb.BUNDLE, tmp_path / "bundle")
     config = json.loads((bundle_dir / "manifest.json").read_text(encoding="utf-8"))["server"]["mcp_config"]
     command = [config["command"], *(substitute(a, bundle_dir) for a in config["args"])]
     env = host_env(tmp_path, **{k: substitute(v, bundle_dir) for k, v in config["env"].items()})
     session(command, env)
+    python_uv_chose(bundle_dir, env, built_range(built))
 
 
 @pytest.mark.heavy
@@ -286,11 +517,54 @@ def test_host_runs_the_bare_uv_entry_point(built: Path, tmp_path: Path) -> None:
     session(["uv", "run", "--directory", str(bundle_dir), entry_point], env)
 
 
+UV_PLATFORMS = {  # uv's --python-platform for each platform the bundle serves
+    "macOS arm64": "aarch64-apple-darwin",
+    "macOS x86_64": "x86_64-apple-darwin",
+    "Windows amd64": "x86_64-pc-windows-msvc",
+    "Linux x86_64": "x86_64-manylinux_2_17",
+    "Linux aarch64": "aarch64-manylinux_2_17",
+}
+
+
 @pytest.mark.heavy
-def test_bundle_pins_close_the_dependency_set(tmp_path: Path) -> None:
+def test_uv_installs_every_admitted_cpython_from_wheels_alone(built: Path, tmp_path: Path) -> None:
+    """A second opinion on the range, from uv itself (which a host runs): with building from source
+    forbidden, the pins install for every platform on every CPython the range admits, and not for
+    some platform on the first CPython it refuses."""
+    assert set(UV_PLATFORMS) == set(build_mcpb.PLATFORMS)
+    python_range = built_range(built)
+    floor, stop = re.fullmatch(r">=3\.(\d+),<3\.(\d+)", python_range).groups()  # type: ignore[union-attr]
+
+    def installs(platform: str, python: str) -> bool:
+        pins = tmp_path / f"pins-{platform}-{python}.txt".replace(" ", "-")
+        pins.write_text("\n".join(build_mcpb.pins_for(platform, python)) + "\n")
+        command = [
+            str(uv_binary()),
+            "pip",
+            "install",
+            "--dry-run",
+            "--no-build",
+            "--target",
+            str(tmp_path / "t"),
+        ]
+        command += ["--python-platform", UV_PLATFORMS[platform], "--python-version", python, "-r", str(pins)]
+        env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache")}
+        return subprocess.run(command, capture_output=True, timeout=600, env=env).returncode == 0
+
+    admitted = [f"3.{minor}" for minor in range(int(floor), int(stop))]
+    refused = {platform: installs(platform, f"3.{stop}") for platform in UV_PLATFORMS}
+    print(f"requires-python {python_range}; at 3.{stop} uv installs from wheels on {refused}")
+    assert not all(refused.values())
+    assert [(p, v) for p in UV_PLATFORMS for v in admitted if not installs(p, v)] == []
+
+
+@pytest.mark.heavy
+def test_bundle_pins_close_the_dependency_set(built: Path, tmp_path: Path) -> None:
     """uv's universal lock of the bundle's pyproject (darwin, linux, win32; every Python it
     allows) holds exactly the pinned distributions at the pinned versions: nothing unpinned."""
-    (tmp_path / "pyproject.toml").write_text(build_mcpb.bundle_pyproject(), encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        build_mcpb.bundle_pyproject(built_range(built)), encoding="utf-8"
+    )
     done = subprocess.run(
         [str(uv_binary()), "lock", "--directory", str(tmp_path)],
         capture_output=True,
@@ -306,17 +580,30 @@ def test_bundle_pins_close_the_dependency_set(tmp_path: Path) -> None:
     assert locked == pinned
 
 
+# Inside Debian sid: uv from PyPI, installed with the only Python on PATH (3.15), which is then all
+# uv may choose from; the session helper runs on it too (standard library only).
+SID_SCRIPT = """set -eu
+python3.15 -m venv /tmp/uv-venv
+/tmp/uv-venv/bin/pip install --quiet --disable-pip-version-check "uv==$1"
+mkdir /tmp/bin
+ln -s /tmp/uv-venv/bin/uv /tmp/bin/uv
+ln -s /usr/bin/python3.15 /tmp/bin/python3.15
+export PATH=/tmp/bin HOME=/tmp/home UV_CACHE_DIR=/tmp/uv-cache UV_PYTHON_DOWNLOADS=never
+python3.15 "$2/tests/pyz_session.py" --expect-robot bob --timeout 600 -- \
+  uv run --directory "$3" robot_md_mcp.py serve "$2/examples/bob.ROBOT.md"
+uv run --directory "$3" python -c 'import sys; print("uv chose CPython", sys.version.split()[0])'
+"""
+
+
 @pytest.mark.heavy
-def test_icon_is_what_draw_icon_draws(tmp_path: Path) -> None:
-    """The committed icon is the script's output, byte for byte (drawing takes seconds)."""
-    out = tmp_path / "icon.png"
-    subprocess.run([sys.executable, str(MCPB_DIR / "draw_icon.py"), str(out)], check=True, timeout=300)
-    assert out.read_bytes() == (MCPB_DIR / "icon.png").read_bytes()
+def test_the_bundle_serves_on_debian_sids_cpython_3_15(built: Path, tmp_path: Path) -> None:
+    from importlib.metadata import version
 
-
-def test_a_table_entry_that_is_not_a_literal_is_named() -> None:
-    source = (ROOT / "robot_md_mcp.py").read_text(encoding="utf-8")
-    changed = source.replace('name="render",', 'name="ren" + "der",', 1)
-    assert changed != source
-    with pytest.raises(SystemExit, match=r"TOOLS entry field 'name' is not a literal .*line \d+"):
-        build_mcpb.tables(changed)
+    bundle_dir = unpack(built / build_mcpb.BUNDLE, tmp_path / "bundle")
+    command = in_sid("bash", "-c", SID_SCRIPT, "sid", version("uv"), ROOT, bundle_dir, bind=(ROOT, tmp_path))
+    # this machine's way to PyPI (a CA file, a proxy) passed in, as a host's environment would carry it
+    env = {**os.environ, "PASS_ENV": " ".join(name for name in NETWORK_ENV if name in os.environ)}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    print(done.stdout.strip())
+    assert "uv chose CPython 3.15." in done.stdout

@@ -77,13 +77,13 @@ def test_every_name_and_url_derives_from_the_repository_url() -> None:
     urls = build_mcpb.project()["urls"]
     repository = urls["Repository"]
     assert repository == "https://github.com/robot-md/robot-md-mcp"
-    for key in ("Homepage", "Issues", "Changelog"):
-        assert urls[key] == repository or urls[key].startswith(repository + "/"), key
+    for key in ("Homepage", "Documentation", "Issues", "Changelog"):
+        assert urls[key] == repository or urls[key].startswith((repository + "/", repository + "#")), key
     owner, repo = repository.removeprefix("https://github.com/").split("/")
     server = root_server_json()
     assert server["name"] == f"io.github.{owner}/{repo}" == "io.github.robot-md/robot-md-mcp"
     assert server["repository"] == {"url": repository, "source": "github"}
-    assert build_mcpb.manifest()["repository"]["url"] == repository
+    assert build_mcpb.manifest(">=3.10")["repository"]["url"] == repository
     assert build_mcpb.release_url(rmm.__version__) == (
         f"{repository}/releases/download/v{rmm.__version__}/robot-md-mcp.mcpb"
     )
@@ -121,6 +121,24 @@ def test_dist_server_json_adds_the_bundle() -> None:
         "fileSha256": digest,
         "transport": {"type": "stdio"},
     }
+
+
+def test_title_and_icon_are_the_bundles() -> None:
+    """The registry shows the bundle's display name and its committed icon, fetched over https from
+    the release's tag (the registry takes no data: URI, and at most 255 characters)."""
+    server = root_server_json()
+    assert server["title"] == build_mcpb.template()["display_name"]
+    (icon,) = server["icons"]
+    assert icon == {
+        "src": f"https://raw.githubusercontent.com/robot-md/robot-md-mcp/v{rmm.__version__}/packaging/mcpb/icon.png",
+        "mimeType": "image/png",
+        "sizes": ["512x512"],
+    }
+    # the registry's rule, beyond what the schema checks: an https URL of at most 255 characters
+    assert icon["src"].startswith("https://") and len(icon["src"]) <= 255
+    assert (ROOT / icon["src"].split(f"/v{rmm.__version__}/", 1)[1]).read_bytes().startswith(b"\x89PNG")
+    too_long = server | {"icons": [{"src": "https://example.org/" + "i" * 240 + ".png"}]}
+    assert any("too long" in e for e in schema_errors(too_long))
 
 
 def test_the_schema_refuses_a_bundle_without_a_real_hash() -> None:
