@@ -277,7 +277,7 @@ def server_json(bundle_sha256: str | None = None) -> dict[str, Any]:
     return {
         "$schema": REGISTRY_SCHEMA,
         "name": f"io.github.{github_repository()}",  # what GitHub OIDC login may publish
-        "title": template()["display_name"],
+        "title": module().TITLE,  # serverInfo's title too
         "description": meta["description"],
         "repository": {"url": repository_url(), "source": "github"},
         "websiteUrl": meta["urls"]["Homepage"],

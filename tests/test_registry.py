@@ -127,7 +127,7 @@ def test_title_and_icon_are_the_bundles() -> None:
     """The registry shows the bundle's display name and its committed icon, fetched over https from
     the release's tag (the registry takes no data: URI, and at most 255 characters)."""
     server = root_server_json()
-    assert server["title"] == build_mcpb.template()["display_name"]
+    assert server["title"] == build_mcpb.template()["display_name"] == rmm.TITLE  # one name everywhere
     (icon,) = server["icons"]
     assert icon == {
         "src": f"https://raw.githubusercontent.com/robot-md/robot-md-mcp/v{rmm.__version__}/packaging/mcpb/icon.png",
