@@ -2109,6 +2109,7 @@ MCP_SESSION_IDLE_SECONDS = 600.0
 HEAD_SECONDS = 5.0  # for a request head, after connecting or after the last answer
 BODY_SECONDS = 10.0  # for a whole request body, after its head
 BODY_GAP_SECONDS = 5.0  # between two parts of a body (or after `Expect: 100-continue`)
+NEW_CONNECTION_SECONDS = 1.0  # a connection this new is spared when making room (it may be about to speak)
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _HOST_NAME = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?")
 _MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"  # noqa: S105
@@ -2122,6 +2123,7 @@ class HttpLimits:
     head_seconds: float = HEAD_SECONDS
     body_seconds: float = BODY_SECONDS
     body_gap_seconds: float = BODY_GAP_SECONDS
+    new_connection_seconds: float = NEW_CONNECTION_SECONDS
     connections: int = MAX_HTTP_CONCURRENCY
     sessions: int = MAX_MCP_SESSIONS
     session_idle_seconds: float = MCP_SESSION_IDLE_SECONDS
@@ -2541,13 +2543,17 @@ async def _respond(
     await send({"type": "http.response.body", "body": body})
 
 
-def request_head_deadline(protocol: Any) -> Any:
+def request_head_deadline(protocol: Any, limits: HttpLimits = HttpLimits()) -> Any:
     """uvicorn's h11 protocol class, made to close a connection whose next
     request head has not come within the keep-alive timeout, and, when the
-    server is full, to make room for a newcomer by closing the connections
-    that have gone longest without progress: waiting for a request head or
-    body, or holding an event stream (GET) or an answer nobody reads; never
-    one whose request the server is answering.
+    server is full (`limits.connections`), to make room for a newcomer by
+    closing the connections that have gone longest without progress: waiting
+    for a request head or body, or holding an event stream (GET) or an
+    answer nobody reads; never one whose request the server is answering,
+    nor one in its first `limits.new_connection_seconds`, which may be about
+    to send its first head, until twice the limit are open. (uvicorn's own
+    limit, 503 to every request, is four times ours: reached only when that
+    many connections are at work.)
 
     uvicorn times a connection out only after a response, and stops the clock
     at the first byte of the next request; when full it answers 503 to
@@ -2560,11 +2566,13 @@ def request_head_deadline(protocol: Any) -> Any:
 
     class ProgressDeadlines(protocol):  # type: ignore[misc,valid-type]
         waiting_since = 0.0  # the last step: connected, a head came, an answer went
+        connected_at = 0.0
         stepped: Any = None  # the request whose head came at waiting_since
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self._expect_request()
+            self.connected_at = self.waiting_since
             self._make_room()
 
         def data_received(self, data: bytes) -> None:
@@ -2601,13 +2609,18 @@ def request_head_deadline(protocol: Any) -> Any:
             self.loop.call_later(self.timeout_keep_alive, check)
 
         def _make_room(self) -> None:
-            # uvicorn refuses a request once the connections reach the limit.
-            open_now = [c for c in self.connections if not c.transport.is_closing()]
-            excess = len(open_now) - (self.limit_concurrency - 1)
-            stalled = sorted(
-                (c for c in open_now if c is not self and c._stalled()), key=lambda c: c.waiting_since
-            )
-            for connection in stalled[: max(0, excess)]:
+            others = [c for c in self.connections if c is not self and not c.transport.is_closing()]
+            stalled = sorted((c for c in others if c._stalled()), key=lambda c: c.waiting_since)
+            now = time.monotonic()
+            new = [
+                c for c in stalled if c.cycle is None and now - c.connected_at < limits.new_connection_seconds
+            ]
+            old = [c for c in stalled if c not in new]
+            over_soft = len(others) + 1 - limits.connections
+            over_hard = len(others) + 1 - 2 * limits.connections
+            closing = old[: max(0, over_soft)]
+            closing += new[: max(0, over_hard - len(closing))]
+            for connection in closing:
                 connection.transport.close()
 
     return ProgressDeadlines
@@ -2632,7 +2645,7 @@ def http_app(manifest_file: ManifestFile, listener: HttpListener, limits: HttpLi
         max_request_body_size=MAX_HTTP_BODY_BYTES,
         # HttpGuard keeps the table at limits.sessions, closing the least
         # recently used; this is a backstop for initializes still in flight.
-        max_sessions=limits.sessions + limits.connections,
+        max_sessions=limits.sessions + 4 * limits.connections,
         session_idle_timeout=limits.session_idle_seconds,
     )
     return HttpGuard(app, listener, on_session_end=live.forget, limits=limits)
@@ -2645,7 +2658,7 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
     return uvicorn.Server(
         uvicorn.Config(
             app,
-            http=request_head_deadline(H11Protocol),
+            http=request_head_deadline(H11Protocol, limits),
             loop="asyncio",
             ws="none",
             lifespan="on",
@@ -2654,7 +2667,7 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
             server_header=False,
             proxy_headers=False,  # no proxy is trusted to speak for a client
             h11_max_incomplete_event_size=MAX_HTTP_HEADER_BYTES,
-            limit_concurrency=limits.connections,
+            limit_concurrency=4 * limits.connections,  # see request_head_deadline
             timeout_keep_alive=limits.head_seconds,  # type: ignore[arg-type]
             timeout_graceful_shutdown=3,
         )
