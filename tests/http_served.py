@@ -10,6 +10,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -202,6 +203,14 @@ async def open_session(port: int, conn: tuple | None = None) -> str | None:
 HOSTILE_KINDS = ("silent", "head-only", "trickle", "expect-then-silent", "session-hoarder", "unread-stream")
 
 
+def _closed_by_the_server(writer: asyncio.StreamWriter) -> bool:
+    """Whether the server has closed a connection we stopped reading (Linux: its TCP state)."""
+    sock = writer.get_extra_info("socket")
+    if writer.transport.is_closing() or sock is None or not hasattr(socket, "TCP_INFO"):
+        return writer.transport.is_closing()
+    return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0] in (7, 8)  # TCP_CLOSE(_WAIT)
+
+
 async def _until_closed(reader: asyncio.StreamReader) -> None:
     while await reader.read(65536):
         pass
@@ -243,7 +252,8 @@ async def _hostile_once(kind: str, port: int, sessions: int) -> None:
                 "MCP_Protocol_Version": "2025-06-18",
             }
             writer.write(raw_request(port, "GET", **headers))
-            while not writer.transport.is_closing():
+            writer.transport.pause_reading()  # not a byte more is read: the server's buffers fill
+            while not _closed_by_the_server(writer):
                 await asyncio.sleep(0.1)
             return
         await _until_closed(reader)
@@ -251,9 +261,12 @@ async def _hostile_once(kind: str, port: int, sessions: int) -> None:
         writer.close()
 
 
-async def hostile_peer(kind: str, port: int, sessions: int = 8) -> None:
-    """One hostile peer of `kind`, reconnecting whenever it is dropped, until cancelled."""
+async def hostile_peer(kind: str, port: int, sessions: int = 8, connects: list[int] | None = None) -> None:
+    """One hostile peer of `kind`, reconnecting whenever it is dropped, until cancelled; each
+    connection it opens is counted in `connects`."""
     while True:
+        if connects is not None:
+            connects.append(1)
         try:
             await _hostile_once(kind, port, sessions)
         except (
