@@ -919,3 +919,54 @@ def test_hostile_peers_never_keep_a_well_behaved_client_waiting_long_form(kinds:
     finally:
         assert served.stop() == 0
     assert "Traceback" not in served.stderr, served.stderr
+
+
+# --- the log budget --------------------------------------------------------------------------
+
+
+def _budget_run(times: list[float], lines: int = 20, window: float = 10.0) -> list[float]:
+    """The times (fake clock) of the records a LogBudget lets through."""
+    import logging
+
+    now = [0.0]
+    budget = m.LogBudget(lines, window, clock=lambda: now[0])
+    record = logging.LogRecord("t", logging.WARNING, __file__, 1, "x", None, None)
+    passed = []
+    for t in times:
+        now[0] = t
+        if budget.filter(record):
+            passed.append(t)
+    return passed
+
+
+@given(st.lists(st.floats(0, 100, allow_nan=False), max_size=300).map(sorted))
+def test_the_log_budget_holds_in_every_window_of_its_length(times: list[float]) -> None:
+    """Sliding, not fixed: no span of 10 s lets through more than 20 lines, wherever it starts
+    (a fixed window let 40 through in 0.47 s across its boundary)."""
+    passed = _budget_run(times)
+    for i, start in enumerate(passed):
+        assert sum(1 for t in passed[i:] if t - start < 10.0) <= 20
+
+
+def test_a_burst_across_a_window_boundary_is_held_back(capsys: pytest.CaptureFixture[str]) -> None:
+    burst = [9.8 + i * 0.01 for i in range(40)]  # 40 lines in 0.4 s, across 10 s
+    assert len(_budget_run(burst)) == 20
+    assert _budget_run([*burst, 20.0]) == [*burst[:20], 20.0]
+    assert "20 more log lines were held back" in capsys.readouterr().err
+
+
+@given(st.text(max_size=40_000))
+def test_a_log_line_is_one_bounded_line(text: str) -> None:
+    import logging
+
+    record = logging.LogRecord("t", logging.WARNING, __file__, 1, "%s", (text,), None)
+    line = m.OneLineFormatter().format(record)
+    assert len(line) <= m.MAX_LOG_LINE_CHARS and "\n" not in line and "\r" not in line
+
+
+def test_a_refused_16_kib_host_is_logged_cut(server: Served) -> None:
+    host = "h" * (m.MAX_HTTP_HEADER_BYTES - 200)
+    assert server.request("GET", "/healthz", headers={"Host": host})[0] == 421
+    time.sleep(0.2)
+    (line,) = [line for line in server.lines if "refused a request for Host 'hhh" in line]
+    assert len(line.rstrip("\n")) <= m.MAX_LOG_LINE_CHARS
