@@ -2323,15 +2323,22 @@ class HttpGuard:
                 return
             receive = _replayed(body, receive)
             opening = getattr(message, "method", None) == "initialize"
+        await self.forward_in_session(scope, headers, receive, send, opening)
+
+    async def forward_in_session(
+        self, scope: dict[str, Any], headers: Any, receive: Any, send: Any, opening: bool
+    ) -> None:
+        """forward(), keeping the session table: room made before an
+        initialize, the session it opens, the use of one, its end."""
         session = self._single(headers, b"mcp-session-id")
         if opening and session is None:
             for idle in self.sessions.making_room():
                 await self.end_session(idle)
         with self.sessions.using(session):
-            opened = await self.forward(scope, headers, receive, send)
-        if opened is not None and session is None:
-            self.sessions.opened(opened)
-        if session is not None and scope["method"] == "DELETE":
+            status, answered_for = await self.forward(scope, headers, receive, send)
+        if session is None and answered_for is not None and status < 400:
+            self.sessions.opened(answered_for)
+        if session is not None and (scope["method"] == "DELETE" or status == 404):  # ended, or gone
             self.sessions.ended(session)
             self.on_session_end(session)
 
@@ -2403,27 +2410,28 @@ class HttpGuard:
             return 401, b"Unauthorized: send Authorization: Bearer <token>", challenge
         return None
 
-    async def forward(self, scope: dict[str, Any], headers: Any, receive: Any, send: Any) -> str | None:
-        """The request, checked, to the SDK's app; the session it opened, if any."""
+    async def forward(
+        self, scope: dict[str, Any], headers: Any, receive: Any, send: Any
+    ) -> tuple[int, str | None]:
+        """The request, checked, to the SDK's app; the answer's status and session (0, None: none)."""
         # The SDK compares Host case-sensitively; hand it the checked value in lowercase.
         headers = [(k, v.lower() if k == b"host" else v) for k, v in headers]
         progress = {"http.response.start": False, "done": False}
-        opened: list[str] = []
+        answer: list[Any] = [0, None]  # status, Mcp-Session-Id
 
         async def watched_send(message: dict[str, Any]) -> None:
             progress[message["type"]] = True
             progress["done"] |= message["type"] == "http.response.body" and not message.get("more_body")
-            if message["type"] == "http.response.start" and message["status"] < 400:
-                opened.extend(
-                    v.decode("latin-1") for k, v in message.get("headers", ()) if k == b"mcp-session-id"
-                )
+            if message["type"] == "http.response.start":
+                answer[0] = message["status"]
+                answer[1] = self._single(list(message.get("headers", ())), b"mcp-session-id")
             await send(message)
 
         await self.app({**scope, "headers": headers}, receive, watched_send)
         if progress["http.response.start"] and not progress["done"]:
             # An event stream the SDK dropped (shutdown, session closed): end it cleanly.
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-        return opened[0] if opened else None
+        return answer[0], answer[1]
 
     @staticmethod
     def _single(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:

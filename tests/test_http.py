@@ -822,6 +822,34 @@ def test_a_full_session_table_closes_the_least_recently_used_session() -> None:
         assert served.stop() == 0
 
 
+def test_sessions_closed_as_idle_never_cost_a_live_one_its_place() -> None:
+    """Sessions the SDK closed as idle (their ids answer 404) leave the table: newcomers then take
+    their places, never the place of the session still in use."""
+    served = Served(limits={"session_idle_seconds": 0.5, "sessions": 3})
+
+    async def ping(session: str) -> int:
+        headers = {**SESSION_HEADERS, "Mcp_Session_Id": session, "MCP_Protocol_Version": "2025-06-18"}
+        return (
+            await exchange(served.port, raw_request(served.port, "POST", body=jsonrpc("ping", 1), **headers))
+        )[0]
+
+    async def scenario() -> None:
+        busy, *idle = [await open_session(served.port) for _ in range(3)]
+        assert busy and all(idle)
+        started = time.monotonic()
+        while time.monotonic() - started < 1.5:
+            assert await ping(busy) == 200
+            await asyncio.sleep(0.05)
+        assert [await ping(s) for s in idle] == [404, 404]
+        assert None not in [await open_session(served.port) for _ in range(2)]
+        assert await ping(busy) == 200
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), 60))
+    finally:
+        assert served.stop() == 0
+
+
 # --- the property: hostile peers of every kind, and a well-behaved client -----------------------
 
 ANSWER_WITHIN = 2.0
