@@ -200,6 +200,9 @@ async def open_session(port: int, conn: tuple | None = None) -> str | None:
 
 
 # Hostile peers: each kind holds what it can until the server closes it, then comes back.
+# A dropped peer comes back after this pause. (Without one, peers beyond the limit make a flood of
+# connections, which costs the processor whatever the rules: docs/robustness.md says so.)
+RECONNECT_SECONDS = 0.1
 HOSTILE_KINDS = ("silent", "head-only", "trickle", "expect-then-silent", "session-hoarder", "unread-stream")
 
 
@@ -231,8 +234,10 @@ async def _hostile_once(kind: str, port: int, sessions: int) -> None:
                 writer.write(b" ")
                 await asyncio.sleep(0.3)
         elif kind == "session-hoarder":  # opens `sessions` sessions, then pings them round and round
+            # (every 20 ms: hoarding places, not flooding the processor, which no limit here bounds)
             held = [s for _ in range(sessions) if (s := await open_session(port, (reader, writer)))]
             for i in itertools.count():
+                await asyncio.sleep(0.02)
                 headers = {
                     **SESSION_HEADERS,
                     "Mcp_Session_Id": held[i % len(held)],
@@ -269,6 +274,7 @@ async def hostile_peer(kind: str, port: int, sessions: int = 8, connects: list[i
             connects.append(1)
         try:
             await _hostile_once(kind, port, sessions)
+            await asyncio.sleep(RECONNECT_SECONDS)
         except (
             OSError,
             asyncio.IncompleteReadError,
@@ -278,3 +284,35 @@ async def hostile_peer(kind: str, port: int, sessions: int = 8, connects: list[i
             ZeroDivisionError,
         ):
             await asyncio.sleep(0.05)
+
+
+class HostilePeers:
+    """Hostile peers of the given kinds in a process of their own (so that their work never
+    slows the well-behaved client under test), until stopped; a hoarder opens `sessions`."""
+
+    def __init__(self, port: int, kinds: list[str], sessions: int = 8) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, str(port), str(sessions), ",".join(kinds)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def __enter__(self) -> HostilePeers:
+        assert self.proc.stdout is not None
+        assert self.proc.stdout.readline() == "started\n"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=20)
+
+
+async def _hostile_peers(port: int, sessions: int, kinds: list[str]) -> None:
+    tasks = [asyncio.create_task(hostile_peer(kind, port, sessions)) for kind in kinds]
+    print("started", flush=True)
+    await asyncio.gather(*tasks)
+
+
+if __name__ == "__main__":  # HostilePeers: PORT SESSIONS KIND,KIND,...
+    asyncio.run(_hostile_peers(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(",")))
