@@ -2553,24 +2553,19 @@ async def _respond(
 
 def request_head_deadline(protocol: Any, limits: HttpLimits = HttpLimits()) -> Any:
     """uvicorn's h11 protocol class, made to close a connection whose next
-    request head has not come within the keep-alive timeout, and, when the
-    server is full (`limits.connections`), to make room for a newcomer by
-    closing the connections that have gone longest without progress: waiting
-    for a request head or body, or holding an event stream (GET) or an
-    answer nobody reads; never one whose request the server is answering,
-    nor one in its first `limits.new_connection_seconds`, which may be about
-    to send its first head, until twice the limit are open. (uvicorn's own
-    limit, 503 to every request, is four times ours: reached only when that
-    many connections are at work.)
+    request head has not come within the keep-alive timeout, and, past
+    `limits.connections`, to make room for a newcomer: the connections that
+    have gone longest without progress (waiting for a head or a body, or
+    holding an event stream or an answer nobody reads) are closed; never one
+    being answered, nor one in its first `limits.new_connection_seconds`
+    (about to speak) until twice the limit are open. uvicorn's own limit
+    (503 to every request) is set at four times ours.
 
-    uvicorn times a connection out only after a response, and stops the clock
-    at the first byte of the next request; when full it answers 503 to
-    everyone. So peers that connect and say nothing, or half a request (from
-    any address: all of 127/8 is this machine) could lock out the clients
-    that speak. uvicorn has no public setting for either; its public
-    `Config(http=...)` takes a protocol class, and this subclass uses the
-    names of uvicorn 0.54's H11Protocol that tests/test_canaries.py checks
-    (it fails if they change). Body deadlines are HttpGuard's (ASGI)."""
+    uvicorn stops its clock at the first byte of a request and, full, answers
+    503 to everyone, with no public setting for either; its public
+    `Config(http=...)` takes a protocol class, and this subclass uses names
+    of uvicorn 0.54 that tests/test_canaries.py checks. docs/robustness.md
+    says why; body deadlines are HttpGuard's (ASGI)."""
 
     class ProgressDeadlines(protocol):  # type: ignore[misc,valid-type]
         waiting_since = 0.0  # the last step: connected, a head came, an answer went
@@ -2619,11 +2614,12 @@ def request_head_deadline(protocol: Any, limits: HttpLimits = HttpLimits()) -> A
         def _make_room(self) -> None:
             others = [c for c in self.connections if c is not self and not c.transport.is_closing()]
             stalled = sorted((c for c in others if c._stalled()), key=lambda c: c.waiting_since)
+            new: list[Any] = []  # in their first moments, waiting for a first head
+            old: list[Any] = []
             now = time.monotonic()
-            new = [
-                c for c in stalled if c.cycle is None and now - c.connected_at < limits.new_connection_seconds
-            ]
-            old = [c for c in stalled if c not in new]
+            for c in stalled:
+                fresh = c.cycle is None and now - c.connected_at < limits.new_connection_seconds
+                (new if fresh else old).append(c)
             over_soft = len(others) + 1 - limits.connections
             over_hard = len(others) + 1 - 2 * limits.connections
             closing = old[: max(0, over_soft)]
