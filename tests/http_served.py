@@ -234,10 +234,10 @@ async def _hostile_once(kind: str, port: int, sessions: int) -> None:
                 writer.write(b" ")
                 await asyncio.sleep(0.3)
         elif kind == "session-hoarder":  # opens `sessions` sessions, then pings them round and round
-            # (every 20 ms: hoarding places, not flooding the processor, which no limit here bounds)
+            # (one every 0.2 s: hoarding places, not flooding the processor, which no limit here bounds)
             held = [s for _ in range(sessions) if (s := await open_session(port, (reader, writer)))]
             for i in itertools.count():
-                await asyncio.sleep(0.02)
+                await asyncio.sleep(0.2)
                 headers = {
                     **SESSION_HEADERS,
                     "Mcp_Session_Id": held[i % len(held)],
