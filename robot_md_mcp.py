@@ -2414,8 +2414,6 @@ class HttpGuard:
         self, scope: dict[str, Any], headers: Any, receive: Any, send: Any
     ) -> tuple[int, str | None]:
         """The request, checked, to the SDK's app; the answer's status and session (0, None: none)."""
-        # The SDK compares Host case-sensitively; hand it the checked value in lowercase.
-        headers = [(k, v.lower() if k == b"host" else v) for k, v in headers]
         progress = {"http.response.start": False, "done": False}
         answer: list[Any] = [0, None]  # status, Mcp-Session-Id
 
@@ -2641,11 +2639,9 @@ def http_app(manifest_file: ManifestFile, listener: HttpListener, limits: HttpLi
     server = build_server(manifest_file, shown_path=manifest_file.path.name, live=live)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
-        transport_security=TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=list(listener.allowed_hosts),
-            allowed_origins=list(listener.allowed_origins),
-        ),
+        # One Host/Origin check: HttpGuard's, which sees every request first
+        # (the SDK's would be a second, case-sensitive one).
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=MAX_HTTP_BODY_BYTES,
         # HttpGuard keeps the table at limits.sessions, closing the least
         # recently used; this is a backstop for initializes still in flight.
