@@ -2273,41 +2273,57 @@ class LiveUpdates:
 # --- Logging, loading the SDK, and the server itself -----------------------------
 
 # stderr is for people: at most this many log lines in any LOG_WINDOW_SECONDS,
-# from every source (ours, the SDK's, uvicorn's), however many bad peers.
+# from every source (ours, the SDK's, uvicorn's), however many bad peers; and
+# each line at most MAX_LOG_LINE_CHARS (a peer's 16 KiB Host header is cut).
 MAX_LOG_LINES, LOG_WINDOW_SECONDS = 20, 10.0
+MAX_LOG_LINE_CHARS = 300
 
 
 class LogBudget(logging.Filter):
-    """Lets through at most MAX_LOG_LINES a window; says once, when the next
-    window opens, how many it held back."""
+    """Lets through at most `lines` in any `window` seconds (a sliding
+    window: no burst across a boundary); the first line let through after
+    some were held back is preceded by one saying how many."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        lines: int = MAX_LOG_LINES,
+        window: float = LOG_WINDOW_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         super().__init__()
-        self.window_start, self.lines, self.held_back = 0.0, 0, 0
+        self.lines, self.window, self.clock = lines, window, clock
+        self.passed: collections.deque[float] = collections.deque()  # when each recent line went out
+        self.held_back = 0
 
     def filter(self, record: logging.LogRecord) -> bool:
-        now = time.monotonic()
-        if now - self.window_start >= LOG_WINDOW_SECONDS:
-            if self.held_back:
-                sys.stderr.write(f"{NAME}: {self.held_back} more log lines were held back (a flood)\n")
-            self.window_start, self.lines, self.held_back = now, 0, 0
-        self.lines += 1
-        if self.lines > MAX_LOG_LINES:
+        now = self.clock()
+        while self.passed and now - self.passed[0] >= self.window:
+            self.passed.popleft()
+        if len(self.passed) >= self.lines:
             self.held_back += 1
             return False
+        if self.held_back:
+            sys.stderr.write(f"{NAME}: {self.held_back} more log lines were held back (a flood)\n")
+            self.held_back = 0
+        self.passed.append(now)
         return True
 
 
 class OneLineFormatter(logging.Formatter):
-    """A record as one line: an exception by its type and message, never a
-    traceback (they are for bugs, and a peer's bad request is not one)."""
+    """A record as one line of at most `max_chars`: an exception by its type
+    and message, never a traceback (they are for bugs, and a peer's bad
+    request is not one)."""
+
+    def __init__(self, max_chars: int = MAX_LOG_LINE_CHARS) -> None:
+        super().__init__()
+        self.max_chars = max_chars
 
     def format(self, record: logging.LogRecord) -> str:
         text = " ".join(record.getMessage().split())
         if record.exc_info and record.exc_info[1] is not None:
             error = record.exc_info[1]
             text += f" ({type(error).__name__}: {' '.join(str(error).split())})".replace(": )", ")")
-        return text
+        return text if len(text) <= self.max_chars else text[: self.max_chars - 1] + "…"
 
 
 def log_to_stderr() -> None:
@@ -2704,13 +2720,31 @@ HEALTH_PATH = "/healthz"
 MIN_TOKEN_CHARS = 16
 MAX_HTTP_BODY_BYTES = 256 * 1024  # one JSON-RPC message; ours are tiny
 MAX_HTTP_HEADER_BYTES = 16 * 1024  # all headers of a request
-MAX_HTTP_CONCURRENCY = 128  # open connections and tasks; beyond that: 503
-MAX_MCP_SESSIONS = 256  # handshake-era sessions at once; beyond that: 503
+MAX_HTTP_CONCURRENCY = 128  # open connections; beyond that, room is made (request_head_deadline)
+MAX_MCP_SESSIONS = 256  # handshake-era sessions at once; beyond that, the least recently used closes
 MAX_NOTIFICATIONS_IN_FLIGHT = 32  # of MAX_HTTP_CONCURRENCY: the rest stay for requests
 MCP_SESSION_IDLE_SECONDS = 600.0
+HEAD_SECONDS = 5.0  # for a request head, after connecting or after the last answer
+BODY_SECONDS = 10.0  # for a whole request body, after its head
+BODY_GAP_SECONDS = 5.0  # between two parts of a body (or after `Expect: 100-continue`)
+NEW_CONNECTION_SECONDS = 1.0  # a connection this new is spared when making room (it may be about to speak)
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _HOST_NAME = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?")
 _MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"  # noqa: S105
+
+
+@dataclass(frozen=True)
+class HttpLimits:
+    """How long a peer may keep us waiting and how much it may hold: the
+    defaults serve; tests pass small values instead of waiting them out."""
+
+    head_seconds: float = HEAD_SECONDS
+    body_seconds: float = BODY_SECONDS
+    body_gap_seconds: float = BODY_GAP_SECONDS
+    new_connection_seconds: float = NEW_CONNECTION_SECONDS
+    connections: int = MAX_HTTP_CONCURRENCY
+    sessions: int = MAX_MCP_SESSIONS
+    session_idle_seconds: float = MCP_SESSION_IDLE_SECONDS
 
 
 class HttpSetupError(Exception):
@@ -2860,11 +2894,21 @@ def open_listener(
 class HttpGuard:
     """ASGI middleware in front of the SDK's app: a header size cap (431), Host
     (421) and Origin (403) allow-lists for every request, /healthz, then the
-    bearer token (401) for everything else, compared in constant time."""
+    bearer token (401) for everything else, compared in constant time. A
+    request body must come within the body deadlines (408); a full session
+    table makes room for a newcomer's initialize (SessionTable)."""
 
-    def __init__(self, app: Any, listener: HttpListener, on_session_end: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        app: Any,
+        listener: HttpListener,
+        on_session_end: Callable[[str], None],
+        limits: HttpLimits = HttpLimits(),
+    ) -> None:
         self.app = app
         self.on_session_end = on_session_end
+        self.limits = limits
+        self.sessions = SessionTable(limits.sessions, limits.session_idle_seconds)
         self.hosts = frozenset(listener.allowed_hosts)
         self.origins = frozenset(listener.allowed_origins)
         self.token = None if listener.token is None else listener.token.encode("ascii")
@@ -2881,10 +2925,12 @@ class HttpGuard:
         if refusal is not None:
             await _respond(send, *refusal)
             return
+        opening = False
         if scope["method"] == "POST" and scope["path"] == MCP_PATH:
-            body = await _whole_body(receive)
-            if body is None:
-                await _respond(send, 413, b"Payload Too Large")
+            body = await _whole_body(receive, self.limits)
+            if not isinstance(body, bytes):
+                if body is not None:  # else the peer left: nobody to answer
+                    await _respond(send, *body, extra=[(b"connection", b"close")])
                 return
             message, answer = classify_line(body)
             if answer is not None:  # answered as over stdio: one JSON-RPC error, never a pydantic dump
@@ -2896,10 +2942,54 @@ class HttpGuard:
             if getattr(message, "method", None) == "initialize":  # as completed_initialize left it
                 body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
             receive = _replayed(body, receive)
-        await self.forward(scope, headers, receive, send)
-        ending = self._single(headers, b"mcp-session-id") if scope["method"] == "DELETE" else None
-        if ending is not None:
-            self.on_session_end(ending)
+            opening = getattr(message, "method", None) == "initialize"
+        await self.forward_in_session(scope, headers, receive, send, opening)
+
+    async def forward_in_session(
+        self, scope: dict[str, Any], headers: Any, receive: Any, send: Any, opening: bool
+    ) -> None:
+        """forward(), keeping the session table: room made before an
+        initialize, the session it opens, the use of one, its end."""
+        session = self._single(headers, b"mcp-session-id")
+        if opening and session is None:
+            for idle in self.sessions.making_room():
+                await self.end_session(idle)
+        with self.sessions.using(session):
+            status, answered_for = await self.forward(scope, headers, receive, send)
+        if session is None and answered_for is not None and status < 400:
+            self.sessions.opened(answered_for)
+        if session is not None and (scope["method"] == "DELETE" or status == 404):  # ended, or gone
+            self.sessions.ended(session)
+            self.on_session_end(session)
+
+    async def end_session(self, session_id: str) -> None:
+        """Close a session as its client would, with a DELETE (the SDK's
+        public way), to make room for a newcomer's."""
+        host = min(self.hosts).encode("latin-1")
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": "1.1",
+            "method": "DELETE",
+            "scheme": "http",
+            "path": MCP_PATH,
+            "raw_path": MCP_PATH.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(b"host", host), (b"mcp-session-id", session_id.encode("latin-1"))],
+            "client": None,
+            "server": None,
+            "state": {},
+        }
+
+        async def no_body() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def unheard(message: dict[str, Any]) -> None:
+            pass
+
+        await self.app(scope, no_body, unheard)
+        self.on_session_end(session_id)
 
     async def forward_notification(
         self, scope: dict[str, Any], headers: Any, receive: Any, send: Any
@@ -2940,21 +3030,26 @@ class HttpGuard:
             return 401, b"Unauthorized: send Authorization: Bearer <token>", challenge
         return None
 
-    async def forward(self, scope: dict[str, Any], headers: Any, receive: Any, send: Any) -> None:
-        """The request, checked, to the SDK's app."""
-        # The SDK compares Host case-sensitively; hand it the checked value in lowercase.
-        headers = [(k, v.lower() if k == b"host" else v) for k, v in headers]
+    async def forward(
+        self, scope: dict[str, Any], headers: Any, receive: Any, send: Any
+    ) -> tuple[int, str | None]:
+        """The request, checked, to the SDK's app; the answer's status and session (0, None: none)."""
         progress = {"http.response.start": False, "done": False}
+        answer: list[Any] = [0, None]  # status, Mcp-Session-Id
 
         async def watched_send(message: dict[str, Any]) -> None:
             progress[message["type"]] = True
             progress["done"] |= message["type"] == "http.response.body" and not message.get("more_body")
+            if message["type"] == "http.response.start":
+                answer[0] = message["status"]
+                answer[1] = self._single(list(message.get("headers", ())), b"mcp-session-id")
             await send(message)
 
         await self.app({**scope, "headers": headers}, receive, watched_send)
         if progress["http.response.start"] and not progress["done"]:
             # An event stream the SDK dropped (shutdown, session closed): end it cleanly.
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return answer[0], answer[1]
 
     @staticmethod
     def _single(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
@@ -2980,17 +3075,71 @@ class HttpGuard:
 HEALTHY = b'{"status": "ok"}'
 
 
-async def _whole_body(receive: Any) -> bytes | None:
-    """The request's body, or None past MAX_HTTP_BODY_BYTES (or if the peer left)."""
+class SessionTable:
+    """The handshake-era sessions the SDK holds, least recently used first.
+    A full table makes room for a newcomer's initialize by closing the one
+    used least recently (one not in use, if there is one): without that,
+    one peer opening sessions and pinging them refuses everyone else's."""
+
+    def __init__(self, limit: int, idle_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit, self.idle_seconds, self.clock = limit, idle_seconds, clock
+        self.last_used: collections.OrderedDict[str, float] = collections.OrderedDict()
+        self.in_use: collections.Counter[str] = collections.Counter()  # requests and streams in flight
+
+    def opened(self, session: str) -> None:
+        self.last_used[session] = self.clock()
+
+    def ended(self, session: str) -> None:
+        self.last_used.pop(session, None)
+        self.in_use.pop(session, None)
+
+    @contextlib.contextmanager
+    def using(self, session: str | None) -> Iterator[None]:
+        known = session is not None and session in self.last_used
+        if known:
+            self.in_use[session] += 1  # type: ignore[index]
+        try:
+            yield
+        finally:
+            if known and session in self.last_used:
+                self.in_use[session] -= 1  # type: ignore[index]
+                self.last_used[session] = self.clock()  # type: ignore[index]
+                self.last_used.move_to_end(session)  # type: ignore[arg-type]
+
+    def making_room(self) -> list[str]:
+        """The sessions to close before one more opens (forgotten here)."""
+        now = self.clock()
+        for session, last in list(self.last_used.items()):  # the SDK has closed these as idle
+            if not self.in_use[session] and now - last > self.idle_seconds:
+                self.ended(session)
+        if len(self.last_used) < self.limit:
+            return []
+        unused = (s for s in self.last_used if not self.in_use[s])
+        least_recent = next(unused, next(iter(self.last_used)))
+        self.ended(least_recent)
+        return [least_recent]
+
+
+async def _whole_body(receive: Any, limits: HttpLimits) -> bytes | tuple[int, bytes] | None:
+    """The request's body; else the refusal to answer with: 413 past
+    MAX_HTTP_BODY_BYTES, 408 when it does not come within the body deadline
+    or a gap between its parts is too long; None if the peer left."""
+    import anyio
+
     chunks, size = [], 0
+    deadline = anyio.current_time() + limits.body_seconds
     while True:
-        message = await receive()
+        wait = min(limits.body_gap_seconds, deadline - anyio.current_time())
+        with anyio.move_on_after(wait) as waited:
+            message = await receive()
+        if waited.cancelled_caught:
+            return 408, b"Request Timeout: the request body did not come in time"
         if message["type"] != "http.request":
             return None
         chunks.append(message.get("body", b""))
         size += len(chunks[-1])
         if size > MAX_HTTP_BODY_BYTES:
-            return None
+            return 413, b"Payload Too Large"
         if not message.get("more_body"):
             return b"".join(chunks)
 
@@ -3020,27 +3169,37 @@ async def _respond(
     await send({"type": "http.response.body", "body": body})
 
 
-def request_head_deadline(protocol: Any) -> Any:
+def request_head_deadline(protocol: Any, limits: HttpLimits = HttpLimits()) -> Any:
     """uvicorn's h11 protocol class, made to close a connection whose next
-    request head has not come within the keep-alive timeout, and, when the
-    server is full, to make room for a newcomer by closing the connections
-    that have waited longest for a request head (never one at work).
+    request head has not come within the keep-alive timeout, and, past
+    `limits.connections`, to make room for a newcomer: the connections that
+    have gone longest without progress (waiting for a head or a body, or
+    holding an event stream or an answer nobody reads) are closed; never one
+    being answered, nor one in its first `limits.new_connection_seconds`
+    (about to speak) until twice the limit are open. uvicorn's own limit
+    (503 to every request) is set at four times ours.
 
-    uvicorn times a connection out only after a response, and stops the clock
-    at the first byte of the next request; when full it answers 503 to
-    everyone. So peers that connect and say nothing (from any address: all
-    of 127/8 is this machine) could lock out the clients that speak. uvicorn
-    has no public setting for either; its public `Config(http=...)` takes a
-    protocol class, and this subclass uses the names of uvicorn 0.54's
-    H11Protocol that tests/test_canaries.py checks (it fails if they change)."""
+    uvicorn stops its clock at the first byte of a request and, full, answers
+    503 to everyone, with no public setting for either; its public
+    `Config(http=...)` takes a protocol class, and this subclass uses names
+    of uvicorn 0.54 that tests/test_canaries.py checks. docs/robustness.md
+    says why; body deadlines are HttpGuard's (ASGI)."""
 
-    class RequestHeadDeadline(protocol):  # type: ignore[misc,valid-type]
-        waiting_since = 0.0
+    class ProgressDeadlines(protocol):  # type: ignore[misc,valid-type]
+        waiting_since = 0.0  # the last step: connected, a head came, an answer went
+        connected_at = 0.0
+        stepped: Any = None  # the request whose head came at waiting_since
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self._expect_request()
+            self.connected_at = self.waiting_since
             self._make_room()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.cycle is not self.stepped:  # a new request head
+                self.stepped, self.waiting_since = self.cycle, time.monotonic()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -3050,6 +3209,16 @@ def request_head_deadline(protocol: Any) -> Any:
             """Waiting for a request head (none yet, or the last one answered)."""
             at_rest = self.cycle is None or self.cycle.response_complete
             return at_rest and not self.transport.is_closing()
+
+        def _stalled(self) -> bool:
+            """Waiting on the peer: for a head or a body, or for it to read
+            an event stream (a read stream too: until its buffers fill, a
+            server cannot tell it from one nobody reads) or a stuck answer."""
+            if self.transport.is_closing() or self._waiting():
+                return self._waiting()
+            if not self.cycle.response_started:
+                return bool(self.cycle.more_body)  # else: being answered
+            return self.scope["method"] == "GET" or bool(self.flow.write_paused)
 
         def _expect_request(self) -> None:
             waiting_after, self.waiting_since = self.cycle, time.monotonic()
@@ -3061,49 +3230,55 @@ def request_head_deadline(protocol: Any) -> Any:
             self.loop.call_later(self.timeout_keep_alive, check)
 
         def _make_room(self) -> None:
-            # uvicorn refuses a request once the connections reach the limit.
-            open_now = [c for c in self.connections if not c.transport.is_closing()]
-            excess = len(open_now) - (self.limit_concurrency - 1)
-            idle = sorted(
-                (c for c in open_now if c is not self and c._waiting()), key=lambda c: c.waiting_since
-            )
-            for connection in idle[: max(0, excess)]:
+            others = [c for c in self.connections if c is not self and not c.transport.is_closing()]
+            stalled = sorted((c for c in others if c._stalled()), key=lambda c: c.waiting_since)
+            new: list[Any] = []  # in their first moments, waiting for a first head
+            old: list[Any] = []
+            now = time.monotonic()
+            for c in stalled:
+                fresh = c.cycle is None and now - c.connected_at < limits.new_connection_seconds
+                (new if fresh else old).append(c)
+            over_soft = len(others) + 1 - limits.connections
+            over_hard = len(others) + 1 - 2 * limits.connections
+            closing = old[: max(0, over_soft)]
+            closing += new[: max(0, over_hard - len(closing))]
+            for connection in closing:
                 connection.transport.close()
 
-    return RequestHeadDeadline
+    return ProgressDeadlines
 
 
-def http_app(manifest_file: ManifestFile, listener: HttpListener) -> Any:
+def http_app(manifest_file: ManifestFile, listener: HttpListener, limits: HttpLimits = HttpLimits()) -> Any:
     """The ASGI app: HttpGuard in front of the SDK's Streamable HTTP app.
     Errors name the manifest by its file name: a remote client has no use
     for the server's folder layout."""
     from mcp.server.subscriptions import InMemorySubscriptionBus
     from mcp.server.transport_security import TransportSecuritySettings
 
-    live = LiveUpdates(manifest_file, InMemorySubscriptionBus(), forget_after=MCP_SESSION_IDLE_SECONDS)
+    live = LiveUpdates(manifest_file, InMemorySubscriptionBus(), forget_after=limits.session_idle_seconds)
     server = build_server(manifest_file, shown_path=manifest_file.path.name, live=live)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
-        transport_security=TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=list(listener.allowed_hosts),
-            allowed_origins=list(listener.allowed_origins),
-        ),
+        # One Host/Origin check: HttpGuard's, which sees every request first
+        # (the SDK's would be a second, case-sensitive one).
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=MAX_HTTP_BODY_BYTES,
-        max_sessions=MAX_MCP_SESSIONS,
-        session_idle_timeout=MCP_SESSION_IDLE_SECONDS,
+        # HttpGuard keeps the table at limits.sessions, closing the least
+        # recently used; this is a backstop for initializes still in flight.
+        max_sessions=limits.sessions + 4 * limits.connections,
+        session_idle_timeout=limits.session_idle_seconds,
     )
-    return HttpGuard(app, listener, on_session_end=live.forget)
+    return HttpGuard(app, listener, on_session_end=live.forget, limits=limits)
 
 
-def uvicorn_server(app: Any) -> Any:
+def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
     import uvicorn
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     return uvicorn.Server(
         uvicorn.Config(
             app,
-            http=request_head_deadline(H11Protocol),
+            http=request_head_deadline(H11Protocol, limits),
             loop="asyncio",
             ws="none",
             lifespan="on",
@@ -3112,14 +3287,16 @@ def uvicorn_server(app: Any) -> Any:
             server_header=False,
             proxy_headers=False,  # no proxy is trusted to speak for a client
             h11_max_incomplete_event_size=MAX_HTTP_HEADER_BYTES,
-            limit_concurrency=MAX_HTTP_CONCURRENCY,
-            timeout_keep_alive=5,
+            limit_concurrency=4 * limits.connections,  # see request_head_deadline
+            timeout_keep_alive=limits.head_seconds,  # type: ignore[arg-type]
             timeout_graceful_shutdown=3,
         )
     )
 
 
-def serve_http(manifest_file: ManifestFile, listener: HttpListener, robot: str) -> int:
+def serve_http(
+    manifest_file: ManifestFile, listener: HttpListener, robot: str, limits: HttpLimits = HttpLimits()
+) -> int:
     """Serve MCP over Streamable HTTP until Ctrl-C or SIGTERM (exit 0)."""
     import signal
 
@@ -3139,7 +3316,7 @@ def serve_http(manifest_file: ManifestFile, listener: HttpListener, robot: str) 
     log_to_stderr()
     try:
         with sdk_loading():
-            running.append(uvicorn_server(http_app(manifest_file, listener)))
+            running.append(uvicorn_server(http_app(manifest_file, listener, limits), limits))
         guard = "bearer token required" if listener.token else "no token: this machine only"
         print(
             f"{NAME} {__version__}: serving robot '{robot}' from {manifest_file.path} at {listener.url}"

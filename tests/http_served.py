@@ -3,11 +3,14 @@ free port (port 0: the start line says which), send raw requests, stop it."""
 
 from __future__ import annotations
 
+import asyncio
 import http.client
+import itertools
 import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -28,6 +31,15 @@ INIT = {
 }
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
+# `robot-md-mcp PATH --http 127.0.0.1:0` with HttpLimits(**argv[2]) instead of the defaults.
+WITH_LIMITS = (
+    "import json, sys; sys.path.insert(0, sys.argv[1]); import robot_md_mcp as m; "
+    "from pathlib import Path; path = Path(sys.argv[3]); "
+    "manifest = m.ManifestFile(path); robot = manifest.servable().manifest.robot_name; "
+    "sys.exit(m.serve_http(manifest, m.open_listener('127.0.0.1:0'), robot, "
+    "m.HttpLimits(**json.loads(sys.argv[2]))))"
+)
+
 
 class Served:
     """`robot-md-mcp EXAMPLE --http …` in a subprocess; stderr collected."""
@@ -38,8 +50,13 @@ class Served:
         env: dict[str, str] | None = None,
         path: Path = EXAMPLE,
         command: list[str] | None = None,
+        limits: dict[str, float] | None = None,
     ) -> None:
-        """`command` replaces `python robot_md_mcp.py` (e.g. `python -c …` patching a limit)."""
+        """`command` replaces `python robot_md_mcp.py` (e.g. `python -c …` patching a limit);
+        `limits` serves on 127.0.0.1 with those HttpLimits (times in seconds), `args` unused."""
+        if limits is not None:
+            command = [sys.executable, "-c", WITH_LIMITS, str(ROOT), json.dumps(limits)]
+            args = ()
         self.proc = subprocess.Popen(
             [*(command or [sys.executable, str(ROOT / "robot_md_mcp.py")]), str(path), *args],
             stdin=subprocess.DEVNULL,
@@ -112,3 +129,190 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
         timeout=60,
         env={**os.environ, **(env or {})},
     )
+
+
+# --- raw asyncio HTTP on 127.0.0.1: a well-behaved client and hostile peers ---------------
+
+
+async def read_response(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP/1.1 response (a Content-Length or a chunked body)."""
+    head = ["HTTP/1.1 100"]
+    while head[0].startswith("HTTP/1.1 100"):  # skip interim answers (100 Continue)
+        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+    status = int(head[0].split(" ", 2)[1])
+    fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in head[1:] if line)}
+    if "content-length" in fields:
+        return status, fields, await reader.readexactly(int(fields["content-length"]))
+    chunks = []
+    while size := int((await reader.readuntil(b"\r\n")).split(b";")[0], 16):
+        chunks.append(await reader.readexactly(size))
+        await reader.readexactly(2)
+    await reader.readexactly(2)
+    return status, fields, b"".join(chunks)
+
+
+def raw_request(
+    port: int, method: str, path: str = "/mcp", body: bytes | None = None, **headers: str
+) -> bytes:
+    fields = {"Host": f"127.0.0.1:{port}", **{k.replace("_", "-"): v for k, v in headers.items()}}
+    if body is not None:
+        fields["Content-Length"] = str(len(body))
+    head = f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in fields.items())
+    return f"{head}\r\n".encode("latin-1") + (body or b"")
+
+
+def jsonrpc(method: str, request_id: int | None = None, **params: object) -> bytes:
+    message: dict[str, object] = {"jsonrpc": "2.0", "method": method}
+    if request_id is not None:
+        message["id"] = request_id
+    if params:
+        message["params"] = params
+    return json.dumps(message).encode()
+
+
+SESSION_HEADERS = {"Content_Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+async def exchange(port: int, request: bytes, conn: tuple | None = None) -> tuple[int, dict[str, str], bytes]:
+    """One request on `conn` (reader, writer), or on a connection of its own."""
+    reader, writer = conn or await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request)
+        return await read_response(reader)
+    finally:
+        if conn is None:
+            writer.close()
+
+
+async def open_session(port: int, conn: tuple | None = None) -> str | None:
+    """initialize and notifications/initialized; the session id, or None if refused."""
+    status, fields, _ = await exchange(
+        port, raw_request(port, "POST", body=json.dumps(INIT).encode(), **SESSION_HEADERS), conn
+    )
+    if status != 200:
+        return None
+    session = fields["mcp-session-id"]
+    headers = {**SESSION_HEADERS, "Mcp_Session_Id": session, "MCP_Protocol_Version": "2025-06-18"}
+    await exchange(
+        port, raw_request(port, "POST", body=jsonrpc("notifications/initialized"), **headers), conn
+    )
+    return session
+
+
+# Hostile peers: each kind holds what it can until the server closes it, then comes back.
+# A dropped peer comes back after this pause. (Without one, peers beyond the limit make a flood of
+# connections, which costs the processor whatever the rules: docs/robustness.md says so.)
+RECONNECT_SECONDS = 0.1
+HOSTILE_KINDS = ("silent", "head-only", "trickle", "expect-then-silent", "session-hoarder", "unread-stream")
+
+
+def _closed_by_the_server(writer: asyncio.StreamWriter) -> bool:
+    """Whether the server has closed a connection we stopped reading (Linux: its TCP state)."""
+    sock = writer.get_extra_info("socket")
+    if writer.transport.is_closing() or sock is None or not hasattr(socket, "TCP_INFO"):
+        return writer.transport.is_closing()
+    return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0] in (7, 8)  # TCP_CLOSE(_WAIT)
+
+
+async def _until_closed(reader: asyncio.StreamReader) -> None:
+    while await reader.read(65536):
+        pass
+
+
+async def _hostile_once(kind: str, port: int, sessions: int) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        if kind == "head-only":
+            writer.write(raw_request(port, "POST", Content_Length="100", **SESSION_HEADERS))
+        elif kind == "expect-then-silent":
+            writer.write(
+                raw_request(port, "POST", Content_Length="100", Expect="100-continue", **SESSION_HEADERS)
+            )
+        elif kind == "trickle":
+            writer.write(raw_request(port, "POST", Content_Length="100000", **SESSION_HEADERS))
+            while not writer.transport.is_closing() and not reader.at_eof():
+                writer.write(b" ")
+                await asyncio.sleep(0.3)
+        elif kind == "session-hoarder":  # opens `sessions` sessions, then pings them round and round
+            # (one every 0.2 s: hoarding places, not flooding the processor, which no limit here bounds)
+            held = [s for _ in range(sessions) if (s := await open_session(port, (reader, writer)))]
+            for i in itertools.count():
+                await asyncio.sleep(0.2)
+                headers = {
+                    **SESSION_HEADERS,
+                    "Mcp_Session_Id": held[i % len(held)],
+                    "MCP_Protocol_Version": "2025-06-18",
+                }
+                if (
+                    await exchange(
+                        port, raw_request(port, "POST", body=jsonrpc("ping", i), **headers), (reader, writer)
+                    )
+                )[0] == 404:
+                    held[i % len(held)] = await open_session(port, (reader, writer)) or held[i % len(held)]
+        elif kind == "unread-stream":  # an event stream it never reads
+            session = await open_session(port, (reader, writer))
+            headers = {
+                "Accept": "text/event-stream",
+                "Mcp_Session_Id": session or "",
+                "MCP_Protocol_Version": "2025-06-18",
+            }
+            writer.write(raw_request(port, "GET", **headers))
+            writer.transport.pause_reading()  # not a byte more is read: the server's buffers fill
+            while not _closed_by_the_server(writer):
+                await asyncio.sleep(0.1)
+            return
+        await _until_closed(reader)
+    finally:
+        writer.close()
+
+
+async def hostile_peer(kind: str, port: int, sessions: int = 8, connects: list[int] | None = None) -> None:
+    """One hostile peer of `kind`, reconnecting whenever it is dropped, until cancelled; each
+    connection it opens is counted in `connects`."""
+    while True:
+        if connects is not None:
+            connects.append(1)
+        try:
+            await _hostile_once(kind, port, sessions)
+            await asyncio.sleep(RECONNECT_SECONDS)
+        except (
+            OSError,
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            ValueError,
+            LookupError,
+            ZeroDivisionError,
+        ):
+            await asyncio.sleep(0.05)
+
+
+class HostilePeers:
+    """Hostile peers of the given kinds in a process of their own (so that their work never
+    slows the well-behaved client under test), until stopped; a hoarder opens `sessions`."""
+
+    def __init__(self, port: int, kinds: list[str], sessions: int = 8) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, str(port), str(sessions), ",".join(kinds)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def __enter__(self) -> HostilePeers:
+        assert self.proc.stdout is not None
+        assert self.proc.stdout.readline() == "started\n"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=20)
+
+
+async def _hostile_peers(port: int, sessions: int, kinds: list[str]) -> None:
+    tasks = [asyncio.create_task(hostile_peer(kind, port, sessions)) for kind in kinds]
+    print("started", flush=True)
+    await asyncio.gather(*tasks)
+
+
+if __name__ == "__main__":  # HostilePeers: PORT SESSIONS KIND,KIND,...
+    asyncio.run(_hostile_peers(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(",")))

@@ -14,31 +14,46 @@ import robot_md_mcp as rmm
 
 def test_uvicorn_protocol_canary() -> None:
     """request_head_deadline() subclasses uvicorn's H11Protocol (passed through the public
-    Config(http=...)) and uses these names of it; uvicorn has no public request-head deadline."""
+    Config(http=...)) and uses these names of it and of its request cycle and flow control;
+    uvicorn has no public request-head deadline and no way to make room when full."""
+    from uvicorn.protocols.http import flow_control, h11_impl
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    source = inspect.getsource(H11Protocol)
-    for name in ("def connection_made", "def on_response_complete", "self.cycle", "self.transport"):
+    source = inspect.getsource(h11_impl)
+    for name in ("def connection_made", "def on_response_complete", "def data_received", "self.cycle"):
         assert name in source, f"uvicorn's H11Protocol changed: {name} is gone"
-    for name in ("self.loop", "self.timeout_keep_alive", "response_complete", "self.connections"):
+    for name in ("self.loop", "self.timeout_keep_alive", "self.connections", "self.transport", "self.scope"):
         assert name in source, f"uvicorn's H11Protocol changed: {name} is gone"
+    for name in ("self.response_complete", "self.response_started", "self.more_body", "self.flow"):
+        assert name in source, f"uvicorn's RequestResponseCycle changed: {name} is gone"
     for name in ("len(self.connections) >= self.limit_concurrency", "self.connections.discard(self)"):
         assert name in source, f"uvicorn's H11Protocol changed: {name} is gone"
-    subclass = rmm.request_head_deadline(H11Protocol)
+    assert "self.write_paused" in inspect.getsource(flow_control), "uvicorn's FlowControl changed"
+    subclass = rmm.request_head_deadline(H11Protocol, rmm.HttpLimits())
     assert issubclass(subclass, H11Protocol)
 
 
 def test_a_silent_connection_is_closed_after_the_keep_alive_timeout() -> None:
     """The behaviour the subclass exists for, through the real server: a peer that connects and
-    sends nothing is closed after the 5 s keep-alive timeout, while requests are still answered."""
-    served = Served("--http", "127.0.0.1:0")
+    sends nothing is closed after the keep-alive timeout (0.5 s here), while requests are still
+    answered; and a head-only peer is closed to make room when the server is full (1 here)."""
+    served = Served(limits={"head_seconds": 0.5, "connections": 1})
     try:
         silent = socket.create_connection(("127.0.0.1", served.port), timeout=15)
         started = time.monotonic()
         assert served.request("GET", "/healthz")[0] == 200
         assert silent.recv(1) == b""  # closed by the server, not timed out here
-        assert 4 <= time.monotonic() - started < 12
+        assert 0.4 <= time.monotonic() - started < 5
         silent.close()
+        head_only = socket.create_connection(("127.0.0.1", served.port), timeout=15)
+        head_only.sendall(
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\nContent-Length: 9\r\n\r\n".encode()
+        )
+        time.sleep(0.1)
+        assert served.request("GET", "/healthz")[0] == 200  # a second connection: room was made
+        assert head_only.recv(1) == b""
+        assert time.monotonic() - started < 5  # before any deadline but the keep-alive's
+        head_only.close()
     finally:
         assert served.stop() == 0
 

@@ -6,6 +6,7 @@ then are reached through 127.0.0.1 only)."""
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 import os
@@ -22,7 +23,22 @@ from pathlib import Path
 import anyio
 import pytest
 from conftest import EXAMPLE, ROOT, posix_only
-from http_served import INIT, MCP_HEADERS, Served, run_cli
+from http_served import (
+    HOSTILE_KINDS,
+    INIT,
+    MCP_HEADERS,
+    SESSION_HEADERS,
+    HostilePeers,
+    Served,
+    exchange,
+    hostile_peer,
+    jsonrpc,
+    open_session,
+    raw_request,
+    run_cli,
+)
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 import robot_md_mcp as m
 
@@ -478,7 +494,8 @@ def test_silent_peers_cannot_lock_out_clients_that_speak() -> None:
             answered += served.initialize()[0] == 200
         assert answered == 40
         descriptors = len(os.listdir(f"/proc/{served.proc.pid}/fd")) if os.path.isdir("/proc") else 0
-        assert descriptors <= m.MAX_HTTP_CONCURRENCY + 40, descriptors
+        # New connections are spared for a second (they may be about to speak) until twice the limit.
+        assert descriptors <= 2 * m.MAX_HTTP_CONCURRENCY + 40, descriptors
     finally:
         for peer in silent:
             peer.close()
@@ -659,3 +676,326 @@ def test_listener_repr_hides_the_token(token: str) -> None:
         assert listener.allowed_hosts == (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}")
     finally:
         listener.socket.close()
+
+
+# --- no peer that is not making progress holds a slot (small limits: no waiting out real ones) ----
+
+QUICK = {"head_seconds": 0.5, "body_seconds": 1.0, "body_gap_seconds": 0.6}
+
+
+def _held(port: int, request: bytes = b"") -> socket.socket:
+    peer = socket.create_connection(("127.0.0.1", port), timeout=10)
+    peer.sendall(request)
+    return peer
+
+
+def _closed_within(peer: socket.socket, seconds: float) -> tuple[bytes, float]:
+    """What the server sent until it closed the connection, and how long that took."""
+    started, received = time.monotonic(), b""
+    peer.settimeout(seconds)
+    try:
+        while chunk := peer.recv(65536):
+            received += chunk
+    except ConnectionResetError:
+        pass
+    return received, time.monotonic() - started
+
+
+@pytest.fixture(scope="module")
+def quick_server():
+    served = Served(limits=QUICK)
+    yield served
+    assert served.stop() == 0
+    assert "Traceback" not in served.stderr, served.stderr
+
+
+def test_a_silent_connection_is_closed_at_the_head_deadline(quick_server: Served) -> None:
+    peer = _held(quick_server.port)
+    assert quick_server.request("GET", "/healthz")[0] == 200
+    received, took = _closed_within(peer, 10)
+    assert received == b"" and QUICK["head_seconds"] - 0.1 <= took < QUICK["head_seconds"] + 3
+
+
+def test_a_body_that_trickles_is_cut_at_the_body_deadline(quick_server: Served) -> None:
+    """One byte every 0.3 s never leaves a gap of 0.6 s: the whole-body deadline (1 s) cuts it, 408."""
+    port = quick_server.port
+    peer = _held(port, raw_request(port, "POST", Content_Length="1000", **SESSION_HEADERS))
+    started, received = time.monotonic(), b""
+    peer.settimeout(0.3)
+    while time.monotonic() - started < 10:
+        try:
+            peer.sendall(b" ")
+            chunk = peer.recv(65536)
+        except TimeoutError:
+            continue
+        except (BrokenPipeError, ConnectionResetError):
+            break
+        received += chunk
+        if not chunk:
+            break
+    took = time.monotonic() - started
+    assert received.startswith(b"HTTP/1.1 408 "), received
+    assert QUICK["body_seconds"] - 0.1 <= took < QUICK["body_seconds"] + 3, took
+
+
+@pytest.mark.parametrize("expect", [False, True], ids=["half-a-body", "expect-100-continue"])
+def test_a_body_that_stops_is_cut_at_the_gap_deadline(quick_server: Served, expect: bool) -> None:
+    port = quick_server.port
+    extra = {"Expect": "100-continue"} if expect else {}
+    peer = _held(port, raw_request(port, "POST", Content_Length="100", **extra, **SESSION_HEADERS) + b"{")
+    received, took = _closed_within(peer, 10)
+    assert (b"HTTP/1.1 100 Continue\r\n\r\n" in received) == expect, received
+    assert b"HTTP/1.1 408 " in received and b"connection: close" in received.lower(), received
+    assert QUICK["body_gap_seconds"] - 0.1 <= took < QUICK["body_gap_seconds"] + 3, took
+    assert quick_server.initialize()[0] == 200
+
+
+SMALL = {**QUICK, "head_seconds": 30.0, "body_seconds": 60.0, "body_gap_seconds": 30.0, "connections": 16}
+
+
+@pytest.mark.parametrize("kind", ["head-only", "expect-then-silent", "trickle", "unread-stream"])
+def test_peers_stalled_past_the_head_cannot_lock_out_clients_that_speak(kind: str) -> None:
+    """Nearly twice the connection limit (30 for 16 here) of peers that send a head and then no body (or
+    a trickle, or `Expect: 100-continue` then nothing), or hold an event stream they never read, with
+    deadlines far off: the ones that have gone longest without progress are closed to make room (they
+    come back at once), and every request from a client that speaks is answered, /healthz and
+    initialize alike. (Before, 127 head-only peers got everyone else a 503.)"""
+    served = Served(limits=SMALL)
+    peers = 2 * SMALL["connections"] - 2
+    connects: list[int] = []
+
+    async def scenario() -> list[int]:
+        tasks = [asyncio.create_task(hostile_peer(kind, served.port, 1, connects)) for _ in range(peers)]
+        await asyncio.sleep(1.0)  # until they hold every slot
+        statuses = []
+        for _ in range(10):
+            statuses.append((await exchange(served.port, raw_request(served.port, "GET", "/healthz")))[0])
+            statuses.append(200 if await open_session(served.port) else 503)
+        await asyncio.sleep(0.5)  # a trickler or a stream notices it was closed at its next step
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return statuses
+
+    try:
+        statuses = asyncio.run(asyncio.wait_for(scenario(), 60))
+    finally:
+        assert served.stop() == 0
+    assert statuses == [200] * 20
+    assert len(connects) >= 2 * peers - SMALL["connections"], len(connects)  # closed to make room
+    assert "Traceback" not in served.stderr, served.stderr
+
+
+def test_a_full_session_table_closes_the_least_recently_used_session() -> None:
+    """At the session limit (4 here) a newcomer's initialize succeeds: the session used least recently
+    is closed (its id then answers 404), never one that is in use (an open event stream)."""
+    served = Served(limits={**QUICK, "sessions": 4})
+
+    async def ping(session: str) -> int:
+        headers = {**SESSION_HEADERS, "Mcp_Session_Id": session, "MCP_Protocol_Version": "2025-06-18"}
+        return (
+            await exchange(served.port, raw_request(served.port, "POST", body=jsonrpc("ping", 1), **headers))
+        )[0]
+
+    async def scenario() -> None:
+        streaming, *others = [await open_session(served.port) for _ in range(4)]
+        assert streaming and all(others)
+        stream = await asyncio.open_connection("127.0.0.1", served.port)
+        headers = {
+            "Accept": "text/event-stream",
+            "Mcp_Session_Id": streaming,
+            "MCP_Protocol_Version": "2025-06-18",
+        }
+        stream[1].write(raw_request(served.port, "GET", **headers))
+        assert (await stream[0].readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 200")
+        assert [await ping(s) for s in others] == [200] * 3  # others[0] is now the least recently used
+        newcomer = await open_session(served.port)
+        assert newcomer is not None
+        assert await ping(others[0]) == 404
+        assert [await ping(s) for s in (streaming, *others[1:], newcomer)] == [200] * 4
+        for _ in range(3):  # again and again: the stream's session outlives idle ones
+            assert await open_session(served.port) is not None
+        assert await ping(streaming) == 200
+        stream[1].close()
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), 60))
+    finally:
+        assert served.stop() == 0
+
+
+def test_sessions_closed_as_idle_never_cost_a_live_one_its_place() -> None:
+    """Sessions the SDK closed as idle (their ids answer 404) leave the table: newcomers then take
+    their places, never the place of the session still in use."""
+    served = Served(limits={"session_idle_seconds": 0.5, "sessions": 3})
+
+    async def ping(session: str) -> int:
+        headers = {**SESSION_HEADERS, "Mcp_Session_Id": session, "MCP_Protocol_Version": "2025-06-18"}
+        return (
+            await exchange(served.port, raw_request(served.port, "POST", body=jsonrpc("ping", 1), **headers))
+        )[0]
+
+    async def scenario() -> None:
+        busy, *idle = [await open_session(served.port) for _ in range(3)]
+        assert busy and all(idle)
+        started = time.monotonic()
+        while time.monotonic() - started < 1.5:
+            assert await ping(busy) == 200
+            await asyncio.sleep(0.05)
+        assert [await ping(s) for s in idle] == [404, 404]
+        assert None not in [await open_session(served.port) for _ in range(2)]
+        assert await ping(busy) == 200
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), 60))
+    finally:
+        assert served.stop() == 0
+
+
+# --- the property: hostile peers of every kind, and a well-behaved client -----------------------
+
+ANSWER_WITHIN = 2.0
+
+
+async def well_behaved_client(port: int, rounds: int, latencies: list[float]) -> list[str]:
+    """Rounds of /healthz, initialize, ping, read and DELETE, each on a connection of its own; what
+    went wrong (a wrong status, or an answer later than ANSWER_WITHIN)."""
+    failures = []
+
+    async def timed(what: str, request: bytes, expected: int) -> dict[str, str]:
+        started = time.monotonic()
+        try:
+            status, fields, _ = await asyncio.wait_for(exchange(port, request), ANSWER_WITHIN)
+            latencies.append(time.monotonic() - started)
+        except (TimeoutError, OSError, asyncio.IncompleteReadError) as e:
+            failures.append(f"{what}: {type(e).__name__}")
+            return {}
+        if status != expected:
+            failures.append(f"{what}: {status}")
+        return fields
+
+    for i in range(rounds):
+        await timed("healthz", raw_request(port, "GET", "/healthz"), 200)
+        opened = await timed(
+            "initialize", raw_request(port, "POST", body=json.dumps(INIT).encode(), **SESSION_HEADERS), 200
+        )
+        if "mcp-session-id" not in opened:
+            continue
+        headers = {
+            **SESSION_HEADERS,
+            "Mcp_Session_Id": opened["mcp-session-id"],
+            "MCP_Protocol_Version": "2025-06-18",
+        }
+        await timed(
+            "initialized",
+            raw_request(port, "POST", body=jsonrpc("notifications/initialized"), **headers),
+            202,
+        )
+        await timed("ping", raw_request(port, "POST", body=jsonrpc("ping", i), **headers), 200)
+        read = jsonrpc("resources/read", i, uri="robot-md://bob/safety")
+        await timed("read", raw_request(port, "POST", body=read, **headers), 200)
+        await timed("delete", raw_request(port, "DELETE", **headers), 200)
+    return failures
+
+
+def hostile_mix(least: int, most: int) -> st.SearchStrategy[list[str]]:
+    return st.lists(st.sampled_from(HOSTILE_KINDS), min_size=least, max_size=most)
+
+
+def assert_served_through(served: Served, kinds: list[str], rounds: int, sessions: int) -> None:
+    """The session hoarders open `sessions` sessions between them (more than the table holds), then
+    ping them round and round, reopening each one closed to make room."""
+    each = -(-sessions // max(1, kinds.count("session-hoarder")))
+
+    latencies: list[float] = []
+    with HostilePeers(served.port, kinds, each):
+        time.sleep(0.5 + 0.002 * sessions * ("session-hoarder" in kinds))  # while they settle in
+        failures = asyncio.run(asyncio.wait_for(well_behaved_client(served.port, rounds, latencies), 120))
+    assert not failures, (sorted(set(kinds)), failures[:10])
+    print(f"{len(kinds)} hostile peers: {len(latencies)} requests, slowest {max(latencies) * 1000:.0f} ms")
+
+
+@pytest.fixture(scope="module")
+def crowded_server():
+    """Limits small enough that a few dozen peers fill it: 16 connections (32 before new ones are
+    closed too), 12 sessions."""
+    served = Served(limits={"connections": 16, "sessions": 12})
+    yield served
+    assert served.stop() == 0
+    assert "Traceback" not in served.stderr, served.stderr
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kinds=hostile_mix(1, 30))
+@example(kinds=list(HOSTILE_KINDS) * 5)
+def test_hostile_peers_never_keep_a_well_behaved_client_waiting(
+    crowded_server: Served, kinds: list[str]
+) -> None:
+    """Short form: up to 30 hostile peers of every kind against 24 slots and 12 sessions; every
+    request of a well-behaved client is answered rightly within 2 s throughout."""
+    assert_served_through(crowded_server, kinds, rounds=3, sessions=16)
+
+
+@pytest.mark.heavy
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kinds=hostile_mix(100, 200))
+@example(kinds=list(HOSTILE_KINDS) * 33)
+def test_hostile_peers_never_keep_a_well_behaved_client_waiting_long_form(kinds: list[str]) -> None:
+    """Long form: 100 to 200 hostile peers against the real limits (128 connections, 256 sessions)."""
+    served = Served("--http", "127.0.0.1:0")
+    try:
+        assert_served_through(served, kinds, rounds=10, sessions=m.MAX_MCP_SESSIONS + 16)
+    finally:
+        assert served.stop() == 0
+    assert "Traceback" not in served.stderr, served.stderr
+
+
+# --- the log budget --------------------------------------------------------------------------
+
+
+def _budget_run(times: list[float], lines: int = 20, window: float = 10.0) -> list[float]:
+    """The times (fake clock) of the records a LogBudget lets through."""
+    import logging
+
+    now = [0.0]
+    budget = m.LogBudget(lines, window, clock=lambda: now[0])
+    record = logging.LogRecord("t", logging.WARNING, __file__, 1, "x", None, None)
+    passed = []
+    for t in times:
+        now[0] = t
+        if budget.filter(record):
+            passed.append(t)
+    return passed
+
+
+@given(st.lists(st.floats(0, 100, allow_nan=False), max_size=300).map(sorted))
+def test_the_log_budget_holds_in_every_window_of_its_length(times: list[float]) -> None:
+    """Sliding, not fixed: no span of 10 s lets through more than 20 lines, wherever it starts
+    (a fixed window let 40 through in 0.47 s across its boundary)."""
+    passed = _budget_run(times)
+    for i, start in enumerate(passed):
+        assert sum(1 for t in passed[i:] if t - start < 10.0) <= 20
+
+
+def test_a_burst_across_a_window_boundary_is_held_back(capsys: pytest.CaptureFixture[str]) -> None:
+    burst = [9.8 + i * 0.01 for i in range(40)]  # 40 lines in 0.4 s, across 10 s
+    assert len(_budget_run(burst)) == 20
+    assert _budget_run([*burst, 20.0]) == [*burst[:20], 20.0]
+    assert "20 more log lines were held back" in capsys.readouterr().err
+
+
+@given(st.text(max_size=40_000))
+def test_a_log_line_is_one_bounded_line(text: str) -> None:
+    import logging
+
+    record = logging.LogRecord("t", logging.WARNING, __file__, 1, "%s", (text,), None)
+    line = m.OneLineFormatter().format(record)
+    assert len(line) <= m.MAX_LOG_LINE_CHARS and "\n" not in line and "\r" not in line
+
+
+def test_a_refused_16_kib_host_is_logged_cut(server: Served) -> None:
+    host = "h" * (m.MAX_HTTP_HEADER_BYTES - 200)
+    assert server.request("GET", "/healthz", headers={"Host": host})[0] == 421
+    time.sleep(0.2)
+    (line,) = [line for line in server.lines if "refused a request for Host 'hhh" in line]
+    assert len(line.rstrip("\n")) <= m.MAX_LOG_LINE_CHARS

@@ -254,10 +254,12 @@ def test_http_limits_at_a_glance_are_the_code_s() -> None:
     rows = [
         f"| request body | {_kib(rmm.MAX_HTTP_BODY_BYTES)} | 413 |",
         f"| request headers | {_kib(rmm.MAX_HTTP_HEADER_BYTES)} | 431 |",
-        f"| connections at once | {rmm.MAX_HTTP_CONCURRENCY} | the longest-waiting idle ones make room",
+        f"| connections at once | {rmm.MAX_HTTP_CONCURRENCY} | the ones longest without progress make room; "
+        f"503 only if {4 * rmm.MAX_HTTP_CONCURRENCY} are at work |",
         f"| open sessions | {rmm.MAX_MCP_SESSIONS}; idle ones closed after "
         f"{rmm.MCP_SESSION_IDLE_SECONDS / 60:g} minutes |",
-        f"| time to send a request head | {keep_alive} s after",
+        f"| time to send a request head | {keep_alive:g} s after",
+        f"bodies in {rmm.BODY_SECONDS:g} s (gaps under {rmm.BODY_GAP_SECONDS:g} s)",
     ]
     for row in rows:
         assert row in README, row
@@ -280,7 +282,11 @@ def test_robustness_limits_are_the_code_s() -> None:
         "MAX_MCP_SESSIONS": f"| {rmm.MAX_MCP_SESSIONS} |",
         "MCP_SESSION_IDLE_SECONDS": f"| {rmm.MCP_SESSION_IDLE_SECONDS / 60:g} minutes | "
         f"`MCP_SESSION_IDLE_SECONDS` ({rmm.MCP_SESSION_IDLE_SECONDS:g})",
-        "timeout_keep_alive": f"| {keep_alive} s after",
+        "timeout_keep_alive": f"| {keep_alive:g} s after",
+        "BODY_SECONDS": f"| {rmm.BODY_SECONDS:g} s after its head |",
+        "BODY_GAP_SECONDS": f"| {rmm.BODY_GAP_SECONDS:g} s |",
+        "NEW_CONNECTION_SECONDS": f"| its first {rmm.NEW_CONNECTION_SECONDS:g} s |",
+        "MAX_LOG_LINE_CHARS": f"| {rmm.MAX_LOG_LINE_CHARS} characters |",
         "MIN_TOKEN_CHARS": f"| at least {rmm.MIN_TOKEN_CHARS} printable",
         "POLL_SECONDS": f"| every {rmm.POLL_SECONDS:g} s |",
         "MAX_LISTENING_CLIENTS": f"| {rmm.MAX_LISTENING_CLIENTS:,} (",
