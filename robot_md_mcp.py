@@ -2380,7 +2380,7 @@ DESCRIPTION = (
     "Read-only facts about one robot from its ROBOT.md: identity, capabilities, safety limits, validity"
 )
 WEBSITE = "https://github.com/robot-md/robot-md-mcp"
-# The bundle's icon (packaging/mcpb/icon.png) at 64x64, written by packaging/server_icon.py.
+# The bundle's icon at 64x64: packaging/mcpb/icon-64.png, base64 (tests/test_launch.py keeps them equal).
 ICON_PNG_BASE64 = (
     "iVBORw0KGgoAAAANSUhEUgAAAEAAAABACAYAAACqaXHeAAAF0UlEQVR42uWba1BUZRzG36/7mat5Q7ygeMHVMjSB8ALKHTRDAzFS"
     "S1uUFE3UaSp2Ms0p0y4zspZfnCSkHCVHR4dZynZ0HTUJbQIpsBooNEABy3bm6f8usrDLspfzX1hld+Y3s8OZc87vefY973uWnSOE"

@@ -269,14 +269,11 @@ async def test_server_info_names_title_description_website_and_icon(mode: str) -
     assert (caps.logging is not None) == (mode == "legacy")
 
 
-def test_the_icon_is_the_bundles_icon_shrunk() -> None:
-    """packaging/server_icon.py remakes the module's copy from packaging/mcpb/icon.png, byte for byte."""
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "server_icon.py"), "--check"],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+def test_the_icon_is_the_committed_64_pixel_copy_of_the_bundles() -> None:
+    """serverInfo's icon is packaging/mcpb/icon-64.png (the bundle's icon at 64x64), byte for byte."""
+    committed = (ROOT / "packaging" / "mcpb" / "icon-64.png").read_bytes()
+    assert base64.b64decode(rmm.ICON_PNG_BASE64, validate=True) == committed
+    assert committed[:8] == b"\x89PNG\r\n\x1a\n" and committed[16:24] == (64).to_bytes(4, "big") * 2
 
 
 def test_website_is_the_repository_named_in_pyproject() -> None:
