@@ -1887,18 +1887,22 @@ NOT_JSONRPC = (
     'Invalid Request: not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0", a string method, '
     "an integer or string id, object params)"
 )
+# Lone surrogate escapes are legal JSON but not Unicode: no MCP string holds one.
+NOT_TEXT = "{what} holds a lone surrogate escape (\\ud800 to \\udfff, unpaired), which is not Unicode text"
 
 
 def error_answer(request_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def classify_line(line: Any) -> tuple[Any, dict[str, Any] | None]:
+def classify_line(line: Any, batches: bool = False) -> tuple[Any, dict[str, Any] | None]:
     """One line from a client → (the message for the server, None), or
     (None, the JSON-RPC error to answer with), or (None, None) for a blank
-    line: -32700 for text that is not JSON, -32600 for JSON that is not a
-    message MCP accepts (a batch too: MCP has none since 2025-06-18), with
-    the request's id when it has a usable one."""
+    line: -32700 for text that is not JSON (or not UTF-8, or nested past
+    what the parser takes), -32600 for JSON that is not a message MCP
+    accepts, with the request's id when it has a usable one. A batch (JSON
+    array) is refused unless `batches` (only 2025-03-26 has them): then the
+    message is a list of (message, error) pairs, one per member."""
     from mcp import types
 
     if line is _TOO_LONG:
@@ -1910,39 +1914,86 @@ def classify_line(line: Any) -> tuple[Any, dict[str, Any] | None]:
     if not line.strip():
         return None, None
     try:
-        data = json.loads(line)
-    except ValueError as e:  # not JSON, or not UTF-8
+        # Decoded strictly: json.loads would let UTF-8-encoded surrogates through.
+        data = json.loads(line.decode("utf-8-sig") if isinstance(line, bytes) else line)
+    except UnicodeDecodeError as e:
+        return None, error_answer(None, types.PARSE_ERROR, f"Parse error: not UTF-8 text ({e.reason})")
+    except (ValueError, RecursionError) as e:  # not JSON, or nested too deeply to read
         return None, error_answer(None, types.PARSE_ERROR, f"Parse error: {e}")
-    if not isinstance(data, dict):
+    if isinstance(data, list) and data and batches:
+        return [classify_message(item) for item in data], None
+    if isinstance(data, list):
         batch = "Invalid Request: a batch (JSON array); MCP takes one message per line"
         return None, error_answer(
-            None, types.INVALID_REQUEST, batch if isinstance(data, list) else NOT_JSONRPC
+            None, types.INVALID_REQUEST, batch if data else "Invalid Request: an empty batch"
         )
+    return classify_message(data)
+
+
+def classify_message(data: Any) -> tuple[Any, dict[str, Any] | None]:
+    """One decoded JSON value → (the message for the server, None) or
+    (None, the JSON-RPC error to answer with)."""
+    from mcp import types
+
+    if not isinstance(data, dict):
+        return None, error_answer(None, types.INVALID_REQUEST, NOT_JSONRPC)
     request_id = data.get("id")
     usable_id = isinstance(request_id, (int, str)) and not isinstance(request_id, bool)
     if "method" in data and "id" in data and not usable_id:
         message = "Invalid Request: a request id must be a string or an integer"
         return None, error_answer(None, types.INVALID_REQUEST, message)
+    if usable_id and has_lone_surrogate(request_id):
+        message = "Invalid Request: " + NOT_TEXT.format(what="the request id")
+        return None, error_answer(None, types.INVALID_REQUEST, message)
+    answer_id = request_id if usable_id and "method" in data else None
+    if has_lone_surrogate(data):
+        if answer_id is not None and not has_lone_surrogate({**data, "params": None}):
+            message = "Invalid params: " + NOT_TEXT.format(what="a string in the params")
+            return None, error_answer(answer_id, types.INVALID_PARAMS, message)
+        message = "Invalid Request: " + NOT_TEXT.format(what="a string in the message")
+        return None, error_answer(answer_id, types.INVALID_REQUEST, message)
     try:
         return types.jsonrpc_message_adapter.validate_python(data), None
-    except ValueError:  # pydantic's ValidationError
-        return None, error_answer(
-            request_id if usable_id and "method" in data else None, types.INVALID_REQUEST, NOT_JSONRPC
-        )
+    except (ValueError, RecursionError):  # pydantic's ValidationError, or nested too deeply
+        return None, error_answer(answer_id, types.INVALID_REQUEST, NOT_JSONRPC)
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """Whether a decoded JSON value holds a lone surrogate ("\\ud800") in
+    any string or key: legal JSON escapes, but not Unicode text, so such a
+    string cannot be written back as UTF-8 (nor is it an MCP string)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _read_lines(wire_in: Any, deliver: Callable[[Any], None]) -> None:
     """On a daemon thread (a blocked read must not keep the process alive
     after Ctrl-C): each line of stdin to deliver(), b"" at the end. A line
-    over the limit is skipped to its end and reported as _TOO_LONG. Ends
-    when deliver() fails: the server is gone."""
+    over the limit is skipped to its end and reported as _TOO_LONG. A read
+    that fails (EIO: the terminal hung up) is the end too. Ends when
+    deliver() fails: the server is gone."""
     line: Any = None
     while line != b"":
-        line = wire_in.readline(MAX_STDIO_LINE_BYTES + 1)
-        if len(line) > MAX_STDIO_LINE_BYTES and not line.endswith(b"\n"):
-            while line and not line.endswith(b"\n"):
-                line = wire_in.readline(64 * 1024)
-            line = _TOO_LONG
+        try:
+            line = wire_in.readline(MAX_STDIO_LINE_BYTES + 1)
+            if len(line) > MAX_STDIO_LINE_BYTES and not line.endswith(b"\n"):
+                while line and not line.endswith(b"\n"):
+                    line = wire_in.readline(64 * 1024)
+                line = _TOO_LONG
+        except (OSError, ValueError):
+            line = b""
         try:
             deliver(line)
         except Exception:
@@ -1970,47 +2021,154 @@ class _Unanswered:
             self.none_left.set()
 
 
-async def _relay_stdin(lines: Any, to_server: Any, answers: Any, unanswered: _Unanswered) -> None:
+# The one MCP revision that says servers MUST accept JSON-RPC batches.
+BATCH_REVISION = "2025-03-26"
+
+
+class _Batches:
+    """JSON-RPC batches, accepted once initialize has settled on
+    BATCH_REVISION: the answers to one batch go back together, as one JSON
+    array, when its last request is answered (or cancelled)."""
+
+    def __init__(self) -> None:
+        self.revision: str | None = None  # what initialize settled on
+        self.initialize_ids: set[Any] = set()
+        self.waiting: list[tuple[collections.Counter[Any], list[str]]] = []
+
+    def learn(self, message: Any) -> None:
+        """Note the revision from the server's answer to initialize."""
+        if message.id in self.initialize_ids:
+            self.initialize_ids.discard(message.id)
+            result = getattr(message, "result", None)
+            self.revision = result.get("protocolVersion") if isinstance(result, dict) else self.revision
+
+    def start(self, request_ids: list[Any], answers: list[str]) -> str | None:
+        """A new batch, with the errors some members got already; its array
+        now if none of it waits for the server (none at all: notifications)."""
+        if request_ids:
+            self.waiting.append((collections.Counter(request_ids), answers))
+            return None
+        return f"[{','.join(answers)}]" if answers else None
+
+    def answered(self, request_id: Any, text: str | None) -> str | None:
+        """What to write for an answer (`text`; None: cancelled): itself when
+        no batch waits for it, else nothing until its batch is complete."""
+        for batch in self.waiting:
+            pending, parts = batch
+            if pending[request_id] > 0:
+                pending[request_id] -= 1
+                parts += [text] if text is not None else []
+                if +pending:
+                    return None
+                self.waiting.remove(batch)
+                return f"[{','.join(parts)}]" if parts else None
+        return text
+
+    def unfinished(self) -> list[str]:
+        """The answers of batches still waiting, for the end of the session."""
+        return [f"[{','.join(parts)}]" for _, parts in self.waiting if parts]
+
+
+async def _relay_stdin(
+    lines: Any, to_server: Any, answers: Any, unanswered: _Unanswered, batches: _Batches
+) -> None:
     """stdin lines → messages for the server, or answers for the client."""
     import anyio
-    from mcp import types
-    from mcp.shared.message import SessionMessage
 
     async with to_server, answers:
         async for line in lines:
             if line == b"":
                 break
-            message, answer = classify_line(line)
-            if answer is not None:
+            message, answer = classify_line(line, batches=batches.revision == BATCH_REVISION)
+            members = message if isinstance(message, list) else [(message, answer)]
+            if isinstance(message, list):
+                errors = [json.dumps(a, ensure_ascii=False) for m, a in members if a is not None]
+                ids = [m.id for m, _ in members if getattr(m, "method", None) and hasattr(m, "id")]
+                ready = batches.start(ids, errors)
+                if ready is not None:
+                    await answers.send(ready)
+            elif answer is not None:
                 await answers.send(answer)
-            elif message is not None:
-                if isinstance(message, types.JSONRPCRequest):
-                    unanswered.add(message.id)
-                elif isinstance(message, types.JSONRPCNotification) and message.method == CANCELLED:
-                    unanswered.done((message.params or {}).get("requestId"))  # it will not be answered
-                await to_server.send(SessionMessage(message))
+            for member, _ in members:
+                if member is not None:
+                    await _to_server(member, to_server, answers, unanswered, batches)
         if unanswered.ids:
             with anyio.move_on_after(EOF_GRACE_SECONDS):
                 await unanswered.none_left.wait()
 
 
-async def _write_stdout(outgoing: Any, wire_out: Any, unanswered: _Unanswered) -> None:
-    """The server's messages and our own answers, one JSON line each."""
+async def _to_server(
+    message: Any, to_server: Any, answers: Any, unanswered: _Unanswered, batches: _Batches
+) -> None:
+    """One message for the server, with what the wire must remember of it."""
+    from mcp import types
+    from mcp.shared.message import SessionMessage
+
+    if isinstance(message, types.JSONRPCRequest):
+        unanswered.add(message.id)
+        if message.method == "initialize":
+            batches.initialize_ids.add(message.id)
+    elif isinstance(message, types.JSONRPCNotification) and message.method == CANCELLED:
+        cancelled = (message.params or {}).get("requestId")
+        unanswered.done(cancelled)  # it will not be answered
+        ready = batches.answered(cancelled, None)
+        if ready is not None:
+            await answers.send(ready)
+    await to_server.send(SessionMessage(message))
+
+
+def _outgoing_line(item: Any, unanswered: _Unanswered, batches: _Batches) -> bytes | None:
+    """One line of UTF-8 JSON for what the server (or the wire) sends, or
+    None while it waits for the rest of its batch. A message that cannot be
+    written as JSON fails alone: a request's answer becomes an error answer."""
     from mcp import types
 
-    async for item in outgoing:
-        if isinstance(item, dict):
-            text = json.dumps(item, ensure_ascii=False)
+    if isinstance(item, str):  # a batch's answers, ready
+        return item.encode("utf-8") + b"\n"
+    message: Any = item if isinstance(item, dict) else item.message
+    is_answer = isinstance(message, (types.JSONRPCResponse, types.JSONRPCError))
+    if is_answer:
+        unanswered.done(message.id)
+        batches.learn(message)
+    try:
+        if isinstance(message, dict):
+            text = json.dumps(message, ensure_ascii=False)
         else:
-            message = item.message
             text = message.model_dump_json(by_alias=True, exclude_unset=True)
-            if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
-                unanswered.done(message.id)
-        try:
-            wire_out.write(text.encode("utf-8") + b"\n")
-            wire_out.flush()
-        except OSError:  # the client closed its end: nobody is left to answer
-            return
+        text.encode("utf-8")
+    except Exception as e:  # (PydanticSerializationError is no public class)
+        logging.getLogger(NAME).warning(
+            "%s: a message could not be written as JSON: %s", NAME, type(e).__name__
+        )
+        if not is_answer:
+            return None
+        why = f"Internal error: the answer could not be written as JSON ({type(e).__name__})"
+        text = json.dumps(error_answer(message.id, types.INTERNAL_ERROR, why))
+    ready = batches.answered(message.id, text) if is_answer else text
+    return None if ready is None else ready.encode("utf-8") + b"\n"
+
+
+async def _write_stdout(outgoing: Any, wire_out: Any, unanswered: _Unanswered, batches: _Batches) -> None:
+    """The server's messages and our own answers, one JSON line each. Once
+    the client has closed its end, the rest is drained unwritten, so no
+    sender ever waits on a wire nobody reads."""
+    writable = True
+    async for item in outgoing:
+        data = _outgoing_line(item, unanswered, batches)
+        if data is not None and writable:
+            writable = _put(wire_out, data)
+    for text in batches.unfinished():
+        writable = writable and _put(wire_out, text.encode("utf-8") + b"\n")
+
+
+def _put(wire_out: Any, data: bytes) -> bool:
+    """Write one line; False once the client has closed its end."""
+    try:
+        wire_out.write(data)
+        wire_out.flush()
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -2058,12 +2216,13 @@ def serve_stdio(manifest_file: ManifestFile) -> int:
             name="stdin",
         )
         reader.start()
-        unanswered = _Unanswered()
+        unanswered, batches = _Unanswered(), _Batches()
         async with anyio.create_task_group() as writing:
             # The writer ends once every sender is closed: all answers are out.
-            writing.start_soon(_write_stdout, outgoing, wire_out, unanswered)
+            writing.start_soon(_write_stdout, outgoing, wire_out, unanswered, batches)
             async with anyio.create_task_group() as reading:
-                reading.start_soon(_relay_stdin, lines, to_server, server_out.clone(), unanswered)
+                relay = (lines, to_server, server_out.clone(), unanswered, batches)
+                reading.start_soon(_relay_stdin, *relay)
                 async with server_out:
                     await server.run(server_in, server_out, server.create_initialization_options())
                 reading.cancel_scope.cancel()  # the server ended first: stop reading
