@@ -16,7 +16,25 @@ Sections 1-5 do no network I/O and import no SDK, so `validate`/`render` start
 fast and the server can check a manifest before paying for the SDK import.
 """
 
+# ruff: noqa: E402
+# (E402: the Ctrl-C guard below must come before the imports it guards)
 from __future__ import annotations
+
+import os
+import signal
+import sys
+
+
+def _end_while_loading(signum: int, frame: object) -> None:
+    """Run as a program (`python robot_md_mcp.py`, `python -m robot_md_mcp`,
+    the `robot-md-mcp` launcher), Ctrl-C while the module loads ends it at
+    once with 130 and no traceback, as later; main() restores Python's own."""
+    os._exit(130)
+
+
+_ARGV0 = sys.argv[0] if getattr(sys, "argv", None) else ""
+if __name__ == "__main__" or _ARGV0 == "-m" or os.path.basename(_ARGV0).startswith("robot-md-mcp"):
+    signal.signal(signal.SIGINT, _end_while_loading)
 
 import base64
 import collections
@@ -28,12 +46,10 @@ import itertools
 import json
 import logging
 import math
-import os
 import re
 import shlex
 import shutil
 import stat
-import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -2192,14 +2208,24 @@ def _stdio_wire() -> Iterator[tuple[Any, Any]]:
         wire_out.close()
 
 
+def end_at_once(signum: int, frame: Any) -> None:
+    """Ctrl-C while serving over stdio: the process ends now, exit 130,
+    whatever it is doing (writing to a client that stopped reading, a worker
+    preparing a slow manifest): a read-only server has nothing to finish.
+    (SIGTERM keeps the system's default: it ends the process as at once.)"""
+    os._exit(130)
+
+
 def serve_stdio(manifest_file: ManifestFile) -> int:
-    """Serve until the client closes stdin (exit 0)."""
+    """Serve until the client closes stdin (exit 0) or Ctrl-C (exit 130)."""
     import threading
 
     import anyio
     import anyio.from_thread
     import anyio.lowlevel
 
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, end_at_once)
     log_to_stderr()
     with sdk_loading():
         server = build_server(manifest_file)
@@ -2840,6 +2866,10 @@ def invoked_as() -> str:
 
 
 def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
+    if signal.getsignal(signal.SIGINT) is _end_while_loading:
+        # From here a Ctrl-C is a KeyboardInterrupt, answered below with 130
+        # once a command has cleaned up; serving over stdio sets its own.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     args = sys.argv[1:] if argv is None else list(argv)
     before_dashes = args[: args.index("--")] if "--" in args else args
     try:

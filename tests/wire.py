@@ -56,9 +56,10 @@ class RawServer:
     """`python robot_md_mcp.py PATH` over pipes. Threads drain stdout and
     stderr so a chatty server never blocks on a full pipe."""
 
-    def __init__(self, path: Path | str, *args: str) -> None:
+    def __init__(self, path: Path | str, *args: str, command: list[str] | None = None) -> None:
+        """`command` replaces `python robot_md_mcp.py` (e.g. `python -c …` patching the module)."""
         self.proc = subprocess.Popen(
-            [*SERVER, str(path), *args],
+            [*(command or SERVER), str(path), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
