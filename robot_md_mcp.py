@@ -1457,6 +1457,13 @@ class Handlers:
             ]
         )
 
+    async def list_resource_templates(self, ctx: Any, params: Any) -> Any:
+        """None: every resource has a fixed URI. Answered all the same, since
+        clients ask (some stop at -32601)."""
+        from mcp import types
+
+        return types.ListResourceTemplatesResult(resource_templates=[])
+
     def contents(self, snap: Snapshot, name: str, view: View) -> Any:
         from mcp import types
 
@@ -1868,6 +1875,7 @@ def build_server(
         instructions=INSTRUCTIONS,
         lifespan=live.lifespan,
         on_list_resources=handlers.list_resources,
+        on_list_resource_templates=handlers.list_resource_templates,
         on_read_resource=handlers.read_resource,
         on_subscribe_resource=handlers.subscribe,
         on_unsubscribe_resource=handlers.unsubscribe,
@@ -2269,6 +2277,7 @@ TOKEN_ENV = "ROBOT_MD_MCP_TOKEN"  # noqa: S105 (a variable name)
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/healthz"
 MIN_TOKEN_CHARS = 16
+MAX_TOKEN_FILE_BYTES = 4096  # a token file holds one token
 MAX_HTTP_BODY_BYTES = 256 * 1024  # one JSON-RPC message; ours are tiny
 MAX_HTTP_HEADER_BYTES = 16 * 1024  # all headers of a request
 MAX_HTTP_CONCURRENCY = 128  # open connections and tasks; beyond that: 503
@@ -2342,7 +2351,11 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
         try:
             with open(Path(token_file).expanduser(), "rb", opener=_open_nonblocking) as f:
                 _check_token_file(os.fstat(f.fileno()), source)
-                data = f.read(4096)
+                data = f.read(MAX_TOKEN_FILE_BYTES + 1)
+            if len(data) > MAX_TOKEN_FILE_BYTES:  # refused, not cut: a cut token would never match
+                raise HttpSetupError(
+                    f"the {source} is longer than {MAX_TOKEN_FILE_BYTES:,} bytes; it should hold one token"
+                )
             text = data.decode("utf-8")
         except OSError as e:
             raise HttpSetupError(f"cannot read the {source}: {_os_reason(e)}") from None

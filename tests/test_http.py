@@ -305,6 +305,27 @@ def test_bad_token_file(tmp_path: Path, content: str, why: str) -> None:
     assert missing.returncode == 1 and "cannot read the token file" in missing.stderr
 
 
+@pytest.mark.parametrize("size", [m.MAX_TOKEN_FILE_BYTES, m.MAX_TOKEN_FILE_BYTES + 1, 1024 * 1024])
+@pytest.mark.parametrize("padding", ["token", "newlines"])
+def test_a_token_file_longer_than_what_is_read_is_refused_not_cut(
+    tmp_path: Path, token: str, size: int, padding: str
+) -> None:
+    """A token file of `size` bytes (one long token, or a token and newlines): within the limit it is
+    read whole; past it the server refuses to start in one line, never serving a cut token."""
+    path = tmp_path / "token"
+    text = "t" * size if padding == "token" else token + "\n" * (size - len(token))
+    path.write_text(text, encoding="ascii")
+    path.chmod(0o600)
+    if size <= m.MAX_TOKEN_FILE_BYTES:
+        assert m.read_token(str(path)) == text.strip()
+        return
+    with pytest.raises(m.HttpSetupError) as refused:
+        m.read_token(str(path))
+    assert str(refused.value) == f"the token file {path} is longer than 4,096 bytes; it should hold one token"
+    done = run_cli(str(EXAMPLE), "--http", "0", "--token-file", str(path))
+    assert (done.returncode, done.stderr) == (1, f"robot-md-mcp: {refused.value}\n")
+
+
 @posix_only
 @pytest.mark.parametrize("mode", [0o640, 0o604, 0o620, 0o644])
 def test_a_token_file_others_can_read_is_refused(tmp_path: Path, token: str, mode: int) -> None:

@@ -86,6 +86,14 @@ async def test_tools_are_described_for_agents(connect, manifest_path) -> None:
 
 
 @pytest.mark.anyio
+async def test_resource_templates_are_listed_as_none(connect, manifest_path) -> None:
+    """Every resource has a fixed URI, so there are no templates; the listing still answers (some
+    clients, such as @wong2/mcp-cli, stop when it gets -32601)."""
+    async with connect(manifest_path(GOOD)) as client:
+        assert (await client.list_resource_templates()).resource_templates == []
+
+
+@pytest.mark.anyio
 async def test_invalid_manifest_is_served_and_reported(connect, manifest_path) -> None:
     text = GOOD.replace("## Identity", "## Who").replace('rcan_version: "3.0"', 'rcan_version: "2.1"')
     async with connect(manifest_path(text)) as client:
