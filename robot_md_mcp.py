@@ -1970,6 +1970,8 @@ def classify_message(data: Any) -> tuple[Any, dict[str, Any] | None]:
         message = "Invalid Request: " + NOT_TEXT.format(what="the request id")
         return None, error_answer(None, types.INVALID_REQUEST, message)
     answer_id = request_id if usable_id and "method" in data else None
+    if "method" in data and not isinstance(data["method"], str):  # not a response either
+        return None, error_answer(answer_id, types.INVALID_REQUEST, NOT_JSONRPC)
     if has_lone_surrogate(data):
         if answer_id is not None and not has_lone_surrogate({**data, "params": None}):
             message = "Invalid params: " + NOT_TEXT.format(what="a string in the params")
