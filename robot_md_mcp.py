@@ -2453,6 +2453,8 @@ class HttpGuard:
         self.notifications_in_flight = 0
         self.log = logging.getLogger(NAME)
         self.noted: set[str] = set()
+        # Sessions whose initialize settled on BATCH_REVISION: they may send batches.
+        self.batch_sessions: collections.OrderedDict[str, None] = collections.OrderedDict()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -2468,18 +2470,71 @@ class HttpGuard:
             if body is None:
                 await _respond(send, 413, b"Payload Too Large")
                 return
-            message, answer = classify_line(body)
+            batches = self._single(headers, b"mcp-session-id") in self.batch_sessions
+            message, answer = classify_line(body, batches=batches)
             if answer is not None:  # answered as over stdio: one JSON-RPC error, never a pydantic dump
                 await _respond(send, 400, json.dumps(answer).encode(), content_type=b"application/json")
+                return
+            if isinstance(message, list):
+                await self.answer_batch(scope, headers, message, send)
                 return
             if message is not None and not (hasattr(message, "id") and hasattr(message, "method")):
                 await self.forward_notification(scope, headers, _replayed(body, receive), send)
                 return
+            if getattr(message, "method", None) == "initialize":
+                send = self.noting_batch_session(message, send)
             receive = _replayed(body, receive)
         await self.forward(scope, headers, receive, send)
         ending = self._single(headers, b"mcp-session-id") if scope["method"] == "DELETE" else None
         if ending is not None:
+            self.batch_sessions.pop(ending, None)
             self.on_session_end(ending)
+
+    def noting_batch_session(self, initialize: Any, send: Any) -> Any:
+        """send(), noting the session an initialize asking for BATCH_REVISION
+        opens (a server that supports a revision answers with it)."""
+        if (initialize.params or {}).get("protocolVersion") != BATCH_REVISION:
+            return send
+
+        async def noting(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                session = dict(message.get("headers", [])).get(b"mcp-session-id")
+                if session is not None:
+                    self.batch_sessions[session.decode("latin-1")] = None
+                    while len(self.batch_sessions) > MAX_MCP_SESSIONS:
+                        self.batch_sessions.popitem(last=False)
+            await send(message)
+
+        return noting
+
+    async def answer_batch(self, scope: dict[str, Any], headers: Any, members: list[Any], send: Any) -> None:
+        """A batch (2025-03-26 sessions only): each member to the SDK as a
+        POST of its own, in order; the answers back as one JSON array, or
+        202 when none is due (only notifications), as JSON-RPC says."""
+        import anyio
+
+        answers = [answer for _, answer in members if answer is not None]
+        for message, _ in members:
+            if message is None:
+                continue
+            body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+            start: dict[str, Any] = {}
+            chunks: list[bytes] = []
+
+            async def capture(event: dict[str, Any], start: Any = start, chunks: Any = chunks) -> None:
+                if event["type"] == "http.response.start":
+                    start.update(event)
+                else:
+                    chunks.append(event.get("body", b""))
+
+            length = [(b"content-length", str(len(body)).encode())]
+            one = [(k, v) for k, v in headers if k != b"content-length"] + length
+            await self.forward({**scope, "headers": one}, one, _replayed(body, anyio.sleep_forever), capture)
+            answers += _jsonrpc_answers(dict(start.get("headers", [])), b"".join(chunks))
+        if not answers:
+            await _respond(send, 202, b"")
+            return
+        await _respond(send, 200, json.dumps(answers).encode(), content_type=b"application/json")
 
     async def forward_notification(
         self, scope: dict[str, Any], headers: Any, receive: Any, send: Any
@@ -2573,6 +2628,22 @@ async def _whole_body(receive: Any) -> bytes | None:
             return None
         if not message.get("more_body"):
             return b"".join(chunks)
+
+
+def _jsonrpc_answers(headers: dict[bytes, bytes], body: bytes) -> list[Any]:
+    """The JSON-RPC answers in one of the SDK's responses: a JSON body, or
+    the data lines of an event stream."""
+    kind = headers.get(b"content-type", b"")
+    if kind.startswith(b"text/event-stream"):
+        texts = [row[5:] for row in body.splitlines() if row.startswith(b"data:")]
+    else:
+        texts = [body] if kind.startswith(b"application/json") and body.strip() else []
+    found: list[Any] = []
+    for text in texts:
+        with contextlib.suppress(ValueError):
+            data = json.loads(text)
+            found += [m for m in (data if isinstance(data, list) else [data]) if "method" not in m]
+    return found
 
 
 def _replayed(body: bytes, receive: Any) -> Any:

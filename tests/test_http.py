@@ -417,6 +417,53 @@ def test_malformed_messages_are_answered_as_over_stdio(
 
 
 @pytest.mark.heavy
+def _session(server: Served, version: str) -> dict[str, str]:
+    """The headers of a new handshake-era session at `version`, initialized."""
+    init = {**INIT, "params": {**INIT["params"], "protocolVersion": version}}
+    status, headers, body = server.request("POST", "/mcp", json.dumps(init).encode(), MCP_HEADERS)
+    assert status == 200 and f'"protocolVersion":"{version}"' in body.decode(), body
+    session = {**MCP_HEADERS, "Mcp-Session-Id": headers["mcp-session-id"]}
+    if version != "2025-03-26":  # the header came with 2025-06-18
+        session["Mcp-Protocol-Version"] = version
+    initialized = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}'
+    assert server.request("POST", "/mcp", initialized, session)[0] == 202
+    return session
+
+
+def test_a_batch_in_a_2025_03_26_session_gets_one_array_of_answers(server: Served) -> None:
+    session = _session(server, "2025-03-26")
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {
+            "jsonrpc": "2.0",
+            "id": "two",
+            "method": "resources/read",
+            "params": {"uri": "robot-md://bob/identity"},
+        },
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}},
+        {"jsonrpc": "2.0", "id": 3, "method": "no/such/method"},
+        5,
+    ]
+    status, headers, body = server.request("POST", "/mcp", json.dumps(batch).encode(), session)
+    assert (status, headers["content-type"]) == (200, "application/json"), body
+    answers = {a["id"]: a for a in json.loads(body)}
+    assert set(answers) == {1, "two", 3, None}
+    assert answers[1]["result"] == {}
+    assert answers["two"]["result"]["contents"][0]["text"].startswith("name: bob | type: arm+camera")
+    assert answers[3]["error"]["code"] == -32601 and answers[None]["error"]["code"] == -32600
+    notifications = [{"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    assert server.request("POST", "/mcp", json.dumps(notifications).encode(), session)[:1] == (202,)
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
+def test_a_batch_in_other_sessions_is_refused(server: Served, version: str) -> None:
+    session = _session(server, version)
+    batch = json.dumps([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]).encode()
+    status, _, body = server.request("POST", "/mcp", batch, session)
+    assert status == 400 and json.loads(body)["error"]["code"] == -32600, body
+    assert "batch" in json.loads(body)["error"]["message"]
+
+
 def test_a_flood_of_garbage_requests_writes_few_log_lines() -> None:
     """2,000 requests that are not HTTP (uvicorn logs each): stderr gets at most the log budget
     per window and a line saying how many were held back, never a traceback."""
