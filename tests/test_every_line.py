@@ -53,6 +53,7 @@ KNOWN = [
     "tools/call",
     "logging/setLevel",
     "server/discover",
+    "subscriptions/listen",
     "notifications/initialized",
     "notifications/cancelled",
     "notifications/progress",
@@ -183,14 +184,17 @@ class Stdio:
     that ended it) only so that hypothesis can shrink that failure."""
 
     def __init__(self, path: Path) -> None:
-        self.path, self.server = path, None
+        self.path = path
+        self.server: RawServer | None = None
+        self.version = ""
 
-    def live(self) -> RawServer:
-        if self.server is None or not self.server.alive():
+    def live(self, version: str = "2025-11-25") -> RawServer:
+        """The server, in a session at `version`."""
+        if self.server is None or not self.server.alive() or self.version != version:
             if self.server is not None:
                 self.server.kill()
-            self.server = RawServer(self.path)
-            self.server.handshake()
+            self.server, self.version = RawServer(self.path), version
+            self.server.handshake(version=version)
         return self.server
 
 
@@ -201,7 +205,7 @@ def stdio_server(tmp_path_factory) -> Iterator[Stdio]:
     servers = Stdio(path)
     try:
         yield servers
-        served = servers.live()
+        served = servers.live(servers.version or "2025-11-25")
         served.assert_clean()
         assert served.close() == 0, served.stderr[-2000:]
     finally:
@@ -271,6 +275,71 @@ def test_every_line_over_stdio_is_answered_and_the_server_lives(stdio_server: St
 @settings(**HEAVY_SETTINGS)
 def test_every_line_over_stdio_long_form(stdio_server: Stdio, batch) -> None:
     _over_stdio(stdio_server, batch)
+
+
+# --- stdio, batches in a 2025-03-26 session ---------------------------------------------------------
+
+
+@st.composite
+def batches(draw: Any) -> tuple[bytes, list[tuple[bytes, Any]]]:
+    """A JSON array of generated lines, as one line, and its members."""
+    members = draw(st.lists(lines(), max_size=5))
+    return b"[" + b",".join(line.strip() for line, _ in members) + b"]\n", members
+
+
+def _batch_over_stdio(servers: Stdio, drawn: tuple[bytes, list[tuple[bytes, Any]]]) -> None:
+    """A batch gets one array: exactly one answer per member request with a usable id, one with id
+    null per other request, at most one per other member; an empty batch one error; no line that is
+    not JSON an array."""
+    line, members = drawn
+    server = servers.live(version="2025-03-26")
+    mark = len(server.stdout_lines)
+    server.write(line)
+    kinds = [expected(m, raw_id) for m, raw_id in members]
+    try:
+        json.loads(line.decode("utf-8"))
+        whole = True
+    except (ValueError, RecursionError):
+        whole = False
+    ones = collections.Counter(i for kind, i in kinds if kind == "one")
+    nulls = sum(kind == "null" for kind, _ in kinds)
+    maybe = sum(kind == "at most one" for kind, _ in kinds)
+    deadline = time.monotonic() + ANSWER_DEADLINE
+    arrays: list[list[dict]] = []
+    while whole and members and (ones or nulls) and not arrays and time.monotonic() < deadline:
+        arrays = [json.loads(r) for r in server.stdout_lines[mark:] if r.startswith(b"[")]
+        time.sleep(0.01)
+    assert server.request("ping", timeout=ANSWER_DEADLINE)["result"] == {}
+    time.sleep(0.05)
+    arrays = [json.loads(r) for r in server.stdout_lines[mark:] if r.startswith(b"[")]
+    if not whole or not members:  # not JSON, or an empty batch: one error, never an array
+        singles = [json.loads(r) for r in server.stdout_lines[mark:] if r.startswith(b"{")]
+        assert arrays == [] and sum(a["id"] is None for a in singles) == 1, (line[:300], singles)
+        return
+    if not (ones or nulls):
+        assert len(arrays) <= 1 and all(a["id"] is None for array in arrays for a in array), arrays
+        return
+    (array,) = arrays
+    got = collections.Counter(a["id"] for a in array)
+    assert {i: got[i] for i in ones} == dict(ones), (line[:300], array)
+    assert nulls <= got[None] <= nulls + maybe, (line[:300], array)
+    assert sum(got.values()) == sum(ones.values()) + got[None], (line[:300], array)
+    server.assert_clean()
+    if b'"initialize"' in line:  # it may have settled on another revision: the next example starts afresh
+        servers.version = ""
+
+
+@given(drawn=batches())
+@settings(**SETTINGS)
+def test_every_batch_in_a_2025_03_26_session_is_answered_as_one_array(stdio_server: Stdio, drawn) -> None:
+    _batch_over_stdio(stdio_server, drawn)
+
+
+@pytest.mark.heavy
+@given(drawn=batches())
+@settings(**HEAVY_SETTINGS)
+def test_every_batch_long_form(stdio_server: Stdio, drawn) -> None:
+    _batch_over_stdio(stdio_server, drawn)
 
 
 # --- HTTP -----------------------------------------------------------------------------------------
