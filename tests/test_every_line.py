@@ -13,8 +13,12 @@ usable id an answer carrying its id (or null, for a line refused before it
 was read). After every line the fence is answered; at the end stdout carries
 only JSON-RPC lines, stderr no traceback, and the server answers a ping.
 
+In a session at 2025-03-26 a JSON array of such lines (a batch) gets one
+array of answers: exactly one per member request with a usable id, one with
+id null per other request; an empty batch or one that is not JSON one error.
+
 The short form (default tier) runs 60 examples of up to 6 lines each per
-transport; `pytest -m heavy` runs 1,500 each, derandomized."""
+transport, and 60 batches; `pytest -m heavy` runs 1,500 each, derandomized."""
 
 from __future__ import annotations
 
