@@ -2100,6 +2100,7 @@ async def _relay_stdin(
 ) -> None:
     """stdin lines → messages for the server, or answers for the client."""
     import anyio
+    from mcp import types
 
     async with to_server, answers:
         async for line in lines:
@@ -2109,7 +2110,7 @@ async def _relay_stdin(
             members = message if isinstance(message, list) else [(message, answer)]
             if isinstance(message, list):
                 errors = [json.dumps(a, ensure_ascii=False) for m, a in members if a is not None]
-                ids = [m.id for m, _ in members if getattr(m, "method", None) and hasattr(m, "id")]
+                ids = [m.id for m, _ in members if isinstance(m, types.JSONRPCRequest)]
                 ready = batches.start(ids, errors)
                 if ready is not None:
                     await answers.send(ready)

@@ -373,7 +373,7 @@ def http_server() -> Iterator[tuple[Served, dict[str, str]]]:
 def _answers(headers: dict[str, str], body: bytes) -> list[dict]:
     """The JSON-RPC messages of a response: a JSON body, or an event stream's data lines."""
     if headers.get("content-type", "").startswith("text/event-stream"):
-        events = [json.loads(row[5:]) for row in body.decode().splitlines() if row.startswith("data:")]
+        events = [json.loads(row[5:]) for row in body.split(b"\n") if row.startswith(b"data:")]
         return [event for event in events if "method" not in event]
     if headers.get("content-type", "").startswith("application/json") and body:
         answer = json.loads(body)
