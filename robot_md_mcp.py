@@ -1979,9 +1979,15 @@ def classify_message(data: Any) -> tuple[Any, dict[str, Any] | None]:
         message = "Invalid Request: " + NOT_TEXT.format(what="a string in the message")
         return None, error_answer(answer_id, types.INVALID_REQUEST, message)
     try:
-        return types.jsonrpc_message_adapter.validate_python(data), None
+        parsed = types.jsonrpc_message_adapter.validate_python(data)
     except (ValueError, RecursionError):  # pydantic's ValidationError, or nested too deeply
         return None, error_answer(answer_id, types.INVALID_REQUEST, NOT_JSONRPC)
+    # With a method it is a request (or a notification), never a response that
+    # happens to fit ({"id": 0, "method": "x", "params": [], "result": {}}).
+    meant = types.JSONRPCRequest if "id" in data else types.JSONRPCNotification
+    if "method" in data and not isinstance(parsed, meant):
+        return None, error_answer(answer_id, types.INVALID_REQUEST, NOT_JSONRPC)
+    return parsed, None
 
 
 def has_lone_surrogate(value: Any) -> bool:

@@ -79,6 +79,9 @@ NOT_A_MESSAGE: dict[str, tuple[object, object, str]] = {
         "not a JSON-RPC 2.0 message",
     ),
     "an id and nothing else": ({"jsonrpc": "2.0", "id": 12}, None, "not a JSON-RPC 2.0 message"),
+    # Both fit a response, once its extra members are ignored; with a method, each is a bad request.
+    "method null and a result": (request(16, None, result={}), 16, "not a JSON-RPC 2.0 message"),
+    "params an array and a result": (request(17, "initialize", params=[], result={}), 17, "not a JSON-RPC"),
     "a response with a number for a result": (
         {"jsonrpc": "2.0", "id": 13, "result": 5},
         None,
