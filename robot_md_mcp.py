@@ -16,7 +16,25 @@ Sections 1-5 do no network I/O and import no SDK, so `validate`/`render` start
 fast and the server can check a manifest before paying for the SDK import.
 """
 
+# ruff: noqa: E402
+# (E402: the Ctrl-C guard below must come before the imports it guards)
 from __future__ import annotations
+
+import os
+import signal
+import sys
+
+
+def _end_while_loading(signum: int, frame: object) -> None:
+    """Run as a program (`python robot_md_mcp.py`, `python -m robot_md_mcp`,
+    the `robot-md-mcp` launcher), Ctrl-C while the module loads ends it at
+    once with 130 and no traceback, as later; main() restores Python's own."""
+    os._exit(130)
+
+
+_ARGV0 = sys.argv[0] if getattr(sys, "argv", None) else ""
+if __name__ == "__main__" or _ARGV0 == "-m" or os.path.basename(_ARGV0).startswith("robot-md-mcp"):
+    signal.signal(signal.SIGINT, _end_while_loading)
 
 import base64
 import collections
@@ -29,12 +47,10 @@ import itertools
 import json
 import logging
 import math
-import os
 import re
 import shlex
 import shutil
 import stat
-import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
@@ -1970,6 +1986,13 @@ class Handlers:
             ]
         )
 
+    async def list_resource_templates(self, ctx: Any, params: Any) -> Any:
+        """None: every resource has a fixed URI. Answered all the same, since
+        clients ask (some stop at -32601)."""
+        from mcp import types
+
+        return types.ListResourceTemplatesResult(resource_templates=[])
+
     def contents(self, snap: Snapshot, name: str, view: View) -> Any:
         from mcp import types
 
@@ -2446,6 +2469,7 @@ def build_server(
         **server_identity(),
         lifespan=live.lifespan,
         on_list_resources=handlers.list_resources,
+        on_list_resource_templates=handlers.list_resource_templates,
         on_read_resource=handlers.read_resource,
         on_subscribe_resource=handlers.subscribe,
         on_unsubscribe_resource=handlers.unsubscribe,
@@ -2481,18 +2505,22 @@ NOT_JSONRPC = (
     'Invalid Request: not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0", a string method, '
     "an integer or string id, object params)"
 )
+# Lone surrogate escapes are legal JSON but not Unicode: no MCP string holds one.
+NOT_TEXT = "{what} holds a lone surrogate escape (\\ud800 to \\udfff, unpaired), which is not Unicode text"
 
 
 def error_answer(request_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def classify_line(line: Any) -> tuple[Any, dict[str, Any] | None]:
+def classify_line(line: Any, batches: bool = False) -> tuple[Any, dict[str, Any] | None]:
     """One line from a client → (the message for the server, None), or
     (None, the JSON-RPC error to answer with), or (None, None) for a blank
-    line: -32700 for text that is not JSON, -32600 for JSON that is not a
-    message MCP accepts (a batch too: MCP has none since 2025-06-18), with
-    the request's id when it has a usable one."""
+    line: -32700 for text that is not JSON (or not UTF-8, or nested past
+    what the parser takes), -32600 for JSON that is not a message MCP
+    accepts, with the request's id when it has a usable one. A batch (JSON
+    array) is refused unless `batches` (only 2025-03-26 has them): then the
+    message is a list of (message, error) pairs, one per member."""
     from mcp import types
 
     if line is _TOO_LONG:
@@ -2504,29 +2532,80 @@ def classify_line(line: Any) -> tuple[Any, dict[str, Any] | None]:
     if not line.strip():
         return None, None
     try:
-        data = json.loads(line)
-    except ValueError as e:  # not JSON, or not UTF-8
+        # Decoded strictly: json.loads would let UTF-8-encoded surrogates through.
+        data = json.loads(line.decode("utf-8-sig") if isinstance(line, bytes) else line)
+    except UnicodeDecodeError as e:
+        return None, error_answer(None, types.PARSE_ERROR, f"Parse error: not UTF-8 text ({e.reason})")
+    except (ValueError, RecursionError) as e:  # not JSON, or nested too deeply to read
         return None, error_answer(None, types.PARSE_ERROR, f"Parse error: {e}")
-    if not isinstance(data, dict):
+    if isinstance(data, list) and data and batches:
+        return [classify_message(item) for item in data], None
+    if isinstance(data, list):
         batch = "Invalid Request: a batch (JSON array); MCP takes one message per line"
         return None, error_answer(
-            None, types.INVALID_REQUEST, batch if isinstance(data, list) else NOT_JSONRPC
+            None, types.INVALID_REQUEST, batch if data else "Invalid Request: an empty batch"
         )
+    return classify_message(data)
+
+
+def classify_message(data: Any) -> tuple[Any, dict[str, Any] | None]:
+    """One decoded JSON value → (the message for the server, None) or
+    (None, the JSON-RPC error to answer with)."""
+    from mcp import types
+
+    if not isinstance(data, dict):
+        return None, error_answer(None, types.INVALID_REQUEST, NOT_JSONRPC)
     request_id = data.get("id")
     usable_id = isinstance(request_id, (int, str)) and not isinstance(request_id, bool)
     if "method" in data and "id" in data and not usable_id:
         message = "Invalid Request: a request id must be a string or an integer"
         return None, error_answer(None, types.INVALID_REQUEST, message)
+    if usable_id and has_lone_surrogate(request_id):
+        message = "Invalid Request: " + NOT_TEXT.format(what="the request id")
+        return None, error_answer(None, types.INVALID_REQUEST, message)
+    answer_id = request_id if usable_id and "method" in data else None
+    if "method" in data and not isinstance(data["method"], str):  # not a response either
+        return None, error_answer(answer_id, types.INVALID_REQUEST, NOT_JSONRPC)
+    if has_lone_surrogate(data):
+        if answer_id is not None and not has_lone_surrogate({**data, "params": None}):
+            message = "Invalid params: " + NOT_TEXT.format(what="a string in the params")
+            return None, error_answer(answer_id, types.INVALID_PARAMS, message)
+        message = "Invalid Request: " + NOT_TEXT.format(what="a string in the message")
+        return None, error_answer(answer_id, types.INVALID_REQUEST, message)
     if data.get("method") == "initialize" and usable_id:
         data, answer = completed_initialize(data)
         if answer is not None:
             return None, answer
     try:
-        return types.jsonrpc_message_adapter.validate_python(data), None
-    except ValueError:  # pydantic's ValidationError
-        return None, error_answer(
-            request_id if usable_id and "method" in data else None, types.INVALID_REQUEST, NOT_JSONRPC
-        )
+        parsed = types.jsonrpc_message_adapter.validate_python(data)
+    except (ValueError, RecursionError):  # pydantic's ValidationError, or nested too deeply
+        return None, error_answer(answer_id, types.INVALID_REQUEST, NOT_JSONRPC)
+    # With a method it is a request (or a notification), never a response that
+    # happens to fit ({"id": 0, "method": "x", "params": [], "result": {}}).
+    meant = types.JSONRPCRequest if "id" in data else types.JSONRPCNotification
+    if "method" in data and not isinstance(parsed, meant):
+        return None, error_answer(answer_id, types.INVALID_REQUEST, NOT_JSONRPC)
+    return parsed, None
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """Whether a decoded JSON value holds a lone surrogate ("\\ud800") in
+    any string or key: legal JSON escapes, but not Unicode text, so such a
+    string cannot be written back as UTF-8 (nor is it an MCP string)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 # What a client that names itself not at all is called (robot-md-pendant sends
@@ -2568,15 +2647,19 @@ def completed_initialize(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str
 def _read_lines(wire_in: Any, deliver: Callable[[Any], None]) -> None:
     """On a daemon thread (a blocked read must not keep the process alive
     after Ctrl-C): each line of stdin to deliver(), b"" at the end. A line
-    over the limit is skipped to its end and reported as _TOO_LONG. Ends
-    when deliver() fails: the server is gone."""
+    over the limit is skipped to its end and reported as _TOO_LONG. A read
+    that fails (EIO: the terminal hung up) is the end too. Ends when
+    deliver() fails: the server is gone."""
     line: Any = None
     while line != b"":
-        line = wire_in.readline(MAX_STDIO_LINE_BYTES + 1)
-        if len(line) > MAX_STDIO_LINE_BYTES and not line.endswith(b"\n"):
-            while line and not line.endswith(b"\n"):
-                line = wire_in.readline(64 * 1024)
-            line = _TOO_LONG
+        try:
+            line = wire_in.readline(MAX_STDIO_LINE_BYTES + 1)
+            if len(line) > MAX_STDIO_LINE_BYTES and not line.endswith(b"\n"):
+                while line and not line.endswith(b"\n"):
+                    line = wire_in.readline(64 * 1024)
+                line = _TOO_LONG
+        except (OSError, ValueError):
+            line = b""
         try:
             deliver(line)
         except Exception:
@@ -2604,47 +2687,155 @@ class _Unanswered:
             self.none_left.set()
 
 
-async def _relay_stdin(lines: Any, to_server: Any, answers: Any, unanswered: _Unanswered) -> None:
+# The one MCP revision that says servers MUST accept JSON-RPC batches.
+BATCH_REVISION = "2025-03-26"
+
+
+class _Batches:
+    """JSON-RPC batches, accepted once initialize has settled on
+    BATCH_REVISION: the answers to one batch go back together, as one JSON
+    array, when its last request is answered (or cancelled)."""
+
+    def __init__(self) -> None:
+        self.revision: str | None = None  # what initialize settled on
+        self.initialize_ids: set[Any] = set()
+        self.waiting: list[tuple[collections.Counter[Any], list[str]]] = []
+
+    def learn(self, message: Any) -> None:
+        """Note the revision from the server's answer to initialize."""
+        if message.id in self.initialize_ids:
+            self.initialize_ids.discard(message.id)
+            result = getattr(message, "result", None)
+            self.revision = result.get("protocolVersion") if isinstance(result, dict) else self.revision
+
+    def start(self, request_ids: list[Any], answers: list[str]) -> str | None:
+        """A new batch, with the errors some members got already; its array
+        now if none of it waits for the server (none at all: notifications)."""
+        if request_ids:
+            self.waiting.append((collections.Counter(request_ids), answers))
+            return None
+        return f"[{','.join(answers)}]" if answers else None
+
+    def answered(self, request_id: Any, text: str | None) -> str | None:
+        """What to write for an answer (`text`; None: cancelled): itself when
+        no batch waits for it, else nothing until its batch is complete."""
+        for batch in self.waiting:
+            pending, parts = batch
+            if pending[request_id] > 0:
+                pending[request_id] -= 1
+                parts += [text] if text is not None else []
+                if +pending:
+                    return None
+                self.waiting.remove(batch)
+                return f"[{','.join(parts)}]" if parts else None
+        return text
+
+    def unfinished(self) -> list[str]:
+        """The answers of batches still waiting, for the end of the session."""
+        return [f"[{','.join(parts)}]" for _, parts in self.waiting if parts]
+
+
+async def _relay_stdin(
+    lines: Any, to_server: Any, answers: Any, unanswered: _Unanswered, batches: _Batches
+) -> None:
     """stdin lines → messages for the server, or answers for the client."""
     import anyio
     from mcp import types
-    from mcp.shared.message import SessionMessage
 
     async with to_server, answers:
         async for line in lines:
             if line == b"":
                 break
-            message, answer = classify_line(line)
-            if answer is not None:
+            message, answer = classify_line(line, batches=batches.revision == BATCH_REVISION)
+            members = message if isinstance(message, list) else [(message, answer)]
+            if isinstance(message, list):
+                errors = [json.dumps(a, ensure_ascii=False) for m, a in members if a is not None]
+                ids = [m.id for m, _ in members if isinstance(m, types.JSONRPCRequest)]
+                ready = batches.start(ids, errors)
+                if ready is not None:
+                    await answers.send(ready)
+            elif answer is not None:
                 await answers.send(answer)
-            elif message is not None:
-                if isinstance(message, types.JSONRPCRequest):
-                    unanswered.add(message.id)
-                elif isinstance(message, types.JSONRPCNotification) and message.method == CANCELLED:
-                    unanswered.done((message.params or {}).get("requestId"))  # it will not be answered
-                await to_server.send(SessionMessage(message))
+            for member, _ in members:
+                if member is not None:
+                    await _to_server(member, to_server, answers, unanswered, batches)
         if unanswered.ids:
             with anyio.move_on_after(EOF_GRACE_SECONDS):
                 await unanswered.none_left.wait()
 
 
-async def _write_stdout(outgoing: Any, wire_out: Any, unanswered: _Unanswered) -> None:
-    """The server's messages and our own answers, one JSON line each."""
+async def _to_server(
+    message: Any, to_server: Any, answers: Any, unanswered: _Unanswered, batches: _Batches
+) -> None:
+    """One message for the server, with what the wire must remember of it."""
+    from mcp import types
+    from mcp.shared.message import SessionMessage
+
+    if isinstance(message, types.JSONRPCRequest):
+        unanswered.add(message.id)
+        if message.method == "initialize":
+            batches.initialize_ids.add(message.id)
+    elif isinstance(message, types.JSONRPCNotification) and message.method == CANCELLED:
+        cancelled = (message.params or {}).get("requestId")
+        unanswered.done(cancelled)  # it will not be answered
+        ready = batches.answered(cancelled, None)
+        if ready is not None:
+            await answers.send(ready)
+    await to_server.send(SessionMessage(message))
+
+
+def _outgoing_line(item: Any, unanswered: _Unanswered, batches: _Batches) -> bytes | None:
+    """One line of UTF-8 JSON for what the server (or the wire) sends, or
+    None while it waits for the rest of its batch. A message that cannot be
+    written as JSON fails alone: a request's answer becomes an error answer."""
     from mcp import types
 
-    async for item in outgoing:
-        if isinstance(item, dict):
-            text = json.dumps(item, ensure_ascii=False)
+    if isinstance(item, str):  # a batch's answers, ready
+        return item.encode("utf-8") + b"\n"
+    message: Any = item if isinstance(item, dict) else item.message
+    is_answer = isinstance(message, (types.JSONRPCResponse, types.JSONRPCError))
+    if is_answer:
+        unanswered.done(message.id)
+        batches.learn(message)
+    try:
+        if isinstance(message, dict):
+            text = json.dumps(message, ensure_ascii=False)
         else:
-            message = item.message
             text = message.model_dump_json(by_alias=True, exclude_unset=True)
-            if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
-                unanswered.done(message.id)
-        try:
-            wire_out.write(text.encode("utf-8") + b"\n")
-            wire_out.flush()
-        except OSError:  # the client closed its end: nobody is left to answer
-            return
+        text.encode("utf-8")
+    except Exception as e:  # (PydanticSerializationError is no public class)
+        logging.getLogger(NAME).warning(
+            "%s: a message could not be written as JSON: %s", NAME, type(e).__name__
+        )
+        if not is_answer:
+            return None
+        why = f"Internal error: the answer could not be written as JSON ({type(e).__name__})"
+        text = json.dumps(error_answer(message.id, types.INTERNAL_ERROR, why))
+    ready = batches.answered(message.id, text) if is_answer else text
+    return None if ready is None else ready.encode("utf-8") + b"\n"
+
+
+async def _write_stdout(outgoing: Any, wire_out: Any, unanswered: _Unanswered, batches: _Batches) -> None:
+    """The server's messages and our own answers, one JSON line each. Once
+    the client has closed its end, the rest is drained unwritten, so no
+    sender ever waits on a wire nobody reads."""
+    writable = True
+    async for item in outgoing:
+        data = _outgoing_line(item, unanswered, batches)
+        if data is not None and writable:
+            writable = _put(wire_out, data)
+    for text in batches.unfinished():
+        writable = writable and _put(wire_out, text.encode("utf-8") + b"\n")
+
+
+def _put(wire_out: Any, data: bytes) -> bool:
+    """Write one line; False once the client has closed its end."""
+    try:
+        wire_out.write(data)
+        wire_out.flush()
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -2668,14 +2859,24 @@ def _stdio_wire() -> Iterator[tuple[Any, Any]]:
         wire_out.close()
 
 
+def end_at_once(signum: int, frame: Any) -> None:
+    """Ctrl-C while serving over stdio: the process ends now, exit 130,
+    whatever it is doing (writing to a client that stopped reading, a worker
+    preparing a slow manifest): a read-only server has nothing to finish.
+    (SIGTERM keeps the system's default: it ends the process as at once.)"""
+    os._exit(130)
+
+
 def serve_stdio(manifest_file: ManifestFile) -> int:
-    """Serve until the client closes stdin (exit 0)."""
+    """Serve until the client closes stdin (exit 0) or Ctrl-C (exit 130)."""
     import threading
 
     import anyio
     import anyio.from_thread
     import anyio.lowlevel
 
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, end_at_once)
     log_to_stderr()
     with sdk_loading():
         server = build_server(manifest_file)
@@ -2692,12 +2893,13 @@ def serve_stdio(manifest_file: ManifestFile) -> int:
             name="stdin",
         )
         reader.start()
-        unanswered = _Unanswered()
+        unanswered, batches = _Unanswered(), _Batches()
         async with anyio.create_task_group() as writing:
             # The writer ends once every sender is closed: all answers are out.
-            writing.start_soon(_write_stdout, outgoing, wire_out, unanswered)
+            writing.start_soon(_write_stdout, outgoing, wire_out, unanswered, batches)
             async with anyio.create_task_group() as reading:
-                reading.start_soon(_relay_stdin, lines, to_server, server_out.clone(), unanswered)
+                relay = (lines, to_server, server_out.clone(), unanswered, batches)
+                reading.start_soon(_relay_stdin, *relay)
                 async with server_out:
                     await server.run(server_in, server_out, server.create_initialization_options())
                 reading.cancel_scope.cancel()  # the server ended first: stop reading
@@ -2718,6 +2920,7 @@ TOKEN_ENV = "ROBOT_MD_MCP_TOKEN"  # noqa: S105 (a variable name)
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/healthz"
 MIN_TOKEN_CHARS = 16
+MAX_TOKEN_FILE_BYTES = 4096  # a token file holds one token
 MAX_HTTP_BODY_BYTES = 256 * 1024  # one JSON-RPC message; ours are tiny
 MAX_HTTP_HEADER_BYTES = 16 * 1024  # all headers of a request
 MAX_HTTP_CONCURRENCY = 128  # open connections; beyond that, room is made (request_head_deadline)
@@ -2809,7 +3012,11 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
         try:
             with open(Path(token_file).expanduser(), "rb", opener=_open_nonblocking) as f:
                 _check_token_file(os.fstat(f.fileno()), source)
-                data = f.read(4096)
+                data = f.read(MAX_TOKEN_FILE_BYTES + 1)
+            if len(data) > MAX_TOKEN_FILE_BYTES:  # refused, not cut: a cut token would never match
+                raise HttpSetupError(
+                    f"the {source} is longer than {MAX_TOKEN_FILE_BYTES:,} bytes; it should hold one token"
+                )
             text = data.decode("utf-8")
         except OSError as e:
             raise HttpSetupError(f"cannot read the {source}: {_os_reason(e)}") from None
@@ -2915,6 +3122,8 @@ class HttpGuard:
         self.notifications_in_flight = 0
         self.log = logging.getLogger(NAME)
         self.noted: set[str] = set()
+        # Sessions whose initialize settled on BATCH_REVISION: they may send batches.
+        self.batch_sessions: collections.OrderedDict[str, None] = collections.OrderedDict()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -2932,15 +3141,20 @@ class HttpGuard:
                 if body is not None:  # else the peer left: nobody to answer
                     await _respond(send, *body, extra=[(b"connection", b"close")])
                 return
-            message, answer = classify_line(body)
+            batches = self._single(headers, b"mcp-session-id") in self.batch_sessions
+            message, answer = classify_line(body, batches=batches)
             if answer is not None:  # answered as over stdio: one JSON-RPC error, never a pydantic dump
                 await _respond(send, 400, json.dumps(answer).encode(), content_type=b"application/json")
+                return
+            if isinstance(message, list):
+                await self.answer_batch(scope, headers, message, send)
                 return
             if message is not None and not (hasattr(message, "id") and hasattr(message, "method")):
                 await self.forward_notification(scope, headers, _replayed(body, receive), send)
                 return
             if getattr(message, "method", None) == "initialize":  # as completed_initialize left it
                 body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+                send = self.noting_batch_session(message, send)
             receive = _replayed(body, receive)
             opening = getattr(message, "method", None) == "initialize"
         await self.forward_in_session(scope, headers, receive, send, opening)
@@ -2960,6 +3174,7 @@ class HttpGuard:
             self.sessions.opened(answered_for)
         if session is not None and (scope["method"] == "DELETE" or status == 404):  # ended, or gone
             self.sessions.ended(session)
+            self.batch_sessions.pop(session, None)
             self.on_session_end(session)
 
     async def end_session(self, session_id: str) -> None:
@@ -2989,7 +3204,54 @@ class HttpGuard:
             pass
 
         await self.app(scope, no_body, unheard)
+        self.batch_sessions.pop(session_id, None)
         self.on_session_end(session_id)
+
+    def noting_batch_session(self, initialize: Any, send: Any) -> Any:
+        """send(), noting the session an initialize asking for BATCH_REVISION
+        opens (a server that supports a revision answers with it)."""
+        if (initialize.params or {}).get("protocolVersion") != BATCH_REVISION:
+            return send
+
+        async def noting(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                session = dict(message.get("headers", [])).get(b"mcp-session-id")
+                if session is not None:
+                    self.batch_sessions[session.decode("latin-1")] = None
+                    while len(self.batch_sessions) > MAX_MCP_SESSIONS:
+                        self.batch_sessions.popitem(last=False)
+            await send(message)
+
+        return noting
+
+    async def answer_batch(self, scope: dict[str, Any], headers: Any, members: list[Any], send: Any) -> None:
+        """A batch (2025-03-26 sessions only): each member to the SDK as a
+        POST of its own, in order; the answers back as one JSON array, or
+        202 when none is due (only notifications), as JSON-RPC says."""
+        import anyio
+
+        answers = [answer for _, answer in members if answer is not None]
+        for message, _ in members:
+            if message is None:
+                continue
+            body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+            start: dict[str, Any] = {}
+            chunks: list[bytes] = []
+
+            async def capture(event: dict[str, Any], start: Any = start, chunks: Any = chunks) -> None:
+                if event["type"] == "http.response.start":
+                    start.update(event)
+                else:
+                    chunks.append(event.get("body", b""))
+
+            length = [(b"content-length", str(len(body)).encode())]
+            one = [(k, v) for k, v in headers if k != b"content-length"] + length
+            await self.forward({**scope, "headers": one}, one, _replayed(body, anyio.sleep_forever), capture)
+            answers += _jsonrpc_answers(dict(start.get("headers", [])), b"".join(chunks))
+        if not answers:
+            await _respond(send, 202, b"")
+            return
+        await _respond(send, 200, json.dumps(answers).encode(), content_type=b"application/json")
 
     async def forward_notification(
         self, scope: dict[str, Any], headers: Any, receive: Any, send: Any
@@ -3142,6 +3404,22 @@ async def _whole_body(receive: Any, limits: HttpLimits) -> bytes | tuple[int, by
             return 413, b"Payload Too Large"
         if not message.get("more_body"):
             return b"".join(chunks)
+
+
+def _jsonrpc_answers(headers: dict[bytes, bytes], body: bytes) -> list[Any]:
+    """The JSON-RPC answers in one of the SDK's responses: a JSON body, or
+    the data lines of an event stream."""
+    kind = headers.get(b"content-type", b"")
+    if kind.startswith(b"text/event-stream"):
+        texts = [row[5:] for row in body.splitlines() if row.startswith(b"data:")]
+    else:
+        texts = [body] if kind.startswith(b"application/json") and body.strip() else []
+    found: list[Any] = []
+    for text in texts:
+        with contextlib.suppress(ValueError):
+            data = json.loads(text)
+            found += [m for m in (data if isinstance(data, list) else [data]) if "method" not in m]
+    return found
 
 
 def _replayed(body: bytes, receive: Any) -> Any:
@@ -3507,6 +3785,10 @@ def lazy_imports_from_here_on() -> None:
 
 def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
     lazy_imports_from_here_on()
+    if signal.getsignal(signal.SIGINT) is _end_while_loading:
+        # From here a Ctrl-C is a KeyboardInterrupt, answered below with 130
+        # once a command has cleaned up; serving over stdio sets its own.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     args = sys.argv[1:] if argv is None else list(argv)
     before_dashes = args[: args.index("--")] if "--" in args else args
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -285,3 +286,125 @@ def test_a_missing_dependency_is_one_line(missing: str) -> None:
     assert line.startswith("robot-md-mcp: cannot start: ")
     assert f"'{missing}" in line or f" {missing} " in line  # Python words it differently by case
     assert line.endswith("; reinstall robot-md-mcp with its dependencies")
+
+
+# --- signals: Ctrl-C (exit 130) and SIGTERM end the server at once, quietly, whatever it is doing
+
+SIGNALS = {"SIGINT": (signal.SIGINT, 130), "SIGTERM": (signal.SIGTERM, -signal.SIGTERM)}
+# Sends the signal to itself when `sys.argv[1]` is first imported, then runs the
+# program as `python robot_md_mcp.py` does, or as pip's `robot-md-mcp` launcher does.
+SIGNAL_DURING_IMPORT = """
+import importlib.abc, os, runpy, sys
+module, number, form, sys.argv = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+class Interrupt(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == module:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), number)
+        return None
+sys.meta_path.insert(0, Interrupt())
+if form == "script":
+    runpy.run_path(sys.argv[0], run_name="__main__")
+else:
+    sys.argv[0] = os.path.join(os.path.dirname(sys.argv[0]), "robot-md-mcp")
+    from robot_md_mcp import main
+    sys.exit(main())
+"""
+# The server, with parse() spinning for a minute (on the worker that prepares
+# a new version) when the manifest holds "slow-marker".
+SLOW_PARSE = """
+import sys, time
+import robot_md_mcp as m
+real = m.parse
+def slow(text):
+    if "slow-marker" in text:
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            pass
+    return real(text)
+m.parse = slow
+sys.exit(m.main(sys.argv[1:]))
+"""
+
+
+def _ends_quietly(proc: subprocess.Popen, sig: int, code: int) -> None:
+    """Send `sig`: the process ends within a second with `code`, nothing on stderr."""
+    started = time.monotonic()
+    proc.send_signal(sig)
+    try:
+        assert proc.wait(timeout=5) == code
+        assert time.monotonic() - started < 1.0
+        assert proc.stderr is not None and proc.stderr.read() == b""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@posix_only
+@pytest.mark.parametrize("sig", SIGNALS)
+@pytest.mark.parametrize("form", ["script", "launcher"])
+@pytest.mark.parametrize("module", ["yaml", "mcp", "pydantic_core", "anyio"])
+def test_a_signal_while_the_program_loads_ends_it_quietly(module: str, form: str, sig: str) -> None:
+    """Ctrl-C while the module's own imports or the SDK load: 130 and no traceback (not Python's -2)."""
+    number, code = SIGNALS[sig]
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNAL_DURING_IMPORT, module, str(int(number)), form, MODULE, str(EXAMPLE)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (code, b"")
+
+
+@posix_only
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_a_signal_ends_a_server_whose_client_stopped_reading(sig: str) -> None:
+    """stdout is full (the client reads nothing) and stdin still open: a signal still ends it."""
+    proc = subprocess.Popen(
+        [sys.executable, MODULE, str(EXAMPLE)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode())
+    proc.stdin.write(b'\n{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 0
+    read = {"jsonrpc": "2.0", "method": "resources/read", "params": {"uri": "robot-md://bob/frontmatter"}}
+    for n in range(1, 300):  # some 300 KB of answers, far more than a pipe holds
+        proc.stdin.write(json.dumps({**read, "id": n}).encode() + b"\n")
+    proc.stdin.flush()
+    time.sleep(1.5)  # the server has filled the pipe and waits on it
+    _ends_quietly(proc, *SIGNALS[sig])
+    proc.stdin.close()
+
+
+@posix_only
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_a_signal_ends_a_server_whose_worker_is_busy(sig: str, manifest_path) -> None:
+    """A worker preparing a new version for a minute: a signal still ends the server at once."""
+    from wire import RawServer
+
+    path = manifest_path(GOOD)
+    server = RawServer(path, command=[sys.executable, "-c", SLOW_PARSE])
+    with server:
+        server.handshake()
+        path.write_text(GOOD.replace("\n---", "\n# slow-marker\n---", 1), encoding="utf-8")
+        server.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "method": "resources/read",
+                "params": {"uri": "robot-md://bob/safety"},
+            }
+        )
+        assert server.silence(1.0) == []  # the worker is busy with it
+        started = time.monotonic()
+        server.proc.send_signal(SIGNALS[sig][0])
+        assert server.proc.wait(timeout=5) == SIGNALS[sig][1]
+        assert time.monotonic() - started < 1.0
+        assert "Traceback" not in server.stderr

@@ -321,6 +321,27 @@ def test_bad_token_file(tmp_path: Path, content: str, why: str) -> None:
     assert missing.returncode == 1 and "cannot read the token file" in missing.stderr
 
 
+@pytest.mark.parametrize("size", [m.MAX_TOKEN_FILE_BYTES, m.MAX_TOKEN_FILE_BYTES + 1, 1024 * 1024])
+@pytest.mark.parametrize("padding", ["token", "newlines"])
+def test_a_token_file_longer_than_what_is_read_is_refused_not_cut(
+    tmp_path: Path, token: str, size: int, padding: str
+) -> None:
+    """A token file of `size` bytes (one long token, or a token and newlines): within the limit it is
+    read whole; past it the server refuses to start in one line, never serving a cut token."""
+    path = tmp_path / "token"
+    text = "t" * size if padding == "token" else token + "\n" * (size - len(token))
+    path.write_text(text, encoding="ascii")
+    path.chmod(0o600)
+    if size <= m.MAX_TOKEN_FILE_BYTES:
+        assert m.read_token(str(path)) == text.strip()
+        return
+    with pytest.raises(m.HttpSetupError) as refused:
+        m.read_token(str(path))
+    assert str(refused.value) == f"the token file {path} is longer than 4,096 bytes; it should hold one token"
+    done = run_cli(str(EXAMPLE), "--http", "0", "--token-file", str(path))
+    assert (done.returncode, done.stderr) == (1, f"robot-md-mcp: {refused.value}\n")
+
+
 @posix_only
 @pytest.mark.parametrize("mode", [0o640, 0o604, 0o620, 0o644])
 def test_a_token_file_others_can_read_is_refused(tmp_path: Path, token: str, mode: int) -> None:
@@ -412,6 +433,53 @@ def test_malformed_messages_are_answered_as_over_stdio(
 
 
 @pytest.mark.heavy
+def _session(server: Served, version: str) -> dict[str, str]:
+    """The headers of a new handshake-era session at `version`, initialized."""
+    init = {**INIT, "params": {**INIT["params"], "protocolVersion": version}}
+    status, headers, body = server.request("POST", "/mcp", json.dumps(init).encode(), MCP_HEADERS)
+    assert status == 200 and f'"protocolVersion":"{version}"' in body.decode(), body
+    session = {**MCP_HEADERS, "Mcp-Session-Id": headers["mcp-session-id"]}
+    if version != "2025-03-26":  # the header came with 2025-06-18
+        session["Mcp-Protocol-Version"] = version
+    initialized = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}'
+    assert server.request("POST", "/mcp", initialized, session)[0] == 202
+    return session
+
+
+def test_a_batch_in_a_2025_03_26_session_gets_one_array_of_answers(server: Served) -> None:
+    session = _session(server, "2025-03-26")
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {
+            "jsonrpc": "2.0",
+            "id": "two",
+            "method": "resources/read",
+            "params": {"uri": "robot-md://bob/identity"},
+        },
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}},
+        {"jsonrpc": "2.0", "id": 3, "method": "no/such/method"},
+        5,
+    ]
+    status, headers, body = server.request("POST", "/mcp", json.dumps(batch).encode(), session)
+    assert (status, headers["content-type"]) == (200, "application/json"), body
+    answers = {a["id"]: a for a in json.loads(body)}
+    assert set(answers) == {1, "two", 3, None}
+    assert answers[1]["result"] == {}
+    assert answers["two"]["result"]["contents"][0]["text"].startswith("name: bob | type: arm+camera")
+    assert answers[3]["error"]["code"] == -32601 and answers[None]["error"]["code"] == -32600
+    notifications = [{"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    assert server.request("POST", "/mcp", json.dumps(notifications).encode(), session)[:1] == (202,)
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
+def test_a_batch_in_other_sessions_is_refused(server: Served, version: str) -> None:
+    session = _session(server, version)
+    batch = json.dumps([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]).encode()
+    status, _, body = server.request("POST", "/mcp", batch, session)
+    assert status == 400 and json.loads(body)["error"]["code"] == -32600, body
+    assert "batch" in json.loads(body)["error"]["message"]
+
+
 def test_a_flood_of_garbage_requests_writes_few_log_lines() -> None:
     """2,000 requests that are not HTTP (uvicorn logs each): stderr gets at most the log budget
     per window and a line saying how many were held back, never a traceback."""

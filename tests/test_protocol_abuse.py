@@ -79,6 +79,9 @@ NOT_A_MESSAGE: dict[str, tuple[object, object, str]] = {
         "not a JSON-RPC 2.0 message",
     ),
     "an id and nothing else": ({"jsonrpc": "2.0", "id": 12}, None, "not a JSON-RPC 2.0 message"),
+    # Both fit a response, once its extra members are ignored; with a method, each is a bad request.
+    "method null and a result": (request(16, None, result={}), 16, "not a JSON-RPC 2.0 message"),
+    "params an array and a result": (request(17, "initialize", params=[], result={}), 17, "not a JSON-RPC"),
     "a response with a number for a result": (
         {"jsonrpc": "2.0", "id": 13, "result": 5},
         None,
@@ -135,6 +138,171 @@ def test_notifications_blank_lines_and_stray_responses_get_no_answer(server: Raw
     server.write(NO_ANSWER[name] + b"\n")
     assert server.fence() == []
     still_serving(server)
+
+
+# --- lone surrogates: legal JSON escapes, not Unicode text ------------------------
+
+LONE = "\ud800"  # half of a pair; "\udc00" and "\ud83d" (half an emoji) are the same class
+# (where the lone surrogate is, the message, the id the answer carries, its code)
+SURROGATES: dict[str, tuple[dict, object, int]] = {
+    "in the id": (request(LONE), None, INVALID_REQUEST),
+    "in the method": (request(30, LONE), 30, INVALID_REQUEST),
+    "in a resource URI": (request(31, "resources/read", params={"uri": LONE}), 31, INVALID_PARAMS),
+    "in a prompt argument": (
+        request(32, "prompts/get", params={"name": "check-safety", "arguments": {"action": "\ud83d"}}),
+        32,
+        INVALID_PARAMS,
+    ),
+    "in a tool argument's key": (
+        request(33, "tools/call", params={"name": "validate", "arguments": {"\udc00": 1}}),
+        33,
+        INVALID_PARAMS,
+    ),
+    "in a subscribe URI": (
+        request(34, "resources/subscribe", params={"uri": f"robot-md://{LONE}"}),
+        34,
+        INVALID_PARAMS,
+    ),
+    "in a _meta key": (request(35, "ping", params={"_meta": {LONE: 1}}), 35, INVALID_PARAMS),
+    "in a notification": (
+        {"jsonrpc": "2.0", "method": "notifications/x", "params": {"a": LONE}},
+        None,
+        INVALID_REQUEST,
+    ),
+    "in a response": ({"jsonrpc": "2.0", "id": 36, "result": {"a": LONE}}, None, INVALID_REQUEST),
+}
+
+
+@pytest.mark.parametrize("where", SURROGATES)
+def test_a_lone_surrogate_anywhere_gets_an_error_and_the_server_lives(server: RawServer, where: str) -> None:
+    """json.dumps escapes it (ASCII out), as a client's JSON encoder would: the line is legal JSON."""
+    message, answer_id, code = SURROGATES[where]
+    server.write(json.dumps(message).encode() + b"\n")
+    (answer,) = server.fence()
+    assert (answer["id"], answer["error"]["code"]) == (answer_id, code), answer
+    assert "lone surrogate" in answer["error"]["message"]
+    still_serving(server)
+
+
+def test_surrogates_encoded_as_utf8_bytes_are_not_utf8(server: RawServer) -> None:
+    """CESU-8 style bytes for U+D800 (ED A0 80): invalid UTF-8, a parse error, not a surrogate passed on."""
+    server.write(b'{"jsonrpc": "2.0", "id": 40, "method": "\xed\xa0\x80"}\n')
+    (answer,) = server.fence()
+    assert (answer["id"], answer["error"]["code"]) == (None, PARSE_ERROR), answer
+    still_serving(server)
+
+
+def test_nesting_deeper_than_the_parser_takes_is_a_parse_error(server: RawServer) -> None:
+    for deep in (
+        b"[" * 100_000,
+        b'{"a":' * 50_000,
+        line(request(41, params={"x": [[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]})),
+    ):
+        server.write(deep + b"\n")
+        answers = server.fence()
+        assert all(a["error"]["code"] in (PARSE_ERROR, INVALID_REQUEST) for a in answers if "error" in a), (
+            answers
+        )
+    still_serving(server)
+
+
+def test_an_answer_that_cannot_be_written_fails_its_request_only() -> None:
+    """Whatever the server makes that cannot be written as UTF-8 JSON becomes an error answer
+    to that request (its id kept); other messages are written as they are."""
+    from mcp import types
+    from mcp.shared.message import SessionMessage
+
+    def written(message: object) -> dict:
+        data = rmm._outgoing_line(SessionMessage(message), rmm._Unanswered(), rmm._Batches())
+        assert data is not None and data.endswith(b"\n")
+        return json.loads(data.decode("utf-8"))
+
+    bad = types.JSONRPCResponse(jsonrpc="2.0", id=7, result={"text": LONE})
+    answer = written(bad)
+    assert (answer["id"], answer["error"]["code"]) == (7, -32603), answer
+    good = types.JSONRPCResponse(jsonrpc="2.0", id=8, result={"text": "\U0001f916"})
+    assert written(good) == {"jsonrpc": "2.0", "id": 8, "result": {"text": "\U0001f916"}}
+    note = types.JSONRPCNotification(jsonrpc="2.0", method="notifications/x", params={"a": LONE})
+    assert rmm._outgoing_line(SessionMessage(note), rmm._Unanswered(), rmm._Batches()) is None
+
+
+# --- batches: accepted under 2025-03-26, the one revision that requires them -----
+
+
+@pytest.fixture(scope="module")
+def batch_server(tmp_path_factory) -> Iterator[RawServer]:
+    path = tmp_path_factory.mktemp("batches") / "ROBOT.md"
+    path.write_text(GOOD, encoding="utf-8")
+    with RawServer(path) as served:
+        served.handshake(version="2025-03-26")
+        yield served
+        served.assert_clean()
+        assert served.close() == 0, served.stderr[-2000:]
+
+
+def test_a_batch_under_2025_03_26_gets_one_array_of_answers(batch_server: RawServer) -> None:
+    batch = [
+        request(50),
+        request("fifty-one", "resources/read", params={"uri": SAFETY}),
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}},
+        request(52, "no/such/method"),
+        {"jsonrpc": "2.0", "id": 53},
+        request(54, "resources/read", params={"uri": LONE}),
+        request(55, ""),  # an empty method is still a request (hypothesis found this one)
+        5,
+    ]
+    batch_server.send(batch)
+    answer_line = batch_server.next_message(timeout=5)
+    assert isinstance(answer_line, list), answer_line
+    by_id = {a["id"]: a for a in answer_line if a["id"] is not None}
+    assert set(by_id) == {50, "fifty-one", 52, 54, 55}
+    assert by_id[50]["result"] == {}
+    assert by_id["fifty-one"]["result"]["contents"][0]["text"] == rmm.VIEW["safety"].text(MANIFEST)
+    assert by_id[52]["error"]["code"] == by_id[55]["error"]["code"] == METHOD_NOT_FOUND
+    assert by_id[54]["error"]["code"] == INVALID_PARAMS
+    nulls = [a for a in answer_line if a["id"] is None]
+    assert [a["error"]["code"] for a in nulls] == [INVALID_REQUEST, INVALID_REQUEST]
+    assert batch_server.fence() == []
+    still_serving(batch_server)
+
+
+@pytest.mark.parametrize(
+    ("batch", "answer"),
+    [
+        ([{"jsonrpc": "2.0", "method": "notifications/initialized"}], None),
+        ([1, 2], [INVALID_REQUEST, INVALID_REQUEST]),
+        ([], INVALID_REQUEST),
+    ],
+    ids=["notifications only", "nothing valid", "empty"],
+)
+def test_batches_without_requests_under_2025_03_26(
+    batch_server: RawServer, batch: list, answer: object
+) -> None:
+    """As JSON-RPC 2.0 says: only notifications get no answer; only invalid members, an array of
+    errors; an empty batch, one error."""
+    batch_server.send(batch)
+    got = batch_server.fence()
+    if answer is None:
+        assert got == []
+    elif isinstance(answer, list):
+        array = json.loads(batch_server.stdout_lines[-2])  # the line before the fence's answer
+        assert [a["error"]["code"] for a in array] == answer
+    else:
+        (single,) = got
+        assert single["error"]["code"] == answer and "empty batch" in single["error"]["message"]
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
+def test_batches_are_refused_under_other_revisions(tmp_path: Path, version: str) -> None:
+    path = tmp_path / "ROBOT.md"
+    path.write_text(GOOD, encoding="utf-8")
+    with RawServer(path) as served:
+        served.handshake(version=version)
+        served.send([request(60), request(61)])
+        (answer,) = served.fence()
+        assert (answer["id"], answer["error"]["code"]) == (None, INVALID_REQUEST)
+        assert "batch" in answer["error"]["message"]
+        assert served.close() == 0
 
 
 # --- well-formed requests the server cannot serve ------------------------------

@@ -288,6 +288,7 @@ def test_robustness_limits_are_the_code_s() -> None:
         "NEW_CONNECTION_SECONDS": f"| its first {rmm.NEW_CONNECTION_SECONDS:g} s |",
         "MAX_LOG_LINE_CHARS": f"| {rmm.MAX_LOG_LINE_CHARS} characters |",
         "MIN_TOKEN_CHARS": f"| at least {rmm.MIN_TOKEN_CHARS} printable",
+        "MAX_TOKEN_FILE_BYTES": f"| {rmm.MAX_TOKEN_FILE_BYTES:,} bytes |",
         "POLL_SECONDS": f"| every {rmm.POLL_SECONDS:g} s |",
         "MAX_LISTENING_CLIENTS": f"| {rmm.MAX_LISTENING_CLIENTS:,} (",
         "MAX_SUBSCRIPTIONS_PER_CLIENT": f"| {rmm.MAX_SUBSCRIPTIONS_PER_CLIENT} |",

@@ -98,6 +98,14 @@ async def test_tools_are_described_for_agents(connect, manifest_path) -> None:
 
 
 @pytest.mark.anyio
+async def test_resource_templates_are_listed_as_none(connect, manifest_path) -> None:
+    """Every resource has a fixed URI, so there are no templates; the listing still answers (some
+    clients, such as @wong2/mcp-cli, stop when it gets -32601)."""
+    async with connect(manifest_path(GOOD)) as client:
+        assert (await client.list_resource_templates()).resource_templates == []
+
+
+@pytest.mark.anyio
 async def test_invalid_manifest_is_served_and_reported(connect, manifest_path) -> None:
     text = GOOD.replace("## Identity", "## Who").replace('rcan_version: "3.0"', 'rcan_version: "2.1"')
     async with connect(manifest_path(text)) as client:
@@ -274,25 +282,41 @@ def test_stdin_closing_mid_request_ends_cleanly(manifest_path) -> None:
         json.loads(line)  # never a partial JSON line
 
 
+def _stderr_line(proc: subprocess.Popen, timeout: float) -> bytes:
+    """The process's first stderr line, waiting at most `timeout` seconds."""
+    import select
+
+    assert proc.stderr is not None
+    ready, _, _ = select.select([proc.stderr], [], [], timeout)
+    assert ready, f"no stderr line within {timeout}s"
+    return proc.stderr.readline()
+
+
 @posix_only
-def test_a_person_running_it_by_hand_gets_one_friendly_line(manifest_path) -> None:
-    """stdin is a terminal: one stderr line saying what is served and how to use it."""
+@pytest.mark.parametrize("delay", [0.0, 3.0])
+def test_a_person_running_it_by_hand_gets_one_friendly_line(manifest_path, delay: float) -> None:
+    """stdin is a terminal: one stderr line saying what is served and how to use it. When the
+    terminal hangs up (reads fail with EIO), `delay` seconds after that line (long after the server
+    began reading it), the server ends quietly: exit 0, nothing more on stderr."""
     path = manifest_path(GOOD)
     primary, secondary = os.openpty()
+    proc = spawn(path, stdin=secondary)
     try:
-        proc = spawn(path, stdin=secondary)
-        time.sleep(0.5)
-        os.close(primary)  # hang up: the server sees EOF
-        primary = -1
-        out, err = proc.communicate(timeout=30)
-    finally:
         os.close(secondary)
+        banner = _stderr_line(proc, timeout=30).decode()
+        time.sleep(delay)
+        os.close(primary)  # hang up
+        primary = -1
+        out, err = proc.communicate(timeout=10)
+    finally:
         if primary != -1:
             os.close(primary)
-    banner = err.decode().splitlines()[0]
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     assert banner.startswith(f"robot-md-mcp {rmm.__version__}: serving robot 'bob' from {path} over stdio")
     assert "claude_desktop_config.json" in banner and "waiting for an MCP client" in banner
-    assert out == b""
+    assert (proc.returncode, out, err) == (0, b"", b"")
 
 
 def test_nothing_but_protocol_on_stdout(manifest_path) -> None:

@@ -34,7 +34,10 @@ def line(message: Any) -> bytes:
 
 def is_jsonrpc(message: Any) -> bool:
     """One JSON-RPC 2.0 message as a server may send it: a response (result
-    xor error, with an id, null only for an error) or a request/notification."""
+    xor error, with an id, null only for an error) or a request/notification;
+    or a batch's answers, a non-empty array of responses."""
+    if isinstance(message, list):
+        return bool(message) and all(is_jsonrpc(m) and "method" not in m for m in message)
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return False
     if "method" in message:
@@ -56,9 +59,10 @@ class RawServer:
     """`python robot_md_mcp.py PATH` over pipes. Threads drain stdout and
     stderr so a chatty server never blocks on a full pipe."""
 
-    def __init__(self, path: Path | str, *args: str) -> None:
+    def __init__(self, path: Path | str, *args: str, command: list[str] | None = None) -> None:
+        """`command` replaces `python robot_md_mcp.py` (e.g. `python -c …` patching the module)."""
         self.proc = subprocess.Popen(
-            [*SERVER, str(path), *args],
+            [*(command or SERVER), str(path), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -120,10 +124,11 @@ class RawServer:
         deadline = time.monotonic() + timeout
         while request_id not in self._held:
             message = self.next_message(max(0.0, deadline - time.monotonic()))
-            if "method" in message:
-                self.notifications.append(message)
-            else:
-                self._held[message["id"]] = message
+            for one in message if isinstance(message, list) else [message]:  # a batch's answers
+                if "method" in one:
+                    self.notifications.append(one)
+                else:
+                    self._held[one["id"]] = one
         return self._held.pop(request_id)
 
     def silence(self, seconds: float) -> list[dict]:
@@ -154,19 +159,19 @@ class RawServer:
         self.last_elapsed = time.monotonic() - started
         return answer
 
-    def handshake(self, timeout: float = 30) -> dict:
-        """initialize (2025-11-25) + notifications/initialized. The first
-        answer waits for the SDK's imports, hence the longer timeout."""
+    def handshake(self, timeout: float = 30, version: str = HANDSHAKE_VERSION) -> dict:
+        """initialize (2025-11-25 unless told) + notifications/initialized. The
+        first answer waits for the SDK's imports, hence the longer timeout."""
         answer = self.request(
             "initialize",
             {
-                "protocolVersion": HANDSHAKE_VERSION,
+                "protocolVersion": version,
                 "capabilities": {},
                 "clientInfo": {"name": "wire", "version": "0"},
             },
             timeout=timeout,
         )
-        assert answer["result"]["protocolVersion"] == HANDSHAKE_VERSION, answer
+        assert answer["result"]["protocolVersion"] == version, answer
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return answer["result"]
 
