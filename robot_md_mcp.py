@@ -56,9 +56,16 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import yaml
+
+if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads only to serve (section 6)
+    from mcp import types
+    from mcp.server import ServerRequestContext
+    from mcp.server.context import CallNext, HandlerResult
+
+    Request = ServerRequestContext[Any, Any]
 
 __version__ = "0.1.0"
 NAME = "robot-md-mcp"
@@ -342,7 +349,7 @@ def libyaml_missing() -> str | None:
     )
 
 
-class _Loader(_SAFE_LOADER):  # type: ignore[misc,valid-type]
+class _Loader(_SAFE_LOADER):  # type: ignore[misc]
     """LibYAML's safe loader (as the reference uses: its error messages are
     part of the parity contract) with deterministic sets and merges (`<<`)
     within the value budget."""
@@ -1969,7 +1976,7 @@ class Handlers:
             raise _unavailable(e, self.shown_path) from None
         return snap, cast(str, snap.manifest.robot_name)  # named() checked it
 
-    async def list_resources(self, ctx: Any, params: Any) -> Any:
+    async def list_resources(self, ctx: Request, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         from mcp import types
 
         _, name = await self.named()
@@ -1986,7 +1993,7 @@ class Handlers:
             ]
         )
 
-    async def list_resource_templates(self, ctx: Any, params: Any) -> Any:
+    async def list_resource_templates(self, ctx: Request, params: types.PaginatedRequestParams | None) -> types.ListResourceTemplatesResult:
         """None: every resource has a fixed URI. Answered all the same, since
         clients ask (some stop at -32601)."""
         from mcp import types
@@ -2006,7 +2013,7 @@ class Handlers:
             uri=resource_uri(name, view.kind), mime_type=view.mime_type, text=text
         )
 
-    async def read_resource(self, ctx: Any, params: Any) -> Any:
+    async def read_resource(self, ctx: Request, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         from mcp import types
 
         snap, name = await self.named()
@@ -2031,7 +2038,7 @@ class Handlers:
         known = ", ".join(resource_uri(name, v.kind) for v in VIEWS)
         raise _invalid(f"Unknown resource: {shown}; this server serves the robot {name!r}: {known}")
 
-    async def subscribe(self, ctx: Any, params: Any) -> Any:
+    async def subscribe(self, ctx: Request, params: types.SubscribeRequestParams) -> types.EmptyResult:
         """Subscriptions are remembered only for the resources this server
         serves (nothing else here ever changes). A robot-md:// URI it does
         not serve, or any URI too long to be a resource, is refused as an
@@ -2045,13 +2052,13 @@ class Handlers:
             self.live.subscribe(ctx, uri)
         return types.EmptyResult()
 
-    async def unsubscribe(self, ctx: Any, params: Any) -> Any:
+    async def unsubscribe(self, ctx: Request, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
         from mcp import types
 
         self.live.unsubscribe(ctx, params.uri)
         return types.EmptyResult()
 
-    async def list_prompts(self, ctx: Any, params: Any) -> Any:
+    async def list_prompts(self, ctx: Request, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
         from mcp import types
 
         return types.ListPromptsResult(
@@ -2066,7 +2073,7 @@ class Handlers:
             ]
         )
 
-    async def get_prompt(self, ctx: Any, params: Any) -> Any:
+    async def get_prompt(self, ctx: Request, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         from mcp import types
 
         prompt = PROMPTS.get(params.name)
@@ -2091,7 +2098,7 @@ class Handlers:
 
         return types.GetPromptResult(description=prompt.description, messages=[message(p) for p in parts])
 
-    async def complete(self, ctx: Any, params: Any) -> Any:
+    async def complete(self, ctx: Request, params: types.CompleteRequestParams) -> types.CompleteResult:
         from mcp import types
 
         # Unknown prompts or arguments (and a broken file) get no suggestions, not an error.
@@ -2107,7 +2114,7 @@ class Handlers:
             completion=types.Completion(values=values[:100], total=len(values), has_more=len(values) > 100)
         )
 
-    async def list_tools(self, ctx: Any, params: Any) -> Any:
+    async def list_tools(self, ctx: Request, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         from mcp import types
 
         no_arguments = {"type": "object", "properties": {}, "additionalProperties": False}
@@ -2126,12 +2133,12 @@ class Handlers:
             ]
         )
 
-    async def call_tool(self, ctx: Any, params: Any) -> Any:
+    async def call_tool(self, ctx: Request, params: types.CallToolRequestParams) -> types.CallToolResult:
         """A tool's answer; its failures are results with is_error, which
         the model reads, not protocol errors."""
         from mcp import types
 
-        def failed(text: str) -> Any:
+        def failed(text: str) -> types.CallToolResult:
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
         tool = TOOLS.get(params.name)
@@ -2150,7 +2157,7 @@ class Handlers:
             content=[types.TextContent(type="text", text=text)], structured_content=data
         )
 
-    async def set_logging_level(self, ctx: Any, params: Any) -> Any:
+    async def set_logging_level(self, ctx: Request, params: types.SetLevelRequestParams) -> types.EmptyResult:
         """Handshake-era clients may choose a level; this server sends them
         no log messages (its own logs go to stderr), so nothing is filtered."""
         from mcp import types
@@ -2188,7 +2195,7 @@ class LiveUpdates:
         self.clients: dict[Any, tuple[Any, set[str], float]] = {}
         self.forget_after = forget_after  # an HTTP session this idle is closed by the SDK
 
-    def client(self, ctx: Any) -> set[str] | None:
+    def client(self, ctx: Request) -> set[str] | None:
         """The URIs this client subscribed to, registering it on first
         sight; None in the 2026 era (no standing connection: it listens)."""
         from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -2215,17 +2222,17 @@ class LiveUpdates:
         """An HTTP session ended (the client deleted it)."""
         self.clients.pop(session_id, None)
 
-    def subscribe(self, ctx: Any, uri: str) -> None:
+    def subscribe(self, ctx: Request, uri: str) -> None:
         subscribed = self.client(ctx)
         if subscribed is not None and len(subscribed) < MAX_SUBSCRIPTIONS_PER_CLIENT:
             subscribed.add(uri)
 
-    def unsubscribe(self, ctx: Any, uri: str) -> None:
+    def unsubscribe(self, ctx: Request, uri: str) -> None:
         subscribed = self.client(ctx)
         if subscribed is not None:
             subscribed.discard(uri)
 
-    async def remember(self, ctx: Any, call_next: Any) -> Any:
+    async def remember(self, ctx: Request, call_next: CallNext) -> HandlerResult:
         """Server middleware: every handshake-era client past `initialize`
         hears about renames, whether or not it subscribed."""
         result = await call_next(ctx)
@@ -2376,7 +2383,7 @@ def sdk_loading() -> Iterator[None]:
             gc.enable()
 
 
-async def explain_pre_initialize(ctx: Any, call_next: Any) -> Any:
+async def explain_pre_initialize(ctx: Request, call_next: CallNext) -> HandlerResult:
     """Server middleware: a handshake-era request before `initialize` gets
     the SDK's bare "Invalid request parameters"; say what to do instead. (The
     SDK raises that text only there; tests/test_canaries.py notices if it
@@ -2446,7 +2453,7 @@ def build_server(
     from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
     from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-    class RobotServer(Server):  # type: ignore[type-arg]
+    class RobotServer(Server):
         def get_capabilities(self, notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
             # Renames change the resource list: advertise listChanged for
             # resources (and only them) in every era and on every transport,
@@ -3463,7 +3470,7 @@ def request_head_deadline(protocol: Any, limits: HttpLimits = HttpLimits()) -> A
     of uvicorn 0.54 that tests/test_canaries.py checks. docs/robustness.md
     says why; body deadlines are HttpGuard's (ASGI)."""
 
-    class ProgressDeadlines(protocol):  # type: ignore[misc,valid-type]
+    class ProgressDeadlines(protocol):  # type: ignore[misc]
         waiting_since = 0.0  # the last step: connected, a head came, an answer went
         connected_at = 0.0
         stepped: Any = None  # the request whose head came at waiting_since
@@ -4360,7 +4367,7 @@ def install_spec() -> str:
     if isinstance(vcs, dict):
         revision = vcs.get("requested_revision") or vcs.get("commit_id")
         return f"{vcs.get('vcs', 'git')}+{origin['url']}" + (f"@{revision}" if revision else "")
-    url = origin["url"]
+    url: str = origin["url"]
     return url.removeprefix("file://") if url.startswith("file://") else url
 
 
