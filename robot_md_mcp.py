@@ -1976,7 +1976,9 @@ class Handlers:
             raise _unavailable(e, self.shown_path) from None
         return snap, cast(str, snap.manifest.robot_name)  # named() checked it
 
-    async def list_resources(self, ctx: Request, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+    async def list_resources(
+        self, ctx: Request, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
         from mcp import types
 
         _, name = await self.named()
@@ -1993,7 +1995,9 @@ class Handlers:
             ]
         )
 
-    async def list_resource_templates(self, ctx: Request, params: types.PaginatedRequestParams | None) -> types.ListResourceTemplatesResult:
+    async def list_resource_templates(
+        self, ctx: Request, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
         """None: every resource has a fixed URI. Answered all the same, since
         clients ask (some stop at -32601)."""
         from mcp import types
@@ -2013,7 +2017,9 @@ class Handlers:
             uri=resource_uri(name, view.kind), mime_type=view.mime_type, text=text
         )
 
-    async def read_resource(self, ctx: Request, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read_resource(
+        self, ctx: Request, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
         from mcp import types
 
         snap, name = await self.named()
@@ -2058,7 +2064,9 @@ class Handlers:
         self.live.unsubscribe(ctx, params.uri)
         return types.EmptyResult()
 
-    async def list_prompts(self, ctx: Request, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+    async def list_prompts(
+        self, ctx: Request, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
         from mcp import types
 
         return types.ListPromptsResult(
@@ -2114,7 +2122,9 @@ class Handlers:
             completion=types.Completion(values=values[:100], total=len(values), has_more=len(values) > 100)
         )
 
-    async def list_tools(self, ctx: Request, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(
+        self, ctx: Request, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         from mcp import types
 
         no_arguments = {"type": "object", "properties": {}, "additionalProperties": False}
