@@ -1726,7 +1726,7 @@ class _Preparation:
 
 
 class ManifestFile:
-    """The served file, read again on every `current()` so an edit shows on
+    """The served file, read again on every `version()` so an edit shows on
     the next request (no restart); parsed only when its content changed, once
     however many requests want it at the same time. A version that fails to
     parse or prepare is remembered too: a hostile file costs one parse, not
@@ -1740,11 +1740,25 @@ class ManifestFile:
         self._lock = threading.Lock()
         self._preparing: dict[str, _Preparation] = {}  # by digest
 
-    def current(self, prepare: bool = False) -> Snapshot:
+    def version(self, prepare: bool = False) -> Snapshot:
+        """The version the file holds now (`prepare`: everything derived made
+        before anyone else can see it)."""
         source = read_source(self.path)
-        return self.known(source) or self.parsed(source, prepare)
+        return self._known(source) or self._new_version(source, prepare)
 
-    def known(self, source: Source) -> Snapshot | None:
+    async def version_async(self) -> Snapshot:
+        """The version the file holds now, prepared, for a request: reading
+        is quick; a new version is parsed and prepared on a worker thread, so
+        no manifest, however hostile, stalls serving the other requests."""
+        import anyio.to_thread
+
+        source = read_source(self.path)
+        known = self._known(source)
+        if known is not None:
+            return known
+        return await anyio.to_thread.run_sync(self._new_version, source, True)
+
+    def _known(self, source: Source) -> Snapshot | None:
         """The version these bytes were parsed into already, if any (a
         version known to be broken raises its error again)."""
         if self.last is not None and self.last.digest == source.digest:
@@ -1753,12 +1767,12 @@ class ManifestFile:
             raise self._failed[1]
         return None
 
-    def parsed(self, source: Source, prepare: bool = False) -> Snapshot:
+    def _new_version(self, source: Source, prepare: bool = False) -> Snapshot:
         """A new version; `prepare`: everything derived made before anyone
         else can see it (so a request never makes it on the event loop).
         Callers asking for bytes already being prepared wait for that."""
         with self._lock:
-            snap = self.known(source)
+            snap = self._known(source)
             if snap is not None:
                 return snap
             job = self._preparing.get(source.digest)
@@ -1798,12 +1812,9 @@ class ManifestFile:
         self.last = snap
         return snap
 
-    def servable(self, prepare: bool = False) -> Snapshot:
-        """The current version, if it can be served: it reads, parses, and
-        has a robot_name to name the resource URIs."""
-        return self.named(self.current(prepare))
-
-    def named(self, snap: Snapshot) -> Snapshot:
+    def servable(self, snap: Snapshot) -> Snapshot:
+        """`snap`, if it can be served: it has a robot_name to name the
+        resource URIs."""
         if snap.manifest.robot_name is None:
             raise ManifestError("metadata.robot_name is missing or not a non-empty string", self.path)
         return snap
@@ -1955,23 +1966,11 @@ class Handlers:
         self.live = live
         self.shown_path = shown_path
 
-    async def current(self) -> Snapshot:
-        """The file as it is now. Reading it is quick; a new version is
-        parsed and prepared on a worker thread, so no manifest, however
-        hostile, can stall serving the other requests."""
-        import anyio.to_thread
-
-        source = read_source(self.file.path)
-        known = self.file.known(source)
-        if known is not None:
-            return known
-        return await anyio.to_thread.run_sync(self.file.parsed, source, True)
-
     async def named(self) -> tuple[Snapshot, str]:
         """The file as it is now and the robot's name its URIs carry; a
         broken or unnamed file fails this request only."""
         try:
-            snap = self.file.named(await self.current())
+            snap = self.file.servable(await self.file.version_async())
         except ManifestError as e:
             raise _unavailable(e, self.shown_path) from None
         return snap, cast(str, snap.manifest.robot_name)  # named() checked it
@@ -2113,7 +2112,7 @@ class Handlers:
         prompt = PROMPTS.get(getattr(params.ref, "name", ""))
         domain = prompt.completions.get(params.argument.name) if prompt else None
         try:
-            options = domain((await self.current()).manifest) if domain else []
+            options = domain((await self.file.version_async()).manifest) if domain else []
         except ManifestError:
             options = []
         typed = params.argument.value.casefold()
@@ -2159,7 +2158,7 @@ class Handlers:
                 f"Tool {tool.name!r} takes no arguments; got: {', '.join(sorted(params.arguments))}."
             )
         try:
-            data = tool.result(await self.current())
+            data = tool.result(await self.file.version_async())
         except ManifestError as e:
             return failed(f"{NAME}: {e.for_people(self.shown_path)}")
         text = json.dumps(data, ensure_ascii=False)
@@ -2252,7 +2251,7 @@ class LiveUpdates:
 
     def check(self, last: Snapshot | None) -> tuple[Snapshot, list[str], bool]:
         """The file now and what changed since `last` (runs on a worker thread)."""
-        snap = self.file.servable(prepare=True)
+        snap = self.file.servable(self.file.version(prepare=True))
         if last is None or snap.digest == last.digest:
             return snap, [], False
         return (snap, *changes(last, snap))
@@ -3868,7 +3867,8 @@ def load_manifest(
         raise UsageError(f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder")
     try:
         manifest_file = ManifestFile(resolve_manifest_path(word, environ), keys)
-        return manifest_file, manifest_file.servable() if servable else manifest_file.current()
+        snap = manifest_file.version()
+        return manifest_file, manifest_file.servable(snap) if servable else snap
     except NoManifestFound as e:
         hint = f"pass a path: {invoked_as()} /path/to/{MANIFEST_FILENAME}"
         raise Exit(2, f"{NAME}: {e.what}; {hint}", e) from None

@@ -5,7 +5,7 @@ VmHWM). For test_hostile_files.py's property test of the budgets.
 Protocol: one path per stdin line; for each, one JSON line on stdout:
 {"steps": {name: [seconds, exit code or None, characters out, one-line refusal or None]},
  "peak_mib": float}. Verbs run as the command line runs them (main(), output
-captured); views as the server makes them (ManifestFile.current(prepare=True),
+captured); views as the server makes them (ManifestFile.version(prepare=True),
 then each view's text and the validate tool's result).
 """
 
@@ -44,7 +44,7 @@ def views(path: str) -> dict[str, list]:
     steps: dict[str, list] = {}
     started = time.monotonic()
     try:
-        snap = rmm.ManifestFile(Path(path)).current(prepare=True)
+        snap = rmm.ManifestFile(Path(path)).version(prepare=True)
     except rmm.ManifestError as e:
         return {"prepare": [time.monotonic() - started, None, 0, e.for_people()]}
     steps["prepare"] = [time.monotonic() - started, None, 0, None]

@@ -35,7 +35,7 @@ MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, 
 WITH_LIMITS = (
     "import json, sys; sys.path.insert(0, sys.argv[1]); import robot_md_mcp as m; "
     "from pathlib import Path; path = Path(sys.argv[3]); "
-    "manifest = m.ManifestFile(path); robot = manifest.servable().manifest.robot_name; "
+    "manifest = m.ManifestFile(path); robot = manifest.servable(manifest.version()).manifest.robot_name; "
     "sys.exit(m.serve_http(manifest, m.open_listener('127.0.0.1:0'), robot, "
     "m.HttpLimits(**json.loads(sys.argv[2]))))"
 )

@@ -273,7 +273,7 @@ def test_mid_session(name: str, served: Served) -> None:
                 assert call["result"]["isError"] is True
                 assert call["result"]["content"][0]["text"] == read["error"]["message"]
         else:
-            manifest = rmm.ManifestFile(path).current().manifest  # as served: its signature checked
+            manifest = rmm.ManifestFile(path).version().manifest  # as served: its signature checked
             for view in ("frontmatter", "body", "context"):
                 assert read_text(server, f"robot-md://bob/{view}") == rmm.VIEW[view].text(manifest)
                 timings.append(server.last_elapsed)

@@ -52,7 +52,7 @@ MODERN_META = {
 }
 
 # What every answer must say, from the module itself.
-MANIFEST = m.ManifestFile(EXAMPLE).current().manifest  # as served: its signature checked
+MANIFEST = m.ManifestFile(EXAMPLE).version().manifest  # as served: its signature checked
 ROBOT = MANIFEST.robot_name or ""
 VIEWS = {m.resource_uri(ROBOT, v.kind): (v.mime_type, v.text(MANIFEST)) for v in m.VIEWS}
 URIS = sorted(VIEWS)

@@ -228,7 +228,7 @@ def test_one_preparation_per_version_shared_by_every_request_waiting(manifest_pa
     import threading
 
     manifest_file = rmm.ManifestFile(manifest_path(GOOD))
-    manifest_file.current()
+    manifest_file.version()
     manifest_path(HEAVIER)
     parses, release = [], threading.Event()
     real_parse = rmm.parse
@@ -241,7 +241,7 @@ def test_one_preparation_per_version_shared_by_every_request_waiting(manifest_pa
     monkeypatch.setattr(rmm, "parse", slow_parse)
     got: list[rmm.Snapshot] = []
     threads = [
-        threading.Thread(target=lambda: got.append(manifest_file.current(prepare=True))) for _ in range(8)
+        threading.Thread(target=lambda: got.append(manifest_file.version(prepare=True))) for _ in range(8)
     ]
     for thread in threads:
         thread.start()

@@ -129,7 +129,7 @@ def _written(tmp_path: Path, text: str = V1) -> Path:
 
 
 def _version(mf: rmm.ManifestFile) -> str:
-    return mf.current().manifest.frontmatter["metadata"]["version"]
+    return mf.version().manifest.frontmatter["metadata"]["version"]
 
 
 def _rewrite_in_place_keeping_mtime(path: Path) -> None:
@@ -174,4 +174,4 @@ def test_a_deleted_file_is_an_error_on_the_next_request(tmp_path) -> None:
     assert _version(mf) == "1" and _version(mf) == "1"
     path.unlink()
     with pytest.raises(rmm.ManifestError, match="file not found"):
-        mf.current()
+        mf.version()

@@ -156,7 +156,7 @@ def test_usage_is_the_help_text() -> None:
 
 
 def test_identity_example() -> None:
-    manifest = rmm.ManifestFile(EXAMPLE).current().manifest  # as served: the gateway's verdict included
+    manifest = rmm.ManifestFile(EXAMPLE).version().manifest  # as served: the gateway's verdict included
     assert f"```\n{rmm.identity(manifest)}\n```" in README
 
 

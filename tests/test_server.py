@@ -44,7 +44,7 @@ def connect(request):
 @pytest.mark.anyio
 async def test_full_session(connect, manifest_path) -> None:
     path = manifest_path(GOOD)
-    manifest = rmm.ManifestFile(path).current().manifest  # as served: its signature checked
+    manifest = rmm.ManifestFile(path).version().manifest  # as served: its signature checked
     async with connect(path) as client:
         assert (client.server_info.name, client.server_info.version) == ("robot-md-mcp", rmm.__version__)
         listed = (await client.list_resources()).resources
@@ -180,11 +180,11 @@ def test_unchanged_bytes_are_parsed_once(manifest_path, monkeypatch) -> None:
     calls = []
     real_parse = rmm.parse
     monkeypatch.setattr(rmm, "parse", lambda text: calls.append(1) or real_parse(text))
-    first = watched.current()
-    assert watched.current() is first and first.report is watched.current().report
+    first = watched.version()
+    assert watched.version() is first and first.report is watched.version().report
     assert len(calls) == 1
     path.write_text(GOOD + "\nmore\n", encoding="utf-8")
-    assert watched.current() is not first and len(calls) == 2
+    assert watched.version() is not first and len(calls) == 2
 
 
 @pytest.mark.parametrize("mode", MODES)

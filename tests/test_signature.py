@@ -65,7 +65,7 @@ def served(tmp_path: Path, data: bytes, keys: Path | None) -> rmm.Snapshot:
     """The file as the server reads it: a ManifestFile with these trusted keys."""
     path = tmp_path / "ROBOT.md"
     path.write_bytes(data)
-    return rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys)) if keys else None).current()
+    return rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys)) if keys else None).version()
 
 
 def verdict(tmp_path: Path, data: bytes | str, keys: Path | None) -> rmm.Signature:
@@ -345,7 +345,7 @@ def test_same_verdict_as_robot_md_gateway(name: str, gateway_check, keys, tmp_pa
     path = tmp_path / "ROBOT.md"
     path.write_bytes(scenarios()[name])
     theirs = gateway_check(path, resolver=Resolver(dict(trusted.pems)))
-    ours = rmm.ManifestFile(path, trusted).current().manifest.signature
+    ours = rmm.ManifestFile(path, trusted).version().manifest.signature
     assert (ours.accepted, ours.kid, ours.reason) == (theirs.accepted, theirs.kid, theirs.reason)
 
 
@@ -358,7 +358,7 @@ def test_where_robot_md_gateway_raises_we_refuse(gateway_check, keys, tmp_path) 
     path.write_text(signed.replace(sig, sig[:41]), encoding="utf-8")
     with pytest.raises(ValueError):
         gateway_check(path, resolver=Resolver({}))
-    got = rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys))).current().manifest.signature
+    got = rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys))).version().manifest.signature
     assert (got.accepted, got.reason) == (False, "signature is not valid base64")
 
 
@@ -430,8 +430,8 @@ def test_signing_the_file_notifies_who_reads_its_verdict(tmp_path, keys) -> None
     path = tmp_path / "ROBOT.md"
     path.write_text(GOOD, encoding="utf-8")
     watched = rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys)))
-    before = watched.current()
+    before = watched.version()
     path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
-    updated, relisted = rmm.changes(before, watched.current())
+    updated, relisted = rmm.changes(before, watched.version())
     assert {uri.rpartition("/")[2] for uri in updated} == {"signature", "identity", "context", "body"}
     assert not relisted
