@@ -2196,9 +2196,11 @@ class LiveUpdates:
     documented way). 2026-07-28 era: the same events on `bus`, which the
     SDK's ListenHandler streams to `subscriptions/listen` clients."""
 
-    def __init__(self, manifest_file: ManifestFile, bus: Any, forget_after: float | None = None) -> None:
+    def __init__(self, manifest_file: ManifestFile, forget_after: float | None = None) -> None:
+        from mcp.server.subscriptions import InMemorySubscriptionBus
+
         self.file = manifest_file
-        self.bus = bus
+        self.bus = InMemorySubscriptionBus()
         # Per handshake-era client: a session to notify through, the URIs it
         # subscribed to, and when it was last heard from.
         self.clients: dict[Any, tuple[Any, set[str], float]] = {}
@@ -2454,15 +2456,18 @@ def server_identity() -> dict[str, Any]:
 
 
 def build_server(
-    manifest_file: ManifestFile, shown_path: str | None = None, live: LiveUpdates | None = None
+    manifest_file: ManifestFile, shown_path: str | None = None, forget_after: float | None = None
 ) -> Any:
-    """A low-level SDK server whose handlers are Handlers' methods; live
-    updates (`live`, else made here) run while a transport serves it."""
+    """A low-level SDK server whose handlers are Handlers' methods; its
+    live updates (`.live`) run while a transport serves it. `forget_after`:
+    how long a silent HTTP session is remembered (the SDK closes it then)."""
     from mcp.server import NotificationOptions, Server
-    from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+    from mcp.server.subscriptions import ListenHandler
     from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
     class RobotServer(Server):
+        live: LiveUpdates
+
         def get_capabilities(self, notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
             # Renames change the resource list: advertise listChanged for
             # resources (and only them) in every era and on every transport,
@@ -2476,7 +2481,7 @@ def build_server(
                 capabilities.logging = None
             return capabilities
 
-    live = live or LiveUpdates(manifest_file, InMemorySubscriptionBus())
+    live = LiveUpdates(manifest_file, forget_after)
     handlers = Handlers(manifest_file, live, shown_path)
     server = RobotServer(
         NAME,
@@ -2502,6 +2507,7 @@ def build_server(
     from mcp import types
 
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, handlers.set_logging_level)
+    server.live = live
     return server
 
 
@@ -3546,11 +3552,9 @@ def http_app(manifest_file: ManifestFile, listener: HttpListener, limits: HttpLi
     """The ASGI app: HttpGuard in front of the SDK's Streamable HTTP app.
     Errors name the manifest by its file name: a remote client has no use
     for the server's folder layout."""
-    from mcp.server.subscriptions import InMemorySubscriptionBus
     from mcp.server.transport_security import TransportSecuritySettings
 
-    live = LiveUpdates(manifest_file, InMemorySubscriptionBus(), forget_after=limits.session_idle_seconds)
-    server = build_server(manifest_file, shown_path=manifest_file.path.name, live=live)
+    server = build_server(manifest_file, manifest_file.path.name, forget_after=limits.session_idle_seconds)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         # One Host/Origin check: HttpGuard's, which sees every request first
@@ -3562,7 +3566,7 @@ def http_app(manifest_file: ManifestFile, listener: HttpListener, limits: HttpLi
         max_sessions=limits.sessions + 4 * limits.connections,
         session_idle_timeout=limits.session_idle_seconds,
     )
-    return HttpGuard(app, listener, on_session_end=live.forget, limits=limits)
+    return HttpGuard(app, listener, on_session_end=server.live.forget, limits=limits)
 
 
 def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:

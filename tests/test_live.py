@@ -208,7 +208,7 @@ def test_clients_are_forgotten_when_their_http_session_ends_or_goes_idle(manifes
         session = SimpleNamespace(client_params=object())
         return SimpleNamespace(session=session, protocol_version="2025-11-25", request=request)
 
-    live = rmm.LiveUpdates(rmm.ManifestFile(manifest_path(GOOD)), bus=None, forget_after=3600)
+    live = rmm.LiveUpdates(rmm.ManifestFile(manifest_path(GOOD)), forget_after=3600)
     live.subscribe(ctx("s1"), "robot-md://bob/safety")
     assert live.client(ctx("s1")) == {"robot-md://bob/safety"}  # the same session, another request
     live.client(ctx("s2"))
@@ -292,6 +292,6 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
         tasks = {t.get_name() for t in __import__("asyncio").all_tasks()}
         assert any("watch_safely" in name for name in tasks)
         with pytest.raises(rmm.ManifestError, match="out of memory"):  # what the watcher meets, and logs
-            rmm.LiveUpdates(rmm.ManifestFile(path), bus=None).check(None)
+            rmm.LiveUpdates(rmm.ManifestFile(path)).check(None)
         edit(path, RENAMED)
         assert (await client.read_resource("robot-md://bob2/safety")).contents[0].text
