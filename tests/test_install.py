@@ -207,15 +207,32 @@ def test_file_mode_kept_and_symlinks_written_through(install: Installer, tmp_pat
     assert real.stat().st_mode & 0o777 == 0o640
 
 
-def test_bom_and_empty_files_are_accepted(install: Installer) -> None:
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"], ids=["no-bom", "bom"])
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n"], ids=["lf", "crlf"])
+def test_bom_and_line_endings_are_kept_on_rewrite(install: Installer, bom: bytes, newline: bytes) -> None:
+    """A Windows editor's BOM and CRLF survive install and uninstall; the round trip gives the file back."""
     path = install.file("cursor")
     path.parent.mkdir(parents=True)
-    path.write_bytes(b'\xef\xbb\xbf{"a": 1}')
+    original = (
+        bom + json.dumps({"a": "x\ny", "mcpServers": {}}, indent=2).encode().replace(b"\n", newline) + newline
+    )
+    path.write_bytes(original)
     assert install("cursor", str(EXAMPLE)).code == 0
-    assert json.loads(path.read_text(encoding="utf-8")) == {"a": 1, "mcpServers": {"robot-md": MCP_SERVERS}}
-    path.write_bytes(b"\n")
-    assert install("cursor", str(EXAMPLE)).code == 0
-    assert json.loads(path.read_text(encoding="utf-8")) == {"mcpServers": {"robot-md": MCP_SERVERS}}
+    written = path.read_bytes()
+    assert written.startswith(bom + b"{" + newline)
+    assert written.count(b"\n") == written.count(newline)  # every line ending as the file had them
+    assert json.loads(written.decode("utf-8-sig")) == {"a": "x\ny", "mcpServers": {"robot-md": MCP_SERVERS}}
+    assert install("cursor", verb="uninstall").code == 0
+    assert path.read_bytes() == original
+
+
+def test_empty_files_are_accepted(install: Installer) -> None:
+    path = install.file("cursor")
+    path.parent.mkdir(parents=True)
+    for empty in (b"", b"\n", b"\xef\xbb\xbf"):
+        path.write_bytes(empty)
+        assert install("cursor", str(EXAMPLE)).code == 0
+        assert json.loads(path.read_text(encoding="utf-8-sig")) == {"mcpServers": {"robot-md": MCP_SERVERS}}
 
 
 @pytest.mark.parametrize("fail_at", ["fsync", "replace"])
