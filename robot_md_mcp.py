@@ -3061,6 +3061,8 @@ def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
             os.chmod(tmp, stat.S_IMODE(was.st_mode))  # mkstemp makes 0600; keep the file's own mode
             _keep_owner(tmp, was)
             backup = _back_up(path, old, was)
+        else:  # a new file: its folder's owner's, like the folders made for it
+            _owned_like(tmp, os.stat(path.parent))
         _unchanged_since_read(path, old)
         os.replace(tmp, path)
     finally:
