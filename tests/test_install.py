@@ -1088,3 +1088,14 @@ def test_any_config_survives_install_and_uninstall_but_our_entry(
     assert installed == json.loads(json.dumps(expected), object_pairs_hook=list)
     assert install("cursor", verb="uninstall").code == 0
     assert path.read_bytes() == original
+
+
+def test_robustness_page_states_the_install_limits_as_the_code_has_them() -> None:
+    page = (ROOT / "docs" / "robustness.md").read_text(encoding="utf-8")
+    rows = {line.split("`")[1]: line for line in page.splitlines() if line.startswith("|") and "`" in line}
+    assert f"| {rmm.MAX_CONFIG_BYTES // 2**20} MiB |" in rows["MAX_CONFIG_BYTES"]
+    assert f"| {rmm.MAX_CONFIG_DEPTH} levels |" in rows["MAX_CONFIG_DEPTH"]
+    assert f"| {rmm.CONFIG_EDIT_ATTEMPTS} tries |" in rows["CONFIG_EDIT_ATTEMPTS"]
+    assert f"| {rmm.CONFIG_LOCK_SECONDS} s |" in rows["CONFIG_LOCK_SECONDS"]
+    assert f"nests more than {rmm.MAX_CONFIG_DEPTH} levels deep; not a client config" in page
+    assert f"changed {rmm.CONFIG_EDIT_ATTEMPTS} times while being edited" in page
