@@ -4025,6 +4025,14 @@ CLIENT_FILES: dict[str, tuple[str, str]] = {
 }
 CLIENTS = (*CLIENT_FILES, "claude-code")
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
+# Real configs nest under 10 levels; json's parser and its indenting writer
+# recurse once a level and hit Python's limit near 990, so a config nested
+# deeper than this is refused before either runs.
+MAX_CONFIG_DEPTH = 100
+# Another process (a client, another install) may save the config while we
+# edit it: the edit is redone on what it saved, this many times at most.
+CONFIG_EDIT_ATTEMPTS = 5
+CONFIG_LOCK_SECONDS = 10  # how long an install waits for another to finish with the folder
 DEFAULT_SERVER_NAME = "robot-md"
 
 
@@ -4066,21 +4074,35 @@ class _Refused(Exception):
 
 
 # VS Code's JSONC: // and /* */ comments, trailing commas. Strings are matched
-# (and kept) first, so "http://x" is not a comment.
-_JSON_STRING = r'("(?:[^"\\\n]|\\.)*")'
-_JSONC_COMMENT = re.compile(_JSON_STRING + r"|//[^\n]*|/\*.*?\*/", re.DOTALL)
+# (and kept) first, so "http://x" is not a comment. What a pattern starts it
+# consumes (an unclosed string to its line's end, an unclosed comment to the
+# end of the file), so no scan starts over: linear in the file's size.
+_JSON_STRING = r'("[^"\\\n]*(?:\\.[^"\\\n]*)*"?)'
+_JSONC_COMMENT = re.compile(_JSON_STRING + r"|//[^\n]*|/\*(?:.*?\*/|.*)", re.DOTALL)
 _JSONC_TRAILING_COMMA = re.compile(_JSON_STRING + r"|,(?=\s*[}\]])")
+_MAYBE_TRAILING_COMMA = re.compile(r",\s*[}\]]")
+_NOT_A_BRACKET = re.compile(r"[^][{}]+")
+_BRACKET_STEP = {"{": 1, "[": 1, "}": -1, "]": -1}
 
 
 def _is_jsonc(text: str) -> bool:
     """Would it parse once comments and trailing commas are dropped?"""
+    if "/" not in text and not _MAYBE_TRAILING_COMMA.search(text):
+        return False  # neither a comment nor a trailing comma: not JSONC (and no scan)
     for pattern in (_JSONC_COMMENT, _JSONC_TRAILING_COMMA):
-        text = pattern.sub(lambda m: m.group(1) or "", text)
+        text = pattern.sub(lambda m: m.group(1) or "", text)  # keep strings, drop the rest
     try:
         json.loads(text)
     except ValueError:
         return False
     return True
+
+
+def _nesting(text: str) -> int:
+    """How deep objects and arrays nest, strings and comments aside: one
+    linear pass, so a hostile file is refused before a parser recurses."""
+    brackets = _NOT_A_BRACKET.sub("", _JSONC_COMMENT.sub("", text))
+    return max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
 
 
 def edited_config(
@@ -4112,6 +4134,8 @@ def edited_config(
 def _loaded_config(text: str | None, by_hand: str) -> dict[str, Any]:
     if text is None or not text.strip():
         return {}
+    if _nesting(text) > MAX_CONFIG_DEPTH:
+        raise _Refused(f"nests more than {MAX_CONFIG_DEPTH} levels deep; not a client config")
     try:
         config = json.loads(text, object_pairs_hook=_no_repeated_keys, parse_constant=_not_json)
     except json.JSONDecodeError as e:
@@ -4164,31 +4188,101 @@ def _config_text(data: bytes | None) -> str | None:
         raise _Refused("is not UTF-8 text") from None
 
 
-def _replace_file(path: Path, text: str, old: bytes | None) -> Path | None:
-    """Write `text` to `path` atomically (a temp file beside it, then
-    os.replace: a crash leaves the old file or the new one, never half).
-    The bytes it held (`old`, as read) go to `<path>.bak` first, replacing an
-    older backup, created afresh: never through a symlink someone planted.
-    Returns the backup's path, or None for a new file."""
+class _Changed(Exception):
+    """The config is no longer what the edit was made on: read it again."""
+
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def _in_its_own_form(text: str, old: bytes | None) -> bytes:
+    """The new text with the old file's byte order mark and line endings
+    (a Windows editor's BOM and CRLF stay; json.dumps writes neither)."""
+    if old is None:
+        return text.encode("utf-8")
+    first_break = re.search(rb"\r?\n", old)
+    if first_break is not None and first_break.group() == b"\r\n":
+        text = text.replace("\n", "\r\n")  # JSON strings hold no raw newline: only structure changes
+    bom = _UTF8_BOM if old.startswith(_UTF8_BOM) else b""
+    return bom + text.encode("utf-8")
+
+
+def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
+    """Write `data` to `path` atomically (a temp file beside it, then
+    os.replace: a crash leaves the old file or the new one, never half),
+    with the old file's mode and owner. The bytes it held (`old`, as read)
+    go to `<path>.bak` first. Compare and swap: just before the replace the
+    file is read again, and _Changed if it no longer holds `old` (a client
+    saved it meanwhile). Returns the backup's path, or None for a new file."""
     import tempfile
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = stat.S_IMODE(os.stat(path).st_mode) if old is not None else None
+    was = _stat_as_read(path, old)
+    if was is not None and old is not None and was.st_nlink > 1:
+        return _rewrite_in_place(path, data, old, was)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         backup = None
-        if old is not None and mode is not None:
-            os.chmod(tmp, mode)  # mkstemp makes 0600; keep the file's own mode
-            backup = path.with_name(path.name + ".bak")
-            _create_afresh(backup, old, mode)
+        if was is not None and old is not None:
+            os.chmod(tmp, stat.S_IMODE(was.st_mode))  # mkstemp makes 0600; keep the file's own mode
+            _keep_owner(tmp, was)
+            backup = _back_up(path, old, was)
+        else:  # a new file: its folder's owner's, like the folders made for it
+            _owned_like(tmp, os.stat(path.parent))
+        _unchanged_since_read(path, old)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+    return backup
+
+
+def _stat_as_read(path: Path, old: bytes | None) -> os.stat_result | None:
+    if old is None:
+        return None
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        raise _Changed from None
+
+
+def _unchanged_since_read(path: Path, old: bytes | None) -> None:
+    """The compare of compare-and-swap: the file still holds what was edited."""
+    try:
+        now = _read_config(path)
+    except _Refused:
+        raise _Changed from None
+    if now != old:
+        raise _Changed
+
+
+def _rewrite_in_place(path: Path, data: bytes, old: bytes, was: os.stat_result) -> Path:
+    """A config with other hard links is rewritten in its own inode, so all
+    its names still share one file (a replace would split them). Not atomic,
+    so the backup is written and synced first: a crash mid-write leaves it."""
+    backup = _back_up(path, old, was)
+    _unchanged_since_read(path, old)
+    with open(path, "r+b") as f:
+        f.write(data)
+        f.truncate()
+        f.flush()
+        os.fsync(f.fileno())
+    return backup
+
+
+def _back_up(path: Path, old: bytes, was: os.stat_result) -> Path:
+    """`<path>.bak`, holding `old`, with the config's mode and owner."""
+    backup = path.with_name(path.name + ".bak")
+    try:
+        _create_afresh(backup, old, stat.S_IMODE(was.st_mode))
+        _keep_owner(backup, was)
+    except OSError as e:
+        if os.path.isdir(backup) and not os.path.islink(backup):
+            raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside") from None
+        raise _Refused(f"cannot be backed up: cannot write {backup}: {_os_reason(e)}") from None
     return backup
 
 
@@ -4200,6 +4294,79 @@ def _create_afresh(path: Path, data: bytes, mode: int) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     with os.fdopen(os.open(path, flags, mode), "wb") as f:
         f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _owned_like(path: str | Path, was: os.stat_result) -> bool:
+    """Give `path` the owner and group of `was` where they differ (root
+    editing a user's config: sudo with their HOME). False if the owner
+    could not be given (only root can give a file away)."""
+    if not hasattr(os, "chown"):  # Windows: files have no POSIX owner
+        return True
+    now = os.stat(path)
+    if (now.st_uid, now.st_gid) == (was.st_uid, was.st_gid):
+        return True
+    try:
+        os.chown(path, was.st_uid, was.st_gid)
+    except PermissionError:
+        return now.st_uid == was.st_uid  # only the group differs: a file we may write, as before
+    return True
+
+
+def _keep_owner(path: str | Path, was: os.stat_result) -> None:
+    if not _owned_like(path, was):
+        raise _Refused(f"belongs to another user (uid {was.st_uid}); run this as that user")
+
+
+def _make_folders(folder: Path) -> None:
+    """The config's missing folders (~/.cursor), each owned like the folder
+    it is made in, so root with a user's HOME leaves them the user's."""
+    missing = []
+    while not os.path.lexists(folder) and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    for new in reversed(missing):
+        new.mkdir(exist_ok=True)
+        _owned_like(new, os.stat(new.parent))  # where it cannot be given away, it stays ours
+
+
+@contextlib.contextmanager
+def _config_lock(folder: Path) -> Iterator[None]:
+    """Our installs and uninstalls take turns on a config folder: an
+    advisory flock on the folder itself, so no lock file is left beside the
+    user's config. Windows (and a file system without locks) has none:
+    there the re-read just before the replace is the only guard."""
+    fd = None
+    if sys.platform != "win32":
+        with contextlib.suppress(OSError):
+            fd = os.open(folder, os.O_RDONLY)
+    try:
+        if fd is not None:
+            _wait_for_turn(fd)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # releases the lock
+
+
+def _wait_for_turn(fd: int) -> None:
+    import fcntl
+
+    deadline = time.monotonic() + CONFIG_LOCK_SECONDS
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise _Refused(
+                    f"is still being edited by another install or uninstall after {CONFIG_LOCK_SECONDS} s; "
+                    "try again"
+                ) from None
+            time.sleep(0.02)
+        except OSError:
+            return  # no locks on this file system: the re-read still guards
 
 
 def _install_target(command: Command) -> tuple[str, str, Path | None]:
@@ -4274,7 +4441,7 @@ def run_uninstall(command: Command, machine: Machine) -> int:
     def remove(servers: dict[str, Any]) -> str | None:
         if name not in servers:
             return None
-        if not re.search(r"robot[-_]md[-_]mcp", json.dumps(servers[name])):
+        if not _runs_this_program(servers[name]):
             raise _Refused(
                 f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)'
             )
@@ -4290,11 +4457,80 @@ def run_uninstall(command: Command, machine: Machine) -> int:
         raise Exit(FILE_ERROR, f"{NAME}: nothing removed: {e.where} {e}") from None
 
 
+# What starts this program, as install writes it or the README shows by hand:
+# its console script (robot-md-mcp), the module or a pyz run by a Python
+# (robot_md_mcp.py, robot-md-mcp-0.1.0-….pyz, -m robot_md_mcp), and uvx, uv
+# or pipx running the robot-md-mcp package.
+_OUR_PROGRAM = re.compile(r"robot[-_]md[-_]mcp(?:\.py|(?:[-_.][\w.+-]*)?\.pyz)?", re.IGNORECASE)
+_PYTHON = re.compile(r"(?:python|pypy)[\d.]*w?|py", re.IGNORECASE)
+_RUNNERS = {"uvx": (), "uv": ("tool", "run"), "pipx": ("run",)}  # and what comes before the package
+_RUNNER_OPTIONS_WITH_VALUES = frozenset(
+    {
+        "--from",
+        "--spec",
+        "--with",
+        "--with-editable",
+        "--with-requirements",
+        "--python",
+        "-p",
+        "--index",
+        "--index-url",
+        "--extra-index-url",
+        "--pip-args",
+        "-w",
+    }
+)
+
+
+def _runs_this_program(entry: Any) -> bool:
+    """Is this config entry a command that starts robot-md-mcp? Judged by
+    its command line only, never by a mention elsewhere (a bridge's URL, a
+    docker image, a note in env)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return False
+    args = entry.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        return False
+    argv = [entry["command"], *args]
+    me = launch_command()
+    if argv[: len(me)] == me:  # this very copy, whatever its file is called
+        return True
+    return _OUR_PROGRAM.fullmatch(_program_run_by(argv)) is not None
+
+
+def _program_run_by(argv: list[str]) -> str:
+    """The name of the program a command line runs, through a Python
+    (`python3 -X utf8 file.pyz`, `py -3.12 -m module`) or a runner (uvx)."""
+    program, rest = _file_name(argv[0]), argv[1:]
+    if _PYTHON.fullmatch(program):
+        while rest and rest[0].startswith("-") and rest[0] != "-m":
+            rest = rest[2:] if rest[0] in ("-X", "-W") else rest[1:]
+        if rest[:1] == ["-m"]:
+            return rest[1] if len(rest) > 1 else ""
+        return _file_name(rest[0]) if rest else ""
+    before = _RUNNERS.get(program.lower())
+    if before is None:
+        return program
+    if tuple(rest[: len(before)]) != before:
+        return ""
+    rest = rest[len(before) :]
+    while rest and rest[0].startswith("-"):
+        rest = rest[2:] if rest[0] in _RUNNER_OPTIONS_WITH_VALUES else rest[1:]
+    return re.split(r"[@=<>!~\[;\s]", rest[0])[0] if rest else ""
+
+
+def _file_name(word: str) -> str:
+    """The last part of a path, POSIX or Windows, without a Windows `.exe`."""
+    name = re.split(r"[\\/]", word)[-1]
+    return name[:-4] if name.lower().endswith(".exe") else name
+
+
 @dataclass(frozen=True)
 class ConfigEdit:
     """One change to a client's config file, applied with the same care
     for install and uninstall: strict JSON kept, a backup made afresh,
-    nothing written outside a --workspace, a dry run that only prints."""
+    nothing written outside a --workspace, a dry run that only prints, and
+    no update lost to another install or a client saving the file meanwhile."""
 
     name: str
     change: Callable[[dict[str, Any]], str | None]  # → "added", "updated", "removed", or None
@@ -4311,31 +4547,50 @@ class ConfigEdit:
                 raise _Refused(
                     f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
                 )
-            old = _read_config(path)
-            new_text, status = edited_config(
-                _config_text(old), key, self.change, self.by_hand.format(key=f'"{key}"')
-            )
+            backup: Path | None = None
+            _, new_text, status = self._edited(path, key)
+            if new_text is not None and not dry_run:
+                status, backup = self._write(path, key)
         except _Refused as e:
             e.where = path
             raise
-        where = {"added": "to", "updated": "in", "removed": "from"}.get(status, "in")
-        if new_text is None:
-            print(f'{NAME}: "{self.name}" {self.unchanged.format(path=path)}; nothing changed')
-            return 0
-        if dry_run:
-            verb = {"added": "add", "updated": "update", "removed": "remove"}[status]
-            print(f'{NAME}: dry run, nothing changed; would {verb} "{self.name}" {where} {path}:')
-            sys.stdout.write(new_text)
-            return 0
-        try:
-            backup = _replace_file(path, new_text, old)
         except OSError as e:
             raise Exit(
                 FILE_ERROR, f"{NAME}: nothing {self.done}: cannot write {path}: {_os_reason(e)}"
             ) from None
-        kept = f"backup: {backup}" if backup else "new file"
-        print(f'{NAME}: {status} "{self.name}" {where} {path} ({kept}); {next_step}')
+        where = {"added": "to", "updated": "in", "removed": "from"}.get(status, "in")
+        if status == "unchanged":
+            print(f'{NAME}: "{self.name}" {self.unchanged.format(path=path)}; nothing changed')
+        elif dry_run:
+            verb = {"added": "add", "updated": "update", "removed": "remove"}[status]
+            print(f'{NAME}: dry run, nothing changed; would {verb} "{self.name}" {where} {path}:')
+            sys.stdout.write(new_text or "")
+        else:
+            kept = f"backup: {backup}" if backup else "new file"
+            print(f'{NAME}: {status} "{self.name}" {where} {path} ({kept}); {next_step}')
         return 0
+
+    def _edited(self, path: Path, key: str) -> tuple[bytes | None, str | None, str]:
+        """The file's bytes as read, its new text (None: unchanged) and the status."""
+        old = _read_config(path)
+        by_hand = self.by_hand.format(key=f'"{key}"')
+        return (old, *edited_config(_config_text(old), key, self.change, by_hand))
+
+    def _write(self, path: Path, key: str) -> tuple[str, Path | None]:
+        """Read, edit and replace, in turn with our other installs (the lock)
+        and redone when a client saved the file in between (_Changed)."""
+        _make_folders(path.parent)
+        with _config_lock(path.parent):
+            for _ in range(CONFIG_EDIT_ATTEMPTS):
+                old, new_text, status = self._edited(path, key)
+                if new_text is None:
+                    return status, None  # another install made the same change meanwhile
+                with contextlib.suppress(_Changed):
+                    return status, _replace_file(path, _in_its_own_form(new_text, old), old)
+        raise _Refused(
+            f"changed {CONFIG_EDIT_ATTEMPTS} times while being edited (is a client saving it?); nothing "
+            "written; try again"
+        )
 
 
 def lasting(launch: list[str], machine: Machine) -> list[str]:

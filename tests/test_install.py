@@ -10,12 +10,15 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from conftest import EXAMPLE, ROOT, posix_only
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import robot_md_mcp as rmm
 
@@ -207,15 +210,32 @@ def test_file_mode_kept_and_symlinks_written_through(install: Installer, tmp_pat
     assert real.stat().st_mode & 0o777 == 0o640
 
 
-def test_bom_and_empty_files_are_accepted(install: Installer) -> None:
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"], ids=["no-bom", "bom"])
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n"], ids=["lf", "crlf"])
+def test_bom_and_line_endings_are_kept_on_rewrite(install: Installer, bom: bytes, newline: bytes) -> None:
+    """A Windows editor's BOM and CRLF survive install and uninstall; the round trip gives the file back."""
     path = install.file("cursor")
     path.parent.mkdir(parents=True)
-    path.write_bytes(b'\xef\xbb\xbf{"a": 1}')
+    original = (
+        bom + json.dumps({"a": "x\ny", "mcpServers": {}}, indent=2).encode().replace(b"\n", newline) + newline
+    )
+    path.write_bytes(original)
     assert install("cursor", str(EXAMPLE)).code == 0
-    assert json.loads(path.read_text(encoding="utf-8")) == {"a": 1, "mcpServers": {"robot-md": MCP_SERVERS}}
-    path.write_bytes(b"\n")
-    assert install("cursor", str(EXAMPLE)).code == 0
-    assert json.loads(path.read_text(encoding="utf-8")) == {"mcpServers": {"robot-md": MCP_SERVERS}}
+    written = path.read_bytes()
+    assert written.startswith(bom + b"{" + newline)
+    assert written.count(b"\n") == written.count(newline)  # every line ending as the file had them
+    assert json.loads(written.decode("utf-8-sig")) == {"a": "x\ny", "mcpServers": {"robot-md": MCP_SERVERS}}
+    assert install("cursor", verb="uninstall").code == 0
+    assert path.read_bytes() == original
+
+
+def test_empty_files_are_accepted(install: Installer) -> None:
+    path = install.file("cursor")
+    path.parent.mkdir(parents=True)
+    for empty in (b"", b"\n", b"\xef\xbb\xbf"):
+        path.write_bytes(empty)
+        assert install("cursor", str(EXAMPLE)).code == 0
+        assert json.loads(path.read_text(encoding="utf-8-sig")) == {"mcpServers": {"robot-md": MCP_SERVERS}}
 
 
 @pytest.mark.parametrize("fail_at", ["fsync", "replace"])
@@ -718,3 +738,364 @@ def test_uninstall_is_as_careful_as_install(install: Installer, tmp_path: Path) 
 def test_claude_code_uninstall_prints_or_runs_claude_mcp_remove(install: Installer) -> None:
     done = install("claude-code", "--name", "bob-arm", verb="uninstall", PATH="")
     assert done.out == "claude mcp remove bob-arm\n" and "claude is not on PATH" in done.err
+
+
+# --- never losing an update ------------------------------------------------------
+
+
+def run_install_cli(home: Path, *args: str) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if k not in ("ROBOT_MD_PATH", "XDG_CONFIG_HOME")}
+    return subprocess.Popen(
+        [sys.executable, MODULE, *args],
+        env={**env, "HOME": str(home)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_concurrent_installs_and_uninstalls_keep_every_entry(tmp_path: Path) -> None:
+    """Real processes at once (the review lost one entry in 6 of 6 rounds): each keeps the others' work."""
+    home = tmp_path / "home"
+    path = home / ".cursor" / "mcp.json"
+    for _ in range(3):
+        if path.exists():
+            path.unlink()
+        names = ["a", "b", "c", "d"]
+        procs = [run_install_cli(home, "install", "cursor", str(EXAMPLE), "--name", n) for n in names]
+        for p in procs:
+            assert p.wait(60) == 0, p.stderr.read() if p.stderr else ""
+        assert sorted(json.loads(path.read_text())["mcpServers"]) == names
+        procs = [run_install_cli(home, "uninstall", "cursor", "--name", n) for n in ("a", "b")]
+        procs += [run_install_cli(home, "install", "cursor", str(EXAMPLE), "--name", n) for n in ("e", "f")]
+        for p in procs:
+            assert p.wait(60) == 0, p.stderr.read() if p.stderr else ""
+        assert sorted(json.loads(path.read_text())["mcpServers"]) == ["c", "d", "e", "f"]
+        assert siblings(path) == {"mcp.json", "mcp.json.bak"}  # no lock file, no temp file left
+
+
+CLIENT_SAVE = """
+import json, os, sys
+path, key, how = sys.argv[1:]
+config = json.loads(open(path, encoding="utf-8-sig").read())
+config[key] = "saved by the client"
+data = json.dumps(config, indent=2).encode()
+if how == "replace":  # as most apps save: a new file renamed over the old one
+    with open(path + ".new", "wb") as f:
+        f.write(data)
+    os.replace(path + ".new", path)
+else:  # as some editors save: the same file, rewritten
+    with open(path, "r+b") as f:
+        f.write(data)
+        f.truncate()
+"""
+
+
+def client_saves(path: Path, key: str, how: str) -> None:
+    subprocess.run([sys.executable, "-c", CLIENT_SAVE, str(path), key, how], check=True, timeout=60)
+
+
+def saving_at(monkeypatch, steps: set[int], save: Callable[[int], None]) -> list[int]:
+    """Run save(step) just before the install's k-th file step (reads, edits, backups) for k in `steps`."""
+    done: list[int] = []
+    count = iter(range(10_000))
+    for name in ("_read_config", "edited_config", "_create_afresh", "_in_its_own_form"):
+        real = getattr(rmm, name)
+
+        def hooked(*args, real=real, **kwargs):
+            step = next(count)
+            if step in steps:
+                save(step)
+                done.append(step)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(rmm, name, hooked)
+    return done
+
+
+@pytest.mark.parametrize("how", ["replace", "in-place"])
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
+def test_a_client_saving_its_config_during_install_keeps_its_change(
+    install: Installer, monkeypatch, how: str, verb: str
+) -> None:
+    """Another process rewrites the config after install read it (the review: lost 5 of 5)."""
+    path = install.file("cursor")
+    write_json(path, {"mcpServers": {"robot-md": MCP_SERVERS} if verb == "uninstall" else {}})
+    with monkeypatch.context() as patched:
+        done = saving_at(patched, {2}, lambda step: client_saves(path, "theme", how))
+        result = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
+    assert result.code == 0 and done == [2], result.err
+    config = json.loads(path.read_text())
+    assert config["theme"] == "saved by the client"
+    assert ("robot-md" in config["mcpServers"]) == (verb == "install")
+
+
+def test_a_client_that_keeps_saving_gets_one_line_and_keeps_its_file(install: Installer, monkeypatch) -> None:
+    path = install.file("cursor")
+    write_json(path, {"mcpServers": {}})
+    with monkeypatch.context() as patched:
+        saving_at(patched, set(range(2, 100)), lambda step: write_json(path, {"mcpServers": {}, "n": step}))
+        done = install("cursor", str(EXAMPLE))
+    assert done.code == 1 and done.err.count("\n") == 1
+    assert f"{path} changed {rmm.CONFIG_EDIT_ATTEMPTS} times while being edited" in done.err
+    assert "robot-md" not in json.loads(path.read_text())["mcpServers"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.sets(st.integers(0, 14), max_size=3), in_place=st.booleans())
+def test_a_concurrent_writer_at_any_step_loses_nothing(
+    install: Installer, monkeypatch, steps: set[int], in_place: bool
+) -> None:
+    """Random interleavings: a client saves (read, change, write) before any of install's file steps up to
+    the last check; every save is kept, and so is our entry."""
+    path = install.file("cursor")
+    write_json(path, {"mcpServers": {"other": {"command": "x"}}})
+
+    def save(step: int) -> None:
+        config = json.loads(path.read_text(encoding="utf-8"))
+        config[f"client-{step}"] = step
+        data = json.dumps(config, indent=2).encode()
+        if in_place:
+            with open(path, "r+b") as f:
+                f.write(data)
+                f.truncate()
+        else:
+            path.with_name("new").write_bytes(data)
+            os.replace(path.with_name("new"), path)
+
+    with monkeypatch.context() as patched:
+        done = saving_at(patched, steps, save)
+        result = install("cursor", str(EXAMPLE))
+    assert result.code == 0, result.err
+    config = json.loads(path.read_text())
+    assert {k for k in config if k.startswith("client-")} == {f"client-{s}" for s in done}
+    assert config["mcpServers"] == {"other": {"command": "x"}, "robot-md": MCP_SERVERS}
+
+
+# --- keeping the user's file as it was -----------------------------------------
+
+
+@posix_only
+@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() != 0, reason="root edits a user's config")
+def test_root_editing_a_users_config_keeps_it_theirs(tmp_path: Path, capsys, monkeypatch) -> None:
+    """`sudo` with the user's HOME: their file, its backup and a new ~/.cursor stay theirs (nobody: 65534)."""
+    monkeypatch.setattr(sys, "argv", [MODULE])
+    home = tmp_path / "home"
+    user = (65534, 65534)
+    path = home / ".config" / "Claude" / "claude_desktop_config.json"
+    write_json(path, {"mcpServers": {}})
+    for p in (home, home / ".config", path.parent, path):
+        os.chown(p, *user)
+    path.chmod(0o640)
+    machine = rmm.Machine("linux", {"HOME": str(home)}, home)
+    assert rmm.main(["install", "claude-desktop", str(EXAMPLE)], machine) == 0
+    assert rmm.main(["install", "cursor", str(EXAMPLE)], machine) == 0
+    capsys.readouterr()
+    for p in (path, path.with_name(path.name + ".bak"), home / ".cursor", home / ".cursor" / "mcp.json"):
+        assert (p.stat().st_uid, p.stat().st_gid) == user, p
+    assert path.stat().st_mode & 0o777 == 0o640
+    assert path.with_name(path.name + ".bak").stat().st_mode & 0o777 == 0o640
+
+
+def test_a_hard_linked_config_is_edited_in_place(install: Installer, tmp_path: Path) -> None:
+    """Both names still share one file after install and uninstall; the backup holds the version before."""
+    path = install.file("cursor")
+    original = write_json(path, {"mcpServers": {}})
+    other = tmp_path / "dotfiles-mcp.json"
+    os.link(path, other)
+    assert install("cursor", str(EXAMPLE)).code == 0
+    assert os.path.samefile(path, other) and path.stat().st_nlink == 2
+    assert json.loads(other.read_text())["mcpServers"] == {"robot-md": MCP_SERVERS}
+    assert path.with_name("mcp.json.bak").read_bytes() == original
+    assert install("cursor", verb="uninstall").code == 0
+    assert os.path.samefile(path, other) and other.read_bytes() == original
+
+
+def test_a_backup_that_is_a_folder_is_named_as_the_problem(install: Installer) -> None:
+    path = install.file("cursor")
+    original = write_json(path, {"mcpServers": {}})
+    (path.parent / "mcp.json.bak").mkdir()
+    done = install("cursor", str(EXAMPLE))
+    assert done.code == 1
+    assert done.err == (
+        f"robot-md-mcp: nothing installed: {path} cannot be backed up: "
+        f"{path}.bak is a folder; move it aside\n"
+    )
+    assert path.read_bytes() == original
+
+
+# --- bounded and linear ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
+@pytest.mark.parametrize("shape", ["object", "array", "jsonc"])
+def test_a_config_nested_990_deep_is_one_line(tmp_path: Path, verb: str, shape: str) -> None:
+    """The review's RecursionError traceback: now one line and exit 1, in a real process."""
+    home = tmp_path / "home"
+    path = home / ".cursor" / "mcp.json"
+    path.parent.mkdir(parents=True)
+    deep = '{"a":' * 990 + "1" + "}" * 990 if shape == "object" else "[" * 990 + "]" * 990
+    text = '{"mcpServers": {}, "deep": ' + deep + "}" + ("// mine\n" if shape == "jsonc" else "")
+    path.write_text(text, encoding="utf-8")
+    args = [verb, "cursor", *([str(EXAMPLE)] if verb == "install" else [])]
+    done = run_install_cli(home, *args)
+    err = done.communicate(timeout=60)[1]
+    assert done.returncode == 1 and err.count("\n") == 1, err
+    assert err.endswith(f"{path} nests more than {rmm.MAX_CONFIG_DEPTH} levels deep; not a client config\n")
+    assert path.read_text(encoding="utf-8") == text
+
+
+# Shapes that made the old scan start over at every position (the review: 240 KB, 75 s).
+SLOW_SHAPES = {
+    "unclosed comments": "{" + "/*a" * 350_000,
+    "unclosed strings": '"a\n' * 350_000 + "//",
+    "quotes": '"' * 1_000_000 + "//",
+    "backslashes": '"\\' * 500_000 + "//",
+    "commas": ", " * 500_000 + "]",
+    "line comments": "//\n" * 350_000,
+    "brackets": "[]" * 500_000,
+}
+
+
+@pytest.mark.parametrize("shape", SLOW_SHAPES)
+def test_the_jsonc_and_nesting_scans_are_linear(shape: str) -> None:
+    """About 1 MiB of each shape is judged within seconds (quadratic would take hours)."""
+    text = SLOW_SHAPES[shape]
+    started = time.monotonic()
+    assert not rmm._is_jsonc(text)
+    assert rmm._nesting(text) <= 1
+    assert time.monotonic() - started < 10
+
+
+# --- uninstall: only what runs this program ---------------------------------------
+
+OURS = {
+    "console script": {"command": "/home/me/.local/bin/robot-md-mcp", "args": ["/r/ROBOT.md"]},
+    "windows launcher": {"command": "C:\\Users\\me\\Scripts\\robot-md-mcp.exe", "args": ["C:\\r"]},
+    "pyz": {"command": "python3", "args": ["/home/me/robot-md-mcp.pyz", "/r/ROBOT.md"]},
+    "slim pyz": {"command": "py", "args": ["-3.12", "C:\\robot-md-mcp-0.1.0-cp312-win_amd64.pyz", "C:\\r"]},
+    "module file": {"command": "/usr/bin/python3.11", "args": ["-X", "utf8", "/src/robot_md_mcp.py", "/r"]},
+    "-m": {"type": "stdio", "command": "/venv/bin/python", "args": ["-m", "robot_md_mcp", "/r"]},
+    "uvx": {"command": "/bin/uvx", "args": ["--from", "git+https://x/robot-md-mcp", "robot-md-mcp", "/r"]},
+    "uv tool run": {
+        "command": "uv",
+        "args": ["tool", "run", "--from", "robot-md-mcp==0.1.0", "robot-md-mcp"],
+    },
+    "pipx run": {"command": "pipx", "args": ["run", "robot-md-mcp", "/r"]},
+    "this very copy": {"command": sys.executable, "args": [MODULE, "/r"]},
+}
+FOREIGN = {  # the review's four, and more that mention robot-md-mcp without running it
+    "node bridge": {"command": "node", "args": ["/opt/robot-md-mcp/bridge.js"]},
+    "docker image": {"command": "docker", "args": ["run", "-i", "--rm", "ghcr.io/me/robot-md-mcp:latest"]},
+    "env note": {"command": "npx", "args": ["other-server"], "env": {"NOTE": "replaces robot-md-mcp"}},
+    "remote URL": {"type": "http", "url": "https://robot-md-mcp.example.com/mcp"},
+    "mcp-remote": {"command": "npx", "args": ["mcp-remote", "http://127.0.0.1:8765/robot-md-mcp"]},
+    "python bridge": {"command": "python3", "args": ["/opt/robot-md-mcp/bridge.py"]},
+    "python -c": {"command": "python3", "args": ["-c", "import robot_md_mcp"]},
+    "uvx other tool": {"command": "uvx", "args": ["--with", "robot-md-mcp", "other-tool"]},
+    "no command": {"args": ["robot-md-mcp"]},
+}
+
+
+@pytest.mark.parametrize("case", [*OURS, *FOREIGN])
+def test_uninstall_removes_only_an_entry_that_runs_this_program(install: Installer, case: str) -> None:
+    path = install.file("cursor")
+    entry = OURS.get(case) or FOREIGN[case]
+    content = write_json(path, {"mcpServers": {"robot-md": entry, "x": {"command": "y"}}})
+    done = install("cursor", verb="uninstall")
+    if case in OURS:
+        assert done.code == 0, done.err
+        assert json.loads(path.read_text())["mcpServers"] == {"x": {"command": "y"}}
+    else:
+        assert done.code == 1 and "that is not robot-md-mcp's; left as it is" in done.err
+        assert path.read_bytes() == content
+
+
+MENTION = st.sampled_from(["robot-md-mcp", "robot_md_mcp", "/opt/robot-md-mcp/x", "robot-md-mcp.pyz"])
+WORD = st.text(st.characters(codec="utf-8"), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    program=st.sampled_from(["node", "docker", "npx", "bash", "deno", "/usr/bin/env", "java", "ssh"]),
+    args=st.lists(st.one_of(WORD, MENTION), max_size=5),
+    env=st.dictionaries(WORD, st.one_of(WORD, MENTION), max_size=3),
+)
+def test_a_mention_anywhere_but_the_program_is_not_ours(program: str, args: list[str], env: dict) -> None:
+    assert not rmm._runs_this_program({"command": program, "args": args, "env": env})
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    folder=st.lists(st.text("abc-_ .", min_size=1, max_size=6), max_size=3),
+    windows=st.booleans(),
+    form=st.sampled_from(list(OURS)),
+    extra=st.lists(WORD, max_size=3),
+)
+def test_every_form_install_writes_is_ours_wherever_it_lives(
+    folder: list[str], windows: bool, form: str, extra: list[str]
+) -> None:
+    sep = "\\" if windows else "/"
+    entry = OURS[form]
+    moved = [
+        sep.join(["", *folder, w.replace("\\", "/").split("/")[-1]]) if "/" in w or "\\" in w else w
+        for w in [entry["command"], *entry.get("args", [])]
+    ]
+    assert rmm._runs_this_program({"command": moved[0], "args": [*moved[1:], *extra]})
+
+
+# --- a whole class of configs ------------------------------------------------------
+
+JSON_VALUE = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(codec="utf-8")),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(st.characters(codec="utf-8")), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+FOREIGN_ENTRY = st.sampled_from(list(FOREIGN.values())) | st.dictionaries(
+    st.text(max_size=8), JSON_VALUE, max_size=4
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    other=st.dictionaries(
+        st.text(st.characters(codec="utf-8")).filter(lambda k: k != "mcpServers"), JSON_VALUE, max_size=5
+    ),
+    servers=st.dictionaries(st.text(min_size=1).filter(lambda k: k != "robot-md"), FOREIGN_ENTRY, max_size=4),
+    indent=st.sampled_from([2, 4, "\t"]),
+    bom=st.booleans(),
+    crlf=st.booleans(),
+)
+def test_any_config_survives_install_and_uninstall_but_our_entry(
+    install: Installer, other: dict, servers: dict, indent: int | str, bom: bool, crlf: bool
+) -> None:
+    path = install.file("cursor")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    config = {**other, "mcpServers": servers}
+    text = json.dumps(config, indent=indent, ensure_ascii=False) + "\n"
+    original = (b"\xef\xbb\xbf" if bom else b"") + text.replace("\n", "\r\n" if crlf else "\n").encode()
+    path.write_bytes(original)
+    assert install("cursor", str(EXAMPLE)).code == 0
+    installed = json.loads(path.read_bytes().decode("utf-8-sig"), object_pairs_hook=list)
+    expected = {**other, "mcpServers": {**servers, "robot-md": MCP_SERVERS}}
+    assert installed == json.loads(json.dumps(expected), object_pairs_hook=list)
+    assert install("cursor", verb="uninstall").code == 0
+    assert path.read_bytes() == original
+
+
+def test_robustness_page_states_the_install_limits_as_the_code_has_them() -> None:
+    page = (ROOT / "docs" / "robustness.md").read_text(encoding="utf-8")
+    rows = {line.split("`")[1]: line for line in page.splitlines() if line.startswith("|") and "`" in line}
+    assert f"| {rmm.MAX_CONFIG_BYTES // 2**20} MiB |" in rows["MAX_CONFIG_BYTES"]
+    assert f"| {rmm.MAX_CONFIG_DEPTH} levels |" in rows["MAX_CONFIG_DEPTH"]
+    assert f"| {rmm.CONFIG_EDIT_ATTEMPTS} tries |" in rows["CONFIG_EDIT_ATTEMPTS"]
+    assert f"| {rmm.CONFIG_LOCK_SECONDS} s |" in rows["CONFIG_LOCK_SECONDS"]
+    assert f"nests more than {rmm.MAX_CONFIG_DEPTH} levels deep; not a client config" in page
+    assert f"changed {rmm.CONFIG_EDIT_ATTEMPTS} times while being edited" in page
