@@ -29,7 +29,7 @@ def _end_while_loading(signum: int, frame: object) -> None:
     """Run as a program (`python robot_md_mcp.py`, `python -m robot_md_mcp`,
     the `robot-md-mcp` launcher), Ctrl-C while the module loads ends it at
     once with 130 and no traceback, as later; main() restores Python's own."""
-    os._exit(130)
+    os._exit(130)  # ExitCode.INTERRUPTED, which is not defined yet
 
 
 _ARGV0 = sys.argv[0] if getattr(sys, "argv", None) else ""
@@ -41,6 +41,7 @@ import collections
 import contextlib
 import dataclasses
 import datetime as _dt
+import enum
 import functools
 import hashlib
 import itertools
@@ -69,6 +70,17 @@ if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads onl
 
 __version__ = "0.1.0"
 NAME = "robot-md-mcp"
+
+
+class ExitCode(enum.IntEnum):
+    """What the command line's exit status means (README's table). `validate`
+    exits with its report's code instead: robot-md's own (section 3)."""
+
+    OK = 0
+    CANNOT_USE = 1  # the manifest, an --http setting or a client's config cannot be used
+    USAGE = 2  # the command line is wrong, or there is no manifest to find
+    INTERRUPTED = 130  # Ctrl-C, whatever the server was doing
+
 
 # ---------------------------------------------------------------------------
 # 1. Reading
@@ -2886,7 +2898,7 @@ def end_at_once(signum: int, frame: Any) -> None:
     whatever it is doing (writing to a client that stopped reading, a worker
     preparing a slow manifest): a read-only server has nothing to finish.
     (SIGTERM keeps the system's default: it ends the process as at once.)"""
-    os._exit(130)
+    os._exit(ExitCode.INTERRUPTED)
 
 
 def serve_stdio(manifest_file: ManifestFile) -> int:
@@ -2928,7 +2940,7 @@ def serve_stdio(manifest_file: ManifestFile) -> int:
 
     with _stdio_wire() as (wire_in, wire_out):
         anyio.run(run, wire_in, wire_out)
-    return 0
+    return ExitCode.OK
 
 
 # --- Streamable HTTP ----------------------------------------------------------
@@ -3629,7 +3641,7 @@ def serve_http(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         listener.socket.close()
-    return 0
+    return ExitCode.OK
 
 
 # ---------------------------------------------------------------------------
@@ -3818,14 +3830,14 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
                     prog=invoked_as(), path_env=PATH_ENV, token_env=TOKEN_ENV, keys_env=TRUSTED_KEYS_ENV
                 )
             )
-            return 0
+            return ExitCode.OK
         if "--version" in before_dashes:
             print(version_line())
-            return 0
+            return ExitCode.OK
         command = parse_command_line(args)
         if libyaml_missing() and command.verb in ("serve", "validate", "render"):
             print(f"{NAME}: cannot start: {libyaml_missing()}", file=sys.stderr)
-            return 1
+            return ExitCode.CANNOT_USE
         run = {
             "serve": run_serve,
             "validate": run_validate,
@@ -3836,17 +3848,17 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
         return run[command.verb](command, machine or Machine())
     except UsageError as e:
         print(f"{NAME}: {e} (see {invoked_as()} --help)", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     except Exit as e:
         print(e.line, file=sys.stderr)
         return e.code
     except KeyboardInterrupt:
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:  # `robot-md-mcp render | head`
-        return 0
+        return ExitCode.OK
     except ModuleNotFoundError as e:  # a broken install (the SDK loads late, so only now)
         print(f"{NAME}: cannot start: {e}; reinstall {NAME} with its dependencies", file=sys.stderr)
-        return 1
+        return ExitCode.CANNOT_USE
 
 
 def version_line() -> str:
@@ -3875,9 +3887,9 @@ def load_manifest(
         return manifest_file, manifest_file.servable(snap) if servable else snap
     except NoManifestFound as e:
         hint = f"pass a path: {invoked_as()} /path/to/{MANIFEST_FILENAME}"
-        raise Exit(2, f"{NAME}: {e.what}; {hint}", e) from None
+        raise Exit(ExitCode.USAGE, f"{NAME}: {e.what}; {hint}", e) from None
     except ManifestError as e:
-        raise Exit(FILE_ERROR, e.one_line(), e) from None
+        raise Exit(ExitCode.CANNOT_USE, e.one_line(), e) from None
 
 
 # A variable a client left as written in its config, e.g. "${CLAUDE_PROJECT_DIR}"
@@ -3914,7 +3926,7 @@ def run_render(command: Command, machine: Machine) -> int:
     _, snap = load_manifest(command, machine, servable=False)
     _utf8_stdout()
     sys.stdout.write(snap.rendered)
-    return 0
+    return ExitCode.OK
 
 
 def run_validate(command: Command, machine: Machine) -> int:
@@ -3925,7 +3937,7 @@ def run_validate(command: Command, machine: Machine) -> int:
         _, snap = load_manifest(command, machine, servable=False)
         report = snap.report
     except Exit as e:
-        if not as_json or e.code != FILE_ERROR or e.error is None:
+        if not as_json or e.code != ExitCode.CANNOT_USE or e.error is None:
             raise
         report = Report.from_error(e.error)
     _utf8_stdout()
@@ -3957,7 +3969,7 @@ def run_serve(command: Command, machine: Machine) -> int:
         allowed = command.options.get("--allow-host", [])
         listener = open_listener(http, allowed, command.option("--token-file"), machine.environ)
     except HttpSetupError as e:
-        raise Exit(FILE_ERROR, f"{NAME}: {e}") from None
+        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {e}") from None
     return serve_http(manifest_file, listener, robot)
 
 
@@ -3967,7 +3979,7 @@ def trusted_keys(command: Command, machine: Machine) -> TrustedKeys | None:
     try:
         return None if folder is None else load_trusted_keys(folder)
     except ManifestError as e:
-        raise Exit(FILE_ERROR, e.one_line(), e) from None
+        raise Exit(ExitCode.CANNOT_USE, e.one_line(), e) from None
 
 
 def launch_command() -> list[str]:
@@ -4399,7 +4411,9 @@ def run_install(command: Command, machine: Machine) -> int:
     try:
         manifest_file, _ = load_manifest(command, machine)
     except Exit as e:
-        raise Exit(e.code, f"{e.line}; nothing installed" if e.code == FILE_ERROR else e.line) from None
+        raise Exit(
+            e.code, f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
+        ) from None
     launch = [*lasting(launch_command(), machine), str(manifest_file.path)]
     _utf8_stdout()
     dry_run = "--dry-run" in command.flags
@@ -4426,7 +4440,7 @@ def run_install(command: Command, machine: Machine) -> int:
     except _Refused as e:
         if e.paste_by_hand:
             print("\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1]))
-        raise Exit(FILE_ERROR, f"{NAME}: nothing installed: {e.where} {e}") from None
+        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing installed: {e.where} {e}") from None
 
 
 def run_uninstall(command: Command, machine: Machine) -> int:
@@ -4454,7 +4468,7 @@ def run_uninstall(command: Command, machine: Machine) -> int:
     try:
         return plan.apply(client, workspace, machine, dry_run)
     except _Refused as e:
-        raise Exit(FILE_ERROR, f"{NAME}: nothing removed: {e.where} {e}") from None
+        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing removed: {e.where} {e}") from None
 
 
 # What starts this program, as install writes it or the README shows by hand:
@@ -4556,7 +4570,7 @@ class ConfigEdit:
             raise
         except OSError as e:
             raise Exit(
-                FILE_ERROR, f"{NAME}: nothing {self.done}: cannot write {path}: {_os_reason(e)}"
+                ExitCode.CANNOT_USE, f"{NAME}: nothing {self.done}: cannot write {path}: {_os_reason(e)}"
             ) from None
         where = {"added": "to", "updated": "in", "removed": "from"}.get(status, "in")
         if status == "unchanged":
@@ -4568,7 +4582,7 @@ class ConfigEdit:
         else:
             kept = f"backup: {backup}" if backup else "new file"
             print(f'{NAME}: {status} "{self.name}" {where} {path} ({kept}); {next_step}')
-        return 0
+        return ExitCode.OK
 
     def _edited(self, path: Path, key: str) -> tuple[bytes | None, str | None, str]:
         """The file's bytes as read, its new text (None: unchanged) and the status."""
@@ -4608,7 +4622,7 @@ def lasting(launch: list[str], machine: Machine) -> list[str]:
     if uv:
         return [uv, "tool", "run", "--from", spec, NAME]
     raise Exit(
-        FILE_ERROR,
+        ExitCode.CANNOT_USE,
         f"{NAME}: nothing installed: this copy runs from a cache that a clean removes; install it for good "
         f"(pipx install '{spec}') and run install from there, or put uvx on PATH",
     )
@@ -4651,13 +4665,15 @@ def _claude_code(argv: list[str], dry_run: bool, machine: Machine) -> int:
         print(line)
         if not dry_run:
             print(f"{NAME}: claude is not on PATH; run the line above where it is", file=sys.stderr)
-        return 0
+        return ExitCode.OK
     sys.stdout.flush()  # claude's own output comes after anything we printed
     done = subprocess.run([claude, *argv[1:]], check=False)
     if done.returncode != 0:
-        raise Exit(FILE_ERROR, f"{NAME}: `{' '.join(argv[:3])}` failed (exit {done.returncode}): {line}")
+        raise Exit(
+            ExitCode.CANNOT_USE, f"{NAME}: `{' '.join(argv[:3])}` failed (exit {done.returncode}): {line}"
+        )
     print(f"{NAME}: ran {line}")
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":

@@ -685,6 +685,7 @@ def test_startup_checks_come_first_and_never_import_the_sdk(tmp_path: Path) -> N
     code = (
         "import sys, robot_md_mcp as m\n"
         "codes = [m.main([sys.argv[1], '--http', '0']), m.main([sys.argv[2], '--http', '0.0.0.0:0'])]\n"
+        "codes = [int(c) for c in codes]\n"
         "print(codes, sorted(n for n in ('mcp', 'uvicorn', 'starlette', 'anyio') if n in sys.modules))\n"
     )
     done = subprocess.run(
