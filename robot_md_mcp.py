@@ -1,16 +1,28 @@
 """robot-md-mcp: serve one robot's ROBOT.md to any MCP client, read-only.
 
-The module reads top-down, each section using only those above it:
+The module reads top-down, each section using only those above it
+(tests/test_layout.py checks):
 
-1. reading     -- find the manifest on disk, enforce limits, decode UTF-8
-2. parsing     -- split frontmatter from prose exactly as robot-md 1.10.6 does
-3. validation  -- schema, cross-references, warnings, body sections, summary
-4. rendering   -- canonical YAML, strict-JSON views, briefings, prompt texts
-5. watching    -- re-read on every request, re-parse only when the bytes change;
-                  what changed between two versions
-6. server      -- MCP wiring, live updates, stdio and guarded Streamable HTTP;
-                  the only section that imports the SDK (HTTP parts only for --http)
-7. command line -- serve, validate, render, install and uninstall (a client's config)
+1. reading       -- find the manifest on disk, enforce limits, decode UTF-8
+2. parsing       -- split frontmatter from prose exactly as robot-md 1.10.6 does;
+                    YAML values as strict JSON
+3. validation    -- schema, cross-references, warnings, body sections, summary
+4. views         -- canonical YAML, the VIEWS table, briefings, robot-md's own
+                    summaries, signatures, the PROMPTS table
+5. watching      -- one Snapshot per version of the file; what changed between two
+6. live updates  -- changes pushed to clients (the SDK is imported from here down,
+                    and only when serving)
+7. MCP surface   -- the TOOLS table, Handlers, build_server
+8. stdio         -- our newline-delimited JSON-RPC wire
+9. HTTP          -- the guard in front of the SDK's Streamable HTTP app
+10. command line -- serve, validate, render, install and uninstall
+
+One request, from file to wire: a `resources/read` arrives on the wire (8:
+classify_line, or 9: HttpGuard), reaches Handlers.read_resource (7), which asks
+ManifestFile.version_async (5) for the version the file holds now: read_source
+(1) reads it, parse (2) makes a Manifest the first time these bytes are seen,
+and Snapshot keeps its validation (3) and its views (4, VIEWS) for every later
+request; the view's text goes back as the SDK's ReadResourceResult.
 
 Sections 1-5 do no network I/O and import no SDK, so `validate`/`render` start
 fast and the server can check a manifest before paying for the SDK import.
@@ -602,6 +614,62 @@ def _upgrade_legacy_camera(fm: dict[str, Any]) -> bool:
     return True
 
 
+# --- YAML values as strict JSON (the schema check and the views) -------------
+
+
+def json_safe(
+    value: Any,
+    _path: tuple[Any, ...] = (),
+    _active: frozenset[int] = frozenset(),
+    _done: dict[int, Any] | None = None,
+) -> Any:
+    """Any value the YAML safe loader can produce → strict JSON data. A value
+    that contains itself (a YAML alias to its own ancestor) has no JSON form."""
+    if not isinstance(value, (dict, list, set)):
+        return _json_scalar(value)
+    if id(value) in _active:
+        where = ".".join(map(str, _path)) or "<root>"
+        raise ManifestError(
+            f"cannot be shown as JSON: the YAML alias at {where} refers to a value containing it"
+        )
+    # Aliases share one value: convert it once (an alias bomb within budget
+    # took 1.2 s to convert value by value). Safe: a value converted without
+    # error contains none of its ancestors, wherever else it appears.
+    _done = {} if _done is None else _done
+    if id(value) not in _done:
+        _active = _active | {id(value)}
+        if isinstance(value, dict):
+            items = [(_json_key(k), json_safe(v, (*_path, k), _active, _done)) for k, v in value.items()]
+            _done[id(value)] = dict(items)
+        else:
+            values = stable_order(value) if isinstance(value, set) else value
+            _done[id(value)] = [json_safe(v, (*_path, i), _active, _done) for i, v in enumerate(values)]
+    return _done[id(value)]
+
+
+def _json_scalar(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, (_dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
+def _json_key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, (bool, float)):
+        return json.dumps(json_safe(key)).strip('"')
+    safe = json_safe(key)
+    return safe if isinstance(safe, str) else json.dumps(safe, ensure_ascii=False)
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(json_safe(value), ensure_ascii=False, indent=2)
+
+
 # ---------------------------------------------------------------------------
 # 3. Validation (robot_md.validate, step for step)
 # ---------------------------------------------------------------------------
@@ -863,59 +931,6 @@ def render(manifest: Manifest) -> str:
         default_flow_style=False,
         allow_unicode=True,
     )
-
-
-def json_safe(
-    value: Any,
-    _path: tuple[Any, ...] = (),
-    _active: frozenset[int] = frozenset(),
-    _done: dict[int, Any] | None = None,
-) -> Any:
-    """Any value the YAML safe loader can produce → strict JSON data. A value
-    that contains itself (a YAML alias to its own ancestor) has no JSON form."""
-    if not isinstance(value, (dict, list, set)):
-        return _json_scalar(value)
-    if id(value) in _active:
-        where = ".".join(map(str, _path)) or "<root>"
-        raise ManifestError(
-            f"cannot be shown as JSON: the YAML alias at {where} refers to a value containing it"
-        )
-    # Aliases share one value: convert it once (an alias bomb within budget
-    # took 1.2 s to convert value by value). Safe: a value converted without
-    # error contains none of its ancestors, wherever else it appears.
-    _done = {} if _done is None else _done
-    if id(value) not in _done:
-        _active = _active | {id(value)}
-        if isinstance(value, dict):
-            items = [(_json_key(k), json_safe(v, (*_path, k), _active, _done)) for k, v in value.items()]
-            _done[id(value)] = dict(items)
-        else:
-            values = stable_order(value) if isinstance(value, set) else value
-            _done[id(value)] = [json_safe(v, (*_path, i), _active, _done) for i, v in enumerate(values)]
-    return _done[id(value)]
-
-
-def _json_scalar(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, (_dt.date, _dt.time)):
-        return value.isoformat()
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    return value
-
-
-def _json_key(key: Any) -> str:
-    if isinstance(key, str):
-        return key
-    if key is None or isinstance(key, (bool, float)):
-        return json.dumps(json_safe(key)).strip('"')
-    safe = json_safe(key)
-    return safe if isinstance(safe, str) else json.dumps(safe, ensure_ascii=False)
-
-
-def to_json(value: Any) -> str:
-    return json.dumps(json_safe(value), ensure_ascii=False, indent=2)
 
 
 # --- Briefings: identity line and context document --------------------------
@@ -1833,10 +1848,149 @@ class ManifestFile:
 
 
 # ---------------------------------------------------------------------------
-# 6. Server wiring (the SDK is imported here and only here, when serving)
+# 6. Live updates: changes pushed to clients (the SDK is imported from here down, only when serving)
 # ---------------------------------------------------------------------------
 
-# --- Tables and handlers: what this server answers ------------------------------
+
+POLL_SECONDS = 0.5
+# Handshake-era clients remembered for live updates; the oldest is dropped
+# beyond this (an HTTP session that ended cannot tell us it did).
+MAX_LISTENING_CLIENTS = 1024
+MAX_SUBSCRIPTIONS_PER_CLIENT = 64
+
+
+class LiveUpdates:
+    """Pushes changes of the served file to connected clients. A poller
+    reads the file every POLL_SECONDS (on a worker thread: a slow parse
+    must not stall serving) and diffs each good version (parses, has a
+    robot_name) against the previous good one; a broken or missing file is
+    logged once and skipped, never fatal.
+
+    Handshake era: `notifications/resources/updated` for the URIs a client
+    subscribed to, `notifications/resources/list_changed` to every client,
+    sent through a session kept from one of its requests (the SDK's
+    documented way). 2026-07-28 era: the same events on `bus`, which the
+    SDK's ListenHandler streams to `subscriptions/listen` clients."""
+
+    def __init__(self, manifest_file: ManifestFile, forget_after: float | None = None) -> None:
+        from mcp.server.subscriptions import InMemorySubscriptionBus
+
+        self.file = manifest_file
+        self.bus = InMemorySubscriptionBus()
+        # Per handshake-era client: a session to notify through, the URIs it
+        # subscribed to, and when it was last heard from.
+        self.clients: dict[Any, tuple[Any, set[str], float]] = {}
+        self.forget_after = forget_after  # an HTTP session this idle is closed by the SDK
+
+    def client(self, ctx: Request) -> set[str] | None:
+        """The URIs this client subscribed to, registering it on first
+        sight; None in the 2026 era (no standing connection: it listens)."""
+        from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+        params = ctx.session.client_params
+        if params is None or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None
+        # An HTTP client is its session id (what it ends with DELETE); on
+        # stdio the initialize params are one object per connection.
+        session_id = ctx.request.headers.get("mcp-session-id") if ctx.request is not None else None
+        key, now = session_id or id(params), time.monotonic()
+        _, subscribed, _ = self.clients.pop(key, (None, set(), now))
+        self.clients[key] = (ctx.session, subscribed, now)  # most recently heard from last
+        while self.clients and (
+            len(self.clients) > MAX_LISTENING_CLIENTS or self.idle(next(iter(self.clients.values())), now)
+        ):
+            del self.clients[next(iter(self.clients))]
+        return subscribed
+
+    def idle(self, entry: tuple[Any, set[str], float], now: float) -> bool:
+        return self.forget_after is not None and now - entry[2] > self.forget_after
+
+    def forget(self, session_id: str) -> None:
+        """An HTTP session ended (the client deleted it)."""
+        self.clients.pop(session_id, None)
+
+    def subscribe(self, ctx: Request, uri: str) -> None:
+        subscribed = self.client(ctx)
+        if subscribed is not None and len(subscribed) < MAX_SUBSCRIPTIONS_PER_CLIENT:
+            subscribed.add(uri)
+
+    def unsubscribe(self, ctx: Request, uri: str) -> None:
+        subscribed = self.client(ctx)
+        if subscribed is not None:
+            subscribed.discard(uri)
+
+    async def remember(self, ctx: Request, call_next: CallNext) -> HandlerResult:
+        """Server middleware: every handshake-era client past `initialize`
+        hears about renames, whether or not it subscribed."""
+        result = await call_next(ctx)
+        if ctx.method != "initialize" and ctx.request_id is not None:
+            self.client(ctx)
+        return result
+
+    def check(self, last: Snapshot | None) -> tuple[Snapshot, list[str], bool]:
+        """The file now and what changed since `last` (runs on a worker thread)."""
+        snap = self.file.servable(self.file.version(prepare=True))
+        if last is None or snap.digest == last.digest:
+            return snap, [], False
+        return (snap, *changes(last, snap))
+
+    async def watch(self) -> None:
+        import anyio.to_thread
+
+        log = logging.getLogger(NAME)
+        last, trouble = self.file.last, ""
+        while True:
+            await anyio.sleep(POLL_SECONDS)
+            try:
+                last, updated, relisted = await anyio.to_thread.run_sync(self.check, last)
+            except ManifestError as e:
+                if e.one_line() != trouble:  # once per distinct problem, not every poll
+                    log.warning("%s; live updates resume once it is fixed", e.one_line())
+                trouble = e.one_line()
+                continue
+            trouble = ""
+            if updated or relisted:
+                await self.publish(updated, relisted)
+
+    async def publish(self, updated: list[str], relisted: bool) -> None:
+        from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated
+
+        if relisted:
+            await self.bus.publish(ResourcesListChanged())
+        for uri in updated:
+            await self.bus.publish(ResourceUpdated(uri=uri))
+        for key, (session, subscribed, _) in list(self.clients.items()):
+            try:
+                if relisted:
+                    await session.send_resource_list_changed()
+                for uri in updated:
+                    if uri in subscribed:
+                        await session.send_resource_updated(uri)
+            except Exception:  # a client that went away must not silence the others
+                self.clients.pop(key, None)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, server: Any) -> AsyncIterator[dict[str, Any]]:
+        """The server's lifespan: watch while a transport serves (stdio: one
+        client; HTTP: the app), stop when it ends."""
+        import anyio
+
+        async def watch_safely() -> None:
+            try:
+                await self.watch()
+            except Exception as e:  # a bug here must cost live updates, not the server
+                logging.getLogger(NAME).warning("live updates stopped: %s: %s", type(e).__name__, e)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(watch_safely)
+            yield {}
+            tasks.cancel_scope.cancel()
+
+
+# ---------------------------------------------------------------------------
+# 7. The MCP surface: tables, handlers and the server
+# ---------------------------------------------------------------------------
+
 
 INSTRUCTIONS = (
     "Read-only facts about one robot, from its ROBOT.md; this server cannot move the robot. Read the "
@@ -2186,143 +2340,6 @@ class Handlers:
         return types.EmptyResult()
 
 
-# --- Live updates -------------------------------------------------------------
-
-POLL_SECONDS = 0.5
-# Handshake-era clients remembered for live updates; the oldest is dropped
-# beyond this (an HTTP session that ended cannot tell us it did).
-MAX_LISTENING_CLIENTS = 1024
-MAX_SUBSCRIPTIONS_PER_CLIENT = 64
-
-
-class LiveUpdates:
-    """Pushes changes of the served file to connected clients. A poller
-    reads the file every POLL_SECONDS (on a worker thread: a slow parse
-    must not stall serving) and diffs each good version (parses, has a
-    robot_name) against the previous good one; a broken or missing file is
-    logged once and skipped, never fatal.
-
-    Handshake era: `notifications/resources/updated` for the URIs a client
-    subscribed to, `notifications/resources/list_changed` to every client,
-    sent through a session kept from one of its requests (the SDK's
-    documented way). 2026-07-28 era: the same events on `bus`, which the
-    SDK's ListenHandler streams to `subscriptions/listen` clients."""
-
-    def __init__(self, manifest_file: ManifestFile, forget_after: float | None = None) -> None:
-        from mcp.server.subscriptions import InMemorySubscriptionBus
-
-        self.file = manifest_file
-        self.bus = InMemorySubscriptionBus()
-        # Per handshake-era client: a session to notify through, the URIs it
-        # subscribed to, and when it was last heard from.
-        self.clients: dict[Any, tuple[Any, set[str], float]] = {}
-        self.forget_after = forget_after  # an HTTP session this idle is closed by the SDK
-
-    def client(self, ctx: Request) -> set[str] | None:
-        """The URIs this client subscribed to, registering it on first
-        sight; None in the 2026 era (no standing connection: it listens)."""
-        from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-
-        params = ctx.session.client_params
-        if params is None or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return None
-        # An HTTP client is its session id (what it ends with DELETE); on
-        # stdio the initialize params are one object per connection.
-        session_id = ctx.request.headers.get("mcp-session-id") if ctx.request is not None else None
-        key, now = session_id or id(params), time.monotonic()
-        _, subscribed, _ = self.clients.pop(key, (None, set(), now))
-        self.clients[key] = (ctx.session, subscribed, now)  # most recently heard from last
-        while self.clients and (
-            len(self.clients) > MAX_LISTENING_CLIENTS or self.idle(next(iter(self.clients.values())), now)
-        ):
-            del self.clients[next(iter(self.clients))]
-        return subscribed
-
-    def idle(self, entry: tuple[Any, set[str], float], now: float) -> bool:
-        return self.forget_after is not None and now - entry[2] > self.forget_after
-
-    def forget(self, session_id: str) -> None:
-        """An HTTP session ended (the client deleted it)."""
-        self.clients.pop(session_id, None)
-
-    def subscribe(self, ctx: Request, uri: str) -> None:
-        subscribed = self.client(ctx)
-        if subscribed is not None and len(subscribed) < MAX_SUBSCRIPTIONS_PER_CLIENT:
-            subscribed.add(uri)
-
-    def unsubscribe(self, ctx: Request, uri: str) -> None:
-        subscribed = self.client(ctx)
-        if subscribed is not None:
-            subscribed.discard(uri)
-
-    async def remember(self, ctx: Request, call_next: CallNext) -> HandlerResult:
-        """Server middleware: every handshake-era client past `initialize`
-        hears about renames, whether or not it subscribed."""
-        result = await call_next(ctx)
-        if ctx.method != "initialize" and ctx.request_id is not None:
-            self.client(ctx)
-        return result
-
-    def check(self, last: Snapshot | None) -> tuple[Snapshot, list[str], bool]:
-        """The file now and what changed since `last` (runs on a worker thread)."""
-        snap = self.file.servable(self.file.version(prepare=True))
-        if last is None or snap.digest == last.digest:
-            return snap, [], False
-        return (snap, *changes(last, snap))
-
-    async def watch(self) -> None:
-        import anyio.to_thread
-
-        log = logging.getLogger(NAME)
-        last, trouble = self.file.last, ""
-        while True:
-            await anyio.sleep(POLL_SECONDS)
-            try:
-                last, updated, relisted = await anyio.to_thread.run_sync(self.check, last)
-            except ManifestError as e:
-                if e.one_line() != trouble:  # once per distinct problem, not every poll
-                    log.warning("%s; live updates resume once it is fixed", e.one_line())
-                trouble = e.one_line()
-                continue
-            trouble = ""
-            if updated or relisted:
-                await self.publish(updated, relisted)
-
-    async def publish(self, updated: list[str], relisted: bool) -> None:
-        from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated
-
-        if relisted:
-            await self.bus.publish(ResourcesListChanged())
-        for uri in updated:
-            await self.bus.publish(ResourceUpdated(uri=uri))
-        for key, (session, subscribed, _) in list(self.clients.items()):
-            try:
-                if relisted:
-                    await session.send_resource_list_changed()
-                for uri in updated:
-                    if uri in subscribed:
-                        await session.send_resource_updated(uri)
-            except Exception:  # a client that went away must not silence the others
-                self.clients.pop(key, None)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(self, server: Any) -> AsyncIterator[dict[str, Any]]:
-        """The server's lifespan: watch while a transport serves (stdio: one
-        client; HTTP: the app), stop when it ends."""
-        import anyio
-
-        async def watch_safely() -> None:
-            try:
-                await self.watch()
-            except Exception as e:  # a bug here must cost live updates, not the server
-                logging.getLogger(NAME).warning("live updates stopped: %s: %s", type(e).__name__, e)
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(watch_safely)
-            yield {}
-            tasks.cancel_scope.cancel()
-
-
 # --- Logging, loading the SDK, and the server itself -----------------------------
 
 # stderr is for people: at most this many log lines in any LOG_WINDOW_SECONDS,
@@ -2523,7 +2540,10 @@ def build_server(
     return server
 
 
-# --- stdio --------------------------------------------------------------------
+# ---------------------------------------------------------------------------
+# 8. stdio
+# ---------------------------------------------------------------------------
+
 # Newline-delimited JSON-RPC on stdin and stdout, read and written here and
 # handed to the SDK's server as messages (its `run()` takes any streams): so
 # every line gets an answer, however malformed, and every request that
@@ -2943,7 +2963,10 @@ def serve_stdio(manifest_file: ManifestFile) -> int:
     return ExitCode.OK
 
 
-# --- Streamable HTTP ----------------------------------------------------------
+# ---------------------------------------------------------------------------
+# 9. Streamable HTTP
+# ---------------------------------------------------------------------------
+
 # The SDK serves MCP at /mcp. One small ASGI layer in front of it sees every
 # request first: Host and Origin allow-lists (DNS rebinding), the bearer token,
 # and /healthz. The address is resolved, the token read and the port bound
@@ -3645,7 +3668,7 @@ def serve_http(
 
 
 # ---------------------------------------------------------------------------
-# 7. Command line
+# 10. Command line
 # ---------------------------------------------------------------------------
 
 USAGE = """usage: {prog} [serve] [PATH] [--trusted-keys DIR]

@@ -1,0 +1,104 @@
+"""The module reads top-down: each numbered section uses only the sections above it (type annotations
+aside), and the sections before the server never import the SDK."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from conftest import ROOT
+
+SOURCE = (ROOT / "robot_md_mcp.py").read_text(encoding="utf-8")
+BANNER = re.compile(r"^# (\d+)\. ", re.M)
+
+
+def section_starts() -> list[tuple[int, int]]:
+    """(first line, section number) of each numbered banner."""
+    return [(SOURCE.count("\n", 0, m.start()) + 1, int(m[1])) for m in BANNER.finditer(SOURCE)]
+
+
+def section_of(line: int, starts: list[tuple[int, int]]) -> int:
+    return max((n for first, n in starts if first <= line), default=0)
+
+
+def defined_names(tree: ast.Module) -> dict[str, int]:
+    """Top-level names and the line that defines each (first definition)."""
+    names: dict[str, int] = {}
+    for node in tree.body:
+        targets: list[ast.expr] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.setdefault(node.name, node.lineno)
+        elif isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    names.setdefault(name.id, node.lineno)
+    return names
+
+
+def annotation_nodes(tree: ast.AST) -> set[int]:
+    """ids of every node inside an annotation (strings at run time here)."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        annotations: list[ast.expr | None] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            args += [a for a in (node.args.vararg, node.args.kwarg) if a is not None]
+            annotations = [a.annotation for a in args] + [node.returns]
+        elif isinstance(node, ast.AnnAssign):
+            annotations = [node.annotation]
+        for annotation in annotations:
+            if annotation is not None:
+                inside.update(id(n) for n in ast.walk(annotation))
+    return inside
+
+
+def local_names(node: ast.stmt) -> set[str]:
+    """Parameters and names assigned inside a top-level definition (they shadow the module's)."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return set()
+    local = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.arg):
+            local.add(sub.arg)
+        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            local.add(sub.id)
+    return local
+
+
+def test_each_section_uses_only_those_above_it() -> None:
+    tree = ast.parse(SOURCE)
+    starts = section_starts()
+    assert [n for _, n in starts] == list(range(1, len(starts) + 1)), "sections numbered 1, 2, 3, … in order"
+    names, in_annotations = defined_names(tree), annotation_nodes(tree)
+    upward = set()
+    for node in tree.body:
+        here = section_of(node.lineno, starts)
+        local = local_names(node)
+        for used in ast.walk(node):
+            if not isinstance(used, ast.Name) or not isinstance(used.ctx, ast.Load):
+                continue
+            if used.id in names and used.id not in local and id(used) not in in_annotations:
+                there = section_of(names[used.id], starts)
+                if there > here:
+                    upward.add(f"§{here} line {used.lineno} uses {used.id} from §{there}")
+    assert not upward, "\n".join(sorted(upward))
+
+
+def test_the_sections_before_the_server_never_import_the_sdk() -> None:
+    starts = section_starts()
+    first_server_line = min(first for first, n in starts if n == 6)
+    before = "\n".join(SOURCE.splitlines()[: first_server_line - 1])
+    tree = ast.parse(before)
+    runtime = [n for n in tree.body if not (isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test))]
+    imported = {
+        alias.name.split(".")[0]
+        for node in runtime
+        for sub in ast.walk(node)
+        if isinstance(sub, (ast.Import, ast.ImportFrom))
+        for alias in (sub.names if isinstance(sub, ast.Import) else [ast.alias(sub.module or "")])
+    }
+    assert not imported & {"mcp", "starlette", "uvicorn"}, imported
