@@ -33,7 +33,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import zipfile
 from collections import defaultdict
@@ -71,8 +70,14 @@ NATIVE = (".so", ".pyd", ".dll", ".dylib")
 # Never imported when serving: test suites, type stubs, bytecode, and the wheel bookkeeping that
 # differs per wheel build (RECORD, WHEEL, SBOMs; a zipapp is never pip-uninstalled).
 DROP_DIRS = {"__pycache__", "tests", "test", "benchmarks"}
-DROP_FILES = ("*.pyi", "*.pyc", "*.dist-info/RECORD", "*.dist-info/WHEEL", "*.dist-info/INSTALLER")
-DROP_FILES += ("*.dist-info/sboms/*",)  # one per build (random serial numbers): would describe 1 of 25
+DROP_FILES = (
+    "*.pyi",
+    "*.pyc",
+    "*.dist-info/RECORD",
+    "*.dist-info/WHEEL",
+    "*.dist-info/INSTALLER",
+    "*.dist-info/sboms/*",
+)  # SBOMs: one per build (random serial numbers)
 # pywin32 is ~15 MB per CPython; mcp.os.win32.utilities imports pywintypes, win32api, win32con and
 # win32job, and those need _win32sysloader, pywintypes3XY.dll and the bootstrap that pywin32.pth runs.
 PYWIN32_KEEP = (
@@ -190,32 +195,14 @@ def resolve(target: tuple[str, str], cache: Path) -> list[Path]:
 def download_all(cache: Path, jobs: int) -> dict[tuple[str, str], list[Path]]:
     """{target: its wheels}, downloading what the cache lacks on `jobs` threads, and saying so: a
     first build fetches a few hundred MB."""
-    missing = [t for t in TARGETS if cached(t, cache) is None]
+    missing = [target_name(t) for t in TARGETS if cached(t, cache) is None]
     if missing:
         print(
-            f"wheels: {len(TARGETS) - len(missing)} of {len(TARGETS)} targets cached; downloading", flush=True
+            f"downloading wheels for {len(missing)} of {len(TARGETS)} targets: {', '.join(missing)}",
+            flush=True,
         )
-    started = iter(range(1, len(missing) + 1))
-    finished = iter(range(1, len(missing) + 1))
-    lock = threading.Lock()
-
-    def one(target: tuple[str, str]) -> list[Path]:
-        if target in missing:
-            with lock:
-                print(
-                    f"  downloading wheels for {target_name(target)} ({next(started)} of {len(missing)})",
-                    flush=True,
-                )
-        wheels = resolve(target, cache)
-        if target in missing:
-            size = sum(w.stat().st_size for w in wheels) / 1e6
-            with lock:
-                count = f"{next(finished)} of {len(missing)}"
-                print(f"  wheels for {target_name(target)} ready, {size:.0f} MB ({count})", flush=True)
-        return wheels
-
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        return dict(zip(TARGETS, pool.map(one, TARGETS), strict=True))
+        return dict(zip(TARGETS, pool.map(lambda t: resolve(t, cache), TARGETS), strict=True))
 
 
 def _abis(wheel: Path) -> set[str]:
@@ -227,7 +214,7 @@ def wheels_for_all(
 ) -> dict[tuple[str, str], list[Path]]:
     """{target: wheels} (+ project_wheel, checked for closure), downloading only what the cache
     lacks. An abi3 wheel (cryptography) is taken as the platform's oldest CPython takes it, so all
-    CPythons share one build."""
+    CPythons share one build (a newer CPython's abi3 build, cp315-abi3.abi3t, would add a copy)."""
     cache.mkdir(parents=True, exist_ok=True)
     resolved = download_all(cache, jobs)
     chosen: dict[tuple[str, str], list[Path]] = {}
@@ -235,7 +222,7 @@ def wheels_for_all(
         oldest = {parse_wheel_filename(w.name)[0]: w for w in resolved[(plat, PYTHONS[0])]}
         for i, wheel in enumerate(wheels):
             base = oldest.get(parse_wheel_filename(wheel.name)[0])
-            if base and _abis(wheel) == _abis(base) == {"abi3"}:
+            if base and "abi3" in _abis(wheel) and _abis(base) == {"abi3"}:
                 wheels[i] = base
         if project_wheel is None:
             chosen[(plat, py)] = sorted(wheels)
@@ -414,7 +401,7 @@ def place(top: str, tree: dict, targets: list) -> dict[str, list]:
         def content(group: list) -> frozenset:
             return frozenset((p, v[0]) for t in group for p, v in tree[t].items())
 
-        popularity = defaultdict(int)
+        popularity: defaultdict[frozenset, int] = defaultdict(int)
         for group in groups.values():
             popularity[content(group)] += len(group)
         shared: list = []
@@ -554,15 +541,18 @@ def finish(shiv_out: Path, site: Path, out: Path, targets: dict[str, dict], pyz_
         for name in sorted(found):
             data = found[name][1]()
             digest.update(b"%d:%s:%d:" % (len(name), name.encode(), len(data)) + data)
-        main = ("__main__.py", (0o100644 << 16, functools.partial(entry, targets, digest.hexdigest()[:16])))
+        main: tuple[str, tuple[int, Callable[[], bytes]]] = (
+            "__main__.py",
+            (0o100644 << 16, functools.partial(entry, targets, digest.hexdigest()[:16])),
+        )
         with out.open("wb") as f:
             f.write(SHEBANG)
             with zipfile.ZipFile(f, "w") as archive:
-                for name, (attr, read) in [main, *sorted(found.items())]:
+                for name, (attr, load) in [main, *sorted(found.items())]:
                     info = zipfile.ZipInfo(name, DATE)
                     info.compress_type = zipfile.ZIP_DEFLATED
                     info.external_attr = attr
-                    archive.writestr(info, read())
+                    archive.writestr(info, load())
     out.chmod(0o755)
 
 
