@@ -9,11 +9,12 @@ build venv that holds shiv==1.0.8 and packaging.
    whose files differ under the same path goes to `_platform/<dir>/` directories.
    The pyz's entry (pyz_guard.py) puts the matching ones first on sys.path. Only native code may
    differ within one release; any other difference fails the build.
-3. For a slim pyz, what a session loads (session-modules.txt) is compiled. shiv's command line
-   zips the tree; finish() rewrites that zip with zipfile: sorted members, fixed dates, the
-   bytecode added, a slim pyz's compiled extensions stored with LZMA, and pyz_guard.py as the zip's
-   __main__.py (shiv's own __main__.py and bootstrap are left out: no shiv code runs in the pyz,
-   and none is patched). A pyz over its size budget fails the build.
+3. A session (validate, render, a full stdio session) is run with the building CPython on this
+   machine's slim tree, recording which files it loads; each slim pyz gets bytecode for those,
+   compiled by python3.X from PATH. shiv's command line zips the tree; finish() rewrites that zip
+   with zipfile: sorted members, fixed dates, deflate, the bytecode added, and pyz_guard.py as the
+   zip's __main__.py (shiv's own __main__.py and bootstrap are left out: no shiv code runs in the
+   pyz, and none is patched). A pyz over its size budget fails the build.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ import functools
 import hashlib
 import json
 import os
+import platform
+import runpy
 import shutil
 import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import zipfile
 from collections import defaultdict
@@ -43,7 +45,8 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging import tags
 
 HERE = Path(__file__).resolve().parent
-PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
+GUARD = runpy.run_path(str(HERE / "pyz_guard.py"), run_name="pyz_guard")  # its functions, not its main()
+PYTHONS = tuple(f"3.{minor}" for minor in range(GUARD["SUPPORTED"][0], GUARD["SUPPORTED"][1] + 1))
 
 
 def _manylinux(arch: str) -> list[str]:
@@ -67,8 +70,14 @@ NATIVE = (".so", ".pyd", ".dll", ".dylib")
 # Never imported when serving: test suites, type stubs, bytecode, and the wheel bookkeeping that
 # differs per wheel build (RECORD, WHEEL, SBOMs; a zipapp is never pip-uninstalled).
 DROP_DIRS = {"__pycache__", "tests", "test", "benchmarks"}
-DROP_FILES = ("*.pyi", "*.pyc", "*.dist-info/RECORD", "*.dist-info/WHEEL", "*.dist-info/INSTALLER")
-DROP_FILES += ("*.dist-info/sboms/*",)  # one per build (random serial numbers): would describe 1 of 25
+DROP_FILES = (
+    "*.pyi",
+    "*.pyc",
+    "*.dist-info/RECORD",
+    "*.dist-info/WHEEL",
+    "*.dist-info/INSTALLER",
+    "*.dist-info/sboms/*",
+)  # SBOMs: one per build (random serial numbers)
 # pywin32 is ~15 MB per CPython; mcp.os.win32.utilities imports pywintypes, win32api, win32con and
 # win32job, and those need _win32sysloader, pywintypes3XY.dll and the bootstrap that pywin32.pth runs.
 PYWIN32_KEEP = (
@@ -186,32 +195,14 @@ def resolve(target: tuple[str, str], cache: Path) -> list[Path]:
 def download_all(cache: Path, jobs: int) -> dict[tuple[str, str], list[Path]]:
     """{target: its wheels}, downloading what the cache lacks on `jobs` threads, and saying so: a
     first build fetches a few hundred MB."""
-    missing = [t for t in TARGETS if cached(t, cache) is None]
+    missing = [target_name(t) for t in TARGETS if cached(t, cache) is None]
     if missing:
         print(
-            f"wheels: {len(TARGETS) - len(missing)} of {len(TARGETS)} targets cached; downloading", flush=True
+            f"downloading wheels for {len(missing)} of {len(TARGETS)} targets: {', '.join(missing)}",
+            flush=True,
         )
-    started = iter(range(1, len(missing) + 1))
-    finished = iter(range(1, len(missing) + 1))
-    lock = threading.Lock()
-
-    def one(target: tuple[str, str]) -> list[Path]:
-        if target in missing:
-            with lock:
-                print(
-                    f"  downloading wheels for {target_name(target)} ({next(started)} of {len(missing)})",
-                    flush=True,
-                )
-        wheels = resolve(target, cache)
-        if target in missing:
-            size = sum(w.stat().st_size for w in wheels) / 1e6
-            with lock:
-                count = f"{next(finished)} of {len(missing)}"
-                print(f"  wheels for {target_name(target)} ready, {size:.0f} MB ({count})", flush=True)
-        return wheels
-
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        return dict(zip(TARGETS, pool.map(one, TARGETS), strict=True))
+        return dict(zip(TARGETS, pool.map(lambda t: resolve(t, cache), TARGETS), strict=True))
 
 
 def _abis(wheel: Path) -> set[str]:
@@ -223,7 +214,7 @@ def wheels_for_all(
 ) -> dict[tuple[str, str], list[Path]]:
     """{target: wheels} (+ project_wheel, checked for closure), downloading only what the cache
     lacks. An abi3 wheel (cryptography) is taken as the platform's oldest CPython takes it, so all
-    CPythons share one build."""
+    CPythons share one build (a newer CPython's abi3 build, cp315-abi3.abi3t, would add a copy)."""
     cache.mkdir(parents=True, exist_ok=True)
     resolved = download_all(cache, jobs)
     chosen: dict[tuple[str, str], list[Path]] = {}
@@ -231,7 +222,7 @@ def wheels_for_all(
         oldest = {parse_wheel_filename(w.name)[0]: w for w in resolved[(plat, PYTHONS[0])]}
         for i, wheel in enumerate(wheels):
             base = oldest.get(parse_wheel_filename(wheel.name)[0])
-            if base and _abis(wheel) == _abis(base) == {"abi3"}:
+            if base and "abi3" in _abis(wheel) and _abis(base) == {"abi3"}:
                 wheels[i] = base
         if project_wheel is None:
             chosen[(plat, py)] = sorted(wheels)
@@ -410,7 +401,7 @@ def place(top: str, tree: dict, targets: list) -> dict[str, list]:
         def content(group: list) -> frozenset:
             return frozenset((p, v[0]) for t in group for p, v in tree[t].items())
 
-        popularity = defaultdict(int)
+        popularity: defaultdict[frozenset, int] = defaultdict(int)
         for group in groups.values():
             popularity[content(group)] += len(group)
         shared: list = []
@@ -487,7 +478,11 @@ ENTRY_PLACEHOLDERS = (
 )
 INDEX = "robot-md-mcp-pyz.json"  # pyz_guard.INDEX
 DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
-SHEBANG = b"#!/usr/bin/env python3\n"
+# A file cut short (a broken download) is no zip to Python, which then reads it as source: the coding
+# line makes that one line naming the problem instead of a SyntaxError about null bytes.
+SHEBANG = (
+    b"#!/usr/bin/env python3\n# -*- coding: robot-md-mcp.pyz-is-damaged-or-incomplete.download-it-again -*-\n"
+)
 
 
 def shiv(site: Path, out: Path) -> None:
@@ -536,9 +531,7 @@ def index(users: Users, targets: list[tuple[str, str]]) -> bytes:
     return json.dumps({"only": only}, sort_keys=True, separators=(",", ":")).encode()
 
 
-def finish(
-    shiv_out: Path, site: Path, out: Path, targets: dict[str, dict], pyz_index: bytes, slim: bool
-) -> None:
+def finish(shiv_out: Path, site: Path, out: Path, targets: dict[str, dict], pyz_index: bytes) -> None:
     """Rewrite shiv's zip as the pyz: sorted members with fixed dates, compressed, the index, and our
     entry (pyz_guard.py) as __main__.py, with a build id that digests everything it unpacks."""
     with zipfile.ZipFile(shiv_out) as shiv_zip:
@@ -548,23 +541,19 @@ def finish(
         for name in sorted(found):
             data = found[name][1]()
             digest.update(b"%d:%s:%d:" % (len(name), name.encode(), len(data)) + data)
-        main = ("__main__.py", (0o100644 << 16, functools.partial(entry, targets, digest.hexdigest()[:16])))
+        main: tuple[str, tuple[int, Callable[[], bytes]]] = (
+            "__main__.py",
+            (0o100644 << 16, functools.partial(entry, targets, digest.hexdigest()[:16])),
+        )
         with out.open("wb") as f:
             f.write(SHEBANG)
             with zipfile.ZipFile(f, "w") as archive:
-                for name, (attr, read) in [main, *sorted(found.items())]:
+                for name, (attr, load) in [main, *sorted(found.items())]:
                     info = zipfile.ZipInfo(name, DATE)
-                    info.compress_type = compression(name, slim)
+                    info.compress_type = zipfile.ZIP_DEFLATED
                     info.external_attr = attr
-                    archive.writestr(info, read())
+                    archive.writestr(info, load())
     out.chmod(0o755)
-
-
-def compression(name: str, slim: bool) -> int:
-    """Deflate, but LZMA for a slim pyz's compiled extensions: they are two thirds of it and LZMA
-    makes them a quarter smaller. Python runs __main__.py from the zip itself, which only deflate
-    allows; the universal pyz, the fallback for a Python built without lzma, stays all deflate."""
-    return zipfile.ZIP_LZMA if slim and name.endswith(NATIVE) else zipfile.ZIP_DEFLATED
 
 
 def interpreters() -> dict[str, str]:
@@ -584,19 +573,55 @@ def interpreters() -> dict[str, str]:
     return found
 
 
-SESSION_MODULES = HERE / "session-modules.txt"
-OWN_PACKAGE = "robot_md_mcp/"
+EXAMPLE = HERE.parent / "examples" / "bob.ROBOT.md"
+SESSION = HERE.parent / "tests" / "pyz_session.py"  # standard library only: drives a full stdio session
+# `python -c RECORD SITE ARGS...`: robot-md-mcp ARGS... from the tree SITE, appending at exit the files
+# of SITE it loaded to $RECORD_TO.
+RECORD = """
+import atexit, os, sys
+site = os.path.realpath(sys.argv[1])
+def record():
+    with open(os.environ["RECORD_TO"], "a") as out:
+        for module in list(sys.modules.values()):
+            path = os.path.realpath(getattr(module, "__file__", None) or os.sep)
+            if path.startswith(site + os.sep) and path.endswith(".py"):
+                out.write(os.path.relpath(path, site).replace(os.sep, "/") + "\\n")
+atexit.register(record)
+sys.path.insert(0, site)
+sys.argv = ["robot-md-mcp", *sys.argv[2:]]
+import robot_md_mcp
+sys.exit(robot_md_mcp.main())
+"""
 
 
-def session_modules(site: Path) -> list[str]:
-    """The files of site a session loads (session-modules.txt, written by session_modules.py), and
-    all of our own package."""
-    listed = (line for line in SESSION_MODULES.read_text().splitlines() if line and not line.startswith("#"))
-    own = (p.relative_to(site).as_posix() for p in (site / OWN_PACKAGE).rglob("*.py"))
-    return sorted({p for p in listed if (site / p).is_file()} | set(own))
+def host_target() -> tuple[str, str] | None:
+    """The target this build runs as, if it is one."""
+    bits = 64 if sys.maxsize > 2**32 else 32
+    key = GUARD["platform_key"](sys.platform, platform.machine(), bits)
+    this = (key, f"{sys.version_info[0]}.{sys.version_info[1]}")
+    return this if this in TARGETS and sys.implementation.name == "cpython" else None
 
 
-def compile_bytecode(site: Path, python: str) -> None:
+def session_files(host: tuple[str, str], wheels: list[Path]) -> list[str]:
+    """The site-packages files a session loads, found by running one (validate, render, a full stdio
+    session) with this CPython on this machine's slim tree made from wheels."""
+    with tempfile.TemporaryDirectory() as work:
+        site, record_to = Path(work) / "site", Path(work) / "loaded.txt"
+        write_tree(plan({host: wheels})[0], site)
+        command = [sys.executable, "-c", RECORD, str(site)]
+        env = {**os.environ, "RECORD_TO": str(record_to)}
+        for argv in (
+            [*command, "validate", str(EXAMPLE)],
+            [*command, "render", str(EXAMPLE)],
+            [sys.executable, str(SESSION), "--", *command, str(EXAMPLE)],
+        ):
+            done = subprocess.run(argv, env=env, cwd=work, capture_output=True, text=True, timeout=300)
+            if done.returncode:
+                raise BuildError(f"recording a session failed: {(done.stdout + done.stderr)[-2000:]}")
+        return sorted(set(record_to.read_text().split()))
+
+
+def compile_bytecode(site: Path, python: str, loaded: list[str]) -> None:
     """__pycache__/*.cpython-3XY.pyc, made with `python`, beside each module a session loads, so a
     first run only unpacks (compiling the SDK and pydantic is over a second of a slim pyz's first
     start, and of every start where bytecode cannot be written: a read-only unpack folder,
@@ -611,7 +636,7 @@ def compile_bytecode(site: Path, python: str) -> None:
         "for path in json.load(sys.stdin):\n"
         "    py_compile.compile(f'{site}/{path}', None, f'site-packages/{path}', True, 0, unchecked)\n"
     )
-    paths = json.dumps(session_modules(site))
+    paths = json.dumps([p for p in loaded if (site / p).is_file()])
     # A fixed hash seed: frozenset constants (`x in {"a", "b"}`) are marshalled in hash order.
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run(
@@ -621,22 +646,26 @@ def compile_bytecode(site: Path, python: str) -> None:
         raise BuildError(f"compiling bytecode with {python} failed: {(done.stdout + done.stderr)[-2000:]}")
 
 
-def build_one(wheels: dict[tuple[str, str], list[Path]], out: Path, bytecode: str | None = None) -> Path:
+def build_one(
+    wheels: dict[tuple[str, str], list[Path]],
+    out: Path,
+    bytecode: str | None = None,
+    loaded: list[str] | None = None,
+) -> Path:
     with tempfile.TemporaryDirectory() as work:
         site = Path(work) / "site"
         layout, users = plan(wheels)
         write_tree(layout, site)
         shiv(site, Path(work) / "shiv.pyz")
-        if bytecode:
-            compile_bytecode(site, bytecode)
-        slim = len(wheels) == 1
-        finish(Path(work) / "shiv.pyz", site, out, guard_targets(wheels), index(users, sorted(wheels)), slim)
+        if bytecode and loaded:
+            compile_bytecode(site, bytecode, loaded)
+        finish(Path(work) / "shiv.pyz", site, out, guard_targets(wheels), index(users, sorted(wheels)))
     return out
 
 
-def _build_slim(args: tuple[tuple[str, str], list[Path], Path, str | None]) -> Path:
-    target, ws, out, bytecode = args
-    return build_one({target: ws}, out, bytecode)
+def _build_slim(args: tuple[tuple[str, str], list[Path], Path, str | None, list[str]]) -> Path:
+    target, ws, out, bytecode, loaded = args
+    return build_one({target: ws}, out, bytecode, loaded)
 
 
 def main() -> int:
@@ -656,7 +685,13 @@ def main() -> int:
             old.unlink()
         # The universal pyz has no bytecode: five CPythons' worth would add ~20 MB to it.
         pythons = interpreters()
-        print(f"bytecode in the slim pyz for CPython {', '.join(pythons) or '(none found on PATH)'}")
+        host = host_target()
+        loaded = session_files(host, wheels[host]) if host and not args.no_slim else []
+        print(
+            f"a session loads {len(loaded)} files; bytecode for them in the slim pyz for CPython"
+            f" {', '.join(pythons) if loaded else '(none: this CPython is no target)'}",
+            flush=True,
+        )
         jobs = (
             []
             if args.no_slim
@@ -666,6 +701,7 @@ def main() -> int:
                     wheels[t],
                     args.dist / f"robot-md-mcp-{version}-{KEYS['python'](t)}-{PLATFORMS[t[0]][2]}.pyz",
                     pythons.get(t[1]),
+                    loaded,
                 )
                 for t in TARGETS
             ]
@@ -690,7 +726,7 @@ def main() -> int:
 
 def size_budget(pyz: Path) -> float:
     """Bytes a pyz may take: a Pi's SD card and a download on a slow link both feel it."""
-    return 100e6 if pyz.name == "robot-md-mcp.pyz" else 12e6
+    return 120e6 if pyz.name == "robot-md-mcp.pyz" else 16e6
 
 
 if __name__ == "__main__":

@@ -5,18 +5,21 @@
 # gets ONE clear line instead of a SyntaxError or an opaque ImportError. In order:
 #   1. check the interpreter and platform (check()); if this file cannot serve them: one line, exit 1;
 #   2. choose the unpack root: SHIV_ROOT, else ~/.shiv, else $XDG_CACHE_HOME/shiv, else
-#      <temp>/shiv-<uid> - a real folder (no symbolic link anyone but root controls) that only this
+#      <temp>/shiv-<uid> - a real folder (no symbolic link anyone but root or us controls) that only this
 #      user can change (safe_dir());
-#   3. mark our unpacked copy, <root>/robot-md-mcp_<build id>_<platform>-cp3XY, in use; prune unused ones;
+#   3. prune other builds' unpacked copies that went unused for a month (by age);
 #   4. first run: unpack the members this interpreter runs (the shared tree and its platform
-#      directories, not every platform's), under a lock, on several threads, into <copy>.tmp, then
-#      one rename; refuse a copy someone else made;
+#      directories, not every platform's) into <copy>.tmp-<pid>, then one rename - one run at a time,
+#      a bounded wait for another's; refuse a copy someone else made;
 #   5. put the platform directories (most specific first), then the shared tree, on sys.path, record
 #      sys.robot_md_mcp_pyz, and exit with robot_md_mcp.main()'s code.
 import os
 import sys
 
 NAME = "robot-md-mcp"
+# The CPythons the pyz files serve, 3.10 to 3.15: the one place the range is named (build_pyz.py builds
+# a target for each).
+SUPPORTED = (10, 15)
 # {platform key: {"pythons": ["3.10", ...], "glibc": [2, 17] or "macos": [11, 0]}}, filled in per build.
 TARGETS = {}  # build_pyz.py fills this in
 # A digest of everything this file unpacks (and of this file): names the unpacked copy.
@@ -27,11 +30,6 @@ INDEX = "robot-md-mcp-pyz.json"
 SYSTEMS = {"linux": "Linux", "darwin": "macOS", "win32": "Windows"}
 # Aliases for platform.machine() spellings of the same CPU.
 MACHINES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}
-INSTALL = {
-    "darwin": "install Python 3.12 from python.org or `brew install python`",
-    "win32": "install 64-bit Python 3.12 from python.org or the Microsoft Store",
-    "linux": "install a 64-bit python3.11+ from your distribution, or `uv python install 3.12`",
-}
 
 
 # --- 1. can this file serve this interpreter? ----------------------------------------------------
@@ -102,7 +100,7 @@ def _on_path(pythons, path):
     return None
 
 
-def _advice(key, target, sys_platform, version, targets, path):
+def _advice(key, target, sys_platform, machine, pointer_bits, version, targets, path):
     """What to do instead, when this file cannot serve the interpreter (the system itself is fine)."""
     if target and is_slim(targets):  # the right system, the wrong interpreter
         return "run it with %s, or download %s.pyz (the universal file)" % (
@@ -117,9 +115,31 @@ def _advice(key, target, sys_platform, version, targets, path):
         return "download %s.pyz (the universal file), or the slim file for CPython %d.%d on %s" % (
             (NAME,) + tuple(version[:2]) + (key,)
         )
-    for system, hint in sorted(INSTALL.items()):
-        if sys_platform.startswith(system):
-            return hint
+    return _install_hint(sys_platform, machine, pointer_bits)
+
+
+def span(pythons):
+    """'3.10-3.15' for a sorted list of CPython versions, '3.12' for one."""
+    return pythons[0] if len(pythons) == 1 else pythons[0] + "-" + pythons[-1]
+
+
+def _install_hint(sys_platform, machine, pointer_bits):
+    """What to install where no interpreter here will do, fitting the machine."""
+    newest = "3.%d" % SUPPORTED[1]
+    if sys_platform == "win32":
+        return "install 64-bit Python %s from python.org or the Microsoft Store" % newest
+    if sys_platform == "darwin":
+        return "install Python %s from python.org or `brew install python`" % newest
+    if pointer_bits != 64 and (machine or "").lower().startswith("armv6"):
+        return "this CPU runs only 32-bit systems, which no pyz serves: try `pipx install %s`" % NAME
+    if pointer_bits != 64:  # e.g. 32-bit Raspberry Pi OS on a 64-bit Pi: the system is the fix
+        return "this is a 32-bit system: install the 64-bit one (on a Raspberry Pi: Raspberry Pi OS 64-bit)"
+    if sys_platform.startswith("linux"):
+        versions = ["3.%d" % SUPPORTED[0], newest]
+        return "install python3 (%s) from your distribution, or `uv python install %s`" % (
+            span(versions),
+            newest,
+        )
     return "`pipx install %s` may work where Python and a C compiler exist" % NAME
 
 
@@ -159,14 +179,13 @@ def check(
         ".".join(map(str, version[:3])),
         sys_platform,
         machine or "?",
-        problem or _advice(key, target, sys_platform, version, targets, path),
+        problem or _advice(key, target, sys_platform, machine, pointer_bits, version, targets, path),
     )
 
 
 def supported(targets):
     """`64-bit CPython 3.10-3.14 on Linux (x86_64, aarch64; glibc 2.17+), macOS (...) or Windows (amd64)`."""
     pythons = sorted(set(p for t in targets.values() for p in t["pythons"]), key=_version_tuple)
-    span = pythons[0] if len(pythons) == 1 else pythons[0] + "-" + pythons[-1]
     places = []
     for system in ("linux", "darwin", "win32"):
         keys = sorted(k for k in targets if k.startswith(system + "-"))
@@ -176,7 +195,7 @@ def supported(targets):
                 "%s (%s)"
                 % (SYSTEMS[system], "; ".join([", ".join(k.split("-", 1)[1] for k in keys)] + extra))
             )
-    return "64-bit CPython %s on %s" % (span, " or ".join(places))
+    return "64-bit CPython %s on %s" % (span(pythons), " or ".join(places))
 
 
 def describe_this_interpreter():
@@ -240,9 +259,10 @@ def wanted(member, dirs, target="", only=None):
 # unpacks into or imports from is reached by walking its path from / with lstat (never following a
 # link blindly): each folder on the way is owned by root or us and writable by no one else unless it
 # is sticky (/tmp: then others cannot rename what we own in it); a symbolic link is followed only if
-# root owns it (macOS's /tmp and /var, Fedora Atomic's /home: only root could have made it or can
-# change it); the folder itself is owned by us and writable by no one else. What goes on sys.path is
-# the real path that was checked, so retargeting a link afterwards changes nothing.
+# root or we own it (macOS's /tmp and /var, Fedora Atomic's /home, a SHIV_ROOT link of our own: only
+# its owner can have made it, and the folder holding it is checked like any other); the folder itself
+# is owned by us and writable by no one else. What goes on sys.path is the real path that was
+# checked, so retargeting a link afterwards changes nothing.
 
 
 def _parts(path):
@@ -305,8 +325,8 @@ def safe_dir(path, uid):
             return None, problem
         if stat.S_ISLNK(st.st_mode):
             links += 1
-            if st.st_uid != 0 or links > 40:
-                return None, "%s is a symbolic link (set SHIV_ROOT to a real folder)" % here
+            if st.st_uid not in (0, uid) or links > 40:  # only its owner (or root) can change a link
+                return None, "%s is a symbolic link another user (uid %d) made" % (here, st.st_uid)
             target = os.readlink(here)
             real = "/" if target.startswith("/") else real
             todo = _parts(target) + todo
@@ -402,19 +422,108 @@ def copy_state(copy, uid):
     return "ready", None
 
 
-# --- 3. marking our unpacked copy in use, pruning unused ones -------------------------------------
-# Every run holds "<copy>.in-use" from before it looks at its copy until the process exits (a shared
-# flock on POSIX; on Windows an open handle, which makes deleting the file fail), and writes into it
-# the path of the pyz it runs from. An unpacked copy of ours is removed only if no process holds its
-# mark and (a) the same pyz path now holds a different build (an update), or (b) the pyz it came from
-# is gone, or (c) it went unused for MAX_IDLE. Copies unpacked by older pyz (shiv's
-# <file name>_<64 hex> naming, holding _robot_md_mcp_pyz.py) go when a pyz of that file name runs,
-# or after MAX_IDLE. Other programs' folders are never touched.
+# --- 3. pruning other builds' unpacked copies, by age -------------------------------------------
+# Every run touches its own copy. A copy of ours that no run has touched for MAX_IDLE, a half-made one
+# (<copy>.tmp-<pid>, left by a run killed while unpacking) older than MAX_UNPACK, and a lock file idle
+# for MAX_IDLE are removed; a copy is renamed first, so a run of that build starting meanwhile unpacks
+# anew. Other programs' folders are never touched.
 MAX_IDLE = 30 * 86400
+MAX_UNPACK = 3600
+OURS = r"^%s_[0-9a-f]{16}_[a-z0-9_]+-[a-z0-9_]+-cp\d+(\.tmp-\d+|\.pruning-\d+|\.lock)?$" % NAME
 # Never through a link; on Windows, bytes as written (a text-mode descriptor would turn \n into \r\n).
 OPEN_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-LEGACY_MARKER = "_robot_md_mcp_pyz.py"
-_held = []  # the open in-use file: closed (lock released) only when the process exits
+
+
+def stale(name, idle):
+    """Whether root/name, one of our folders or files idle for `idle` seconds, should go."""
+    import re
+
+    found = re.match(OURS, name)
+    if not found:
+        return False
+    suffix = (found.group(1) or "").split("-")[0]
+    return suffix == ".pruning" or idle >= (MAX_UNPACK if suffix == ".tmp" else MAX_IDLE)
+
+
+def prune(root, ours, now=None):
+    """Remove our stale copies under root but `ours` (the rule above); best effort. Returns their names."""
+    import shutil
+    import time
+
+    now = time.time() if now is None else now
+    removed = []
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return removed
+    for name in names:
+        path = os.path.join(root, name)
+        try:
+            if path == ours or not stale(name, now - os.lstat(path).st_mtime):
+                continue
+            if os.path.isdir(path) and not os.path.islink(path):
+                doomed = (
+                    path if ".pruning-" in name else "%s.pruning-%d" % (path.split(".tmp-")[0], os.getpid())
+                )
+                os.rename(path, doomed)  # atomic: a new run of that build now unpacks anew
+                shutil.rmtree(doomed, ignore_errors=True)
+            else:
+                os.remove(path)
+            removed.append(name)
+        except OSError:
+            continue
+    return removed
+
+
+# --- 4. unpacking: one run at a time, into <copy>.tmp-<pid>, then one rename -----------------------
+# Sequential: threads saved under WAIT_FOR_THREADS of the emulated Pi's first run (docs/performance.md).
+# A run that finds another unpacking waits for it at most WAIT_LIMIT, saying so, then unpacks on its
+# own: a run stopped midway (Ctrl-Z, a frozen client) never blocks later ones for long.
+WAIT_LIMIT = 60
+
+
+class _Lock(object):
+    """An exclusive lock on a file (flock, or msvcrt on Windows), waited for at most `limit` seconds."""
+
+    def __init__(self, path):
+        self.path = path
+        self.fd = None
+
+    def acquire(self, limit, copy):
+        """True once held; False (after one line saying so) when another run held it all along."""
+        import time
+
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | OPEN_FLAGS, 0o600)
+        deadline = time.time() + limit
+        if not self._try():
+            sys.stderr.write(
+                "%s: waiting for another run unpacking to %s (at most %d s)\n" % (NAME, copy, limit)
+            )
+        while not self._try():
+            if time.time() >= deadline:
+                sys.stderr.write("%s: gave up waiting after %d s; unpacking here too\n" % (NAME, limit))
+                self.release()
+                return False
+            time.sleep(0.1)
+        return True
+
+    def _try(self):
+        try:
+            fcntl = _fcntl()
+            if fcntl is not None:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            else:
+                import msvcrt
+
+                msvcrt.locking(self.fd, msvcrt.LK_NBLCK, 1)
+            return True
+        except (IOError, OSError):
+            return False
+
+    def release(self):
+        if self.fd is not None:
+            os.close(self.fd)  # releases flock and msvcrt locks alike
+            self.fd = None
 
 
 def _fcntl():
@@ -426,189 +535,6 @@ def _fcntl():
         return None
 
 
-def hold(copy, source):
-    """Take our copy's in-use mark (waits out a pruner deleting that copy) and record source in it."""
-    path = copy + ".in-use"
-    fcntl = _fcntl()
-    while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | OPEN_FLAGS, 0o600)
-        if fcntl is None:
-            break
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        try:
-            same = os.path.samestat(os.fstat(fd), os.stat(path))
-        except OSError:
-            same = False
-        if same:  # not unlinked by a pruner while we waited: the mark is real
-            break
-        os.close(fd)
-    _held.append(fd)
-    data = os.fsencode(source) + b"\n"
-    current = os.pread(fd, len(data) + 1, 0) if hasattr(os, "pread") else b""
-    if current != data:
-        os.ftruncate(fd, 0)
-        os.lseek(fd, 0, 0)
-        os.write(fd, data)
-    os.utime(path, None)
-
-
-def _claim(mark):
-    """An exclusive hold on another copy's in-use mark, or None while any process uses that copy."""
-    fcntl = _fcntl()
-    if fcntl is None:
-        try:
-            if os.path.exists(mark):
-                os.remove(mark)  # fails while a process has it open
-            return -1
-        except OSError:
-            return None
-    try:
-        fd = os.open(mark, os.O_RDWR | os.O_CREAT | OPEN_FLAGS, 0o600)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return fd
-    except OSError:
-        os.close(fd)
-        return None
-
-
-def _recorded(mark):
-    """The pyz path a copy's mark records, or None."""
-    try:
-        with open(mark, "rb") as f:
-            text = os.fsdecode(f.read().rstrip(b"\r\n"))
-    except (OSError, ValueError):
-        return None
-    return text if os.path.isabs(text) else None
-
-
-def stale(name, ours, source, recorded, idle):
-    """Whether the unused copy `name` should go (the rule above), for the run using copy `ours`
-    from the pyz at source; recorded is the pyz path its mark records; idle is seconds unused."""
-    import re
-
-    if idle >= MAX_IDLE:
-        return True
-    found = re.match(r"^%s_([0-9a-f]{16})_.+-cp\d+$" % re.escape(NAME), name)
-    if found:
-        build = re.match(r"^%s_([0-9a-f]{16})_" % re.escape(NAME), ours)
-        if recorded is None:
-            return False
-        replaced = recorded == source and not (build and build.group(1) == found.group(1))
-        return replaced or not os.path.exists(recorded)
-    legacy = re.match(r"^(.+)_[0-9a-f]{64}$", name)
-    return bool(legacy) and legacy.group(1) == os.path.basename(source)
-
-
-def _prunable(root, name):
-    """(copy, mark) if root/name is one of our unpacked copies (or a leftover .tmp of one), else None."""
-    import re
-
-    copy = os.path.join(root, name)
-    found = re.match(r"^(%s_[0-9a-f]{16}_.+-cp\d+)(\.tmp|\.in-use|\.lock)?$" % re.escape(NAME), name)
-    if found:
-        copy = os.path.join(root, found.group(1))
-        return copy, copy + ".in-use"
-    if re.match(r"^.+_[0-9a-f]{64}$", name) and os.path.isfile(
-        os.path.join(copy, "site-packages", LEGACY_MARKER)
-    ):
-        return copy, copy + ".in-use"
-    return None
-
-
-def prune(root, ours, source, now=None):
-    """Remove unused unpacked copies under root (see the rule above); best effort. Returns their names."""
-    import time
-
-    now = time.time() if now is None else now
-    removed = []
-    try:
-        names = sorted(os.listdir(root))
-    except OSError:
-        return removed
-    for name in names:
-        found = _prunable(root, name)
-        if not found or found[0] == ours or os.path.basename(found[0]) in removed:
-            continue
-        copy, mark = found
-        try:
-            idle = now - os.lstat(mark if os.path.lexists(mark) else copy).st_mtime
-        except OSError:
-            continue
-        if stale(os.path.basename(copy), os.path.basename(ours), source, _recorded(mark), idle):
-            if _remove_copy(root, copy, mark):
-                removed.append(os.path.basename(copy))
-    return removed
-
-
-def _remove_copy(root, copy, mark):
-    import shutil
-
-    fd = _claim(mark)
-    if fd is None:
-        return False
-    try:
-        for path in (copy, copy + ".tmp"):
-            if os.path.isdir(path) and not os.path.islink(path):
-                doomed = "%s.pruning-%d" % (path, os.getpid())
-                os.rename(path, doomed)  # atomic: a new run of that build now unpacks anew
-                shutil.rmtree(doomed, ignore_errors=True)
-        legacy_lock = os.path.join(root, "." + os.path.basename(copy) + "_lock")
-        for leftover in (copy + ".lock", legacy_lock, mark):
-            if os.path.lexists(leftover):
-                os.remove(leftover)
-        return True
-    except OSError:
-        return False
-    finally:
-        if fd >= 0:
-            os.close(fd)
-
-
-# --- 4. unpacking: under a lock, on several threads, into <copy>.tmp, then one rename -------------
-# Extracting ~1,550 files one after another is most of a first run's wait, mostly creating files;
-# zlib and file writes release the GIL, so other threads create files meanwhile. A run killed midway
-# leaves only <copy>.tmp, which the next run (holding the lock) clears.
-
-
-def unpack_threads(cpus):
-    """Two even on one core (one thread writes while the other inflates); at most six."""
-    return max(2, min(6, cpus or 2))
-
-
-class _Lock(object):
-    """An exclusive lock on a file (flock, or msvcrt on Windows), held for a `with` block."""
-
-    def __init__(self, path):
-        self.path = path
-        self.fd = -1
-
-    def __enter__(self):
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | OPEN_FLAGS, 0o600)
-        fcntl = _fcntl()
-        if fcntl is not None:
-            fcntl.flock(self.fd, fcntl.LOCK_EX)
-            return self
-        import msvcrt
-        import time
-
-        while True:
-            try:
-                msvcrt.locking(self.fd, msvcrt.LK_NBLCK, 1)
-                return self
-            except OSError:
-                time.sleep(0.05)
-
-    def __exit__(self, *exc):
-        if _fcntl() is None:
-            import msvcrt
-
-            msvcrt.locking(self.fd, msvcrt.LK_UNLCK, 1)
-        os.close(self.fd)
-
-
 def _member_path(root, name):
     """Where a zip member goes; only names inside root (our own zips never have others)."""
     parts = name.rstrip("/").split("/")
@@ -617,23 +543,13 @@ def _member_path(root, name):
     return os.path.join(root, *parts)
 
 
-def _folder(path):
-    try:
-        os.makedirs(path, 0o755)
-    except OSError:
-        if not os.path.isdir(path):
-            raise
-
-
 def _write_member(archive, root, info):
     path = _member_path(root, info.filename)
-    data = archive.read(info)  # ZipFile serialises the seek+read; inflating runs in parallel
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_FLAGS
-    try:
-        fd = os.open(path, flags, 0o600)
-    except OSError:  # its folder is not there yet: make it (another thread may, too)
-        _folder(os.path.dirname(path))
-        fd = os.open(path, flags, 0o600)
+    data = archive.read(info)
+    folder = os.path.dirname(path)
+    if not os.path.isdir(folder):
+        os.makedirs(folder, 0o755)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_FLAGS, 0o600)
     try:
         view = memoryview(data)
         while view:
@@ -643,75 +559,49 @@ def _write_member(archive, root, info):
     os.chmod(path, (info.external_attr >> 16) & 0o755 or 0o644)  # the modes the build recorded
 
 
-def _write_members(archive, root, queue, failures):
-    try:
-        while not failures:  # after one failure the others stop too
-            try:
-                info = queue.pop()
-            except IndexError:
-                return
-            _write_member(archive, root, info)
-    except BaseException as error:  # handed to the main thread, which raises it
-        failures.append(error)
-
-
-def _write_all(archive, root, members):
-    import threading
-
-    queue = sorted(members, key=lambda i: i.file_size)  # list.pop() is atomic; the smallest go last
-    failures = []
-    threads = [
-        threading.Thread(target=_write_members, args=(archive, root, queue, failures))
-        for _ in range(unpack_threads(os.cpu_count()))
-    ]
-    for thread in threads:
-        thread.daemon = True  # Ctrl-C ends the run at once; the next run clears the leftovers
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if failures:
-        raise failures[0]
-
-
-def unpack(pyz, copy, dirs, target):
-    """Unpack the members of pyz that target (with platform directories dirs) runs as copy: under
-    copy's lock, into copy.tmp, then one rename. False if another run unpacked it meanwhile. A
-    failure (a full disk, say) is one line and exit 1; Ctrl-C is exit 130, quietly."""
+def unpack(pyz, copy, dirs, target, wait_limit=WAIT_LIMIT):
+    """Unpack the members of pyz that target (with platform directories dirs) runs as copy: into
+    copy.tmp-<pid>, then one rename. False if another run unpacked it meanwhile. A failure (a full
+    disk, a damaged file) is one line and exit 1, Ctrl-C exit 130, each leaving no .tmp behind."""
     import shutil
     import zipfile
 
-    tmp = copy + ".tmp"
+    lock = _Lock(copy + ".lock")
+    tmp = "%s.tmp-%d" % (copy, os.getpid())
     try:
-        with _Lock(copy + ".lock"):
-            if os.path.lexists(copy):
-                return False  # another run unpacked it while we waited for the lock
-            if os.path.isdir(tmp) and not os.path.islink(tmp):  # a run killed midway (we hold the lock)
-                shutil.rmtree(tmp)
-            elif os.path.lexists(tmp):
-                os.remove(tmp)
-            os.mkdir(tmp, 0o700)
-            with zipfile.ZipFile(pyz) as archive:
-                members = _members(archive, dirs, target)
-                _check_readable(members)
-                _write_all(archive, tmp, members)
-            _rename(tmp, copy)  # stays 0700: only this user reads it
-            return True
-    except (OSError, ValueError, KeyError, zipfile.BadZipfile) as error:
+        lock.acquire(wait_limit, copy)
+        if os.path.lexists(copy):
+            return False  # another run unpacked it while we waited
+        os.mkdir(tmp, 0o700)  # stays 0700: only this user reads it
+        with zipfile.ZipFile(pyz) as archive:
+            for info in _members(archive, dirs, target):
+                _write_member(archive, tmp, info)
+        return _rename(tmp, copy)
+    except KeyboardInterrupt:  # Ctrl-C while unpacking: quietly, as the server itself does
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise SystemExit(130)  # noqa: B904
+    except Exception as error:
         shutil.rmtree(tmp, ignore_errors=True)
         # one line, no traceback (and no `raise ... from`: this file parses on CPython 2.7)
-        raise SystemExit("%s: could not unpack to %s: %s" % (NAME, copy, _why(error)))  # noqa: B904
-    except KeyboardInterrupt:  # Ctrl-C while unpacking: quietly, as the server itself does
-        raise SystemExit(130)  # noqa: B904  # the next run clears the half-made .tmp
+        raise SystemExit("%s: could not unpack to %s: %s" % (NAME, copy, _why(error, pyz)))  # noqa: B904
+    finally:
+        lock.release()
 
 
 def _rename(source, destination):
-    """os.rename, retried for a second on Windows, where a virus scanner may still hold a new file."""
+    """os.rename (retried for a second on Windows, where a virus scanner may hold a new file); False
+    if another run's copy got there first (one that gave up waiting for us, or we for it)."""
+    import shutil
     import time
 
     for attempt in range(10):
         try:
-            return os.rename(source, destination)
+            os.rename(source, destination)
+            return True
         except OSError:
+            if os.path.isdir(destination):
+                shutil.rmtree(source, ignore_errors=True)
+                return False
             if sys.platform != "win32" or attempt == 9:
                 raise
             time.sleep(0.1)
@@ -725,22 +615,12 @@ def _members(archive, dirs, target):
     return [i for i in archive.infolist() if wanted(i.filename, dirs, target, only)]
 
 
-def _check_readable(members):
-    """A slim pyz stores its compiled extensions with LZMA, which some self-built Pythons lack."""
-    import zipfile
-
-    if any(info.compress_type == zipfile.ZIP_LZMA for info in members):
-        try:
-            import lzma  # noqa: F401
-        except ImportError:
-            raise ValueError(  # noqa: B904
-                "this Python was built without the lzma module, which this slim file needs:"
-                " download %s.pyz (the universal file), or use a Python built with xz" % NAME
-            )
-
-
-def _why(error):
-    return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+def _why(error, pyz):
+    """The one line's reason: the system's word for a file error; a damaged zip (bad CRC, bad deflate
+    data, cut short) is named as such."""
+    if isinstance(error, (OSError, ValueError)) and not type(error).__name__.startswith("BadZip"):
+        return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    return "%s is damaged or incomplete (%s): download it again" % (pyz, error)
 
 
 # --- 5. sys.path, and handing over -----------------------------------------------------------------
@@ -784,11 +664,7 @@ def _prepare(this, key):
         raise SystemExit(skipped)  # here the one line saying why
     copy = os.path.join(root, copy_name(BUILD_ID, key, this["version"]))
     pyz = os.path.abspath(sys.argv[0])
-    try:
-        hold(copy, pyz)
-        prune(root, copy, pyz)
-    except OSError:
-        pass  # marking and pruning are housekeeping: never a reason not to start
+    prune(root, copy)
     state, problem = copy_state(copy, uid)
     if state == "absent":
         notice = "%s: first run of this build: unpacking to %s (takes a few seconds, once)" % (NAME, copy)
@@ -798,6 +674,10 @@ def _prepare(this, key):
         state, problem = copy_state(copy, uid)
     if problem:
         raise SystemExit(problem)
+    try:
+        os.utime(copy, None)  # in use: pruning goes by this
+    except OSError:
+        pass
     return os.path.join(copy, "site-packages")
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -106,9 +109,33 @@ def manifest_path(tmp_path: Path):
     return write
 
 
-# The CPythons this machine has beside the one running the tests (pyenv's, not on PATH as python3.X).
-PYENV = Path("/root/.pyenv/versions")
-OTHER_CPYTHONS = {v.rsplit(".", 1)[0]: PYENV / v / "bin" / "python" for v in ("3.10.13", "3.12.1", "3.13.0")}
+@functools.cache
+def cpythons() -> dict[str, str]:
+    """{"X.Y": an interpreter of that CPython} for each one found here: pyenv's versions folder (where
+    there is one) and python3.X / python2.7 on PATH, each run once to learn what it is."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates = sorted(str(p) for p in pyenv.glob("*/bin/python") if p.parent.parent.name[:1].isdigit())
+    names = ["python2.7", *(f"python3.{minor}" for minor in range(6, 16))]
+    candidates += [found for found in map(shutil.which, names) if found]
+    ask = "import platform as p; "
+    ask += "print('%s %s.%s' % ((p.python_implementation(),) + p.python_version_tuple()[:2]))"
+    found: dict[str, str] = {}
+    for python in candidates:
+        try:
+            done = subprocess.run([python, "-c", ask], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        words = done.stdout.split()
+        if done.returncode == 0 and len(words) == 2 and words[0] == "CPython":
+            found.setdefault(words[1], python)
+    return found
+
+
+def cpython(version: str) -> str:
+    """An interpreter of CPython `version` found here (cpythons()), else skip (fail in CI)."""
+    python = cpythons().get(version)
+    need(python is not None, f"CPython {version} (python{version} on PATH, or in pyenv's versions folder)")
+    return python or ""
 
 
 # Debian sid's userland (CPython 3.14 and 3.15 as Debian packages them), built by .ci/run with `SUITE=sid
@@ -126,12 +153,31 @@ def in_sid(*argv: str | Path, bind: tuple[Path, ...] = ()) -> list[str]:
     return [*env, "bash", str(PI_EMU / "run_in_arm64.sh"), *map(str, argv)]
 
 
+SID_WRAPPER = """#!/bin/sh
+# Debian sid's python{v}, run in its userland with /tmp and this folder visible at the same paths.
+exec env ARCH=amd64 ROOTFS={rootfs} BIND="{bind}" PASS_ENV="PYTHONHASHSEED SHIV_ROOT RECORD_TO" \\
+  bash {script} python{v} "$@"
+"""
+
+
+def sid_cpythons() -> list[str]:
+    """The CPythons Debian sid's userland adds here (3.14, 3.15), where it can run (root, ../shared)."""
+    usable = hasattr(os, "geteuid") and os.geteuid() == 0 and (PI_EMU / "run_in_arm64.sh").exists()
+    return [v for v in ("3.14", "3.15") if usable and (SID_ROOTFS / "usr" / "bin" / f"python{v}").exists()]
+
+
 def cpythons_on_path(folder: Path) -> str:
-    """PATH with `python3.X` in folder for each CPython here: the build compiles each slim pyz's
-    bytecode with the interpreter that PATH names."""
+    """PATH with `python3.X` in folder for each CPython here (sid's through small wrappers that run
+    them in its userland): the build compiles each slim pyz's bytecode with the one PATH names."""
     folder.mkdir(exist_ok=True)
-    for version, python in OTHER_CPYTHONS.items():
-        if os.access(python, os.X_OK) and not (folder / f"python{version}").exists():
+    bind = " ".join(sorted({os.path.realpath(tempfile.gettempdir()), str(ROOT)}))
+    for version in sid_cpythons():
+        wrapper = folder / f"python{version}"
+        text = SID_WRAPPER.format(v=version, rootfs=SID_ROOTFS, bind=bind, script=PI_EMU / "run_in_arm64.sh")
+        wrapper.write_text(text)
+        wrapper.chmod(0o755)
+    for version, python in cpythons().items():
+        if version.startswith("3.") and not (folder / f"python{version}").exists():
             (folder / f"python{version}").symlink_to(python)
     return f"{folder}{os.pathsep}{os.environ['PATH']}"
 

@@ -1,7 +1,7 @@
-"""The universal pyz and the Pi's slim one (cp311 manylinux_aarch64: bytecode,
-LZMA-stored extensions) on a Raspberry Pi: Debian bookworm arm64 with its own
-python3.11, run under qemu-user from ../shared/tools/pi-emu (.ci/run builds
-the userland once per machine). Slow: emulation is ~10x slower than the host."""
+"""The universal pyz and the Pi's slim one (cp311 manylinux_aarch64, with its
+bytecode) on a Raspberry Pi: Debian bookworm arm64 with its own python3.11, run
+under qemu-user from ../shared/tools/pi-emu (.ci/run builds the userland once
+per machine). Slow: emulation is ~10x slower than the host."""
 
 from __future__ import annotations
 
