@@ -1861,7 +1861,7 @@ MAX_SUBSCRIPTIONS_PER_CLIENT = 64
 
 class LiveUpdates:
     """Pushes changes of the served file to connected clients. A poller
-    reads the file every POLL_SECONDS (on a worker thread: a slow parse
+    reads the file every poll_seconds (on a worker thread: a slow parse
     must not stall serving) and diffs each good version (parses, has a
     robot_name) against the previous good one; a broken or missing file is
     logged once and skipped, never fatal.
@@ -1872,10 +1872,16 @@ class LiveUpdates:
     documented way). 2026-07-28 era: the same events on `bus`, which the
     SDK's ListenHandler streams to `subscriptions/listen` clients."""
 
-    def __init__(self, manifest_file: ManifestFile, forget_after: float | None = None) -> None:
+    def __init__(
+        self,
+        manifest_file: ManifestFile,
+        forget_after: float | None = None,
+        poll_seconds: float = POLL_SECONDS,
+    ) -> None:
         from mcp.server.subscriptions import InMemorySubscriptionBus
 
         self.file = manifest_file
+        self.poll_seconds = poll_seconds
         self.bus = InMemorySubscriptionBus()
         # Per handshake-era client: a session to notify through, the URIs it
         # subscribed to, and when it was last heard from.
@@ -1940,7 +1946,7 @@ class LiveUpdates:
         log = logging.getLogger(NAME)
         last, trouble = self.file.last, ""
         while True:
-            await anyio.sleep(POLL_SECONDS)
+            await anyio.sleep(self.poll_seconds)
             try:
                 last, updated, relisted = await anyio.to_thread.run_sync(self.check, last)
             except ManifestError as e:
@@ -2485,11 +2491,15 @@ def server_identity() -> dict[str, Any]:
 
 
 def build_server(
-    manifest_file: ManifestFile, shown_path: str | None = None, forget_after: float | None = None
+    manifest_file: ManifestFile,
+    shown_path: str | None = None,
+    forget_after: float | None = None,
+    poll_seconds: float = POLL_SECONDS,
 ) -> Any:
     """A low-level SDK server whose handlers are Handlers' methods; its
     live updates (`.live`) run while a transport serves it. `forget_after`:
-    how long a silent HTTP session is remembered (the SDK closes it then)."""
+    how long a silent HTTP session is remembered (the SDK closes it then);
+    `poll_seconds`: how often the file is looked at for changes."""
     from mcp.server import NotificationOptions, Server
     from mcp.server.subscriptions import ListenHandler
     from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -2510,7 +2520,7 @@ def build_server(
                 capabilities.logging = None
             return capabilities
 
-    live = LiveUpdates(manifest_file, forget_after)
+    live = LiveUpdates(manifest_file, forget_after, poll_seconds)
     handlers = Handlers(manifest_file, live, shown_path)
     server = RobotServer(
         NAME,

@@ -271,8 +271,7 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
         return real_prepared(self)
 
     monkeypatch.setattr(rmm.Snapshot, "prepared", prepared)
-    monkeypatch.setattr(rmm, "POLL_SECONDS", 0.05)
-    server = rmm.build_server(rmm.ManifestFile(path))
+    server = rmm.build_server(rmm.ManifestFile(path), poll_seconds=0.05)
     async with Client(server, mode="legacy") as client:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
