@@ -41,6 +41,14 @@ def test_robot_name_only_when_a_nonempty_string() -> None:
     assert rmm.parse("---\nmetadata: [1]\n---\n").robot_name is None
 
 
+def _bad_date_error() -> str:
+    try:
+        dt.date(2026, 13, 45)
+    except ValueError as e:
+        return str(e)
+    raise AssertionError("2026-13-45 is a date?")
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -54,7 +62,8 @@ def test_robot_name_only_when_a_nonempty_string() -> None:
             "frontmatter parse error: Post.__init__() got multiple values for argument 'content'",
         ),
         ("---\n1: a\n---\n", "frontmatter parse error: keywords must be strings"),
-        ("---\nd: 2026-13-45\n---\n", "frontmatter parse error: month must be in 1..12"),
+        # Python's own words for a bad date, as the reference passes them on (3.15 adds ", not 13")
+        ("---\nd: 2026-13-45\n---\n", f"frontmatter parse error: {_bad_date_error()}"),
     ],
 )
 def test_parse_errors_are_the_references(text: str, message: str) -> None:

@@ -126,6 +126,10 @@ async def test_the_quick_start_command_serves() -> None:
     """The clone's console script, as the README's alternative entry says."""
     command = ROOT / ".venv" / "bin" / "robot-md-mcp"
     need(command.exists(), f"{command} exists once the README's quick start has run")
+    # (a clone's .venv seen from another userland, e.g. the tests run under Debian sid, names a Python
+    # that is not there)
+    interpreter = command.read_text(encoding="utf-8", errors="replace").splitlines()[0].removeprefix("#!")
+    need(Path(interpreter.split()[0]).exists(), f"{command}'s Python ({interpreter}) is on this machine")
     async with Client(
         StdioServerParameters(command=str(command), args=[str(EXAMPLE)]), mode="legacy"
     ) as client:
