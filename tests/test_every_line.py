@@ -197,7 +197,8 @@ class Stdio:
         if self.server is None or not self.server.alive() or self.version != version:
             if self.server is not None:
                 self.server.kill()
-            self.server, self.version = RawServer(self.path), version
+            # ours are longer than any drawn text id (ANY_TEXT: 12 characters at most)
+            self.server, self.version = RawServer(self.path, id_prefix="test-every-line-"), version
             self.server.handshake(version=version)
         return self.server
 

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +60,12 @@ class RawServer:
     """`python robot_md_mcp.py PATH` over pipes. Threads drain stdout and
     stderr so a chatty server never blocks on a full pipe."""
 
-    def __init__(self, path: Path | str, *args: str, command: list[str] | None = None) -> None:
-        """`command` replaces `python robot_md_mcp.py` (e.g. `python -c …` patching the module)."""
+    def __init__(
+        self, path: Path | str, *args: str, command: list[str] | None = None, id_prefix: str = ""
+    ) -> None:
+        """`command` replaces `python robot_md_mcp.py` (e.g. `python -c …` patching the module);
+        `id_prefix` makes our own request ids strings no other sender uses (a test that writes
+        generated requests itself must never see their late answers taken for ours)."""
         self.proc = subprocess.Popen(
             [*(command or SERVER), str(path), *args],
             stdin=subprocess.PIPE,
@@ -73,7 +78,9 @@ class RawServer:
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._held: dict[Any, dict] = {}  # responses read while waiting for another id
         self.notifications: list[dict] = []
-        self._ids = itertools.count(1000)
+        self._ids: Iterator[Any] = itertools.count(1000)
+        if id_prefix:
+            self._ids = (f"{id_prefix}{n}" for n in itertools.count(1000))
         self._write_lock = threading.Lock()
         threading.Thread(target=self._drain_stdout, daemon=True).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
