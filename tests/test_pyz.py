@@ -508,7 +508,9 @@ def test_a_truncated_pyz_says_it_is_damaged(slim: Path, tmp_path: Path) -> None:
     cut.write_bytes(slim.read_bytes()[: slim.stat().st_size // 2])
     supported = [p for v, p in cpythons().items() if v.startswith("3.") and int(v.split(".")[1]) >= 10]
     pythons = [sys.executable, *supported]
-    runs = [[python, cut] for python in pythons] + [in_sid(f"python{v}", cut) for v in sid_cpythons()]
+    runs = [[python, cut] for python in pythons] + [
+        in_sid(f"python{v}", cut, bind=(tmp_path,)) for v in sid_cpythons()
+    ]
     for argv in runs:
         done = subprocess.run([*map(str, argv), "--version"], capture_output=True, text=True, timeout=120)
         assert done.returncode == 1 and done.stdout == "", argv
