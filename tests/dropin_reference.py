@@ -176,13 +176,10 @@ def live() -> dict[str, dict]:
     given = inputs()
     ref = install_reference()
     need(ref is not None, "the reference robot-md 1.10.6 could not be installed from PyPI")
+    from stored_reference import written_as_manifests
+
     with tempfile.TemporaryDirectory(prefix="dropin-") as folder:
-        paths = {}
-        for number, (key, data) in enumerate(given.items()):
-            path = Path(folder) / str(number) / "ROBOT.md"
-            path.parent.mkdir()
-            path.write_bytes(data)
-            paths[key] = str(path)
+        paths = {key: str(path) for key, path in written_as_manifests(Path(folder), given).items()}
         env = {**os.environ, "PYTHONPATH": f"{ref}{os.pathsep}{HERE}", "PYTHONHASHSEED": "0"}
         done = subprocess.run(
             [sys.executable, __file__, "--oracle", *paths.values()], capture_output=True, env=env, timeout=600

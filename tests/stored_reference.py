@@ -63,16 +63,22 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def written_as_manifests(folder: Path, given: dict[str, bytes]) -> dict[str, Path]:
+    """Each input as folder/<n>/ROBOT.md (the reference reads files), by key."""
+    paths = {}
+    for number, (key, data) in enumerate(given.items()):
+        path = folder / str(number) / "ROBOT.md"
+        path.parent.mkdir()
+        path.write_bytes(data)
+        paths[key] = path
+    return paths
+
+
 def live() -> dict[str, dict]:
     """The live reference's answers for inputs(), each with its input's sha256."""
     given = inputs()
     with tempfile.TemporaryDirectory(prefix="reference-") as folder:
-        paths = {}
-        for number, (key, data) in enumerate(given.items()):
-            path = Path(folder) / str(number) / "ROBOT.md"
-            path.parent.mkdir()
-            path.write_bytes(data)
-            paths[key] = path
+        paths = written_as_manifests(Path(folder), given)
         results = run_reference(list(paths.values()))
     # A crash's traceback names files on this machine: keep the exception only.
     return {

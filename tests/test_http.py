@@ -855,16 +855,19 @@ def test_peers_stalled_past_the_head_cannot_lock_out_clients_that_speak(kind: st
     assert "Traceback" not in served.stderr, served.stderr
 
 
+async def ping_in_session(port: int, session: str) -> int:
+    """A ping in a handshake-era session: the HTTP status it gets."""
+    headers = {**SESSION_HEADERS, "Mcp_Session_Id": session, "MCP_Protocol_Version": "2025-06-18"}
+    return (await exchange(port, raw_request(port, "POST", body=jsonrpc("ping", 1), **headers)))[0]
+
+
 def test_a_full_session_table_closes_the_least_recently_used_session() -> None:
     """At the session limit (4 here) a newcomer's initialize succeeds: the session used least recently
     is closed (its id then answers 404), never one that is in use (an open event stream)."""
     served = Served(limits={**QUICK, "sessions": 4})
 
     async def ping(session: str) -> int:
-        headers = {**SESSION_HEADERS, "Mcp_Session_Id": session, "MCP_Protocol_Version": "2025-06-18"}
-        return (
-            await exchange(served.port, raw_request(served.port, "POST", body=jsonrpc("ping", 1), **headers))
-        )[0]
+        return await ping_in_session(served.port, session)
 
     async def scenario() -> None:
         streaming, *others = [await open_session(served.port) for _ in range(4)]
@@ -899,10 +902,7 @@ def test_sessions_closed_as_idle_never_cost_a_live_one_its_place() -> None:
     served = Served(limits={"session_idle_seconds": 0.5, "sessions": 3})
 
     async def ping(session: str) -> int:
-        headers = {**SESSION_HEADERS, "Mcp_Session_Id": session, "MCP_Protocol_Version": "2025-06-18"}
-        return (
-            await exchange(served.port, raw_request(served.port, "POST", body=jsonrpc("ping", 1), **headers))
-        )[0]
+        return await ping_in_session(served.port, session)
 
     async def scenario() -> None:
         busy, *idle = [await open_session(served.port) for _ in range(3)]

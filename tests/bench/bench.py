@@ -652,20 +652,16 @@ def main() -> int:
     stdio_part(args, report)
     if not args.no_pyz:
         pyz_part(args, report)
-    if not args.no_pi:
-        why_not = pi_ready()
+    for skipped, name, label, ready, part in (
+        (args.no_pi, "pi", "emulated Pi", pi_ready, pi_part),
+        (args.no_lazy, "lazy", "CPython 3.15 part", sid_ready, lazy_part),
+    ):
+        why_not = None if skipped else ready()
         if why_not:
-            print(f"emulated Pi skipped: {why_not}", file=sys.stderr)
-            report["pi_skipped"] = why_not
-        else:
-            pi_part(args, report)
-    if not args.no_lazy:
-        why_not = sid_ready()
-        if why_not:
-            print(f"CPython 3.15 part skipped: {why_not}", file=sys.stderr)
-            report["lazy_skipped"] = why_not
-        else:
-            lazy_part(args, report)
+            print(f"{label} skipped: {why_not}", file=sys.stderr)
+            report[f"{name}_skipped"] = why_not
+        elif not skipped:
+            part(args, report)
     print_report(report)
     report["budgets"] = {
         name: {"value": v, "limit": limit, "ok": ok} for name, v, limit, ok in budgets(report)
