@@ -50,3 +50,10 @@ def test_the_pinned_set_is_inside_the_declared_ranges() -> None:
     for name, requirement in declared().items():
         assert name in pins, f"{name} is not pinned in packaging/constraints.txt"
         assert requirement.specifier.contains(pins[name]), f"{name}=={pins[name]} is outside {requirement}"
+
+
+def test_the_packaging_doc_lists_every_declared_dependency_and_range() -> None:
+    page = (ROOT / "docs" / "packaging.md").read_text(encoding="utf-8")
+    sentence = page.split("\nDependencies: ", 1)[1].split(". ", 1)[0]
+    listed = {Requirement(r).name.lower(): str(Requirement(r)) for r in re.findall(r"`([^`]+)`", sentence)}
+    assert listed == {name: str(req) for name, req in declared().items()}
