@@ -3102,6 +3102,25 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
     return token
 
 
+def _listening_socket(address_info: tuple[Any, ...], shown: str) -> Any:
+    """A socket bound and listening at one getaddrinfo answer; HttpSetupError
+    says why not."""
+    import socket
+
+    family, kind, proto, _, sockaddr = address_info
+    sock = socket.socket(family, kind, proto)
+    try:
+        if os.name != "nt":  # on Windows SO_REUSEADDR would let two servers share a port
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(sockaddr)
+        sock.listen(128)
+        sock.set_inheritable(True)
+    except OSError as e:
+        sock.close()
+        raise HttpSetupError(f"cannot listen on {shown}: {_os_reason(e)}") from None
+    return sock
+
+
 def open_listener(
     address: str,
     allow_hosts: Iterable[str] = (),
@@ -3126,8 +3145,8 @@ def open_listener(
         reason = getattr(e, "strerror", None) or str(e)
         raise HttpSetupError(f"cannot listen on {shown}: {reason.lower()}") from None
     found.sort(key=lambda info: info[0] != socket.AF_INET)  # "localhost": 127.0.0.1 before ::1
-    family, kind, proto, _, sockaddr = found[0]
-    ip = ipaddress.ip_address(str(sockaddr[0]).split("%")[0])
+    address_info = found[0]
+    ip = ipaddress.ip_address(str(address_info[4][0]).split("%")[0])
     wildcard, loopback = ip.is_unspecified, ip.is_loopback
     if not loopback and token is None:
         raise HttpSetupError(
@@ -3135,16 +3154,7 @@ def open_listener(
             f"pass --token-file PATH or set ${TOKEN_ENV} (make one with: {_MAKE_TOKEN}), "
             "or bind 127.0.0.1"
         )
-    sock = socket.socket(family, kind, proto)
-    try:
-        if os.name != "nt":  # on Windows SO_REUSEADDR would let two servers share a port
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(sockaddr)
-        sock.listen(128)
-        sock.set_inheritable(True)
-    except OSError as e:
-        sock.close()
-        raise HttpSetupError(f"cannot listen on {shown}: {_os_reason(e)}") from None
+    sock = _listening_socket(address_info, shown)
     port = sock.getsockname()[1]
     bracketed = f"[{ip}]" if ip.version == 6 else str(ip)
     names = [*_LOOPBACK_NAMES, bracketed] if loopback else list(_LOOPBACK_NAMES) if wildcard else [bracketed]
@@ -3516,19 +3526,12 @@ async def _respond(
 
 def request_head_deadline(protocol: Any, limits: HttpLimits = HttpLimits()) -> Any:
     """uvicorn's h11 protocol class, made to close a connection whose next
-    request head has not come within the keep-alive timeout, and, past
-    `limits.connections`, to make room for a newcomer: the connections that
-    have gone longest without progress (waiting for a head or a body, or
-    holding an event stream or an answer nobody reads) are closed; never one
-    being answered, nor one in its first `limits.new_connection_seconds`
-    (about to speak) until twice the limit are open. uvicorn's own limit
-    (503 to every request) is set at four times ours.
-
-    uvicorn stops its clock at the first byte of a request and, full, answers
-    503 to everyone, with no public setting for either; its public
-    `Config(http=...)` takes a protocol class, and this subclass uses names
-    of uvicorn 0.54 that tests/test_canaries.py checks. docs/robustness.md
-    says why; body deadlines are HttpGuard's (ASGI)."""
+    request head has not come within the keep-alive timeout and, past
+    `limits.connections`, to make room for a newcomer (connections_to_close).
+    uvicorn stops its clock at a request's first byte and, full, answers 503
+    to everyone, with no public setting for either; its public
+    `Config(http=...)` takes a protocol class, and this subclass uses names of
+    uvicorn 0.54 that tests/test_canaries.py checks (docs/robustness.md)."""
 
     class ProgressDeadlines(protocol):  # type: ignore[misc]
         waiting_since = 0.0  # the last step: connected, a head came, an answer went
@@ -3576,21 +3579,28 @@ def request_head_deadline(protocol: Any, limits: HttpLimits = HttpLimits()) -> A
 
         def _make_room(self) -> None:
             others = [c for c in self.connections if c is not self and not c.transport.is_closing()]
-            stalled = sorted((c for c in others if c._stalled()), key=lambda c: c.waiting_since)
-            new: list[Any] = []  # in their first moments, waiting for a first head
-            old: list[Any] = []
-            now = time.monotonic()
-            for c in stalled:
-                fresh = c.cycle is None and now - c.connected_at < limits.new_connection_seconds
-                (new if fresh else old).append(c)
-            over_soft = len(others) + 1 - limits.connections
-            over_hard = len(others) + 1 - 2 * limits.connections
-            closing = old[: max(0, over_soft)]
-            closing += new[: max(0, over_hard - len(closing))]
-            for connection in closing:
+            for connection in connections_to_close(others, limits, time.monotonic()):
                 connection.transport.close()
 
     return ProgressDeadlines
+
+
+def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> list[Any]:
+    """Which open connections make room for a newcomer: those longest
+    without progress (waiting for a head or a body, or holding an event
+    stream or an answer nobody reads); never one being answered, nor one in
+    its first `limits.new_connection_seconds` (about to speak) until twice
+    the limit are open. uvicorn's own limit (503 to all) is four times ours."""
+    stalled = sorted((c for c in others if c._stalled()), key=lambda c: c.waiting_since)
+    new: list[Any] = []  # in their first moments, waiting for a first head
+    old: list[Any] = []
+    for c in stalled:
+        fresh = c.cycle is None and now - c.connected_at < limits.new_connection_seconds
+        (new if fresh else old).append(c)
+    over_soft = len(others) + 1 - limits.connections
+    over_hard = len(others) + 1 - 2 * limits.connections
+    closing = old[: max(0, over_soft)]
+    return closing + new[: max(0, over_hard - len(closing))]
 
 
 def http_app(manifest_file: ManifestFile, listener: HttpListener, limits: HttpLimits = HttpLimits()) -> Any:
