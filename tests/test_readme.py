@@ -371,6 +371,21 @@ def test_limit_messages_quoted_in_robustness(tmp_path: Path) -> None:
         assert f"`{message}`" in rows[name]["beyond it"], (name, message)
 
 
+def test_the_sdk_takes_an_http_body_only_as_bytes() -> None:
+    """robustness.md: the SDK's public ways into Streamable HTTP take an ASGI request and nothing else,
+    so HttpGuard cannot hand over the message it parsed and the SDK parses the body again. When one
+    takes more (as the TypeScript SDK's `parsedBody`), use it and change the page."""
+    import inspect
+
+    from mcp.server.streamable_http import StreamableHTTPServerTransport
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    quoted, asgi = code_spans(doc("robustness.md")), ["self", "scope", "receive", "send"]
+    for owner in (StreamableHTTPServerTransport, StreamableHTTPSessionManager):
+        assert f"{owner.__name__}.handle_request" in quoted
+        assert list(inspect.signature(owner.handle_request).parameters) == asgi, owner
+
+
 def _assigned(path: Path, name: str) -> Any:
     """The literal value a module assigns to `name`, read without importing it."""
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
