@@ -1,5 +1,7 @@
 """The README's and docs/'s promises, run as written: the commands CI reads,
-the Claude Desktop snippet, the messages and numbers they quote, their links."""
+the Claude Desktop snippet, the messages they quote (produced by the code), their
+links. Numbers are read from the pages' tables and counts, whatever the wording
+around them, and compared with the code's constants, the build's and the bench's."""
 
 from __future__ import annotations
 
