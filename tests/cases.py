@@ -9,6 +9,7 @@ names the exception); every other case must run through it cleanly.
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass
 
@@ -33,7 +34,14 @@ SECTIONS: dict[str, str] = {
     "safety": "safety:\n  estop:\n    software: true\n    response_ms: 200",
 }
 
-KEEP = object()  # sentinel: leave a body section as generated
+
+class Keep(enum.Enum):
+    """The sentinel that leaves a body section as generated."""
+
+    KEEP = "keep"
+
+
+KEEP = Keep.KEEP
 
 
 def fm(*, extra: str | None = "", **blocks: str | None) -> str:
@@ -57,7 +65,15 @@ def named(yaml_name: str, **blocks: str | None) -> str:
     return fm(metadata=f"metadata:\n  robot_name: {yaml_name}", **blocks)
 
 
-def body(name: str = NAME, *, h1=KEEP, identity=KEEP, what=KEEP, safety=KEEP, extra: str = "") -> str:
+def body(
+    name: str = NAME,
+    *,
+    h1: str | Keep | None = KEEP,
+    identity: str | Keep | None = KEEP,
+    what: str | Keep | None = KEEP,
+    safety: str | Keep | None = KEEP,
+    extra: str = "",
+) -> str:
     """Markdown body with the four required parts; pass None to drop one or a
     string to replace it."""
     parts = [

@@ -33,6 +33,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -53,7 +54,7 @@ def _pydantic_like(value: object) -> object:
     raise TypeError(f"not JSON: {type(value).__name__}")
 
 
-def _attempt(make) -> dict:
+def _attempt(make: Callable[[], object]) -> dict:
     try:
         return {"value": make()}
     except Exception as e:
@@ -84,7 +85,7 @@ def oracle(path: str) -> dict:
         else:
             ctx = SimpleNamespace(spec=spec["value"])
             builder = getattr(resources, kind)
-            out[kind] = _attempt(lambda b=builder, c=ctx: json.loads(json.dumps(b(c), indent=2)))
+            out[kind] = _attempt(lambda: json.loads(json.dumps(builder(ctx), indent=2)))  # called at once
     return out
 
 

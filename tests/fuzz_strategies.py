@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import Any, TypedDict, TypeVar
 
 import yaml
 from conftest import CORPUS, EXAMPLE
 from hypothesis import strategies as st
+from yaml.representer import SafeRepresenter
 
 T = TypeVar("T")
 BOM = b"\xef\xbb\xbf"
@@ -152,6 +153,11 @@ def put(
         out[key] = value
 
 
+def usually(usual: float) -> Callable[[Source], Any]:
+    """`usual` mostly, else an edge case (see number)."""
+    return lambda src: number(src, usual)
+
+
 def one_of(*options: Any) -> Callable[[Source], Any]:
     return lambda src: src.pick(options)
 
@@ -181,7 +187,7 @@ ACTIONS = ["pick", "place", "reach", "go_to", "forward", "look", "report", "desc
 def intrinsic(src: Source) -> dict:
     out: dict = {}
     for key, usual in (("fx", 600), ("fy", 600), ("cx", 320), ("cy", 240), ("width", 640), ("height", 480)):
-        put(src, out, key, lambda s, u=usual: number(s, u), absent=4)
+        put(src, out, key, usually(usual), absent=4)
     put(src, out, "distortion_model", one_of("plumb_bob", "equidistant", "rational", "none", "fisheye"), 70)
     put(src, out, "distortion_coeffs", lambda s: s.some(lambda t: number(t, 0, 0.1), 9), 60)
     return out
@@ -386,32 +392,42 @@ def body(src: Source, name: Any) -> str:
     return src.pick(["\n\n", "\n", "\n\n\n"]).join(parts)
 
 
-class InOrder(set):
+class InOrder(set[Hashable]):
     """A set that is dumped in the order its items were drawn, not in an
     order that changes with the hash seed: the same bytes, the same file."""
 
-    def __init__(self, items: list[Any]) -> None:
+    def __init__(self, items: list[Hashable]) -> None:
         super().__init__(items)
         self.order = list(dict.fromkeys(items))
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Hashable]:
         return iter(self.order)
 
 
-class _PyDumper(yaml.SafeDumper):
-    pass
+def _dumping_in_order(base: type[SafeRepresenter]) -> type[SafeRepresenter]:
+    """A subclass of `base` that dumps InOrder sets as YAML sets; `base` itself is left as it is."""
+    dumper: type[SafeRepresenter] = type(f"InOrder{base.__name__}", (base,), {})
+    dumper.add_representer(InOrder, SafeRepresenter.represent_set)
+    return dumper
 
 
-class _CDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    pass
+_PyDumper = _dumping_in_order(yaml.SafeDumper)
+# LibYAML's emitter where PyYAML was built with it; else PyYAML's own again.
+_CDumper = _dumping_in_order(getattr(yaml, "CSafeDumper", yaml.SafeDumper))
 
 
-for _dumper in (_PyDumper, _CDumper):
-    _dumper.add_representer(InOrder, yaml.SafeDumper.represent_set)
+class _Style(TypedDict):
+    """How yaml.dump lays a file out."""
+
+    default_flow_style: bool | None
+    allow_unicode: bool
+    width: int
+    indent: int
+    explicit_start: bool
 
 
 def dump(src: Source, fm: dict) -> str:
-    options = {
+    options: _Style = {
         "default_flow_style": src.pick([False, None, True]),
         "allow_unicode": src.pick([True, False]),
         "width": src.pick([80, 30, 4096]),
@@ -609,13 +625,13 @@ def mutate(src: Source) -> bytes:
     edits = [src.region(8) for _ in range(5)]
     data = plan.pick(SEEDS) if plan.percent() < 75 else build_file(src)
     for edit in edits[: plan.pick([1, 1, 1, 1, 2, 2, 3, 4, 5])]:
-        op = edit.pick(LINE_OPS + BYTE_OPS)
-        if op in LINE_OPS:
+        op = edit.below(len(LINE_OPS) + len(BYTE_OPS))  # as edit.pick(LINE_OPS + BYTE_OPS)
+        if op < len(LINE_OPS):
             lines = data.splitlines(keepends=True) or [b""]
-            op(edit, lines, _at(edit, len(lines)))
+            LINE_OPS[op](edit, lines, _at(edit, len(lines)))
             data = b"".join(lines)
         else:
-            data = op(edit, data)
+            data = BYTE_OPS[op - len(LINE_OPS)](edit, data)
     return data
 
 

@@ -29,11 +29,12 @@ def _npm_node_package() -> str | None:
 def _npm(args: list[str], path_first: Path | None = None) -> subprocess.CompletedProcess[str]:
     npm = shutil.which("npm")
     need(npm is not None, "npm (to install Node 22 and the MCP tools from the npm registry)")
+    assert npm is not None  # need() skipped or failed otherwise
     env = dict(os.environ)
     if path_first is not None:  # npm runs on Node 22, not on whatever node is on PATH
         env["PATH"] = f"{path_first}{os.pathsep}{env.get('PATH', '')}"
     return subprocess.run(
-        [npm, *args, "--no-audit", "--no-fund", "--loglevel=error"],  # type: ignore[list-item]
+        [npm, *args, "--no-audit", "--no-fund", "--loglevel=error"],
         capture_output=True,
         text=True,
         timeout=900,

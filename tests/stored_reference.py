@@ -33,6 +33,7 @@ import sys
 import tempfile
 from importlib import metadata
 from pathlib import Path
+from typing import TypedDict
 
 import yaml
 
@@ -47,6 +48,22 @@ SOURCE = (
     "robot-md 1.10.6 (PyPI) run by tests/reference_oracle.py; "
     "regenerate with `python tests/stored_reference.py`"
 )
+
+
+class Variant(TypedDict):
+    """The answers that differ under another set of versions."""
+
+    versions: dict[str, str]
+    results: dict[str, dict]
+
+
+class Stored(TypedDict, total=False):
+    """tests/reference/results.json: the answers for the pinned versions, and per-set variants."""
+
+    versions: dict[str, str]
+    results: dict[str, dict]
+    source: str
+    variants: list[Variant]
 
 
 def inputs() -> dict[str, bytes]:
@@ -96,7 +113,7 @@ def versions() -> dict[str, str]:
 
 def load() -> dict[str, dict] | None:
     """The stored answers for the versions in use, or None if none were recorded for them."""
-    stored = json.loads(STORED.read_text(encoding="utf-8"))
+    stored: Stored = json.loads(STORED.read_text(encoding="utf-8"))
     if stored["versions"] == versions():
         return stored["results"]
     for variant in stored.get("variants", []):
@@ -115,7 +132,9 @@ def write(results: dict[str, dict]) -> None:
     """Record `results` for the versions in use: as the base answers for the pinned set, else as
     the variant for this set (only the answers that differ from the base)."""
     STORED.parent.mkdir(exist_ok=True)
-    stored = json.loads(STORED.read_text(encoding="utf-8")) if STORED.exists() else {"versions": versions()}
+    stored: Stored = (
+        json.loads(STORED.read_text(encoding="utf-8")) if STORED.exists() else {"versions": versions()}
+    )
     variants = [v for v in stored.get("variants", []) if v["versions"] != versions()]
     if stored["versions"] == versions():
         stored["results"] = results
@@ -123,7 +142,8 @@ def write(results: dict[str, dict]) -> None:
         base = stored["results"]
         differ = {key: answer for key, answer in results.items() if base.get(key) != answer}
         variants.append({"versions": versions(), "results": differ})
-    stored.update(source=SOURCE, variants=sorted(variants, key=lambda v: sorted(v["versions"].items())))
+    stored["source"] = SOURCE
+    stored["variants"] = sorted(variants, key=lambda v: sorted(v["versions"].items()))
     text = json.dumps(stored, ensure_ascii=False, indent=1, sort_keys=True)
     STORED.write_text(text + "\n", encoding="utf-8")
 

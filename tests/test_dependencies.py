@@ -42,9 +42,9 @@ def test_every_imported_distribution_is_declared() -> None:
 def test_the_pinned_set_is_inside_the_declared_ranges() -> None:
     pins = {}
     for line in (ROOT / "packaging" / "constraints.txt").read_text(encoding="utf-8").splitlines():
-        requirement = line.split("#")[0].strip()
-        if requirement:
-            parsed = Requirement(requirement)
+        pin = line.split("#")[0].strip()
+        if pin:
+            parsed = Requirement(pin)
             if parsed.marker is None or parsed.marker.evaluate():
                 pins[parsed.name.lower()] = next(iter(parsed.specifier)).version
     for name, requirement in declared().items():

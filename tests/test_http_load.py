@@ -18,7 +18,7 @@ import re
 import socket
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -335,7 +335,7 @@ def stopped_cleanly(served: Served) -> None:
 
 
 @pytest.fixture(scope="module")
-def server():
+def server() -> Iterator[Served]:
     served = Served("--http", "127.0.0.1:0")
     yield served
     stopped_cleanly(served)
@@ -347,7 +347,7 @@ def token() -> str:
 
 
 @pytest.fixture(scope="module")
-def token_server(token: str):
+def token_server(token: str) -> Iterator[Served]:
     served = Served("--http", "127.0.0.1:0", env={m.TOKEN_ENV: token})
     yield served
     stopped_cleanly(served)

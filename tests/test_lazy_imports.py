@@ -23,17 +23,21 @@ def modes_set(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> list[str]:
     return asked
 
 
-def test_the_command_line_turns_lazy_imports_on(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+def test_the_command_line_turns_lazy_imports_on(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.delenv("PYTHON_LAZY_IMPORTS", raising=False)
     assert modes_set(monkeypatch, ["--version"]) == ["all"]
 
 
-def test_a_mode_the_user_chose_stands(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+def test_a_mode_the_user_chose_stands(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("PYTHON_LAZY_IMPORTS", "normal")
     assert modes_set(monkeypatch, ["--version"]) == []
 
 
-def test_on_interpreters_without_lazy_imports_nothing_is_asked(capsys) -> None:
+def test_on_interpreters_without_lazy_imports_nothing_is_asked(capsys: pytest.CaptureFixture[str]) -> None:
     if hasattr(sys, "set_lazy_imports"):
         pytest.skip("this interpreter has lazy imports")
     assert rmm.main(["--version"]) == 0  # no AttributeError on 3.10-3.14

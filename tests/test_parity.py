@@ -67,7 +67,7 @@ def reference() -> dict[str, dict]:
 
 
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
-def test_corpus_matches_reference(path: Path, reference) -> None:
+def test_corpus_matches_reference(path: Path, reference: dict[str, dict]) -> None:
     expected = reference[path.name]
     assert "crash" not in expected, expected
     assert ours(path.read_bytes()) == expected
@@ -77,7 +77,7 @@ PARITY_CASES = [c for c in CASES if c.category != "reference_crashes"]
 
 
 @pytest.mark.parametrize("case", PARITY_CASES, ids=lambda c: c.id)
-def test_generated_case_matches_reference(case: Case, reference) -> None:
+def test_generated_case_matches_reference(case: Case, reference: dict[str, dict]) -> None:
     expected = reference[case.id]
     assert "crash" not in expected, f"reference crashed on a parity case: {expected}"
     got = ours(case.data)
@@ -96,7 +96,7 @@ def test_generated_case_matches_reference(case: Case, reference) -> None:
     assert got == expected
 
 
-def test_generated_cases_cover_every_template_and_code(reference) -> None:
+def test_generated_cases_cover_every_template_and_code(reference: dict[str, dict]) -> None:
     """The corpus plus generated cases reach every message the reference can
     produce from file content, and every exit code."""
     results = [reference[c.id] for c in PARITY_CASES] + [reference[p.name] for p in corpus_files()]
@@ -134,7 +134,7 @@ CRASH_CASES = [c for c in CASES if c.category == "reference_crashes"]
 
 
 @pytest.fixture(scope="module")
-def under_other_hash_seeds(tmp_path_factory) -> dict[str, list[dict]]:
+def under_other_hash_seeds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict]]:
     """ours() on each crash case in processes with other hash seeds (reference_worker.py, ours mode)."""
     request = json.dumps({"cases": [base64.b64encode(c.data).decode("ascii") for c in CRASH_CASES]})
     runs = []
@@ -159,7 +159,9 @@ def under_other_hash_seeds(tmp_path_factory) -> dict[str, list[dict]]:
 
 
 @pytest.mark.parametrize("case", CRASH_CASES, ids=lambda c: c.id)
-def test_where_the_reference_crashes_we_answer(case: Case, reference, under_other_hash_seeds) -> None:
+def test_where_the_reference_crashes_we_answer(
+    case: Case, reference: dict[str, dict], under_other_hash_seeds: dict[str, list[dict]]
+) -> None:
     """robot-md raises an uncaught exception here; we give a result (or a
     one-line parse error), the same in processes with other hash seeds, and every view works."""
     assert reference[case.id]["crash"].startswith(case.note), reference[case.id]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE
@@ -323,7 +324,7 @@ def test_a_message_quoting_a_huge_value_is_cut() -> None:
         assert error.endswith(" more characters cut)")
 
 
-def test_a_pyyaml_without_libyaml_is_one_line_and_exit_1(tmp_path) -> None:
+def test_a_pyyaml_without_libyaml_is_one_line_and_exit_1(tmp_path: Path) -> None:
     """As PyYAML built from source without LibYAML: the module imports, each verb says why in one
     line and exits 1 (no AttributeError traceback at import)."""
     import subprocess

@@ -76,12 +76,12 @@ def test_mixed_int_and_str_error_paths_sort_without_crashing() -> None:
     another has a str; ints rank first, and same-typed parts keep its order."""
 
     class Err:
-        def __init__(self, path):
+        def __init__(self, path: list[str | int]) -> None:
             self.path = self.absolute_path = path
             self.message = "m"
 
     class Fake:
-        def iter_errors(self, fm):
+        def iter_errors(self, fm: dict) -> list[Err]:
             return [Err(["a", "x"]), Err(["a", 1]), Err(["a", 0, "z"]), Err(["b"]), Err([]), Err(["a", 0])]
 
     saved = rmm._validator

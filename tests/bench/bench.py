@@ -79,6 +79,7 @@ class Child:
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> None:
         self.spawned = time.perf_counter()
+        self.argv = argv
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env
         )
@@ -93,11 +94,11 @@ class Child:
         while b"\n" not in self.buffer:
             left = deadline - time.perf_counter()
             if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
-                raise TimeoutError(f"no answer within {timeout} s from {self.proc.args}")
+                raise TimeoutError(f"no answer within {timeout} s from {self.argv}")
             chunk = os.read(self.proc.stdout.fileno(), 1 << 20)
             if not chunk:
                 err = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
-                raise EOFError(f"{self.proc.args} closed stdout: {err[-2000:]}")
+                raise EOFError(f"{self.argv} closed stdout: {err[-2000:]}")
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
         return line
@@ -132,7 +133,9 @@ class Child:
 
     def peak_rss_mib(self) -> float:
         status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        return int(re.search(r"VmHWM:\s+(\d+) kB", status)[1]) / 1024  # type: ignore[index]
+        peak = re.search(r"VmHWM:\s+(\d+) kB", status)
+        assert peak, f"no VmHWM in /proc/{self.proc.pid}/status"
+        return int(peak[1]) / 1024
 
     def close(self, timeout: float = 60) -> int:
         """Close stdin and reap the child; its CPU time (user + system) lands in self.cpu_ms."""
@@ -149,7 +152,7 @@ class Child:
                     self.stderr = self.proc.stderr.read().decode(errors="replace")
                     return self.proc.returncode
                 if time.perf_counter() > deadline:
-                    raise TimeoutError(f"{self.proc.args} did not exit within {timeout} s of stdin closing")
+                    raise TimeoutError(f"{self.argv} did not exit within {timeout} s of stdin closing")
                 time.sleep(0.002)
         finally:
             if self.proc.returncode is None:

@@ -6,10 +6,11 @@ own code adds on top of the SDK. Kept in the repo only for that.
 SHIV_ENTRY_POINT=floor_server:run, so both servers start the same way."""
 
 import os
+from typing import Any
 
 import anyio
 import mcp.types as types
-from mcp.server import NotificationOptions, Server
+from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 # The resource's text: "r", or the contents of FLOOR_TEXT_FILE (the benchmark serves
@@ -19,22 +20,26 @@ if os.environ.get("FLOOR_TEXT_FILE"):
     with open(os.environ["FLOOR_TEXT_FILE"], encoding="utf-8") as f:
         TEXT = f.read()
 
+Request = ServerRequestContext[Any, Any]  # no lifespan state, any request
 
-async def list_resources(ctx, params):
+
+async def list_resources(
+    ctx: Request, params: types.PaginatedRequestParams | None
+) -> types.ListResourcesResult:
     return types.ListResourcesResult(
         resources=[types.Resource(uri="floor://r", name="r", mime_type="text/plain")]
     )
 
 
-async def read_resource(ctx, params):
+async def read_resource(ctx: Request, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
     return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, text=TEXT)])
 
 
-async def list_tools(ctx, params):
+async def list_tools(ctx: Request, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
     return types.ListToolsResult(tools=[types.Tool(name="t", input_schema={"type": "object"})])
 
 
-async def call_tool(ctx, params):
+async def call_tool(ctx: Request, params: types.CallToolRequestParams) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text="{}")], structured_content={})
 
 
@@ -48,12 +53,12 @@ server = Server(
 )
 
 
-async def main():
+async def main() -> None:
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options(NotificationOptions()))
 
 
-def run():
+def run() -> None:
     anyio.run(main)
 
 
