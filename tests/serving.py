@@ -79,9 +79,11 @@ def server_argv(
     return [*head, *map(str, args)]
 
 
-def environment(env: dict[str, str] | None = None) -> dict[str, str]:
-    """This process's environment without ROBOT_MD_PATH (a developer's own must not leak in), plus `env`."""
-    return {**{k: v for k, v in os.environ.items() if k != "ROBOT_MD_PATH"}, **(env or {})}
+def environment(env: dict[str, str] | None = None, inherit: bool = True) -> dict[str, str]:
+    """This process's environment (unless not `inherit`) with `env` over it, without ROBOT_MD_PATH
+    unless `env` sets it (a developer's own must not leak in)."""
+    base = {k: v for k, v in os.environ.items() if k != "ROBOT_MD_PATH"} if inherit else {}
+    return {**base, **{k: v for k, v in (env or {}).items() if inherit or k != "ROBOT_MD_PATH"}}
 
 
 # --- run once ----------------------------------------------------------------------------
@@ -94,9 +96,11 @@ def run(
     env: dict[str, str] | None = None,
     stdin: str = "",
     timeout: float = 60,
+    inherit_env: bool = True,
 ) -> subprocess.CompletedProcess[str]:
     """The server's command line run once with `args` (stdin given, then closed): exit code, and
-    stdout and stderr as UTF-8 text."""
+    stdout and stderr as UTF-8 text. `env` goes over this process's environment, or is the whole
+    of it when not `inherit_env`."""
     return subprocess.run(
         server_argv(*args, command=command),
         capture_output=True,
@@ -104,10 +108,18 @@ def run(
         encoding="utf-8",
         errors="replace",
         cwd=cwd,
-        env=environment(env),
+        env=environment(env, inherit_env),
         input=stdin,
         timeout=timeout,
     )
+
+
+def answers(*args: str | Path, messages: list[dict], **how: Any) -> tuple[dict[Any, dict], str, int]:
+    """A whole stdio session at once, as a launcher or a script would drive it: `run(*args, **how)`
+    with each message as a line on stdin, then stdin closed. Every answer by id, stderr, exit code."""
+    done = run(*args, stdin="".join(json.dumps(m) + "\n" for m in messages), **how)
+    by_id = {m["id"]: m for m in map(json.loads, done.stdout.splitlines())}
+    return by_id, done.stderr, done.returncode
 
 
 # Runs the module as `python robot_md_mcp.py ARGS` would, and at exit writes its VmHWM to the

@@ -13,7 +13,7 @@ from conftest import EXAMPLE, ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client
-from serving import MCP_HEADERS, Served, run
+from serving import MCP_HEADERS, Served, answers, run
 
 import robot_md_mcp as rmm
 
@@ -38,9 +38,7 @@ def session(
     args: list[str], messages: list[dict], cwd: Path = ROOT, env: dict[str, str] | None = None
 ) -> tuple[dict, str, int]:
     """The server over stdio: each message as a line, then stdin closed; every answer by id."""
-    done = run(*args, stdin="".join(json.dumps(m) + "\n" for m in messages), cwd=cwd, env=env)
-    answers = {m["id"]: m for m in map(json.loads, done.stdout.splitlines())}
-    return answers, done.stderr, done.returncode
+    return answers(*args, messages=messages, cwd=cwd, env=env)
 
 
 def robot_served(answers: dict, request_id: int) -> str:

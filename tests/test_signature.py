@@ -17,7 +17,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mcp import Client, StdioServerParameters
+from mcp import Client
+from serving import answers
 
 import robot_md_mcp as rmm
 
@@ -236,24 +237,23 @@ async def test_verify_tool_and_signature_resource_in_process(tmp_path, keys, mod
         assert after.structured_content["reason"] == rmm.NO_SIGNATURE
 
 
-def test_stdio_end_to_end_with_trusted_keys_from_the_environment(tmp_path, keys, monkeypatch) -> None:
-    import anyio
-
+def test_stdio_end_to_end_with_trusted_keys_from_the_environment(tmp_path, keys) -> None:
     path = tmp_path / "ROBOT.md"
     path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
-
-    async def session(args: list[str], env: dict[str, str]) -> dict:
-        params = StdioServerParameters(
-            command=sys.executable, args=[str(ROOT / "robot_md_mcp.py"), *args], env=env
-        )
-        async with Client(params) as client:
-            return (await client.call_tool("verify", {})).structured_content
-
-    by_flag = anyio.run(session, [str(path), "--trusted-keys", str(keys)], {})
-    by_env = anyio.run(session, [str(path)], {rmm.TRUSTED_KEYS_ENV: str(keys)})
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "verify", "arguments": {}}},
+    ]
+    without = {rmm.TRUSTED_KEYS_ENV: ""}  # whatever this machine's environment says
+    by_flag, err, code = answers(path, "--trusted-keys", keys, messages=messages, env=without)
+    assert code == 0, err
+    by_env, err, code = answers(path, messages=messages, env={rmm.TRUSTED_KEYS_ENV: str(keys)})
+    assert code == 0, err
     assert (
-        by_flag
-        == by_env
+        by_flag[2]["result"]["structuredContent"]
+        == by_env[2]["result"]["structuredContent"]
         == {"accepted": True, "kid": "op-1", "reason": "ok", "fingerprint": fingerprint(OPERATOR)}
     )
 
