@@ -9,6 +9,7 @@ import json
 import socket
 import subprocess
 import sys
+from typing import Any
 
 from serving import INIT
 
@@ -51,7 +52,10 @@ def jsonrpc(method: str, request_id: int | None = None, **params: object) -> byt
     return json.dumps(message).encode()
 
 
-SESSION_HEADERS = {"Content_Type": "application/json", "Accept": "application/json, text/event-stream"}
+SESSION_HEADERS: dict[str, Any] = {
+    "Content_Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+}
 
 
 async def exchange(port: int, request: bytes, conn: tuple | None = None) -> tuple[int, dict[str, str], bytes]:
@@ -138,7 +142,8 @@ async def _hostile_once(kind: str, port: int, sessions: int) -> None:
                 "MCP_Protocol_Version": "2025-06-18",
             }
             writer.write(raw_request(port, "GET", **headers))
-            writer.transport.pause_reading()  # not a byte more is read: the server's buffers fill
+            transport: Any = writer.transport  # a socket transport: it reads too
+            transport.pause_reading()  # not a byte more is read: the server's buffers fill
             while not _closed_by_the_server(writer):
                 await asyncio.sleep(0.1)
             return

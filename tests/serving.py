@@ -34,16 +34,12 @@ EXAMPLE = ROOT / "examples" / "bob.ROBOT.md"
 SERVER = [os.environ.get("ROBOT_MD_MCP_TEST_PYTHON") or sys.executable, str(MODULE)]
 HANDSHAKE_VERSION = "2025-11-25"
 REQUEST_DEADLINE = 2.0  # seconds for any one request, however hostile the file
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
+INIT_PARAMS = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "t", "version": "1"},
 }
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 PROC = Path("/proc/self/status")  # VmHWM (peak RSS) is read from /proc
 _EOF = object()
@@ -202,8 +198,8 @@ class RawServer:
         generated requests itself must never see their late answers taken for ours); `stdin` may be
         a terminal's file descriptor instead of a pipe; `cwd` None: this process's."""
         argv = server_argv(*args, command=command, limits=limits, poll_seconds=poll_seconds)
-        pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-        self.proc = subprocess.Popen(argv, stdin=stdin, cwd=cwd, **pipes)
+        pipe = subprocess.PIPE
+        self.proc = subprocess.Popen(argv, stdin=stdin, stdout=pipe, stderr=pipe, cwd=cwd)
         self.stdout_lines: list[bytes] = []
         self._stderr = bytearray()
         self._inbox: queue.Queue[Any] = queue.Queue()
@@ -273,7 +269,7 @@ class RawServer:
 
     def silence(self, seconds: float) -> list[dict]:
         """Whatever responses arrive within `seconds` (normally none)."""
-        deadline, got = time.monotonic() + seconds, []
+        deadline, got = time.monotonic() + seconds, list[dict]()
         while (left := deadline - time.monotonic()) > 0:
             try:
                 raw = self._inbox.get(timeout=left)

@@ -322,7 +322,15 @@ def _ends_quietly(proc: subprocess.Popen, sig: int, code: int) -> None:
 def test_a_signal_while_the_program_loads_ends_it_quietly(module: str, form: str, sig: str) -> None:
     """Ctrl-C while the module's own imports or the SDK load: 130 and no traceback (not Python's -2)."""
     number, code = SIGNALS[sig]
-    loading = [sys.executable, "-c", SIGNAL_DURING_IMPORT, module, str(int(number)), form, MODULE]
+    loading: list[str | Path] = [
+        sys.executable,
+        "-c",
+        SIGNAL_DURING_IMPORT,
+        module,
+        str(int(number)),
+        form,
+        MODULE,
+    ]
     done = run(EXAMPLE, command=loading)
     assert (done.returncode, done.stderr) == (code, "")
 

@@ -357,8 +357,12 @@ def test_truncated_replaced_rewritten_and_deleted_while_requests_run(served: Res
             for mutate in mutations:
                 seen = len(outcomes)
                 mutate()
+
+                def met(seen: int = seen) -> bool:
+                    return len(outcomes) >= seen + 4 or bool(failures)
+
                 with progress:  # hold each state until a read and a validate have met it
-                    assert progress.wait_for(lambda s=seen: len(outcomes) >= s + 4 or failures, timeout=10)
+                    assert progress.wait_for(met, timeout=10)
                 if failures:
                     break
     finally:

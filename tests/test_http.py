@@ -35,7 +35,7 @@ from http_served import (
 )
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from serving import INIT, MCP_HEADERS, Served, run
+from serving import INIT, INIT_PARAMS, MCP_HEADERS, Served, run
 
 import robot_md_mcp as m
 
@@ -141,13 +141,14 @@ async def test_capabilities_agree_between_eras(server: Served) -> None:
     for mode in ("legacy", "auto"):
         async with Client(server.url, mode=mode) as client:
             caps = client.server_capabilities
+            assert caps is not None and caps.resources and caps.prompts and caps.tools
             seen.append(
                 (
                     caps.resources.list_changed,
                     caps.resources.subscribe,
                     caps.prompts.list_changed,
                     caps.tools.list_changed,
-                )  # type: ignore[union-attr]
+                )
             )
     assert seen == [(True, True, False, False)] * 2
 
@@ -432,7 +433,7 @@ def test_malformed_messages_are_answered_as_over_stdio(
 @pytest.mark.heavy
 def _session(server: Served, version: str) -> dict[str, str]:
     """The headers of a new handshake-era session at `version`, initialized."""
-    init = {**INIT, "params": {**INIT["params"], "protocolVersion": version}}
+    init = {**INIT, "params": {**INIT_PARAMS, "protocolVersion": version}}
     status, headers, body = server.request("POST", "/mcp", json.dumps(init).encode(), MCP_HEADERS)
     assert status == 200 and f'"protocolVersion":"{version}"' in body.decode(), body
     session = {**MCP_HEADERS, "Mcp-Session-Id": headers["mcp-session-id"]}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import EXAMPLE, ROOT
@@ -125,7 +126,11 @@ BAD_VALUE = {"protocolVersion": 2025, "capabilities": [], "clientInfo": {"name":
 def test_every_initialize_is_served_or_named_in_its_error(shape: dict[str, str], request_id: object) -> None:
     """For every mix of present, absent, null and malformed fields: served exactly when the required
     fields are good and clientInfo is good or missing, else -32602 naming each faulty field."""
-    values = {"good": GOOD_VALUE, "bad": BAD_VALUE, "null": dict.fromkeys(GOOD_VALUE)}
+    values: dict[str, dict[str, Any]] = {
+        "good": GOOD_VALUE,
+        "bad": BAD_VALUE,
+        "null": dict.fromkeys(GOOD_VALUE),
+    }
     params = {k: values[how][k] for k, how in shape.items() if how != "absent"}
     message, answer = rmm.classify_line(json.dumps(initialize(request_id, **params)))  # type: ignore[arg-type]
     named = {k for k, how in shape.items() if how in ("absent", "null", "bad") and k in REQUIRED}
@@ -239,6 +244,7 @@ def test_unexpanded_path_and_nothing_to_find_is_the_usual_exit_2(tmp_path: Path)
 async def test_server_info_names_title_description_website_and_icon(mode: str) -> None:
     async with Client(rmm.build_server(rmm.ManifestFile(EXAMPLE)), mode=mode) as client:
         info, caps = client.server_info, client.server_capabilities
+    assert info is not None and info.icons is not None
     assert (info.name, info.version, info.title) == (rmm.NAME, rmm.__version__, "ROBOT.md robot facts")
     assert info.description and "read-only" in info.description.lower()
     assert info.website_url == "https://github.com/robot-md/robot-md-mcp"

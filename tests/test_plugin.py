@@ -205,7 +205,7 @@ def serves_bob(
 ) -> None:
     """Start the server (or `command`) with args as a client would, complete an initialize, read
     the identity: it is bob. `env`: the whole environment."""
-    lines = [
+    lines: list[dict] = [
         {
             "jsonrpc": "2.0",
             "id": 1,

@@ -186,7 +186,12 @@ def test_unchanged_bytes_are_parsed_once(manifest_path, monkeypatch) -> None:
     watched = rmm.ManifestFile(path)
     calls = []
     real_parse = rmm.parse
-    monkeypatch.setattr(rmm, "parse", lambda text: calls.append(1) or real_parse(text))
+
+    def counted(text: str) -> rmm.Manifest:
+        calls.append(1)
+        return real_parse(text)
+
+    monkeypatch.setattr(rmm, "parse", counted)
     first = watched.version()
     assert watched.version() is first and first.report is watched.version().report
     assert len(calls) == 1
@@ -200,7 +205,12 @@ async def test_each_version_is_validated_once(manifest_path, mode, monkeypatch) 
     """The briefing, the validate tool and the manifest-status prompt share one validation."""
     calls = []
     real_validate = rmm.validate
-    monkeypatch.setattr(rmm, "validate", lambda m: calls.append(1) or real_validate(m))
+
+    def counted(manifest: rmm.Manifest) -> rmm.Report:
+        calls.append(1)
+        return real_validate(manifest)
+
+    monkeypatch.setattr(rmm, "validate", counted)
     path = manifest_path(GOOD)
     async with Client(rmm.build_server(rmm.ManifestFile(path)), mode=mode) as client:
         for _ in range(2):
