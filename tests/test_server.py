@@ -326,3 +326,19 @@ def test_nothing_but_protocol_on_stdout(manifest_path) -> None:
     assert seen[5]["error"]["code"] == -32601
     assert seen[6]["result"] == {}
     assert seen[3]["result"]["contents"][0]["text"] == rmm.parse(GOOD).prose
+
+
+def test_a_subscribed_client_over_stdio_hears_of_an_edit(manifest_path) -> None:
+    """The poller runs under the real stdio transport (polling every 50 ms here, not the default)."""
+    path = manifest_path(GOOD)
+    with RawServer(path, poll_seconds=0.05) as server:
+        server.handshake()
+        assert server.request("resources/subscribe", {"uri": "robot-md://bob/safety"})["result"] == {}
+        path.write_text(GOOD.replace("payload_kg: 0.5", "payload_kg: 0.7"), encoding="utf-8")
+        deadline = time.monotonic() + 10
+        while not server.notifications and time.monotonic() < deadline:
+            server.silence(0.05)
+        assert [n["method"] for n in server.notifications] == ["notifications/resources/updated"]
+        assert server.notifications[0]["params"] == {"uri": "robot-md://bob/safety"}
+        assert server.close() == 0
+        server.assert_clean()
