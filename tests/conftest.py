@@ -14,29 +14,21 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+# The paths and the server's command live in the harness (tests/serving.py), which must run without
+# pytest (tests/pyz_session.py imports it under other interpreters); tests take them from here.
+from serving import EXAMPLE as EXAMPLE
+from serving import ROOT as ROOT
+from serving import SERVER as SERVER
+
 CORPUS = ROOT / "tests" / "corpus"
-EXAMPLE = ROOT / "examples" / "bob.ROBOT.md"
 IN_CI = os.environ.get("CI", "").lower() == "true"
-# The command that starts our server in the real-client tests: this interpreter, unless
-# ROBOT_MD_MCP_TEST_PYTHON names another (test_lazy_imports.py runs them under CPython 3.15 that way).
-SERVER = [os.environ.get("ROBOT_MD_MCP_TEST_PYTHON") or sys.executable, str(ROOT / "robot_md_mcp.py")]
 REFERENCE_PINS = ("robot-md==1.10.6", "python-frontmatter==1.3.0")
 REFERENCE_DIR = ROOT / ".cache" / "reference-robot-md-1.10.6"
 
 
 # Tiers (pyproject.toml): the default run is quick and needs nothing beyond `pip install '.[test]'`;
 # anything that builds, downloads, needs ../shared, Node, qemu, other CPythons, or takes seconds is
-# `heavy` (its file's pytestmark, or the test's marker). Besides those markers: every test that uses
-# the pyz build (the built_dist fixture) is heavy, and so is every test in these files.
-HEAVY_FILES = {"test_pyz.py"}  # builds pyz files and runs them on each CPython it finds
-
-
-@pytest.hookimpl(tryfirst=True)  # before -m deselects
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.name in HEAVY_FILES or "built_dist" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.heavy)
+# `heavy`, written on the test itself (`@pytest.mark.heavy`, or its file's `pytestmark`).
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -289,7 +289,7 @@ async def test_prompts_embed_the_current_manifest(client) -> None:
 
         def embedded(result) -> dict[str, str]:
             return {
-                m.content.resource.uri: m.content.resource.text
+                m.content.resource.uri: getattr(m.content.resource, "text", "(not text)")
                 for m in result.messages
                 if isinstance(m.content, EmbeddedResource)
             }

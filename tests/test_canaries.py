@@ -7,7 +7,7 @@ import inspect
 import socket
 import time
 
-from http_served import Served
+from serving import Served
 
 import robot_md_mcp as rmm
 

@@ -11,27 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, EXAMPLE, ROOT, posix_only
+from conftest import CORPUS, EXAMPLE, posix_only
+from serving import MODULE, RawServer, run, server_argv
 
-MODULE = str(ROOT / "robot_md_mcp.py")
 GOOD = EXAMPLE.read_text(encoding="utf-8")
-
-
-def run(
-    *args: str, cwd: Path | None = None, env: dict | None = None, stdin: str = ""
-) -> subprocess.CompletedProcess:
-    full_env = {k: v for k, v in os.environ.items() if k != "ROBOT_MD_PATH"}
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, MODULE, *args],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        cwd=cwd or ROOT,
-        env=full_env,
-        input=stdin,
-        timeout=60,
-    )
 
 
 # --- startup errors: exit 1, one line, fast, before the SDK is imported -----
@@ -215,9 +198,9 @@ def test_validate_finds_the_manifest_like_serve_does(tmp_path: Path) -> None:
 def test_render_prints_the_canonical_yaml_bytes() -> None:
     import robot_md_mcp as rmm
 
-    done = subprocess.run([sys.executable, MODULE, "render", str(EXAMPLE)], capture_output=True, timeout=60)
+    done = run("render", str(EXAMPLE))
     assert done.returncode == 0
-    assert done.stdout.decode("utf-8") == rmm.render(rmm.parse(GOOD))
+    assert done.stdout == rmm.render(rmm.parse(GOOD))
     assert run("render", str(CORPUS / "mcpts__bad-yaml.ROBOT.md")).returncode == 1
 
 
@@ -231,14 +214,7 @@ def test_a_folder_named_like_a_verb_is_served_with_dot_slash(tmp_path: Path) -> 
 
 def test_other_invocations_agree() -> None:
     """`python -m robot_md_mcp` runs the same program as the script."""
-    done = subprocess.run(
-        [sys.executable, "-m", "robot_md_mcp", "validate", str(EXAMPLE)],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        cwd=ROOT,
-        timeout=60,
-    )
+    done = run("validate", str(EXAMPLE), command=[sys.executable, "-m", "robot_md_mcp"])
     assert (done.returncode, done.stdout) == (0, "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n")
 
 
@@ -263,7 +239,7 @@ def test_startup_errors_never_import_the_sdk(tmp_path: Path) -> None:
         "assert rc == 1, rc\n"
         "print(sorted(n for n in ('mcp', 'pydantic', 'jsonschema', 'anyio') if n in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = run(command=[sys.executable, "-c", code])
     assert done.stdout == "[]\n", done.stderr
 
 
@@ -278,9 +254,7 @@ def test_a_missing_dependency_is_one_line(missing: str) -> None:
         "sys.exit(m.main(sys.argv[1:]))\n"
     )
     args = ["validate", str(EXAMPLE)] if missing == "jsonschema" else [str(EXAMPLE)]
-    done = subprocess.run(
-        [sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, timeout=60, input=""
-    )
+    done = run(*args, command=[sys.executable, "-c", code])
     assert done.returncode == 1
     (line,) = done.stderr.splitlines()
     assert line.startswith("robot-md-mcp: cannot start: ")
@@ -348,22 +322,26 @@ def _ends_quietly(proc: subprocess.Popen, sig: int, code: int) -> None:
 def test_a_signal_while_the_program_loads_ends_it_quietly(module: str, form: str, sig: str) -> None:
     """Ctrl-C while the module's own imports or the SDK load: 130 and no traceback (not Python's -2)."""
     number, code = SIGNALS[sig]
-    done = subprocess.run(
-        [sys.executable, "-c", SIGNAL_DURING_IMPORT, module, str(int(number)), form, MODULE, str(EXAMPLE)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        cwd=ROOT,
-        timeout=60,
-    )
-    assert (done.returncode, done.stderr) == (code, b"")
+    loading: list[str | Path] = [
+        sys.executable,
+        "-c",
+        SIGNAL_DURING_IMPORT,
+        module,
+        str(int(number)),
+        form,
+        MODULE,
+    ]
+    done = run(EXAMPLE, command=loading)
+    assert (done.returncode, done.stderr) == (code, "")
 
 
 @posix_only
 @pytest.mark.parametrize("sig", SIGNALS)
 def test_a_signal_ends_a_server_whose_client_stopped_reading(sig: str) -> None:
-    """stdout is full (the client reads nothing) and stdin still open: a signal still ends it."""
+    """stdout is full (the client reads nothing) and stdin still open: a signal still ends it.
+    (A bare process: the harness's RawServer reads stdout as it comes, so its pipe never fills.)"""
     proc = subprocess.Popen(
-        [sys.executable, MODULE, str(EXAMPLE)],
+        server_argv(EXAMPLE),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -387,8 +365,6 @@ def test_a_signal_ends_a_server_whose_client_stopped_reading(sig: str) -> None:
 @pytest.mark.parametrize("sig", SIGNALS)
 def test_a_signal_ends_a_server_whose_worker_is_busy(sig: str, manifest_path) -> None:
     """A worker preparing a new version for a minute: a signal still ends the server at once."""
-    from wire import RawServer
-
     path = manifest_path(GOOD)
     server = RawServer(path, command=[sys.executable, "-c", SLOW_PARSE])
     with server:

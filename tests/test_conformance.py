@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT, SERVER
-from http_served import Served
 from node22 import node22, node_env, npm_tool
+from serving import Served
 
 pytestmark = pytest.mark.heavy  # installs Node 22 and the conformance suite from npm
 

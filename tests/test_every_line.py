@@ -33,11 +33,10 @@ from typing import Any
 
 import pytest
 from conftest import EXAMPLE, ROOT
-from http_served import MCP_HEADERS, Served
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
-from wire import RawServer
+from serving import MCP_HEADERS, RawServer, Served
 
 set_hypothesis_home_dir(ROOT / ".cache" / "hypothesis")
 

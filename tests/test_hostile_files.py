@@ -25,7 +25,7 @@ import pytest
 from conftest import EXAMPLE, ROOT, need, posix_only
 from fuzz_strategies import costly_files
 from hypothesis import HealthCheck, given, settings
-from wire import PROC, REQUEST_DEADLINE, RawServer, run_measured
+from serving import PROC, REQUEST_DEADLINE, RawServer, run_measured
 
 import robot_md_mcp as rmm
 
@@ -207,7 +207,7 @@ def check_startup(name: str, case: Case, args: tuple[str | Path, ...]) -> None:
 # --- mid-session ---------------------------------------------------------------
 
 
-class Served:
+class Respawned:
     """One server for the module, on one path the tests break and fix; a
     server that died is replaced so one failure does not hide the others."""
 
@@ -232,11 +232,11 @@ class Served:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory) -> Iterator[Served]:
+def served(tmp_path_factory) -> Iterator[Respawned]:
     need(PROC.exists(), "/proc/<pid>/status for the server's peak RSS")
     path = tmp_path_factory.mktemp("served") / "ROBOT.md"
     path.write_text(GOOD, encoding="utf-8")
-    holder = Served(path)
+    holder = Respawned(path)
     yield holder
     holder.close()
 
@@ -253,7 +253,7 @@ def assert_serves_good(server: RawServer) -> None:
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_mid_session(name: str, served: Served) -> None:
+def test_mid_session(name: str, served: Respawned) -> None:
     case, path, server = CASES[name], served.path, served.server
     assert_serves_good(server)
     path.unlink()
@@ -292,7 +292,7 @@ def test_mid_session(name: str, served: Served) -> None:
 # --- the file changing under running requests ----------------------------------
 
 
-def test_truncated_replaced_rewritten_and_deleted_while_requests_run(served: Served) -> None:
+def test_truncated_replaced_rewritten_and_deleted_while_requests_run(served: Respawned) -> None:
     path, server = served.path, served.server
     manifests = [rmm.parse(GOOD), rmm.parse(ALT)]
     safety_texts = {rmm.VIEW["safety"].text(m) for m in manifests}
@@ -357,8 +357,12 @@ def test_truncated_replaced_rewritten_and_deleted_while_requests_run(served: Ser
             for mutate in mutations:
                 seen = len(outcomes)
                 mutate()
+
+                def met(seen: int = seen) -> bool:
+                    return len(outcomes) >= seen + 4 or bool(failures)
+
                 with progress:  # hold each state until a read and a validate have met it
-                    assert progress.wait_for(lambda s=seen: len(outcomes) >= s + 4 or failures, timeout=10)
+                    assert progress.wait_for(met, timeout=10)
                 if failures:
                     break
     finally:

@@ -25,20 +25,17 @@ import pytest
 from conftest import EXAMPLE, ROOT, posix_only
 from http_served import (
     HOSTILE_KINDS,
-    INIT,
-    MCP_HEADERS,
     SESSION_HEADERS,
     HostilePeers,
-    Served,
     exchange,
     hostile_peer,
     jsonrpc,
     open_session,
     raw_request,
-    run_cli,
 )
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from serving import INIT, INIT_PARAMS, MCP_HEADERS, Served, run
 
 import robot_md_mcp as m
 
@@ -144,13 +141,14 @@ async def test_capabilities_agree_between_eras(server: Served) -> None:
     for mode in ("legacy", "auto"):
         async with Client(server.url, mode=mode) as client:
             caps = client.server_capabilities
+            assert caps is not None and caps.resources and caps.prompts and caps.tools
             seen.append(
                 (
                     caps.resources.list_changed,
                     caps.resources.subscribe,
                     caps.prompts.list_changed,
                     caps.tools.list_changed,
-                )  # type: ignore[union-attr]
+                )
             )
     assert seen == [(True, True, False, False)] * 2
 
@@ -286,7 +284,7 @@ def test_token_from_the_environment_applies_on_loopback_too(token: str) -> None:
 
 
 def test_all_interfaces_need_a_token(token: str) -> None:
-    done = run_cli(str(EXAMPLE), "--http", "0.0.0.0:0", env={m.TOKEN_ENV: ""})
+    done = run(str(EXAMPLE), "--http", "0.0.0.0:0", env={m.TOKEN_ENV: ""})
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and "without a bearer token" in done.stderr, done.stderr
     # With one it serves; reached through 127.0.0.1 only.
@@ -313,11 +311,11 @@ def test_bad_token_file(tmp_path: Path, content: str, why: str) -> None:
     path = tmp_path / "token"
     path.write_text(content, encoding="utf-8")
     path.chmod(0o600)
-    done = run_cli(str(EXAMPLE), "--http", "0", "--token-file", str(path))
+    done = run(str(EXAMPLE), "--http", "0", "--token-file", str(path))
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert why in done.stderr
     assert not content.strip() or content.strip() not in done.stderr
-    missing = run_cli(str(EXAMPLE), "--http", "0", "--token-file", str(tmp_path / "nope"))
+    missing = run(str(EXAMPLE), "--http", "0", "--token-file", str(tmp_path / "nope"))
     assert missing.returncode == 1 and "cannot read the token file" in missing.stderr
 
 
@@ -338,7 +336,7 @@ def test_a_token_file_longer_than_what_is_read_is_refused_not_cut(
     with pytest.raises(m.HttpSetupError) as refused:
         m.read_token(str(path))
     assert str(refused.value) == f"the token file {path} is longer than 4,096 bytes; it should hold one token"
-    done = run_cli(str(EXAMPLE), "--http", "0", "--token-file", str(path))
+    done = run(str(EXAMPLE), "--http", "0", "--token-file", str(path))
     assert (done.returncode, done.stderr) == (1, f"robot-md-mcp: {refused.value}\n")
 
 
@@ -349,7 +347,7 @@ def test_a_token_file_others_can_read_is_refused(tmp_path: Path, token: str, mod
     path = tmp_path / "token"
     path.write_text(token, encoding="utf-8")
     path.chmod(mode)
-    done = run_cli(str(EXAMPLE), "--http", "0", "--token-file", str(path))
+    done = run(str(EXAMPLE), "--http", "0", "--token-file", str(path))
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert f"(mode {mode:04o}); make it private: chmod 600 {path}" in done.stderr
     assert token not in done.stderr
@@ -435,7 +433,7 @@ def test_malformed_messages_are_answered_as_over_stdio(
 @pytest.mark.heavy
 def _session(server: Served, version: str) -> dict[str, str]:
     """The headers of a new handshake-era session at `version`, initialized."""
-    init = {**INIT, "params": {**INIT["params"], "protocolVersion": version}}
+    init = {**INIT, "params": {**INIT_PARAMS, "protocolVersion": version}}
     status, headers, body = server.request("POST", "/mcp", json.dumps(init).encode(), MCP_HEADERS)
     assert status == 200 and f'"protocolVersion":"{version}"' in body.decode(), body
     session = {**MCP_HEADERS, "Mcp-Session-Id": headers["mcp-session-id"]}
@@ -655,7 +653,7 @@ async def test_concurrent_clients(server: Served) -> None:
     ],
 )
 def test_bad_listen_address(value: str, message: str) -> None:
-    done = run_cli(str(EXAMPLE), "--http", value)
+    done = run(str(EXAMPLE), "--http", value)
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert message in done.stderr
 
@@ -665,7 +663,7 @@ def test_port_in_use() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        done = run_cli(str(EXAMPLE), "--http", f"127.0.0.1:{port}")
+        done = run(str(EXAMPLE), "--http", f"127.0.0.1:{port}")
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert f"cannot listen on 127.0.0.1:{port}:" in done.stderr and "in use" in done.stderr
 
@@ -675,7 +673,7 @@ def test_port_in_use() -> None:
     [["--http"], ["--allow-host", "x.local"], ["--token-file", "t"], ["--http", "0", "--http", "1"]],
 )
 def test_usage_errors(args: list[str]) -> None:
-    done = run_cli(str(EXAMPLE), *args)
+    done = run(str(EXAMPLE), *args)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
 
 

@@ -6,21 +6,18 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import EXAMPLE, ROOT
-from http_served import MCP_HEADERS, Served
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mcp import Client, StdioServerParameters
+from mcp import Client
+from serving import MCP_HEADERS, Served, answers, run
 
 import robot_md_mcp as rmm
 
-SERVER = [sys.executable, str(ROOT / "robot_md_mcp.py")]
 CLIENT_INFO = {"name": "t", "version": "1"}
 ALIAS = EXAMPLE.read_text(encoding="utf-8").replace("robot_name: bob", "robot_name: alice")
 
@@ -42,17 +39,7 @@ def session(
     args: list[str], messages: list[dict], cwd: Path = ROOT, env: dict[str, str] | None = None
 ) -> tuple[dict, str, int]:
     """The server over stdio: each message as a line, then stdin closed; every answer by id."""
-    environ = {k: v for k, v in os.environ.items() if k != rmm.PATH_ENV}
-    done = subprocess.run(
-        [*SERVER, *args],
-        input="".join(json.dumps(m) + "\n" for m in messages).encode(),
-        capture_output=True,
-        cwd=cwd,
-        env={**environ, **(env or {})},
-        timeout=60,
-    )
-    answers = {m["id"]: m for m in map(json.loads, done.stdout.decode().splitlines())}
-    return answers, done.stderr.decode(errors="replace"), done.returncode
+    return answers(*args, messages=messages, cwd=cwd, env=env)
 
 
 def robot_served(answers: dict, request_id: int) -> str:
@@ -78,7 +65,7 @@ def test_robot_option_names_the_manifest_as_the_pendant_launches_it(form: list[s
 
 def test_validate_and_render_take_robot_too() -> None:
     for verb in ("validate", "render"):
-        done = subprocess.run([*SERVER, verb, "--robot", str(EXAMPLE)], capture_output=True, timeout=60)
+        done = run(verb, "--robot", EXAMPLE)
         assert done.returncode == 0, done.stderr
 
 
@@ -87,7 +74,7 @@ def test_validate_and_render_take_robot_too() -> None:
     [["--robot"], ["--robot="], ["--robot", "a", "--robot", "b"], [str(EXAMPLE), "--robot", str(EXAMPLE)]],
 )
 def test_robot_option_misused_is_one_usage_line(args: list[str]) -> None:
-    done = subprocess.run([*SERVER, *args], capture_output=True, text=True, timeout=60)
+    done = run(*args)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "--robot takes the manifest's path" in done.stderr
 
@@ -139,7 +126,11 @@ BAD_VALUE = {"protocolVersion": 2025, "capabilities": [], "clientInfo": {"name":
 def test_every_initialize_is_served_or_named_in_its_error(shape: dict[str, str], request_id: object) -> None:
     """For every mix of present, absent, null and malformed fields: served exactly when the required
     fields are good and clientInfo is good or missing, else -32602 naming each faulty field."""
-    values = {"good": GOOD_VALUE, "bad": BAD_VALUE, "null": dict.fromkeys(GOOD_VALUE)}
+    values: dict[str, dict[str, Any]] = {
+        "good": GOOD_VALUE,
+        "bad": BAD_VALUE,
+        "null": dict.fromkeys(GOOD_VALUE),
+    }
     params = {k: values[how][k] for k, how in shape.items() if how != "absent"}
     message, answer = rmm.classify_line(json.dumps(initialize(request_id, **params)))  # type: ignore[arg-type]
     named = {k for k, how in shape.items() if how in ("absent", "null", "bad") and k in REQUIRED}
@@ -159,7 +150,7 @@ def test_every_initialize_is_served_or_named_in_its_error(shape: dict[str, str],
 
 def test_initialize_without_client_info_over_http() -> None:
     """The same completion on the HTTP wire: a session, and requests served without `initialized`."""
-    served = Served("--http", "127.0.0.1:0")
+    served = Served()
     try:
         body = json.dumps(pendant_initialize()).encode()
         status, headers, raw = served.request("POST", "/mcp", body, MCP_HEADERS)
@@ -236,9 +227,7 @@ def test_a_folder_really_named_like_a_placeholder_is_served(tmp_path: Path) -> N
     folder = tmp_path / "${odd}"
     folder.mkdir()
     (folder / "ROBOT.md").write_text(ALIAS, encoding="utf-8")
-    done = subprocess.run(
-        [*SERVER, "render", "${odd}"], capture_output=True, text=True, cwd=tmp_path, timeout=60
-    )
+    done = run("render", "${odd}", cwd=tmp_path)
     assert done.returncode == 0 and "robot_name: alice" in done.stdout and done.stderr == ""
 
 
@@ -253,9 +242,9 @@ def test_unexpanded_path_and_nothing_to_find_is_the_usual_exit_2(tmp_path: Path)
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_server_info_names_title_description_website_and_icon(mode: str) -> None:
-    params = StdioServerParameters(command=sys.executable, args=[str(ROOT / "robot_md_mcp.py"), str(EXAMPLE)])
-    async with Client(params, mode=mode) as client:
+    async with Client(rmm.build_server(rmm.ManifestFile(EXAMPLE)), mode=mode) as client:
         info, caps = client.server_info, client.server_capabilities
+    assert info is not None and info.icons is not None
     assert (info.name, info.version, info.title) == (rmm.NAME, rmm.__version__, "ROBOT.md robot facts")
     assert info.description and "read-only" in info.description.lower()
     assert info.website_url == "https://github.com/robot-md/robot-md-mcp"

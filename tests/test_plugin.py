@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE, ROOT, need
+from serving import answers
 
 import robot_md_mcp as rmm
 
@@ -195,9 +196,16 @@ def test_install_links_describe_this_release_for_the_open_folder() -> None:
     assert name == "robot-md" and launch_of(cursor) == LINK_LAUNCH and set(cursor) == {"command", "args"}
 
 
-def serves_bob(argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 60) -> None:
-    """Start argv as a client would, complete an initialize, read the identity: it is bob."""
-    lines = [
+def serves_bob(
+    args: list[str],
+    cwd: Path,
+    command: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+) -> None:
+    """Start the server (or `command`) with args as a client would, complete an initialize, read
+    the identity: it is bob. `env`: the whole environment."""
+    lines: list[dict] = [
         {
             "jsonrpc": "2.0",
             "id": 1,
@@ -211,20 +219,12 @@ def serves_bob(argv: list[str], cwd: Path, env: dict[str, str] | None = None, ti
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "robot-md://bob/identity"}},
     ]
-    environ = {k: v for k, v in (env or os.environ).items() if k != rmm.PATH_ENV}
-    done = subprocess.run(
-        argv,
-        input="".join(json.dumps(m) + "\n" for m in lines).encode(),
-        capture_output=True,
-        cwd=cwd,
-        env=environ,
-        timeout=timeout,
+    by_id, err, code = answers(
+        *args, messages=lines, command=command, cwd=cwd, env=env, inherit_env=env is None, timeout=timeout
     )
-    answers = {m["id"]: m for m in map(json.loads, done.stdout.decode().splitlines())}
-    err = done.stderr.decode(errors="replace")
-    assert done.returncode == 0 and 1 in answers and 2 in answers, err[-3000:]
-    assert answers[1]["result"]["serverInfo"]["name"] == rmm.NAME
-    assert answers[2]["result"]["contents"][0]["text"].startswith("name: bob"), answers[2]
+    assert code == 0 and 1 in by_id and 2 in by_id, err[-3000:]
+    assert by_id[1]["result"]["serverInfo"]["name"] == rmm.NAME
+    assert by_id[2]["result"]["contents"][0]["text"].startswith("name: bob"), by_id[2]
 
 
 @pytest.fixture
@@ -247,9 +247,7 @@ def test_install_links_serve_the_open_folder(
     args = entry["args"][entry["args"].index("robot-md-mcp") + 1 :]
     if expanded:
         args = [a.replace("${workspaceFolder}", str(workspace)) for a in args]
-    serves_bob(
-        [sys.executable, str(ROOT / "robot_md_mcp.py"), *args], cwd=workspace if not expanded else tmp_path
-    )
+    serves_bob(args, cwd=workspace if not expanded else tmp_path)
 
 
 # --- heavy: the real launcher and the real Claude Code ---------------------------------------
@@ -284,7 +282,7 @@ def test_install_links_start_what_they_describe(
 ) -> None:
     entry = vscode_entry() if client == "vscode" else cursor_entry()[1]
     argv = [a.replace("${workspaceFolder}", str(workspace)) for a in launch_of(entry)]
-    serves_bob(argv, cwd=workspace, env=uvx_env, timeout=600)
+    serves_bob([], cwd=workspace, command=argv, env=uvx_env, timeout=600)
 
 
 def claude_code() -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE, need
-from wire import PROC, RawServer, is_jsonrpc, line
+from serving import PROC, RawServer, is_jsonrpc, line
 
 import robot_md_mcp as rmm
 

@@ -1,19 +1,19 @@
-"""Section 6: the MCP surface, through the SDK's own Client, in both protocol
-eras: in-process, and over real stdio subprocesses."""
+"""Section 7: the MCP surface, through the SDK's own Client, in both protocol eras: in-process
+(what the handlers answer), and a full session over a real stdio subprocess; then the process
+itself (tests/serving.py): stdout carries only protocol, EOF and signals end it."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, ROOT, posix_only
+from conftest import EXAMPLE, SERVER, posix_only
 from mcp import Client, MCPError, StdioServerParameters
+from serving import RawServer
 
 import robot_md_mcp as rmm
 
@@ -28,7 +28,7 @@ def in_process(path: Path, mode: str) -> Client:
 
 
 def over_stdio(path: Path, mode: str) -> Client:
-    params = StdioServerParameters(command=sys.executable, args=[str(ROOT / "robot_md_mcp.py"), str(path)])
+    params = StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], str(path)])
     return Client(params, mode=mode)
 
 
@@ -36,16 +36,23 @@ CONNECT = {"in-process": in_process, "stdio": over_stdio}
 
 
 @pytest.fixture(params=[(c, m) for c in CONNECT for m in MODES], ids=lambda p: f"{p[0]}-{p[1]}")
-def connect(request):
+def session(request):
+    """The full session's client: in-process and over a real stdio subprocess, in both eras."""
     how, mode = request.param
     return lambda path: CONNECT[how](path, mode)
 
 
+@pytest.fixture(params=MODES)
+def connect(request):
+    """What the handlers answer: the server in-process (the SDK's in-memory streams), in both eras."""
+    return lambda path: in_process(path, request.param)
+
+
 @pytest.mark.anyio
-async def test_full_session(connect, manifest_path) -> None:
+async def test_full_session(session, manifest_path) -> None:
     path = manifest_path(GOOD)
     manifest = rmm.ManifestFile(path).version().manifest  # as served: its signature checked
-    async with connect(path) as client:
+    async with session(path) as client:
         assert (client.server_info.name, client.server_info.version) == ("robot-md-mcp", rmm.__version__)
         listed = (await client.list_resources()).resources
         assert [r.uri for r in listed] == [f"robot-md://bob/{k}" for k in KINDS]
@@ -179,7 +186,12 @@ def test_unchanged_bytes_are_parsed_once(manifest_path, monkeypatch) -> None:
     watched = rmm.ManifestFile(path)
     calls = []
     real_parse = rmm.parse
-    monkeypatch.setattr(rmm, "parse", lambda text: calls.append(1) or real_parse(text))
+
+    def counted(text: str) -> rmm.Manifest:
+        calls.append(1)
+        return real_parse(text)
+
+    monkeypatch.setattr(rmm, "parse", counted)
     first = watched.version()
     assert watched.version() is first and first.report is watched.version().report
     assert len(calls) == 1
@@ -193,7 +205,12 @@ async def test_each_version_is_validated_once(manifest_path, mode, monkeypatch) 
     """The briefing, the validate tool and the manifest-status prompt share one validation."""
     calls = []
     real_validate = rmm.validate
-    monkeypatch.setattr(rmm, "validate", lambda m: calls.append(1) or real_validate(m))
+
+    def counted(manifest: rmm.Manifest) -> rmm.Report:
+        calls.append(1)
+        return real_validate(manifest)
+
+    monkeypatch.setattr(rmm, "validate", counted)
     path = manifest_path(GOOD)
     async with Client(rmm.build_server(rmm.ManifestFile(path)), mode=mode) as client:
         for _ in range(2):
@@ -219,37 +236,17 @@ async def test_uris_for_names_that_are_not_uri_safe(connect, manifest_path) -> N
 
 
 def _initialize_line(version: str = "2025-11-25") -> bytes:
-    return (
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": version,
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "0"},
-                },
-            }
-        )
-        + "\n"
-    ).encode()
-
-
-def spawn(path: Path, stdin=subprocess.PIPE) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, str(ROOT / "robot_md_mcp.py"), str(path)],
-        stdin=stdin,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    return (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}) + "\n").encode()
 
 
 def test_stdin_closing_ends_the_server_cleanly(manifest_path) -> None:
-    proc = spawn(manifest_path(GOOD))
-    out, err = proc.communicate(_initialize_line(), timeout=30)
-    assert proc.returncode == 0, err
-    assert b"Traceback" not in err
+    with RawServer(manifest_path(GOOD)) as server:
+        server.write(_initialize_line())
+        code = server.close(timeout=30)
+        out = b"".join(server.stdout_lines)
+    assert code == 0, server.stderr
+    assert "Traceback" not in server.stderr
     lines = out.decode().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["result"]["serverInfo"]["name"] == "robot-md-mcp"
 
@@ -258,38 +255,27 @@ def test_stdin_closing_ends_the_server_cleanly(manifest_path) -> None:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_stops_the_server_with_stdin_still_open(manifest_path, sig) -> None:
     """Ctrl-C (or a polite kill) while the client keeps stdin open: out within a second, quietly."""
-    proc = spawn(manifest_path(GOOD))
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(_initialize_line())
-    proc.stdin.flush()
-    assert json.loads(proc.stdout.readline())["id"] == 1
-    started = time.monotonic()
-    proc.send_signal(sig)
-    code = proc.wait(timeout=10)
-    assert time.monotonic() - started < 1.0
+    with RawServer(manifest_path(GOOD)) as server:
+        server.write(_initialize_line())
+        assert server.response(1, timeout=30)["id"] == 1
+        started = time.monotonic()
+        server.proc.send_signal(sig)
+        code, _, err = server.finish(timeout=10)
+        assert time.monotonic() - started < 1.0
     assert code == (130 if sig == signal.SIGINT else -signal.SIGTERM)
-    assert proc.stderr is not None and proc.stderr.read() == b""
-    proc.stdin.close()
+    assert err == ""
 
 
 def test_stdin_closing_mid_request_ends_cleanly(manifest_path) -> None:
-    proc = spawn(manifest_path(GOOD))
     call = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "validate"}})
     initialized = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    out, err = proc.communicate(_initialize_line() + f"{initialized}\n{call}\n".encode(), timeout=30)
-    assert proc.returncode == 0 and b"Traceback" not in err
+    with RawServer(manifest_path(GOOD)) as server:
+        server.write(_initialize_line() + f"{initialized}\n{call}\n".encode())
+        code = server.close(timeout=30)
+        _, out, err = server.finish()
+    assert code == 0 and "Traceback" not in err
     for line in out.decode().splitlines():
         json.loads(line)  # never a partial JSON line
-
-
-def _stderr_line(proc: subprocess.Popen, timeout: float) -> bytes:
-    """The process's first stderr line, waiting at most `timeout` seconds."""
-    import select
-
-    assert proc.stderr is not None
-    ready, _, _ = select.select([proc.stderr], [], [], timeout)
-    assert ready, f"no stderr line within {timeout}s"
-    return proc.stderr.readline()
 
 
 @posix_only
@@ -300,23 +286,25 @@ def test_a_person_running_it_by_hand_gets_one_friendly_line(manifest_path, delay
     began reading it), the server ends quietly: exit 0, nothing more on stderr."""
     path = manifest_path(GOOD)
     primary, secondary = os.openpty()
-    proc = spawn(path, stdin=secondary)
     try:
-        os.close(secondary)
-        banner = _stderr_line(proc, timeout=30).decode()
-        time.sleep(delay)
-        os.close(primary)  # hang up
-        primary = -1
-        out, err = proc.communicate(timeout=10)
+        with RawServer(path, stdin=secondary) as server:
+            os.close(secondary)
+            deadline = time.monotonic() + 30
+            while "\n" not in server.stderr:
+                assert time.monotonic() < deadline, "no stderr line within 30s"
+                time.sleep(0.01)
+            banner = server.stderr
+            time.sleep(delay)
+            os.close(primary)  # hang up
+            primary = -1
+            code, out, err = server.finish(timeout=10)
     finally:
         if primary != -1:
             os.close(primary)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert banner.startswith(f"robot-md-mcp {rmm.__version__}: serving robot 'bob' from {path} over stdio")
+    assert banner.count("\n") == 1
     assert "claude_desktop_config.json" in banner and "waiting for an MCP client" in banner
-    assert (proc.returncode, out, err) == (0, b"", b"")
+    assert (code, out, err) == (0, b"", banner)
 
 
 def test_nothing_but_protocol_on_stdout(manifest_path) -> None:
@@ -330,15 +318,27 @@ def test_nothing_but_protocol_on_stdout(manifest_path) -> None:
         {"jsonrpc": "2.0", "id": 6, "method": "ping"},
     ]
     payload = _initialize_line() + "".join(json.dumps(r) + "\n" for r in requests).encode()
-    proc = spawn(path)
-    proc.stdin.write(payload)
-    proc.stdin.flush()
-    seen: dict = {}
-    while len(seen) < 6:
-        message = json.loads(proc.stdout.readline())
-        seen[message["id"]] = message
-    proc.stdin.close()
-    assert proc.wait(timeout=30) == 0
+    with RawServer(path) as server:
+        server.write(payload)
+        seen = {n: server.response(n, timeout=30) for n in range(1, 7)}
+        assert server.close(timeout=30) == 0
+        server.assert_clean()  # every line on stdout is one JSON-RPC message
     assert seen[5]["error"]["code"] == -32601
     assert seen[6]["result"] == {}
     assert seen[3]["result"]["contents"][0]["text"] == rmm.parse(GOOD).prose
+
+
+def test_a_subscribed_client_over_stdio_hears_of_an_edit(manifest_path) -> None:
+    """The poller runs under the real stdio transport (polling every 50 ms here, not the default)."""
+    path = manifest_path(GOOD)
+    with RawServer(path, poll_seconds=0.05) as server:
+        server.handshake()
+        assert server.request("resources/subscribe", {"uri": "robot-md://bob/safety"})["result"] == {}
+        path.write_text(GOOD.replace("payload_kg: 0.5", "payload_kg: 0.7"), encoding="utf-8")
+        deadline = time.monotonic() + 10
+        while not server.notifications and time.monotonic() < deadline:
+            server.silence(0.05)
+        assert [n["method"] for n in server.notifications] == ["notifications/resources/updated"]
+        assert server.notifications[0]["params"] == {"uri": "robot-md://bob/safety"}
+        assert server.close() == 0
+        server.assert_clean()

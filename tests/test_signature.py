@@ -17,13 +17,28 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mcp import Client, StdioServerParameters
+from mcp import Client
+from mcp.types import TextContent, TextResourceContents
+from serving import answers
 
 import robot_md_mcp as rmm
 
 GOOD = EXAMPLE.read_text(encoding="utf-8")
 # robot-md's footer pattern (manifest_sig._SIG_RE), copied so the tests do not take ours on trust.
 FOOTER = re.compile(r"\n<!--\s*ROBOT-MD-SIG\s+kid=(?P<kid>\S+)\s+sig=(?P<sig>[A-Za-z0-9+/=]+)\s*-->\s*\Z")
+
+
+def footer(signed: str) -> re.Match[str]:
+    """The signature footer of a text that has one."""
+    found = FOOTER.search(signed)
+    assert found is not None, signed[-200:]
+    return found
+
+
+def text_of(item: object) -> str:
+    """The text of a tool's content block or a resource's contents (never a blob here)."""
+    assert isinstance(item, (TextContent, TextResourceContents)), item
+    return item.text
 
 
 def sign(text: str, key: ed25519.Ed25519PrivateKey, kid: str) -> str:
@@ -109,7 +124,7 @@ def test_tampered_body_does_not_verify(tmp_path, keys) -> None:
 
 def test_tampered_footer(tmp_path, keys) -> None:
     signed = sign(GOOD, OPERATOR, "op-1")
-    sig = FOOTER.search(signed)["sig"]
+    sig = footer(signed)["sig"]
     flipped = sig.replace(sig[5], "A" if sig[5] != "A" else "B", 1)
     assert (
         verdict(tmp_path, signed.replace(sig, flipped), keys).reason
@@ -196,12 +211,10 @@ def test_any_signed_text_verifies_and_any_changed_byte_does_not(prose: str, cut:
     text = sign("---\nmetadata: {robot_name: b}\n---\n" + prose, OPERATOR, "op-1")
     # What the gateway sees is the text after universal newlines.
     seen = text.replace("\r\n", "\n").replace("\r", "\n")
-    expected = (
-        FOOTER.search(seen) is not None
-        and seen[: FOOTER.search(seen).start()] == text[: FOOTER.search(text).start()]
-    )
+    seen_footer = FOOTER.search(seen)
+    expected = seen_footer is not None and seen[: seen_footer.start()] == text[: footer(text).start()]
     assert rmm.check_signature(seen, keys).accepted == expected
-    body_end = FOOTER.search(seen).start() if FOOTER.search(seen) else len(seen)
+    body_end = seen_footer.start() if seen_footer else len(seen)
     i = cut % max(body_end, 1)
     changed = seen[:i] + ("x" if seen[i : i + 1] != "x" else "y") + seen[i + 1 :]
     assert not rmm.check_signature(changed, keys).accepted
@@ -218,42 +231,42 @@ async def test_verify_tool_and_signature_resource_in_process(tmp_path, keys, mod
     server = rmm.build_server(rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys))))
     async with Client(server, mode=mode) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert tools["verify"].output_schema["required"] == ["accepted", "kid", "reason", "fingerprint"]
+        schema = tools["verify"].output_schema
+        assert schema is not None and schema["required"] == ["accepted", "kid", "reason", "fingerprint"]
         result = await client.call_tool("verify", {})
         expected = {"accepted": True, "kid": "op-1", "reason": "ok", "fingerprint": fingerprint(OPERATOR)}
-        assert result.structured_content == expected and json.loads(result.content[0].text) == expected
-        resource = json.loads((await client.read_resource("robot-md://bob/signature")).contents[0].text)
+        assert result.structured_content == expected and json.loads(text_of(result.content[0])) == expected
+        resource = json.loads(text_of((await client.read_resource("robot-md://bob/signature")).contents[0]))
         assert resource == {**expected, "signed": True, "trusted_keys": 3}
         assert str(keys) not in json.dumps(resource)
-        identity = (await client.read_resource("robot-md://bob/identity")).contents[0].text
+        identity = text_of((await client.read_resource("robot-md://bob/identity")).contents[0])
         assert identity.endswith(
             " | gateway: accepts (signed by kid op-1, verified against the trusted keys)"
         )
-        context = (await client.read_resource("robot-md://bob/context")).contents[0].text
+        context = text_of((await client.read_resource("robot-md://bob/context")).contents[0])
         assert "## Signature\n\n- robot-md-gateway: accepts" in context
         path.write_text(sign(GOOD, OPERATOR, "op-1") + "A line after the footer.\n", encoding="utf-8")
         after = await client.call_tool("verify", {})
         assert after.structured_content["reason"] == rmm.NO_SIGNATURE
 
 
-def test_stdio_end_to_end_with_trusted_keys_from_the_environment(tmp_path, keys, monkeypatch) -> None:
-    import anyio
-
+def test_stdio_end_to_end_with_trusted_keys_from_the_environment(tmp_path, keys) -> None:
     path = tmp_path / "ROBOT.md"
     path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
-
-    async def session(args: list[str], env: dict[str, str]) -> dict:
-        params = StdioServerParameters(
-            command=sys.executable, args=[str(ROOT / "robot_md_mcp.py"), *args], env=env
-        )
-        async with Client(params) as client:
-            return (await client.call_tool("verify", {})).structured_content
-
-    by_flag = anyio.run(session, [str(path), "--trusted-keys", str(keys)], {})
-    by_env = anyio.run(session, [str(path)], {rmm.TRUSTED_KEYS_ENV: str(keys)})
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    messages: list[dict] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "verify", "arguments": {}}},
+    ]
+    without = {rmm.TRUSTED_KEYS_ENV: ""}  # whatever this machine's environment says
+    by_flag, err, code = answers(path, "--trusted-keys", keys, messages=messages, env=without)
+    assert code == 0, err
+    by_env, err, code = answers(path, messages=messages, env={rmm.TRUSTED_KEYS_ENV: str(keys)})
+    assert code == 0, err
     assert (
-        by_flag
-        == by_env
+        by_flag[2]["result"]["structuredContent"]
+        == by_env[2]["result"]["structuredContent"]
         == {"accepted": True, "kid": "op-1", "reason": "ok", "fingerprint": fingerprint(OPERATOR)}
     )
 
@@ -314,7 +327,7 @@ class Resolver:
 
 def scenarios() -> dict[str, bytes]:
     signed = sign(GOOD, OPERATOR, "op-1")
-    sig = FOOTER.search(signed)["sig"]
+    sig = footer(signed)["sig"]
     crlf = GOOD.replace("\n", "\r\n").rstrip("\r\n")
     raw = base64.b64encode(OPERATOR.sign(crlf.encode())).decode()
     texts = {
@@ -346,6 +359,7 @@ def test_same_verdict_as_robot_md_gateway(name: str, gateway_check, keys, tmp_pa
     path.write_bytes(scenarios()[name])
     theirs = gateway_check(path, resolver=Resolver(dict(trusted.pems)))
     ours = rmm.ManifestFile(path, trusted).version().manifest.signature
+    assert ours is not None
     assert (ours.accepted, ours.kid, ours.reason) == (theirs.accepted, theirs.kid, theirs.reason)
 
 
@@ -353,12 +367,13 @@ def test_same_verdict_as_robot_md_gateway(name: str, gateway_check, keys, tmp_pa
 def test_where_robot_md_gateway_raises_we_refuse(gateway_check, keys, tmp_path) -> None:
     """A signature that is not valid base64 makes the gateway raise (binascii.Error)."""
     signed = sign(GOOD, OPERATOR, "op-1")
-    sig = FOOTER.search(signed)["sig"]
+    sig = footer(signed)["sig"]
     path = tmp_path / "ROBOT.md"
     path.write_text(signed.replace(sig, sig[:41]), encoding="utf-8")
     with pytest.raises(ValueError):
         gateway_check(path, resolver=Resolver({}))
     got = rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys))).version().manifest.signature
+    assert got is not None
     assert (got.accepted, got.reason) == (False, "signature is not valid base64")
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import EXAMPLE, ROOT, need, posix_only
+from serving import run
 
 pytestmark = posix_only
 
@@ -79,12 +80,7 @@ def test_unreadable_file_as_an_unprivileged_user(reachable: Path) -> None:
     path.write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
     path.chmod(0)
     if os.geteuid() != 0:
-        done = subprocess.run(
-            [sys.executable, str(ROOT / "robot_md_mcp.py"), str(path)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        done = run(path)
     else:
         need(shutil.which("setpriv") is not None, "setpriv (util-linux), to drop root")
         module, lib = stage(reachable)

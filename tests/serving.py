@@ -1,0 +1,528 @@
+"""The one test harness for our server as a real process: over stdio (`RawServer`), over HTTP
+(`Served`), or run once as a command (`run`, `run_measured`); from the module, a pyz or any other
+command and interpreter (`command=`), with small HttpLimits or a fast poll passed in (`limits=`,
+`poll_seconds=`). Tests of what the handlers answer use the SDK's in-process Client instead
+(`build_server`); a subprocess is for when the wire, the process, signals or the command line is
+the point.
+
+Standard library only, and no pytest: tests/pyz_session.py imports it to run a full session under
+any interpreter a pyz is proven on (another CPython, an emulated Pi, Debian sid's userland)."""
+
+from __future__ import annotations
+
+import http.client
+import itertools
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULE = ROOT / "robot_md_mcp.py"
+EXAMPLE = ROOT / "examples" / "bob.ROBOT.md"
+# This interpreter and the module, unless ROBOT_MD_MCP_TEST_PYTHON names another interpreter
+# (test_lazy_imports.py runs the default tier's servers under CPython 3.15 that way).
+SERVER = [os.environ.get("ROBOT_MD_MCP_TEST_PYTHON") or sys.executable, str(MODULE)]
+HANDSHAKE_VERSION = "2025-11-25"
+REQUEST_DEADLINE = 2.0  # seconds for any one request, however hostile the file
+INIT_PARAMS = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "t", "version": "1"},
+}
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
+MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+PROC = Path("/proc/self/status")  # VmHWM (peak RSS) is read from /proc
+_EOF = object()
+
+# Runs the module's command line with `limits` (HttpLimits fields, times in seconds) and
+# `poll_seconds` in place of the defaults: serve_http and build_server are wrapped with them.
+TUNED = """
+import functools, json, sys
+sys.path.insert(0, sys.argv[1])
+import robot_md_mcp as m
+tuning, sys.argv = json.loads(sys.argv[2]), [sys.argv[1] + "/robot_md_mcp.py", *sys.argv[3:]]
+if tuning["limits"] is not None:
+    m.serve_http = functools.partial(m.serve_http, limits=m.HttpLimits(**tuning["limits"]))
+if tuning["poll_seconds"] is not None:
+    m.build_server = functools.partial(m.build_server, poll_seconds=tuning["poll_seconds"])
+sys.exit(m.main())
+"""
+
+
+def server_argv(
+    *args: str | Path,
+    command: Sequence[str | Path] | None = None,
+    limits: dict[str, float] | None = None,
+    poll_seconds: float | None = None,
+) -> list[str]:
+    """The argv that starts our server with `args`: `command` (default SERVER; a pyz, a launcher,
+    `python -c …`) followed by them. `limits` or `poll_seconds` run the module through TUNED under
+    `command`'s interpreter."""
+    head = [str(part) for part in (command or SERVER)]
+    if limits is not None or poll_seconds is not None:
+        tuning = json.dumps({"limits": limits, "poll_seconds": poll_seconds})
+        head = [head[0], "-c", TUNED, str(ROOT), tuning]
+    return [*head, *map(str, args)]
+
+
+def environment(env: dict[str, str] | None = None, inherit: bool = True) -> dict[str, str]:
+    """This process's environment (unless not `inherit`) with `env` over it, without ROBOT_MD_PATH
+    unless `env` sets it (a developer's own must not leak in)."""
+    base = {k: v for k, v in os.environ.items() if k != "ROBOT_MD_PATH"} if inherit else {}
+    return {**base, **{k: v for k, v in (env or {}).items() if inherit or k != "ROBOT_MD_PATH"}}
+
+
+# --- run once ----------------------------------------------------------------------------
+
+
+def run(
+    *args: str | Path,
+    command: Sequence[str | Path] | None = None,
+    cwd: Path = ROOT,
+    env: dict[str, str] | None = None,
+    stdin: str = "",
+    timeout: float = 60,
+    inherit_env: bool = True,
+) -> subprocess.CompletedProcess[str]:
+    """The server's command line run once with `args` (stdin given, then closed): exit code, and
+    stdout and stderr as UTF-8 text. `env` goes over this process's environment, or is the whole
+    of it when not `inherit_env`."""
+    return subprocess.run(
+        server_argv(*args, command=command),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        cwd=cwd,
+        env=environment(env, inherit_env),
+        input=stdin,
+        timeout=timeout,
+    )
+
+
+def answers(*args: str | Path, messages: list[dict], **how: Any) -> tuple[dict[Any, dict], str, int]:
+    """A whole stdio session at once, as a launcher or a script would drive it: `run(*args, **how)`
+    with each message as a line on stdin, then stdin closed. Every answer by id, stderr, exit code."""
+    done = run(*args, stdin="".join(json.dumps(m) + "\n" for m in messages), **how)
+    by_id = {m["id"]: m for m in map(json.loads, done.stdout.splitlines())}
+    return by_id, done.stderr, done.returncode
+
+
+# Runs the module as `python robot_md_mcp.py ARGS` would, and at exit writes its VmHWM to the
+# file named in $WIRE_PEAK_FILE. (wait4's ru_maxrss cannot tell: Linux carries the parent's peak
+# across fork and exec.)
+_PEAK_WRAPPER = """
+import atexit, os, runpy, sys
+def peak():
+    with open(os.environ["WIRE_PEAK_FILE"], "w") as out, open("/proc/self/status") as status:
+        out.write(next(row for row in status if row.startswith("VmHWM:")))
+atexit.register(peak)
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def run_measured(*args: str | Path, timeout: float = 30) -> tuple[int, str, str, float, float]:
+    """`run(ARGS)`: exit code, stdout, stderr, seconds and peak RSS in MiB."""
+    with tempfile.TemporaryDirectory() as scratch:
+        peak_file = Path(scratch) / "peak"
+        started = time.monotonic()
+        done = run(
+            *args,
+            command=[sys.executable, "-c", _PEAK_WRAPPER, MODULE],
+            env={"WIRE_PEAK_FILE": str(peak_file)},
+            timeout=timeout,
+        )
+        elapsed = time.monotonic() - started
+        peak = int(peak_file.read_text().split()[1]) / 1024 if peak_file.exists() else float("nan")
+    return done.returncode, done.stdout, done.stderr, elapsed, peak
+
+
+# --- stdio: newline-delimited JSON-RPC ---------------------------------------------------
+
+
+def line(message: Any) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def is_jsonrpc(message: Any) -> bool:
+    """One JSON-RPC 2.0 message as a server may send it: a response (result
+    xor error, with an id, null only for an error) or a request/notification;
+    or a batch's answers, a non-empty array of responses."""
+    if isinstance(message, list):
+        return bool(message) and all(is_jsonrpc(m) and "method" not in m for m in message)
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return False
+    if "method" in message:
+        return isinstance(message["method"], str) and set(message) <= {"jsonrpc", "id", "method", "params"}
+    if ("result" in message) == ("error" in message) or "id" not in message:
+        return False
+    if "error" in message:
+        error = message["error"]
+        return (
+            isinstance(error, dict)
+            and isinstance(error.get("code"), int)
+            and isinstance(error.get("message"), str)
+            and (message["id"] is None or isinstance(message["id"], (int, str)))
+        )
+    return isinstance(message["id"], (int, str)) and isinstance(message["result"], dict)
+
+
+class RawServer:
+    """Our server over stdio pipes (`server_argv(*args, …)`): bytes in, lines out, every read bounded
+    in time. It checks what the SDK's own Client would smooth over: that stdout carries only JSON-RPC
+    lines, that stderr has no traceback, and how much memory the server peaked at. Threads drain
+    stdout and stderr so a chatty server never blocks on a full pipe."""
+
+    def __init__(
+        self,
+        *args: str | Path,
+        command: Sequence[str | Path] | None = None,
+        limits: dict[str, float] | None = None,
+        poll_seconds: float | None = None,
+        id_prefix: str = "",
+        stdin: Any = subprocess.PIPE,
+        cwd: Path | None = ROOT,
+    ) -> None:
+        """`id_prefix` makes our own request ids strings no other sender uses (a test that writes
+        generated requests itself must never see their late answers taken for ours); `stdin` may be
+        a terminal's file descriptor instead of a pipe; `cwd` None: this process's."""
+        argv = server_argv(*args, command=command, limits=limits, poll_seconds=poll_seconds)
+        pipe = subprocess.PIPE
+        self.proc = subprocess.Popen(argv, stdin=stdin, stdout=pipe, stderr=pipe, cwd=cwd)
+        self.stdout_lines: list[bytes] = []
+        self._stderr = bytearray()
+        self._inbox: queue.Queue[Any] = queue.Queue()
+        self._held: dict[Any, dict] = {}  # responses read while waiting for another id
+        self.notifications: list[dict] = []
+        self._ids: Iterator[Any] = itertools.count(1000)
+        if id_prefix:
+            self._ids = (f"{id_prefix}{n}" for n in itertools.count(1000))
+        self._write_lock = threading.Lock()
+        self._drains = [threading.Thread(target=self._drain_stdout, daemon=True)]
+        self._drains.append(threading.Thread(target=self._drain_stderr, daemon=True))
+        for drain in self._drains:
+            drain.start()
+
+    # --- plumbing ------------------------------------------------------------
+
+    def _drain_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            self.stdout_lines.append(raw)
+            self._inbox.put(raw)
+        self._inbox.put(_EOF)
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        while chunk := self.proc.stderr.read1(65536):  # type: ignore[attr-defined]
+            self._stderr += chunk
+
+    @property
+    def stderr(self) -> str:
+        return self._stderr.decode("utf-8", errors="replace")
+
+    def write(self, data: bytes) -> None:
+        """Raw bytes to the server's stdin (whole lines are the caller's business)."""
+        assert self.proc.stdin is not None
+        with self._write_lock:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+
+    def send(self, message: Any) -> None:
+        self.write(line(message))
+
+    def next_message(self, timeout: float) -> Any:
+        """The next stdout line, parsed; it must be a JSON-RPC message."""
+        try:
+            raw = self._inbox.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no output within {timeout}s; stderr: {self.stderr[-2000:]}") from None
+        if raw is _EOF:
+            raise AssertionError(f"the server closed stdout; stderr: {self.stderr[-2000:]}")
+        message = json.loads(raw)
+        assert is_jsonrpc(message), raw[:500]
+        return message
+
+    def response(self, request_id: Any, timeout: float = REQUEST_DEADLINE) -> dict:
+        """The response to `request_id`; other responses are held for later,
+        server notifications are kept in `notifications`."""
+        deadline = time.monotonic() + timeout
+        while request_id not in self._held:
+            message = self.next_message(max(0.0, deadline - time.monotonic()))
+            for one in message if isinstance(message, list) else [message]:  # a batch's answers
+                if "method" in one:
+                    self.notifications.append(one)
+                else:
+                    self._held[one["id"]] = one
+        return self._held.pop(request_id)
+
+    def silence(self, seconds: float) -> list[dict]:
+        """Whatever responses arrive within `seconds` (normally none)."""
+        deadline, got = time.monotonic() + seconds, list[dict]()
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                raw = self._inbox.get(timeout=left)
+            except queue.Empty:
+                break
+            if raw is _EOF:
+                break
+            message = json.loads(raw)
+            (self.notifications if "method" in message else got).append(message)
+        return got + list(self._held.values())
+
+    # --- MCP -----------------------------------------------------------------
+
+    def request(self, method: str, params: dict | None = None, timeout: float = REQUEST_DEADLINE) -> dict:
+        """One request, answered within `timeout` seconds (asserted)."""
+        request_id = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        started = time.monotonic()
+        self.send(message)
+        answer = self.response(request_id, timeout)
+        self.last_elapsed = time.monotonic() - started
+        return answer
+
+    def result(self, method: str, params: dict | None = None, timeout: float = REQUEST_DEADLINE) -> Any:
+        """One request's result; an error answer fails."""
+        answer = self.request(method, params, timeout)
+        assert "result" in answer, f"{method} failed: {answer.get('error')}"
+        return answer["result"]
+
+    def handshake(self, timeout: float = 30, version: str = HANDSHAKE_VERSION) -> dict:
+        """initialize (2025-11-25 unless told) + notifications/initialized. The
+        first answer waits for the SDK's imports, hence the longer timeout."""
+        answer = self.request(
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "wire", "version": "0"},
+            },
+            timeout=timeout,
+        )
+        assert answer["result"]["protocolVersion"] == version, answer
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer["result"]
+
+    def read(self, uri: str, timeout: float = REQUEST_DEADLINE) -> dict:
+        return self.request("resources/read", {"uri": uri}, timeout)
+
+    def call(self, tool: str, timeout: float = REQUEST_DEADLINE) -> dict:
+        return self.request("tools/call", {"name": tool, "arguments": {}}, timeout)
+
+    def fence(self, timeout: float = REQUEST_DEADLINE) -> list[dict]:
+        """A ping, and the responses that came before its answer: the server
+        handles lines in order, so those are what the lines before it got."""
+        assert self.request("ping", timeout=timeout)["result"] == {}
+        before, self._held = list(self._held.values()), {}
+        return before
+
+    # --- the process ---------------------------------------------------------
+
+    def _status_mib(self, key: str) -> float:
+        status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        return next(int(row.split()[1]) for row in status.splitlines() if row.startswith(key)) / 1024
+
+    def peak_rss_mib(self) -> float:
+        """VmHWM of the server process: the most resident memory it had
+        since it started or since reset_peak()."""
+        return self._status_mib("VmHWM:")
+
+    def rss_mib(self) -> float:
+        return self._status_mib("VmRSS:")
+
+    def reset_peak(self) -> None:
+        """Start a new VmHWM measurement (Linux: "5" > clear_refs)."""
+        Path(f"/proc/{self.proc.pid}/clear_refs").write_text("5")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self, timeout: float = 10) -> int:
+        """Close stdin (the end of the session) and wait for the exit code."""
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        try:
+            return self.proc.wait(timeout=timeout)
+        finally:
+            self.kill()
+
+    def finish(self, timeout: float = 10) -> tuple[int, bytes, str]:
+        """Wait for the process to end by itself (stdin left as it is): exit code, all stdout, stderr."""
+        code = self.proc.wait(timeout=timeout)
+        for drain in self._drains:
+            drain.join(timeout=5)
+        return code, b"".join(self.stdout_lines), self.stderr
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def assert_clean(self) -> None:
+        """Every stdout line so far is one well-formed JSON-RPC message, and
+        stderr carries no traceback."""
+        for raw in list(self.stdout_lines):
+            assert raw.endswith(b"\n"), raw[:200]
+            assert is_jsonrpc(json.loads(raw)), raw[:500]
+        assert "Traceback" not in self.stderr, self.stderr[-3000:]
+
+    def __enter__(self) -> RawServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
+
+
+def full_session(server: RawServer, expect_robot: str | None, timeout: float) -> str:
+    """One full MCP session, checked: initialize (2025-11-25), list and read every resource, list
+    tools, call validate and render, get every prompt (arguments from completion), subscribe and
+    unsubscribe, close stdin, and a clean exit 0. `timeout`: seconds per reply. One summary line."""
+    started = time.perf_counter()
+    init = server.handshake(timeout=timeout)
+    assert init["serverInfo"]["name"] == "robot-md-mcp", init
+    initialized_ms = (time.perf_counter() - started) * 1000
+    resources = server.result("resources/list", timeout=timeout)["resources"]
+    assert len(resources) >= 4, resources
+    for resource in resources:
+        if expect_robot:
+            assert resource["uri"].startswith(f"robot-md://{expect_robot}/"), resource["uri"]
+        contents = server.result("resources/read", {"uri": resource["uri"]}, timeout)["contents"]
+        assert contents and contents[0]["text"], resource["uri"]
+        if resource["mimeType"] == "application/json":
+            json.loads(contents[0]["text"])
+    tools = {t["name"] for t in server.result("tools/list", timeout=timeout)["tools"]}
+    assert {"validate", "render"} <= tools, tools
+    validated = server.result("tools/call", {"name": "validate", "arguments": {}}, timeout)
+    assert not validated.get("isError") and validated["structuredContent"]["ok"] is True, validated
+    rendered = server.result("tools/call", {"name": "render", "arguments": {}}, timeout)
+    assert rendered["structuredContent"]["yaml"].startswith("rcan_version:"), rendered
+    prompts = server.result("prompts/list", timeout=timeout)["prompts"]
+    for prompt in prompts:
+        arguments = {
+            a["name"]: _suggestion(server, prompt["name"], a["name"], timeout)
+            for a in prompt.get("arguments", [])
+        }
+        got = server.result("prompts/get", {"name": prompt["name"], "arguments": arguments}, timeout)
+        assert got["messages"], prompt["name"]
+    server.result("resources/subscribe", {"uri": resources[0]["uri"]}, timeout)
+    server.result("resources/unsubscribe", {"uri": resources[0]["uri"]}, timeout)
+    code = server.close(timeout)
+    assert code == 0, f"exit {code}; stderr: {server.stderr[-2000:]}"
+    server.assert_clean()
+    total_ms = (time.perf_counter() - started) * 1000
+    return (
+        f"ok: {len(resources)} resources, {len(prompts)} prompts, "
+        f"validate '{validated['structuredContent']['summary']}', "
+        f"initialize {initialized_ms:.0f} ms, session {total_ms:.0f} ms"
+    )
+
+
+def _suggestion(server: RawServer, prompt: str, argument: str, timeout: float) -> str:
+    """The server's first completion for a prompt argument, else a plain action in words."""
+    ref = {"type": "ref/prompt", "name": prompt}
+    params = {"ref": ref, "argument": {"name": argument, "value": ""}}
+    values = server.result("completion/complete", params, timeout)["completion"]["values"]
+    return values[0] if values else "pick up the cup"
+
+
+# --- Streamable HTTP ----------------------------------------------------------------------
+
+
+class Served:
+    """Our server over HTTP on 127.0.0.1 (`--http 127.0.0.1:0` unless `args` say otherwise: the start
+    line says which port), stderr collected; raw requests to it; stopped by a signal."""
+
+    def __init__(
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        path: Path = EXAMPLE,
+        command: Sequence[str | Path] | None = None,
+        limits: dict[str, float] | None = None,
+        poll_seconds: float | None = None,
+    ) -> None:
+        argv = server_argv(
+            path,
+            *(args or ("--http", "127.0.0.1:0")),
+            command=command,
+            limits=limits,
+            poll_seconds=poll_seconds,
+        )
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + 60
+        while not any(" at http://" in line for line in self.lines):
+            assert self.proc.poll() is None, f"server exited {self.proc.returncode}: {self.stderr}"
+            assert time.monotonic() < deadline, f"no start line: {self.stderr}"
+            time.sleep(0.02)
+        start = next(line for line in self.lines if " at http://" in line)
+        self.port = int(re.search(r":(\d+)/mcp", start)[1])  # type: ignore[index]
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.lines)
+
+    def request(
+        self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
+        """One raw HTTP request to 127.0.0.1; the caller's headers (Host too) go as given."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            headers = dict(headers or {})
+            headers.setdefault("Host", f"127.0.0.1:{self.port}")
+            conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+            for name, value in headers.items():
+                conn.putheader(name, value)
+            if body is not None and "Content-Length" not in headers:
+                conn.putheader("Content-Length", str(len(body)))
+            conn.endheaders(body)
+            response = conn.getresponse()
+            return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+        finally:
+            conn.close()
+
+    def initialize(self, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+        return self.request("POST", "/mcp", json.dumps(INIT).encode(), {**MCP_HEADERS, **(headers or {})})
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            code = self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise
+        self._reader.join(timeout=5)
+        return code
