@@ -10,13 +10,14 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from conftest import EXAMPLE, ROOT
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
-from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotification
+from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotification, TextResourceContents
 
 import robot_md_mcp as rmm
 
@@ -32,12 +33,12 @@ class Inbox:
     """Server notifications as the client's message_handler receives them."""
 
     def __init__(self) -> None:
-        self.items: list[tuple[float, object]] = []
+        self.items: list[tuple[float, Any]] = []
 
     async def __call__(self, message: object) -> None:
         self.items.append((time.monotonic(), message))
 
-    async def next(self, kind: type, since: float, uri: str | None = None) -> float:
+    async def next(self, kind: Any, since: float, uri: str | None = None) -> float:
         """Wait for a `kind` notification after `since`; return its latency."""
         with anyio.fail_after(DEADLINE):
             while True:
@@ -75,6 +76,12 @@ manifest = m.ManifestFile(Path(sys.argv[3]))
 manifest.servable(manifest.version())  # read first, as the command line does
 sys.exit(m.serve_stdio(manifest, poll_seconds=float(sys.argv[4])))
 """
+
+
+async def read_text(client: Client, uri: str) -> str:
+    (contents,) = (await client.read_resource(uri)).contents
+    assert isinstance(contents, TextResourceContents), contents
+    return contents.text
 
 
 def edit(path: Path, text: str) -> float:
@@ -127,7 +134,7 @@ async def test_handshake_era_updates_list_changes_and_outages(manifest_path) -> 
     watched, inbox = Watched(manifest_path(GOOD)), Inbox()
     async with watched.stdio("legacy", inbox) as client:
         caps = client.server_capabilities.resources
-        assert caps.subscribe and caps.list_changed
+        assert caps is not None and caps.subscribe and caps.list_changed
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # subscribe is deprecated at 2026-07-28, current before it
             for uri in ("robot-md://bob/safety", "robot-md://bob/context", "file:///not/ours"):
@@ -143,7 +150,7 @@ async def test_handshake_era_updates_list_changes_and_outages(manifest_path) -> 
         await watched.looked_past(mark, digest(HEAVIER), client)
         uris = {m.params.uri for m in inbox.after(since) if isinstance(m, ResourceUpdatedNotification)}
         assert uris == {SAFETY}
-        assert "0.7 kg" in (await client.read_resource("robot-md://bob/context")).contents[0].text
+        assert "0.7 kg" in await read_text(client, "robot-md://bob/context")
 
         # Prose-only edit: safety did not change, so nobody subscribed to it hears anything.
         since, mark = watched.edit(HEAVIER + "\nA new note.\n")
@@ -166,7 +173,7 @@ async def test_handshake_era_updates_list_changes_and_outages(manifest_path) -> 
         await inbox.next(ResourceUpdatedNotification, since, "robot-md://bob/safety")
         listed = [r.uri for r in (await client.list_resources()).resources]
         assert "robot-md://bob2/safety" in listed and "robot-md://bob/safety" not in listed
-        assert "payload_kg" in (await client.read_resource("robot-md://bob2/safety")).contents[0].text
+        assert "payload_kg" in await read_text(client, "robot-md://bob2/safety")
         with pytest.raises(MCPError, match="read robot-md://bob2/safety"):
             await client.read_resource("robot-md://bob/safety")
 
@@ -201,11 +208,7 @@ async def test_2026_era_listen_stream(manifest_path) -> None:
             assert time.monotonic() - since < DEADLINE
             listed = [r.uri for r in (await client.list_resources()).resources]
             assert listed[0] == "robot-md://bob2/context"
-            assert (
-                (await client.read_resource("robot-md://bob2/identity"))
-                .contents[0]
-                .text.startswith("name: bob2 |")
-            )
+            assert (await read_text(client, "robot-md://bob2/identity")).startswith("name: bob2 |")
 
 
 def test_changes_names_what_changed() -> None:
@@ -268,7 +271,7 @@ def test_clients_are_forgotten_when_their_http_session_ends_or_goes_idle(manifes
     calls forget) or once idle longer than the SDK keeps a session, and never beyond the cap."""
     from types import SimpleNamespace
 
-    def ctx(session_id: str | None) -> SimpleNamespace:
+    def ctx(session_id: str | None) -> Any:  # what LiveUpdates reads of a request's context
         request = None if session_id is None else SimpleNamespace(headers={"mcp-session-id": session_id})
         session = SimpleNamespace(client_params=object())
         return SimpleNamespace(session=session, protocol_version="2025-11-25", request=request)
@@ -370,7 +373,7 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
             )
             assert "\n" not in e.value.error.message
         tool = await client.call_tool("validate", {})
-        assert tool.is_error and "out of memory" in tool.content[0].text
+        assert tool.is_error and "out of memory" in str(tool.content[0].model_dump().get("text"))
         with anyio.fail_after(DEADLINE):  # several polls meet the failing version: the watcher goes on
             while looks.count(HEAVIER) < 3:
                 await anyio.sleep(POLL / 5)
@@ -379,4 +382,4 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
         with pytest.raises(rmm.ManifestError, match="out of memory"):  # what the watcher meets, and logs
             rmm.LiveUpdates(rmm.ManifestFile(path)).check(None)
         edit(path, RENAMED)
-        assert (await client.read_resource("robot-md://bob2/safety")).contents[0].text
+        assert await read_text(client, "robot-md://bob2/safety")
