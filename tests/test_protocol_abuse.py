@@ -422,7 +422,7 @@ def test_five_hundred_requests_written_at_once(server: RawServer) -> None:
     assert len(answers) == 500
     for r in requests:
         assert key_fact(answers[r["id"]]) == expected_answer(r), r
-    assert server.silence(0.2) == []  # nothing extra, nothing twice
+    assert server.fence() == []  # nothing extra, nothing twice, before a later request's answer
     still_serving(server)
 
 
