@@ -2402,11 +2402,11 @@ class OneLineFormatter(logging.Formatter):
         return text if len(text) <= self.max_chars else text[: self.max_chars - 1] + "…"
 
 
-def log_to_stderr() -> None:
+def log_to_stderr(lines: int = MAX_LOG_LINES, window: float = LOG_WINDOW_SECONDS) -> None:
     """Every logger's warnings to stderr, one line each, within the budget."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(OneLineFormatter())
-    handler.addFilter(LogBudget())
+    handler.addFilter(LogBudget(lines, window))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
 
 
@@ -2800,9 +2800,15 @@ class _Batches:
 
 
 async def _relay_stdin(
-    lines: Any, to_server: Any, answers: Any, unanswered: _Unanswered, batches: _Batches
+    lines: Any,
+    to_server: Any,
+    answers: Any,
+    unanswered: _Unanswered,
+    batches: _Batches,
+    grace_seconds: float = EOF_GRACE_SECONDS,
 ) -> None:
-    """stdin lines → messages for the server, or answers for the client."""
+    """stdin lines → messages for the server, or answers for the client;
+    at the end, up to `grace_seconds` for the requests still running."""
     import anyio
     from mcp import types
 
@@ -2824,7 +2830,7 @@ async def _relay_stdin(
                 if member is not None:
                     await _to_server(member, to_server, answers, unanswered, batches)
         if unanswered.ids:
-            with anyio.move_on_after(EOF_GRACE_SECONDS):
+            with anyio.move_on_after(grace_seconds):
                 await unanswered.none_left.wait()
 
 
@@ -2931,8 +2937,15 @@ def end_at_once(signum: int, frame: Any) -> None:
     os._exit(ExitCode.INTERRUPTED)
 
 
-def serve_stdio(manifest_file: ManifestFile) -> int:
-    """Serve until the client closes stdin (exit 0) or Ctrl-C (exit 130)."""
+def serve_stdio(
+    manifest_file: ManifestFile,
+    poll_seconds: float = POLL_SECONDS,
+    eof_grace_seconds: float = EOF_GRACE_SECONDS,
+) -> int:
+    """Serve until the client closes stdin (exit 0) or Ctrl-C (exit 130).
+    `poll_seconds`: how often the file is looked at for changes;
+    `eof_grace_seconds`: how long requests still running when stdin closes
+    may take (tests pass small values instead of waiting these out)."""
     import threading
 
     import anyio
@@ -2943,7 +2956,7 @@ def serve_stdio(manifest_file: ManifestFile) -> int:
         signal.signal(signal.SIGINT, end_at_once)
     log_to_stderr()
     with sdk_loading():
-        server = build_server(manifest_file)
+        server = build_server(manifest_file, poll_seconds=poll_seconds)
 
     async def run(wire_in: Any, wire_out: Any) -> None:
         lines_in, lines = anyio.create_memory_object_stream[Any](16)
@@ -2962,7 +2975,7 @@ def serve_stdio(manifest_file: ManifestFile) -> int:
             # The writer ends once every sender is closed: all answers are out.
             writing.start_soon(_write_stdout, outgoing, wire_out, unanswered, batches)
             async with anyio.create_task_group() as reading:
-                relay = (lines, to_server, server_out.clone(), unanswered, batches)
+                relay = (lines, to_server, server_out.clone(), unanswered, batches, eof_grace_seconds)
                 reading.start_soon(_relay_stdin, *relay)
                 async with server_out:
                     await server.run(server_in, server_out, server.create_initialization_options())
@@ -3005,7 +3018,8 @@ _MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"  #
 
 @dataclass(frozen=True)
 class HttpLimits:
-    """How long a peer may keep us waiting and how much it may hold: the
+    """How long a peer may keep us waiting, how much it may hold and how
+    many log lines it may cost us, and how often the file is looked at: the
     defaults serve; tests pass small values instead of waiting them out."""
 
     head_seconds: float = HEAD_SECONDS
@@ -3015,6 +3029,9 @@ class HttpLimits:
     connections: int = MAX_HTTP_CONCURRENCY
     sessions: int = MAX_MCP_SESSIONS
     session_idle_seconds: float = MCP_SESSION_IDLE_SECONDS
+    log_lines: int = MAX_LOG_LINES
+    log_window_seconds: float = LOG_WINDOW_SECONDS
+    poll_seconds: float = POLL_SECONDS
 
 
 class HttpSetupError(Exception):
@@ -3609,7 +3626,12 @@ def http_app(manifest_file: ManifestFile, listener: HttpListener, limits: HttpLi
     for the server's folder layout."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    server = build_server(manifest_file, manifest_file.path.name, forget_after=limits.session_idle_seconds)
+    server = build_server(
+        manifest_file,
+        manifest_file.path.name,
+        forget_after=limits.session_idle_seconds,
+        poll_seconds=limits.poll_seconds,
+    )
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         # One Host/Origin check: HttpGuard's, which sees every request first
@@ -3666,7 +3688,7 @@ def serve_http(
     # what it caught, which this handler absorbs: exit 0, no traceback.
     signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])]
     previous = {sig: signal.signal(sig, stop) for sig in signals}
-    log_to_stderr()
+    log_to_stderr(limits.log_lines, limits.log_window_seconds)
     try:
         with sdk_loading():
             running.append(uvicorn_server(http_app(manifest_file, listener, limits), limits))
@@ -4387,7 +4409,7 @@ def _make_folders(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def _config_lock(folder: Path) -> Iterator[None]:
+def _config_lock(folder: Path, wait_seconds: float = CONFIG_LOCK_SECONDS) -> Iterator[None]:
     """Our installs and uninstalls take turns on a config folder: an
     advisory flock on the folder itself, so no lock file is left beside the
     user's config. Windows (and a file system without locks) has none:
@@ -4398,17 +4420,17 @@ def _config_lock(folder: Path) -> Iterator[None]:
             fd = os.open(folder, os.O_RDONLY)
     try:
         if fd is not None:
-            _wait_for_turn(fd)
+            _wait_for_turn(fd, wait_seconds)
         yield
     finally:
         if fd is not None:
             os.close(fd)  # releases the lock
 
 
-def _wait_for_turn(fd: int) -> None:
+def _wait_for_turn(fd: int, wait_seconds: float = CONFIG_LOCK_SECONDS) -> None:
     import fcntl
 
-    deadline = time.monotonic() + CONFIG_LOCK_SECONDS
+    deadline = time.monotonic() + wait_seconds
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -4416,7 +4438,7 @@ def _wait_for_turn(fd: int) -> None:
         except BlockingIOError:
             if time.monotonic() > deadline:
                 raise _Refused(
-                    f"is still being edited by another install or uninstall after {CONFIG_LOCK_SECONDS} s; "
+                    f"is still being edited by another install or uninstall after {wait_seconds:g} s; "
                     "try again"
                 ) from None
             time.sleep(0.02)

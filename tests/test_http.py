@@ -372,25 +372,45 @@ def test_the_bound_loopback_address_is_an_allowed_host() -> None:
 
 
 def test_a_slow_manifest_never_stalls_serving(tmp_path: Path) -> None:
-    """A hostile edit (nested merges just within the value budget: seconds to parse, validate and
-    show) is parsed on a worker thread: /healthz keeps answering at once, and the reads that wait
-    for the new version get it (or its error), never a stalled server."""
+    """A hostile edit (nested merges just within the value budget: a good fraction of a second to
+    parse, validate and show) is parsed on a worker thread: while a read waits for the new version,
+    /healthz keeps answering at once, and the read gets the new version (or its error), never a
+    stalled server."""
     path = tmp_path / "ROBOT.md"
     path.write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
     served = Served("--http", "127.0.0.1:0", path=path)
     try:
+        _, opened, _ = served.initialize()
+        session = {
+            **MCP_HEADERS,
+            "Mcp-Session-Id": opened["mcp-session-id"],
+            "Mcp-Protocol-Version": "2025-06-18",
+        }
+        served.request("POST", "/mcp", jsonrpc("notifications/initialized"), session)
         lines = ["l0: &l0 {" + ", ".join(f"k{i}: {i}" for i in range(50)) + "}"]
         lines.append("l1: &l1 {<<: [" + ", ".join(["*l0"] * 99) + "]}")
         lines.append("l2: &l2 {<<: [" + ", ".join(["*l1"] * 99) + "]}")
         text = EXAMPLE.read_text(encoding="utf-8").replace("---\n", "---\n" + "\n".join(lines) + "\n", 1)
-        path.write_text(text, encoding="utf-8")
-        slowest = 0.0
-        for _ in range(30):
+        path.write_text(text.replace("payload_kg: 0.5", "payload_kg: 0.7"), encoding="utf-8")
+        read = jsonrpc("resources/read", 7, uri="robot-md://bob/context")
+        answers: list[tuple[int, dict[str, str], bytes]] = []
+        reading = threading.Thread(
+            target=lambda: answers.append(served.request("POST", "/mcp", read, session))
+        )
+        reading.start()
+        slowest, meanwhile = 0.0, 0
+        while reading.is_alive():
             started = time.monotonic()
             assert served.request("GET", "/healthz")[0] == 200
             slowest = max(slowest, time.monotonic() - started)
-            time.sleep(0.05)
-        assert slowest < 0.45, slowest  # the old code stalled it 0.62 s
+            meanwhile += reading.is_alive()  # answered while the read still waited
+            time.sleep(0.01)  # a health checker's pace, not a flood competing with the parse
+        reading.join()
+        ((status, _, body),) = answers
+        assert status == 200 and b'"id":7' in body.replace(b" ", b""), body[:300]
+        assert b"0.7 kg" in body or b'"error"' in body, body[:300]  # the new version, or why it cannot be
+        # Stalled, /healthz would wait for the read's version (the old code stalled it 0.62 s).
+        assert meanwhile >= 2 and slowest < 0.45, (meanwhile, slowest)
     finally:
         assert served.stop() == 0
 
@@ -479,22 +499,24 @@ def test_a_batch_in_other_sessions_is_refused(server: Served, version: str) -> N
 
 
 def test_a_flood_of_garbage_requests_writes_few_log_lines() -> None:
-    """2,000 requests that are not HTTP (uvicorn logs each): stderr gets at most the log budget
-    per window and a line saying how many were held back, never a traceback."""
-    served = Served("--http", "127.0.0.1:0")
+    """400 requests that are not HTTP (uvicorn logs each): stderr gets at most the log budget (5 lines
+    in any 10 s here, 20 by default) per window and a line saying how many were held back, never a
+    traceback."""
+    budget = {"log_lines": 5, "log_window_seconds": 10.0}
+    served = Served(limits=budget)
     try:
         started = time.monotonic()
-        for _ in range(2000):
+        for _ in range(400):
             with socket.create_connection(("127.0.0.1", served.port), timeout=10) as peer:
                 peer.sendall(b"GARBAGE \x00\x01\r\n\r\n")
                 while peer.recv(4096):
                     pass
-        windows = 1 + int((time.monotonic() - started) // m.LOG_WINDOW_SECONDS)
+        windows = 1 + int((time.monotonic() - started) // budget["log_window_seconds"])
         assert served.request("GET", "/healthz")[0] == 200
     finally:
         assert served.stop() == 0
     logged = served.lines[1:]  # after the start line
-    assert 1 <= len(logged) <= windows * (m.MAX_LOG_LINES + 1) + 1, len(logged)
+    assert 1 <= len(logged) <= windows * (budget["log_lines"] + 1) + 1, len(logged)
     assert "Traceback" not in served.stderr
 
 
@@ -817,7 +839,14 @@ def test_a_body_that_stops_is_cut_at_the_gap_deadline(quick_server: Served, expe
     assert quick_server.initialize()[0] == 200
 
 
-SMALL = {**QUICK, "head_seconds": 30.0, "body_seconds": 60.0, "body_gap_seconds": 30.0, "connections": 16}
+SMALL = {
+    **QUICK,
+    "head_seconds": 30.0,
+    "body_seconds": 60.0,
+    "body_gap_seconds": 30.0,
+    "connections": 16,
+    "new_connection_seconds": 0.2,
+}
 
 
 @pytest.mark.parametrize("kind", ["head-only", "expect-then-silent", "trickle", "unread-stream"])
@@ -826,19 +855,24 @@ def test_peers_stalled_past_the_head_cannot_lock_out_clients_that_speak(kind: st
     a trickle, or `Expect: 100-continue` then nothing), or hold an event stream they never read, with
     deadlines far off: the ones that have gone longest without progress are closed to make room (they
     come back at once), and every request from a client that speaks is answered, /healthz and
-    initialize alike. (Before, 127 head-only peers got everyone else a 503.)"""
+    initialize alike. (Before, 127 head-only peers got everyone else a 503.) New connections are
+    spared 0.2 s here (1 s by default)."""
     served = Served(limits=SMALL)
-    peers = 2 * SMALL["connections"] - 2
+    peers = int(2 * SMALL["connections"] - 2)
+    displaced = 2 * peers - int(SMALL["connections"])  # reconnections that show room was made
     connects: list[int] = []
 
     async def scenario() -> list[int]:
         tasks = [asyncio.create_task(hostile_peer(kind, served.port, 1, connects)) for _ in range(peers)]
-        await asyncio.sleep(1.0)  # until they hold every slot
+        while len(connects) < peers:  # every peer connecting
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(2 * SMALL["new_connection_seconds"])  # past their first moments: closable
         statuses = []
         for _ in range(10):
             statuses.append((await exchange(served.port, raw_request(served.port, "GET", "/healthz")))[0])
             statuses.append(200 if await open_session(served.port) else 503)
-        await asyncio.sleep(0.5)  # a trickler or a stream notices it was closed at its next step
+        while len(connects) < displaced:  # a trickler or a stream notices it was closed at its next step
+            await asyncio.sleep(0.01)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -849,7 +883,7 @@ def test_peers_stalled_past_the_head_cannot_lock_out_clients_that_speak(kind: st
     finally:
         assert served.stop() == 0
     assert statuses == [200] * 20
-    assert len(connects) >= 2 * peers - SMALL["connections"], len(connects)  # closed to make room
+    assert len(connects) >= displaced, len(connects)  # closed to make room
     assert "Traceback" not in served.stderr, served.stderr
 
 
@@ -897,7 +931,7 @@ def test_a_full_session_table_closes_the_least_recently_used_session() -> None:
 def test_sessions_closed_as_idle_never_cost_a_live_one_its_place() -> None:
     """Sessions the SDK closed as idle (their ids answer 404) leave the table: newcomers then take
     their places, never the place of the session still in use."""
-    served = Served(limits={"session_idle_seconds": 0.5, "sessions": 3})
+    served = Served(limits={"session_idle_seconds": 0.25, "sessions": 3})
 
     async def ping(session: str) -> int:
         return await ping_in_session(served.port, session)
@@ -906,7 +940,7 @@ def test_sessions_closed_as_idle_never_cost_a_live_one_its_place() -> None:
         busy, *idle = [await open_session(served.port) for _ in range(3)]
         assert busy and all(idle)
         started = time.monotonic()
-        while time.monotonic() - started < 1.5:
+        while time.monotonic() - started < 3 * 0.25:  # the idle ones are closed after 0.25 s
             assert await ping(busy) == 200
             await asyncio.sleep(0.05)
         assert [await ping(s) for s in idle] == [404, 404]

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from conftest import EXAMPLE, ROOT, posix_only
@@ -774,6 +775,29 @@ def test_concurrent_installs_and_uninstalls_keep_every_entry(tmp_path: Path) -> 
         assert siblings(path) == {"mcp.json", "mcp.json.bak"}  # no lock file, no temp file left
 
 
+@posix_only
+def test_an_install_waits_its_turn_then_gives_up_in_one_line(tmp_path: Path) -> None:
+    """While another install holds the folder, an install waits (here at most 0.2 s, not 10), then
+    is refused naming how long it waited; once the folder is free it gets its turn at once."""
+    import fcntl
+    import threading
+
+    holder = os.open(tmp_path, os.O_RDONLY)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    started = time.monotonic()
+    try:
+        with pytest.raises(rmm._Refused) as refused, rmm._config_lock(tmp_path, wait_seconds=0.2):
+            pass
+    finally:
+        waited = time.monotonic() - started
+        threading.Timer(0.1, os.close, [holder]).start()  # the other install finishes a moment later
+    assert 0.2 <= waited < 5 and "\n" not in str(refused.value)
+    said = "is still being edited by another install or uninstall after 0.2 s; try again"
+    assert str(refused.value) == said
+    with rmm._config_lock(tmp_path, wait_seconds=10):  # it waits for the holder, not the full 10 s
+        assert time.monotonic() - started < 5
+
+
 CLIENT_SAVE = """
 import json, os, sys
 path, key, how = sys.argv[1:]
@@ -795,7 +819,7 @@ def client_saves(path: Path, key: str, how: str) -> None:
     subprocess.run([sys.executable, "-c", CLIENT_SAVE, str(path), key, how], check=True, timeout=60)
 
 
-def saving_at(monkeypatch, steps: set[int], save: Callable[[int], None]) -> list[int]:
+def saving_at(monkeypatch, steps: set[int], save: Callable[[int], object]) -> list[int]:
     """Run save(step) just before the install's k-th file step (reads, edits, backups) for k in `steps`."""
     done: list[int] = []
     count = iter(range(10_000))
@@ -969,7 +993,7 @@ def test_the_jsonc_and_nesting_scans_are_linear(shape: str) -> None:
 
 # --- uninstall: only what runs this program ---------------------------------------
 
-OURS = {
+OURS: dict[str, dict[str, Any]] = {
     "console script": {"command": "/home/me/.local/bin/robot-md-mcp", "args": ["/r/ROBOT.md"]},
     "windows launcher": {"command": "C:\\Users\\me\\Scripts\\robot-md-mcp.exe", "args": ["C:\\r"]},
     "pyz": {"command": "python3", "args": ["/home/me/robot-md-mcp.pyz", "/r/ROBOT.md"]},

@@ -1,19 +1,23 @@
 """Live updates end to end: a real stdio server process, the file edited on
-disk, the notification arriving unasked, in both protocol eras."""
+disk, the notification arriving unasked, in both protocol eras. The server
+polls every POLL seconds (not the default 0.5 s) and says when it looked at
+the file, so that a test waits for what the poller did, never a fixed time."""
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from conftest import EXAMPLE, ROOT
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
-from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotification
+from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotification, TextResourceContents
 
 import robot_md_mcp as rmm
 
@@ -21,18 +25,20 @@ GOOD = EXAMPLE.read_text(encoding="utf-8")
 HEAVIER = GOOD.replace("payload_kg: 0.5", "payload_kg: 0.7")
 RENAMED = GOOD.replace("robot_name: bob", "robot_name: bob2")
 DEADLINE = 2.0  # seconds from the edit to the notification
+POLL = 0.05  # seconds between the test servers' looks at the file
+SAFETY = "robot-md://bob/safety"
 
 
 class Inbox:
     """Server notifications as the client's message_handler receives them."""
 
     def __init__(self) -> None:
-        self.items: list[tuple[float, object]] = []
+        self.items: list[tuple[float, Any]] = []
 
     async def __call__(self, message: object) -> None:
         self.items.append((time.monotonic(), message))
 
-    async def next(self, kind: type, since: float, uri: str | None = None) -> float:
+    async def next(self, kind: Any, since: float, uri: str | None = None) -> float:
         """Wait for a `kind` notification after `since`; return its latency."""
         with anyio.fail_after(DEADLINE):
             while True:
@@ -45,9 +51,37 @@ class Inbox:
         return [m for at, m in self.items if at >= since and not isinstance(m, Exception)]
 
 
-def stdio(path: Path, mode: str, inbox: Inbox) -> Client:
-    params = StdioServerParameters(command=sys.executable, args=[str(ROOT / "robot_md_mcp.py"), str(path)])
-    return Client(params, mode=mode, message_handler=inbox)
+# `robot-md-mcp PATH` over stdio (PATH is argv[3]), polling every argv[4] seconds, writing a line to
+# the file argv[2] each time its poller has looked at the file: the version's digest, or "broken".
+WATCHED = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import robot_md_mcp as m
+
+looks = open(sys.argv[2], "a", buffering=1)
+check = m.LiveUpdates.check
+
+def logged(self, last):
+    try:
+        snap, *changed = check(self, last)
+    except m.ManifestError:
+        looks.write("broken\\n")
+        raise
+    looks.write(snap.digest + "\\n")
+    return (snap, *changed)
+
+m.LiveUpdates.check = logged
+manifest = m.ManifestFile(Path(sys.argv[3]))
+manifest.servable(manifest.version())  # read first, as the command line does
+sys.exit(m.serve_stdio(manifest, poll_seconds=float(sys.argv[4])))
+"""
+
+
+async def read_text(client: Client, uri: str) -> str:
+    (contents,) = (await client.read_resource(uri)).contents
+    assert isinstance(contents, TextResourceContents), contents
+    return contents.text
 
 
 def edit(path: Path, text: str) -> float:
@@ -55,13 +89,52 @@ def edit(path: Path, text: str) -> float:
     return time.monotonic()
 
 
-@pytest.mark.heavy  # ~5 s: waits on the file watcher's polls
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Watched:
+    """The served file, and the poller's looks at it (one line each)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.looks = path, path.with_name("looks")
+        self.looks.touch()
+
+    def stdio(self, mode: str, inbox: Inbox) -> Client:
+        args = ["-c", WATCHED, str(ROOT), str(self.looks), str(self.path), str(POLL)]
+        return Client(
+            StdioServerParameters(command=sys.executable, args=args), mode=mode, message_handler=inbox
+        )
+
+    def seen(self) -> list[str]:
+        return self.looks.read_text().splitlines()
+
+    def edit(self, text: str | None) -> tuple[float, int]:
+        """The file rewritten (None: deleted): when, and how many looks came before."""
+        mark = len(self.seen())
+        if text is None:
+            self.path.unlink()
+        else:
+            self.path.write_text(text, encoding="utf-8")
+        return time.monotonic(), mark
+
+    async def looked_past(self, mark: int, found: str, client: Client) -> None:
+        """Until the poller has looked at the file as edited (`found`: its digest, or "broken") and
+        then once more (so it has said whatever it had to say about it), and the client has had
+        all of that: an answer to a later request comes after it on the wire."""
+        with anyio.fail_after(DEADLINE):
+            while len(self.seen()) < mark + 3:  # the first may have begun before the edit
+                await anyio.sleep(POLL / 5)
+        assert self.seen()[mark + 1] == found, self.seen()[mark:]
+        await client.call_tool("validate", {})
+
+
 @pytest.mark.anyio
 async def test_handshake_era_updates_list_changes_and_outages(manifest_path) -> None:
-    path, inbox = manifest_path(GOOD), Inbox()
-    async with stdio(path, "legacy", inbox) as client:
+    watched, inbox = Watched(manifest_path(GOOD)), Inbox()
+    async with watched.stdio("legacy", inbox) as client:
         caps = client.server_capabilities.resources
-        assert caps.subscribe and caps.list_changed
+        assert caps is not None and caps.subscribe and caps.list_changed
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # subscribe is deprecated at 2026-07-28, current before it
             for uri in ("robot-md://bob/safety", "robot-md://bob/context", "file:///not/ours"):
@@ -72,45 +145,43 @@ async def test_handshake_era_updates_list_changes_and_outages(manifest_path) -> 
             await client.unsubscribe_resource("robot-md://bob/context")
 
         # A safety edit: the subscribed safety URI is notified, the unsubscribed context is not.
-        since = edit(path, HEAVIER)
-        await inbox.next(ResourceUpdatedNotification, since, "robot-md://bob/safety")
-        await anyio.sleep(0.7)
+        since, mark = watched.edit(HEAVIER)
+        await inbox.next(ResourceUpdatedNotification, since, SAFETY)
+        await watched.looked_past(mark, digest(HEAVIER), client)
         uris = {m.params.uri for m in inbox.after(since) if isinstance(m, ResourceUpdatedNotification)}
-        assert uris == {"robot-md://bob/safety"}
-        assert "0.7 kg" in (await client.read_resource("robot-md://bob/context")).contents[0].text
+        assert uris == {SAFETY}
+        assert "0.7 kg" in await read_text(client, "robot-md://bob/context")
 
         # Prose-only edit: safety did not change, so nobody subscribed to it hears anything.
-        since = edit(path, HEAVIER + "\nA new note.\n")
-        await anyio.sleep(1.2)
+        since, mark = watched.edit(HEAVIER + "\nA new note.\n")
+        await watched.looked_past(mark, digest(HEAVIER + "\nA new note.\n"), client)
         assert inbox.after(since) == []
 
         # Deleted, then broken: the server lives on and answers with errors.
-        since = edit(path, HEAVIER)
-        path.unlink()
-        await anyio.sleep(1.0)
+        since, mark = watched.edit(None)
+        await watched.looked_past(mark, "broken", client)
         with pytest.raises(MCPError, match="file not found"):
-            await client.read_resource("robot-md://bob/safety")
-        edit(path, "---\nmetadata: [unclosed\n---\n")
-        await anyio.sleep(1.0)
+            await client.read_resource(SAFETY)
+        _, mark = watched.edit("---\nmetadata: [unclosed\n---\n")
+        await watched.looked_past(mark, "broken", client)
         assert (await client.call_tool("validate", {})).is_error
         assert inbox.after(since) == []
 
         # Fixed under a new name: list_changed, the old URI notified, new URIs work.
-        since = edit(path, RENAMED)
+        since, _ = watched.edit(RENAMED)
         await inbox.next(ResourceListChangedNotification, since)
         await inbox.next(ResourceUpdatedNotification, since, "robot-md://bob/safety")
         listed = [r.uri for r in (await client.list_resources()).resources]
         assert "robot-md://bob2/safety" in listed and "robot-md://bob/safety" not in listed
-        assert "payload_kg" in (await client.read_resource("robot-md://bob2/safety")).contents[0].text
+        assert "payload_kg" in await read_text(client, "robot-md://bob2/safety")
         with pytest.raises(MCPError, match="read robot-md://bob2/safety"):
             await client.read_resource("robot-md://bob/safety")
 
 
-@pytest.mark.heavy  # ~4 s: waits on the file watcher's polls
 @pytest.mark.anyio
 async def test_2026_era_listen_stream(manifest_path) -> None:
-    path, inbox = manifest_path(GOOD), Inbox()
-    async with stdio(path, "auto", inbox) as client:
+    watched, inbox = Watched(manifest_path(GOOD)), Inbox()
+    async with watched.stdio("auto", inbox) as client:
         assert client.protocol_version == "2026-07-28"
         async with client.listen(
             resources_list_changed=True, resource_subscriptions=["robot-md://bob/safety"]
@@ -120,27 +191,24 @@ async def test_2026_era_listen_stream(manifest_path) -> None:
                 with anyio.fail_after(DEADLINE):
                     return await events.__anext__()
 
-            since = edit(path, HEAVIER)
-            assert await next_event() == ResourceUpdated(uri="robot-md://bob/safety")
+            watched.edit(HEAVIER)
+            assert await next_event() == ResourceUpdated(uri=SAFETY)
 
-            path.unlink()
-            await anyio.sleep(1.0)
-            edit(path, "---\n: broken\n  - yaml\n---\n")
-            await anyio.sleep(1.0)
+            # Deleted, then broken: no event (the next one is the rename's).
+            _, mark = watched.edit(None)
+            await watched.looked_past(mark, "broken", client)
+            _, mark = watched.edit("---\n: broken\n  - yaml\n---\n")
+            await watched.looked_past(mark, "broken", client)
             with pytest.raises(MCPError):
-                await client.read_resource("robot-md://bob/safety")
+                await client.read_resource(SAFETY)
 
-            since = edit(path, RENAMED)
+            since, _ = watched.edit(RENAMED)
             assert await next_event() == ResourcesListChanged()
             assert await next_event() == ResourceUpdated(uri="robot-md://bob/safety")
             assert time.monotonic() - since < DEADLINE
             listed = [r.uri for r in (await client.list_resources()).resources]
             assert listed[0] == "robot-md://bob2/context"
-            assert (
-                (await client.read_resource("robot-md://bob2/identity"))
-                .contents[0]
-                .text.startswith("name: bob2 |")
-            )
+            assert (await read_text(client, "robot-md://bob2/identity")).startswith("name: bob2 |")
 
 
 def test_changes_names_what_changed() -> None:
@@ -163,16 +231,16 @@ async def test_the_watcher_stops_with_the_session(manifest_path) -> None:
         await client.list_resources()
         tasks = {t.get_name() for t in __import__("asyncio").all_tasks()}
         assert any("watch_safely" in name for name in tasks)
-    await anyio.sleep(0.1)
-    tasks = {t.get_name() for t in __import__("asyncio").all_tasks()}
-    assert not any("watch_safely" in name for name in tasks)
+    with anyio.fail_after(DEADLINE):  # cancelled at the session's end, gone at its next step
+        while any("watch_safely" in t.get_name() for t in __import__("asyncio").all_tasks()):
+            await anyio.sleep(0.005)
 
 
 @pytest.mark.anyio
 async def test_subscriptions_hold_only_what_this_server_serves(manifest_path) -> None:
     """A robot-md:// URI this server does not serve, or any URI too long to be a resource, is
     refused with a short message (-32602); other schemes are accepted and kept nowhere; the
-    served URIs still subscribe. 600 unique 200 KB URIs leave nothing behind."""
+    served URIs still subscribe. 150 unique 200 KB URIs of each kind (60 MB) leave nothing behind."""
     server = rmm.build_server(rmm.ManifestFile(manifest_path(GOOD)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # resources/subscribe is deprecated from 2026-07-28
@@ -181,7 +249,7 @@ async def test_subscriptions_hold_only_what_this_server_serves(manifest_path) ->
             import tracemalloc
 
             tracemalloc.start()
-            for i in range(600):
+            for i in range(150):
                 for uri in (f"robot-md://bob/{i}" + "x" * 200_000, f"test://{i}" + "y" * 200_000):
                     with pytest.raises(MCPError) as e:
                         await client.subscribe_resource(uri)
@@ -189,7 +257,7 @@ async def test_subscriptions_hold_only_what_this_server_serves(manifest_path) ->
             gc.collect()
             held, _ = tracemalloc.get_traced_memory()
             tracemalloc.stop()
-            assert held < 10 * 1024 * 1024, held  # 240 MB of URIs were sent
+            assert held < 10 * 1024 * 1024, held  # 60 MB of URIs were sent
             for uri in ("robot-md://alice/context", "robot-md://bob/nothing"):
                 with pytest.raises(MCPError, match="this server serves the robot 'bob'"):
                     await client.subscribe_resource(uri)
@@ -203,7 +271,7 @@ def test_clients_are_forgotten_when_their_http_session_ends_or_goes_idle(manifes
     calls forget) or once idle longer than the SDK keeps a session, and never beyond the cap."""
     from types import SimpleNamespace
 
-    def ctx(session_id: str | None) -> SimpleNamespace:
+    def ctx(session_id: str | None) -> Any:  # what LiveUpdates reads of a request's context
         request = None if session_id is None else SimpleNamespace(headers={"mcp-session-id": session_id})
         session = SimpleNamespace(client_params=object())
         return SimpleNamespace(session=session, protocol_version="2025-11-25", request=request)
@@ -239,13 +307,22 @@ def test_one_preparation_per_version_shared_by_every_request_waiting(manifest_pa
         return real_parse(text)
 
     monkeypatch.setattr(rmm, "parse", slow_parse)
+    arrived = threading.Semaphore(0)
+    new_version = manifest_file._new_version
+
+    def arriving(*args: object) -> rmm.Snapshot:  # where a request meets a version not yet known
+        arrived.release()
+        return new_version(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(manifest_file, "_new_version", arriving)
     got: list[rmm.Snapshot] = []
     threads = [
         threading.Thread(target=lambda: got.append(manifest_file.version(prepare=True))) for _ in range(8)
     ]
     for thread in threads:
         thread.start()
-    time.sleep(0.3)
+    for _ in threads:
+        assert arrived.acquire(timeout=10)
     release.set()
     for thread in threads:
         thread.join(10)
@@ -271,7 +348,17 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
         return real_prepared(self)
 
     monkeypatch.setattr(rmm.Snapshot, "prepared", prepared)
-    server = rmm.build_server(rmm.ManifestFile(path), poll_seconds=0.05)
+    server = rmm.build_server(rmm.ManifestFile(path), poll_seconds=POLL)
+    looks: list[str] = []
+    check = server.live.check
+
+    def looking(last: rmm.Snapshot | None) -> tuple[rmm.Snapshot, list[str], bool]:
+        try:
+            return check(last)
+        finally:
+            looks.append(path.read_text(encoding="utf-8"))
+
+    server.live.check = looking
     async with Client(server, mode="legacy") as client:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -286,11 +373,13 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
             )
             assert "\n" not in e.value.error.message
         tool = await client.call_tool("validate", {})
-        assert tool.is_error and "out of memory" in tool.content[0].text
-        await anyio.sleep(0.3)  # several polls met the failing version: the watcher goes on
+        assert tool.is_error and "out of memory" in str(tool.content[0].model_dump().get("text"))
+        with anyio.fail_after(DEADLINE):  # several polls meet the failing version: the watcher goes on
+            while looks.count(HEAVIER) < 3:
+                await anyio.sleep(POLL / 5)
         tasks = {t.get_name() for t in __import__("asyncio").all_tasks()}
         assert any("watch_safely" in name for name in tasks)
         with pytest.raises(rmm.ManifestError, match="out of memory"):  # what the watcher meets, and logs
             rmm.LiveUpdates(rmm.ManifestFile(path)).check(None)
         edit(path, RENAMED)
-        assert (await client.read_resource("robot-md://bob2/safety")).contents[0].text
+        assert await read_text(client, "robot-md://bob2/safety")

@@ -14,6 +14,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import EXAMPLE, need
@@ -212,7 +213,7 @@ def test_an_answer_that_cannot_be_written_fails_its_request_only() -> None:
     from mcp import types
     from mcp.shared.message import SessionMessage
 
-    def written(message: object) -> dict:
+    def written(message: Any) -> dict:
         data = rmm._outgoing_line(SessionMessage(message), rmm._Unanswered(), rmm._Batches())
         assert data is not None and data.endswith(b"\n")
         return json.loads(data.decode("utf-8"))
@@ -308,7 +309,7 @@ def test_batches_are_refused_under_other_revisions(tmp_path: Path, version: str)
 # --- well-formed requests the server cannot serve ------------------------------
 
 UNKNOWN_METHODS = ["", "tools/nope", "resources/read/", "PING", "rpc.discover", "x" * 10_000]
-BAD_PARAMS = [
+BAD_PARAMS: list[tuple[str, dict[str, Any]]] = [
     ("resources/read", {}),
     ("resources/read", {"uri": 5}),
     ("tools/call", {}),
@@ -421,7 +422,7 @@ def test_five_hundred_requests_written_at_once(server: RawServer) -> None:
     assert len(answers) == 500
     for r in requests:
         assert key_fact(answers[r["id"]]) == expected_answer(r), r
-    assert server.silence(0.2) == []  # nothing extra, nothing twice
+    assert server.fence() == []  # nothing extra, nothing twice, before a later request's answer
     still_serving(server)
 
 
