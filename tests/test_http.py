@@ -831,7 +831,9 @@ def test_a_body_that_trickles_is_cut_at_the_body_deadline(quick_server: Served) 
 def test_a_body_that_stops_is_cut_at_the_gap_deadline(quick_server: Served, expect: bool) -> None:
     port = quick_server.port
     extra = {"Expect": "100-continue"} if expect else {}
-    peer = _held(port, raw_request(port, "POST", Content_Length="100", **extra, **SESSION_HEADERS) + b"{")
+    peer = _held(
+        port, raw_request(port, "POST", body=None, Content_Length="100", **extra, **SESSION_HEADERS) + b"{"
+    )
     received, took = _closed_within(peer, 10)
     assert (b"HTTP/1.1 100 Continue\r\n\r\n" in received) == expect, received
     assert b"HTTP/1.1 408 " in received and b"connection: close" in received.lower(), received
@@ -898,7 +900,8 @@ def test_a_full_session_table_closes_the_least_recently_used_session() -> None:
     is closed (its id then answers 404), never one that is in use (an open event stream)."""
     served = Served(limits={**QUICK, "sessions": 4})
 
-    async def ping(session: str) -> int:
+    async def ping(session: str | None) -> int:
+        assert session is not None
         return await ping_in_session(served.port, session)
 
     async def scenario() -> None:
@@ -910,7 +913,7 @@ def test_a_full_session_table_closes_the_least_recently_used_session() -> None:
             "Mcp_Session_Id": streaming,
             "MCP_Protocol_Version": "2025-06-18",
         }
-        stream[1].write(raw_request(served.port, "GET", **headers))
+        stream[1].write(raw_request(served.port, "GET", body=None, **headers))
         assert (await stream[0].readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 200")
         assert [await ping(s) for s in others] == [200] * 3  # others[0] is now the least recently used
         newcomer = await open_session(served.port)
@@ -933,7 +936,8 @@ def test_sessions_closed_as_idle_never_cost_a_live_one_its_place() -> None:
     their places, never the place of the session still in use."""
     served = Served(limits={"session_idle_seconds": 0.25, "sessions": 3})
 
-    async def ping(session: str) -> int:
+    async def ping(session: str | None) -> int:
+        assert session is not None
         return await ping_in_session(served.port, session)
 
     async def scenario() -> None:
