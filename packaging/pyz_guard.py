@@ -3,8 +3,16 @@
 # It parses on CPython 2.7 and 3.x, so an interpreter the pyz cannot serve gets ONE clear line; types
 # are comments for that reason. Steps (docs/packaging.md): 1. check the interpreter; 2. choose a safe
 # unpack root; 3. prune other builds' idle copies; 4. first run: unpack; 5. sys.path, then main().
+import errno
+import importlib
+import json
 import os
+import re
+import shutil
+import site
+import stat
 import sys
+import time
 
 MYPY = False
 if MYPY:  # for mypy only: CPython 2.7 has no typing module
@@ -77,93 +85,67 @@ def is_slim(targets):  # type: (Dict[str, Target]) -> bool
     return len(targets) == 1 and len(next(iter(targets.values()))["pythons"]) == 1
 
 
-def _on_path(pythons, path):  # type: (List[str], str) -> Optional[str]
-    """`python3.X` for the newest of pythons found on the PATH string path, or None."""
-    for version in sorted(pythons, key=_version_tuple, reverse=True):
-        for folder in path.split(os.pathsep):
-            candidate = os.path.join(folder, "python" + version)
-            if folder and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-                return "python" + version
-    return None
-
-
-def _advice(key, target, this, targets, path):
-    # type: (Optional[str], Optional[Target], Dict[str, Any], Dict[str, Target], str) -> str
-    """What to do instead, when this file cannot serve the interpreter (the system itself is fine)."""
-    sys_platform = this["sys_platform"]
-    if target and is_slim(targets):  # the right system, the wrong interpreter
-        command = ("py -" if sys_platform == "win32" else "python") + target["pythons"][0]
-        return "run it with %s, or download %s.pyz (the universal file)" % (command, NAME)
-    found = _on_path(target["pythons"], path) if target and sys_platform != "win32" else None
-    if found:
-        return "run it with %s (it is on your PATH)" % found
-    if key and not target:  # a platform the universal file serves, not this slim one
-        where = (NAME,) + tuple(this["version"][:2]) + (key,)
-        return "download %s.pyz (the universal file), or the slim file for CPython %d.%d on %s" % where
-    return _install_hint(sys_platform, this["machine"] or "", this["pointer_bits"])
-
-
 def span(pythons):  # type: (List[str]) -> str
     """'3.10-3.15' for a sorted list of CPython versions, '3.12' for one."""
     return pythons[0] if len(pythons) == 1 else pythons[0] + "-" + pythons[-1]
 
 
-def _install_hint(sys_platform, machine, pointer_bits):  # type: (str, str, int) -> str
-    """What to install where no interpreter here will do, fitting the machine."""
+def _advice(this, key, target, targets, path):
+    # type: (Dict[str, Any], Optional[str], Optional[Target], Dict[str, Target], str) -> str
+    """What to do instead, when this file cannot serve the interpreter (the system itself is fine)."""
+    system, machine, bits = this["sys_platform"], (this["machine"] or "").lower(), this["pointer_bits"]
     newest = "3.%d" % SUPPORTED[1]
-    if sys_platform == "win32":
+    if target and is_slim(targets):  # the right system, the wrong interpreter
+        command = ("py -" if system == "win32" else "python") + target["pythons"][0]
+        return "run it with %s, or download %s.pyz (the universal file)" % (command, NAME)
+    for version in sorted(target["pythons"], key=_version_tuple, reverse=True) if target else []:
+        for folder in path.split(os.pathsep) if system != "win32" else []:  # the newest on PATH
+            candidate = os.path.join(folder, "python" + version)
+            if folder and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return "run it with python%s (it is on your PATH)" % version
+    if key and not target:  # a platform the universal file serves, not this slim one
+        where = (NAME,) + tuple(this["version"][:2]) + (key,)
+        return "download %s.pyz (the universal file), or the slim file for CPython %d.%d on %s" % where
+    if system == "win32":
         return "install 64-bit Python %s from python.org or the Microsoft Store" % newest
-    if sys_platform == "darwin":
+    if system == "darwin":
         return "install Python %s from python.org or `brew install python`" % newest
-    if pointer_bits != 64 and machine.lower().startswith("armv6"):
+    if bits != 64 and machine.startswith("armv6"):
         return "this CPU runs only 32-bit systems, which no pyz serves: try `pipx install %s`" % NAME
-    if pointer_bits != 64:  # e.g. 32-bit Raspberry Pi OS on a 64-bit Pi: the system is the fix
+    if bits != 64:  # e.g. 32-bit Raspberry Pi OS on a 64-bit Pi: the system is the fix
         return "this is a 32-bit system: install the 64-bit one (on a Raspberry Pi: Raspberry Pi OS 64-bit)"
-    if sys_platform.startswith("linux"):
+    if system.startswith("linux"):
         versions = span(["3.%d" % SUPPORTED[0], newest])
         return "install python3 (%s) from your distribution, or `uv python install %s`" % (versions, newest)
     return "`pipx install %s` may work where Python and a C compiler exist" % NAME
 
 
-def check(
-    implementation,  # type: str
-    version,  # type: Tuple[int, ...]
-    sys_platform,  # type: str
-    machine,  # type: str
-    pointer_bits,  # type: int
-    libc,  # type: Tuple[str, str]
-    os_release,  # type: str
-    free_threaded,  # type: bool
-    targets=None,  # type: Optional[Dict[str, Target]]
-    path=None,  # type: Optional[str]
-):
-    # type: (...) -> Verdict
-    """(key, None) if this pyz can serve the interpreter described, else (None, one line saying what
-    to do). libc is platform.libc_ver() on Linux; path is where to look for a CPython that will do."""
+def check(this, targets=None, path=None):
+    # type: (Dict[str, Any], Optional[Dict[str, Target]], Optional[str]) -> Verdict
+    """(key, None) if this pyz can serve the interpreter `this` describes (as
+    describe_this_interpreter() does), else (None, one line saying what to do). path is where to
+    look for a CPython that will do."""
     targets = TARGETS if targets is None else targets
     path = os.environ.get("PATH", "") if path is None else path
-    key = platform_key(sys_platform, machine, pointer_bits)
+    key = platform_key(this["sys_platform"], this["machine"], this["pointer_bits"])
     target = targets.get(key) if key else None
-    problem = _system_problem(target, libc, os_release) if target else None
-    want = "%d.%d" % tuple(version[:2])
-    if target and not problem and implementation == "cpython" and want in target["pythons"]:
-        if not free_threaded:
+    problem = _system_problem(target, this["libc"], this["os_release"]) if target else None
+    implementation, version = this["implementation"], this["version"]
+    if target and not problem and implementation == "cpython" and "%d.%d" % version[:2] in target["pythons"]:
+        if not this["free_threaded"]:
             return key, None
     flavour = implementation if implementation == "cpython" else implementation + " (not CPython)"
-    if free_threaded:
-        flavour += " free-threaded"
-    this = {"sys_platform": sys_platform, "machine": machine, "pointer_bits": pointer_bits}
-    this["version"] = version
-    return None, "%s: %s %s; this is %s %s %s on %s %s - %s" % (
+    return None, "%s: %s %s; this is %s %s%s %s on %s %s - %s" % (
         NAME,
         "this file is for" if is_slim(targets) else "needs",
         supported(targets),
         sys.executable or "python",
         flavour,
+        " free-threaded" if this["free_threaded"] else "",
         ".".join(map(str, version[:3])),
-        sys_platform,
-        machine or "?",
-        problem or _advice(key, target, this, targets, path),
+        this["sys_platform"],
+        this["machine"] or "?",
+        problem or _advice(this, key, target, targets, path),
     )
 
 
@@ -243,8 +225,6 @@ def _parts(path):  # type: (str) -> List[str]
 
 def _writable_by_others(path, st, owners):  # type: (str, os.stat_result, Tuple[int, ...]) -> Optional[str]
     """Why a folder can be changed by someone other than owners, or None (a sticky folder is fine)."""
-    import stat
-
     if st.st_uid not in owners:
         return "%s belongs to another user (uid %d)" % (path, st.st_uid)
     if st.st_mode & 0o022 and (len(owners) == 1 or not st.st_mode & stat.S_ISVTX):
@@ -258,8 +238,6 @@ def _writable_by_others(path, st, owners):  # type: (str, os.stat_result, Tuple[
 
 def _lstat_or_make(path):  # type: (str) -> os.stat_result
     """os.lstat(path), making path (0700) first if it does not exist."""
-    import errno
-
     try:
         return os.lstat(path)
     except OSError as error:
@@ -276,8 +254,6 @@ def _lstat_or_make(path):  # type: (str) -> os.stat_result
 def safe_dir(path, uid):  # type: (str, Optional[int]) -> Verdict
     """(real path, None) if path is (or can be made) a folder that only uid and root can change,
     else (None, why). uid None (Windows): only made and checked to be a folder."""
-    import stat
-
     if uid is None:
         try:
             if not os.path.isdir(path):
@@ -367,8 +343,6 @@ def unpack_root(environ, uid, home=None):
 def copy_state(copy, uid):  # type: (str, Optional[int]) -> Verdict
     """("absent"|"ready", None), or (None, why the existing copy is refused): its name is
     predictable, so one someone else made, or that others can change, is never imported from."""
-    import stat
-
     for path in (copy, os.path.join(copy, "site-packages")):
         try:
             st = os.lstat(path)
@@ -398,8 +372,6 @@ OPEN_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
 def stale(name, idle):  # type: (str, float) -> bool
     """Whether root/name, one of our folders or files idle for `idle` seconds, should go."""
-    import re
-
     found = re.match(OURS, name)
     if not found:
         return False
@@ -409,9 +381,6 @@ def stale(name, idle):  # type: (str, float) -> bool
 
 def prune(root, ours, now=None):  # type: (str, str, Optional[float]) -> List[str]
     """Remove our stale copies under root but `ours`; best effort. Returns their names."""
-    import shutil
-    import time
-
     now = time.time() if now is None else now
     removed = []  # type: List[str]
     try:
@@ -460,8 +429,6 @@ def _try_lock(fd):  # type: (int) -> bool
 def _lock(path, limit, copy):  # type: (str, float, str) -> Optional[int]
     """An open file holding the lock on path, or None (after one line) if another run held it for
     `limit` seconds. Closing the file releases it."""
-    import time
-
     fd = os.open(path, os.O_RDWR | os.O_CREAT | OPEN_FLAGS, 0o600)
     deadline = time.time() + limit
     if not _try_lock(fd):
@@ -498,8 +465,6 @@ def unpack(pyz, copy, dirs, target, wait_limit=WAIT_LIMIT):  # type: (str, str, 
     """Unpack the members of pyz that target (with platform directories dirs) runs as copy: into
     copy.tmp-<pid>, then one rename. False if another run unpacked it meanwhile. A failure (a full
     disk, a damaged file) is one line and exit 1, Ctrl-C exit 130, each leaving no .tmp behind."""
-    import json
-    import shutil
     import zipfile
 
     fd, tmp = None, "%s.tmp-%d" % (copy, os.getpid())
@@ -529,9 +494,6 @@ def unpack(pyz, copy, dirs, target, wait_limit=WAIT_LIMIT):  # type: (str, str, 
 def _rename(source, destination):  # type: (str, str) -> bool
     """os.rename (retried for a second on Windows, where a virus scanner may hold a new file); False
     if another run's copy got there first."""
-    import shutil
-    import time
-
     for attempt in range(10):
         try:
             os.rename(source, destination)
@@ -560,8 +522,6 @@ def activate(site_dir, dirs):  # type: (str, List[str]) -> List[str]
     """Put the platform directories of dirs that exist (most specific first), then the shared tree,
     on sys.path ahead of the interpreter's own site-packages, running their .pth files (pywin32's) as
     site.addsitedir does. Returns the platform directories used."""
-    import site
-
     used = [d for d in dirs if os.path.isdir(os.path.join(site_dir, *d.split("/")))]
     length = len(sys.path)
     index = length
@@ -578,8 +538,6 @@ def activate(site_dir, dirs):  # type: (str, List[str]) -> List[str]
 def entry_point(environ):  # type: (MutableMapping[str, str]) -> Callable[[], int]
     """robot_md_mcp.main, or what SHIV_ENTRY_POINT (module:function) names, as a shiv pyz allows (the
     benchmark runs its floor server so). Child processes do not inherit the override."""
-    import importlib
-
     spec = environ.pop("SHIV_ENTRY_POINT", None) or "robot_md_mcp:main"
     module, _, function = spec.partition(":")
     return getattr(importlib.import_module(module), function or "main")  # type: ignore[no-any-return]
@@ -613,7 +571,7 @@ def _prepare(this, key):  # type: (Dict[str, Any], str) -> str
 def main():  # type: () -> None
     try:
         this = describe_this_interpreter()
-        key, problem = check(**this)
+        key, problem = check(this)
         if problem or key is None:
             raise SystemExit(problem)
         site_dir = _prepare(this, key)

@@ -56,7 +56,7 @@ def check(targets=UNIVERSAL, path="", **fake):
         free_threaded=False,
     )
     this.update(fake)
-    return guard.check(targets=targets, path=path, **this)
+    return guard.check(this, targets=targets, path=path)
 
 
 # --- 1. the interpreter and platform -------------------------------------------------------------
