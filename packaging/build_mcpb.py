@@ -104,24 +104,16 @@ PLATFORMS = {
 NO_WHEEL = "ERROR: No matching distribution found for "  # pip's words for a pin with no wheel here
 
 
-def platform_tags(platform: str) -> list[str]:
-    """pip's --platform tags for `platform`: macOS 11+ and glibc 2.17+, as for the pyz."""
-    from build_pyz import PLATFORMS as PYZ_PLATFORMS  # here: --repository needs no `packaging`
-
-    return PYZ_PLATFORMS[PLATFORMS[platform]][0]
-
-
 def pins_for(platform: str, python: str) -> list[str]:
     """The constraints whose markers hold for `platform` on CPython `python`."""
-    from build_pyz import pins_for as pyz_pins
+    from build_pyz import pins_for as pyz_pins  # here: --repository needs no `packaging`
 
     return [f"{name}=={version}" for name, version in pyz_pins((PLATFORMS[platform], python)).items()]
 
 
 def missing_wheel(platform: str, python: str, cache: Path) -> str | None:
     """Why uv would build from source for `platform` on CPython `python` (pip's words), or None when
-    every pin has a wheel. The cache first (offline), then PyPI, whose wheels land in the cache. Any
-    other failure (no network) stops the build: it must not narrow the range."""
+    every pin has a wheel: asking the cache, then PyPI. Any other failure stops the build."""
     from build_pyz import pip_download
 
     for options in (("--no-index", "--find-links", str(cache)), ()):
@@ -155,10 +147,12 @@ def supported_range(floor: str, missing: Callable[[str, str], str | None]) -> tu
 
 def requires_python(cache: Path) -> str:
     """The bundle's requires-python, recorded in `cache` under a key of the pins and platforms."""
+    from build_pyz import PLATFORMS as TAGS
+
     floor = re.fullmatch(r">=(3\.\d+)", project()["requires-python"])
     if floor is None:
         raise SystemExit('build_mcpb: pyproject.toml\'s requires-python must read ">=3.X"')
-    key = CONSTRAINTS.read_text() + floor[1] + json.dumps({p: platform_tags(p) for p in PLATFORMS})
+    key = CONSTRAINTS.read_text() + floor[1] + json.dumps({p: TAGS[key][0] for p, key in PLATFORMS.items()})
     record = cache / f"bundle-python-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
     if record.exists():
         found = json.loads(record.read_text())

@@ -122,8 +122,8 @@ def pip_download(
 
 
 def resolve(target: Target, cache: Path) -> list[Path]:
-    """The wheels of target's pins, recorded under a key of everything that shaped pip's choice and
-    reused while all are cached, so the result never depends on which other wheels are cached."""
+    """The wheels of target's pins, listed under a key of all that shaped pip's choice: the result
+    never depends on which other wheels are cached."""
     inputs = (HERE / "constraints.txt").read_text() + json.dumps(PLATFORMS[target[0]][0])
     listing = (
         cache / "resolved" / f"{target_name(target)}-{hashlib.sha256(inputs.encode()).hexdigest()[:16]}.txt"
@@ -148,14 +148,9 @@ def resolve(target: Target, cache: Path) -> list[Path]:
     return [cache / name for name in names]
 
 
-def _abis(wheel: Path) -> set[str]:
-    return {t.abi for t in parse_wheel_filename(wheel.name)[3]}
-
-
 def wheels_for_all(cache: Path, project_wheel: Path | None, jobs: int = 4) -> Wheels:
-    """{target: wheels} (+ project_wheel, checked for closure), downloading only what the cache
-    lacks. An abi3 wheel (cryptography) is taken as the platform's oldest CPython takes it, so all
-    CPythons share one build (a newer CPython's abi3 build, cp315-abi3.abi3t, would add a copy)."""
+    """{target: wheels} (+ project_wheel, checked for closure). An abi3 wheel (cryptography) is
+    taken as the platform's oldest CPython takes it, so all CPythons share one build."""
     cache.mkdir(parents=True, exist_ok=True)
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         resolved = dict(zip(TARGETS, pool.map(lambda t: resolve(t, cache), TARGETS), strict=True))
@@ -164,7 +159,7 @@ def wheels_for_all(cache: Path, project_wheel: Path | None, jobs: int = 4) -> Wh
         oldest = {parse_wheel_filename(w.name)[0]: w for w in resolved[(plat, PYTHONS[0])]}
         for i, wheel in enumerate(wheels):
             base = oldest.get(parse_wheel_filename(wheel.name)[0])
-            if base and "abi3" in _abis(wheel) and _abis(base) == {"abi3"}:
+            if base and "abi3" in wheel.name.split("-")[-2].split(".") and base.name.split("-")[-2] == "abi3":
                 wheels[i] = base
         chosen[(plat, py)] = sorted(wheels + ([project_wheel] if project_wheel else []))
         if project_wheel:
@@ -183,7 +178,7 @@ def _metadata(wheel: Path) -> tuple[str, str, list[Requirement]]:
 
 def check_closed(target: Target, wheels: list[Path]) -> None:
     """Every requirement reachable from robot-md-mcp on target is met by exactly these wheels, and
-    every wheel is needed (pip cannot check this: its markers see the machine running pip)."""
+    every wheel is needed (pip's markers see the machine running pip)."""
     dists = {name: (version, reqs) for name, version, reqs in map(_metadata, wheels)}
     env = marker_env(target)
     todo, seen = [("robot-md-mcp", frozenset[str]())], set()
@@ -305,12 +300,9 @@ GROUPINGS: dict[str, Callable[[Target], str]] = {
 
 
 def place(tree: Tree, targets: list[Target]) -> dict[str, list[Target]]:
-    """{dir: targets whose copy of one distribution goes there}.
-
-    Shared if every target agrees and it is not restricted to some platforms (pywin32) or some
-    CPythons (exceptiongroup on 3.10); else the coarsest split - by CPython, platform, or both, and
-    always along the dimensions that restrict it - under which each group agrees. When every target
-    has it, the groups holding its most common content stay shared and the others override it."""
+    """{dir: targets whose copy of one distribution goes there}: shared if every target agrees and
+    it is not restricted to some platforms or CPythons, else the coarsest split that agrees (by
+    CPython, platform or both); the most common content stays shared (docs/packaging.md)."""
     present = sorted(tree)
     _check_differences(tree, present)
     restricted = set()
@@ -426,9 +418,7 @@ def entry(targets: dict[str, dict[str, Any]], build_id: str) -> bytes:
 
 
 def index(users: Users, targets: list[Target]) -> bytes:
-    """INDEX: {"only": {member: the targets that use it}} for the members not every target uses
-    (Linux and Windows extensions share the tree, their names differing per CPython and CPU): a
-    first run unpacks only what its own interpreter loads."""
+    """INDEX: {"only": {member: the targets that use it}} for the members not every target uses."""
     only = {
         "site-packages/" + (f"{key}/{path}" if key else path): sorted(map(target_name, group))
         for (key, path), group in users.items()
@@ -440,10 +430,8 @@ def index(users: Users, targets: list[Target]) -> bytes:
 def finish(
     shiv_out: Path, site: Path, out: Path, targets: dict[str, dict[str, Any]], pyz_index: bytes
 ) -> None:
-    """Rewrite shiv's zip as the pyz: its site-packages members and the bytecode in site (shiv
-    leaves .pyc out), sorted, with fixed dates, deflated, the index, and our entry (pyz_guard.py) as
-    __main__.py with a build id that digests everything it unpacks. shiv's own __main__.py,
-    _bootstrap/ and environment.json are left out: nothing of shiv runs in our pyz."""
+    """Rewrite shiv's zip as the pyz: its site-packages, the bytecode in site, the index and our
+    entry as __main__.py, whose build id digests everything it unpacks (docs/packaging.md)."""
     with zipfile.ZipFile(shiv_out) as shiv_zip:
         found: dict[str, tuple[int, Callable[[], bytes]]] = {
             i.filename: (i.external_attr, functools.partial(shiv_zip.read, i))
@@ -505,16 +493,8 @@ sys.exit(robot_md_mcp.main())
 """
 
 
-def host_target() -> Target | None:
-    """The target this build runs as, if it is one."""
-    key = GUARD["platform_key"](sys.platform, platform.machine(), 64 if sys.maxsize > 2**32 else 32)
-    this = (key, f"{sys.version_info[0]}.{sys.version_info[1]}")
-    return this if this in TARGETS and sys.implementation.name == "cpython" else None
-
-
 def session_files(host: Target, wheels: list[Path]) -> list[str]:
-    """The site-packages files a session loads, found by running one (validate, render, a full stdio
-    session) with this CPython on this machine's slim tree made from wheels."""
+    """The site-packages files a session (validate, render, stdio) loads from host's slim tree."""
     with tempfile.TemporaryDirectory() as work:
         site, record_to = Path(work) / "site", Path(work) / "loaded.txt"
         write_tree(plan({host: wheels})[0], site)
@@ -565,8 +545,10 @@ def build_one(wheels: Wheels, out: Path, bytecode: str | None = None, loaded: tu
 def build_all(wheels: Wheels, dist: Path, version: str) -> None:
     """The universal pyz (no bytecode: five CPythons' worth would add ~20 MB) and the slim ones, with
     bytecode for what a session loads made by each CPython found on PATH."""
-    pythons, host = interpreters(), host_target()
-    loaded = tuple(session_files(host, wheels[host])) if host else ()
+    key = GUARD["platform_key"](sys.platform, platform.machine(), 64 if sys.maxsize > 2**32 else 32)
+    host = (key, f"{sys.version_info[0]}.{sys.version_info[1]}")  # the target this build runs as?
+    pythons, cpython = interpreters(), sys.implementation.name == "cpython"
+    loaded = tuple(session_files(host, wheels[host])) if host in TARGETS and cpython else ()
     print(
         f"a session loads {len(loaded)} files; bytecode for them in the slim pyz for CPython"
         f" {', '.join(pythons) if loaded else '(none: this CPython is no target)'}",
