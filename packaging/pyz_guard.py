@@ -366,7 +366,7 @@ def copy_state(copy, uid):  # type: (str, Optional[int]) -> Verdict
 MAX_IDLE = 30 * 86400
 MAX_UNPACK = 3600
 OURS = r"^%s_[0-9a-f]{16}_[a-z0-9_]+-[a-z0-9_]+-cp\d+(\.tmp-\d+|\.pruning-\d+|\.lock)?$" % NAME
-# Never through a link; on Windows, bytes as written (a text-mode descriptor would turn \n into \r\n).
+# Never through a link; on Windows, bytes as written.
 OPEN_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
 
@@ -451,13 +451,8 @@ def _write_member(archive, root, info):  # type: (zipfile.ZipFile, str, zipfile.
     data = archive.read(info)
     if not os.path.isdir(os.path.dirname(path)):
         os.makedirs(os.path.dirname(path), 0o755)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_FLAGS, 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_FLAGS, 0o600), "wb") as out:
+        out.write(data)
     os.chmod(path, (info.external_attr >> 16) & 0o755 or 0o644)  # the modes the build recorded
 
 
@@ -485,7 +480,10 @@ def unpack(pyz, copy, dirs, target, wait_limit=WAIT_LIMIT):  # type: (str, str, 
         raise SystemExit(130)  # noqa: B904
     except Exception as error:  # one line, no traceback (and no `raise ... from`: 2.7 parses this)
         shutil.rmtree(tmp, ignore_errors=True)
-        raise SystemExit("%s: could not unpack to %s: %s" % (NAME, copy, _why(error, pyz)))  # noqa: B904
+        why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        if not isinstance(error, (OSError, ValueError)) or type(error).__name__.startswith("BadZip"):
+            why = "%s is damaged or incomplete (%s): download it again" % (pyz, error)
+        raise SystemExit("%s: could not unpack to %s: %s" % (NAME, copy, why))  # noqa: B904
     finally:
         if fd is not None:
             os.close(fd)  # releases flock and msvcrt locks alike
@@ -506,13 +504,6 @@ def _rename(source, destination):  # type: (str, str) -> bool
                 raise
             time.sleep(0.1)
     return False
-
-
-def _why(error, pyz):  # type: (Exception, str) -> str
-    """The one line's reason: the system's word for a file error; a damaged zip is named as such."""
-    if isinstance(error, (OSError, ValueError)) and not type(error).__name__.startswith("BadZip"):
-        return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-    return "%s is damaged or incomplete (%s): download it again" % (pyz, error)
 
 
 # --- 5. sys.path, and handing over -----------------------------------------------------------------
