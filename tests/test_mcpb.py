@@ -331,9 +331,9 @@ def uv_binary() -> Path:
 
 # How this machine reaches PyPI (an organisation's CA or proxy or index), passed on as a host's
 # environment would carry it; nothing else of ours is.
-NETWORK_ENV = ("SSL_CERT_FILE", "SSL_CERT_DIR", "UV_NATIVE_TLS", "UV_SYSTEM_CERTS", "UV_INDEX_URL")
-NETWORK_ENV += ("UV_DEFAULT_INDEX", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy")
-NETWORK_ENV += ("no_proxy",)
+NETWORK_ENV: tuple[str, ...] = ("SSL_CERT_FILE", "SSL_CERT_DIR", "UV_NATIVE_TLS", "UV_SYSTEM_CERTS")
+NETWORK_ENV += ("UV_INDEX_URL", "UV_DEFAULT_INDEX", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy")
+NETWORK_ENV += ("https_proxy", "no_proxy")
 
 
 @pytest.fixture(scope="module")
