@@ -150,7 +150,7 @@ def check(this, targets=None, path=None):
 
 
 def supported(targets):  # type: (Dict[str, Target]) -> str
-    """`64-bit CPython 3.10-3.14 on Linux (x86_64, aarch64; glibc 2.17+), macOS (...) or Windows (amd64)`."""
+    """`64-bit CPython 3.10-3.15 on Linux (x86_64, aarch64; glibc 2.17+), macOS (...) or Windows (amd64)`."""
     pythons = sorted(set(p for t in targets.values() for p in t["pythons"]), key=_version_tuple)
     places = []
     for system in ("linux", "darwin", "win32"):
