@@ -2,7 +2,7 @@
 # Build robot-md-mcp's release files into $DIST (default dist/).
 #   ./build.sh                 the release set: universal and slim pyz, wheel, sdist, the MCP Bundle,
 #                              dist/server.json, and SHA256SUMS of them all (Python only, no Node)
-#   ./build.sh pyz             robot-md-mcp.pyz for Linux/macOS/Windows x CPython 3.10-3.14 and one slim pyz
+#   ./build.sh pyz             robot-md-mcp.pyz for Linux/macOS/Windows x CPython 3.10-3.15 and one slim pyz
 #                              per platform+CPython (packaging/build_pyz.py; needs only Python)
 #   ./build.sh wheel           the wheel (pip install / pipx install)
 #   ./build.sh sdist           the source archive

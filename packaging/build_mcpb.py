@@ -1,16 +1,7 @@
 #!/usr/bin/env python3
-"""Build dist/robot-md-mcp.mcpb (an MCP Bundle for Claude Desktop) and dist/server.json.
-
-    python packaging/build_mcpb.py [--dist DIR] [--cache DIR]   the bundle and dist/server.json
-    python packaging/build_mcpb.py --server-json                 rewrite ./server.json (the PyPI entry)
-    python packaging/build_mcpb.py --repository                  print the GitHub owner/repo named
-
-Python only (docs/bundle.md): the manifest is packaging/mcpb/manifest.template.json plus what
-pyproject.toml and the imported module state (so the module's dependencies must be installed, as
-`./build.sh mcpb` does), checked against the v0.4 schema, and zipped reproducibly with the module,
-schema.json, icon.png, LICENSE and the pinned pyproject.toml. Its requires-python admits only the
-CPythons for which every pin has wheels on every platform served (pip download, into --cache).
-"""
+"""Build dist/robot-md-mcp.mcpb (an MCP Bundle for Claude Desktop) and dist/server.json; with
+--server-json rewrite ./server.json, with --repository print the GitHub owner/repo. docs/bundle.md
+says what goes in and why; the module's dependencies must be installed (`./build.sh mcpb`)."""
 
 from __future__ import annotations
 
@@ -22,17 +13,16 @@ import importlib.util
 import json
 import os
 import re
-import subprocess
 import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ImportError:  # Python 3.10: tomli, which `build` and pytest bring there
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # Python 3.10: tomli, which `build` and pytest bring there
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "packaging" / "mcpb"
@@ -103,57 +93,31 @@ def template() -> dict[str, Any]:
 # --- which CPythons every pin has wheels for ------------------------------------------------------
 
 
-# The platforms the bundle serves, as the pins' markers name them: (sys_platform, platform_machine).
+# The platforms the bundle serves, and their keys in build_pyz.PLATFORMS (which names their wheel tags).
 PLATFORMS = {
-    "macOS arm64": ("darwin", "arm64"),
-    "macOS x86_64": ("darwin", "x86_64"),
-    "Windows amd64": ("win32", "AMD64"),
-    "Linux x86_64": ("linux", "x86_64"),
-    "Linux aarch64": ("linux", "aarch64"),
+    "macOS arm64": "darwin-arm64",
+    "macOS x86_64": "darwin-x86_64",
+    "Windows amd64": "win32-amd64",
+    "Linux x86_64": "linux-x86_64",
+    "Linux aarch64": "linux-aarch64",
 }
-SYSTEM = {"darwin": ("Darwin", "posix"), "win32": ("Windows", "nt"), "linux": ("Linux", "posix")}
 NO_WHEEL = "ERROR: No matching distribution found for "  # pip's words for a pin with no wheel here
-
-
-def platform_tags(platform: str) -> list[str]:
-    """pip's --platform tags for `platform`: macOS 11+ and glibc 2.17+, as for the pyz."""
-    from packaging.tags import mac_platforms  # here: --repository needs no `packaging`
-
-    sys_platform, machine = PLATFORMS[platform]
-    if sys_platform == "darwin":
-        return list(mac_platforms((11, 0), machine))
-    if sys_platform == "win32":
-        return ["win_amd64"]
-    return [f"manylinux2014_{machine}"] + [f"manylinux_2_{v}_{machine}" for v in range(17, 29)]
 
 
 def pins_for(platform: str, python: str) -> list[str]:
     """The constraints whose markers hold for `platform` on CPython `python`."""
-    from packaging.requirements import Requirement
+    from build_pyz import pins_for as pyz_pins  # here: --repository needs no `packaging`
 
-    sys_platform, machine = PLATFORMS[platform]
-    system, os_name = SYSTEM[sys_platform]
-    env = {"python_version": python, "python_full_version": f"{python}.0", "sys_platform": sys_platform}
-    env |= {"platform_machine": machine, "platform_system": system, "os_name": os_name}
-    env |= {"implementation_name": "cpython", "platform_python_implementation": "CPython"}
-    lines = (line.split("#", 1)[0].strip() for line in CONSTRAINTS.read_text().splitlines())
-    requirements = [Requirement(line) for line in lines if line]
-    return [f"{r.name}{r.specifier}" for r in requirements if r.marker is None or r.marker.evaluate(env)]
+    return [f"{name}=={version}" for name, version in pyz_pins((PLATFORMS[platform], python)).items()]
 
 
 def missing_wheel(platform: str, python: str, cache: Path) -> str | None:
     """Why uv would build from source for `platform` on CPython `python` (pip's words), or None when
-    every pin has a wheel. The cache first (offline), then PyPI, whose wheels land in the cache. Any
-    other failure (no network) stops the build: it must not narrow the range."""
-    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps"]
-    cmd += ["--only-binary=:all:", "--implementation", "cp", "--python-version", python]
-    cmd += ["--abi", "cp" + python.replace(".", ""), "--dest", str(cache)]
-    for tag in platform_tags(platform):
-        cmd += ["--platform", tag]
-    cmd += pins_for(platform, python)
-    offline = ["--no-index", "--find-links", str(cache)]
-    for attempt in (cmd[:4] + offline + cmd[4:], cmd):
-        done = subprocess.run(attempt, capture_output=True, text=True, errors="replace")
+    every pin has a wheel: asking the cache, then PyPI. Any other failure stops the build."""
+    from build_pyz import pip_download
+
+    for options in (("--no-index", "--find-links", str(cache)), ()):
+        done = pip_download((PLATFORMS[platform], python), cache, pins_for(platform, python), *options)
         if done.returncode == 0:
             return None
     said = done.stderr.strip().splitlines() or [f"pip exit {done.returncode}"]
@@ -183,10 +147,12 @@ def supported_range(floor: str, missing: Callable[[str, str], str | None]) -> tu
 
 def requires_python(cache: Path) -> str:
     """The bundle's requires-python, recorded in `cache` under a key of the pins and platforms."""
+    from build_pyz import PLATFORMS as TAGS
+
     floor = re.fullmatch(r">=(3\.\d+)", project()["requires-python"])
     if floor is None:
         raise SystemExit('build_mcpb: pyproject.toml\'s requires-python must read ">=3.X"')
-    key = CONSTRAINTS.read_text() + floor[1] + json.dumps({p: platform_tags(p) for p in PLATFORMS})
+    key = CONSTRAINTS.read_text() + floor[1] + json.dumps({p: TAGS[key][0] for p, key in PLATFORMS.items()})
     record = cache / f"bundle-python-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
     if record.exists():
         found = json.loads(record.read_text())

@@ -1,20 +1,6 @@
 """Build robot-md-mcp's zipapps: dist/robot-md-mcp.pyz for every supported machine, plus one slim pyz
-per (platform, CPython) target. Run by `./build.sh pyz` (which then writes dist/SHA256SUMS) inside a
-build venv that holds shiv==1.0.8 and packaging.
-
-1. For each target, the pins of constraints.txt whose markers hold there, as wheels from the cache
-   (pip download --no-deps only for what the cache lacks), checked to be closed under Requires-Dist.
-2. Read the wheels, dropping what is never imported (tests, stubs, most of pywin32), and merge all
-   targets into one site-packages tree: a distribution whose files agree everywhere is shared; one
-   whose files differ under the same path goes to `_platform/<dir>/` directories.
-   The pyz's entry (pyz_guard.py) puts the matching ones first on sys.path. Only native code may
-   differ within one release; any other difference fails the build.
-3. A session (validate, render, a full stdio session) is run with the building CPython on this
-   machine's slim tree, recording which files it loads; each slim pyz gets bytecode for those,
-   compiled by python3.X from PATH. shiv's command line zips the tree; finish() rewrites that zip
-   with zipfile: sorted members, fixed dates, deflate, the bytecode added, and pyz_guard.py as the
-   zip's __main__.py (shiv's own __main__.py and bootstrap are left out: no shiv code runs in the
-   pyz, and none is patched). A pyz over its size budget fails the build.
+per (platform, CPython) target. Run by `./build.sh pyz` in a venv holding shiv==1.0.8 and packaging;
+docs/packaging.md says what each step does and why.
 """
 
 from __future__ import annotations
@@ -36,8 +22,9 @@ import tempfile
 import time
 import zipfile
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
@@ -47,37 +34,26 @@ from packaging import tags
 HERE = Path(__file__).resolve().parent
 GUARD = runpy.run_path(str(HERE / "pyz_guard.py"), run_name="pyz_guard")  # its functions, not its main()
 PYTHONS = tuple(f"3.{minor}" for minor in range(GUARD["SUPPORTED"][0], GUARD["SUPPORTED"][1] + 1))
-
-
-def _manylinux(arch: str) -> list[str]:
-    # pip --platform matches tags exactly, so list every glibc we accept. Oldest first: pip (and
-    # select()) rank by this order, and one pyz should run on as old a glibc as its wheels allow.
-    return [f"manylinux2014_{arch}"] + [f"manylinux_2_{v}_{arch}" for v in range(17, 29)]
-
-
+# pip --platform matches tags exactly: every glibc we accept, oldest first (pip ranks by this order).
+MANYLINUX = ["manylinux2014_{}"] + [f"manylinux_2_{v}_{{}}" for v in range(17, 29)]
 # platform key (as pyz_guard.platform_key names it) -> (wheel platform tags, platform_machine, slim name)
 PLATFORMS = {
     "darwin-arm64": (list(tags.mac_platforms((11, 0), "arm64")), "arm64", "macosx_arm64"),
     "darwin-x86_64": (list(tags.mac_platforms((11, 0), "x86_64")), "x86_64", "macosx_x86_64"),
-    "linux-aarch64": (_manylinux("aarch64"), "aarch64", "manylinux_aarch64"),
-    "linux-x86_64": (_manylinux("x86_64"), "x86_64", "manylinux_x86_64"),
+    "linux-aarch64": ([t.format("aarch64") for t in MANYLINUX], "aarch64", "manylinux_aarch64"),
+    "linux-x86_64": ([t.format("x86_64") for t in MANYLINUX], "x86_64", "manylinux_x86_64"),
     "win32-amd64": (["win_amd64"], "AMD64", "win_amd64"),
 }
 SYSTEM = {"linux": ("Linux", "posix"), "darwin": ("Darwin", "posix"), "win32": ("Windows", "nt")}
 TARGETS = [(plat, py) for plat in PLATFORMS for py in PYTHONS]
 NATIVE = (".so", ".pyd", ".dll", ".dylib")
+Target = tuple[str, str]  # (platform key, "3.X")
+Wheels = dict[Target, list[Path]]
 
 # Never imported when serving: test suites, type stubs, bytecode, and the wheel bookkeeping that
-# differs per wheel build (RECORD, WHEEL, SBOMs; a zipapp is never pip-uninstalled).
+# differs per wheel build (a zipapp is never pip-uninstalled; SBOMs carry random serial numbers).
 DROP_DIRS = {"__pycache__", "tests", "test", "benchmarks"}
-DROP_FILES = (
-    "*.pyi",
-    "*.pyc",
-    "*.dist-info/RECORD",
-    "*.dist-info/WHEEL",
-    "*.dist-info/INSTALLER",
-    "*.dist-info/sboms/*",
-)  # SBOMs: one per build (random serial numbers)
+DROP_FILES = ("*.pyi", "*.pyc", *(f"*.dist-info/{n}" for n in ("RECORD", "WHEEL", "INSTALLER", "sboms/*")))
 # pywin32 is ~15 MB per CPython; mcp.os.win32.utilities imports pywintypes, win32api, win32con and
 # win32job, and those need _win32sysloader, pywintypes3XY.dll and the bootstrap that pywin32.pth runs.
 PYWIN32_KEEP = (
@@ -99,42 +75,30 @@ class BuildError(Exception):
     pass
 
 
-def target_name(target: tuple[str, str]) -> str:
-    plat, py = target
-    return f"{plat}-cp{py.replace('.', '')}"
+def target_name(target: Target) -> str:
+    return f"{target[0]}-cp{target[1].replace('.', '')}"
 
 
 # --- 1. which wheels --------------------------------------------------------------------------------
 
 
-def marker_env(target: tuple[str, str]) -> dict[str, str]:
+def marker_env(target: Target) -> dict[str, str]:
     plat, py = target
     system, os_name = SYSTEM[plat.split("-")[0]]
-    return {
-        "python_version": py,
-        "python_full_version": py + ".0",
-        "implementation_name": "cpython",
-        "implementation_version": py + ".0",
-        "platform_python_implementation": "CPython",
-        "sys_platform": plat.split("-")[0],
-        "platform_system": system,
-        "os_name": os_name,
-        "platform_machine": PLATFORMS[plat][1],
-        "platform_release": "",
-        "platform_version": "",
-        "extra": "",
-    }
+    env = {"python_version": py, "python_full_version": py + ".0", "implementation_version": py + ".0"}
+    env |= {"implementation_name": "cpython", "platform_python_implementation": "CPython"}
+    env |= {"sys_platform": plat.split("-")[0], "platform_system": system, "os_name": os_name}
+    env |= {"platform_machine": PLATFORMS[plat][1], "platform_release": "", "platform_version": ""}
+    return env | {"extra": ""}
 
 
-def pins_for(target: tuple[str, str], constraints: Path = HERE / "constraints.txt") -> dict[str, str]:
+def pins_for(target: Target, constraints: Path = HERE / "constraints.txt") -> dict[str, str]:
     """{canonical name: version} of the constraints that apply to target."""
     pins: dict[str, str] = {}
     for line in constraints.read_text().splitlines():
         line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        req = Requirement(line)
-        if req.marker and not req.marker.evaluate(marker_env(target)):
+        req = Requirement(line) if line else None
+        if req is None or (req.marker and not req.marker.evaluate(marker_env(target))):
             continue
         (spec,) = req.specifier
         name = canonicalize_name(req.name)
@@ -144,41 +108,33 @@ def pins_for(target: tuple[str, str], constraints: Path = HERE / "constraints.tx
     return pins
 
 
-def resolution_file(target: tuple[str, str], cache: Path) -> Path:
-    """Where the wheels pip chose for target are listed, keyed by everything that shaped the choice."""
-    inputs = (HERE / "constraints.txt").read_text() + json.dumps(PLATFORMS[target[0]][0])
-    key = hashlib.sha256(inputs.encode()).hexdigest()[:16]
-    return cache / "resolved" / f"{target_name(target)}-{key}.txt"
-
-
-def cached(target: tuple[str, str], cache: Path) -> list[Path] | None:
-    """The wheels the same inputs picked for target before, if all are still in the cache."""
-    listing = resolution_file(target, cache)
-    if listing.exists():
-        wheels = [cache / name for name in listing.read_text().split()]
-        if all(w.exists() for w in wheels):
-            return wheels
-    return None
-
-
-def resolve(target: tuple[str, str], cache: Path) -> list[Path]:
-    """The wheels of target's pins, as `pip download --no-deps` picks them (pip ranks wheel tags by
-    the order of --platform). Reused from the cache when the same inputs picked them before, so the
-    result never depends on which other wheels happen to be cached."""
-    wheels = cached(target, cache)
-    if wheels is not None:
-        return wheels
-    listing = resolution_file(target, cache)
+def pip_download(
+    target: Target, dest: Path, requirements: Iterable[str], *options: str
+) -> subprocess.CompletedProcess[str]:
+    """`pip download --no-deps` of requirements as wheels for target (pip ranks tags by --platform order)."""
     plat, py = target
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", *options]
+    cmd += ["--no-deps", "--only-binary=:all:", "--implementation", "cp", "--python-version", py]
+    cmd += ["--abi", "cp" + py.replace(".", ""), "--dest", str(dest)]
+    for tag in PLATFORMS[plat][0]:
+        cmd += ["--platform", tag]
+    return subprocess.run([*cmd, *requirements], capture_output=True, text=True, errors="replace")
+
+
+def resolve(target: Target, cache: Path) -> list[Path]:
+    """The wheels of target's pins, listed under a key of all that shaped pip's choice: the result
+    never depends on which other wheels are cached."""
+    inputs = (HERE / "constraints.txt").read_text() + json.dumps(PLATFORMS[target[0]][0])
+    listing = (
+        cache / "resolved" / f"{target_name(target)}-{hashlib.sha256(inputs.encode()).hexdigest()[:16]}.txt"
+    )
+    wheels = [cache / name for name in listing.read_text().split()] if listing.exists() else []
+    if wheels and all(w.exists() for w in wheels):
+        return wheels
+    print(f"downloading wheels for {target_name(target)}", flush=True)  # a first build: a few hundred MB
     pins = pins_for(target)
     with tempfile.TemporaryDirectory(dir=cache) as tmp:  # then atomic moves: parallel runs never clash
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
-        cmd += ["--no-deps", "--only-binary=:all:", "--implementation", "cp", "--python-version", py]
-        cmd += ["--abi", "cp" + py.replace(".", ""), "--dest", tmp]
-        for tag in PLATFORMS[plat][0]:
-            cmd += ["--platform", tag]
-        cmd += [f"{name}=={version}" for name, version in sorted(pins.items())]
-        done = subprocess.run(cmd, capture_output=True, text=True)
+        done = pip_download(target, Path(tmp), [f"{n}=={v}" for n, v in sorted(pins.items())])
         if done.returncode:
             raise BuildError(f"pip download for {target_name(target)} failed:\n{done.stderr[-3000:]}")
         names = sorted(path.name for path in Path(tmp).glob("*.whl"))
@@ -192,42 +148,21 @@ def resolve(target: tuple[str, str], cache: Path) -> list[Path]:
     return [cache / name for name in names]
 
 
-def download_all(cache: Path, jobs: int) -> dict[tuple[str, str], list[Path]]:
-    """{target: its wheels}, downloading what the cache lacks on `jobs` threads, and saying so: a
-    first build fetches a few hundred MB."""
-    missing = [target_name(t) for t in TARGETS if cached(t, cache) is None]
-    if missing:
-        print(
-            f"downloading wheels for {len(missing)} of {len(TARGETS)} targets: {', '.join(missing)}",
-            flush=True,
-        )
-    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        return dict(zip(TARGETS, pool.map(lambda t: resolve(t, cache), TARGETS), strict=True))
-
-
-def _abis(wheel: Path) -> set[str]:
-    return {t.abi for t in parse_wheel_filename(wheel.name)[3]}
-
-
-def wheels_for_all(
-    cache: Path, project_wheel: Path | None, jobs: int = 4
-) -> dict[tuple[str, str], list[Path]]:
-    """{target: wheels} (+ project_wheel, checked for closure), downloading only what the cache
-    lacks. An abi3 wheel (cryptography) is taken as the platform's oldest CPython takes it, so all
-    CPythons share one build (a newer CPython's abi3 build, cp315-abi3.abi3t, would add a copy)."""
+def wheels_for_all(cache: Path, project_wheel: Path | None, jobs: int = 4) -> Wheels:
+    """{target: wheels} (+ project_wheel, checked for closure). An abi3 wheel (cryptography) is
+    taken as the platform's oldest CPython takes it, so all CPythons share one build."""
     cache.mkdir(parents=True, exist_ok=True)
-    resolved = download_all(cache, jobs)
-    chosen: dict[tuple[str, str], list[Path]] = {}
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        resolved = dict(zip(TARGETS, pool.map(lambda t: resolve(t, cache), TARGETS), strict=True))
+    chosen: Wheels = {}
     for (plat, py), wheels in resolved.items():
         oldest = {parse_wheel_filename(w.name)[0]: w for w in resolved[(plat, PYTHONS[0])]}
         for i, wheel in enumerate(wheels):
             base = oldest.get(parse_wheel_filename(wheel.name)[0])
-            if base and "abi3" in _abis(wheel) and _abis(base) == {"abi3"}:
+            if base and "abi3" in wheel.name.split("-")[-2].split(".") and base.name.split("-")[-2] == "abi3":
                 wheels[i] = base
-        if project_wheel is None:
-            chosen[(plat, py)] = sorted(wheels)
-        else:
-            chosen[(plat, py)] = sorted([*wheels, project_wheel])
+        chosen[(plat, py)] = sorted(wheels + ([project_wheel] if project_wheel else []))
+        if project_wheel:
             check_closed((plat, py), chosen[(plat, py)])
     return chosen
 
@@ -235,16 +170,15 @@ def wheels_for_all(
 def _metadata(wheel: Path) -> tuple[str, str, list[Requirement]]:
     with zipfile.ZipFile(wheel) as z:
         meta = next(n for n in z.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA"))
-        text = z.read(meta).decode("utf-8")
-    headers = text.split("\n\n", 1)[0].splitlines()
+        headers = z.read(meta).decode("utf-8").split("\n\n", 1)[0].splitlines()
     get = {k: v.strip() for k, _, v in (h.partition(":") for h in headers) if k in ("Name", "Version")}
     requires = [Requirement(h.partition(":")[2].strip()) for h in headers if h.startswith("Requires-Dist:")]
     return canonicalize_name(get["Name"]), get["Version"], requires
 
 
-def check_closed(target: tuple[str, str], wheels: list[Path]) -> None:
+def check_closed(target: Target, wheels: list[Path]) -> None:
     """Every requirement reachable from robot-md-mcp on target is met by exactly these wheels, and
-    every wheel is needed (pip cannot check this: its markers see the machine running pip)."""
+    every wheel is needed (pip's markers see the machine running pip)."""
     dists = {name: (version, reqs) for name, version, reqs in map(_metadata, wheels)}
     env = marker_env(target)
     todo, seen = [("robot-md-mcp", frozenset[str]())], set()
@@ -270,8 +204,7 @@ def check_closed(target: tuple[str, str], wheels: list[Path]) -> None:
 
 
 def keep(dist: str, path: str) -> bool:
-    parts = path.split("/")
-    if DROP_DIRS & set(parts[1:-1]) or any(fnmatch.fnmatch(path, p) for p in DROP_FILES):
+    if DROP_DIRS & set(path.split("/")[1:-1]) or any(fnmatch.fnmatch(path, p) for p in DROP_FILES):
         return False
     return dist != "pywin32" or any(fnmatch.fnmatch(path, p) for p in PYWIN32_KEEP)
 
@@ -280,13 +213,17 @@ def keep(dist: str, path: str) -> bool:
 MACHO_CPU = {"darwin-arm64": 0x0100000C, "darwin-x86_64": 0x01000007}
 
 
-def thin(data: bytes, cpu: int | None) -> bytes:
-    """The slice for cpu of a fat Mach-O file (what `lipo -thin` writes; each slice carries its own
-    code signature), else data unchanged. cryptography's last Intel-Mac wheels are universal2."""
-    if cpu is None or data[:4] not in (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf"):
+def read(z: zipfile.ZipFile, member: str, cpu: int | None) -> bytes:
+    """A member's bytes; of a fat Mach-O file only cpu's slice (what `lipo -thin` writes; each slice
+    carries its own code signature). cryptography's last Intel-Mac wheels are universal2."""
+    data = z.read(member)
+    if (
+        cpu is None
+        or not member.endswith(NATIVE)
+        or data[:4] not in (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")
+    ):
         return data
-    wide = data[3] == 0xBF
-    entry = struct.Struct(">iiQQII" if wide else ">iiIII")
+    entry = struct.Struct(">iiQQII" if data[3] == 0xBF else ">iiIII")
     for i in range(int.from_bytes(data[4:8], "big")):
         cputype, _, offset, size, *_ = entry.unpack_from(data, 8 + i * entry.size)
         if cputype == cpu:
@@ -294,47 +231,33 @@ def thin(data: bytes, cpu: int | None) -> bytes:
     raise BuildError(f"fat Mach-O file without a slice for CPU type {cpu:#x}")
 
 
-def read(z: zipfile.ZipFile, member: str, cpu: int | None) -> bytes:
-    data = z.read(member)
-    return thin(data, cpu) if member.endswith(NATIVE) else data
-
-
-_files_cache: dict[tuple[Path, int | None], dict[str, tuple[str, str]]] = {}
-
-
+@functools.cache
 def wheel_files(wheel: Path, cpu: int | None = None) -> dict[str, tuple[str, str]]:
     """{site-packages path: (sha256, member)} of what we keep from the wheel (for a Mac CPU: thinned)."""
-    if (wheel, cpu) not in _files_cache:
-        dist = parse_wheel_filename(wheel.name)[0]
-        files = {}
-        with zipfile.ZipFile(wheel) as z:
-            for member in z.namelist():
-                path = member
-                if member.endswith("/"):
-                    continue
-                head, _, rest = member.partition("/")
-                if head.endswith(".data"):  # purelib/platlib install at the root; scripts etc. unused
-                    kind, _, path = rest.partition("/")
-                    if kind not in ("purelib", "platlib"):
-                        continue
-                if keep(dist, path):
-                    data = read(z, member, cpu)
-                    if not path.endswith(NATIVE):  # Windows wheels may carry CRLF copies of the same text
-                        data = data.replace(b"\r\n", b"\n")
-                    files[path] = (hashlib.sha256(data).hexdigest(), member)
-        _files_cache[(wheel, cpu)] = files
-    return _files_cache[(wheel, cpu)]
+    dist = parse_wheel_filename(wheel.name)[0]
+    files = {}
+    with zipfile.ZipFile(wheel) as z:
+        for member in (m for m in z.namelist() if not m.endswith("/")):
+            head, _, rest = member.partition("/")
+            kind, _, path = rest.partition("/") if head.endswith(".data") else ("purelib", "", member)
+            if kind in ("purelib", "platlib") and keep(dist, path):  # a .data's scripts etc. are unused
+                data = read(z, member, cpu)
+                if not path.endswith(NATIVE):  # Windows wheels may carry CRLF copies of the same text
+                    data = data.replace(b"\r\n", b"\n")
+                files[path] = (hashlib.sha256(data).hexdigest(), member)
+    return files
 
 
-Layout = dict[tuple[str, str], tuple[Path, str, int | None]]
-Users = dict[tuple[str, str], set[tuple[str, str]]]
+Place = tuple[str, str]  # (dir, path): dir "" is the shared tree, else "_platform/<key>"
+Layout = dict[Place, tuple[Path, str, int | None]]  # -> (wheel, member, Mac CPU)
+Users = dict[Place, set[Target]]  # -> the targets that use it
+Tree = dict[Target, dict[str, tuple[str, Path, str, int | None]]]  # target -> path -> (sha256, wheel, ...)
 
 
-def plan(wheels: dict[tuple[str, str], list[Path]]) -> tuple[Layout, Users]:
-    """{(dir, path): (wheel, member, Mac CPU)}: dir "" is the shared tree, else "_platform/<key>";
-    and {(dir, path): the targets that use it}."""
+def plan(wheels: Wheels) -> tuple[Layout, Users]:
+    """Where each file of each target's wheels goes in the merged tree, and who uses it."""
     targets = sorted(wheels)
-    trees: dict[str, dict[tuple[str, str], dict[str, tuple]]] = defaultdict(dict)
+    trees: dict[str, Tree] = defaultdict(dict)
     owner: dict[str, str] = {}
     for t in targets:
         cpu = MACHO_CPU.get(t[0])
@@ -352,7 +275,7 @@ def plan(wheels: dict[tuple[str, str], list[Path]]) -> tuple[Layout, Users]:
     layout: Layout = {}
     users: Users = defaultdict(set)
     for top in sorted(trees):
-        for key, group in place(top, trees[top], targets).items():
+        for key, group in place(trees[top], targets).items():
             for t in group:
                 for path, (_, wheel, member, cpu) in trees[top][t].items():
                     layout[(key, path)] = (wheel, member, cpu)
@@ -360,52 +283,47 @@ def plan(wheels: dict[tuple[str, str], list[Path]]) -> tuple[Layout, Users]:
     return layout, users
 
 
-def _consistent(tree: dict, group: list) -> bool:
-    merged: dict[str, str] = {}
-    return all(merged.setdefault(p, v[0]) == v[0] for t in group for p, v in tree[t].items())
+def _content(tree: Tree, group: list[Target]) -> frozenset[tuple[str, str]]:
+    return frozenset((p, v[0]) for t in group for p, v in tree[t].items())
 
 
-KEYS = {
+def _consistent(tree: Tree, group: list[Target]) -> bool:
+    """Whether every target of group has the same file wherever two have one."""
+    return len({p for p, _ in _content(tree, group)}) == len(_content(tree, group))
+
+
+GROUPINGS: dict[str, Callable[[Target], str]] = {
     "python": lambda t: "cp" + t[1].replace(".", ""),
     "platform": lambda t: t[0],
     "target": target_name,
 }
 
 
-def place(top: str, tree: dict, targets: list) -> dict[str, list]:
-    """{dir: targets whose copy of distribution `top` goes there}.
-
-    Shared if every target agrees and `top` is not restricted to some platforms (pywin32) or some
-    CPythons (exceptiongroup on 3.10); else the coarsest split - by CPython, platform, or both, and
-    always along the dimensions that restrict it - under which each group agrees. When every target
-    has `top`, the groups holding its most common content stay shared and the others override it."""
+def place(tree: Tree, targets: list[Target]) -> dict[str, list[Target]]:
+    """{dir: targets whose copy of one distribution goes there}: shared if every target agrees and
+    it is not restricted to some platforms or CPythons, else the coarsest split that agrees (by
+    CPython, platform or both); the most common content stays shared (docs/packaging.md)."""
     present = sorted(tree)
-    _check_differences(top, tree, present)
-    restricted = {
-        how
-        for how in ("python", "platform")
-        if len(present) < len(targets)
-        and {t for t in targets if KEYS[how](t) in {KEYS[how](p) for p in present}} == set(present)
-    }
+    _check_differences(tree, present)
+    restricted = set()
+    for how in ("python", "platform") if len(present) < len(targets) else ():
+        if {t for t in targets if GROUPINGS[how](t) in {GROUPINGS[how](p) for p in present}} == set(present):
+            restricted.add(how)
     if not restricted and _consistent(tree, present):
         return {"": present}
     for how, dims in (("python", {"python"}), ("platform", {"platform"}), ("target", {"python", "platform"})):
-        groups: dict[str, list] = defaultdict(list)
+        groups: dict[str, list[Target]] = defaultdict(list)
         for t in present:
-            groups[KEYS[how](t)].append(t)
+            groups[GROUPINGS[how](t)].append(t)
         if restricted <= dims and all(_consistent(tree, g) for g in groups.values()):
             break
     result = {"_platform/" + key: group for key, group in groups.items()}
     if len(present) == len(targets):
-
-        def content(group: list) -> frozenset:
-            return frozenset((p, v[0]) for t in group for p, v in tree[t].items())
-
-        popularity: defaultdict[frozenset, int] = defaultdict(int)
+        popularity: dict[frozenset[tuple[str, str]], int] = defaultdict(int)
         for group in groups.values():
-            popularity[content(group)] += len(group)
-        shared: list = []
-        for key, group in sorted(groups.items(), key=lambda kv: (-popularity[content(kv[1])], kv[0])):
+            popularity[_content(tree, group)] += len(group)
+        shared: list[Target] = []
+        for key, group in sorted(groups.items(), key=lambda kv: (-popularity[_content(tree, kv[1])], kv[0])):
             if _consistent(tree, shared + group):
                 shared += group
                 del result["_platform/" + key]
@@ -413,17 +331,15 @@ def place(top: str, tree: dict, targets: list) -> dict[str, list]:
     return result
 
 
-def _check_differences(top: str, tree: dict, present: list) -> None:
+def _check_differences(tree: Tree, present: list[Target]) -> None:
     """Allowed to differ: native code; other files only where constraints.txt pins different
     releases (3.10's older ones, Intel Macs' cryptography)."""
-    seen: dict[tuple[str, str], tuple[str, tuple[str, str]]] = {}
+    seen: dict[tuple[str, str], tuple[str, Target]] = {}
     for t in present:
         for path, (digest, wheel, *_) in tree[t].items():
-            if path.endswith(NATIVE):
-                continue
             release = "-".join(wheel.name.split("-")[:2])
             first = seen.setdefault((release, path), (digest, t))
-            if first[0] != digest:
+            if first[0] != digest and not path.endswith(NATIVE):
                 raise BuildError(
                     f"collision: {path} from {release} differs between {target_name(first[1])} and"
                     f" {target_name(t)}, and it is not native code: teach build_pyz.py why that is safe"
@@ -446,37 +362,34 @@ def write_tree(layout: Layout, site: Path) -> None:
 # --- 3. zip ----------------------------------------------------------------------------------------
 
 
-def _tag_min(wheels: list[Path], prefix: str) -> list[int] | None:
-    """The newest glibc/macOS any of the wheels needs ([2, 28], [11, 0]), or None."""
-    need = None
-    for wheel in wheels:
-        versions = []
-        for tag in parse_wheel_filename(wheel.name)[3]:
-            p = tag.platform.replace("manylinux2014", "manylinux_2_17")
-            if p.startswith(prefix):
-                versions.append([int(x) for x in p[len(prefix) :].split("_")[:2]])
-        if versions:
-            need = max(need or [0, 0], min(versions))
-    return need
+def _oldest_system(wheel: Path, prefix: str) -> list[int] | None:
+    """The oldest glibc or macOS ([2, 17], [11, 0]) the wheel's tags accept, or None."""
+    found = []
+    for tag in parse_wheel_filename(wheel.name)[3]:
+        name = tag.platform.replace("manylinux2014", "manylinux_2_17")
+        if name.startswith(prefix):
+            found.append([int(x) for x in name[len(prefix) :].split("_")[:2]])
+    return min(found, default=None)
 
 
-def guard_targets(wheels: dict[tuple[str, str], list[Path]]) -> dict[str, dict]:
-    info: dict[str, dict] = {}
+def guard_targets(wheels: Wheels) -> dict[str, dict[str, Any]]:
+    """pyz_guard.TARGETS: per platform its CPythons and the newest glibc or macOS any wheel needs."""
+    info: dict[str, dict[str, Any]] = {}
     for (plat, py), ws in sorted(wheels.items()):
         entry = info.setdefault(plat, {"pythons": []})
         entry["pythons"].append(py)
         for field, prefix in (("glibc", "manylinux_"), ("macos", "macosx_")):
-            need = _tag_min(ws, prefix)
-            if need:
-                entry[field] = max(entry.get(field, need), need)
+            needs = [need for need in (_oldest_system(w, prefix) for w in ws) if need]
+            if needs:
+                entry[field] = max([entry.get(field, [0, 0]), *needs])
     return info
 
 
 ENTRY_PLACEHOLDERS = (
-    "TARGETS = {}  # build_pyz.py fills this in",
+    "TARGETS = {}  # type: Dict[str, Target]  # build_pyz.py fills this in",
     'BUILD_ID = "0" * 16  # build_pyz.py fills this in',
 )
-INDEX = "robot-md-mcp-pyz.json"  # pyz_guard.INDEX
+INDEX = GUARD["INDEX"]
 DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
 # A file cut short (a broken download) is no zip to Python, which then reads it as source: the coding
 # line makes that one line naming the problem instead of a SyntaxError about null bytes.
@@ -486,7 +399,7 @@ SHEBANG = (
 
 
 def shiv(site: Path, out: Path) -> None:
-    """Zip the tree with shiv's documented command line, uncompressed: finish() compresses once."""
+    """Zip the tree with shiv's documented command line: finish() rewrites the zip."""
     cmd = [sys.executable, "-m", "shiv", "--site-packages", str(site), "--reproducible"]
     cmd += ["-e", "robot_md_mcp:main", "-p", "/usr/bin/env python3", "-o", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -494,7 +407,7 @@ def shiv(site: Path, out: Path) -> None:
         raise BuildError(f"shiv failed: {(done.stdout + done.stderr)[-2000:]}")
 
 
-def entry(targets: dict[str, dict], build_id: str) -> bytes:
+def entry(targets: dict[str, dict[str, Any]], build_id: str) -> bytes:
     """pyz_guard.py with this build's targets and id: the pyz's __main__.py."""
     text = (HERE / "pyz_guard.py").read_text()
     for placeholder in ENTRY_PLACEHOLDERS:
@@ -504,55 +417,43 @@ def entry(targets: dict[str, dict], build_id: str) -> bytes:
     return text.replace(ENTRY_PLACEHOLDERS[1], f'BUILD_ID = "{build_id}"').encode()
 
 
-def members(shiv_zip: zipfile.ZipFile, site: Path) -> dict[str, tuple[int, Callable[[], bytes]]]:
-    """{name: (external_attr, read)}: shiv's site-packages members, plus the bytecode in site (shiv
-    leaves .pyc files out) under site-packages/ with shiv's file mode. shiv's own __main__.py,
-    _bootstrap/ and environment.json are left out: nothing of shiv runs in our pyz."""
-    found: dict[str, tuple[int, Callable[[], bytes]]] = {
-        i.filename: (i.external_attr, functools.partial(shiv_zip.read, i))
-        for i in shiv_zip.infolist()
-        if i.filename.startswith("site-packages/")
-    }
-    for pyc in site.rglob("*.pyc"):
-        found[f"site-packages/{pyc.relative_to(site).as_posix()}"] = (0o100644 << 16, pyc.read_bytes)
-    return found
-
-
-def index(users: Users, targets: list[tuple[str, str]]) -> bytes:
-    """INDEX: {"only": {member: the targets that use it}} for the members not every target uses
-    (Linux and Windows extensions share the tree, their names differing per CPython and CPU): a
-    first run unpacks only what its own interpreter loads."""
-    everyone = set(targets)
+def index(users: Users, targets: list[Target]) -> bytes:
+    """INDEX: {"only": {member: the targets that use it}} for the members not every target uses."""
     only = {
         "site-packages/" + (f"{key}/{path}" if key else path): sorted(map(target_name, group))
         for (key, path), group in users.items()
-        if group != everyone
+        if group != set(targets)
     }
     return json.dumps({"only": only}, sort_keys=True, separators=(",", ":")).encode()
 
 
-def finish(shiv_out: Path, site: Path, out: Path, targets: dict[str, dict], pyz_index: bytes) -> None:
-    """Rewrite shiv's zip as the pyz: sorted members with fixed dates, compressed, the index, and our
-    entry (pyz_guard.py) as __main__.py, with a build id that digests everything it unpacks."""
+def finish(
+    shiv_out: Path, site: Path, out: Path, targets: dict[str, dict[str, Any]], pyz_index: bytes
+) -> None:
+    """Rewrite shiv's zip as the pyz: its site-packages, the bytecode in site, the index and our
+    entry as __main__.py, whose build id digests everything it unpacks (docs/packaging.md)."""
     with zipfile.ZipFile(shiv_out) as shiv_zip:
-        found = members(shiv_zip, site)
+        found: dict[str, tuple[int, Callable[[], bytes]]] = {
+            i.filename: (i.external_attr, functools.partial(shiv_zip.read, i))
+            for i in shiv_zip.infolist()
+            if i.filename.startswith("site-packages/")
+        }
+        for pyc in site.rglob("*.pyc"):
+            found[f"site-packages/{pyc.relative_to(site).as_posix()}"] = (0o100644 << 16, pyc.read_bytes)
         found[INDEX] = (0o100644 << 16, lambda: pyz_index)
         digest = hashlib.sha256(entry(targets, "0" * 16))
         for name in sorted(found):
             data = found[name][1]()
             digest.update(b"%d:%s:%d:" % (len(name), name.encode(), len(data)) + data)
-        main: tuple[str, tuple[int, Callable[[], bytes]]] = (
-            "__main__.py",
-            (0o100644 << 16, functools.partial(entry, targets, digest.hexdigest()[:16])),
-        )
+        found["__main__.py"] = (0o100644 << 16, lambda: entry(targets, digest.hexdigest()[:16]))
         with out.open("wb") as f:
             f.write(SHEBANG)
             with zipfile.ZipFile(f, "w") as archive:
-                for name, (attr, load) in [main, *sorted(found.items())]:
+                for name in sorted(found, key=lambda n: (n != "__main__.py", n)):
                     info = zipfile.ZipInfo(name, DATE)
                     info.compress_type = zipfile.ZIP_DEFLATED
-                    info.external_attr = attr
-                    archive.writestr(info, load())
+                    info.external_attr = found[name][0]
+                    archive.writestr(info, found[name][1]())
     out.chmod(0o755)
 
 
@@ -560,13 +461,11 @@ def interpreters() -> dict[str, str]:
     """CPython X.Y -> an interpreter of that version on PATH (python3.X), for bytecode."""
     this = f"{sys.version_info[0]}.{sys.version_info[1]}"
     found = {this: sys.executable} if sys.implementation.name == "cpython" and this in PYTHONS else {}
+    check = "import sys; print(sys.implementation.name, '%d.%d' % sys.version_info[:2])"
     for py in PYTHONS:
-        if py in found:
-            continue
         exe = shutil.which(f"python{py}")
-        if exe is None:
+        if py in found or exe is None:
             continue
-        check = "import sys; print(sys.implementation.name, '%d.%d' % sys.version_info[:2])"
         done = subprocess.run([exe, "-c", check], capture_output=True, text=True)
         if done.returncode == 0 and done.stdout.split() == ["cpython", py]:
             found[py] = exe
@@ -594,17 +493,8 @@ sys.exit(robot_md_mcp.main())
 """
 
 
-def host_target() -> tuple[str, str] | None:
-    """The target this build runs as, if it is one."""
-    bits = 64 if sys.maxsize > 2**32 else 32
-    key = GUARD["platform_key"](sys.platform, platform.machine(), bits)
-    this = (key, f"{sys.version_info[0]}.{sys.version_info[1]}")
-    return this if this in TARGETS and sys.implementation.name == "cpython" else None
-
-
-def session_files(host: tuple[str, str], wheels: list[Path]) -> list[str]:
-    """The site-packages files a session loads, found by running one (validate, render, a full stdio
-    session) with this CPython on this machine's slim tree made from wheels."""
+def session_files(host: Target, wheels: list[Path]) -> list[str]:
+    """The site-packages files a session (validate, render, stdio) loads from host's slim tree."""
     with tempfile.TemporaryDirectory() as work:
         site, record_to = Path(work) / "site", Path(work) / "loaded.txt"
         write_tree(plan({host: wheels})[0], site)
@@ -622,14 +512,8 @@ def session_files(host: tuple[str, str], wheels: list[Path]) -> list[str]:
 
 
 def compile_bytecode(site: Path, python: str, loaded: list[str]) -> None:
-    """__pycache__/*.cpython-3XY.pyc, made with `python`, beside each module a session loads, so a
-    first run only unpacks (compiling the SDK and pydantic is over a second of a slim pyz's first
-    start, and of every start where bytecode cannot be written: a read-only unpack folder,
-    PYTHONDONTWRITEBYTECODE). Modules no session loads are compiled if they are ever imported; their
-    bytecode would cost more than a MB. Every source stays (libraries read some: anyio's lazy
-    imports do). Unchecked-hash pycs do not depend on file times, and they record
-    `site-packages/...` paths, so the build stays reproducible; Python points code at the real file
-    when it loads it."""
+    """Unchecked-hash bytecode, made with `python`, for each module a session loads (docs/packaging.md
+    says why these and no others). It records `site-packages/...` paths: the build stays reproducible."""
     script = (
         "import json, py_compile, sys\n"
         "site, unchecked = sys.argv[1], py_compile.PycInvalidationMode.UNCHECKED_HASH\n"
@@ -646,71 +530,65 @@ def compile_bytecode(site: Path, python: str, loaded: list[str]) -> None:
         raise BuildError(f"compiling bytecode with {python} failed: {(done.stdout + done.stderr)[-2000:]}")
 
 
-def build_one(
-    wheels: dict[tuple[str, str], list[Path]],
-    out: Path,
-    bytecode: str | None = None,
-    loaded: list[str] | None = None,
-) -> Path:
+def build_one(wheels: Wheels, out: Path, bytecode: str | None = None, loaded: tuple[str, ...] = ()) -> Path:
     with tempfile.TemporaryDirectory() as work:
         site = Path(work) / "site"
         layout, users = plan(wheels)
         write_tree(layout, site)
         shiv(site, Path(work) / "shiv.pyz")
         if bytecode and loaded:
-            compile_bytecode(site, bytecode, loaded)
+            compile_bytecode(site, bytecode, list(loaded))
         finish(Path(work) / "shiv.pyz", site, out, guard_targets(wheels), index(users, sorted(wheels)))
     return out
 
 
-def _build_slim(args: tuple[tuple[str, str], list[Path], Path, str | None, list[str]]) -> Path:
-    target, ws, out, bytecode, loaded = args
-    return build_one({target: ws}, out, bytecode, loaded)
+def build_all(wheels: Wheels, dist: Path, version: str) -> None:
+    """The universal pyz (no bytecode: five CPythons' worth would add ~20 MB) and the slim ones, with
+    bytecode for what a session loads made by each CPython found on PATH."""
+    key = GUARD["platform_key"](sys.platform, platform.machine(), 64 if sys.maxsize > 2**32 else 32)
+    host = (key, f"{sys.version_info[0]}.{sys.version_info[1]}")  # the target this build runs as?
+    pythons, cpython = interpreters(), sys.implementation.name == "cpython"
+    loaded = tuple(session_files(host, wheels[host])) if host in TARGETS and cpython else ()
+    print(
+        f"a session loads {len(loaded)} files; bytecode for them in the slim pyz for CPython"
+        f" {', '.join(pythons) if loaded else '(none: this CPython is no target)'}",
+        flush=True,
+    )
+    with concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1) as pool:
+        slim = [
+            pool.submit(
+                build_one,
+                {t: wheels[t]},
+                dist / f"robot-md-mcp-{version}-{GROUPINGS['python'](t)}-{PLATFORMS[t[0]][2]}.pyz",
+                pythons.get(t[1]),
+                loaded,
+            )
+            for t in TARGETS
+        ]
+        build_one(wheels, dist / "robot-md-mcp.pyz")
+        for job in slim:
+            job.result()
+
+
+def size_budget(pyz: Path) -> float:
+    """Bytes a pyz may take: a Pi's SD card and a download on a slow link both feel it."""
+    return 120e6 if pyz.name == "robot-md-mcp.pyz" else 16e6
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--project-wheel", type=Path, required=True)
     parser.add_argument("--dist", type=Path, required=True)
     parser.add_argument("--cache", type=Path, required=True)
-    parser.add_argument("--no-slim", action="store_true", help="only the universal pyz")
     args = parser.parse_args()
     started = time.monotonic()
-    version = parse_wheel_filename(args.project_wheel.name)[1]
     try:
         wheels = wheels_for_all(args.cache.resolve(), args.project_wheel.resolve())
         print(f"wheels ready ({time.monotonic() - started:.0f} s)", flush=True)
         args.dist.mkdir(parents=True, exist_ok=True)
         for old in args.dist.glob("robot-md-mcp*.pyz"):
             old.unlink()
-        # The universal pyz has no bytecode: five CPythons' worth would add ~20 MB to it.
-        pythons = interpreters()
-        host = host_target()
-        loaded = session_files(host, wheels[host]) if host and not args.no_slim else []
-        print(
-            f"a session loads {len(loaded)} files; bytecode for them in the slim pyz for CPython"
-            f" {', '.join(pythons) if loaded else '(none: this CPython is no target)'}",
-            flush=True,
-        )
-        jobs = (
-            []
-            if args.no_slim
-            else [
-                (
-                    t,
-                    wheels[t],
-                    args.dist / f"robot-md-mcp-{version}-{KEYS['python'](t)}-{PLATFORMS[t[0]][2]}.pyz",
-                    pythons.get(t[1]),
-                    loaded,
-                )
-                for t in TARGETS
-            ]
-        )
-        print(f"building the universal pyz and {len(jobs)} slim ones", flush=True)
-        with concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1) as pool:
-            slim = pool.map(_build_slim, jobs)
-            build_one(wheels, args.dist / "robot-md-mcp.pyz")
-            list(slim)
+        build_all(wheels, args.dist, str(parse_wheel_filename(args.project_wheel.name)[1]))
     except BuildError as e:
         print(f"build_pyz: {e}", file=sys.stderr)
         return 1
@@ -722,11 +600,6 @@ def main() -> int:
     for p in over:
         print(f"build_pyz: {p.name} is over its {size_budget(p) / 1e6:.0f} MB budget", file=sys.stderr)
     return 1 if over else 0
-
-
-def size_budget(pyz: Path) -> float:
-    """Bytes a pyz may take: a Pi's SD card and a download on a slow link both feel it."""
-    return 120e6 if pyz.name == "robot-md-mcp.pyz" else 16e6
 
 
 if __name__ == "__main__":

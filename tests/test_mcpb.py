@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE, ROOT, build_bundle, in_sid, need
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 
@@ -164,6 +164,7 @@ def test_each_platform_and_cpython_gets_one_pin_per_distribution() -> None:
 PYTHONS = [f"3.{minor}" for minor in range(10, 30)]
 
 
+@settings(deadline=None)  # a thread pool per CPython: slow on a loaded machine, never wrong
 @given(
     first_gap=st.integers(0, 15),
     gap_platforms=st.sets(st.sampled_from(sorted(build_mcpb.PLATFORMS)), min_size=1),
@@ -209,7 +210,7 @@ def test_only_a_missing_wheel_narrows_the_range(monkeypatch, tmp_path: Path, std
         asked.append(command)
         return subprocess.CompletedProcess(command, 1 if stderr else 0, "", stderr)
 
-    monkeypatch.setattr(build_mcpb.subprocess, "run", pip)
+    monkeypatch.setattr(subprocess, "run", pip)  # build_pyz.pip_download runs it
     if answer is SystemExit:
         with pytest.raises(
             SystemExit, match=r"pip download for Linux aarch64, CPython 3\.15 failed: .*Errno 28"
@@ -330,9 +331,9 @@ def uv_binary() -> Path:
 
 # How this machine reaches PyPI (an organisation's CA or proxy or index), passed on as a host's
 # environment would carry it; nothing else of ours is.
-NETWORK_ENV = ("SSL_CERT_FILE", "SSL_CERT_DIR", "UV_NATIVE_TLS", "UV_SYSTEM_CERTS", "UV_INDEX_URL")
-NETWORK_ENV += ("UV_DEFAULT_INDEX", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy")
-NETWORK_ENV += ("no_proxy",)
+NETWORK_ENV: tuple[str, ...] = ("SSL_CERT_FILE", "SSL_CERT_DIR", "UV_NATIVE_TLS", "UV_SYSTEM_CERTS")
+NETWORK_ENV += ("UV_INDEX_URL", "UV_DEFAULT_INDEX", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy")
+NETWORK_ENV += ("https_proxy", "no_proxy")
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ import tempfile
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import (
@@ -44,15 +45,16 @@ VICTIM, ATTACKER = 12345, 65534  # a uid with no passwd entry, and nobody
 HERE = f"linux-x86_64-cp3{sys.version_info[1]}"
 
 
-def _load(name: str, path: Path):
+def _load(name: str, path: Path) -> Any:
     spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
 
-build_pyz = (
+build_pyz: Any = (
     _load("build_pyz", ROOT / "packaging" / "build_pyz.py") if importlib.util.find_spec("packaging") else None
 )
 
@@ -105,12 +107,13 @@ def _copies(root: Path) -> list[str]:
 @pytest.mark.parametrize("version", SERVERS)
 async def test_full_session(version: str, pyz: Path, guard, tmp_path: Path) -> None:
     from mcp import Client, StdioServerParameters
+    from mcp.types import TextResourceContents
 
     python = cpython(version)
     env = {**os.environ, "SHIV_ROOT": str(tmp_path / "shiv")}
-    version = run(python, pyz, "--version", env=env)
-    assert version.returncode == 0, version.stderr
-    assert version.stdout.strip() == "robot-md-mcp 0.1.0 (pyz, platform linux-x86_64)"
+    said = run(python, pyz, "--version", env=env)
+    assert said.returncode == 0, said.stderr
+    assert said.stdout.strip() == "robot-md-mcp 0.1.0 (pyz, platform linux-x86_64)"
     done = run(python, pyz, "validate", "--json", str(EXAMPLE), env=env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["ok"] is True
@@ -119,7 +122,8 @@ async def test_full_session(version: str, pyz: Path, guard, tmp_path: Path) -> N
         uris = [r.uri for r in (await client.list_resources()).resources]
         assert len(uris) >= 3
         for uri in uris:
-            assert (await client.read_resource(uri)).contents[0].text
+            contents = (await client.read_resource(uri)).contents[0]
+            assert isinstance(contents, TextResourceContents) and contents.text
         assert (await client.call_tool("validate", {})).structured_content["ok"] is True
         rendered = (await client.call_tool("render", {})).structured_content["yaml"]
         assert rendered.startswith("rcan_version: '3.0'")
@@ -206,7 +210,8 @@ def test_the_entry_is_ours_and_nothing_of_shiv_runs(pyz: Path, slim: Path, guard
         assert names == sorted(names, key=lambda n: (n != "__main__.py", n))
         assert [n for n in names if not n.startswith("site-packages/")] == ["__main__.py", guard.INDEX]
         assert not [n for n in names if n.startswith("_bootstrap/") or n == "environment.json"]
-        filled = re.sub(r"(?m)^TARGETS = .*$", "TARGETS = {}  # build_pyz.py fills this in", entry)
+        placeholder = "TARGETS = {}  # type: Dict[str, Target]  # build_pyz.py fills this in"
+        filled = re.sub(r"(?m)^TARGETS = .*$", placeholder, entry)
         filled = re.sub(
             r'(?m)^BUILD_ID = "[0-9a-f]{16}"$', 'BUILD_ID = "0" * 16  # build_pyz.py fills this in', filled
         )
@@ -489,10 +494,7 @@ def test_simultaneous_first_runs(slim: Path, tmp_path: Path) -> None:
         )
         for _ in range(3)
     ]
-    results = [(p.wait(timeout=300), p.stdout.read(), p.stderr.read()) for p in runs]
-    for p in runs:
-        p.stdout.close()
-        p.stderr.close()
+    results = [(p.wait(timeout=300), *p.communicate()) for p in runs]
     assert [code for code, _, _ in results] == [0, 0, 0], results
     assert len({out for _, out, _ in results}) == 1
     (copy,) = _copies(tmp_path)
@@ -566,7 +568,8 @@ def test_sizes_and_checksums(dist: Path) -> None:
             has_bytecode = any(name.endswith(".pyc") for name in z.namelist())
         assert has_bytecode == any(f"-{cp}-" in path.name for cp in here), path.name
         assert path.stat().st_size <= 16e6, f"{path.name}: {path.stat().st_size / 1e6:.2f} MB"
-    sums = dict(reversed(line.split("  ")) for line in (dist / "SHA256SUMS").read_text().splitlines())
+    lines = (dist / "SHA256SUMS").read_text().splitlines()
+    sums = {name: digest for digest, name in (line.split("  ") for line in lines)}
     assert set(sums) == {p.name for p in [universal, *slim]}
     for name, digest in sums.items():
         assert hashlib.sha256((dist / name).read_bytes()).hexdigest() == digest, name

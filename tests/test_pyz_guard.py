@@ -13,6 +13,7 @@ import sys
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT, cpython, need, posix_only
@@ -56,7 +57,7 @@ def check(targets=UNIVERSAL, path="", **fake):
         free_threaded=False,
     )
     this.update(fake)
-    return guard.check(targets=targets, path=path, **this)
+    return guard.check(this, targets=targets, path=path)
 
 
 # --- 1. the interpreter and platform -------------------------------------------------------------
@@ -108,7 +109,7 @@ def test_supported_interpreters() -> None:
 
 
 def test_refused_interpreters_get_one_line() -> None:
-    refused = {
+    refused: dict[str, tuple[dict[str, Any], str]] = {
         "macOS's /usr/bin/python3": (
             dict(sys_platform="darwin", machine="arm64", version=(3, 9, 6), os_release="14.5"),
             "brew install python",
@@ -572,7 +573,7 @@ def test_a_run_waiting_on_anothers_unpack_says_so_and_gives_up_after_its_bound(t
         text=True,
     )
     try:
-        assert holder.stdout.readline().strip() == "held"
+        assert holder.stdout and holder.stdout.readline().strip() == "held"
         started = time.monotonic()
         assert guard.unpack(str(archive), str(copy), [], "x", wait_limit=0.5) is True
         waited = time.monotonic() - started
@@ -682,7 +683,7 @@ def test_entry_point_override(monkeypatch: pytest.MonkeyPatch) -> None:
     env = {"SHIV_ENTRY_POINT": "os.path:basename"}
     assert guard.entry_point(env) is os.path.basename and env == {}
     monkeypatch.setitem(sys.modules, "robot_md_mcp", type(sys)("robot_md_mcp"))
-    sys.modules["robot_md_mcp"].main = main = object()
+    sys.modules["robot_md_mcp"].main = main = object()  # type: ignore[attr-defined]
     assert guard.entry_point({}) is main
 
 
