@@ -292,18 +292,15 @@ def test_mid_session(name: str, served: Respawned) -> None:
 # --- the file changing under running requests ----------------------------------
 
 
-def test_truncated_replaced_rewritten_and_deleted_while_requests_run(served: Respawned) -> None:
-    path, server = served.path, served.server
-    manifests = [rmm.parse(GOOD), rmm.parse(ALT)]
-    safety_texts = {rmm.VIEW["safety"].text(m) for m in manifests}
-    good_reports = [rmm.validate(m).as_dict() for m in manifests]
+def file_mutations(path: Path) -> list[Callable[[], object]]:
+    """Every way an editor, a sync tool or a person changes the file under a server."""
 
     def replace_by_rename(text: str) -> None:
         spare = path.with_name("ROBOT.md.new")
         spare.write_text(text, encoding="utf-8")
         os.replace(spare, path)
 
-    mutations: list[Callable[[], object]] = [
+    return [
         lambda: path.write_text(ALT, encoding="utf-8"),  # in place: O_TRUNC, then the bytes
         lambda: os.truncate(path, len(ALT) // 2),
         lambda: os.truncate(path, 0),
@@ -312,28 +309,39 @@ def test_truncated_replaced_rewritten_and_deleted_while_requests_run(served: Res
         lambda: replace_by_rename(ALT),
         lambda: path.write_text(GOOD, encoding="utf-8"),
     ]
+
+
+def read_and_validate_once(server: RawServer, path: Path, outcomes: list[tuple[str, float]]) -> None:
+    """One read and one validate, each a right answer about some version or a one-line error."""
+    manifests = [rmm.parse(GOOD), rmm.parse(ALT)]
+    read = server.read(SAFETY)
+    if "result" in read:
+        assert read["result"]["contents"][0]["text"] in {rmm.VIEW["safety"].text(m) for m in manifests}
+        outcomes.append(("ok", server.last_elapsed))
+    else:
+        assert read["error"]["code"] == -32603, read
+        one_line(read["error"]["message"], "", path)
+        outcomes.append(("error", server.last_elapsed))
+    result = server.call("validate")["result"]
+    if result.get("isError"):
+        one_line(result["content"][0]["text"], "", path)
+    elif result["structuredContent"]["ok"]:
+        assert result["structuredContent"] in [rmm.validate(m).as_dict() for m in manifests]
+    else:  # a half-written body: a true report about those bytes
+        assert result["structuredContent"]["errors"]
+    outcomes.append(("tool", server.last_elapsed))
+
+
+def test_truncated_replaced_rewritten_and_deleted_while_requests_run(served: Respawned) -> None:
+    path, server = served.path, served.server
+    mutations = file_mutations(path)
     outcomes: list[tuple[str, float]] = []
     done = threading.Event()
     progress = threading.Condition()
 
     def hammer() -> None:
         while not done.is_set():
-            read = server.read(SAFETY)
-            if "result" in read:
-                assert read["result"]["contents"][0]["text"] in safety_texts
-                outcomes.append(("ok", server.last_elapsed))
-            else:
-                assert read["error"]["code"] == -32603, read
-                one_line(read["error"]["message"], "", path)
-                outcomes.append(("error", server.last_elapsed))
-            result = server.call("validate")["result"]
-            if result.get("isError"):
-                one_line(result["content"][0]["text"], "", path)
-            elif result["structuredContent"]["ok"]:
-                assert result["structuredContent"] in good_reports
-            else:  # a half-written body: a true report about those bytes
-                assert result["structuredContent"]["errors"]
-            outcomes.append(("tool", server.last_elapsed))
+            read_and_validate_once(server, path, outcomes)
             with progress:
                 progress.notify_all()
 
