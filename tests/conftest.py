@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import py_compile
 import shutil
 import subprocess
 import sys
@@ -37,6 +38,13 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     machine's cores, which overcommits a container limited to a few of them)."""
     usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
     return max(1, len(usable))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """SERVER imports the module from its cached bytecode: made here, once per run (not by each
+    xdist worker), whatever PYTHONDONTWRITEBYTECODE says."""
+    if not hasattr(config, "workerinput"):
+        py_compile.compile(str(ROOT / "robot_md_mcp.py"), doraise=True)
 
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX (FIFOs, ptys, setpriv, bash)")

@@ -29,9 +29,19 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 MODULE = ROOT / "robot_md_mcp.py"
 EXAMPLE = ROOT / "examples" / "bob.ROBOT.md"
-# This interpreter and the module, unless ROBOT_MD_MCP_TEST_PYTHON names another interpreter
-# (test_lazy_imports.py runs the default tier's servers under CPython 3.15 that way).
-SERVER = [os.environ.get("ROBOT_MD_MCP_TEST_PYTHON") or sys.executable, str(MODULE)]
+# This interpreter, unless ROBOT_MD_MCP_TEST_PYTHON names another one (test_lazy_imports.py runs the
+# default tier's servers under CPython 3.15 that way).
+PYTHON = os.environ.get("ROBOT_MD_MCP_TEST_PYTHON") or sys.executable
+# `python robot_md_mcp.py ARGS`, as users may run it: SCRIPT. Tests start the server as SERVER, the
+# same but for one thing: the module comes from its cached bytecode (conftest compiles it once per
+# run), where a script is compiled anew at every start - ~0.1 s of CPU, hundreds of starts a run.
+# sys.argv and sys.path[0] are what the script form gives the module.
+SCRIPT = [PYTHON, str(MODULE)]
+BOOT = (
+    "import os, sys; del sys.argv[0]; sys.path[0] = os.path.dirname(sys.argv[0]); "
+    "import robot_md_mcp; sys.exit(robot_md_mcp.main())"
+)
+SERVER = [PYTHON, "-c", BOOT, str(MODULE)]
 HANDSHAKE_VERSION = "2025-11-25"
 REQUEST_DEADLINE = 2.0  # seconds for any one request, however hostile the file
 INIT_PARAMS = {
@@ -118,17 +128,19 @@ def answers(*args: str | Path, messages: list[dict], **how: Any) -> tuple[dict[A
     return by_id, done.stderr, done.returncode
 
 
-# Runs the module as `python robot_md_mcp.py ARGS` would, and at exit writes its VmHWM to the
+# Runs the module as SERVER does, and at exit writes its VmHWM to the
 # file named in $WIRE_PEAK_FILE. (wait4's ru_maxrss cannot tell: Linux carries the parent's peak
 # across fork and exec.)
 _PEAK_WRAPPER = """
-import atexit, os, runpy, sys
+import atexit, os, sys
 def peak():
     with open(os.environ["WIRE_PEAK_FILE"], "w") as out, open("/proc/self/status") as status:
         out.write(next(row for row in status if row.startswith("VmHWM:")))
 atexit.register(peak)
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
+del sys.argv[0]
+sys.path[0] = os.path.dirname(sys.argv[0])
+import robot_md_mcp
+sys.exit(robot_md_mcp.main())
 """
 
 
