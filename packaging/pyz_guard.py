@@ -361,11 +361,11 @@ def copy_state(copy, uid):  # type: (str, Optional[int]) -> Verdict
 
 
 # --- 3. pruning other builds' unpacked copies, by age -------------------------------------------
-# Every run touches its own copy. Ours idle for MAX_IDLE (copies, lock files), half-made ones older
-# than MAX_UNPACK and half-pruned ones go; a copy is renamed first. Other programs' files stay.
+# Every run touches its own copy. Our copies idle for MAX_IDLE, half-made ones older than MAX_UNPACK
+# and half-pruned ones go; a copy is renamed first. Other programs' files stay.
 MAX_IDLE = 30 * 86400
 MAX_UNPACK = 3600
-OURS = r"^%s_[0-9a-f]{16}_[a-z0-9_]+-[a-z0-9_]+-cp\d+(\.tmp-\d+|\.pruning-\d+|\.lock)?$" % NAME
+OURS = r"^%s_[0-9a-f]{16}_[a-z0-9_]+-[a-z0-9_]+-cp\d+(\.tmp-\d+|\.pruning-\d+)?$" % NAME
 # Never through a link; on Windows, bytes as written.
 OPEN_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
@@ -406,40 +406,9 @@ def prune(root, ours, now=None):  # type: (str, str, Optional[float]) -> List[st
     return removed
 
 
-# --- 4. unpacking: one run at a time, into <copy>.tmp-<pid>, then one rename -----------------------
-# A run that finds another unpacking waits at most WAIT_LIMIT, saying so, then unpacks on its own.
-WAIT_LIMIT = 60
-
-
-def _try_lock(fd):  # type: (int) -> bool
-    try:
-        if sys.platform == "win32":
-            import msvcrt
-
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except (IOError, OSError):
-        return False
-
-
-def _lock(path, limit, copy):  # type: (str, float, str) -> Optional[int]
-    """An open file holding the lock on path, or None (after one line) if another run held it for
-    `limit` seconds. Closing the file releases it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | OPEN_FLAGS, 0o600)
-    deadline = time.time() + limit
-    if not _try_lock(fd):
-        sys.stderr.write("%s: waiting for another run unpacking to %s (at most %d s)\n" % (NAME, copy, limit))
-    while not _try_lock(fd):
-        if time.time() >= deadline:
-            sys.stderr.write("%s: gave up waiting after %d s; unpacking here too\n" % (NAME, limit))
-            os.close(fd)
-            return None
-        time.sleep(0.1)
-    return fd
+# --- 4. unpacking: into <copy>.tmp-<pid>, then one rename -------------------------------------------
+# Two first runs at once each unpack into their own .tmp; the first rename wins, the other run drops
+# its .tmp and uses the winner's copy.
 
 
 def _write_member(archive, root, info):  # type: (zipfile.ZipFile, str, zipfile.ZipInfo) -> None
@@ -456,17 +425,16 @@ def _write_member(archive, root, info):  # type: (zipfile.ZipFile, str, zipfile.
     os.chmod(path, (info.external_attr >> 16) & 0o755 or 0o644)  # the modes the build recorded
 
 
-def unpack(pyz, copy, dirs, target, wait_limit=WAIT_LIMIT):  # type: (str, str, List[str], str, float) -> bool
+def unpack(pyz, copy, dirs, target):  # type: (str, str, List[str], str) -> bool
     """Unpack the members of pyz that target (with platform directories dirs) runs as copy: into
-    copy.tmp-<pid>, then one rename. False if another run unpacked it meanwhile. A failure (a full
-    disk, a damaged file) is one line and exit 1, Ctrl-C exit 130, each leaving no .tmp behind."""
+    copy.tmp-<pid>, then one rename. False if another run's copy is there. A failure (a full disk, a
+    damaged file) is one line and exit 1, Ctrl-C exit 130, each leaving no .tmp behind."""
     import zipfile
 
-    fd, tmp = None, "%s.tmp-%d" % (copy, os.getpid())
+    tmp = "%s.tmp-%d" % (copy, os.getpid())
+    if os.path.lexists(copy):
+        return False
     try:
-        fd = _lock(copy + ".lock", wait_limit, copy)
-        if os.path.lexists(copy):
-            return False  # another run unpacked it while we waited
         os.mkdir(tmp, 0o700)  # stays 0700: only this user reads it
         with zipfile.ZipFile(pyz) as archive:
             names = set(archive.namelist())
@@ -484,9 +452,6 @@ def unpack(pyz, copy, dirs, target, wait_limit=WAIT_LIMIT):  # type: (str, str, 
         if not isinstance(error, (OSError, ValueError)) or type(error).__name__.startswith("BadZip"):
             why = "%s is damaged or incomplete (%s): download it again" % (pyz, error)
         raise SystemExit("%s: could not unpack to %s: %s" % (NAME, copy, why))  # noqa: B904
-    finally:
-        if fd is not None:
-            os.close(fd)  # releases flock and msvcrt locks alike
 
 
 def _rename(source, destination):  # type: (str, str) -> bool

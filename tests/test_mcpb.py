@@ -6,6 +6,7 @@ unpacked, serves a full MCP session when uv starts it as a host does, on a Pytho
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -15,7 +16,6 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -163,8 +163,10 @@ def canonical_pin(pin: str) -> str:
     return f"{re.sub(r'[-_.]+', '-', name).lower()}=={version}"
 
 
-def fake_pip(no_wheel: tuple[str, str] | None, asked: list) -> Callable[..., subprocess.CompletedProcess]:
-    """build_pyz.pip_download offline: an empty wheel per pin, or for `no_wheel` pip's failure."""
+def stub_pip(monkeypatch, no_wheel: tuple[str, str] | None = None) -> list[tuple[str, str]]:
+    """build_pyz.pip_download offline, in the build_pyz that build_mcpb imports (test_pyz.py loads
+    its own): an empty wheel per pin, or for `no_wheel` pip's failure. Returns the targets asked."""
+    asked: list[tuple[str, str]] = []
 
     def pip_download(target, dest: Path, requirements, *options: str) -> subprocess.CompletedProcess:
         asked.append(target)
@@ -176,14 +178,14 @@ def fake_pip(no_wheel: tuple[str, str] | None, asked: list) -> Callable[..., sub
             (dest / f"{name.replace('-', '_')}-{version}-py3-none-any.whl").write_bytes(b"")
         return subprocess.CompletedProcess([], 0, "", "")
 
-    return pip_download
+    monkeypatch.setattr(importlib.import_module("build_pyz"), "pip_download", pip_download)
+    return asked
 
 
 def test_the_range_is_the_cpythons_the_pyz_files_serve_each_resolved_everywhere(
     monkeypatch, tmp_path: Path
 ) -> None:
-    asked: list[tuple[str, str]] = []
-    monkeypatch.setattr(build_pyz, "pip_download", fake_pip(None, asked))
+    asked = stub_pip(monkeypatch)
     found = SpecifierSet(build_mcpb.requires_python(tmp_path))
     low, high = build_pyz.GUARD["SUPPORTED"]
     admitted = [f"3.{minor}" for minor in range(30) if f"3.{minor}" in found]
@@ -200,7 +202,7 @@ def test_a_pin_without_a_wheel_anywhere_stops_the_build_in_one_line(
 ) -> None:
     """Issue #18: the bundle admits no CPython for which uv would build a pin from source; one
     platform and CPython without a wheel stops the build, naming them and pip's reason."""
-    monkeypatch.setattr(build_pyz, "pip_download", fake_pip(no_wheel, []))
+    stub_pip(monkeypatch, no_wheel)
     with pytest.raises(SystemExit) as stopped:
         build_mcpb.build(tmp_path / "dist", tmp_path / "cache")
     message = str(stopped.value.code)
@@ -213,8 +215,7 @@ def test_a_pin_without_a_wheel_anywhere_stops_the_build_in_one_line(
 def test_a_floor_other_than_the_pyz_files_is_one_line(monkeypatch, tmp_path: Path) -> None:
     """pyproject.toml's floor (what pip and pipx install on) and the pyz files' oldest CPython agree."""
     monkeypatch.setattr(build_mcpb, "project", lambda: {"requires-python": ">=3.9"})
-    asked: list[tuple[str, str]] = []
-    monkeypatch.setattr(build_pyz, "pip_download", fake_pip(None, asked))
+    asked = stub_pip(monkeypatch)
     with pytest.raises(
         SystemExit, match=r"^build_mcpb: pyproject.toml's requires-python is \">=3\.9\", not "
     ):
