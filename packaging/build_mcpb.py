@@ -29,6 +29,7 @@ REGISTRY_SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/ser
 ICON = "packaging/mcpb/icon.png"
 ICON_TYPE = {"mimeType": "image/png", "sizes": ["512x512"]}
 RAW = "https://raw.githubusercontent.com"
+STDIO = {"transport": {"type": "stdio"}}  # how a host runs each package
 # What the bundle holds, from the repository root; manifest.json and pyproject.toml are written here.
 COPIED = {"robot_md_mcp.py": "robot_md_mcp.py", "schema.json": "schema.json", "icon.png": ICON}
 COPIED["LICENSE"] = "LICENSE"
@@ -42,8 +43,6 @@ def say(line: str) -> None:
 
 
 # --- what the project states once -------------------------------------------------------------------
-
-
 def project() -> dict[str, Any]:
     """pyproject.toml's [project] table."""
     with (ROOT / "pyproject.toml").open("rb") as f:
@@ -87,8 +86,6 @@ def template() -> dict[str, Any]:
 
 
 # --- which CPythons the bundle admits --------------------------------------------------------------
-
-
 def requires_python(cache: Path) -> str:
     """The CPythons the pyz files serve, once every pin has a wheel for each of them on every
     platform (issue #18: uv then never builds one from source), found as the pyz build finds its
@@ -110,8 +107,6 @@ def requires_python(cache: Path) -> str:
 
 
 # --- manifest.json, pyproject.toml and server.json --------------------------------------------------
-
-
 def prompt_text(prompt: Any) -> str:
     """The manifest's `text` for a prompt (the schema requires one). The server writes the real
     prompt from the ROBOT.md when asked (prompts/get); this names it and its arguments."""
@@ -173,16 +168,12 @@ def server_json(bundle_sha256: str | None = None) -> dict[str, Any]:
     argument: dict[str, Any] = {"type": "positional", "valueHint": "robot_md_path"}
     argument |= {"description": "Path to the robot's ROBOT.md manifest (or a folder holding one)"}
     argument |= {"format": "filepath", "isRequired": True}
-    pypi: dict[str, Any] = {
-        "registryType": "pypi",
-        "registryBaseUrl": "https://pypi.org",
-        "identifier": meta["name"],
-    }
-    pypi |= {"version": version, "runtimeHint": "uvx", "transport": {"type": "stdio"}}
-    packages: list[dict[str, Any]] = [pypi | {"packageArguments": [argument]}]
+    pypi: dict[str, Any] = {"registryType": "pypi", "registryBaseUrl": "https://pypi.org"}
+    pypi |= {"identifier": meta["name"], "version": version, "runtimeHint": "uvx"}
+    packages: list[dict[str, Any]] = [pypi | STDIO | {"packageArguments": [argument]}]
     if bundle_sha256 is not None:
         bundle = {"registryType": "mcpb", "identifier": release_url(version), "version": version}
-        packages.append(bundle | {"fileSha256": bundle_sha256, "transport": {"type": "stdio"}})
+        packages.append(bundle | {"fileSha256": bundle_sha256} | STDIO)
     return {
         "$schema": REGISTRY_SCHEMA,
         "name": f"io.github.{github_repository()}",  # what GitHub OIDC login may publish
@@ -202,8 +193,6 @@ def dump(data: dict[str, Any]) -> str:
 
 
 # --- building ---------------------------------------------------------------------------------------
-
-
 def contents(python_range: str) -> dict[str, bytes]:
     """Every file of the bundle, by name; the manifest validated."""
     made = manifest(python_range)

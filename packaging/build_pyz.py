@@ -1,7 +1,6 @@
 """Build robot-md-mcp's zipapps: dist/robot-md-mcp.pyz for every supported machine, plus one slim pyz
 per (platform, CPython) target. Run by `./build.sh pyz` in a venv holding shiv==1.0.8 and packaging;
-docs/packaging.md says what each step does and why.
-"""
+docs/packaging.md says what each step does and why."""
 
 from __future__ import annotations
 
@@ -49,6 +48,7 @@ TARGETS = [(plat, py) for plat in PLATFORMS for py in PYTHONS]
 NATIVE = (".so", ".pyd", ".dll", ".dylib")
 Target = tuple[str, str]  # (platform key, "3.X")
 Wheels = dict[Target, list[Path]]
+Targets = dict[str, dict[str, Any]]  # pyz_guard.TARGETS: {platform key: {"pythons": [...], ...}}
 
 # Never imported when serving: test suites, type stubs, bytecode, and the wheel bookkeeping that
 # differs per wheel build (a zipapp is never pip-uninstalled; SBOMs carry random serial numbers).
@@ -56,19 +56,9 @@ DROP_DIRS = {"__pycache__", "tests", "test", "benchmarks"}
 DROP_FILES = ("*.pyi", "*.pyc", *(f"*.dist-info/{n}" for n in ("RECORD", "WHEEL", "INSTALLER", "sboms/*")))
 # pywin32 is ~15 MB per CPython; mcp.os.win32.utilities imports pywintypes, win32api, win32con and
 # win32job, and those need _win32sysloader, pywintypes3XY.dll and the bootstrap that pywin32.pth runs.
-PYWIN32_KEEP = (
-    "pywin32.pth",
-    "pywin32-*.dist-info/*",
-    "pywin32_system32/pywintypes3*.dll",
-    "win32/License.txt",
-    "win32/_win32sysloader*.pyd",
-    "win32/win32api*.pyd",
-    "win32/win32job*.pyd",
-    "win32/lib/pywin32_bootstrap.py",
-    "win32/lib/pywintypes.py",
-    "win32/lib/win32con.py",
-    "win32/lib/winerror.py",
-)
+PYWIN32_KEEP = """pywin32.pth pywin32-*.dist-info/* pywin32_system32/pywintypes3*.dll win32/License.txt
+win32/_win32sysloader*.pyd win32/win32api*.pyd win32/win32job*.pyd win32/lib/pywin32_bootstrap.py
+win32/lib/pywintypes.py win32/lib/win32con.py win32/lib/winerror.py""".split()
 
 
 class BuildError(Exception):
@@ -80,8 +70,6 @@ def target_name(target: Target) -> str:
 
 
 # --- 1. which wheels --------------------------------------------------------------------------------
-
-
 def marker_env(target: Target) -> dict[str, str]:
     plat, py = target
     system, os_name = SYSTEM[plat.split("-")[0]]
@@ -108,12 +96,10 @@ def pins_for(target: Target, constraints: Path = HERE / "constraints.txt") -> di
     return pins
 
 
-def pip_download(
-    target: Target, dest: Path, requirements: Iterable[str], *options: str
-) -> subprocess.CompletedProcess[str]:
+def pip_download(target: Target, dest: Path, requirements: Iterable[str]) -> subprocess.CompletedProcess[str]:
     """`pip download --no-deps` of requirements as wheels for target (pip ranks tags by --platform order)."""
     plat, py = target
-    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", *options]
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
     cmd += ["--no-deps", "--only-binary=:all:", "--implementation", "cp", "--python-version", py]
     cmd += ["--abi", "cp" + py.replace(".", ""), "--dest", str(dest)]
     for tag in PLATFORMS[plat][0]:
@@ -125,9 +111,8 @@ def resolve(target: Target, cache: Path) -> list[Path]:
     """The wheels of target's pins, listed under a key of all that shaped pip's choice: the result
     never depends on which other wheels are cached."""
     inputs = (HERE / "constraints.txt").read_text() + json.dumps(PLATFORMS[target[0]][0])
-    listing = (
-        cache / "resolved" / f"{target_name(target)}-{hashlib.sha256(inputs.encode()).hexdigest()[:16]}.txt"
-    )
+    key = hashlib.sha256(inputs.encode()).hexdigest()[:16]
+    listing = cache / "resolved" / f"{target_name(target)}-{key}.txt"
     wheels = [cache / name for name in listing.read_text().split()] if listing.exists() else []
     if wheels and all(w.exists() for w in wheels):
         return wheels
@@ -201,8 +186,6 @@ def check_closed(target: Target, wheels: list[Path]) -> None:
 
 
 # --- 2. one tree -----------------------------------------------------------------------------------
-
-
 def keep(dist: str, path: str) -> bool:
     if DROP_DIRS & set(path.split("/")[1:-1]) or any(fnmatch.fnmatch(path, p) for p in DROP_FILES):
         return False
@@ -211,17 +194,14 @@ def keep(dist: str, path: str) -> bool:
 
 # Mach-O CPU types: a universal2 (fat) binary carries both; each Mac needs only its own slice.
 MACHO_CPU = {"darwin-arm64": 0x0100000C, "darwin-x86_64": 0x01000007}
+FAT_MAGIC = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")  # a fat Mach-O header: 32-bit and 64-bit offsets
 
 
 def read(z: zipfile.ZipFile, member: str, cpu: int | None) -> bytes:
     """A member's bytes; of a fat Mach-O file only cpu's slice (what `lipo -thin` writes; each slice
     carries its own code signature). cryptography's last Intel-Mac wheels are universal2."""
     data = z.read(member)
-    if (
-        cpu is None
-        or not member.endswith(NATIVE)
-        or data[:4] not in (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")
-    ):
+    if cpu is None or not member.endswith(NATIVE) or data[:4] not in FAT_MAGIC:
         return data
     entry = struct.Struct(">iiQQII" if data[3] == 0xBF else ">iiIII")
     for i in range(int.from_bytes(data[4:8], "big")):
@@ -268,10 +248,7 @@ def plan(wheels: Wheels) -> tuple[Layout, Users]:
                 # land in the same directory as the packages they name.
                 if owner.setdefault(path.split("/")[0], dist) != dist:
                     raise BuildError(f"{dist} and {owner[path.split('/')[0]]} both install {path}")
-                entry = trees[dist].setdefault(t, {})
-                if path in entry and entry[path][0] != digest:
-                    raise BuildError(f"{target_name(t)}: two wheels install different {path}")
-                entry[path] = (digest, wheel, member, cpu)
+                trees[dist].setdefault(t, {})[path] = (digest, wheel, member, cpu)
     layout: Layout = {}
     users: Users = defaultdict(set)
     for top in sorted(trees):
@@ -360,8 +337,6 @@ def write_tree(layout: Layout, site: Path) -> None:
 
 
 # --- 3. zip ----------------------------------------------------------------------------------------
-
-
 def _oldest_system(wheel: Path, prefix: str) -> list[int] | None:
     """The oldest glibc or macOS ([2, 17], [11, 0]) the wheel's tags accept, or None."""
     found = []
@@ -372,9 +347,9 @@ def _oldest_system(wheel: Path, prefix: str) -> list[int] | None:
     return min(found, default=None)
 
 
-def guard_targets(wheels: Wheels) -> dict[str, dict[str, Any]]:
+def guard_targets(wheels: Wheels) -> Targets:
     """pyz_guard.TARGETS: per platform its CPythons and the newest glibc or macOS any wheel needs."""
-    info: dict[str, dict[str, Any]] = {}
+    info: Targets = {}
     for (plat, py), ws in sorted(wheels.items()):
         entry = info.setdefault(plat, {"pythons": []})
         entry["pythons"].append(py)
@@ -393,21 +368,13 @@ INDEX = GUARD["INDEX"]
 DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
 # A file cut short (a broken download) is no zip to Python, which then reads it as source: the coding
 # line makes that one line naming the problem instead of a SyntaxError about null bytes.
-SHEBANG = (
-    b"#!/usr/bin/env python3\n# -*- coding: robot-md-mcp.pyz-is-damaged-or-incomplete.download-it-again -*-\n"
-)
+SHEBANG = b"#!/usr/bin/env python3\n"
+SHEBANG += b"# -*- coding: robot-md-mcp.pyz-is-damaged-or-incomplete.download-it-again -*-\n"
+# Bytes a pyz may take, in MB (a slim one: 16): a Pi's SD card and a download on a slow link feel it.
+BUDGET_MB = {"robot-md-mcp.pyz": 120}
 
 
-def shiv(site: Path, out: Path) -> None:
-    """Zip the tree with shiv's documented command line: finish() rewrites the zip."""
-    cmd = [sys.executable, "-m", "shiv", "--site-packages", str(site), "--reproducible"]
-    cmd += ["-e", "robot_md_mcp:main", "-p", "/usr/bin/env python3", "-o", str(out)]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode:
-        raise BuildError(f"shiv failed: {(done.stdout + done.stderr)[-2000:]}")
-
-
-def entry(targets: dict[str, dict[str, Any]], build_id: str) -> bytes:
+def entry(targets: Targets, build_id: str) -> bytes:
     """pyz_guard.py with this build's targets and id: the pyz's __main__.py."""
     text = (HERE / "pyz_guard.py").read_text()
     for placeholder in ENTRY_PLACEHOLDERS:
@@ -427,9 +394,7 @@ def index(users: Users, targets: list[Target]) -> bytes:
     return json.dumps({"only": only}, sort_keys=True, separators=(",", ":")).encode()
 
 
-def finish(
-    shiv_out: Path, site: Path, out: Path, targets: dict[str, dict[str, Any]], pyz_index: bytes
-) -> None:
+def finish(shiv_out: Path, site: Path, out: Path, targets: Targets, pyz_index: bytes) -> None:
     """Rewrite shiv's zip as the pyz: its site-packages, the bytecode in site, the index and our
     entry as __main__.py, whose build id digests everything it unpacks (docs/packaging.md)."""
     with zipfile.ZipFile(shiv_out) as shiv_zip:
@@ -500,12 +465,11 @@ def session_files(host: Target, wheels: list[Path]) -> list[str]:
         write_tree(plan({host: wheels})[0], site)
         command = [sys.executable, "-c", RECORD, str(site)]
         env = {**os.environ, "RECORD_TO": str(record_to)}
-        for argv in (
-            [*command, "validate", str(EXAMPLE)],
-            [*command, "render", str(EXAMPLE)],
-            [sys.executable, str(SESSION), "--", *command, str(EXAMPLE)],
-        ):
-            done = subprocess.run(argv, env=env, cwd=work, capture_output=True, text=True, timeout=300)
+        session = [sys.executable, str(SESSION), "--", *command]
+        for argv in ([*command, "validate"], [*command, "render"], session):
+            done = subprocess.run(
+                [*argv, str(EXAMPLE)], env=env, cwd=work, capture_output=True, text=True, timeout=300
+            )
             if done.returncode:
                 raise BuildError(f"recording a session failed: {(done.stdout + done.stderr)[-2000:]}")
         return sorted(set(record_to.read_text().split()))
@@ -523,22 +487,26 @@ def compile_bytecode(site: Path, python: str, loaded: list[str]) -> None:
     paths = json.dumps([p for p in loaded if (site / p).is_file()])
     # A fixed hash seed: frozenset constants (`x in {"a", "b"}`) are marshalled in hash order.
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    done = subprocess.run(
-        [python, "-c", script, str(site)], input=paths, capture_output=True, text=True, env=env
-    )
+    command = [python, "-c", script, str(site)]
+    done = subprocess.run(command, input=paths, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise BuildError(f"compiling bytecode with {python} failed: {(done.stdout + done.stderr)[-2000:]}")
 
 
 def build_one(wheels: Wheels, out: Path, bytecode: str | None = None, loaded: tuple[str, ...] = ()) -> Path:
     with tempfile.TemporaryDirectory() as work:
-        site = Path(work) / "site"
+        site, zipped = Path(work) / "site", Path(work) / "shiv.pyz"
         layout, users = plan(wheels)
         write_tree(layout, site)
-        shiv(site, Path(work) / "shiv.pyz")
+        # shiv zips the tree through its documented command line; finish() rewrites that zip.
+        cmd = [sys.executable, "-m", "shiv", "--site-packages", str(site), "--reproducible"]
+        cmd += ["-e", "robot_md_mcp:main", "-p", "/usr/bin/env python3", "-o", str(zipped)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode:
+            raise BuildError(f"shiv failed: {(done.stdout + done.stderr)[-2000:]}")
         if bytecode and loaded:
             compile_bytecode(site, bytecode, list(loaded))
-        finish(Path(work) / "shiv.pyz", site, out, guard_targets(wheels), index(users, sorted(wheels)))
+        finish(zipped, site, out, guard_targets(wheels), index(users, sorted(wheels)))
     return out
 
 
@@ -549,37 +517,23 @@ def build_all(wheels: Wheels, dist: Path, version: str) -> None:
     host = (key, f"{sys.version_info[0]}.{sys.version_info[1]}")  # the target this build runs as?
     pythons, cpython = interpreters(), sys.implementation.name == "cpython"
     loaded = tuple(session_files(host, wheels[host])) if host in TARGETS and cpython else ()
-    print(
-        f"a session loads {len(loaded)} files; bytecode for them in the slim pyz for CPython"
-        f" {', '.join(pythons) if loaded else '(none: this CPython is no target)'}",
-        flush=True,
-    )
+    made_by = ", ".join(pythons) if loaded else "(none: this CPython is no target)"
+    said = f"a session loads {len(loaded)} files; bytecode for them in the slim pyz for CPython {made_by}"
+    print(said, flush=True)
     with concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1) as pool:
-        slim = [
-            pool.submit(
-                build_one,
-                {t: wheels[t]},
-                dist / f"robot-md-mcp-{version}-{GROUPINGS['python'](t)}-{PLATFORMS[t[0]][2]}.pyz",
-                pythons.get(t[1]),
-                loaded,
-            )
-            for t in TARGETS
-        ]
+        slim: list[concurrent.futures.Future[Path]] = []
+        for t in TARGETS:
+            name = f"robot-md-mcp-{version}-{GROUPINGS['python'](t)}-{PLATFORMS[t[0]][2]}.pyz"
+            slim.append(pool.submit(build_one, {t: wheels[t]}, dist / name, pythons.get(t[1]), loaded))
         build_one(wheels, dist / "robot-md-mcp.pyz")
         for job in slim:
             job.result()
 
 
-def size_budget(pyz: Path) -> float:
-    """Bytes a pyz may take: a Pi's SD card and a download on a slow link both feel it."""
-    return 120e6 if pyz.name == "robot-md-mcp.pyz" else 16e6
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--project-wheel", type=Path, required=True)
-    parser.add_argument("--dist", type=Path, required=True)
-    parser.add_argument("--cache", type=Path, required=True)
+    for option in ("--project-wheel", "--dist", "--cache"):
+        parser.add_argument(option, type=Path, required=True)
     args = parser.parse_args()
     started = time.monotonic()
     try:
@@ -596,9 +550,10 @@ def main() -> int:
     for p in pyzs:
         print(f"{p.stat().st_size / 1e6:7.1f} MB  {p}")
     print(f"built {len(pyzs)} pyz in {time.monotonic() - started:.0f} s")
-    over = [p for p in pyzs if p.stat().st_size > size_budget(p)]
+    budget = {p: BUDGET_MB.get(p.name, 16) for p in pyzs}
+    over = [p for p in pyzs if p.stat().st_size > budget[p] * 1e6]
     for p in over:
-        print(f"build_pyz: {p.name} is over its {size_budget(p) / 1e6:.0f} MB budget", file=sys.stderr)
+        print(f"build_pyz: {p.name} is over its {budget[p]} MB budget", file=sys.stderr)
     return 1 if over else 0
 
 

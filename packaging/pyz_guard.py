@@ -25,7 +25,6 @@ if MYPY:  # for mypy only: CPython 2.7 has no typing module
 NAME = "robot-md-mcp"
 # The CPythons the pyz files serve, 3.10 to 3.15: the one place the range is named.
 SUPPORTED = (10, 15)
-# {platform key: Target}, filled in per build.
 TARGETS = {}  # type: Dict[str, Target]  # build_pyz.py fills this in
 # A digest of everything this file unpacks (and of this file): names the unpacked copy.
 BUILD_ID = "0" * 16  # build_pyz.py fills this in
@@ -41,8 +40,6 @@ SPELLED = {
 
 
 # --- 1. can this file serve this interpreter? ----------------------------------------------------
-
-
 def platform_key(sys_platform, machine, pointer_bits):  # type: (str, str, int) -> Optional[str]
     """`<sys.platform>-<machine>` as the pyz names its platform directories (linux-aarch64,
     darwin-arm64, win32-amd64), or None. A 32-bit interpreter on a 64-bit kernel is 32-bit."""
@@ -130,23 +127,17 @@ def check(this, targets=None, path=None):
     key = platform_key(this["sys_platform"], this["machine"], this["pointer_bits"])
     target = targets.get(key) if key else None
     problem = _system_problem(target, this["libc"], this["os_release"]) if target else None
-    implementation, version = this["implementation"], this["version"]
-    if target and not problem and implementation == "cpython" and "%d.%d" % version[:2] in target["pythons"]:
-        if not this["free_threaded"]:
-            return key, None
+    implementation, version, gil = this["implementation"], this["version"], not this["free_threaded"]
+    served = target and not problem and "%d.%d" % version[:2] in target["pythons"]
+    if served and implementation == "cpython" and gil:
+        return key, None
     flavour = implementation if implementation == "cpython" else implementation + " (not CPython)"
-    return None, "%s: %s %s; this is %s %s%s %s on %s %s - %s" % (
-        NAME,
-        "this file is for" if is_slim(targets) else "needs",
-        supported(targets),
-        sys.executable or "python",
-        flavour,
-        " free-threaded" if this["free_threaded"] else "",
-        ".".join(map(str, version[:3])),
-        this["sys_platform"],
-        this["machine"] or "?",
-        problem or _advice(this, key, target, targets, path),
-    )
+    flavour += "" if gil else " free-threaded"
+    machine, why = this["machine"] or "?", problem or _advice(this, key, target, targets, path)
+    release = ".".join(map(str, version[:3]))
+    what = (sys.executable or "python", flavour, release, this["sys_platform"], machine, why)
+    needs = "this file is for" if is_slim(targets) else "needs"
+    return None, "%s: %s %s; this is %s %s %s on %s %s - %s" % ((NAME, needs, supported(targets)) + what)
 
 
 def supported(targets):  # type: (Dict[str, Target]) -> str
@@ -217,8 +208,6 @@ def wanted(member, dirs, target="", only=None):
 # --- 2. where to unpack: a folder no other user can change ---------------------------------------
 # Every folder on the way is reached from / with lstat; a link is followed only if root or we own it;
 # what goes on sys.path is the real path that was checked (docs/packaging.md says why).
-
-
 def _parts(path):  # type: (str) -> List[str]
     return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
 
@@ -228,11 +217,8 @@ def _writable_by_others(path, st, owners):  # type: (str, os.stat_result, Tuple[
     if st.st_uid not in owners:
         return "%s belongs to another user (uid %d)" % (path, st.st_uid)
     if st.st_mode & 0o022 and (len(owners) == 1 or not st.st_mode & stat.S_ISVTX):
-        return "%s can be changed by other users (mode %o%s)" % (
-            path,
-            stat.S_IMODE(st.st_mode),
-            "; `chmod go-w` it" if len(owners) == 1 else "",
-        )
+        hint = "; `chmod go-w` it" if len(owners) == 1 else ""
+        return "%s can be changed by other users (mode %o%s)" % (path, stat.S_IMODE(st.st_mode), hint)
     return None
 
 
@@ -333,11 +319,8 @@ def unpack_root(environ, uid, home=None):
         skipped.append(problem or "")
     if environ.get("SHIV_ROOT"):
         return None, "%s: cannot unpack into SHIV_ROOT: %s" % (NAME, skipped[0])
-    why = "; ".join(skipped)
-    return None, "%s: no safe folder to unpack into (%s); set SHIV_ROOT to a folder only you can write" % (
-        NAME,
-        why,
-    )
+    advice = "set SHIV_ROOT to a folder only you can write"
+    return None, "%s: no safe folder to unpack into (%s); %s" % (NAME, "; ".join(skipped), advice)
 
 
 def copy_state(copy, uid):  # type: (str, Optional[int]) -> Verdict
@@ -347,9 +330,8 @@ def copy_state(copy, uid):  # type: (str, Optional[int]) -> Verdict
         try:
             st = os.lstat(path)
         except OSError:
-            if path == copy:
-                return "absent", None
-            return None, "%s: %s is incomplete (no site-packages): remove it" % (NAME, copy)
+            incomplete = "%s: %s is incomplete (no site-packages): remove it" % (NAME, copy)
+            return ("absent", None) if path == copy else (None, incomplete)
         why = None if stat.S_ISDIR(st.st_mode) else "not a folder (a link?)"
         if uid is not None and st.st_uid != uid:
             why = why or "another user (uid %d) made it" % st.st_uid
@@ -393,9 +375,8 @@ def prune(root, ours, now=None):  # type: (str, str, Optional[float]) -> List[st
             if path == ours or not stale(name, now - os.lstat(path).st_mtime):
                 continue
             if os.path.isdir(path) and not os.path.islink(path):
-                doomed = (
-                    path if ".pruning-" in name else "%s.pruning-%d" % (path.split(".tmp-")[0], os.getpid())
-                )
+                base = path.split(".tmp-")[0]
+                doomed = path if ".pruning-" in name else "%s.pruning-%d" % (base, os.getpid())
                 os.rename(path, doomed)  # atomic: a new run of that build now unpacks anew
                 shutil.rmtree(doomed, ignore_errors=True)
             else:
@@ -409,8 +390,6 @@ def prune(root, ours, now=None):  # type: (str, str, Optional[float]) -> List[st
 # --- 4. unpacking: into <copy>.tmp-<pid>, then one rename -------------------------------------------
 # Two first runs at once each unpack into their own .tmp; the first rename wins, the other run drops
 # its .tmp and uses the winner's copy.
-
-
 def _write_member(archive, root, info):  # type: (zipfile.ZipFile, str, zipfile.ZipInfo) -> None
     """Write one member under root; only names inside root (our own zips never have others)."""
     parts = info.filename.rstrip("/").split("/")
@@ -432,8 +411,6 @@ def unpack(pyz, copy, dirs, target):  # type: (str, str, List[str], str) -> bool
     import zipfile
 
     tmp = "%s.tmp-%d" % (copy, os.getpid())
-    if os.path.lexists(copy):
-        return False
     try:
         os.mkdir(tmp, 0o700)  # stays 0700: only this user reads it
         with zipfile.ZipFile(pyz) as archive:
@@ -472,19 +449,14 @@ def _rename(source, destination):  # type: (str, str) -> bool
 
 
 # --- 5. sys.path, and handing over -----------------------------------------------------------------
-
-
 def activate(site_dir, dirs):  # type: (str, List[str]) -> List[str]
     """Put the platform directories of dirs that exist (most specific first), then the shared tree,
     on sys.path ahead of the interpreter's own site-packages, running their .pth files (pywin32's) as
     site.addsitedir does. Returns the platform directories used."""
     used = [d for d in dirs if os.path.isdir(os.path.join(site_dir, *d.split("/")))]
     length = len(sys.path)
-    index = length
-    for i, entry in enumerate(sys.path):
-        if os.path.basename(entry.rstrip("/\\")) in ("site-packages", "dist-packages"):
-            index = i
-            break
+    names = [os.path.basename(entry.rstrip("/\\")) for entry in sys.path]
+    index = next((i for i, n in enumerate(names) if n in ("site-packages", "dist-packages")), length)
     for folder in [os.path.join(site_dir, *d.split("/")) for d in used] + [site_dir]:
         site.addsitedir(folder)
     sys.path[:] = sys.path[:index] + sys.path[length:] + sys.path[index:length]
