@@ -49,6 +49,10 @@ NATIVE = (".so", ".pyd", ".dll", ".dylib")
 Target = tuple[str, str]  # (platform key, "3.X")
 Wheels = dict[Target, list[Path]]
 Targets = dict[str, dict[str, Any]]  # pyz_guard.TARGETS: {platform key: {"pythons": [...], ...}}
+Place = tuple[str, str]  # (dir, path): dir "" is the shared tree, else "_platform/<key>"
+Layout = dict[Place, tuple[Path, str, int | None]]  # -> (wheel, member, Mac CPU)
+Users = dict[Place, set[Target]]  # -> the targets that use it
+Tree = dict[Target, dict[str, tuple[str, Path, str, int | None]]]  # target -> path -> (sha256, wheel, ...)
 
 # Never imported when serving: test suites, type stubs, bytecode, and the wheel bookkeeping that
 # differs per wheel build (a zipapp is never pip-uninstalled; SBOMs carry random serial numbers).
@@ -59,6 +63,42 @@ DROP_FILES = ("*.pyi", "*.pyc", *(f"*.dist-info/{n}" for n in ("RECORD", "WHEEL"
 PYWIN32_KEEP = """pywin32.pth pywin32-*.dist-info/* pywin32_system32/pywintypes3*.dll win32/License.txt
 win32/_win32sysloader*.pyd win32/win32api*.pyd win32/win32job*.pyd win32/lib/pywin32_bootstrap.py
 win32/lib/pywintypes.py win32/lib/win32con.py win32/lib/winerror.py""".split()
+# Mach-O CPU types: a universal2 (fat) binary carries both; each Mac needs only its own slice.
+MACHO_CPU = {"darwin-arm64": 0x0100000C, "darwin-x86_64": 0x01000007}
+FAT_MAGIC = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")  # a fat Mach-O header: 32-bit and 64-bit offsets
+# The lines of pyz_guard.py that the build fills in, and the zip's own constants.
+ENTRY_PLACEHOLDERS = (
+    "TARGETS = {}  # type: Dict[str, Target]  # build_pyz.py fills this in",
+    'BUILD_ID = "0" * 16  # build_pyz.py fills this in',
+)
+INDEX = GUARD["INDEX"]
+DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
+# A file cut short (a broken download) is no zip to Python, which then reads it as source: the coding
+# line makes that one line naming the problem instead of a SyntaxError about null bytes.
+SHEBANG = b"#!/usr/bin/env python3\n"
+SHEBANG += b"# -*- coding: robot-md-mcp.pyz-is-damaged-or-incomplete.download-it-again -*-\n"
+# Bytes a pyz may take, in MB (a slim one: 16): a Pi's SD card and a download on a slow link feel it.
+BUDGET_MB = {"robot-md-mcp.pyz": 120}
+# What a session loads, found by running one (session_files).
+EXAMPLE = HERE.parent / "examples" / "bob.ROBOT.md"
+SESSION = HERE.parent / "tests" / "pyz_session.py"  # standard library only: drives a full stdio session
+# `python -c RECORD SITE ARGS...`: robot-md-mcp ARGS... from the tree SITE, appending at exit the files
+# of SITE it loaded to $RECORD_TO.
+RECORD = """
+import atexit, os, sys
+site = os.path.realpath(sys.argv[1])
+def record():
+    with open(os.environ["RECORD_TO"], "a") as out:
+        for module in list(sys.modules.values()):
+            path = os.path.realpath(getattr(module, "__file__", None) or os.sep)
+            if path.startswith(site + os.sep) and path.endswith(".py"):
+                out.write(os.path.relpath(path, site).replace(os.sep, "/") + "\\n")
+atexit.register(record)
+sys.path.insert(0, site)
+sys.argv = ["robot-md-mcp", *sys.argv[2:]]
+import robot_md_mcp
+sys.exit(robot_md_mcp.main())
+"""
 
 
 class BuildError(Exception):
@@ -192,11 +232,6 @@ def keep(dist: str, path: str) -> bool:
     return dist != "pywin32" or any(fnmatch.fnmatch(path, p) for p in PYWIN32_KEEP)
 
 
-# Mach-O CPU types: a universal2 (fat) binary carries both; each Mac needs only its own slice.
-MACHO_CPU = {"darwin-arm64": 0x0100000C, "darwin-x86_64": 0x01000007}
-FAT_MAGIC = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")  # a fat Mach-O header: 32-bit and 64-bit offsets
-
-
 def read(z: zipfile.ZipFile, member: str, cpu: int | None) -> bytes:
     """A member's bytes; of a fat Mach-O file only cpu's slice (what `lipo -thin` writes; each slice
     carries its own code signature). cryptography's last Intel-Mac wheels are universal2."""
@@ -228,22 +263,25 @@ def wheel_files(wheel: Path, cpu: int | None = None) -> dict[str, tuple[str, str
     return files
 
 
-Place = tuple[str, str]  # (dir, path): dir "" is the shared tree, else "_platform/<key>"
-Layout = dict[Place, tuple[Path, str, int | None]]  # -> (wheel, member, Mac CPU)
-Users = dict[Place, set[Target]]  # -> the targets that use it
-Tree = dict[Target, dict[str, tuple[str, Path, str, int | None]]]  # target -> path -> (sha256, wheel, ...)
-
-
 def plan(wheels: Wheels) -> tuple[Layout, Users]:
     """Where each file of each target's wheels goes in the merged tree, and who uses it."""
     targets = sorted(wheels)
     trees: dict[str, Tree] = defaultdict(dict)
     owner: dict[str, str] = {}
+    # Only native code may differ between targets; other files only where constraints.txt pins
+    # different releases (3.10's older ones, Intel Macs' cryptography).
+    first: dict[tuple[str, str], tuple[str, Target]] = {}
     for t in targets:
         cpu = MACHO_CPU.get(t[0])
         for wheel in wheels[t]:
-            dist = parse_wheel_filename(wheel.name)[0]
+            dist, release = parse_wheel_filename(wheel.name)[0], "-".join(wheel.name.split("-")[:2])
             for path, (digest, member) in wheel_files(wheel, cpu).items():
+                seen = first.setdefault((release, path), (digest, t))
+                if seen[0] != digest and not path.endswith(NATIVE):
+                    raise BuildError(
+                        f"collision: {path} from {release} differs between {target_name(seen[1])} and"
+                        f" {target_name(t)}, and it is not native code: teach build_pyz.py why that is safe"
+                    )
                 # A distribution moves as one unit: pywin32.pth's relative paths, for one, must
                 # land in the same directory as the packages they name.
                 if owner.setdefault(path.split("/")[0], dist) != dist:
@@ -281,7 +319,6 @@ def place(tree: Tree, targets: list[Target]) -> dict[str, list[Target]]:
     it is not restricted to some platforms or CPythons, else the coarsest split that agrees (by
     CPython, platform or both); the most common content stays shared (docs/packaging.md)."""
     present = sorted(tree)
-    _check_differences(tree, present)
     restricted = set()
     for how in ("python", "platform") if len(present) < len(targets) else ():
         if {t for t in targets if GROUPINGS[how](t) in {GROUPINGS[how](p) for p in present}} == set(present):
@@ -306,21 +343,6 @@ def place(tree: Tree, targets: list[Target]) -> dict[str, list[Target]]:
                 del result["_platform/" + key]
         result[""] = shared
     return result
-
-
-def _check_differences(tree: Tree, present: list[Target]) -> None:
-    """Allowed to differ: native code; other files only where constraints.txt pins different
-    releases (3.10's older ones, Intel Macs' cryptography)."""
-    seen: dict[tuple[str, str], tuple[str, Target]] = {}
-    for t in present:
-        for path, (digest, wheel, *_) in tree[t].items():
-            release = "-".join(wheel.name.split("-")[:2])
-            first = seen.setdefault((release, path), (digest, t))
-            if first[0] != digest and not path.endswith(NATIVE):
-                raise BuildError(
-                    f"collision: {path} from {release} differs between {target_name(first[1])} and"
-                    f" {target_name(t)}, and it is not native code: teach build_pyz.py why that is safe"
-                )
 
 
 def write_tree(layout: Layout, site: Path) -> None:
@@ -358,20 +380,6 @@ def guard_targets(wheels: Wheels) -> Targets:
             if needs:
                 entry[field] = max([entry.get(field, [0, 0]), *needs])
     return info
-
-
-ENTRY_PLACEHOLDERS = (
-    "TARGETS = {}  # type: Dict[str, Target]  # build_pyz.py fills this in",
-    'BUILD_ID = "0" * 16  # build_pyz.py fills this in',
-)
-INDEX = GUARD["INDEX"]
-DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
-# A file cut short (a broken download) is no zip to Python, which then reads it as source: the coding
-# line makes that one line naming the problem instead of a SyntaxError about null bytes.
-SHEBANG = b"#!/usr/bin/env python3\n"
-SHEBANG += b"# -*- coding: robot-md-mcp.pyz-is-damaged-or-incomplete.download-it-again -*-\n"
-# Bytes a pyz may take, in MB (a slim one: 16): a Pi's SD card and a download on a slow link feel it.
-BUDGET_MB = {"robot-md-mcp.pyz": 120}
 
 
 def entry(targets: Targets, build_id: str) -> bytes:
@@ -435,27 +443,6 @@ def interpreters() -> dict[str, str]:
         if done.returncode == 0 and done.stdout.split() == ["cpython", py]:
             found[py] = exe
     return found
-
-
-EXAMPLE = HERE.parent / "examples" / "bob.ROBOT.md"
-SESSION = HERE.parent / "tests" / "pyz_session.py"  # standard library only: drives a full stdio session
-# `python -c RECORD SITE ARGS...`: robot-md-mcp ARGS... from the tree SITE, appending at exit the files
-# of SITE it loaded to $RECORD_TO.
-RECORD = """
-import atexit, os, sys
-site = os.path.realpath(sys.argv[1])
-def record():
-    with open(os.environ["RECORD_TO"], "a") as out:
-        for module in list(sys.modules.values()):
-            path = os.path.realpath(getattr(module, "__file__", None) or os.sep)
-            if path.startswith(site + os.sep) and path.endswith(".py"):
-                out.write(os.path.relpath(path, site).replace(os.sep, "/") + "\\n")
-atexit.register(record)
-sys.path.insert(0, site)
-sys.argv = ["robot-md-mcp", *sys.argv[2:]]
-import robot_md_mcp
-sys.exit(robot_md_mcp.main())
-"""
 
 
 def session_files(host: Target, wheels: list[Path]) -> list[str]:

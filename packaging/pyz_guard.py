@@ -37,6 +37,11 @@ SPELLED = {
     "darwin": {"x86_64": "x86_64", "aarch64": "arm64"},
     "win32": {"x86_64": "amd64"},
 }
+MAX_IDLE = 30 * 86400  # seconds: step 3 (pruning) says why
+MAX_UNPACK = 3600
+OURS = r"^%s_[0-9a-f]{16}_[a-z0-9_]+-[a-z0-9_]+-cp\d+(\.tmp-\d+|\.pruning-\d+)?$" % NAME
+# Never through a link; on Windows, bytes as written.
+OPEN_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
 
 # --- 1. can this file serve this interpreter? ----------------------------------------------------
@@ -70,8 +75,7 @@ def _system_problem(target, libc, os_release):  # type: (Target, Tuple[str, str]
             return "needs glibc %d.%d+, this system has %s; try `pipx install %s`" % need
     if "macos" in target:
         release = _version_tuple(os_release)
-        if release == (10, 16):  # what macOS 11+ reports to programs built with an old SDK
-            release = (11, 0)
+        release = (11, 0) if release == (10, 16) else release  # macOS 11+ as an old SDK's programs see it
         if release < tuple(target["macos"]):
             return "needs macOS %d.%d+; try `pipx install %s`" % (tuple(target["macos"]) + (NAME,))
     return None
@@ -119,9 +123,8 @@ def _advice(this, key, target, targets, path):
 
 def check(this, targets=None, path=None):
     # type: (Dict[str, Any], Optional[Dict[str, Target]], Optional[str]) -> Verdict
-    """(key, None) if this pyz can serve the interpreter `this` describes (as
-    describe_this_interpreter() does), else (None, one line saying what to do). path is where to
-    look for a CPython that will do."""
+    """(key, None) if this pyz can serve the interpreter `this` describes (describe_this_interpreter()
+    gives it), else (None, one line saying what to do); path: where to look for a CPython that will."""
     targets = TARGETS if targets is None else targets
     path = os.environ.get("PATH", "") if path is None else path
     key = platform_key(this["sys_platform"], this["machine"], this["pointer_bits"])
@@ -345,15 +348,8 @@ def copy_state(copy, uid):  # type: (str, Optional[int]) -> Verdict
 # --- 3. pruning other builds' unpacked copies, by age -------------------------------------------
 # Every run touches its own copy. Our copies idle for MAX_IDLE, half-made ones older than MAX_UNPACK
 # and half-pruned ones go; a copy is renamed first. Other programs' files stay.
-MAX_IDLE = 30 * 86400
-MAX_UNPACK = 3600
-OURS = r"^%s_[0-9a-f]{16}_[a-z0-9_]+-[a-z0-9_]+-cp\d+(\.tmp-\d+|\.pruning-\d+)?$" % NAME
-# Never through a link; on Windows, bytes as written.
-OPEN_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-
-
 def stale(name, idle):  # type: (str, float) -> bool
-    """Whether root/name, one of our folders or files idle for `idle` seconds, should go."""
+    """Whether root/name, one of our folders idle for `idle` seconds, should go."""
     found = re.match(OURS, name)
     if not found:
         return False
