@@ -42,7 +42,6 @@ def say(line: str) -> None:
     print(f"build_mcpb: {line}", flush=True)
 
 
-# --- what the project states once -------------------------------------------------------------------
 def project() -> dict[str, Any]:
     """pyproject.toml's [project] table."""
     with (ROOT / "pyproject.toml").open("rb") as f:
@@ -73,9 +72,8 @@ def module() -> Any:
     try:
         import robot_md_mcp
     except ImportError as e:
-        raise SystemExit(
-            f"build_mcpb: importing robot_md_mcp needs its dependencies ({e}): {INSTALL}"
-        ) from None
+        said = f"build_mcpb: importing robot_md_mcp needs its dependencies ({e}): {INSTALL}"
+        raise SystemExit(said) from None
     finally:
         sys.path.remove(str(ROOT))
     return robot_md_mcp
@@ -85,7 +83,6 @@ def template() -> dict[str, Any]:
     return json.loads((HERE / "manifest.template.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
-# --- which CPythons the bundle admits --------------------------------------------------------------
 def requires_python(cache: Path) -> str:
     """The CPythons the pyz files serve, once every pin has a wheel for each of them on every
     platform (issue #18: uv then never builds one from source), found as the pyz build finds its
@@ -106,7 +103,6 @@ def requires_python(cache: Path) -> str:
     return python_range
 
 
-# --- manifest.json, pyproject.toml and server.json --------------------------------------------------
 def prompt_text(prompt: Any) -> str:
     """The manifest's `text` for a prompt (the schema requires one). The server writes the real
     prompt from the ROBOT.md when asked (prompts/get); this names it and its arguments."""
@@ -192,7 +188,6 @@ def dump(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-# --- building ---------------------------------------------------------------------------------------
 def contents(python_range: str) -> dict[str, bytes]:
     """Every file of the bundle, by name; the manifest validated."""
     made = manifest(python_range)

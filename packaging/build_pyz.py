@@ -101,6 +101,14 @@ sys.exit(robot_md_mcp.main())
 """
 
 
+# How place() may split the targets: by CPython (cp312), platform (linux-x86_64) or both.
+GROUPINGS: dict[str, Callable[[Target], str]] = {
+    "python": lambda t: "cp" + t[1].replace(".", ""),
+    "platform": lambda t: t[0],
+    "target": lambda t: target_name(t),
+}
+
+
 class BuildError(Exception):
     pass
 
@@ -109,7 +117,6 @@ def target_name(target: Target) -> str:
     return f"{target[0]}-cp{target[1].replace('.', '')}"
 
 
-# --- 1. which wheels --------------------------------------------------------------------------------
 def marker_env(target: Target) -> dict[str, str]:
     plat, py = target
     system, os_name = SYSTEM[plat.split("-")[0]]
@@ -225,7 +232,6 @@ def check_closed(target: Target, wheels: list[Path]) -> None:
         raise BuildError(f"{target_name(target)}: constraints.txt pins unused {sorted(unused)}")
 
 
-# --- 2. one tree -----------------------------------------------------------------------------------
 def keep(dist: str, path: str) -> bool:
     if DROP_DIRS & set(path.split("/")[1:-1]) or any(fnmatch.fnmatch(path, p) for p in DROP_FILES):
         return False
@@ -307,13 +313,6 @@ def _consistent(tree: Tree, group: list[Target]) -> bool:
     return len({p for p, _ in _content(tree, group)}) == len(_content(tree, group))
 
 
-GROUPINGS: dict[str, Callable[[Target], str]] = {
-    "python": lambda t: "cp" + t[1].replace(".", ""),
-    "platform": lambda t: t[0],
-    "target": target_name,
-}
-
-
 def place(tree: Tree, targets: list[Target]) -> dict[str, list[Target]]:
     """{dir: targets whose copy of one distribution goes there}: shared if every target agrees and
     it is not restricted to some platforms or CPythons, else the coarsest split that agrees (by
@@ -358,7 +357,6 @@ def write_tree(layout: Layout, site: Path) -> None:
                 out.chmod(0o755 if dest.endswith(NATIVE) else 0o644)  # not the builder's umask
 
 
-# --- 3. zip ----------------------------------------------------------------------------------------
 def _oldest_system(wheel: Path, prefix: str) -> list[int] | None:
     """The oldest glibc or macOS ([2, 17], [11, 0]) the wheel's tags accept, or None."""
     found = []
@@ -424,9 +422,8 @@ def finish(shiv_out: Path, site: Path, out: Path, targets: Targets, pyz_index: b
             with zipfile.ZipFile(f, "w") as archive:
                 for name in sorted(found, key=lambda n: (n != "__main__.py", n)):
                     info = zipfile.ZipInfo(name, DATE)
-                    info.compress_type = zipfile.ZIP_DEFLATED
                     info.external_attr = found[name][0]
-                    archive.writestr(info, found[name][1]())
+                    archive.writestr(info, found[name][1](), zipfile.ZIP_DEFLATED)
     out.chmod(0o755)
 
 
@@ -435,12 +432,10 @@ def interpreters() -> dict[str, str]:
     this = f"{sys.version_info[0]}.{sys.version_info[1]}"
     found = {this: sys.executable} if sys.implementation.name == "cpython" and this in PYTHONS else {}
     check = "import sys; print(sys.implementation.name, '%d.%d' % sys.version_info[:2])"
-    for py in PYTHONS:
-        exe = shutil.which(f"python{py}")
-        if py in found or exe is None:
-            continue
-        done = subprocess.run([exe, "-c", check], capture_output=True, text=True)
-        if done.returncode == 0 and done.stdout.split() == ["cpython", py]:
+    for py in (py for py in PYTHONS if py not in found):
+        exe = shutil.which(f"python{py}") or ""
+        said = subprocess.run([exe, "-c", check], capture_output=True, text=True).stdout if exe else ""
+        if said.split() == ["cpython", py]:
             found[py] = exe
     return found
 

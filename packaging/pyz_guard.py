@@ -182,8 +182,7 @@ def describe_this_interpreter():  # type: () -> Dict[str, Any]
 
 def platform_dirs(key, version):  # type: (str, Tuple[int, ...]) -> List[str]
     """The platform directories (relative to site-packages, most specific first) for a target."""
-    py = "cp%d%d" % tuple(version[:2])
-    return ["_platform/%s-%s" % (key, py), "_platform/" + key, "_platform/" + py]
+    return ["_platform/" + target_name(key, version), "_platform/" + key, "_platform/cp%d%d" % version[:2]]
 
 
 def target_name(key, version):  # type: (str, Tuple[int, ...]) -> str
@@ -467,8 +466,9 @@ def entry_point(environ):  # type: (MutableMapping[str, str]) -> Callable[[], in
     return getattr(importlib.import_module(module), function or "main")  # type: ignore[no-any-return]
 
 
-def _prepare(this, key):  # type: (Dict[str, Any], str) -> str
-    """Steps 2-4: the real path of our unpacked site-packages (unpacked now if needed)."""
+def _prepare(this, key):  # type: (Dict[str, Any], str) -> Tuple[str, List[str]]
+    """Steps 2-4: the real path of our unpacked site-packages (unpacked now if needed), and the
+    platform directories for this interpreter."""
     uid = os.geteuid() if hasattr(os, "geteuid") else None
     root, skipped = unpack_root(os.environ, uid)
     if root is None:
@@ -476,11 +476,11 @@ def _prepare(this, key):  # type: (Dict[str, Any], str) -> str
     copy = os.path.join(root, copy_name(BUILD_ID, key, this["version"]))
     prune(root, copy)
     state, problem = copy_state(copy, uid)
+    dirs = platform_dirs(key, this["version"])
     if state == "absent":
         notice = "%s: first run of this build: unpacking to %s (takes a few seconds, once)" % (NAME, copy)
         passed = " (passed over: %s)" % "; ".join(skipped) if skipped else ""
         sys.stderr.write(notice + passed + "\n")
-        dirs = platform_dirs(key, this["version"])
         unpack(os.path.abspath(sys.argv[0]), copy, dirs, target_name(key, this["version"]))
         state, problem = copy_state(copy, uid)
     if problem:
@@ -489,7 +489,7 @@ def _prepare(this, key):  # type: (Dict[str, Any], str) -> str
         os.utime(copy, None)  # in use: pruning goes by this
     except OSError:
         pass
-    return os.path.join(copy, "site-packages")
+    return os.path.join(copy, "site-packages"), dirs
 
 
 def main():  # type: () -> None
@@ -498,8 +498,7 @@ def main():  # type: () -> None
         key, problem = check(this)
         if problem or key is None:
             raise SystemExit(problem)
-        site_dir = _prepare(this, key)
-        dirs = platform_dirs(key, this["version"])
+        site_dir, dirs = _prepare(this, key)
         used = activate(site_dir, dirs)
         # `robot-md-mcp --version` names the platform; sys.argv[0] stays the pyz (launch_command()).
         found = {"platform": key, "dirs": dirs, "used": used, "site": site_dir}
