@@ -31,8 +31,7 @@ ICON_TYPE = {"mimeType": "image/png", "sizes": ["512x512"]}
 RAW = "https://raw.githubusercontent.com"
 STDIO = {"transport": {"type": "stdio"}}  # how a host runs each package
 # What the bundle holds, from the repository root; manifest.json and pyproject.toml are written here.
-COPIED = {"robot_md_mcp.py": "robot_md_mcp.py", "schema.json": "schema.json", "icon.png": ICON}
-COPIED["LICENSE"] = "LICENSE"
+COPIED = {name: name for name in ("robot_md_mcp.py", "schema.json", "LICENSE")} | {"icon.png": ICON}
 BUNDLE_CONTENTS = frozenset([*COPIED, "manifest.json", "pyproject.toml"])
 INSTALL = "`pip install packaging -r packaging/constraints.txt`, or build with `./build.sh mcpb`"
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
@@ -84,9 +83,8 @@ def template() -> dict[str, Any]:
 
 
 def requires_python(cache: Path) -> str:
-    """The CPythons the pyz files serve, once every pin has a wheel for each of them on every
-    platform (issue #18: uv then never builds one from source), found as the pyz build finds its
-    wheels: build_pyz's resolver, the same cache and downloads."""
+    """The CPythons the pyz files serve, once build_pyz's own resolver (same cache) finds every pin's
+    wheel for each of them on every platform (issue #18: uv then never builds one from source)."""
     from build_pyz import GUARD, PYTHONS, BuildError, wheels_for_all  # --repository needs no `packaging`
 
     floor = project()["requires-python"]

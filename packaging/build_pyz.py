@@ -66,7 +66,6 @@ win32/lib/pywintypes.py win32/lib/win32con.py win32/lib/winerror.py""".split()
 # Mach-O CPU types: a universal2 (fat) binary carries both; each Mac needs only its own slice.
 MACHO_CPU = {"darwin-arm64": 0x0100000C, "darwin-x86_64": 0x01000007}
 FAT_MAGIC = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")  # a fat Mach-O header: 32-bit and 64-bit offsets
-# The lines of pyz_guard.py that the build fills in, and the zip's own constants.
 ENTRY_PLACEHOLDERS = (
     "TARGETS = {}  # type: Dict[str, Target]  # build_pyz.py fills this in",
     'BUILD_ID = "0" * 16  # build_pyz.py fills this in',
@@ -79,11 +78,9 @@ SHEBANG = b"#!/usr/bin/env python3\n"
 SHEBANG += b"# -*- coding: robot-md-mcp.pyz-is-damaged-or-incomplete.download-it-again -*-\n"
 # Bytes a pyz may take, in MB (a slim one: 16): a Pi's SD card and a download on a slow link feel it.
 BUDGET_MB = {"robot-md-mcp.pyz": 120}
-# What a session loads, found by running one (session_files).
 EXAMPLE = HERE.parent / "examples" / "bob.ROBOT.md"
 SESSION = HERE.parent / "tests" / "pyz_session.py"  # standard library only: drives a full stdio session
-# `python -c RECORD SITE ARGS...`: robot-md-mcp ARGS... from the tree SITE, appending at exit the files
-# of SITE it loaded to $RECORD_TO.
+# python -c RECORD SITE ARGS: robot-md-mcp ARGS from tree SITE, then the SITE files it loaded to $RECORD_TO
 RECORD = """
 import atexit, os, sys
 site = os.path.realpath(sys.argv[1])

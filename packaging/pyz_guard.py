@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # The robot-md-mcp pyz's entry: the zip's __main__.py (build_pyz.py writes it in; no shiv code runs).
 # It parses on CPython 2.7 and 3.x, so an interpreter the pyz cannot serve gets ONE clear line; types
 # are comments for that reason. Steps (docs/packaging.md): 1. check the interpreter; 2. choose a safe
@@ -7,10 +6,12 @@ import errno
 import importlib
 import json
 import os
+import platform
 import re
 import shutil
 import site
 import stat
+import struct
 import sys
 import time
 
@@ -40,8 +41,7 @@ SPELLED = {
 MAX_IDLE = 30 * 86400  # seconds: step 3 (pruning) says why
 MAX_UNPACK = 3600
 OURS = r"^%s_[0-9a-f]{16}_[a-z0-9_]+-[a-z0-9_]+-cp\d+(\.tmp-\d+|\.pruning-\d+)?$" % NAME
-# Never through a link; on Windows, bytes as written.
-OPEN_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+OPEN_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)  # no link; Windows: bytes as is
 
 
 # --- 1. can this file serve this interpreter? ----------------------------------------------------
@@ -158,9 +158,6 @@ def supported(targets):  # type: (Dict[str, Target]) -> str
 
 def describe_this_interpreter():  # type: () -> Dict[str, Any]
     """check()'s arguments for the running interpreter."""
-    import platform
-    import struct
-
     implementation = getattr(sys, "implementation", None)
     try:
         import sysconfig
@@ -383,8 +380,7 @@ def prune(root, ours, now=None):  # type: (str, str, Optional[float]) -> List[st
 
 
 # --- 4. unpacking: into <copy>.tmp-<pid>, then one rename -------------------------------------------
-# Two first runs at once each unpack into their own .tmp; the first rename wins, the other run drops
-# its .tmp and uses the winner's copy.
+# Two first runs at once: each unpacks into its own .tmp, the first rename wins, the other uses that.
 def _write_member(archive, root, info):  # type: (zipfile.ZipFile, str, zipfile.ZipInfo) -> None
     """Write one member under root; only names inside root (our own zips never have others)."""
     parts = info.filename.rstrip("/").split("/")
@@ -445,9 +441,8 @@ def _rename(source, destination):  # type: (str, str) -> bool
 
 # --- 5. sys.path, and handing over -----------------------------------------------------------------
 def activate(site_dir, dirs):  # type: (str, List[str]) -> List[str]
-    """Put the platform directories of dirs that exist (most specific first), then the shared tree,
-    on sys.path ahead of the interpreter's own site-packages, running their .pth files (pywin32's) as
-    site.addsitedir does. Returns the platform directories used."""
+    """Put the dirs that exist (most specific first), then the shared tree, ahead of the interpreter's
+    own site-packages on sys.path, running their .pth files (pywin32's); returns the dirs used."""
     used = [d for d in dirs if os.path.isdir(os.path.join(site_dir, *d.split("/")))]
     length = len(sys.path)
     names = [os.path.basename(entry.rstrip("/\\")) for entry in sys.path]
@@ -467,8 +462,7 @@ def entry_point(environ):  # type: (MutableMapping[str, str]) -> Callable[[], in
 
 
 def _prepare(this, key):  # type: (Dict[str, Any], str) -> Tuple[str, List[str]]
-    """Steps 2-4: the real path of our unpacked site-packages (unpacked now if needed), and the
-    platform directories for this interpreter."""
+    """Steps 2-4: (the real path of our site-packages, unpacked now if need be; the platform dirs)."""
     uid = os.geteuid() if hasattr(os, "geteuid") else None
     root, skipped = unpack_root(os.environ, uid)
     if root is None:
@@ -499,9 +493,8 @@ def main():  # type: () -> None
         if problem or key is None:
             raise SystemExit(problem)
         site_dir, dirs = _prepare(this, key)
-        used = activate(site_dir, dirs)
         # `robot-md-mcp --version` names the platform; sys.argv[0] stays the pyz (launch_command()).
-        found = {"platform": key, "dirs": dirs, "used": used, "site": site_dir}
+        found = {"platform": key, "dirs": dirs, "used": activate(site_dir, dirs), "site": site_dir}
         sys.robot_md_mcp_pyz = found  # type: ignore[attr-defined]
         run = entry_point(os.environ)
     except KeyboardInterrupt:
