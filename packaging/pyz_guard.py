@@ -345,7 +345,7 @@ def copy_state(copy, uid):  # type: (str, Optional[int]) -> Verdict
 # Every run touches its own copy. Our copies idle for MAX_IDLE, half-made ones older than MAX_UNPACK
 # and half-pruned ones go; a copy is renamed first. Other programs' files stay.
 def stale(name, idle):  # type: (str, float) -> bool
-    """Whether root/name, one of our folders idle for `idle` seconds, should go."""
+    """Whether root/name, named as our folders are and idle for `idle` seconds, should go."""
     found = re.match(OURS, name)
     if not found:
         return False
