@@ -6,8 +6,6 @@ says what goes in and why; the module's dependencies must be installed (`./build
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
-import functools
 import hashlib
 import importlib.util
 import json
@@ -15,7 +13,6 @@ import os
 import re
 import sys
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +23,15 @@ else:  # Python 3.10: tomli, which `build` and pytest bring there
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "packaging" / "mcpb"
-CONSTRAINTS = ROOT / "packaging" / "constraints.txt"
 BUNDLE = "robot-md-mcp.mcpb"
 MANIFEST_SCHEMA = HERE / "mcpb-manifest-v0.4.schema.json"
 REGISTRY_SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 ICON = "packaging/mcpb/icon.png"
 ICON_TYPE = {"mimeType": "image/png", "sizes": ["512x512"]}
 RAW = "https://raw.githubusercontent.com"
+STDIO = {"transport": {"type": "stdio"}}  # how a host runs each package
 # What the bundle holds, from the repository root; manifest.json and pyproject.toml are written here.
-COPIED = {"robot_md_mcp.py": "robot_md_mcp.py", "schema.json": "schema.json", "icon.png": ICON}
-COPIED["LICENSE"] = "LICENSE"
+COPIED = {name: name for name in ("robot_md_mcp.py", "schema.json", "LICENSE")} | {"icon.png": ICON}
 BUNDLE_CONTENTS = frozenset([*COPIED, "manifest.json", "pyproject.toml"])
 INSTALL = "`pip install packaging -r packaging/constraints.txt`, or build with `./build.sh mcpb`"
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
@@ -43,9 +39,6 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-
 
 def say(line: str) -> None:
     print(f"build_mcpb: {line}", flush=True)
-
-
-# --- what the project states once -------------------------------------------------------------------
 
 
 def project() -> dict[str, Any]:
@@ -78,9 +71,8 @@ def module() -> Any:
     try:
         import robot_md_mcp
     except ImportError as e:
-        raise SystemExit(
-            f"build_mcpb: importing robot_md_mcp needs its dependencies ({e}): {INSTALL}"
-        ) from None
+        said = f"build_mcpb: importing robot_md_mcp needs its dependencies ({e}): {INSTALL}"
+        raise SystemExit(said) from None
     finally:
         sys.path.remove(str(ROOT))
     return robot_md_mcp
@@ -90,83 +82,23 @@ def template() -> dict[str, Any]:
     return json.loads((HERE / "manifest.template.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
-# --- which CPythons every pin has wheels for ------------------------------------------------------
-
-
-# The platforms the bundle serves, and their keys in build_pyz.PLATFORMS (which names their wheel tags).
-PLATFORMS = {
-    "macOS arm64": "darwin-arm64",
-    "macOS x86_64": "darwin-x86_64",
-    "Windows amd64": "win32-amd64",
-    "Linux x86_64": "linux-x86_64",
-    "Linux aarch64": "linux-aarch64",
-}
-NO_WHEEL = "ERROR: No matching distribution found for "  # pip's words for a pin with no wheel here
-
-
-def pins_for(platform: str, python: str) -> list[str]:
-    """The constraints whose markers hold for `platform` on CPython `python`."""
-    from build_pyz import pins_for as pyz_pins  # here: --repository needs no `packaging`
-
-    return [f"{name}=={version}" for name, version in pyz_pins((PLATFORMS[platform], python)).items()]
-
-
-def missing_wheel(platform: str, python: str, cache: Path) -> str | None:
-    """Why uv would build from source for `platform` on CPython `python` (pip's words), or None when
-    every pin has a wheel: asking the cache, then PyPI. Any other failure stops the build."""
-    from build_pyz import pip_download
-
-    for options in (("--no-index", "--find-links", str(cache)), ()):
-        done = pip_download((PLATFORMS[platform], python), cache, pins_for(platform, python), *options)
-        if done.returncode == 0:
-            return None
-    said = done.stderr.strip().splitlines() or [f"pip exit {done.returncode}"]
-    if not said[-1].startswith(NO_WHEEL):
-        raise SystemExit(f"build_mcpb: pip download for {platform}, CPython {python} failed: {said[-1]}")
-    return said[-1].removeprefix("ERROR: ")
-
-
-def supported_range(floor: str, missing: Callable[[str, str], str | None]) -> tuple[str, str]:
-    """(requires-python, why it stops): the CPythons from `floor` up for which `missing(platform,
-    python)` is None on every platform, up to the first one where it is not."""
-    major, minor = map(int, floor.split("."))
-    for step in range(20):
-        python = f"{major}.{minor + step}"
-        with concurrent.futures.ThreadPoolExecutor(len(PLATFORMS)) as pool:
-            reasons = list(pool.map(missing, PLATFORMS, [python] * len(PLATFORMS)))
-        gaps = {
-            why: [p for p, w in zip(PLATFORMS, reasons, strict=True) if w == why] for why in reasons if why
-        }
-        said = "; ".join(f"{why} ({', '.join(platforms)})" for why, platforms in gaps.items())
-        if gaps and step == 0:
-            raise SystemExit(f"build_mcpb: CPython {floor} lacks wheels for the pins: {said}")
-        if gaps:
-            return f">={floor},<{python}", f"CPython {python}: {said}"
-    raise SystemExit(f"build_mcpb: every CPython from {floor} to {python} has wheels: a probe must be wrong")
-
-
 def requires_python(cache: Path) -> str:
-    """The bundle's requires-python, recorded in `cache` under a key of the pins and platforms."""
-    from build_pyz import PLATFORMS as TAGS
+    """The CPythons the pyz files serve, once build_pyz's own resolver (same cache) finds every pin's
+    wheel for each of them on every platform (issue #18: uv then never builds one from source)."""
+    from build_pyz import GUARD, PYTHONS, BuildError, wheels_for_all  # --repository needs no `packaging`
 
-    floor = re.fullmatch(r">=(3\.\d+)", project()["requires-python"])
-    if floor is None:
-        raise SystemExit('build_mcpb: pyproject.toml\'s requires-python must read ">=3.X"')
-    key = CONSTRAINTS.read_text() + floor[1] + json.dumps({p: TAGS[key][0] for p, key in PLATFORMS.items()})
-    record = cache / f"bundle-python-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
-    if record.exists():
-        found = json.loads(record.read_text())
-    else:
-        cache.mkdir(parents=True, exist_ok=True)
-        say(f"which CPythons every pin has wheels for ({', '.join(PLATFORMS)}): asking pip")
-        python_range, stop = supported_range(floor[1], functools.partial(missing_wheel, cache=cache))
-        found = {"range": python_range, "stop": stop}
-        record.write_text(json.dumps(found) + "\n")
-    say(f"requires-python {found['range']} (stops at {found['stop']})")
-    return str(found["range"])
-
-
-# --- manifest.json, pyproject.toml and server.json --------------------------------------------------
+    floor = project()["requires-python"]
+    if floor != f">={PYTHONS[0]}":
+        raise SystemExit(f'build_mcpb: pyproject.toml\'s requires-python is "{floor}", not ">={PYTHONS[0]}"')
+    say(f"every pin needs wheels for CPython {PYTHONS[0]}-{PYTHONS[-1]} on every platform: resolving")
+    try:
+        wheels_for_all(cache, None)
+    except BuildError as e:  # pip's last words name what has no wheel
+        lines = str(e).strip().splitlines()
+        raise SystemExit(f"build_mcpb: {' '.join(dict.fromkeys([lines[0], lines[-1].strip()]))}") from None
+    python_range = f">={PYTHONS[0]},<3.{GUARD['SUPPORTED'][1] + 1}"
+    say(f"requires-python {python_range}")
+    return python_range
 
 
 def prompt_text(prompt: Any) -> str:
@@ -230,16 +162,12 @@ def server_json(bundle_sha256: str | None = None) -> dict[str, Any]:
     argument: dict[str, Any] = {"type": "positional", "valueHint": "robot_md_path"}
     argument |= {"description": "Path to the robot's ROBOT.md manifest (or a folder holding one)"}
     argument |= {"format": "filepath", "isRequired": True}
-    pypi: dict[str, Any] = {
-        "registryType": "pypi",
-        "registryBaseUrl": "https://pypi.org",
-        "identifier": meta["name"],
-    }
-    pypi |= {"version": version, "runtimeHint": "uvx", "transport": {"type": "stdio"}}
-    packages: list[dict[str, Any]] = [pypi | {"packageArguments": [argument]}]
+    pypi: dict[str, Any] = {"registryType": "pypi", "registryBaseUrl": "https://pypi.org"}
+    pypi |= {"identifier": meta["name"], "version": version, "runtimeHint": "uvx"}
+    packages: list[dict[str, Any]] = [pypi | STDIO | {"packageArguments": [argument]}]
     if bundle_sha256 is not None:
         bundle = {"registryType": "mcpb", "identifier": release_url(version), "version": version}
-        packages.append(bundle | {"fileSha256": bundle_sha256, "transport": {"type": "stdio"}})
+        packages.append(bundle | {"fileSha256": bundle_sha256} | STDIO)
     return {
         "$schema": REGISTRY_SCHEMA,
         "name": f"io.github.{github_repository()}",  # what GitHub OIDC login may publish
@@ -256,9 +184,6 @@ def server_json(bundle_sha256: str | None = None) -> dict[str, Any]:
 
 def dump(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-# --- building ---------------------------------------------------------------------------------------
 
 
 def contents(python_range: str) -> dict[str, bytes]:

@@ -1,7 +1,6 @@
 """Build robot-md-mcp's zipapps: dist/robot-md-mcp.pyz for every supported machine, plus one slim pyz
 per (platform, CPython) target. Run by `./build.sh pyz` in a venv holding shiv==1.0.8 and packaging;
-docs/packaging.md says what each step does and why.
-"""
+docs/packaging.md says what each step does and why."""
 
 from __future__ import annotations
 
@@ -49,6 +48,11 @@ TARGETS = [(plat, py) for plat in PLATFORMS for py in PYTHONS]
 NATIVE = (".so", ".pyd", ".dll", ".dylib")
 Target = tuple[str, str]  # (platform key, "3.X")
 Wheels = dict[Target, list[Path]]
+Targets = dict[str, dict[str, Any]]  # pyz_guard.TARGETS: {platform key: {"pythons": [...], ...}}
+Place = tuple[str, str]  # (dir, path): dir "" is the shared tree, else "_platform/<key>"
+Layout = dict[Place, tuple[Path, str, int | None]]  # -> (wheel, member, Mac CPU)
+Users = dict[Place, set[Target]]  # -> the targets that use it
+Tree = dict[Target, dict[str, tuple[str, Path, str, int | None]]]  # target -> path -> (sha256, wheel, ...)
 
 # Never imported when serving: test suites, type stubs, bytecode, and the wheel bookkeeping that
 # differs per wheel build (a zipapp is never pip-uninstalled; SBOMs carry random serial numbers).
@@ -56,19 +60,50 @@ DROP_DIRS = {"__pycache__", "tests", "test", "benchmarks"}
 DROP_FILES = ("*.pyi", "*.pyc", *(f"*.dist-info/{n}" for n in ("RECORD", "WHEEL", "INSTALLER", "sboms/*")))
 # pywin32 is ~15 MB per CPython; mcp.os.win32.utilities imports pywintypes, win32api, win32con and
 # win32job, and those need _win32sysloader, pywintypes3XY.dll and the bootstrap that pywin32.pth runs.
-PYWIN32_KEEP = (
-    "pywin32.pth",
-    "pywin32-*.dist-info/*",
-    "pywin32_system32/pywintypes3*.dll",
-    "win32/License.txt",
-    "win32/_win32sysloader*.pyd",
-    "win32/win32api*.pyd",
-    "win32/win32job*.pyd",
-    "win32/lib/pywin32_bootstrap.py",
-    "win32/lib/pywintypes.py",
-    "win32/lib/win32con.py",
-    "win32/lib/winerror.py",
+PYWIN32_KEEP = """pywin32.pth pywin32-*.dist-info/* pywin32_system32/pywintypes3*.dll win32/License.txt
+win32/_win32sysloader*.pyd win32/win32api*.pyd win32/win32job*.pyd win32/lib/pywin32_bootstrap.py
+win32/lib/pywintypes.py win32/lib/win32con.py win32/lib/winerror.py""".split()
+# Mach-O CPU types: a universal2 (fat) binary carries both; each Mac needs only its own slice.
+MACHO_CPU = {"darwin-arm64": 0x0100000C, "darwin-x86_64": 0x01000007}
+FAT_MAGIC = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")  # a fat Mach-O header: 32-bit and 64-bit offsets
+ENTRY_PLACEHOLDERS = (
+    "TARGETS = {}  # type: Dict[str, Target]  # build_pyz.py fills this in",
+    'BUILD_ID = "0" * 16  # build_pyz.py fills this in',
 )
+INDEX = GUARD["INDEX"]
+DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
+# A file cut short (a broken download) is no zip to Python, which then reads it as source: the coding
+# line makes that one line naming the problem instead of a SyntaxError about null bytes.
+SHEBANG = b"#!/usr/bin/env python3\n"
+SHEBANG += b"# -*- coding: robot-md-mcp.pyz-is-damaged-or-incomplete.download-it-again -*-\n"
+# Bytes a pyz may take, in MB (a slim one: 16): a Pi's SD card and a download on a slow link feel it.
+BUDGET_MB = {"robot-md-mcp.pyz": 120}
+EXAMPLE = HERE.parent / "examples" / "bob.ROBOT.md"
+SESSION = HERE.parent / "tests" / "pyz_session.py"  # standard library only: drives a full stdio session
+# python -c RECORD SITE ARGS: robot-md-mcp ARGS from tree SITE, then the SITE files it loaded to $RECORD_TO
+RECORD = """
+import atexit, os, sys
+site = os.path.realpath(sys.argv[1])
+def record():
+    with open(os.environ["RECORD_TO"], "a") as out:
+        for module in list(sys.modules.values()):
+            path = os.path.realpath(getattr(module, "__file__", None) or os.sep)
+            if path.startswith(site + os.sep) and path.endswith(".py"):
+                out.write(os.path.relpath(path, site).replace(os.sep, "/") + "\\n")
+atexit.register(record)
+sys.path.insert(0, site)
+sys.argv = ["robot-md-mcp", *sys.argv[2:]]
+import robot_md_mcp
+sys.exit(robot_md_mcp.main())
+"""
+
+
+# How place() may split the targets: by CPython (cp312), platform (linux-x86_64) or both.
+GROUPINGS: dict[str, Callable[[Target], str]] = {
+    "python": lambda t: "cp" + t[1].replace(".", ""),
+    "platform": lambda t: t[0],
+    "target": lambda t: target_name(t),
+}
 
 
 class BuildError(Exception):
@@ -77,9 +112,6 @@ class BuildError(Exception):
 
 def target_name(target: Target) -> str:
     return f"{target[0]}-cp{target[1].replace('.', '')}"
-
-
-# --- 1. which wheels --------------------------------------------------------------------------------
 
 
 def marker_env(target: Target) -> dict[str, str]:
@@ -108,12 +140,10 @@ def pins_for(target: Target, constraints: Path = HERE / "constraints.txt") -> di
     return pins
 
 
-def pip_download(
-    target: Target, dest: Path, requirements: Iterable[str], *options: str
-) -> subprocess.CompletedProcess[str]:
+def pip_download(target: Target, dest: Path, requirements: Iterable[str]) -> subprocess.CompletedProcess[str]:
     """`pip download --no-deps` of requirements as wheels for target (pip ranks tags by --platform order)."""
     plat, py = target
-    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", *options]
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
     cmd += ["--no-deps", "--only-binary=:all:", "--implementation", "cp", "--python-version", py]
     cmd += ["--abi", "cp" + py.replace(".", ""), "--dest", str(dest)]
     for tag in PLATFORMS[plat][0]:
@@ -125,9 +155,8 @@ def resolve(target: Target, cache: Path) -> list[Path]:
     """The wheels of target's pins, listed under a key of all that shaped pip's choice: the result
     never depends on which other wheels are cached."""
     inputs = (HERE / "constraints.txt").read_text() + json.dumps(PLATFORMS[target[0]][0])
-    listing = (
-        cache / "resolved" / f"{target_name(target)}-{hashlib.sha256(inputs.encode()).hexdigest()[:16]}.txt"
-    )
+    key = hashlib.sha256(inputs.encode()).hexdigest()[:16]
+    listing = cache / "resolved" / f"{target_name(target)}-{key}.txt"
     wheels = [cache / name for name in listing.read_text().split()] if listing.exists() else []
     if wheels and all(w.exists() for w in wheels):
         return wheels
@@ -200,28 +229,17 @@ def check_closed(target: Target, wheels: list[Path]) -> None:
         raise BuildError(f"{target_name(target)}: constraints.txt pins unused {sorted(unused)}")
 
 
-# --- 2. one tree -----------------------------------------------------------------------------------
-
-
 def keep(dist: str, path: str) -> bool:
     if DROP_DIRS & set(path.split("/")[1:-1]) or any(fnmatch.fnmatch(path, p) for p in DROP_FILES):
         return False
     return dist != "pywin32" or any(fnmatch.fnmatch(path, p) for p in PYWIN32_KEEP)
 
 
-# Mach-O CPU types: a universal2 (fat) binary carries both; each Mac needs only its own slice.
-MACHO_CPU = {"darwin-arm64": 0x0100000C, "darwin-x86_64": 0x01000007}
-
-
 def read(z: zipfile.ZipFile, member: str, cpu: int | None) -> bytes:
     """A member's bytes; of a fat Mach-O file only cpu's slice (what `lipo -thin` writes; each slice
     carries its own code signature). cryptography's last Intel-Mac wheels are universal2."""
     data = z.read(member)
-    if (
-        cpu is None
-        or not member.endswith(NATIVE)
-        or data[:4] not in (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")
-    ):
+    if cpu is None or not member.endswith(NATIVE) or data[:4] not in FAT_MAGIC:
         return data
     entry = struct.Struct(">iiQQII" if data[3] == 0xBF else ">iiIII")
     for i in range(int.from_bytes(data[4:8], "big")):
@@ -248,30 +266,30 @@ def wheel_files(wheel: Path, cpu: int | None = None) -> dict[str, tuple[str, str
     return files
 
 
-Place = tuple[str, str]  # (dir, path): dir "" is the shared tree, else "_platform/<key>"
-Layout = dict[Place, tuple[Path, str, int | None]]  # -> (wheel, member, Mac CPU)
-Users = dict[Place, set[Target]]  # -> the targets that use it
-Tree = dict[Target, dict[str, tuple[str, Path, str, int | None]]]  # target -> path -> (sha256, wheel, ...)
-
-
 def plan(wheels: Wheels) -> tuple[Layout, Users]:
     """Where each file of each target's wheels goes in the merged tree, and who uses it."""
     targets = sorted(wheels)
     trees: dict[str, Tree] = defaultdict(dict)
     owner: dict[str, str] = {}
+    # Only native code may differ between targets; other files only where constraints.txt pins
+    # different releases (3.10's older ones, Intel Macs' cryptography).
+    first: dict[tuple[str, str], tuple[str, Target]] = {}
     for t in targets:
         cpu = MACHO_CPU.get(t[0])
         for wheel in wheels[t]:
-            dist = parse_wheel_filename(wheel.name)[0]
+            dist, release = parse_wheel_filename(wheel.name)[0], "-".join(wheel.name.split("-")[:2])
             for path, (digest, member) in wheel_files(wheel, cpu).items():
+                seen = first.setdefault((release, path), (digest, t))
+                if seen[0] != digest and not path.endswith(NATIVE):
+                    raise BuildError(
+                        f"collision: {path} from {release} differs between {target_name(seen[1])} and"
+                        f" {target_name(t)}, and it is not native code: teach build_pyz.py why that is safe"
+                    )
                 # A distribution moves as one unit: pywin32.pth's relative paths, for one, must
                 # land in the same directory as the packages they name.
                 if owner.setdefault(path.split("/")[0], dist) != dist:
                     raise BuildError(f"{dist} and {owner[path.split('/')[0]]} both install {path}")
-                entry = trees[dist].setdefault(t, {})
-                if path in entry and entry[path][0] != digest:
-                    raise BuildError(f"{target_name(t)}: two wheels install different {path}")
-                entry[path] = (digest, wheel, member, cpu)
+                trees[dist].setdefault(t, {})[path] = (digest, wheel, member, cpu)
     layout: Layout = {}
     users: Users = defaultdict(set)
     for top in sorted(trees):
@@ -292,19 +310,11 @@ def _consistent(tree: Tree, group: list[Target]) -> bool:
     return len({p for p, _ in _content(tree, group)}) == len(_content(tree, group))
 
 
-GROUPINGS: dict[str, Callable[[Target], str]] = {
-    "python": lambda t: "cp" + t[1].replace(".", ""),
-    "platform": lambda t: t[0],
-    "target": target_name,
-}
-
-
 def place(tree: Tree, targets: list[Target]) -> dict[str, list[Target]]:
     """{dir: targets whose copy of one distribution goes there}: shared if every target agrees and
     it is not restricted to some platforms or CPythons, else the coarsest split that agrees (by
     CPython, platform or both); the most common content stays shared (docs/packaging.md)."""
     present = sorted(tree)
-    _check_differences(tree, present)
     restricted = set()
     for how in ("python", "platform") if len(present) < len(targets) else ():
         if {t for t in targets if GROUPINGS[how](t) in {GROUPINGS[how](p) for p in present}} == set(present):
@@ -331,21 +341,6 @@ def place(tree: Tree, targets: list[Target]) -> dict[str, list[Target]]:
     return result
 
 
-def _check_differences(tree: Tree, present: list[Target]) -> None:
-    """Allowed to differ: native code; other files only where constraints.txt pins different
-    releases (3.10's older ones, Intel Macs' cryptography)."""
-    seen: dict[tuple[str, str], tuple[str, Target]] = {}
-    for t in present:
-        for path, (digest, wheel, *_) in tree[t].items():
-            release = "-".join(wheel.name.split("-")[:2])
-            first = seen.setdefault((release, path), (digest, t))
-            if first[0] != digest and not path.endswith(NATIVE):
-                raise BuildError(
-                    f"collision: {path} from {release} differs between {target_name(first[1])} and"
-                    f" {target_name(t)}, and it is not native code: teach build_pyz.py why that is safe"
-                )
-
-
 def write_tree(layout: Layout, site: Path) -> None:
     by_wheel: dict[Path, list[tuple[str, str, int | None]]] = defaultdict(list)
     for (key, path), (wheel, member, cpu) in layout.items():
@@ -359,9 +354,6 @@ def write_tree(layout: Layout, site: Path) -> None:
                 out.chmod(0o755 if dest.endswith(NATIVE) else 0o644)  # not the builder's umask
 
 
-# --- 3. zip ----------------------------------------------------------------------------------------
-
-
 def _oldest_system(wheel: Path, prefix: str) -> list[int] | None:
     """The oldest glibc or macOS ([2, 17], [11, 0]) the wheel's tags accept, or None."""
     found = []
@@ -372,9 +364,9 @@ def _oldest_system(wheel: Path, prefix: str) -> list[int] | None:
     return min(found, default=None)
 
 
-def guard_targets(wheels: Wheels) -> dict[str, dict[str, Any]]:
+def guard_targets(wheels: Wheels) -> Targets:
     """pyz_guard.TARGETS: per platform its CPythons and the newest glibc or macOS any wheel needs."""
-    info: dict[str, dict[str, Any]] = {}
+    info: Targets = {}
     for (plat, py), ws in sorted(wheels.items()):
         entry = info.setdefault(plat, {"pythons": []})
         entry["pythons"].append(py)
@@ -385,29 +377,7 @@ def guard_targets(wheels: Wheels) -> dict[str, dict[str, Any]]:
     return info
 
 
-ENTRY_PLACEHOLDERS = (
-    "TARGETS = {}  # type: Dict[str, Target]  # build_pyz.py fills this in",
-    'BUILD_ID = "0" * 16  # build_pyz.py fills this in',
-)
-INDEX = GUARD["INDEX"]
-DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
-# A file cut short (a broken download) is no zip to Python, which then reads it as source: the coding
-# line makes that one line naming the problem instead of a SyntaxError about null bytes.
-SHEBANG = (
-    b"#!/usr/bin/env python3\n# -*- coding: robot-md-mcp.pyz-is-damaged-or-incomplete.download-it-again -*-\n"
-)
-
-
-def shiv(site: Path, out: Path) -> None:
-    """Zip the tree with shiv's documented command line: finish() rewrites the zip."""
-    cmd = [sys.executable, "-m", "shiv", "--site-packages", str(site), "--reproducible"]
-    cmd += ["-e", "robot_md_mcp:main", "-p", "/usr/bin/env python3", "-o", str(out)]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode:
-        raise BuildError(f"shiv failed: {(done.stdout + done.stderr)[-2000:]}")
-
-
-def entry(targets: dict[str, dict[str, Any]], build_id: str) -> bytes:
+def entry(targets: Targets, build_id: str) -> bytes:
     """pyz_guard.py with this build's targets and id: the pyz's __main__.py."""
     text = (HERE / "pyz_guard.py").read_text()
     for placeholder in ENTRY_PLACEHOLDERS:
@@ -427,9 +397,7 @@ def index(users: Users, targets: list[Target]) -> bytes:
     return json.dumps({"only": only}, sort_keys=True, separators=(",", ":")).encode()
 
 
-def finish(
-    shiv_out: Path, site: Path, out: Path, targets: dict[str, dict[str, Any]], pyz_index: bytes
-) -> None:
+def finish(shiv_out: Path, site: Path, out: Path, targets: Targets, pyz_index: bytes) -> None:
     """Rewrite shiv's zip as the pyz: its site-packages, the bytecode in site, the index and our
     entry as __main__.py, whose build id digests everything it unpacks (docs/packaging.md)."""
     with zipfile.ZipFile(shiv_out) as shiv_zip:
@@ -451,9 +419,8 @@ def finish(
             with zipfile.ZipFile(f, "w") as archive:
                 for name in sorted(found, key=lambda n: (n != "__main__.py", n)):
                     info = zipfile.ZipInfo(name, DATE)
-                    info.compress_type = zipfile.ZIP_DEFLATED
                     info.external_attr = found[name][0]
-                    archive.writestr(info, found[name][1]())
+                    archive.writestr(info, found[name][1](), zipfile.ZIP_DEFLATED)
     out.chmod(0o755)
 
 
@@ -462,35 +429,12 @@ def interpreters() -> dict[str, str]:
     this = f"{sys.version_info[0]}.{sys.version_info[1]}"
     found = {this: sys.executable} if sys.implementation.name == "cpython" and this in PYTHONS else {}
     check = "import sys; print(sys.implementation.name, '%d.%d' % sys.version_info[:2])"
-    for py in PYTHONS:
-        exe = shutil.which(f"python{py}")
-        if py in found or exe is None:
-            continue
-        done = subprocess.run([exe, "-c", check], capture_output=True, text=True)
-        if done.returncode == 0 and done.stdout.split() == ["cpython", py]:
+    for py in (py for py in PYTHONS if py not in found):
+        exe = shutil.which(f"python{py}") or ""
+        said = subprocess.run([exe, "-c", check], capture_output=True, text=True).stdout if exe else ""
+        if said.split() == ["cpython", py]:
             found[py] = exe
     return found
-
-
-EXAMPLE = HERE.parent / "examples" / "bob.ROBOT.md"
-SESSION = HERE.parent / "tests" / "pyz_session.py"  # standard library only: drives a full stdio session
-# `python -c RECORD SITE ARGS...`: robot-md-mcp ARGS... from the tree SITE, appending at exit the files
-# of SITE it loaded to $RECORD_TO.
-RECORD = """
-import atexit, os, sys
-site = os.path.realpath(sys.argv[1])
-def record():
-    with open(os.environ["RECORD_TO"], "a") as out:
-        for module in list(sys.modules.values()):
-            path = os.path.realpath(getattr(module, "__file__", None) or os.sep)
-            if path.startswith(site + os.sep) and path.endswith(".py"):
-                out.write(os.path.relpath(path, site).replace(os.sep, "/") + "\\n")
-atexit.register(record)
-sys.path.insert(0, site)
-sys.argv = ["robot-md-mcp", *sys.argv[2:]]
-import robot_md_mcp
-sys.exit(robot_md_mcp.main())
-"""
 
 
 def session_files(host: Target, wheels: list[Path]) -> list[str]:
@@ -500,12 +444,11 @@ def session_files(host: Target, wheels: list[Path]) -> list[str]:
         write_tree(plan({host: wheels})[0], site)
         command = [sys.executable, "-c", RECORD, str(site)]
         env = {**os.environ, "RECORD_TO": str(record_to)}
-        for argv in (
-            [*command, "validate", str(EXAMPLE)],
-            [*command, "render", str(EXAMPLE)],
-            [sys.executable, str(SESSION), "--", *command, str(EXAMPLE)],
-        ):
-            done = subprocess.run(argv, env=env, cwd=work, capture_output=True, text=True, timeout=300)
+        session = [sys.executable, str(SESSION), "--", *command]
+        for argv in ([*command, "validate"], [*command, "render"], session):
+            done = subprocess.run(
+                [*argv, str(EXAMPLE)], env=env, cwd=work, capture_output=True, text=True, timeout=300
+            )
             if done.returncode:
                 raise BuildError(f"recording a session failed: {(done.stdout + done.stderr)[-2000:]}")
         return sorted(set(record_to.read_text().split()))
@@ -523,22 +466,26 @@ def compile_bytecode(site: Path, python: str, loaded: list[str]) -> None:
     paths = json.dumps([p for p in loaded if (site / p).is_file()])
     # A fixed hash seed: frozenset constants (`x in {"a", "b"}`) are marshalled in hash order.
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    done = subprocess.run(
-        [python, "-c", script, str(site)], input=paths, capture_output=True, text=True, env=env
-    )
+    command = [python, "-c", script, str(site)]
+    done = subprocess.run(command, input=paths, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise BuildError(f"compiling bytecode with {python} failed: {(done.stdout + done.stderr)[-2000:]}")
 
 
 def build_one(wheels: Wheels, out: Path, bytecode: str | None = None, loaded: tuple[str, ...] = ()) -> Path:
     with tempfile.TemporaryDirectory() as work:
-        site = Path(work) / "site"
+        site, zipped = Path(work) / "site", Path(work) / "shiv.pyz"
         layout, users = plan(wheels)
         write_tree(layout, site)
-        shiv(site, Path(work) / "shiv.pyz")
+        # shiv zips the tree through its documented command line; finish() rewrites that zip.
+        cmd = [sys.executable, "-m", "shiv", "--site-packages", str(site), "--reproducible"]
+        cmd += ["-e", "robot_md_mcp:main", "-p", "/usr/bin/env python3", "-o", str(zipped)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode:
+            raise BuildError(f"shiv failed: {(done.stdout + done.stderr)[-2000:]}")
         if bytecode and loaded:
             compile_bytecode(site, bytecode, list(loaded))
-        finish(Path(work) / "shiv.pyz", site, out, guard_targets(wheels), index(users, sorted(wheels)))
+        finish(zipped, site, out, guard_targets(wheels), index(users, sorted(wheels)))
     return out
 
 
@@ -549,37 +496,23 @@ def build_all(wheels: Wheels, dist: Path, version: str) -> None:
     host = (key, f"{sys.version_info[0]}.{sys.version_info[1]}")  # the target this build runs as?
     pythons, cpython = interpreters(), sys.implementation.name == "cpython"
     loaded = tuple(session_files(host, wheels[host])) if host in TARGETS and cpython else ()
-    print(
-        f"a session loads {len(loaded)} files; bytecode for them in the slim pyz for CPython"
-        f" {', '.join(pythons) if loaded else '(none: this CPython is no target)'}",
-        flush=True,
-    )
+    made_by = ", ".join(pythons) if loaded else "(none: this CPython is no target)"
+    said = f"a session loads {len(loaded)} files; bytecode for them in the slim pyz for CPython {made_by}"
+    print(said, flush=True)
     with concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1) as pool:
-        slim = [
-            pool.submit(
-                build_one,
-                {t: wheels[t]},
-                dist / f"robot-md-mcp-{version}-{GROUPINGS['python'](t)}-{PLATFORMS[t[0]][2]}.pyz",
-                pythons.get(t[1]),
-                loaded,
-            )
-            for t in TARGETS
-        ]
+        slim: list[concurrent.futures.Future[Path]] = []
+        for t in TARGETS:
+            name = f"robot-md-mcp-{version}-{GROUPINGS['python'](t)}-{PLATFORMS[t[0]][2]}.pyz"
+            slim.append(pool.submit(build_one, {t: wheels[t]}, dist / name, pythons.get(t[1]), loaded))
         build_one(wheels, dist / "robot-md-mcp.pyz")
         for job in slim:
             job.result()
 
 
-def size_budget(pyz: Path) -> float:
-    """Bytes a pyz may take: a Pi's SD card and a download on a slow link both feel it."""
-    return 120e6 if pyz.name == "robot-md-mcp.pyz" else 16e6
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--project-wheel", type=Path, required=True)
-    parser.add_argument("--dist", type=Path, required=True)
-    parser.add_argument("--cache", type=Path, required=True)
+    for option in ("--project-wheel", "--dist", "--cache"):
+        parser.add_argument(option, type=Path, required=True)
     args = parser.parse_args()
     started = time.monotonic()
     try:
@@ -596,9 +529,10 @@ def main() -> int:
     for p in pyzs:
         print(f"{p.stat().st_size / 1e6:7.1f} MB  {p}")
     print(f"built {len(pyzs)} pyz in {time.monotonic() - started:.0f} s")
-    over = [p for p in pyzs if p.stat().st_size > size_budget(p)]
+    budget = {p: BUDGET_MB.get(p.name, 16) for p in pyzs}
+    over = [p for p in pyzs if p.stat().st_size > budget[p] * 1e6]
     for p in over:
-        print(f"build_pyz: {p.name} is over its {size_budget(p) / 1e6:.0f} MB budget", file=sys.stderr)
+        print(f"build_pyz: {p.name} is over its {budget[p]} MB budget", file=sys.stderr)
     return 1 if over else 0
 
 

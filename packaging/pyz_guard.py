@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # The robot-md-mcp pyz's entry: the zip's __main__.py (build_pyz.py writes it in; no shiv code runs).
 # It parses on CPython 2.7 and 3.x, so an interpreter the pyz cannot serve gets ONE clear line; types
 # are comments for that reason. Steps (docs/packaging.md): 1. check the interpreter; 2. choose a safe
@@ -7,10 +6,12 @@ import errno
 import importlib
 import json
 import os
+import platform
 import re
 import shutil
 import site
 import stat
+import struct
 import sys
 import time
 
@@ -25,7 +26,6 @@ if MYPY:  # for mypy only: CPython 2.7 has no typing module
 NAME = "robot-md-mcp"
 # The CPythons the pyz files serve, 3.10 to 3.15: the one place the range is named.
 SUPPORTED = (10, 15)
-# {platform key: Target}, filled in per build.
 TARGETS = {}  # type: Dict[str, Target]  # build_pyz.py fills this in
 # A digest of everything this file unpacks (and of this file): names the unpacked copy.
 BUILD_ID = "0" * 16  # build_pyz.py fills this in
@@ -38,11 +38,13 @@ SPELLED = {
     "darwin": {"x86_64": "x86_64", "aarch64": "arm64"},
     "win32": {"x86_64": "amd64"},
 }
+MAX_IDLE = 30 * 86400  # seconds: step 3 (pruning) says why
+MAX_UNPACK = 3600
+OURS = r"^%s_[0-9a-f]{16}_[a-z0-9_]+-[a-z0-9_]+-cp\d+(\.tmp-\d+|\.pruning-\d+)?$" % NAME
+OPEN_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)  # no link; Windows: bytes as is
 
 
 # --- 1. can this file serve this interpreter? ----------------------------------------------------
-
-
 def platform_key(sys_platform, machine, pointer_bits):  # type: (str, str, int) -> Optional[str]
     """`<sys.platform>-<machine>` as the pyz names its platform directories (linux-aarch64,
     darwin-arm64, win32-amd64), or None. A 32-bit interpreter on a 64-bit kernel is 32-bit."""
@@ -73,8 +75,7 @@ def _system_problem(target, libc, os_release):  # type: (Target, Tuple[str, str]
             return "needs glibc %d.%d+, this system has %s; try `pipx install %s`" % need
     if "macos" in target:
         release = _version_tuple(os_release)
-        if release == (10, 16):  # what macOS 11+ reports to programs built with an old SDK
-            release = (11, 0)
+        release = (11, 0) if release == (10, 16) else release  # macOS 11+ as an old SDK's programs see it
         if release < tuple(target["macos"]):
             return "needs macOS %d.%d+; try `pipx install %s`" % (tuple(target["macos"]) + (NAME,))
     return None
@@ -122,31 +123,24 @@ def _advice(this, key, target, targets, path):
 
 def check(this, targets=None, path=None):
     # type: (Dict[str, Any], Optional[Dict[str, Target]], Optional[str]) -> Verdict
-    """(key, None) if this pyz can serve the interpreter `this` describes (as
-    describe_this_interpreter() does), else (None, one line saying what to do). path is where to
-    look for a CPython that will do."""
+    """(key, None) if this pyz can serve the interpreter `this` describes (describe_this_interpreter()
+    gives it), else (None, one line saying what to do); path: where to look for a CPython that will."""
     targets = TARGETS if targets is None else targets
     path = os.environ.get("PATH", "") if path is None else path
     key = platform_key(this["sys_platform"], this["machine"], this["pointer_bits"])
     target = targets.get(key) if key else None
     problem = _system_problem(target, this["libc"], this["os_release"]) if target else None
-    implementation, version = this["implementation"], this["version"]
-    if target and not problem and implementation == "cpython" and "%d.%d" % version[:2] in target["pythons"]:
-        if not this["free_threaded"]:
-            return key, None
+    implementation, version, gil = this["implementation"], this["version"], not this["free_threaded"]
+    served = target and not problem and "%d.%d" % version[:2] in target["pythons"]
+    if served and implementation == "cpython" and gil:
+        return key, None
     flavour = implementation if implementation == "cpython" else implementation + " (not CPython)"
-    return None, "%s: %s %s; this is %s %s%s %s on %s %s - %s" % (
-        NAME,
-        "this file is for" if is_slim(targets) else "needs",
-        supported(targets),
-        sys.executable or "python",
-        flavour,
-        " free-threaded" if this["free_threaded"] else "",
-        ".".join(map(str, version[:3])),
-        this["sys_platform"],
-        this["machine"] or "?",
-        problem or _advice(this, key, target, targets, path),
-    )
+    flavour += "" if gil else " free-threaded"
+    machine, why = this["machine"] or "?", problem or _advice(this, key, target, targets, path)
+    release = ".".join(map(str, version[:3]))
+    what = (sys.executable or "python", flavour, release, this["sys_platform"], machine, why)
+    needs = "this file is for" if is_slim(targets) else "needs"
+    return None, "%s: %s %s; this is %s %s %s on %s %s - %s" % ((NAME, needs, supported(targets)) + what)
 
 
 def supported(targets):  # type: (Dict[str, Target]) -> str
@@ -164,9 +158,6 @@ def supported(targets):  # type: (Dict[str, Target]) -> str
 
 def describe_this_interpreter():  # type: () -> Dict[str, Any]
     """check()'s arguments for the running interpreter."""
-    import platform
-    import struct
-
     implementation = getattr(sys, "implementation", None)
     try:
         import sysconfig
@@ -188,8 +179,7 @@ def describe_this_interpreter():  # type: () -> Dict[str, Any]
 
 def platform_dirs(key, version):  # type: (str, Tuple[int, ...]) -> List[str]
     """The platform directories (relative to site-packages, most specific first) for a target."""
-    py = "cp%d%d" % tuple(version[:2])
-    return ["_platform/%s-%s" % (key, py), "_platform/" + key, "_platform/" + py]
+    return ["_platform/" + target_name(key, version), "_platform/" + key, "_platform/cp%d%d" % version[:2]]
 
 
 def target_name(key, version):  # type: (str, Tuple[int, ...]) -> str
@@ -217,8 +207,6 @@ def wanted(member, dirs, target="", only=None):
 # --- 2. where to unpack: a folder no other user can change ---------------------------------------
 # Every folder on the way is reached from / with lstat; a link is followed only if root or we own it;
 # what goes on sys.path is the real path that was checked (docs/packaging.md says why).
-
-
 def _parts(path):  # type: (str) -> List[str]
     return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
 
@@ -228,11 +216,8 @@ def _writable_by_others(path, st, owners):  # type: (str, os.stat_result, Tuple[
     if st.st_uid not in owners:
         return "%s belongs to another user (uid %d)" % (path, st.st_uid)
     if st.st_mode & 0o022 and (len(owners) == 1 or not st.st_mode & stat.S_ISVTX):
-        return "%s can be changed by other users (mode %o%s)" % (
-            path,
-            stat.S_IMODE(st.st_mode),
-            "; `chmod go-w` it" if len(owners) == 1 else "",
-        )
+        hint = "; `chmod go-w` it" if len(owners) == 1 else ""
+        return "%s can be changed by other users (mode %o%s)" % (path, stat.S_IMODE(st.st_mode), hint)
     return None
 
 
@@ -333,11 +318,8 @@ def unpack_root(environ, uid, home=None):
         skipped.append(problem or "")
     if environ.get("SHIV_ROOT"):
         return None, "%s: cannot unpack into SHIV_ROOT: %s" % (NAME, skipped[0])
-    why = "; ".join(skipped)
-    return None, "%s: no safe folder to unpack into (%s); set SHIV_ROOT to a folder only you can write" % (
-        NAME,
-        why,
-    )
+    advice = "set SHIV_ROOT to a folder only you can write"
+    return None, "%s: no safe folder to unpack into (%s); %s" % (NAME, "; ".join(skipped), advice)
 
 
 def copy_state(copy, uid):  # type: (str, Optional[int]) -> Verdict
@@ -347,9 +329,8 @@ def copy_state(copy, uid):  # type: (str, Optional[int]) -> Verdict
         try:
             st = os.lstat(path)
         except OSError:
-            if path == copy:
-                return "absent", None
-            return None, "%s: %s is incomplete (no site-packages): remove it" % (NAME, copy)
+            incomplete = "%s: %s is incomplete (no site-packages): remove it" % (NAME, copy)
+            return ("absent", None) if path == copy else (None, incomplete)
         why = None if stat.S_ISDIR(st.st_mode) else "not a folder (a link?)"
         if uid is not None and st.st_uid != uid:
             why = why or "another user (uid %d) made it" % st.st_uid
@@ -361,17 +342,10 @@ def copy_state(copy, uid):  # type: (str, Optional[int]) -> Verdict
 
 
 # --- 3. pruning other builds' unpacked copies, by age -------------------------------------------
-# Every run touches its own copy. Ours idle for MAX_IDLE (copies, lock files), half-made ones older
-# than MAX_UNPACK and half-pruned ones go; a copy is renamed first. Other programs' files stay.
-MAX_IDLE = 30 * 86400
-MAX_UNPACK = 3600
-OURS = r"^%s_[0-9a-f]{16}_[a-z0-9_]+-[a-z0-9_]+-cp\d+(\.tmp-\d+|\.pruning-\d+|\.lock)?$" % NAME
-# Never through a link; on Windows, bytes as written.
-OPEN_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-
-
+# Every run touches its own copy. Our copies idle for MAX_IDLE, half-made ones older than MAX_UNPACK
+# and half-pruned ones go; a copy is renamed first. Other programs' files stay.
 def stale(name, idle):  # type: (str, float) -> bool
-    """Whether root/name, one of our folders or files idle for `idle` seconds, should go."""
+    """Whether root/name, named as our folders are and idle for `idle` seconds, should go."""
     found = re.match(OURS, name)
     if not found:
         return False
@@ -393,9 +367,8 @@ def prune(root, ours, now=None):  # type: (str, str, Optional[float]) -> List[st
             if path == ours or not stale(name, now - os.lstat(path).st_mtime):
                 continue
             if os.path.isdir(path) and not os.path.islink(path):
-                doomed = (
-                    path if ".pruning-" in name else "%s.pruning-%d" % (path.split(".tmp-")[0], os.getpid())
-                )
+                base = path.split(".tmp-")[0]
+                doomed = path if ".pruning-" in name else "%s.pruning-%d" % (base, os.getpid())
                 os.rename(path, doomed)  # atomic: a new run of that build now unpacks anew
                 shutil.rmtree(doomed, ignore_errors=True)
             else:
@@ -406,42 +379,8 @@ def prune(root, ours, now=None):  # type: (str, str, Optional[float]) -> List[st
     return removed
 
 
-# --- 4. unpacking: one run at a time, into <copy>.tmp-<pid>, then one rename -----------------------
-# A run that finds another unpacking waits at most WAIT_LIMIT, saying so, then unpacks on its own.
-WAIT_LIMIT = 60
-
-
-def _try_lock(fd):  # type: (int) -> bool
-    try:
-        if sys.platform == "win32":
-            import msvcrt
-
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except (IOError, OSError):
-        return False
-
-
-def _lock(path, limit, copy):  # type: (str, float, str) -> Optional[int]
-    """An open file holding the lock on path, or None (after one line) if another run held it for
-    `limit` seconds. Closing the file releases it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | OPEN_FLAGS, 0o600)
-    deadline = time.time() + limit
-    if not _try_lock(fd):
-        sys.stderr.write("%s: waiting for another run unpacking to %s (at most %d s)\n" % (NAME, copy, limit))
-    while not _try_lock(fd):
-        if time.time() >= deadline:
-            sys.stderr.write("%s: gave up waiting after %d s; unpacking here too\n" % (NAME, limit))
-            os.close(fd)
-            return None
-        time.sleep(0.1)
-    return fd
-
-
+# --- 4. unpacking: into <copy>.tmp-<pid>, then one rename -------------------------------------------
+# Two first runs at once: each unpacks into its own .tmp, the first rename wins, the other uses that.
 def _write_member(archive, root, info):  # type: (zipfile.ZipFile, str, zipfile.ZipInfo) -> None
     """Write one member under root; only names inside root (our own zips never have others)."""
     parts = info.filename.rstrip("/").split("/")
@@ -456,17 +395,14 @@ def _write_member(archive, root, info):  # type: (zipfile.ZipFile, str, zipfile.
     os.chmod(path, (info.external_attr >> 16) & 0o755 or 0o644)  # the modes the build recorded
 
 
-def unpack(pyz, copy, dirs, target, wait_limit=WAIT_LIMIT):  # type: (str, str, List[str], str, float) -> bool
+def unpack(pyz, copy, dirs, target):  # type: (str, str, List[str], str) -> bool
     """Unpack the members of pyz that target (with platform directories dirs) runs as copy: into
-    copy.tmp-<pid>, then one rename. False if another run unpacked it meanwhile. A failure (a full
-    disk, a damaged file) is one line and exit 1, Ctrl-C exit 130, each leaving no .tmp behind."""
+    copy.tmp-<pid>, then one rename. False if another run's copy is there. A failure (a full disk, a
+    damaged file) is one line and exit 1, Ctrl-C exit 130, each leaving no .tmp behind."""
     import zipfile
 
-    fd, tmp = None, "%s.tmp-%d" % (copy, os.getpid())
+    tmp = "%s.tmp-%d" % (copy, os.getpid())
     try:
-        fd = _lock(copy + ".lock", wait_limit, copy)
-        if os.path.lexists(copy):
-            return False  # another run unpacked it while we waited
         os.mkdir(tmp, 0o700)  # stays 0700: only this user reads it
         with zipfile.ZipFile(pyz) as archive:
             names = set(archive.namelist())
@@ -484,9 +420,6 @@ def unpack(pyz, copy, dirs, target, wait_limit=WAIT_LIMIT):  # type: (str, str, 
         if not isinstance(error, (OSError, ValueError)) or type(error).__name__.startswith("BadZip"):
             why = "%s is damaged or incomplete (%s): download it again" % (pyz, error)
         raise SystemExit("%s: could not unpack to %s: %s" % (NAME, copy, why))  # noqa: B904
-    finally:
-        if fd is not None:
-            os.close(fd)  # releases flock and msvcrt locks alike
 
 
 def _rename(source, destination):  # type: (str, str) -> bool
@@ -507,19 +440,13 @@ def _rename(source, destination):  # type: (str, str) -> bool
 
 
 # --- 5. sys.path, and handing over -----------------------------------------------------------------
-
-
 def activate(site_dir, dirs):  # type: (str, List[str]) -> List[str]
-    """Put the platform directories of dirs that exist (most specific first), then the shared tree,
-    on sys.path ahead of the interpreter's own site-packages, running their .pth files (pywin32's) as
-    site.addsitedir does. Returns the platform directories used."""
+    """Put the dirs that exist (most specific first), then the shared tree, ahead of the interpreter's
+    own site-packages on sys.path, running their .pth files (pywin32's); returns the dirs used."""
     used = [d for d in dirs if os.path.isdir(os.path.join(site_dir, *d.split("/")))]
     length = len(sys.path)
-    index = length
-    for i, entry in enumerate(sys.path):
-        if os.path.basename(entry.rstrip("/\\")) in ("site-packages", "dist-packages"):
-            index = i
-            break
+    names = [os.path.basename(entry.rstrip("/\\")) for entry in sys.path]
+    index = next((i for i, n in enumerate(names) if n in ("site-packages", "dist-packages")), length)
     for folder in [os.path.join(site_dir, *d.split("/")) for d in used] + [site_dir]:
         site.addsitedir(folder)
     sys.path[:] = sys.path[:index] + sys.path[length:] + sys.path[index:length]
@@ -534,8 +461,8 @@ def entry_point(environ):  # type: (MutableMapping[str, str]) -> Callable[[], in
     return getattr(importlib.import_module(module), function or "main")  # type: ignore[no-any-return]
 
 
-def _prepare(this, key):  # type: (Dict[str, Any], str) -> str
-    """Steps 2-4: the real path of our unpacked site-packages (unpacked now if needed)."""
+def _prepare(this, key):  # type: (Dict[str, Any], str) -> Tuple[str, List[str]]
+    """Steps 2-4: (the real path of our site-packages, unpacked now if need be; the platform dirs)."""
     uid = os.geteuid() if hasattr(os, "geteuid") else None
     root, skipped = unpack_root(os.environ, uid)
     if root is None:
@@ -543,11 +470,11 @@ def _prepare(this, key):  # type: (Dict[str, Any], str) -> str
     copy = os.path.join(root, copy_name(BUILD_ID, key, this["version"]))
     prune(root, copy)
     state, problem = copy_state(copy, uid)
+    dirs = platform_dirs(key, this["version"])
     if state == "absent":
         notice = "%s: first run of this build: unpacking to %s (takes a few seconds, once)" % (NAME, copy)
         passed = " (passed over: %s)" % "; ".join(skipped) if skipped else ""
         sys.stderr.write(notice + passed + "\n")
-        dirs = platform_dirs(key, this["version"])
         unpack(os.path.abspath(sys.argv[0]), copy, dirs, target_name(key, this["version"]))
         state, problem = copy_state(copy, uid)
     if problem:
@@ -556,7 +483,7 @@ def _prepare(this, key):  # type: (Dict[str, Any], str) -> str
         os.utime(copy, None)  # in use: pruning goes by this
     except OSError:
         pass
-    return os.path.join(copy, "site-packages")
+    return os.path.join(copy, "site-packages"), dirs
 
 
 def main():  # type: () -> None
@@ -565,11 +492,9 @@ def main():  # type: () -> None
         key, problem = check(this)
         if problem or key is None:
             raise SystemExit(problem)
-        site_dir = _prepare(this, key)
-        dirs = platform_dirs(key, this["version"])
-        used = activate(site_dir, dirs)
+        site_dir, dirs = _prepare(this, key)
         # `robot-md-mcp --version` names the platform; sys.argv[0] stays the pyz (launch_command()).
-        found = {"platform": key, "dirs": dirs, "used": used, "site": site_dir}
+        found = {"platform": key, "dirs": dirs, "used": activate(site_dir, dirs), "site": site_dir}
         sys.robot_md_mcp_pyz = found  # type: ignore[attr-defined]
         run = entry_point(os.environ)
     except KeyboardInterrupt:

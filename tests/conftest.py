@@ -245,7 +245,7 @@ def run_session(*command: str | Path, timeout: float = 120) -> subprocess.Comple
 
 def build_bundle(dist: Path) -> Path:
     """`packaging/build_mcpb.py --dist DIST`: the MCP Bundle and dist/server.json (Python only; the
-    wheel probes of its Python range are cached in .cache/wheels)."""
+    wheels its Python range is checked with are cached in .cache/wheels, shared with the pyz build)."""
     done = subprocess.run(
         [sys.executable, str(ROOT / "packaging" / "build_mcpb.py"), "--dist", str(dist)],
         capture_output=True,

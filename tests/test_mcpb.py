@@ -6,6 +6,7 @@ unpacked, serves a full MCP session when uv starts it as a host does, on a Pytho
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -19,14 +20,13 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE, ROOT, build_bundle, in_sid, need
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 
 import robot_md_mcp as rmm
 
 sys.path.insert(0, str(ROOT / "packaging"))
 import build_mcpb
+import build_pyz
 
 try:
     import tomllib
@@ -150,92 +150,77 @@ def test_each_platform_and_cpython_gets_one_pin_per_distribution() -> None:
     """The markers are read for the target, not for this machine: every constraint applies
     somewhere, and no target gets two versions of one distribution."""
     used: set[str] = set()
-    for platform in build_mcpb.PLATFORMS:
-        for python in ("3.10", "3.11", "3.14", "3.15"):
-            pins = build_mcpb.pins_for(platform, python)
-            names = [pin.split("==")[0].lower() for pin in pins]
-            assert len(names) == len(set(names)), (platform, python)
-            used |= {pin.lower() for pin in pins}
-    assert used == {line.split(" ;")[0].lower() for line in constraint_lines()}
-    assert any(p.startswith("pywin32==") for p in build_mcpb.pins_for("Windows amd64", "3.12"))
-    assert not any(p.startswith("pywin32==") for p in build_mcpb.pins_for("Linux aarch64", "3.12"))
+    for target in build_pyz.TARGETS:
+        pins = build_pyz.pins_for(target)  # {canonical name: version}: one version per name
+        used |= {f"{name}=={version}" for name, version in pins.items()}
+    assert used == {canonical_pin(line.split(" ;")[0]) for line in constraint_lines()}
+    assert "pywin32" in build_pyz.pins_for(("win32-amd64", "3.12"))
+    assert "pywin32" not in build_pyz.pins_for(("linux-aarch64", "3.12"))
 
 
-PYTHONS = [f"3.{minor}" for minor in range(10, 30)]
+def canonical_pin(pin: str) -> str:
+    name, version = pin.split("==")
+    return f"{re.sub(r'[-_.]+', '-', name).lower()}=={version}"
 
 
-@settings(deadline=None)  # a thread pool per CPython: slow on a loaded machine, never wrong
-@given(
-    first_gap=st.integers(0, 15),
-    gap_platforms=st.sets(st.sampled_from(sorted(build_mcpb.PLATFORMS)), min_size=1),
-    later_gaps=st.sets(st.tuples(st.sampled_from(sorted(build_mcpb.PLATFORMS)), st.sampled_from(PYTHONS))),
-)
-def test_the_range_stops_at_the_first_cpython_any_platform_lacks_a_wheel_for(
-    first_gap: int, gap_platforms: set[str], later_gaps: set[tuple[str, str]]
-) -> None:
-    stop = PYTHONS[first_gap]
-    gaps = {(p, stop) for p in gap_platforms} | {
-        (p, v) for p, v in later_gaps if PYTHONS.index(v) > first_gap
-    }
+def stub_pip(monkeypatch, no_wheel: tuple[str, str] | None = None) -> list[tuple[str, str]]:
+    """build_pyz.pip_download offline, in the build_pyz that build_mcpb imports (test_pyz.py loads
+    its own): an empty wheel per pin, or for `no_wheel` pip's failure. Returns the targets asked."""
     asked: list[tuple[str, str]] = []
 
-    def missing(platform: str, python: str) -> str | None:
-        asked.append((platform, python))
-        return f"no wheel for {python} on {platform}" if (platform, python) in gaps else None
+    def pip_download(target, dest: Path, requirements, *options: str) -> subprocess.CompletedProcess:
+        asked.append(target)
+        if target == no_wheel:
+            said = "Collecting pyyaml==6.0.3\nERROR: No matching distribution found for pyyaml==6.0.3\n"
+            return subprocess.CompletedProcess([], 1, "", said)
+        for pin in requirements:
+            name, version = pin.split("==")
+            (dest / f"{name.replace('-', '_')}-{version}-py3-none-any.whl").write_bytes(b"")
+        return subprocess.CompletedProcess([], 0, "", "")
 
-    if first_gap == 0:
-        with pytest.raises(SystemExit, match=r"CPython 3\.10 lacks wheels for the pins: no wheel for 3\.10"):
-            build_mcpb.supported_range("3.10", missing)
-        return
-    found, why = build_mcpb.supported_range("3.10", missing)
-    assert found == f">=3.10,<{stop}"
-    assert all(f"no wheel for {stop} on {p}" in why for p in gap_platforms)
-    assert {v for _, v in asked} == set(PYTHONS[: first_gap + 1])  # nothing beyond the stop is asked
+    monkeypatch.setattr(importlib.import_module("build_pyz"), "pip_download", pip_download)
+    return asked
+
+
+def test_the_range_is_the_cpythons_the_pyz_files_serve_each_resolved_everywhere(
+    monkeypatch, tmp_path: Path
+) -> None:
+    asked = stub_pip(monkeypatch)
+    found = SpecifierSet(build_mcpb.requires_python(tmp_path))
+    low, high = build_pyz.GUARD["SUPPORTED"]
+    admitted = [f"3.{minor}" for minor in range(30) if f"3.{minor}" in found]
+    assert admitted == [f"3.{minor}" for minor in range(low, high + 1)]
+    assert sorted(asked) == sorted((platform, py) for platform in build_pyz.PLATFORMS for py in admitted)
+    assert f">=3.{low}" == build_mcpb.project()["requires-python"]
 
 
 @pytest.mark.parametrize(
-    ("stderr", "answer"),
-    [
-        ("", None),
-        ("ERROR: No matching distribution found for pyyaml==6.0.3\n", "No matching distribution found for"),
-        ("ERROR: Could not install packages due to an OSError: [Errno 28] No space left\n", SystemExit),
-    ],
+    "no_wheel", [("darwin-arm64", "3.10"), ("win32-amd64", "3.13"), ("linux-aarch64", "3.15")]
 )
-def test_only_a_missing_wheel_narrows_the_range(monkeypatch, tmp_path: Path, stderr: str, answer) -> None:
-    """pip is asked offline (the cache) first, then PyPI; its failure is a gap only when it says a pin
-    has no matching distribution. Anything else stops the build rather than narrow the range."""
-    asked: list[list[str]] = []
-
-    def pip(command: list[str], **_: object) -> subprocess.CompletedProcess:
-        asked.append(command)
-        return subprocess.CompletedProcess(command, 1 if stderr else 0, "", stderr)
-
-    monkeypatch.setattr(subprocess, "run", pip)  # build_pyz.pip_download runs it
-    if answer is SystemExit:
-        with pytest.raises(
-            SystemExit, match=r"pip download for Linux aarch64, CPython 3\.15 failed: .*Errno 28"
-        ):
-            build_mcpb.missing_wheel("Linux aarch64", "3.15", tmp_path)
-    else:
-        said = build_mcpb.missing_wheel("Linux aarch64", "3.15", tmp_path)
-        assert said is None if answer is None else said.startswith(answer) and "pyyaml==6.0.3" in said
-    assert "--no-index" in asked[0] and str(tmp_path) in asked[0]
-    assert len(asked) == (1 if answer is None else 2) and (len(asked) == 1 or "--no-index" not in asked[1])
-    assert "manylinux_2_17_aarch64" in asked[0] and "cp315" in asked[0]
+def test_a_pin_without_a_wheel_anywhere_stops_the_build_in_one_line(
+    monkeypatch, tmp_path: Path, no_wheel: tuple[str, str]
+) -> None:
+    """Issue #18: the bundle admits no CPython for which uv would build a pin from source; one
+    platform and CPython without a wheel stops the build, naming them and pip's reason."""
+    stub_pip(monkeypatch, no_wheel)
+    with pytest.raises(SystemExit) as stopped:
+        build_mcpb.build(tmp_path / "dist", tmp_path / "cache")
+    message = str(stopped.value.code)
+    assert message.startswith("build_mcpb: pip download for ") and "\n" not in message
+    assert build_pyz.target_name(no_wheel) in message
+    assert message.endswith("ERROR: No matching distribution found for pyyaml==6.0.3")
+    assert not (tmp_path / "dist").exists()
 
 
-def test_a_second_build_with_the_same_pins_asks_pip_nothing(tmp_path: Path, monkeypatch) -> None:
-    calls: list[tuple[str, str]] = []
-
-    def missing(platform: str, python: str, cache: Path) -> str | None:
-        calls.append((platform, python))
-        return "no wheel" if python == "3.13" else None
-
-    monkeypatch.setattr(build_mcpb, "missing_wheel", missing)
-    assert build_mcpb.requires_python(tmp_path) == ">=3.10,<3.13"
-    assert len(calls) == 4 * len(build_mcpb.PLATFORMS)
-    assert build_mcpb.requires_python(tmp_path) == ">=3.10,<3.13"
-    assert len(calls) == 4 * len(build_mcpb.PLATFORMS)
+def test_a_floor_other_than_the_pyz_files_is_one_line(monkeypatch, tmp_path: Path) -> None:
+    """pyproject.toml's floor (what pip and pipx install on) and the pyz files' oldest CPython agree."""
+    monkeypatch.setattr(build_mcpb, "project", lambda: {"requires-python": ">=3.9"})
+    asked = stub_pip(monkeypatch)
+    with pytest.raises(
+        SystemExit, match=r"^build_mcpb: pyproject.toml's requires-python is \">=3\.9\", not "
+    ):
+        build_mcpb.requires_python(tmp_path)
+    assert asked == []
 
 
 # --- the bundle's files ---------------------------------------------------------------------
@@ -519,26 +504,26 @@ def test_host_runs_the_bare_uv_entry_point(built: Path, tmp_path: Path) -> None:
 
 
 UV_PLATFORMS = {  # uv's --python-platform for each platform the bundle serves
-    "macOS arm64": "aarch64-apple-darwin",
-    "macOS x86_64": "x86_64-apple-darwin",
-    "Windows amd64": "x86_64-pc-windows-msvc",
-    "Linux x86_64": "x86_64-manylinux_2_17",
-    "Linux aarch64": "aarch64-manylinux_2_17",
+    "darwin-arm64": "aarch64-apple-darwin",
+    "darwin-x86_64": "x86_64-apple-darwin",
+    "win32-amd64": "x86_64-pc-windows-msvc",
+    "linux-x86_64": "x86_64-manylinux_2_17",
+    "linux-aarch64": "aarch64-manylinux_2_17",
 }
 
 
 @pytest.mark.heavy
 def test_uv_installs_every_admitted_cpython_from_wheels_alone(built: Path, tmp_path: Path) -> None:
     """A second opinion on the range, from uv itself (which a host runs): with building from source
-    forbidden, the pins install for every platform on every CPython the range admits, and not for
-    some platform on the first CPython it refuses."""
-    assert set(UV_PLATFORMS) == set(build_mcpb.PLATFORMS)
+    forbidden, the pins install for every platform on every CPython the range admits."""
+    assert set(UV_PLATFORMS) == set(build_pyz.PLATFORMS)
     python_range = built_range(built)
     floor, stop = re.fullmatch(r">=3\.(\d+),<3\.(\d+)", python_range).groups()  # type: ignore[union-attr]
 
     def installs(platform: str, python: str) -> bool:
-        pins = tmp_path / f"pins-{platform}-{python}.txt".replace(" ", "-")
-        pins.write_text("\n".join(build_mcpb.pins_for(platform, python)) + "\n")
+        pins = tmp_path / f"pins-{platform}-{python}.txt"
+        lines = [f"{name}=={version}" for name, version in build_pyz.pins_for((platform, python)).items()]
+        pins.write_text("\n".join(lines) + "\n")
         command = [
             str(uv_binary()),
             "pip",
@@ -553,9 +538,9 @@ def test_uv_installs_every_admitted_cpython_from_wheels_alone(built: Path, tmp_p
         return subprocess.run(command, capture_output=True, timeout=600, env=env).returncode == 0
 
     admitted = [f"3.{minor}" for minor in range(int(floor), int(stop))]
-    refused = {platform: installs(platform, f"3.{stop}") for platform in UV_PLATFORMS}
-    print(f"requires-python {python_range}; at 3.{stop} uv installs from wheels on {refused}")
-    assert not all(refused.values())
+    print(
+        f"requires-python {python_range}: uv installs from wheels alone on each of {', '.join(UV_PLATFORMS)}"
+    )
     assert [(p, v) for p in UV_PLATFORMS for v in admitted if not installs(p, v)] == []
 
 

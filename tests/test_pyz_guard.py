@@ -481,13 +481,12 @@ def test_pruning_removes_only_our_copies_unused_for_a_month(tmp_path: Path) -> N
     ours = _aged(root / f"{build}_linux-x86_64-cp312", 90)  # the running copy: never, however old
     gone = {
         "idle copy": _aged(root / f"{build}_linux-x86_64-cp311", 31),
-        "idle lock": _aged(root / f"{build}_linux-x86_64-cp311.lock", 31, folder=False),
+        "idle file of a copy's name": _aged(root / f"{build}_win32-amd64-cp311", 31, folder=False),
         "killed run's unpacking": _aged(root / f"{build}_linux-x86_64-cp310.tmp-4242", 0.1),
         "half-pruned": _aged(root / f"{build}_linux-x86_64-cp313.pruning-17", 0),
     }
     kept = {
         "recent copy": _aged(root / ("robot-md-mcp_" + "b" * 16 + "_linux-aarch64-cp313"), 29),
-        "recent lock": _aged(root / f"{build}_linux-x86_64-cp313.lock", 1, folder=False),
         "unpacking now": _aged(root / f"{build}_linux-x86_64-cp314.tmp-4243", 0.01),
         "other program": _aged(root / ("something_" + "e" * 16 + "_linux-x86_64-cp312"), 365),
         "shiv's own naming": _aged(root / ("robot-md-mcp.pyz_" + "1" * 64), 365),
@@ -536,7 +535,7 @@ def test_unpack_writes_the_wanted_members_with_their_modes(tmp_path: Path) -> No
     }
     assert _tree(copy) == expected
     assert copy.stat().st_mode & 0o777 == 0o700
-    assert sorted(p.name for p in (tmp_path / "root").iterdir()) == ["copy", "copy.lock"]  # no .tmp left
+    assert sorted(p.name for p in (tmp_path / "root").iterdir()) == ["copy"]  # no .tmp left
     assert guard.unpack(str(archive), str(copy), [], "x") is False  # there already: untouched
 
 
@@ -553,39 +552,36 @@ def test_a_killed_runs_leftovers_do_not_block_the_next_run(tmp_path: Path) -> No
     assert _tree(copy) == {"site-packages/m.py": (b"x = 1\n", 0o644)}
 
 
+# Another run (another process: its own .tmp-<pid>) unpacking the same copy, start to finish.
+OTHER_RUN = (
+    "import sys; sys.path.insert(0, sys.argv[1]); import pyz_guard;"
+    " print(pyz_guard.unpack(sys.argv[2], sys.argv[3], [], 'x'))"
+)
+
+
 @posix_only
-def test_a_run_waiting_on_anothers_unpack_says_so_and_gives_up_after_its_bound(tmp_path: Path, capfd) -> None:
-    """A run stopped mid-unpack (Ctrl-Z, a frozen client) holds the lock: a later run says it is
-    waiting, gives up after its bound in one line, and unpacks on its own."""
-    archive = _zip(tmp_path / "a.pyz", {"site-packages/m.py": b"x = 1\n"})
+def test_two_first_runs_at_once_end_with_one_complete_copy(tmp_path: Path, monkeypatch) -> None:
+    """Claude Desktop may start two servers at once on a fresh machine. Each unpacks into its own
+    .tmp; here the other run's copy lands while this one is half-way: this run drops its own .tmp and
+    uses that copy. One complete copy, nothing else left, and exactly one run made it."""
+    members = {f"site-packages/pkg/m{i}.py": os.urandom(64) for i in range(50)}
+    archive = _zip(tmp_path / "a.pyz", members)
     root = tmp_path / "root"
     root.mkdir()
     copy = root / "copy"
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT);"
-            " fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)",
-            f"{copy}.lock",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout and holder.stdout.readline().strip() == "held"
-        started = time.monotonic()
-        assert guard.unpack(str(archive), str(copy), [], "x", wait_limit=0.5) is True
-        waited = time.monotonic() - started
-    finally:
-        holder.kill()
-        holder.wait()
-    assert 0.5 <= waited < 10
-    assert capfd.readouterr().err.splitlines() == [
-        f"robot-md-mcp: waiting for another run unpacking to {copy} (at most 0 s)",
-        "robot-md-mcp: gave up waiting after 0 s; unpacking here too",
-    ]
-    assert _tree(copy) == {"site-packages/m.py": (b"x = 1\n", 0o644)}
+    write, other = guard._write_member, list[str]()
+
+    def racing(opened: zipfile.ZipFile, into: str, info: zipfile.ZipInfo) -> None:
+        if len(other) == 0 and info.filename.endswith("/m25.py"):
+            command = [sys.executable, "-c", OTHER_RUN, str(GUARD_FILE.parent), str(archive), str(copy)]
+            other.append(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+        write(opened, into, info)
+
+    monkeypatch.setattr(guard, "_write_member", racing)
+    assert guard.unpack(str(archive), str(copy), [], "x") is False
+    assert other == ["True\n"]
+    assert _tree(copy) == {name: (data, 0o644) for name, data in members.items()}
+    assert sorted(p.name for p in root.iterdir()) == ["copy"]
 
 
 @posix_only
@@ -607,7 +603,7 @@ def test_unpack_failure_is_one_line_and_leaves_nothing(tmp_path: Path, members: 
     message = str(raised.value.code)
     assert message.startswith(f"robot-md-mcp: could not unpack to {root / 'copy'}: ") and "\n" not in message
     assert re.search(reason, message), message
-    assert sorted(p.name for p in root.iterdir()) == ["copy.lock"]
+    assert sorted(p.name for p in root.iterdir()) == []
     assert not (tmp_path / "evil.py").exists()
 
 
@@ -634,7 +630,7 @@ def test_a_damaged_pyz_is_one_line_and_leaves_no_tmp(tmp_path: Path, damage: str
     message = str(raised.value.code)
     assert "\n" not in message and message.startswith(f"robot-md-mcp: could not unpack to {root / 'copy'}: ")
     assert message.endswith(": download it again") and f"{archive} is damaged or incomplete (" in message
-    assert sorted(p.name for p in root.iterdir()) == ["copy.lock"]
+    assert sorted(p.name for p in root.iterdir()) == []
 
 
 # --- 5. sys.path ----------------------------------------------------------------------------------
