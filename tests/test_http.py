@@ -851,15 +851,26 @@ SMALL = {
 }
 
 
+@pytest.fixture(scope="module")
+def small_server():
+    """SMALL's limits, for one kind of stalled peer after another: each test's peers are gone at its end."""
+    served = Served(limits=SMALL)
+    yield served
+    assert served.stop() == 0
+    assert "Traceback" not in served.stderr, served.stderr
+
+
 @pytest.mark.parametrize("kind", ["head-only", "expect-then-silent", "trickle", "unread-stream"])
-def test_peers_stalled_past_the_head_cannot_lock_out_clients_that_speak(kind: str) -> None:
+def test_peers_stalled_past_the_head_cannot_lock_out_clients_that_speak(
+    small_server: Served, kind: str
+) -> None:
     """Nearly twice the connection limit (30 for 16 here) of peers that send a head and then no body (or
     a trickle, or `Expect: 100-continue` then nothing), or hold an event stream they never read, with
     deadlines far off: the ones that have gone longest without progress are closed to make room (they
     come back at once), and every request from a client that speaks is answered, /healthz and
     initialize alike. (Before, 127 head-only peers got everyone else a 503.) New connections are
     spared 0.2 s here (1 s by default)."""
-    served = Served(limits=SMALL)
+    served = small_server
     peers = int(2 * SMALL["connections"] - 2)
     displaced = 2 * peers - int(SMALL["connections"])  # reconnections that show room was made
     connects: list[int] = []
@@ -880,10 +891,7 @@ def test_peers_stalled_past_the_head_cannot_lock_out_clients_that_speak(kind: st
         await asyncio.gather(*tasks, return_exceptions=True)
         return statuses
 
-    try:
-        statuses = asyncio.run(asyncio.wait_for(scenario(), 60))
-    finally:
-        assert served.stop() == 0
+    statuses = asyncio.run(asyncio.wait_for(scenario(), 60))
     assert statuses == [200] * 20
     assert len(connects) >= displaced, len(connects)  # closed to make room
     assert "Traceback" not in served.stderr, served.stderr
