@@ -34,12 +34,12 @@ REFERENCE_DIR = ROOT / ".cache" / "reference-robot-md-1.10.6"
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: two workers per CPU this process may run on. Most of a test's time is spent waiting
-    on a server subprocess or a deadline, so one worker per CPU leaves the CPUs idle half the time
-    (on 2 cores: 66 s with 4 workers, 110 s with 2, 79 s with 6). xdist's own count takes the
-    machine's cores, which overcommits a container limited to a few of them."""
+    """`-n auto`: one worker per CPU this process may run on, and one more: a test waiting on a
+    server or a deadline leaves its CPU to the spare (on 2 cores, default tier: 2 workers 61-63 s,
+    3 workers 53-57 s, 4 workers 64 s). xdist's own count takes the machine's cores, which
+    overcommits a container limited to a few of them."""
     usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
-    return 2 * max(1, len(usable))
+    return len(usable) + 1
 
 
 def pytest_configure(config: pytest.Config) -> None:

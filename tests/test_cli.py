@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import array
 import json
 import os
 import signal
@@ -117,28 +118,40 @@ def test_a_missing_path_that_looks_like_one_is_file_not_found(tmp_path: Path) ->
     assert done.returncode == 1 and "file not found" in done.stderr
 
 
-def test_yaml_errors_name_the_place_in_the_file(tmp_path: Path) -> None:
+def in_process(capsys: pytest.CaptureFixture[str], *args: str | Path, **environ: str) -> tuple[int, str, str]:
+    """The command line run by main() in this process, with `environ` as the whole environment:
+    exit code, stdout, stderr. (A test here runs it as a program where the process is the point.)"""
+    import robot_md_mcp as rmm
+
+    code = rmm.main([str(a) for a in args], rmm.Machine(environ=environ))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_yaml_errors_name_the_place_in_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The frontmatter starts after blank lines and the delimiter: places count lines of the file."""
     path = tmp_path / "ROBOT.md"
     path.write_text("\n\n---\nmetadata:\n  robot_name: [bob\n---\n# bob\n", encoding="utf-8")
-    for args in ([str(path)], ["validate", str(path)], ["render", str(path)]):
-        done = run(*args)
-        assert done.returncode == 1 and done.stderr.count("\n") == 1, args
-        assert "<unicode string>" not in done.stderr
-        assert "at line 5, column 15" in done.stderr and done.stderr.endswith(f"({path})\n")
-    reference = json.loads(run("validate", "--json", str(path)).stdout)  # the reference's string, as is
+    for args in ([path], ["validate", path], ["render", path]):
+        code, _, err = in_process(capsys, *args)
+        assert code == 1 and err.count("\n") == 1, args
+        assert "<unicode string>" not in err
+        assert "at line 5, column 15" in err and err.endswith(f"({path})\n")
+    reference = json.loads(in_process(capsys, "validate", "--json", path)[1])  # the reference's string, as is
     assert 'in "<unicode string>", line 3, column 15' in reference["errors"][0]
 
 
-def test_a_number_where_text_belongs_gets_a_hint_for_people_only(tmp_path: Path) -> None:
+def test_a_number_where_text_belongs_gets_a_hint_for_people_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = (CORPUS / "rmd__site-examples-bob.ROBOT.md").read_text(encoding="utf-8")
     path = tmp_path / "ROBOT.md"
     path.write_text(source.replace("  version: 2026.4.17.0", "  version: 1.10"), encoding="utf-8")
-    done = run("validate", str(path))
-    assert done.returncode == 2
-    assert "✗ schema: metadata.version: 1.1 is not of type 'string'\n  hint: YAML read" in done.stdout
-    assert 'version: "1.10"' in done.stdout
-    as_json = json.loads(run("validate", "--json", str(path)).stdout)
+    code, out, _ = in_process(capsys, "validate", path)
+    assert code == 2
+    assert "✗ schema: metadata.version: 1.1 is not of type 'string'\n  hint: YAML read" in out
+    assert 'version: "1.10"' in out
+    as_json = json.loads(in_process(capsys, "validate", "--json", path)[1])
     assert as_json["errors"] == ["schema: metadata.version: 1.1 is not of type 'string'"]
 
 
@@ -154,23 +167,23 @@ EXIT_CODES = {
 
 
 @pytest.mark.parametrize("name", EXIT_CODES)
-def test_validate_exit_codes_and_json(name: str) -> None:
+def test_validate_exit_codes_and_json(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The command line in this process (the other tests here run it as a program)."""
     import robot_md_mcp as rmm
 
     path = CORPUS / name
-    done = run("validate", str(path), "--json")
-    assert done.returncode == EXIT_CODES[name]
+    assert rmm.main(["validate", str(path), "--json"]) == EXIT_CODES[name]
     expected = rmm.check_text(rmm.read_source(path).text).as_dict()
-    assert json.loads(done.stdout) == expected
-    human = run("validate", str(path))
-    assert human.returncode == EXIT_CODES[name]
+    assert json.loads(capsys.readouterr().out) == expected
+    assert rmm.main(["validate", str(path)]) == EXIT_CODES[name]
+    human = capsys.readouterr()
     if name.startswith("rmd__site"):
-        assert human.stdout == "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n"
+        assert human.out == "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n"
     elif EXIT_CODES[name] == 1:  # unparseable: one line on stderr, as at startup
-        assert human.stdout == ""
-        assert human.stderr.startswith("robot-md-mcp: ") and human.stderr.count("\n") == 1
+        assert human.out == ""
+        assert human.err.startswith("robot-md-mcp: ") and human.err.count("\n") == 1
     else:
-        assert human.stdout.splitlines() == [f"✗ {e}" for e in expected["errors"]]
+        assert human.out.splitlines() == [f"✗ {e}" for e in expected["errors"]]
 
 
 def test_validate_json_on_a_missing_file(tmp_path: Path) -> None:
@@ -187,12 +200,17 @@ def test_validate_json_on_a_missing_file(tmp_path: Path) -> None:
     assert plain.stderr == f"robot-md-mcp: file not found ({tmp_path / 'nope.md'})\n"
 
 
-def test_validate_finds_the_manifest_like_serve_does(tmp_path: Path) -> None:
+def test_validate_finds_the_manifest_like_serve_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "ROBOT.md").write_text(GOOD, encoding="utf-8")
     (tmp_path / "sub").mkdir()
-    assert run("validate", cwd=tmp_path / "sub").returncode == 0
-    assert run("validate", env={"ROBOT_MD_PATH": str(tmp_path)}, cwd=Path("/")).returncode == 0
-    assert run("validate", str(tmp_path)).returncode == 0
+    monkeypatch.chdir(tmp_path / "sub")
+    assert in_process(capsys, "validate")[0] == 0
+    monkeypatch.chdir("/")
+    assert in_process(capsys, "validate", ROBOT_MD_PATH=str(tmp_path))[0] == 0
+    assert in_process(capsys, "validate", tmp_path)[0] == 0
+    assert in_process(capsys, "validate")[0] == 2  # nothing given, none found from /
 
 
 def test_render_prints_the_canonical_yaml_bytes() -> None:
@@ -301,6 +319,25 @@ sys.exit(m.main(sys.argv[1:]))
 """
 
 
+def _wait_until_full(pipe: int, timeout: float = 30) -> None:
+    """Until the pipe holds over half what it can (Linux: 64 KiB unless resized; partly filled pages
+    leave the rest) and has not grown for 0.2 s: its writer is blocked on it."""
+    import fcntl
+    import termios
+
+    capacity = fcntl.fcntl(pipe, 1032) if sys.platform == "linux" else 16384  # F_GETPIPE_SZ
+    unread, before, steady_since = array.array("i", [0]), -1, time.monotonic()
+    deadline = steady_since + timeout
+    while True:
+        fcntl.ioctl(pipe, termios.FIONREAD, unread)
+        if unread[0] != before:
+            before, steady_since = unread[0], time.monotonic()
+        elif unread[0] > capacity // 2 and time.monotonic() - steady_since >= 0.2:
+            return
+        assert time.monotonic() < deadline, f"the pipe holds {unread[0]} bytes after {timeout} s"
+        time.sleep(0.01)
+
+
 def _ends_quietly(proc: subprocess.Popen, sig: int, code: int) -> None:
     """Send `sig`: the process ends within a second with `code`, nothing on stderr."""
     started = time.monotonic()
@@ -356,7 +393,7 @@ def test_a_signal_ends_a_server_whose_client_stopped_reading(sig: str) -> None:
     for n in range(1, 300):  # some 300 KB of answers, far more than a pipe holds
         proc.stdin.write(json.dumps({**read, "id": n}).encode() + b"\n")
     proc.stdin.flush()
-    time.sleep(1.5)  # the server has filled the pipe and waits on it
+    _wait_until_full(proc.stdout.fileno())  # the server now waits on it
     _ends_quietly(proc, *SIGNALS[sig])
     proc.stdin.close()
 
@@ -378,7 +415,7 @@ def test_a_signal_ends_a_server_whose_worker_is_busy(sig: str, manifest_path) ->
                 "params": {"uri": "robot-md://bob/safety"},
             }
         )
-        assert server.silence(1.0) == []  # the worker is busy with it
+        assert server.silence(0.3) == []  # the worker is busy with it
         started = time.monotonic()
         server.proc.send_signal(SIGNALS[sig][0])
         assert server.proc.wait(timeout=5) == SIGNALS[sig][1]

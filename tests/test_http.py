@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -790,12 +791,17 @@ def _closed_within(peer: socket.socket, seconds: float) -> tuple[bytes, float]:
     return received, time.monotonic() - started
 
 
-@pytest.fixture(scope="module")
-def quick_server():
-    served = Served(limits=QUICK)
+def served_with(limits: dict[str, float]) -> Iterator[Served]:
+    """A module's server with these limits: stopped cleanly at the end, no traceback."""
+    served = Served(limits=limits)
     yield served
     assert served.stop() == 0
     assert "Traceback" not in served.stderr, served.stderr
+
+
+@pytest.fixture(scope="module")
+def quick_server():
+    yield from served_with(QUICK)
 
 
 def test_a_silent_connection_is_closed_at_the_head_deadline(quick_server: Served) -> None:
@@ -851,15 +857,23 @@ SMALL = {
 }
 
 
+@pytest.fixture(scope="module")
+def small_server():
+    """SMALL's limits, for one kind of stalled peer after another: each test's peers are gone at its end."""
+    yield from served_with(SMALL)
+
+
 @pytest.mark.parametrize("kind", ["head-only", "expect-then-silent", "trickle", "unread-stream"])
-def test_peers_stalled_past_the_head_cannot_lock_out_clients_that_speak(kind: str) -> None:
+def test_peers_stalled_past_the_head_cannot_lock_out_clients_that_speak(
+    small_server: Served, kind: str
+) -> None:
     """Nearly twice the connection limit (30 for 16 here) of peers that send a head and then no body (or
     a trickle, or `Expect: 100-continue` then nothing), or hold an event stream they never read, with
     deadlines far off: the ones that have gone longest without progress are closed to make room (they
     come back at once), and every request from a client that speaks is answered, /healthz and
     initialize alike. (Before, 127 head-only peers got everyone else a 503.) New connections are
     spared 0.2 s here (1 s by default)."""
-    served = Served(limits=SMALL)
+    served = small_server
     peers = int(2 * SMALL["connections"] - 2)
     displaced = 2 * peers - int(SMALL["connections"])  # reconnections that show room was made
     connects: list[int] = []
@@ -880,17 +894,15 @@ def test_peers_stalled_past_the_head_cannot_lock_out_clients_that_speak(kind: st
         await asyncio.gather(*tasks, return_exceptions=True)
         return statuses
 
-    try:
-        statuses = asyncio.run(asyncio.wait_for(scenario(), 60))
-    finally:
-        assert served.stop() == 0
+    statuses = asyncio.run(asyncio.wait_for(scenario(), 60))
     assert statuses == [200] * 20
     assert len(connects) >= displaced, len(connects)  # closed to make room
     assert "Traceback" not in served.stderr, served.stderr
 
 
-async def ping_in_session(port: int, session: str) -> int:
-    """A ping in a handshake-era session: the HTTP status it gets."""
+async def ping_in_session(port: int, session: str | None) -> int:
+    """A ping in a handshake-era session (None: a session that failed to open): the HTTP status."""
+    assert session is not None
     headers = {**SESSION_HEADERS, "Mcp_Session_Id": session, "MCP_Protocol_Version": "2025-06-18"}
     return (await exchange(port, raw_request(port, "POST", body=jsonrpc("ping", 1), **headers)))[0]
 
@@ -899,10 +911,6 @@ def test_a_full_session_table_closes_the_least_recently_used_session() -> None:
     """At the session limit (4 here) a newcomer's initialize succeeds: the session used least recently
     is closed (its id then answers 404), never one that is in use (an open event stream)."""
     served = Served(limits={**QUICK, "sessions": 4})
-
-    async def ping(session: str | None) -> int:
-        assert session is not None
-        return await ping_in_session(served.port, session)
 
     async def scenario() -> None:
         streaming, *others = [await open_session(served.port) for _ in range(4)]
@@ -915,14 +923,18 @@ def test_a_full_session_table_closes_the_least_recently_used_session() -> None:
         }
         stream[1].write(raw_request(served.port, "GET", body=None, **headers))
         assert (await stream[0].readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 200")
-        assert [await ping(s) for s in others] == [200] * 3  # others[0] is now the least recently used
+        assert [await ping_in_session(served.port, s) for s in others] == [
+            200
+        ] * 3  # others[0] is now the least recently used
         newcomer = await open_session(served.port)
         assert newcomer is not None
-        assert await ping(others[0]) == 404
-        assert [await ping(s) for s in (streaming, *others[1:], newcomer)] == [200] * 4
+        assert await ping_in_session(served.port, others[0]) == 404
+        assert [await ping_in_session(served.port, s) for s in (streaming, *others[1:], newcomer)] == [
+            200
+        ] * 4
         for _ in range(3):  # again and again: the stream's session outlives idle ones
             assert await open_session(served.port) is not None
-        assert await ping(streaming) == 200
+        assert await ping_in_session(served.port, streaming) == 200
         stream[1].close()
 
     try:
@@ -936,20 +948,16 @@ def test_sessions_closed_as_idle_never_cost_a_live_one_its_place() -> None:
     their places, never the place of the session still in use."""
     served = Served(limits={"session_idle_seconds": 0.25, "sessions": 3})
 
-    async def ping(session: str | None) -> int:
-        assert session is not None
-        return await ping_in_session(served.port, session)
-
     async def scenario() -> None:
         busy, *idle = [await open_session(served.port) for _ in range(3)]
         assert busy and all(idle)
         started = time.monotonic()
         while time.monotonic() - started < 3 * 0.25:  # the idle ones are closed after 0.25 s
-            assert await ping(busy) == 200
+            assert await ping_in_session(served.port, busy) == 200
             await asyncio.sleep(0.05)
-        assert [await ping(s) for s in idle] == [404, 404]
+        assert [await ping_in_session(served.port, s) for s in idle] == [404, 404]
         assert None not in [await open_session(served.port) for _ in range(2)]
-        assert await ping(busy) == 200
+        assert await ping_in_session(served.port, busy) == 200
 
     try:
         asyncio.run(asyncio.wait_for(scenario(), 60))

@@ -1,6 +1,7 @@
 """Drop-in launch: started the way robot-md's own clients and plugin hosts start it (`--robot PATH`,
-an initialize without clientInfo and no `initialized`, a `${…}` the host left unexpanded), through
-real stdio (and HTTP) subprocesses; and what serverInfo tells a client, in both protocol eras."""
+an initialize without clientInfo and no `initialized`, a `${…}` the host left unexpanded), each through
+a real stdio (or HTTP) subprocess once, and each variant through the command line in this process;
+and what serverInfo tells a client, in both protocol eras."""
 
 from __future__ import annotations
 
@@ -53,14 +54,21 @@ READ_IDENTITY = {"uri": "robot-md://bob/identity"}
 # --- --robot PATH ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("form", [["--robot", "{}"], ["--robot={}"], ["serve", "--robot", "{}"]])
-def test_robot_option_names_the_manifest_as_the_pendant_launches_it(form: list[str], tmp_path: Path) -> None:
-    args = [a.format(EXAMPLE) for a in form]
+def test_robot_option_names_the_manifest_as_the_pendant_launches_it(tmp_path: Path) -> None:
     answers, err, code = session(
-        args, [pendant_initialize(), request(2, "tools/call", {"name": "validate"})], cwd=tmp_path
+        ["--robot", str(EXAMPLE)],
+        [pendant_initialize(), request(2, "tools/call", {"name": "validate"})],
+        tmp_path,
     )
     assert code == 0 and err == "", err
     assert answers[2]["result"]["structuredContent"]["ok"] is True
+
+
+@pytest.mark.parametrize("form", [["--robot", "{}"], ["--robot={}"], ["serve", "--robot", "{}"]])
+def test_every_form_of_robot_is_the_path_argument(form: list[str]) -> None:
+    """Each spelling serves what `robot-md-mcp PATH` serves (the command line, in this process)."""
+    command = rmm.parse_command_line([a.format(EXAMPLE) for a in form])
+    assert (command.verb, command.word("PATH")) == ("serve", str(EXAMPLE))
 
 
 def test_validate_and_render_take_robot_too() -> None:
@@ -101,7 +109,7 @@ def test_initialize_without_client_info_and_no_initialized_is_served() -> None:
     assert robot_served(answers, 4) == "name: bob"
 
 
-@pytest.mark.parametrize("missing", ["protocolVersion", "capabilities"])
+@pytest.mark.parametrize("missing", ["protocolVersion"])  # every other mix: the generated test below
 def test_initialize_lacking_a_required_field_is_answered_naming_it(missing: str) -> None:
     params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO}
     del params[missing]
@@ -182,44 +190,57 @@ def sse_or_json(raw: bytes) -> dict:
 # --- a ${…} the host did not expand ----------------------------------------------------
 
 
+def bob_above(tmp_path: Path) -> Path:
+    """tmp_path/ROBOT.md (bob) and an empty tmp_path/src below it."""
+    (tmp_path / "ROBOT.md").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "src").mkdir()
+    return tmp_path / "src"
+
+
+def test_unexpanded_path_counts_as_none_and_the_walk_up_finds_the_manifest(tmp_path: Path) -> None:
+    """As a plugin host launches it: served, with one line naming what was ignored."""
+    answers, err, code = session(
+        ["${CLAUDE_PROJECT_DIR}"],
+        [pendant_initialize(), request(2, "resources/read", READ_IDENTITY)],
+        bob_above(tmp_path),
+    )
+    assert code == 0 and robot_served(answers, 2) == "name: bob"
+    assert err.count("\n") == 1 and "${CLAUDE_PROJECT_DIR}" in err and "did not expand" in err, err
+
+
+def found(
+    args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch, environ: dict[str, str] | None = None
+) -> Path:
+    """The manifest serving would take for `args` in `cwd` (the command line, in this process)."""
+    monkeypatch.chdir(cwd)
+    command = rmm.parse_command_line(args)
+    return rmm.load_manifest(command, rmm.Machine(environ=environ or {}))[0].path
+
+
 @pytest.mark.parametrize(
     "args", [["${CLAUDE_PROJECT_DIR}"], ["${CLAUDE_PROJECT_DIR}/ROBOT.md"], ["--robot", "${workspaceFolder}"]]
 )
-def test_unexpanded_path_counts_as_none_and_the_walk_up_finds_the_manifest(
-    args: list[str], tmp_path: Path
+def test_every_unexpanded_path_counts_as_none(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "ROBOT.md").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
-    (tmp_path / "src").mkdir()
-    answers, err, code = session(
-        args, [pendant_initialize(), request(2, "resources/read", READ_IDENTITY)], tmp_path / "src"
-    )
-    assert code == 0 and robot_served(answers, 2) == "name: bob"
-    placeholder = args[-1]
-    assert err.count("\n") == 1 and placeholder in err and "did not expand" in err, err
+    assert found(args, bob_above(tmp_path), monkeypatch) == tmp_path / "ROBOT.md"
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and args[-1] in err and "did not expand" in err, err
 
 
-def test_unexpanded_path_gives_way_to_robot_md_path(tmp_path: Path) -> None:
-    (tmp_path / "ROBOT.md").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+def test_unexpanded_path_gives_way_to_robot_md_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     alice = tmp_path / "alice.md"
     alice.write_text(ALIAS, encoding="utf-8")
-    answers, err, code = session(
-        ["${CLAUDE_PROJECT_DIR}"],
-        [pendant_initialize(), request(2, "resources/read", {"uri": "robot-md://alice/identity"})],
-        tmp_path,
-        {rmm.PATH_ENV: str(alice)},
-    )
-    assert code == 0 and robot_served(answers, 2) == "name: alice", err
+    environ = {rmm.PATH_ENV: str(alice)}
+    assert found(["${CLAUDE_PROJECT_DIR}"], bob_above(tmp_path), monkeypatch, environ) == alice
 
 
-def test_unexpanded_robot_md_path_counts_as_none_too(tmp_path: Path) -> None:
-    (tmp_path / "ROBOT.md").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
-    answers, err, code = session(
-        [],
-        [pendant_initialize(), request(2, "resources/read", READ_IDENTITY)],
-        tmp_path,
-        {rmm.PATH_ENV: "${HOME_X}"},
-    )
-    assert code == 0 and robot_served(answers, 2) == "name: bob"
+def test_unexpanded_robot_md_path_counts_as_none_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    environ = {rmm.PATH_ENV: "${HOME_X}"}
+    assert found([], bob_above(tmp_path), monkeypatch, environ) == tmp_path / "ROBOT.md"
+    err = capsys.readouterr().err
     assert err.count("\n") == 1 and rmm.PATH_ENV in err
 
 
