@@ -2847,10 +2847,12 @@ async def _to_server(
             batches.initialize_ids.add(message.id)
     elif isinstance(message, types.JSONRPCNotification) and message.method == CANCELLED:
         cancelled = (message.params or {}).get("requestId")
-        unanswered.done(cancelled)  # it will not be answered
-        ready = batches.answered(cancelled, None)
-        if ready is not None:
-            await answers.send(ready)
+        # Only an id can name a request: a list or an object cancels nothing (and is unhashable).
+        if isinstance(cancelled, (int, str)) and not isinstance(cancelled, bool):
+            unanswered.done(cancelled)  # it will not be answered
+            ready = batches.answered(cancelled, None)
+            if ready is not None:
+                await answers.send(ready)
     await to_server.send(SessionMessage(message))
 
 

@@ -141,6 +141,25 @@ def test_notifications_blank_lines_and_stray_responses_get_no_answer(server: Raw
     still_serving(server)
 
 
+NOT_AN_ID: dict[str, object] = {"list": [], "object": {"a": 1}, "true": True, "1.5": 1.5, "null": None}
+
+
+@pytest.mark.parametrize("name", [*NOT_AN_ID, "absent", "no params"])
+def test_a_cancellation_that_names_no_request_is_dropped_and_the_server_lives(
+    server: RawServer, name: str
+) -> None:
+    """notifications/cancelled whose requestId is not an id (a list once ended the server: the wire
+    looked it up in a table of unanswered ids): no answer, and the server goes on."""
+    note: dict[str, Any] = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}
+    if name in NOT_AN_ID:
+        note["params"]["requestId"] = NOT_AN_ID[name]
+    elif name == "no params":
+        del note["params"]
+    server.send(note)
+    assert server.fence() == []
+    still_serving(server)
+
+
 # --- lone surrogates: legal JSON escapes, not Unicode text ------------------------
 
 LONE = "\ud800"  # half of a pair; "\udc00" and "\ud83d" (half an emoji) are the same class
