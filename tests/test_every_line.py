@@ -284,6 +284,24 @@ def test_every_line_over_stdio_is_answered_and_the_server_lives(stdio_server: St
     _over_stdio(stdio_server, batch)
 
 
+@st.composite
+def notifications(draw: Any) -> tuple[bytes, Any]:
+    """A notification the server knows, with the fields notifications carry set to any JSON (a
+    cancellation naming a list once ended the server; random lines draw this class rarely)."""
+    method = draw(st.sampled_from([m for m in KNOWN if m.startswith("notifications/")]))
+    fields = ["requestId", "reason", "progressToken", "progress", "total", "message", "_meta"]
+    params = draw(st.dictionaries(st.sampled_from(fields), JSON, max_size=3))
+    return json.dumps({"jsonrpc": "2.0", "method": method, "params": params}).encode() + b"\n", None
+
+
+@given(batch=st.lists(notifications(), min_size=1, max_size=6))
+@SETTINGS
+def test_every_known_notification_with_any_params_leaves_the_server_serving(
+    stdio_server: Stdio, batch
+) -> None:
+    _over_stdio(stdio_server, batch)
+
+
 @pytest.mark.heavy
 @given(batch=st.lists(lines(), min_size=1, max_size=6))
 @HEAVY_SETTINGS
