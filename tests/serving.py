@@ -32,14 +32,13 @@ EXAMPLE = ROOT / "examples" / "bob.ROBOT.md"
 # This interpreter, unless ROBOT_MD_MCP_TEST_PYTHON names another one (test_lazy_imports.py runs the
 # default tier's servers under CPython 3.15 that way).
 PYTHON = os.environ.get("ROBOT_MD_MCP_TEST_PYTHON") or sys.executable
-# `python robot_md_mcp.py ARGS`, as users may run it: SCRIPT. Tests start the server as SERVER, the
-# same but for one thing: the module comes from its cached bytecode (conftest compiles it once per
-# run), where a script is compiled anew at every start - ~0.1 s of CPU, hundreds of starts a run.
-# sys.argv and sys.path[0] are what the script form gives the module.
-SCRIPT = [PYTHON, str(MODULE)]
+# Tests start the server as SERVER: `python robot_md_mcp.py ARGS` but for one thing, the module
+# comes from its cached bytecode (conftest compiles it once per run), where a script is compiled
+# anew at every start - ~0.1 s of CPU, hundreds of starts a run. sys.argv and sys.path[0] are what
+# the script form gives the module.
 BOOT = (
-    "import os, sys; del sys.argv[0]; sys.path[0] = os.path.dirname(sys.argv[0]); "
-    "import robot_md_mcp; sys.exit(robot_md_mcp.main())"
+    "import os, sys\ndel sys.argv[0]\nsys.path[0] = os.path.dirname(sys.argv[0])\n"
+    "import robot_md_mcp\nsys.exit(robot_md_mcp.main())\n"
 )
 SERVER = [PYTHON, "-c", BOOT, str(MODULE)]
 HANDSHAKE_VERSION = "2025-11-25"
@@ -131,17 +130,16 @@ def answers(*args: str | Path, messages: list[dict], **how: Any) -> tuple[dict[A
 # Runs the module as SERVER does, and at exit writes its VmHWM to the
 # file named in $WIRE_PEAK_FILE. (wait4's ru_maxrss cannot tell: Linux carries the parent's peak
 # across fork and exec.)
-_PEAK_WRAPPER = """
-import atexit, os, sys
+_PEAK_WRAPPER = (
+    """
+import atexit, os
 def peak():
     with open(os.environ["WIRE_PEAK_FILE"], "w") as out, open("/proc/self/status") as status:
         out.write(next(row for row in status if row.startswith("VmHWM:")))
 atexit.register(peak)
-del sys.argv[0]
-sys.path[0] = os.path.dirname(sys.argv[0])
-import robot_md_mcp
-sys.exit(robot_md_mcp.main())
 """
+    + BOOT
+)
 
 
 def run_measured(*args: str | Path, timeout: float = 30) -> tuple[int, str, str, float, float]:

@@ -172,18 +172,19 @@ def test_validate_exit_codes_and_json(name: str, capsys: pytest.CaptureFixture[s
     import robot_md_mcp as rmm
 
     path = CORPUS / name
-    assert rmm.main(["validate", str(path), "--json"]) == EXIT_CODES[name]
+    code, out, _ = in_process(capsys, "validate", path, "--json")
+    assert code == EXIT_CODES[name]
     expected = rmm.check_text(rmm.read_source(path).text).as_dict()
-    assert json.loads(capsys.readouterr().out) == expected
-    assert rmm.main(["validate", str(path)]) == EXIT_CODES[name]
-    human = capsys.readouterr()
+    assert json.loads(out) == expected
+    code, out, err = in_process(capsys, "validate", path)
+    assert code == EXIT_CODES[name]
     if name.startswith("rmd__site"):
-        assert human.out == "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n"
+        assert out == "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n"
     elif EXIT_CODES[name] == 1:  # unparseable: one line on stderr, as at startup
-        assert human.out == ""
-        assert human.err.startswith("robot-md-mcp: ") and human.err.count("\n") == 1
+        assert out == ""
+        assert err.startswith("robot-md-mcp: ") and err.count("\n") == 1
     else:
-        assert human.out.splitlines() == [f"✗ {e}" for e in expected["errors"]]
+        assert out.splitlines() == [f"✗ {e}" for e in expected["errors"]]
 
 
 def test_validate_json_on_a_missing_file(tmp_path: Path) -> None:
