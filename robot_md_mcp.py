@@ -942,6 +942,24 @@ NOT_DECLARED = "not declared"
 UNKNOWN = "unknown"
 RRN_RESOLVER = "https://rcan.dev/r/"
 _ABSENT = object()
+# Any character that is not printable ASCII, a newline or a tab: a candidate for `visible`.
+_MAYBE_INVISIBLE = re.compile(r"[^\x20-\x7e\n\t]")
+# Controls, format characters (zero-width, bidi) and line/paragraph separators: shown, never obeyed.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
+def _made_visible(match: re.Match[str]) -> str:
+    import unicodedata
+
+    char = match.group()
+    return f"<U+{ord(char):04X}>" if unicodedata.category(char) in _INVISIBLE_CATEGORIES else char
+
+
+def visible(text: str) -> str:
+    """Manifest text as we embed it: every control, format character (U+200B, U+202E, ...) and
+    line separator written as `<U+XXXX>`, so `bob\u200b` cannot pass for `bob` nor reorder what
+    follows. Newlines and tabs stay (prose keeps its lines; one-line values are quoted apart)."""
+    return _MAYBE_INVISIBLE.sub(_made_visible, text)
 
 
 def _get(fm: Any, *keys: str) -> Any:
