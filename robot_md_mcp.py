@@ -3411,10 +3411,10 @@ class HttpGuard:
         if isinstance(parts, HttpAnswer):
             await parts.send(send)
             return
-        if parts[-1].get("more_body"):  # too large: the SDK's max_request_body_size refuses it
+        body = b"".join(part.get("body", b"") for part in parts)
+        if len(body) > MAX_HTTP_BODY_BYTES:  # the SDK's max_request_body_size refuses it (413)
             await self.app(scope, _replayed(parts, receive), send)
             return
-        body = b"".join(part.get("body", b"") for part in parts)
         listener = self.live.clients.get(_header(scope["headers"], b"mcp-session-id"))
         batches = listener is not None and listener.protocol_version == BATCH_REVISION
         message, answer = classify_line(body, batches=batches)
