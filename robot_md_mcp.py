@@ -3441,7 +3441,7 @@ class HttpGuard:
         opens, each use of one, its end."""
         session = _header(scope["headers"], b"mcp-session-id")
         if opening is not None and session is None:
-            await self.make_room()
+            await self.make_room(scope)
         with self.in_use(session):
             status, answered_for = await self.forward(scope, receive, send)
         if session is None and answered_for is not None and status < 400:
@@ -3465,43 +3465,26 @@ class HttpGuard:
             if session in self.live.clients:
                 self.live.heard(session)
 
-    async def make_room(self) -> None:
+    async def make_room(self, scope: Scope) -> None:
         """At the session limit, close the least recently used session (one
         not in use, if there is one) for a newcomer's: the SDK's own limit
         (max_sessions) refuses newcomers with 503, so one peer opening
-        sessions and pinging them would lock everyone else out."""
+        sessions and pinging them would lock everyone else out. It is closed
+        as its client would, with a DELETE to the SDK's app (the SDK has no
+        other public way), in the guise of the newcomer's request."""
         self.live.forget_idle(time.monotonic())
         if len(self.live.clients) < self.limits.sessions:
             return
         unused = [key for key, listener in self.live.clients.items() if not listener.in_flight]
         least_recent = unused[0] if unused else next(iter(self.live.clients))
         self.live.forget(least_recent)
-        await self.end_session(least_recent)
-
-    async def end_session(self, session_id: str) -> None:
-        """Close a session as its client would, with a DELETE to the SDK's
-        app (the SDK has no public way to close one otherwise)."""
-        headers = [(b"host", min(self.hosts).encode("latin-1")), (b"mcp-session-id", session_id.encode())]
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0", "spec_version": "2.3"},
-            "http_version": "1.1",
-            "method": "DELETE",
-            "scheme": "http",
-            "path": MCP_PATH,
-            "raw_path": MCP_PATH.encode(),
-            "query_string": b"",
-            "root_path": "",
-            "headers": headers,
-            "client": None,
-            "server": None,
-            "state": {},
-        }
+        headers = [(b"host", min(self.hosts).encode()), (b"mcp-session-id", least_recent.encode())]
+        delete = {**scope, "method": "DELETE", "path": MCP_PATH, "query_string": b"", "headers": headers}
 
         async def unheard(message: Message) -> None:
             pass
 
-        await self.app(scope, _replayed([_whole_body(b"")]), unheard)
+        await self.app(delete, _replayed([_whole_body(b"")]), unheard)
 
     async def answer_batch(self, scope: Scope, members: list[Any], send: Send) -> None:
         """A batch (2025-03-26 sessions only): each member to the SDK in
