@@ -3599,26 +3599,11 @@ def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
             super().on_response_complete()
             self._expect_request()
 
-        def _waiting(self) -> bool:
-            """Waiting for a request head (none yet, or the last one answered)."""
-            at_rest = self.cycle is None or self.cycle.response_complete
-            return at_rest and not self.transport.is_closing()
-
-        def _stalled(self) -> bool:
-            """Waiting on the peer: for a head or a body, or for it to read
-            an event stream (a read stream too: until its buffers fill, a
-            server cannot tell it from one nobody reads) or a stuck answer."""
-            if self.transport.is_closing() or self._waiting():
-                return self._waiting()
-            if not self.cycle.response_started:
-                return bool(self.cycle.more_body)  # else: being answered
-            return self.scope["method"] == "GET" or bool(self.flow.write_paused)
-
         def _expect_request(self) -> None:
             waiting_after, self.waiting_since = self.cycle, time.monotonic()
 
             def check() -> None:
-                if self.cycle is waiting_after and self._waiting():
+                if self.cycle is waiting_after and _waiting_for_head(self):
                     self.transport.close()
 
             self.loop.call_later(self.timeout_keep_alive, check)
@@ -3626,13 +3611,29 @@ def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
     return HeadDeadline
 
 
+def _waiting_for_head(connection: Any) -> bool:
+    """Whether a connection waits for a request head (none yet, or the last one answered)."""
+    at_rest = connection.cycle is None or connection.cycle.response_complete
+    return at_rest and not connection.transport.is_closing()
+
+
+def _stalled(connection: Any) -> bool:
+    """Whether a connection waits on its peer: for a head or a body, or for
+    it to read an event stream (a read stream too: until its buffers fill, a
+    server cannot tell it from one nobody reads) or a stuck answer."""
+    if connection.transport.is_closing() or _waiting_for_head(connection):
+        return _waiting_for_head(connection)
+    if not connection.cycle.response_started:
+        return bool(connection.cycle.more_body)  # else: being answered
+    return connection.scope["method"] == "GET" or bool(connection.flow.write_paused)
+
+
 def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> list[Any]:
     """Which open connections make room for a newcomer: those longest
-    without progress (waiting for a head or a body, or holding an event
-    stream or an answer nobody reads); never one being answered, nor one in
-    its first `limits.new_connection_seconds` (about to speak) until twice
-    the limit are open. uvicorn's own limit (503 to all) is four times ours."""
-    stalled = sorted((c for c in others if c._stalled()), key=lambda c: c.waiting_since)
+    without progress (_stalled); never one being answered, nor one in its
+    first `limits.new_connection_seconds` (about to speak) until twice the
+    limit are open. uvicorn's own limit (503 to all) is four times ours."""
+    stalled = sorted((c for c in others if _stalled(c)), key=lambda c: c.waiting_since)
     new: list[Any] = []  # in their first moments, waiting for a first head
     old: list[Any] = []
     for c in stalled:
