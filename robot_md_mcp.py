@@ -3304,7 +3304,7 @@ def _replayed(parts: list[Message], receive: Receive | None = None) -> Receive:
     return replay
 
 
-def _whole_body(body: bytes) -> Message:
+def _body_message(body: bytes) -> Message:
     return {"type": "http.request", "body": body, "more_body": False}
 
 
@@ -3312,7 +3312,8 @@ async def _read_body(receive: Receive, limits: HttpLimits) -> list[Message] | Ht
     """The request body's parts, up to the first past MAX_HTTP_BODY_BYTES
     (we stop holding more there; the SDK, given the same limit, refuses the
     request with 413); 408 when the body does not come within the body
-    deadline or a gap between its parts is too long; None if the peer left."""
+    deadline or a gap between its parts is too long (the SDK waits for a
+    body as long as its peer likes); None if the peer left."""
     import anyio
 
     parts: list[Message] = []
@@ -3424,14 +3425,14 @@ class HttpGuard:
         elif isinstance(message, list):
             await self.answer_batch(scope, message, send)
         elif message is not None and not isinstance(message, types.JSONRPCRequest):
-            await self.forward_notification(scope, _replayed([_whole_body(body)], receive), send)
+            await self.forward_notification(scope, _replayed([_body_message(body)], receive), send)
         elif isinstance(message, types.JSONRPCRequest) and message.method == "initialize":
             # with clientInfo, as classify_line completed it
             body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
             asked = (message.params or {}).get("protocolVersion")
-            await self.in_session(scope, _replayed([_whole_body(body)], receive), send, opening=str(asked))
+            await self.in_session(scope, _replayed([_body_message(body)], receive), send, opening=str(asked))
         else:
-            await self.in_session(scope, _replayed([_whole_body(body)], receive), send)
+            await self.in_session(scope, _replayed([_body_message(body)], receive), send)
 
     async def in_session(
         self, scope: Scope, receive: Receive, send: Send, opening: str | None = None
@@ -3484,7 +3485,7 @@ class HttpGuard:
         async def unheard(message: Message) -> None:
             pass
 
-        await self.app(delete, _replayed([_whole_body(b"")]), unheard)
+        await self.app(delete, _replayed([_body_message(b"")]), unheard)
 
     async def answer_batch(self, scope: Scope, members: list[Any], send: Send) -> None:
         """A batch (2025-03-26 sessions only): each member to the SDK in
@@ -3513,7 +3514,7 @@ class HttpGuard:
         async def kept(event: Message) -> None:
             events.append(event)
 
-        await self.forward({**scope, "headers": headers}, _replayed([_whole_body(body)]), kept)
+        await self.forward({**scope, "headers": headers}, _replayed([_body_message(body)]), kept)
         answer_headers = events[0].get("headers", []) if events else []
         return _jsonrpc_answers(answer_headers, b"".join(e.get("body", b"") for e in events[1:]))
 

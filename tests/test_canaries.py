@@ -8,8 +8,6 @@ import time
 
 from serving import Served
 
-import robot_md_mcp as rmm
-
 
 def _trickle_until_closed(sock: socket.socket, data: bytes, every: float) -> float:
     """Send `data` a byte every `every` seconds until the server closes the connection; the
