@@ -3487,7 +3487,9 @@ class HttpGuard:
 
         await self.app(delete, _replayed([_body_message(b"")]), unheard)
 
-    async def answer_batch(self, scope: Scope, members: list[Any], send: Send) -> None:
+    async def answer_batch(
+        self, scope: Scope, members: list[tuple[Any, dict[str, Any] | None]], send: Send
+    ) -> None:
         """A batch (2025-03-26 sessions only): each member to the SDK in
         order as a POST of its own (an SDK session takes one message per
         POST); its answers gathered by stdio's _Batches, back as one JSON
@@ -3504,7 +3506,7 @@ class HttpGuard:
         else:
             await HttpAnswer(200, ready.encode("utf-8"), content_type=b"application/json").send(send)
 
-    async def forward_member(self, scope: Scope, message: Any) -> list[dict[str, Any]]:
+    async def forward_member(self, scope: Scope, message: types.JSONRPCMessage) -> list[dict[str, Any]]:
         """One member of a batch to the SDK; the answers it gave."""
         body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
         headers = [(k, v) for k, v in scope["headers"] if k != b"content-length"]

@@ -275,9 +275,10 @@ async def test_every_route_even_one_added_later_sits_behind_the_guard(added: str
     assume(added not in (m.MCP_PATH, m.HEALTH_PATH))
     token = "t" * 16
     guard = _guard_with_token(token)
-    guard.app.routes.append(Route(added, bridge, methods=[method]))
+    routes: list = guard.app.routes  # type: ignore[attr-defined]
+    routes.append(Route(added, bridge, methods=[method]))
     host, bearer = (b"host", b"127.0.0.1:9"), (b"authorization", f"Bearer {token}".encode())
-    for route in [r.path for r in guard.app.routes]:  # type: ignore[attr-defined]
+    for route in [r.path for r in routes]:
         assert await _guarded_status(guard, route, method, [(b"host", b"evil.example:9"), bearer]) == 421
         foreign = [host, bearer, (b"origin", b"http://evil.example")]
         assert await _guarded_status(guard, route, method, foreign) == 403
