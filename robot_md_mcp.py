@@ -3429,8 +3429,8 @@ class HttpGuard:
         elif isinstance(message, types.JSONRPCRequest) and message.method == "initialize":
             # with clientInfo, as classify_line completed it
             body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-            asked = (message.params or {}).get("protocolVersion")
-            await self.in_session(scope, _replayed([_body_message(body)], receive), send, opening=str(asked))
+            asked = str((message.params or {}).get("protocolVersion", ""))
+            await self.in_session(scope, _replayed([_body_message(body)], receive), send, opening=asked)
         else:
             await self.in_session(scope, _replayed([_body_message(body)], receive), send)
 
