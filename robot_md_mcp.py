@@ -2819,7 +2819,7 @@ class _Batches:
     def start(self, members: list[tuple[Any, dict[str, Any] | None]]) -> str | None:
         """A new batch of (message, error) pairs, as classify_line gives them;
         its array now if none of it waits for the server (none at all:
-        notifications). Both wires use this: stdio and HTTP (section 9)."""
+        notifications). The HTTP wire gathers its batches here too."""
         from mcp import types
 
         answers = [json.dumps(a, ensure_ascii=False) for _, a in members if a is not None]
