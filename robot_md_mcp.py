@@ -1879,7 +1879,7 @@ MAX_SUBSCRIPTIONS_PER_CLIENT = 64
 
 
 @dataclass
-class Listener:
+class HandshakeClient:
     """One handshake-era client, in the one table of them (LiveUpdates.clients):
     what its notifications go through, what it subscribed to, and what HTTP's
     guard keeps of it (section 9) to make room by least recent use."""
@@ -1917,26 +1917,26 @@ class LiveUpdates:
         self.bus = InMemorySubscriptionBus()
         # Handshake-era clients by key (an HTTP session id; on stdio the
         # initialize params, one object per connection), least recently heard first.
-        self.clients: dict[Any, Listener] = {}
+        self.clients: dict[Any, HandshakeClient] = {}
         self.forget_after = forget_after  # an HTTP session this idle is closed by the SDK
 
-    def heard(self, key: Any) -> Listener:
+    def heard(self, key: Any) -> HandshakeClient:
         """The client `key`, registered on first sight, now the most recently
         heard from; clients gone idle, and the oldest beyond the cap, forgotten."""
-        listener = self.clients.pop(key, None) or Listener()
-        listener.heard_at = time.monotonic()
-        self.forget_idle(listener.heard_at)
-        self.clients[key] = listener
+        client = self.clients.pop(key, None) or HandshakeClient()
+        client.heard_at = time.monotonic()
+        self.forget_idle(client.heard_at)
+        self.clients[key] = client
         while len(self.clients) > MAX_LISTENING_CLIENTS:
             del self.clients[next(iter(self.clients))]
-        return listener
+        return client
 
     def forget_idle(self, now: float) -> None:
         """Forget the clients the SDK has closed as idle (none in flight is)."""
         if self.forget_after is None:
             return
-        for key, listener in list(self.clients.items()):
-            if not listener.in_flight and now - listener.heard_at > self.forget_after:
+        for key, client in list(self.clients.items()):
+            if not client.in_flight and now - client.heard_at > self.forget_after:
                 del self.clients[key]
 
     def client(self, ctx: Request) -> set[str] | None:
@@ -1949,9 +1949,9 @@ class LiveUpdates:
             return None
         # An HTTP client is its session id (what it ends with DELETE).
         session_id = ctx.request.headers.get("mcp-session-id") if ctx.request is not None else None
-        listener = self.heard(session_id or id(params))
-        listener.session = ctx.session
-        return listener.subscribed
+        client = self.heard(session_id or id(params))
+        client.session = ctx.session
+        return client.subscribed
 
     def forget(self, session_id: str) -> None:
         """An HTTP session ended (the client deleted it, or room was made)."""
@@ -2007,15 +2007,15 @@ class LiveUpdates:
             await self.bus.publish(ResourcesListChanged())
         for uri in updated:
             await self.bus.publish(ResourceUpdated(uri=uri))
-        for key, listener in list(self.clients.items()):
-            if listener.session is None:  # initialized over HTTP, no request since
+        for key, client in list(self.clients.items()):
+            if client.session is None:  # initialized over HTTP, no request since
                 continue
             try:
                 if relisted:
-                    await listener.session.send_resource_list_changed()
+                    await client.session.send_resource_list_changed()
                 for uri in updated:
-                    if uri in listener.subscribed:
-                        await listener.session.send_resource_updated(uri)
+                    if uri in client.subscribed:
+                        await client.session.send_resource_updated(uri)
             except Exception:  # a client that went away must not silence the others
                 self.clients.pop(key, None)
 
@@ -3416,8 +3416,8 @@ class HttpGuard:
         if len(body) > MAX_HTTP_BODY_BYTES:  # the SDK's max_request_body_size refuses it (413)
             await self.app(scope, _replayed(parts, receive), send)
             return
-        listener = self.live.clients.get(_header(scope["headers"], b"mcp-session-id"))
-        batches = listener is not None and listener.protocol_version == BATCH_REVISION
+        client = self.live.clients.get(_header(scope["headers"], b"mcp-session-id"))
+        batches = client is not None and client.protocol_version == BATCH_REVISION
         message, answer = classify_line(body, batches=batches)
         if answer is not None:
             json_answer = HttpAnswer(400, json.dumps(answer).encode(), content_type=b"application/json")
@@ -3454,15 +3454,15 @@ class HttpGuard:
     def in_use(self, session: str | None) -> Iterator[None]:
         """A session's request or stream in flight: it is not closed to make
         room while another session could be; it counts as used when done."""
-        listener = self.live.clients.get(session)
-        if listener is None:
+        client = self.live.clients.get(session)
+        if client is None:
             yield
             return
-        listener.in_flight += 1
+        client.in_flight += 1
         try:
             yield
         finally:
-            listener.in_flight -= 1
+            client.in_flight -= 1
             if session in self.live.clients:
                 self.live.heard(session)
 
@@ -3476,7 +3476,7 @@ class HttpGuard:
         self.live.forget_idle(time.monotonic())
         if len(self.live.clients) < self.limits.sessions:
             return
-        unused = [key for key, listener in self.live.clients.items() if not listener.in_flight]
+        unused = [key for key, client in self.live.clients.items() if not client.in_flight]
         least_recent = unused[0] if unused else next(iter(self.live.clients))
         self.live.forget(least_recent)
         headers = [(b"host", min(self.hosts).encode()), (b"mcp-session-id", least_recent.encode())]
