@@ -3356,7 +3356,8 @@ class HttpGuard:
     classified as a stdio line is (section 8): errors and batches are
     answered here, the rest goes to the SDK. The session table is
     LiveUpdates.clients (section 6): a full one makes room for a newcomer's
-    initialize by closing the least recently used session."""
+    initialize by closing the least recently used session. (The SDK's own
+    token check needs OAuth settings and, like its Host check, guards /mcp only.)"""
 
     def __init__(self, app: ASGIApp, listener: HttpListener, live: LiveUpdates, limits: HttpLimits) -> None:
         self.app = app
@@ -3384,6 +3385,7 @@ class HttpGuard:
     def refusal(self, scope: Scope) -> HttpAnswer | None:
         """Our answer to a request refused before it reaches any route, else None."""
         headers: list[tuple[bytes, bytes]] = scope["headers"]
+        # uvicorn's h11_max_incomplete_event_size bounds a head still arriving, not one that came whole.
         if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
             return HttpAnswer(431, b"Request Header Fields Too Large")
         host = _header(headers, b"host")
