@@ -3097,15 +3097,9 @@ class HttpListener:
 
     socket: Any = field(repr=False)
     url: str  # where clients connect (MCP endpoint)
-    loopback: bool  # bound to a loopback address only
     allowed_hosts: tuple[str, ...]  # exact Host header values, lowercase
     token: str | None = field(default=None, repr=False)
     hint: str = ""  # for the start line
-
-    @property
-    def allowed_origins(self) -> tuple[str, ...]:
-        """Browser origins of our own hosts; every other Origin is foreign."""
-        return tuple(f"{scheme}://{host}" for host in self.allowed_hosts for scheme in ("http", "https"))
 
 
 def parse_listen_address(value: str) -> tuple[str, int]:
@@ -3260,7 +3254,6 @@ def open_listener(
     return HttpListener(
         socket=sock,
         url=f"http://{f'[{ip}]' if ip.version == 6 else ip}:{port}{MCP_PATH}",
-        loopback=ip.is_loopback,
         allowed_hosts=_allowed_hosts(host, ip, port, extra),
         token=token,
         hint=everywhere if ip.is_unspecified and not extra else "",
@@ -3364,7 +3357,8 @@ class HttpGuard:
         self.live = live
         self.limits = limits
         self.hosts = frozenset(listener.allowed_hosts)
-        self.origins = frozenset(listener.allowed_origins)
+        # Browser origins of our own hosts; every other Origin is foreign.
+        self.origins = frozenset(f"{s}://{host}" for host in self.hosts for s in ("http", "https"))
         self.token = None if listener.token is None else listener.token.encode("ascii")
         self.notifications_in_flight = 0
         self.log = logging.getLogger(NAME)

@@ -252,7 +252,7 @@ async def _guarded_status(app: object, path: str, method: str, headers: list[tup
 @functools.cache
 def _guard_with_token(token: str) -> m.HttpGuard:
     """The app `serve --http` serves, with a token, built once (the examples add routes to it)."""
-    listener = m.HttpListener(socket=None, url="", loopback=True, allowed_hosts=("127.0.0.1:9",), token=token)
+    listener = m.HttpListener(socket=None, url="", allowed_hosts=("127.0.0.1:9",), token=token)
     return m.http_app(m.ManifestFile(EXAMPLE), listener)
 
 
