@@ -74,6 +74,8 @@ from typing import TYPE_CHECKING, Any, cast
 import yaml
 
 if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads only to serve (section 6)
+    import argparse  # loaded by the command line only, to parse one
+
     from mcp import types
     from mcp.server import ServerRequestContext
     from mcp.server.context import CallNext, HandlerResult
@@ -3733,80 +3735,123 @@ def serve_http(
 # 10. Command line
 # ---------------------------------------------------------------------------
 
-USAGE = """usage: {prog} [serve] [PATH] [--trusted-keys DIR]
-                 [--http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]]
-       {prog} validate [PATH] [--json]
-       {prog} render [PATH]
-       {prog} install CLIENT [PATH] [--name NAME] [--workspace DIR] [--dry-run]
-       {prog} uninstall CLIENT [--name NAME] [--workspace DIR] [--dry-run]
-       {prog} --help | --version
 
-serve     serve PATH to an MCP client over stdio (the default command), or over
-          Streamable HTTP at /mcp with --http
-validate  check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body; --json prints
-          the validate tool's result
-render    print PATH's frontmatter as canonical YAML
-install   add this server for PATH to an MCP client's config
-uninstall remove it again (only an entry that runs robot-md-mcp)
+@dataclass(frozen=True)
+class Option:
+    """One option of a command: `value` names what it takes in help ("" for
+    a flag that takes none); `repeats`: it may come again (each kept)."""
 
-PATH is a ROBOT.md file or a folder holding one (--robot PATH says the same).
-Without PATH: ${path_env}, else the nearest ROBOT.md in the current folder or
-above it. A PATH holding an unexpanded ${{VARIABLE}} counts as none.
-A folder literally named like a command is served as ./validate.
+    flag: str
+    value: str
+    help: str
+    repeats: bool = False
 
-CLIENT is claude-desktop, cursor, vscode (--workspace DIR: DIR/.vscode/mcp.json,
-else the user profile's) or claude-code (runs `claude mcp add` or `remove`, or
-prints it). Run from uvx's cache, install writes `uvx --from SPEC robot-md-mcp`.
-NAME defaults to robot-md. A changed file keeps its previous version as
-<file>.bak; --dry-run prints what would be written and changes nothing.
-
---http: HOST defaults to 127.0.0.1 (PORT 0 picks a free port); GET /healthz
-answers {{"status": "ok"}}. Requests must name this address in Host (plus each
---allow-host NAME) and come from no foreign Origin. A non-loopback HOST needs a
-bearer token (--token-file FILE, else ${token_env}); given one, every request
-but /healthz must send `Authorization: Bearer TOKEN`.
-
---trusted-keys DIR (else ${keys_env}): the public keys robot-md-gateway would
-resolve, one Ed25519 PEM per signing key named <kid>.pem, read at start; the
-manifest's ROBOT-MD-SIG signature is checked against them, offline."""
+    @property
+    def key(self) -> str:
+        """Its name in Command (and argparse's): --token-file → token_file."""
+        return self.flag[2:].replace("-", "_")
 
 
 @dataclass(frozen=True)
 class Verb:
-    """What a command takes: `words` are its positional arguments in order
-    (all optional but CLIENT), `flags` options without a value, `options`
-    options with one value, `repeated` options that may come again."""
+    """A command: its synopsis (help's usage line, as the README quotes it),
+    what it does, its positional words in order (all optional but CLIENT)
+    and its options."""
 
+    synopsis: str
+    summary: str
     words: tuple[str, ...] = ("PATH",)
-    flags: tuple[str, ...] = ()
-    options: tuple[str, ...] = ()
-    repeated: tuple[str, ...] = ()
+    options: tuple[Option, ...] = ()
 
 
+# robot-md-pendant starts its server as `robot-md-mcp --robot PATH`.
+ROBOT_OPTION = "--robot"
+_ROBOT = Option(ROBOT_OPTION, "PATH", "the same as PATH")
+_INSTALLING = (
+    Option("--name", "NAME", "the server's name in the client's config (default: robot-md)"),
+    Option("--scope", "SCOPE", "claude-code: user (the default: seen from any folder), local or project"),
+    Option("--workspace", "DIR", "vscode only: DIR/.vscode/mcp.json instead of the user profile's"),
+    Option("--dry-run", "", "print what would change, and change nothing"),
+)
 VERBS: dict[str, Verb] = {
-    "serve": Verb(options=("--http", "--token-file", "--trusted-keys"), repeated=("--allow-host",)),
-    "validate": Verb(flags=("--json",)),
-    "render": Verb(),
-    "install": Verb(words=("CLIENT", "PATH"), flags=("--dry-run",), options=("--name", "--workspace")),
-    "uninstall": Verb(words=("CLIENT",), flags=("--dry-run",), options=("--name", "--workspace")),
+    "serve": Verb(
+        "[serve] [PATH] [--trusted-keys DIR] [--http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]]",
+        "serve PATH to an MCP client over stdio (the default command), or over Streamable HTTP at /mcp",
+        options=(
+            _ROBOT,
+            Option(
+                "--trusted-keys",
+                "DIR",
+                "check the manifest's ROBOT-MD-SIG signature, offline, against DIR's <kid>.pem Ed25519 "
+                f"public keys (else ${TRUSTED_KEYS_ENV})",
+            ),
+            Option(
+                "--http",
+                "[HOST:]PORT",
+                "serve Streamable HTTP at /mcp instead of stdio; HOST defaults to 127.0.0.1, PORT 0 picks a "
+                'free one; GET /healthz answers {"status": "ok"}',
+            ),
+            Option(
+                "--allow-host",
+                "NAME",
+                "another name requests may give in Host (besides the listening address); no foreign Origin "
+                "is ever served",
+                repeats=True,
+            ),
+            Option(
+                "--token-file",
+                "FILE",
+                f"the bearer token (else ${TOKEN_ENV}) every request but /healthz must send as "
+                "`Authorization: Bearer TOKEN`; required for a non-loopback HOST",
+            ),
+        ),
+    ),
+    "validate": Verb(
+        "validate [PATH] [--json]",
+        "check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body",
+        options=(_ROBOT, Option("--json", "", "print the validate tool's result as JSON")),
+    ),
+    "render": Verb("render [PATH]", "print PATH's frontmatter as canonical YAML", options=(_ROBOT,)),
+    "install": Verb(
+        "install CLIENT [PATH] [--name NAME] [--scope SCOPE] [--workspace DIR] [--dry-run]",
+        "add this server for PATH to an MCP client's config",
+        words=("CLIENT", "PATH"),
+        options=_INSTALLING,
+    ),
+    "uninstall": Verb(
+        "uninstall CLIENT [--name NAME] [--scope SCOPE] [--workspace DIR] [--dry-run]",
+        "remove it again (only an entry that runs robot-md-mcp)",
+        words=("CLIENT",),
+        options=_INSTALLING,
+    ),
 }
 
+HELP_NOTES = f"""PATH is a ROBOT.md file or a folder holding one. Without PATH: ${PATH_ENV}, else
+the nearest ROBOT.md in the current folder or above it. A PATH holding an
+unexpanded ${{VARIABLE}} counts as none.
 
-@dataclass
+CLIENT is claude-desktop, cursor, vscode or claude-code (runs `claude mcp`, or
+prints the line where claude is not on PATH). A changed config file keeps its
+previous version as <file>.bak."""
+
+
+@dataclass(frozen=True)
 class Command:
+    """A command line, parsed: the verb, its words and its options' values."""
+
     verb: str
-    words: list[str]
-    flags: set[str] = field(default_factory=set)
-    options: dict[str, list[str]] = field(default_factory=dict)
     said_verb: bool = True  # False: the verb was implied (serve)
-
-    def word(self, name: str) -> str | None:
-        """The positional argument called `name`, if given."""
-        names = VERBS[self.verb].words
-        return self.words[names.index(name)] if len(self.words) > names.index(name) else None
-
-    def option(self, name: str) -> str | None:
-        return self.options.get(name, [None])[-1]
+    path: str | None = None
+    client: str | None = None
+    trusted_keys: str | None = None
+    http: str | None = None
+    allow_host: tuple[str, ...] = ()  # --allow-host, each
+    token_file: str | None = None
+    json: bool = False
+    name: str | None = None
+    scope: str | None = None
+    workspace: str | None = None
+    dry_run: bool = False
 
 
 @dataclass(frozen=True)
@@ -3834,45 +3879,102 @@ class Exit(Exception):
         self.code, self.line, self.error = code, line, error
 
 
-# robot-md-pendant starts its server as `robot-md-mcp --robot PATH`.
-ROBOT_OPTION = "--robot"
+def synopsis(prog: str) -> str:
+    """Every command's usage line (the start of --help, quoted in the README)."""
+    lines = [f"{prog} {verb.synopsis}" for verb in VERBS.values()] + [f"{prog} --help | --version"]
+    return "usage: " + "\n       ".join(lines)
+
+
+def verb_parser(
+    verb: str, prog: str, usage: str | None = None, description: str | None = None
+) -> argparse.ArgumentParser:
+    """argparse for one verb, from its row in VERBS. It never exits: errors
+    come back as argparse.ArgumentError (exit_on_error=False, 3.9+) and the
+    words it does not know as extras, so each is our one line, exit 2."""
+    import argparse
+
+    spec = VERBS[verb]
+    parser = argparse.ArgumentParser(
+        prog=f"{prog} {verb}",
+        usage=usage or f"{prog} {spec.synopsis}",
+        description=description or spec.summary,
+        epilog=HELP_NOTES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
+        allow_abbrev=False,
+        exit_on_error=False,
+    )
+    parser.add_argument("words", nargs="*", help=argparse.SUPPRESS)
+    for option in spec.options:
+        if option.flag == ROBOT_OPTION:  # a missing value reads as "", for our own line
+            parser.add_argument(option.flag, nargs="?", const="", action="append", help=argparse.SUPPRESS)
+        elif option.value:  # every value kept: we check which may repeat
+            parser.add_argument(option.flag, metavar=option.value, help=option.help, action="append")
+        else:
+            parser.add_argument(option.flag, help=option.help, action="store_true")
+    return parser
 
 
 def parse_command_line(args: list[str]) -> Command:
     """argv (without the program) → Command, or UsageError."""
+    import argparse
+
     said = bool(args) and args[0] in VERBS
     verb, rest = (args[0], args[1:]) if said else ("serve", args)
     spec = VERBS[verb]
-    command = Command(verb, [], said_verb=said)
-    robot: list[str] = []  # --robot PATH, for the verbs whose one word is PATH
-    items = iter(rest)
-    for arg in items:
-        name, eq, value = arg.partition("=")
-        if arg == "--":
-            command.words += items
-        elif name == ROBOT_OPTION and spec.words == ("PATH",):
-            robot.append(value if eq else next(items, ""))
-        elif name in spec.options or name in spec.repeated:
-            value = value if eq else next(items, "")
-            if not value:
-                raise UsageError(f"{name} needs a value")
-            if name in spec.options and name in command.options:
-                raise UsageError(f"{name} may be given once")
-            command.options.setdefault(name, []).append(value)
-        elif arg in spec.flags:
-            command.flags.add(arg)
-        elif arg.startswith("-") and arg != "-":
-            raise UsageError(f"unknown option {arg}" + ("" if verb == "serve" else f" for {verb}"))
-        else:
-            command.words.append(arg)
-    if robot:
-        if not robot[-1] or len(robot) > 1 or command.words:
+    try:
+        given, extras = verb_parser(verb, NAME).parse_known_args(rest)
+    except argparse.ArgumentError as e:
+        raise UsageError(str(e)) from None
+    words = [*given.words, *_extra_words(extras, verb)]
+    values = {option.key: getattr(given, option.key) for option in spec.options}
+    robot = values.pop("robot", None)
+    if robot is not None:
+        if not all(robot) or len(robot) > 1 or words:
             raise UsageError(f"{ROBOT_OPTION} takes the manifest's path, once, in place of PATH")
-        command.words = robot
-    if len(command.words) > len(spec.words):
+        words = robot
+    if len(words) > len(spec.words):
         takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
-        raise UsageError(f"unexpected argument {command.words[len(spec.words)]!r} ({verb} takes {takes})")
-    return command
+        raise UsageError(f"unexpected argument {words[len(spec.words)]!r} ({verb} takes {takes})")
+    options: dict[str, Any] = {
+        o.key: _checked(o, values[o.key]) for o in spec.options if values.get(o.key) is not None
+    }
+    named = {word.lower(): value for word, value in zip(spec.words, words, strict=False)}  # PATH → path
+    return Command(verb, said, **named, **options)
+
+
+def _extra_words(extras: list[str], verb: str) -> list[str]:
+    """What argparse left over: words that came after an option (kept), or an
+    option this verb does not take (UsageError). After `--` all are words."""
+    at = extras.index("--") if "--" in extras else len(extras)
+    for word in extras[:at]:
+        if word.startswith("-") and word != "-":
+            raise UsageError(f"unknown option {word}" + ("" if verb == "serve" else f" for {verb}"))
+    return extras[:at] + extras[at + 1 :]
+
+
+def _checked(option: Option, value: bool | list[str]) -> bool | str | tuple[str, ...]:
+    """An option's value as Command holds it: a flag's bool, every value of
+    one that repeats, else its one value."""
+    if isinstance(value, bool):
+        return value
+    if not all(value):  # --name= (argparse itself refuses --name with nothing after it)
+        raise UsageError(f"{option.flag} needs a value")
+    if option.repeats:
+        return tuple(value)
+    if len(value) > 1:
+        raise UsageError(f"{option.flag} may be given once")
+    return value[0]
+
+
+def help_text(verb: str | None, prog: str) -> str:
+    """`COMMAND --help`: that verb's; `--help`: every usage line, the commands,
+    and serve's options (serve is the default command)."""
+    if verb is not None:
+        return verb_parser(verb, prog).format_help()
+    commands = "\n".join(f"  {name:<10} {v.summary}" for name, v in VERBS.items())
+    about = f"commands:\n{commands}\n\nserve's options ({prog} COMMAND --help: another's):"
+    return verb_parser("serve", prog, synopsis(prog).removeprefix("usage: "), about).format_help()
 
 
 def invoked_as() -> str:
@@ -3910,11 +4012,7 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
     before_dashes = args[: args.index("--")] if "--" in args else args
     try:
         if {"-h", "--help"} & set(before_dashes):
-            print(
-                USAGE.format(
-                    prog=invoked_as(), path_env=PATH_ENV, token_env=TOKEN_ENV, keys_env=TRUSTED_KEYS_ENV
-                )
-            )
+            print(help_text(args[0] if args[0] in VERBS else None, invoked_as()), end="")
             return ExitCode.OK
         if "--version" in before_dashes:
             print(version_line())
@@ -3957,7 +4055,7 @@ def load_manifest(
     """The manifest a command names (PATH, else $ROBOT_MD_PATH, else the
     nearest ROBOT.md), read and parsed, and for serving, named; else Exit:
     code 2 when there is none to find, 1 when it cannot be used."""
-    word, environ = command.word("PATH"), machine.environ
+    word, environ = command.path, machine.environ
     if unexpanded(word):
         _say_unexpanded(f"the path argument {word!r}", f"looking in ${PATH_ENV}, then for")
         word = None
@@ -4017,7 +4115,7 @@ def run_render(command: Command, machine: Machine) -> int:
 def run_validate(command: Command, machine: Machine) -> int:
     """The reference's report: its strings exactly with --json; for people,
     one line each, file errors with their place in the file, and hints."""
-    as_json = "--json" in command.flags
+    as_json = command.json
     try:
         _, snap = load_manifest(command, machine, servable=False)
         report = snap.report
@@ -4041,8 +4139,8 @@ def run_validate(command: Command, machine: Machine) -> int:
 
 
 def run_serve(command: Command, machine: Machine) -> int:
-    http = command.option("--http")
-    if http is None and set(command.options) - {"--trusted-keys"}:
+    http = command.http
+    if http is None and (command.allow_host or command.token_file is not None):
         raise UsageError("--allow-host and --token-file need --http [HOST:]PORT")
     manifest_file, snap = load_manifest(command, machine, keys=trusted_keys(command, machine))
     robot = cast(str, snap.manifest.robot_name)
@@ -4051,8 +4149,7 @@ def run_serve(command: Command, machine: Machine) -> int:
             print(_banner(manifest_file.path, robot), file=sys.stderr)
         return serve_stdio(manifest_file)
     try:
-        allowed = command.options.get("--allow-host", [])
-        listener = open_listener(http, allowed, command.option("--token-file"), machine.environ)
+        listener = open_listener(http, list(command.allow_host), command.token_file, machine.environ)
     except HttpSetupError as e:
         raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {e}") from None
     return serve_http(manifest_file, listener, robot)
@@ -4060,7 +4157,7 @@ def run_serve(command: Command, machine: Machine) -> int:
 
 def trusted_keys(command: Command, machine: Machine) -> TrustedKeys | None:
     """The keys --trusted-keys DIR (else $ROBOT_MD_TRUSTED_KEYS) names, if any; Exit if unreadable."""
-    folder = command.option("--trusted-keys") or machine.environ.get(TRUSTED_KEYS_ENV) or None
+    folder = command.trusted_keys or machine.environ.get(TRUSTED_KEYS_ENV) or None
     try:
         return None if folder is None else load_trusted_keys(folder)
     except ManifestError as e:
@@ -4468,16 +4565,16 @@ def _wait_for_turn(fd: int, wait_seconds: float = CONFIG_LOCK_SECONDS) -> None:
 
 def _install_target(command: Command) -> tuple[str, str, Path | None]:
     """CLIENT, the server's NAME and the --workspace folder, checked."""
-    client = command.word("CLIENT")
+    client = command.client
     if client not in CLIENTS:
         got = f"unknown client {client!r}" if client else "install needs a client"
         raise UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
-    name = command.option("--name") or DEFAULT_SERVER_NAME
+    name = command.name or DEFAULT_SERVER_NAME
     # Clients use the name in tool names (mcp__robot-md__validate), and
     # `claude mcp add` accepts only these characters.
     if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
         raise UsageError(f"--name {name!r}: use letters, digits, '-' and '_' only")
-    given = command.option("--workspace")
+    given = command.workspace
     if given is None:
         return client, name, None
     if client != "vscode":
@@ -4501,7 +4598,7 @@ def run_install(command: Command, machine: Machine) -> int:
         ) from None
     launch = [*lasting(launch_command(), machine), str(manifest_file.path)]
     _utf8_stdout()
-    dry_run = "--dry-run" in command.flags
+    dry_run = command.dry_run
     if client == "claude-code":
         return _claude_code(["claude", "mcp", "add", name, "--", *launch], dry_run, machine)
     entry = server_entry(client, launch)
@@ -4533,7 +4630,7 @@ def run_uninstall(command: Command, machine: Machine) -> int:
     nothing else: an entry of that name that is not robot-md-mcp's stays."""
     client, name, workspace = _install_target(command)
     _utf8_stdout()
-    dry_run = "--dry-run" in command.flags
+    dry_run = command.dry_run
     if client == "claude-code":
         return _claude_code(["claude", "mcp", "remove", name], dry_run, machine)
 
