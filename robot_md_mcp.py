@@ -75,6 +75,7 @@ import yaml
 
 if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads only to serve (section 6)
     import argparse  # loaded by the command line only, to parse one
+    import subprocess  # loaded by install only, to run claude
 
     from mcp import types
     from mcp.server import ServerRequestContext
@@ -4583,13 +4584,25 @@ def _wait_for_turn(fd: int, wait_seconds: float = CONFIG_LOCK_SECONDS) -> None:
             return  # no locks on this file system: the re-read still guards
 
 
-def _install_target(command: Command) -> tuple[str, str, Path | None]:
-    """CLIENT, the server's NAME and the --workspace folder, checked."""
-    client = command.client
+@dataclass(frozen=True)
+class Target:
+    """Where install and uninstall write: CLIENT, the server's NAME, and
+    claude-code's --scope or vscode's --workspace folder, checked."""
+
+    client: str
+    name: str
+    scope: str | None = None
+    workspace: Path | None = None
+
+
+CLAUDE_CODE_SCOPES = ("user", "local", "project")
+
+
+def _install_target(command: Command) -> Target:
+    client, name = command.client, command.name or DEFAULT_SERVER_NAME
     if client not in CLIENTS:
         got = f"unknown client {client!r}" if client else "install needs a client"
         raise UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
-    name = command.name or DEFAULT_SERVER_NAME
     # Clients use the name in tool names (mcp__robot-md__validate), and
     # `claude mcp add` accepts only these characters.
     if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
@@ -4598,81 +4611,116 @@ def _install_target(command: Command) -> tuple[str, str, Path | None]:
         raise UsageError(
             f"--name {name!r}: a JavaScript client reading the config treats it specially; choose another"
         )
-    given = command.workspace
-    if given is None:
-        return client, name, None
+    if command.scope is not None and (client != "claude-code" or command.scope not in CLAUDE_CODE_SCOPES):
+        raise UsageError(f"--scope is for claude-code only: {', '.join(CLAUDE_CODE_SCOPES)}")
+    if command.workspace is None:
+        return Target(client, name, command.scope)
     if client != "vscode":
         raise UsageError("--workspace is for vscode only")
-    workspace = Path(os.path.abspath(Path(given).expanduser()))
+    workspace = Path(os.path.abspath(Path(command.workspace).expanduser()))
     if not workspace.is_dir():
-        raise UsageError(f"--workspace {given!r} is not a folder")
-    return client, name, workspace
+        raise UsageError(f"--workspace {command.workspace!r} is not a folder")
+    return Target(client, name, workspace=workspace)
 
 
 def run_install(command: Command, machine: Machine) -> int:
     """Add this server, for the manifest, to a client's MCP config: the
-    same path resolution and check as serving, so a config that cannot
-    start is never written."""
-    client, name, workspace = _install_target(command)
+    same path resolution as serving, and a manifest the server could not
+    start with is refused; one that does not validate is installed (the
+    server tells agents so), with a note saying how to see why."""
+    target = _install_target(command)
     try:
-        manifest_file, _ = load_manifest(command, machine)
+        manifest_file, snap = load_manifest(command, machine)
     except Exit as e:
         raise Exit(
             e.code, f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
         ) from None
     launch = [*lasting(launch_command(), machine), str(manifest_file.path)]
     _utf8_stdout()
-    dry_run = command.dry_run
-    if client == "claude-code":
-        return _claude_code(["claude", "mcp", "add", name, "--", *launch], dry_run, machine)
-    entry = server_entry(client, launch)
+    if target.client == "claude-code":
+        code = claude_code_add(target, launch, command.dry_run, machine)
+    else:
+        code = _add_to_file(target, launch, machine, command.dry_run)
+    _say_what_the_manifest_lacks(manifest_file.path, snap)
+    return code
+
+
+def _add_to_file(target: Target, launch: list[str], machine: Machine, dry_run: bool) -> int:
+    if target.workspace is not None:  # a file people commit: no paths of this machine in it
+        launch = [_in_workspace(arg, target.workspace) for arg in launch]
+    entry = server_entry(target.client, launch)
 
     def add(servers: dict[str, Any]) -> str | None:
-        if servers.get(name) == entry:
+        if servers.get(target.name) == entry:
             return None
-        status = "updated" if name in servers else "added"
-        servers[name] = entry
+        status = "updated" if target.name in servers else "added"
+        servers[target.name] = entry
         return status
 
     plan = ConfigEdit(
-        name,
+        target.name,
         add,
         "paste the entry printed below into its {key} object by hand",
         "installed",
         "is already in {path} with this command",
     )
     try:
-        return plan.apply(client, workspace, machine, dry_run)
+        return plan.apply(target, machine, dry_run)
     except _Refused as e:
         if e.paste_by_hand:
-            print("\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1]))
+            shown = json.dumps({target.name: entry}, indent=2).splitlines()[1:-1]
+            print("\n".join(line[2:] for line in shown))
         raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing installed: {e.where} {e}") from None
+
+
+def _in_workspace(arg: str, workspace: Path) -> str:
+    """An absolute path inside the workspace as VS Code's ${workspaceFolder}/…"""
+    if not os.path.isabs(arg) or not Path(arg).is_relative_to(workspace):
+        return arg
+    inside = Path(arg).relative_to(workspace).as_posix()
+    return "${workspaceFolder}" + ("" if inside == "." else f"/{inside}")
+
+
+def _say_what_the_manifest_lacks(path: Path, snap: Snapshot) -> None:
+    """Installed all the same, one line each: it does not validate, it has
+    no safety block (agents are then told every motion needs the operator)."""
+    if not snap.report.ok:
+        count = len(snap.report.errors)
+        print(
+            f"{NAME}: note: {path} does not validate ({count} error{'s' * (count != 1)}); agents are told "
+            f"so; see why: {invoked_as()} validate {shlex.quote(str(path))}",
+            file=sys.stderr,
+        )
+    if snap.manifest.frontmatter.get("safety") is None:
+        print(
+            f"{NAME}: note: {path} declares no safety block; agents are told to treat every motion as "
+            "needing the operator's approval",
+            file=sys.stderr,
+        )
 
 
 def run_uninstall(command: Command, machine: Machine) -> int:
     """Remove this server's entry (NAME) from a client's MCP config, and
     nothing else: an entry of that name that is not robot-md-mcp's stays."""
-    client, name, workspace = _install_target(command)
+    target = _install_target(command)
     _utf8_stdout()
-    dry_run = command.dry_run
-    if client == "claude-code":
-        return _claude_code(["claude", "mcp", "remove", name], dry_run, machine)
+    if target.client == "claude-code":
+        return claude_code_remove(target, command.dry_run, machine)
 
     def remove(servers: dict[str, Any]) -> str | None:
-        if name not in servers:
+        if target.name not in servers:
             return None
-        if not _runs_this_program(servers[name]):
+        if not _runs_this_program(servers[target.name]):
             raise _Refused(
-                f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)'
+                f'has a "{target.name}" that is not robot-md-mcp\'s; left as it is (--name picks another)'
             )
-        del servers[name]
+        del servers[target.name]
         return "removed"
 
-    plan = ConfigEdit(
-        name, remove, f'remove "{name}" from its {{key}} object by hand', "removed", "is not in {path}"
-    )
+    by_hand = f'remove "{target.name}" from its {{key}} object by hand'
+    plan = ConfigEdit(target.name, remove, by_hand, "removed", "is not in {path}")
     try:
-        return plan.apply(client, workspace, machine, dry_run)
+        return plan.apply(target, machine, dry_run=command.dry_run)
     except _Refused as e:
         raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing removed: {e.where} {e}") from None
 
@@ -4758,9 +4806,10 @@ class ConfigEdit:
     done: str  # "installed" or "removed", for "nothing <done>"
     unchanged: str  # what is so when nothing changes ({path}: the file)
 
-    def apply(self, client: str, workspace: Path | None, machine: Machine, dry_run: bool) -> int:
-        key, next_step = CLIENT_FILES[client]
-        found = config_path(client, machine.platform, machine.environ, machine.user_home(), workspace)
+    def apply(self, target: Target, machine: Machine, dry_run: bool) -> int:
+        key, next_step = CLIENT_FILES[target.client]
+        workspace = target.workspace
+        found = config_path(target.client, machine.platform, machine.environ, machine.user_home(), workspace)
         path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through
         try:
             if workspace is not None and not path.is_relative_to(os.path.realpath(workspace)):
@@ -4860,25 +4909,108 @@ def install_spec() -> str:
     return url.removeprefix("file://") if url.startswith("file://") else url
 
 
-def _claude_code(argv: list[str], dry_run: bool, machine: Machine) -> int:
-    """Claude Code keeps its config itself: run `claude mcp add|remove`, or
-    print the line where claude is not on PATH (or for a dry run)."""
-    import subprocess
+# --- claude-code: Claude Code keeps its config itself; `claude mcp` edits it
 
-    line = subprocess.list2cmdline(argv) if machine.platform == "win32" else shlex.join(argv)
+
+def claude_code_add(target: Target, launch: list[str], dry_run: bool, machine: Machine) -> int:
+    """`claude mcp add` in the user scope unless told (seen from every folder).
+    Already there with this command: nothing changed; with another command
+    of ours: replaced; someone else's under that name: left as it is."""
+    scope = target.scope or "user"
+    add = ["claude", "mcp", "add", "--scope", scope, target.name, "--", *launch]
     claude = None if dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
     if claude is None:
-        print(line)
-        if not dry_run:
-            print(f"{NAME}: claude is not on PATH; run the line above where it is", file=sys.stderr)
-        return ExitCode.OK
-    sys.stdout.flush()  # claude's own output comes after anything we printed
-    done = subprocess.run([claude, *argv[1:]], check=False)
+        return _print_instead([add], dry_run, machine)
+    done = _claude_code(claude, add)
+    status = "added"
+    if done.returncode != 0:
+        there = claude_code_entry(claude, target.name)
+        if there == (scope, launch):
+            print(
+                f'{NAME}: "{target.name}" is already in Claude Code\'s {scope} config with this command; '
+                "nothing changed"
+            )
+            return ExitCode.OK
+        if (
+            there is not None
+            and there[0] == scope
+            and not _runs_this_program({"command": there[1][0], "args": there[1][1:]})
+        ):
+            raise Exit(
+                ExitCode.CANNOT_USE,
+                f"{NAME}: nothing installed: Claude Code's {scope} config has a "
+                f'"{target.name}" that is not robot-md-mcp\'s; left as it is (--name picks another)',
+            )
+        if there is not None and there[0] == scope:
+            _claude_code(claude, ["claude", "mcp", "remove", "--scope", scope, target.name])
+            done, status = _claude_code(claude, add), "updated"
     if done.returncode != 0:
         raise Exit(
-            ExitCode.CANNOT_USE, f"{NAME}: `{' '.join(argv[:3])}` failed (exit {done.returncode}): {line}"
+            ExitCode.CANNOT_USE,
+            f"{NAME}: `claude mcp add` failed (exit {done.returncode}): {_last_line(done)}",
         )
-    print(f"{NAME}: ran {line}")
+    print(f'{NAME}: {status} "{target.name}" in Claude Code\'s {scope} config: ran {_shown(add, machine)}')
+    return ExitCode.OK
+
+
+def claude_code_remove(target: Target, dry_run: bool, machine: Machine) -> int:
+    """`claude mcp remove` from the scope given, else from the user scope and
+    the local one (where earlier versions of install put it)."""
+    scopes = [target.scope] if target.scope else ["user", "local"]
+    lines = [["claude", "mcp", "remove", "--scope", scope, target.name] for scope in scopes]
+    claude = None if dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
+    if claude is None:
+        return _print_instead(lines, dry_run, machine)
+    runs = {scope: _claude_code(claude, line) for scope, line in zip(scopes, lines, strict=True)}
+    removed = [scope for scope, done in runs.items() if done.returncode == 0]
+    if removed:
+        print(f'{NAME}: removed "{target.name}" from Claude Code\'s {" and ".join(removed)} config')
+    else:
+        why = _last_line(runs[scopes[-1]])
+        print(
+            f'{NAME}: "{target.name}" is not in Claude Code\'s {" or ".join(scopes)} config ({why}); '
+            "nothing changed"
+        )
+    return ExitCode.OK
+
+
+def claude_code_entry(claude: str, name: str) -> tuple[str, list[str]] | None:
+    """The scope and command line of Claude Code's server `name`, from the
+    text of `claude mcp get` (the CLI has no JSON for it; the heavy test
+    runs the real one): `Scope: User config …`, `Command: …`, `Args: …`."""
+    done = _claude_code(claude, ["claude", "mcp", "get", name])
+    fields = dict(re.findall(r"^ *(Scope|Command|Args): ?(.*)$", done.stdout, re.MULTILINE))
+    if done.returncode != 0 or not {"Scope", "Command"} <= fields.keys():
+        return None
+    args = fields.get("Args", "")
+    return fields["Scope"].split(" ", 1)[0].lower(), [fields["Command"], *(args.split(" ") if args else [])]
+
+
+def _claude_code(claude: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    import subprocess
+
+    return subprocess.run(
+        [claude, *argv[1:]], capture_output=True, text=True, encoding="utf-8", errors="replace", check=False
+    )
+
+
+def _last_line(done: subprocess.CompletedProcess[str]) -> str:
+    lines = (done.stderr.strip() or done.stdout.strip() or "no message").splitlines()
+    return lines[-1]
+
+
+def _shown(argv: list[str], machine: Machine) -> str:
+    import subprocess
+
+    return subprocess.list2cmdline(argv) if machine.platform == "win32" else shlex.join(argv)
+
+
+def _print_instead(lines: list[list[str]], dry_run: bool, machine: Machine) -> int:
+    """The lines to run, for a dry run or where claude is not on PATH."""
+    for argv in lines:
+        print(_shown(argv, machine))
+    if not dry_run:
+        print(f"{NAME}: claude is not on PATH; run the line above where it is", file=sys.stderr)
     return ExitCode.OK
 
 

@@ -27,6 +27,7 @@ MODULE = str(ROOT / "robot_md_mcp.py")
 COMMAND = [sys.executable, MODULE, str(EXAMPLE)]  # what `python robot_md_mcp.py install … EXAMPLE` installs
 MCP_SERVERS = {"command": sys.executable, "args": [MODULE, str(EXAMPLE)]}
 VSCODE = {"type": "stdio", **MCP_SERVERS}
+ADD = ["claude", "mcp", "add", "--scope", "user"]  # how install adds the server to Claude Code
 
 # Where each client's file lands under a home laid out like each OS.
 CONFIG_FILES = {
@@ -546,7 +547,11 @@ def test_a_real_zipapp_installs_itself(tmp_path: Path) -> None:
     app = tmp_path / "app"
     app.mkdir()
     (app / "robot_md_mcp.py").write_bytes(Path(MODULE).read_bytes())
-    (app / "__main__.py").write_text("from robot_md_mcp import main\nraise SystemExit(main())\n")
+    (app / "__main__.py").write_text(  # the schema from the checkout: a bare zipapp cannot read its own
+        "import pathlib, robot_md_mcp\n"
+        f"robot_md_mcp.SCHEMA_PATH = pathlib.Path({str(ROOT / 'schema.json')!r})\n"
+        "raise SystemExit(robot_md_mcp.main())\n"
+    )
     pyz = tmp_path / "robot-md-mcp.pyz"
     import zipapp
 
@@ -559,6 +564,8 @@ def test_a_real_zipapp_installs_itself(tmp_path: Path) -> None:
         "claude",
         "mcp",
         "add",
+        "--scope",
+        "user",
         "robot-md",
         "--",
         sys.executable,
@@ -570,7 +577,7 @@ def test_a_real_zipapp_installs_itself(tmp_path: Path) -> None:
 def test_python_dash_m_from_a_checkout_installs_the_file(tmp_path: Path) -> None:
     done = run_cli("claude-code", str(EXAMPLE), "--dry-run", env={}, python_args=("-m", "robot_md_mcp"))
     assert done.returncode == 0, done.stderr
-    assert shlex.split(done.stdout) == ["claude", "mcp", "add", "robot-md", "--", *COMMAND]
+    assert shlex.split(done.stdout) == [*ADD, "robot-md", "--", *COMMAND]
 
 
 # --- claude-code -------------------------------------------------------------------
@@ -586,6 +593,8 @@ def test_claude_code_line_is_quoted(install: Installer, tmp_path: Path) -> None:
         "claude",
         "mcp",
         "add",
+        "--scope",
+        "user",
         "bob",
         "--",
         sys.executable,
@@ -595,7 +604,7 @@ def test_claude_code_line_is_quoted(install: Installer, tmp_path: Path) -> None:
     assert done.out.count("\n") == 1
     done = install("claude-code", str(manifest), "--dry-run", os_name="windows")
     assert done.out.rstrip("\n") == subprocess.list2cmdline(
-        ["claude", "mcp", "add", "robot-md", "--", sys.executable, MODULE, str(manifest)]
+        [*ADD, "robot-md", "--", sys.executable, MODULE, str(manifest)]
     )
     # Not on PATH: the line to run elsewhere, and a note why.
     done = install("claude-code", str(manifest), PATH=str(tmp_path / "empty"))
@@ -603,32 +612,100 @@ def test_claude_code_line_is_quoted(install: Installer, tmp_path: Path) -> None:
     assert done.err == "robot-md-mcp: claude is not on PATH; run the line above where it is\n"
 
 
-@posix_only
-@pytest.mark.parametrize("exit_code", [0, 3])
-def test_claude_code_runs_claude_when_on_path(tmp_path: Path, exit_code: int) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    log = tmp_path / "argv.json"
+# A stand-in for `claude mcp add|get|remove` (the heavy test in test_claude_code.py runs the real one): its
+# servers per scope in a JSON file, its exit codes, and `get`'s text as Claude Code words it.
+FAKE_CLAUDE = """#!{python}
+import json, pathlib, sys
+state = pathlib.Path({state!r})
+servers = json.loads(state.read_text()) if state.exists() else {{}}
+verb, args = sys.argv[2], sys.argv[3:]
+scope = args[args.index("--scope") + 1] if "--scope" in args else "local"
+name = [a for a in args[: args.index("--") if "--" in args else None] if a not in ("--scope", scope)][0]
+if {fail} and verb == "add":
+    sys.exit({fail})
+if verb == "add" and name not in servers.get(scope, {{}}):
+    servers.setdefault(scope, {{}})[name] = args[args.index("--") + 1 :]
+    print("Added stdio MCP server " + name)
+elif verb == "remove" and name in servers.get(scope, {{}}):
+    del servers[scope][name]
+elif verb == "get" and any(name in servers.get(s, {{}}) for s in ("local", "project", "user")):
+    s = next(s for s in ("local", "project", "user") if name in servers.get(s, {{}}))
+    command, *rest = servers[s][name]
+    print(name + ":\\n  Scope: " + s.title() + " config (...)\\n  Status: ✔ Connected\\n  Type: stdio")
+    print("  Command: " + command + "\\n  Args: " + " ".join(rest) + "\\n  Environment:\\n")
+else:
+    sys.exit("MCP server " + name + " already exists in " + scope if verb == "add" else "No MCP server")
+state.write_text(json.dumps(servers))
+"""
+
+
+def fake_claude(tmp_path: Path, fail: int = 0) -> tuple[dict[str, str], Path]:
+    """The environment that puts the stand-in first on PATH, and the file holding its servers."""
+    bin_dir, state = tmp_path / "bin", tmp_path / "claude-servers.json"
+    bin_dir.mkdir(exist_ok=True)
     claude = bin_dir / "claude"
     claude.write_text(
-        f"#!{sys.executable}\nimport json, sys\n"
-        f"open({str(log)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
-        f"print('Added stdio MCP server robot-md')\nsys.exit({exit_code})\n"
+        FAKE_CLAUDE.format(python=sys.executable, state=str(state), fail=fail), encoding="utf-8"
     )
     claude.chmod(0o755)
-    env = {"HOME": str(tmp_path), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    return {"HOME": str(tmp_path), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}, state
+
+
+@posix_only
+def test_claude_code_install_is_idempotent_and_leaves_foreign_entries(tmp_path: Path) -> None:
+    env, state = fake_claude(tmp_path)
+    line = shlex.join([*ADD, "robot-md", "--", *COMMAND])
     done = run_cli("claude-code", str(EXAMPLE), env=env)
-    assert json.loads(log.read_text()) == ["mcp", "add", "robot-md", "--", *COMMAND]
-    line = shlex.join(["claude", "mcp", "add", "robot-md", "--", *COMMAND])
-    if exit_code == 0:
-        assert done.returncode == 0, done.stderr
-        assert done.stdout == f"Added stdio MCP server robot-md\nrobot-md-mcp: ran {line}\n"
-    else:
-        assert done.returncode == 1
-        assert done.stderr == f"robot-md-mcp: `claude mcp add` failed (exit 3): {line}\n"
-    log.unlink()
-    assert run_cli("claude-code", str(EXAMPLE), "--dry-run", env=env).stdout == line + "\n"
-    assert not log.exists()  # a dry run never runs claude
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f'robot-md-mcp: added "robot-md" in Claude Code\'s user config: ran {line}\n'
+    assert json.loads(state.read_text()) == {"user": {"robot-md": COMMAND}}
+    done = run_cli("claude-code", str(EXAMPLE), env=env)  # the second run
+    assert done.returncode == 0 and "nothing changed" in done.stdout, done
+    assert json.loads(state.read_text()) == {"user": {"robot-md": COMMAND}}
+    state.write_text(json.dumps({"user": {"robot-md": ["robot-md-mcp", "/old/ROBOT.md"]}}))
+    done = run_cli("claude-code", str(EXAMPLE), env=env)
+    assert done.returncode == 0 and done.stdout.startswith('robot-md-mcp: updated "robot-md"'), done
+    assert json.loads(state.read_text()) == {"user": {"robot-md": COMMAND}}
+    foreign = {"user": {"robot-md": ["node", "server.js"]}}
+    state.write_text(json.dumps(foreign))
+    done = run_cli("claude-code", str(EXAMPLE), env=env)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "not robot-md-mcp's" in done.stderr
+    assert json.loads(state.read_text()) == foreign
+    done = run_cli("claude-code", str(EXAMPLE), "--scope", "local", env=env)
+    assert done.returncode == 0 and "Claude Code's local config" in done.stdout
+    assert json.loads(state.read_text()) == {**foreign, "local": {"robot-md": COMMAND}}
+
+
+@posix_only
+def test_claude_code_failing_is_one_line(tmp_path: Path) -> None:
+    env, state = fake_claude(tmp_path, fail=3)
+    done = run_cli("claude-code", str(EXAMPLE), env=env)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("robot-md-mcp: `claude mcp add` failed (exit 3): ")
+    assert done.stderr.count("\n") == 1 and not state.exists()
+    assert run_cli("claude-code", str(EXAMPLE), "--dry-run", env=env).stdout.startswith("claude mcp add")
+    assert not state.exists()  # a dry run never runs claude
+
+
+@posix_only
+def test_claude_code_uninstall_finds_user_and_local_entries(tmp_path: Path) -> None:
+    env, state = fake_claude(tmp_path)
+    ours = {"user": {"robot-md": COMMAND}, "local": {"robot-md": COMMAND}, "project": {"robot-md": COMMAND}}
+    state.write_text(json.dumps(ours))
+    uninstall = [sys.executable, MODULE, "uninstall", "claude-code"]
+    done = subprocess.run(uninstall, capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
+    assert done.returncode == 0 and "from Claude Code's user and local config" in done.stdout, done
+    assert json.loads(state.read_text()) == {"user": {}, "local": {}, "project": {"robot-md": COMMAND}}
+    done = subprocess.run(uninstall, capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
+    assert done.returncode == 0 and done.stdout.endswith("; nothing changed\n"), done
+    done = subprocess.run(
+        [*uninstall, "--scope", "project"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=60,
+    )
+    assert done.returncode == 0 and json.loads(state.read_text())["project"] == {}
 
 
 # --- the real CLI, and the installed entry really starts a server -------------------
@@ -777,7 +854,8 @@ def test_uninstall_is_as_careful_as_install(install: Installer, tmp_path: Path) 
 
 def test_claude_code_uninstall_prints_or_runs_claude_mcp_remove(install: Installer) -> None:
     done = install("claude-code", "--name", "bob-arm", verb="uninstall", PATH="")
-    assert done.out == "claude mcp remove bob-arm\n" and "claude is not on PATH" in done.err
+    assert done.out == "claude mcp remove --scope user bob-arm\nclaude mcp remove --scope local bob-arm\n"
+    assert "claude is not on PATH" in done.err
 
 
 # --- never losing an update ------------------------------------------------------
