@@ -413,6 +413,51 @@ def test_vscode_workspace_vs_user(install: Installer, tmp_path: Path) -> None:
     assert json.loads(install.file("vscode").read_text()) == {"servers": {"robot-md": VSCODE}}
 
 
+@pytest.mark.parametrize("where", ["ROBOT.md", "robots/arm/ROBOT.md", "my robot/ROBOT.md"])
+@pytest.mark.parametrize("program_inside", [False, True], ids=["program-elsewhere", "program-inside"])
+def test_a_workspace_entry_names_what_is_inside_it_by_workspace_folder(
+    install: Installer, tmp_path: Path, monkeypatch, where: str, program_inside: bool
+) -> None:
+    """.vscode/mcp.json is committed and cloned: what lies in the workspace is ${workspaceFolder}/…, and
+    the entry, as VS Code expands it here, is the command install would write for the user profile."""
+    workspace = tmp_path / "proj"
+    manifest = workspace / where
+    manifest.parent.mkdir(parents=True)
+    manifest.write_bytes(EXAMPLE.read_bytes())
+    module = workspace / "tools" / "robot_md_mcp.py" if program_inside else Path(MODULE)
+    if program_inside:
+        module.parent.mkdir()
+        module.write_bytes(Path(MODULE).read_bytes())
+        monkeypatch.setattr(sys, "argv", [str(module)])
+    done = install("vscode", str(manifest), "--workspace", str(workspace))
+    assert done.code == 0, done
+    entry = json.loads((workspace / ".vscode" / "mcp.json").read_text())["servers"]["robot-md"]
+    written = [entry["command"], *entry["args"]]
+    assert str(workspace) not in json.dumps(entry)
+    assert written[-1] == "${workspaceFolder}/" + where
+    assert (written[1] == "${workspaceFolder}/tools/robot_md_mcp.py") is program_inside
+    expanded = [a.replace("${workspaceFolder}", str(workspace)) for a in written]
+    assert [os.path.normpath(a) for a in expanded] == [sys.executable, str(module), str(manifest)]
+
+
+def test_a_manifest_that_does_not_validate_installs_with_a_note(install: Installer, tmp_path: Path) -> None:
+    manifest = tmp_path / "ROBOT.md"
+    manifest.write_text("---\nmetadata:\n  robot_name: rover\n---\n# rover\n", encoding="utf-8")
+    done = install("cursor", str(manifest))
+    assert done.code == 0 and done.out.startswith('robot-md-mcp: added "robot-md"'), done
+    invalid, no_safety = done.err.splitlines()
+    assert invalid.startswith(f"robot-md-mcp: note: {manifest} does not validate (")
+    assert invalid.endswith(f"see why: {Path(sys.executable).name} {MODULE} validate {manifest}")
+    assert no_safety == (
+        f"robot-md-mcp: note: {manifest} declares no safety block; agents are told to treat every motion "
+        "as needing the operator's approval"
+    )
+    assert json.loads(install.file("cursor").read_text())["mcpServers"]["robot-md"]["args"][-1] == str(
+        manifest
+    )
+    assert install("cursor", str(EXAMPLE)).err == ""  # a manifest that validates: no note
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
