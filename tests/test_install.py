@@ -657,7 +657,7 @@ def test_claude_code_line_is_quoted(install: Installer, tmp_path: Path) -> None:
     assert done.err == "robot-md-mcp: claude is not on PATH; run the line above where it is\n"
 
 
-# A stand-in for `claude mcp add|get|remove` (the heavy test in test_claude_code.py runs the real one): its
+# A stand-in for `claude mcp add|get|remove` (the heavy test below runs the real one): its
 # servers per scope in a JSON file, its exit codes, and `get`'s text as Claude Code words it.
 FAKE_CLAUDE = """#!{python}
 import json, pathlib, sys
@@ -751,6 +751,60 @@ def test_claude_code_uninstall_finds_user_and_local_entries(tmp_path: Path) -> N
         timeout=60,
     )
     assert done.returncode == 0 and json.loads(state.read_text())["project"] == {}
+
+
+@pytest.mark.heavy
+@posix_only
+def test_the_real_claude_code_finds_the_install_from_any_folder(tmp_path: Path) -> None:
+    """The real Claude Code CLI from npm, in an empty home, offline: an entry an earlier version left in
+    local scope; install from one folder; `claude mcp list` and `get` from another find it (user scope) and
+    connect; a second install changes nothing; uninstall removes it and the local leftover."""
+    from node22 import node22
+    from test_plugin import claude_code
+
+    claude = claude_code()
+    home, old, here, elsewhere = (tmp_path / d for d in ("home", "old", "here", "elsewhere"))
+    for folder in (home, old, here, elsewhere):
+        folder.mkdir()
+    env = {
+        "HOME": str(home),
+        "PATH": os.pathsep.join([str(claude.parent), str(node22().parent), os.environ["PATH"]]),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+    }
+
+    def claude_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(claude), *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env={**os.environ, **env},
+            timeout=300,
+        )
+
+    assert claude_in(old, "mcp", "add", "robot-md", "--", *COMMAND).returncode == 0  # as install once did
+    done = run_cli("claude-code", str(EXAMPLE), env=env, cwd=here)
+    assert done.returncode == 0 and 'added "robot-md" in Claude Code\'s user config' in done.stdout, done
+    listed = claude_in(elsewhere, "mcp", "list")
+    line = next(line for line in listed.stdout.splitlines() if line.startswith("robot-md:"))
+    assert "Connected" in line and "Failed" not in line, listed.stdout
+    got = claude_in(elsewhere, "mcp", "get", "robot-md")
+    assert got.returncode == 0 and "Scope: User config" in got.stdout, got.stdout
+    done = run_cli("claude-code", str(EXAMPLE), env=env, cwd=elsewhere)
+    assert done.returncode == 0 and done.stdout.endswith("with this command; nothing changed\n"), done
+    gone = subprocess.run(
+        [sys.executable, MODULE, "uninstall", "claude-code"],
+        capture_output=True,
+        text=True,
+        cwd=old,
+        env={**os.environ, **env},
+        timeout=300,
+    )
+    assert gone.returncode == 0 and "from Claude Code's user and local config" in gone.stdout, gone
+    for folder in (old, elsewhere):
+        assert claude_in(folder, "mcp", "get", "robot-md").returncode != 0
 
 
 # --- the real CLI, and the installed entry really starts a server -------------------
