@@ -69,7 +69,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import yaml
 
@@ -3994,8 +3994,8 @@ def invoked_as() -> str:
 
 def lazy_imports_from_here_on() -> None:
     """CPython 3.15+ (PEP 810): every module-level import from now on is lazy,
-    so the SDK loads only what a session uses (spawn -> initialize 0.72x,
-    peak RSS -23 MiB; docs/performance.md). Only the command line does this:
+    so the SDK loads only what a session uses (docs/performance.md, "Lazy
+    imports on CPython 3.15"). Only the command line does this:
     importing this module as a library leaves the importer's mode alone. A
     mode the user chose (-X lazy_imports, PYTHON_LAZY_IMPORTS) stands."""
     chosen = os.environ.get("PYTHON_LAZY_IMPORTS") or sys._xoptions.get("lazy_imports")
@@ -4233,21 +4233,8 @@ DEFAULT_SERVER_NAME = "robot-md"
 # config into: `servers[name]` would be Object's own member, and `__proto__`
 # swaps the object's prototype. An entry under one is lost or worse.
 JS_OBJECT_MEMBERS = frozenset(
-    {
-        "__proto__",
-        "constructor",
-        "prototype",
-        "hasOwnProperty",
-        "isPrototypeOf",
-        "propertyIsEnumerable",
-        "toLocaleString",
-        "toString",
-        "valueOf",
-        "__defineGetter__",
-        "__defineSetter__",
-        "__lookupGetter__",
-        "__lookupSetter__",
-    }
+    "__proto__ constructor prototype hasOwnProperty isPrototypeOf propertyIsEnumerable toLocaleString "
+    "toString valueOf __defineGetter__ __defineSetter__ __lookupGetter__ __lookupSetter__".split()
 )
 
 
@@ -4407,46 +4394,47 @@ class _Changed(Exception):
     """The config is no longer what the edit was made on: read it again."""
 
 
-_UTF8_BOM = b"\xef\xbb\xbf"
-
-
 def _in_its_own_form(text: str, old: bytes | None) -> bytes:
     """The new text with the old file's byte order mark and line endings
     (a Windows editor's BOM and CRLF stay; json.dumps writes neither)."""
     if old is None:
         return text.encode("utf-8")
-    first_break = re.search(rb"\r?\n", old)
-    if first_break is not None and first_break.group() == b"\r\n":
+    if (first_break := re.search(rb"\r?\n", old)) is not None and first_break.group() == b"\r\n":
         text = text.replace("\n", "\r\n")  # JSON strings hold no raw newline: only structure changes
-    bom = _UTF8_BOM if old.startswith(_UTF8_BOM) else b""
-    return bom + text.encode("utf-8")
+    return (b"\xef\xbb\xbf" if old.startswith(b"\xef\xbb\xbf") else b"") + text.encode("utf-8")
 
 
 def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
     """Write `data` to `path` atomically (a temp file beside it, then
     os.replace: a crash leaves the old file or the new one, never half),
-    with the old file's mode and owner. The bytes it held (`old`, as read)
-    go to `<path>.bak` first. Compare and swap: just before the replace the
-    file is read again, and _Changed if it no longer holds `old` (a client
-    saved it meanwhile). Returns the backup's path, or None for a new file."""
+    with the old file's mode and owner and its bytes in `<path>.bak`.
+    Compare and swap: just before the replace the file is read again, and
+    _Changed if it no longer holds `old`. Returns the backup, None if new."""
     import tempfile
 
-    was = _stat_as_read(path, old)
+    try:
+        was = None if old is None else os.stat(path)
+    except FileNotFoundError:
+        raise _Changed from None
     if was is not None and old is not None and was.st_nlink > 1:
-        return _rewrite_in_place(path, data, old, was)
+        # Hard links: rewritten in its own inode so its names stay one file; not
+        # atomic, so the backup is written and synced first.
+        kept = _back_up(path, old, was)
+        _unchanged_since_read(path, old)
+        with open(path, "r+b") as f:
+            _write_synced(f, data)
+        return kept
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            _write_synced(f, data)
         backup = None
         if was is not None and old is not None:
             os.chmod(tmp, stat.S_IMODE(was.st_mode))  # mkstemp makes 0600; keep the file's own mode
-            _keep_owner(tmp, was)
+            _give_owner(tmp, was)
             backup = _back_up(path, old, was)
         else:  # a new file: its folder's owner's, like the folders made for it
-            _owned_like(tmp, os.stat(path.parent))
+            _give_owner(tmp, os.stat(path.parent), required=False)
         _unchanged_since_read(path, old)
         os.replace(tmp, path)
     finally:
@@ -4455,45 +4443,33 @@ def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
     return backup
 
 
-def _stat_as_read(path: Path, old: bytes | None) -> os.stat_result | None:
-    if old is None:
-        return None
-    try:
-        return os.stat(path)
-    except FileNotFoundError:
-        raise _Changed from None
+def _write_synced(f: BinaryIO, data: bytes) -> None:
+    f.write(data)
+    f.truncate()
+    f.flush()
+    os.fsync(f.fileno())
 
 
 def _unchanged_since_read(path: Path, old: bytes | None) -> None:
     """The compare of compare-and-swap: the file still holds what was edited."""
     try:
-        now = _read_config(path)
+        if _read_config(path) != old:
+            raise _Changed
     except _Refused:
         raise _Changed from None
-    if now != old:
-        raise _Changed
-
-
-def _rewrite_in_place(path: Path, data: bytes, old: bytes, was: os.stat_result) -> Path:
-    """A config with other hard links is rewritten in its own inode, so all
-    its names still share one file (a replace would split them). Not atomic,
-    so the backup is written and synced first: a crash mid-write leaves it."""
-    backup = _back_up(path, old, was)
-    _unchanged_since_read(path, old)
-    with open(path, "r+b") as f:
-        f.write(data)
-        f.truncate()
-        f.flush()
-        os.fsync(f.fileno())
-    return backup
 
 
 def _back_up(path: Path, old: bytes, was: os.stat_result) -> Path:
-    """`<path>.bak`, holding `old`, with the config's mode and owner."""
+    """`<path>.bak`, made afresh: whatever was there is removed first (a
+    symlink itself, not its target) and the create never follows one."""
     backup = path.with_name(path.name + ".bak")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     try:
-        _create_afresh(backup, old, stat.S_IMODE(was.st_mode))
-        _keep_owner(backup, was)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(backup)
+        with os.fdopen(os.open(backup, flags, stat.S_IMODE(was.st_mode)), "wb") as f:
+            _write_synced(f, old)
+        _give_owner(backup, was)
     except OSError as e:
         if os.path.isdir(backup) and not os.path.islink(backup):
             raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside") from None
@@ -4501,37 +4477,18 @@ def _back_up(path: Path, old: bytes, was: os.stat_result) -> Path:
     return backup
 
 
-def _create_afresh(path: Path, data: bytes, mode: int) -> None:
-    """A new file at `path`: whatever was there is removed first (a symlink
-    itself, not its target), and the create fails rather than follow one."""
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    with os.fdopen(os.open(path, flags, mode), "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _owned_like(path: str | Path, was: os.stat_result) -> bool:
-    """Give `path` the owner and group of `was` where they differ (root
-    editing a user's config: sudo with their HOME). False if the owner
-    could not be given (only root can give a file away)."""
-    if not hasattr(os, "chown"):  # Windows: files have no POSIX owner
-        return True
+def _give_owner(path: str | Path, was: os.stat_result, required: bool = True) -> None:
+    """Give `path` the owner and group of `was` (root editing a user's
+    config: sudo with their HOME). Only root can give a file away: where
+    that fails and the owner differs, a config is refused, a folder stays ours."""
     now = os.stat(path)
-    if (now.st_uid, now.st_gid) == (was.st_uid, was.st_gid):
-        return True
+    if not hasattr(os, "chown") or (now.st_uid, now.st_gid) == (was.st_uid, was.st_gid):
+        return  # Windows files have no POSIX owner
     try:
         os.chown(path, was.st_uid, was.st_gid)
     except PermissionError:
-        return now.st_uid == was.st_uid  # only the group differs: a file we may write, as before
-    return True
-
-
-def _keep_owner(path: str | Path, was: os.stat_result) -> None:
-    if not _owned_like(path, was):
-        raise _Refused(f"belongs to another user (uid {was.st_uid}); run this as that user")
+        if required and now.st_uid != was.st_uid:  # only the group differs: writable, as before
+            raise _Refused(f"belongs to another user (uid {was.st_uid}); run this as that user") from None
 
 
 def _make_folders(folder: Path) -> None:
@@ -4543,7 +4500,7 @@ def _make_folders(folder: Path) -> None:
         folder = folder.parent
     for new in reversed(missing):
         new.mkdir(exist_ok=True)
-        _owned_like(new, os.stat(new.parent))  # where it cannot be given away, it stays ours
+        _give_owner(new, os.stat(new.parent), required=False)
 
 
 @contextlib.contextmanager
@@ -4557,31 +4514,30 @@ def _config_lock(folder: Path, wait_seconds: float = CONFIG_LOCK_SECONDS) -> Ite
         with contextlib.suppress(OSError):
             fd = os.open(folder, os.O_RDONLY)
     try:
-        if fd is not None:
-            _wait_for_turn(fd, wait_seconds)
+        deadline = time.monotonic() + wait_seconds
+        while fd is not None and not _took_lock(fd):
+            if time.monotonic() > deadline:
+                raise _Refused(
+                    f"is still being edited by another install or uninstall after {wait_seconds:g} s; "
+                    "try again"
+                )
+            time.sleep(0.02)
         yield
     finally:
         if fd is not None:
             os.close(fd)  # releases the lock
 
 
-def _wait_for_turn(fd: int, wait_seconds: float = CONFIG_LOCK_SECONDS) -> None:
+def _took_lock(fd: int) -> bool:
     import fcntl
 
-    deadline = time.monotonic() + wait_seconds
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                raise _Refused(
-                    f"is still being edited by another install or uninstall after {wait_seconds:g} s; "
-                    "try again"
-                ) from None
-            time.sleep(0.02)
-        except OSError:
-            return  # no locks on this file system: the re-read still guards
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        pass  # no locks on this file system: the re-read still guards
+    return True
 
 
 @dataclass(frozen=True)

@@ -508,7 +508,7 @@ SERVER_NAMES = st.one_of(
 @given(name=SERVER_NAMES)
 def test_a_name_javascript_treats_specially_is_refused_in_one_line(install: Installer, name: str) -> None:
     for verb, args in (("install", ["cursor", str(EXAMPLE)]), ("uninstall", ["cursor"])):
-        done = install(*args, "--name", name, "--dry-run", verb=verb)
+        done = install(*args, f"--name={name}", "--dry-run", verb=verb)  # = : a name may start with -
         if name in JS_SPECIAL:
             assert done.code == 2 and done.out == "" and done.err.count("\n") == 1, done
             assert done.err.startswith(f"robot-md-mcp: --name {name!r}: ") and "JavaScript" in done.err
@@ -1039,7 +1039,7 @@ def saving_at(monkeypatch, steps: set[int], save: Callable[[int], object]) -> li
     """Run save(step) just before the install's k-th file step (reads, edits, backups) for k in `steps`."""
     done: list[int] = []
     count = iter(range(10_000))
-    for name in ("_read_config", "edited_config", "_create_afresh", "_in_its_own_form"):
+    for name in ("_read_config", "edited_config", "_back_up", "_in_its_own_form"):
         real = getattr(rmm, name)
 
         def hooked(*args, real=real, **kwargs):
