@@ -4567,8 +4567,10 @@ def _install_target(command: Command) -> Target:
         raise UsageError(
             f"--name {name!r}: a JavaScript client reading the config treats it specially; choose another"
         )
-    if command.scope is not None and (client != "claude-code" or command.scope not in CLAUDE_CODE_SCOPES):
-        raise UsageError(f"--scope is for claude-code only: {', '.join(CLAUDE_CODE_SCOPES)}")
+    if command.scope is not None and client != "claude-code":
+        raise UsageError("--scope is for claude-code only")
+    if command.scope not in (None, *CLAUDE_CODE_SCOPES):
+        raise UsageError(f"--scope {command.scope!r}: choose one of {', '.join(CLAUDE_CODE_SCOPES)}")
     if command.workspace is None:
         return Target(client, name, command.scope)
     if client != "vscode":

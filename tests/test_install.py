@@ -469,6 +469,9 @@ def test_a_manifest_that_does_not_validate_installs_with_a_note(install: Install
         (["cursor", "--name="], "--name needs a value"),
         (["cursor", "--name", "robot md"], "--name 'robot md': use letters, digits"),
         (["cursor", "--workspace", "."], "--workspace is for vscode only"),
+        (["cursor", "--scope", "user"], "--scope is for claude-code only"),
+        (["claude-code", "--scope", "global"], "--scope 'global': choose one of user, local, project"),
+        (["claude-code", "--scope", "user", "--scope", "local"], "--scope may be given once"),
         (["vscode", "--workspace=/no/such/dir"], "--workspace '/no/such/dir' is not a folder"),
     ],
 )
