@@ -4691,20 +4691,8 @@ _OUR_PROGRAM = re.compile(r"robot[-_]md[-_]mcp(?:\.py|(?:[-_.][\w.+-]*)?\.pyz)?"
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*w?|py", re.IGNORECASE)
 _RUNNERS = {"uvx": (), "uv": ("tool", "run"), "pipx": ("run",)}  # and what comes before the package
 _RUNNER_OPTIONS_WITH_VALUES = frozenset(
-    {
-        "--from",
-        "--spec",
-        "--with",
-        "--with-editable",
-        "--with-requirements",
-        "--python",
-        "-p",
-        "--index",
-        "--index-url",
-        "--extra-index-url",
-        "--pip-args",
-        "-w",
-    }
+    "--from --spec --with --with-editable --with-requirements --python -p --index --index-url "
+    "--extra-index-url --pip-args -w".split()
 )
 
 
@@ -4879,29 +4867,23 @@ def claude_code_add(target: Target, launch: list[str], dry_run: bool, machine: M
     claude = None if dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
     if claude is None:
         return _print_instead([add], dry_run, machine)
-    done = _claude_code(claude, add)
-    status = "added"
-    if done.returncode != 0:
-        there = claude_code_entry(claude, target.name)
-        if there == (scope, launch):
-            print(
-                f'{NAME}: "{target.name}" is already in Claude Code\'s {scope} config with this command; '
-                "nothing changed"
-            )
-            return ExitCode.OK
-        if (
-            there is not None
-            and there[0] == scope
-            and not _runs_this_program({"command": there[1][0], "args": there[1][1:]})
-        ):
+    done, status = _claude_code(claude, add), "added"
+    there = None if done.returncode == 0 else claude_code_entry(claude, target.name)
+    if there == (scope, launch):
+        print(
+            f'{NAME}: "{target.name}" is already in Claude Code\'s {scope} config with this command; '
+            "nothing changed"
+        )
+        return ExitCode.OK
+    if there is not None and there[0] == scope:  # another command under this name, in this scope
+        if not _runs_this_program({"command": there[1][0], "args": there[1][1:]}):
             raise Exit(
                 ExitCode.CANNOT_USE,
-                f"{NAME}: nothing installed: Claude Code's {scope} config has a "
-                f'"{target.name}" that is not robot-md-mcp\'s; left as it is (--name picks another)',
+                f'{NAME}: nothing installed: Claude Code\'s {scope} config has a "{target.name}" that is not '
+                "robot-md-mcp's; left as it is (--name picks another)",
             )
-        if there is not None and there[0] == scope:
-            _claude_code(claude, ["claude", "mcp", "remove", "--scope", scope, target.name])
-            done, status = _claude_code(claude, add), "updated"
+        _claude_code(claude, ["claude", "mcp", "remove", "--scope", scope, target.name])
+        done, status = _claude_code(claude, add), "updated"
     if done.returncode != 0:
         raise Exit(
             ExitCode.CANNOT_USE,
