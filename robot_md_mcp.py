@@ -4950,7 +4950,8 @@ def _print_instead(lines: list[list[str]], dry_run: bool, machine: Machine) -> i
     for argv in lines:
         print(_shown(argv, machine))
     if not dry_run:
-        print(f"{NAME}: claude is not on PATH; run the line above where it is", file=sys.stderr)
+        above = "the lines above" if len(lines) > 1 else "the line above"
+        print(f"{NAME}: claude is not on PATH; run {above} where it is", file=sys.stderr)
     return ExitCode.OK
 
 
