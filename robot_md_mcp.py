@@ -4869,14 +4869,14 @@ def claude_code_add(target: Target, launch: list[str], dry_run: bool, machine: M
         return _print_instead([add], dry_run, machine)
     done, status = _claude_code(claude, add), "added"
     there = None if done.returncode == 0 else claude_code_entry(claude, target.name)
-    if there == (scope, launch):
+    if there == (scope, launch[0], " ".join(launch[1:])):
         print(
             f'{NAME}: "{target.name}" is already in Claude Code\'s {scope} config with this command; '
             "nothing changed"
         )
         return ExitCode.OK
     if there is not None and there[0] == scope:  # another command under this name, in this scope
-        if not _runs_this_program({"command": there[1][0], "args": there[1][1:]}):
+        if not _runs_this_program({"command": there[1], "args": there[2].split(" ")}):
             raise Exit(
                 ExitCode.CANNOT_USE,
                 f'{NAME}: nothing installed: Claude Code\'s {scope} config has a "{target.name}" that is not '
@@ -4914,16 +4914,15 @@ def claude_code_remove(target: Target, dry_run: bool, machine: Machine) -> int:
     return ExitCode.OK
 
 
-def claude_code_entry(claude: str, name: str) -> tuple[str, list[str]] | None:
-    """The scope and command line of Claude Code's server `name`, from the
-    text of `claude mcp get` (the CLI has no JSON for it; the heavy test
-    runs the real one): `Scope: User config …`, `Command: …`, `Args: …`."""
+def claude_code_entry(claude: str, name: str) -> tuple[str, str, str] | None:
+    """The scope, command and arguments (joined by spaces) of Claude Code's
+    server `name`, from the text of `claude mcp get` (the CLI has no JSON for
+    it; the heavy test runs the real one): `Scope: User config …`, `Command:`, `Args:`."""
     done = _claude_code(claude, ["claude", "mcp", "get", name])
     fields = dict(re.findall(r"^ *(Scope|Command|Args): ?(.*)$", done.stdout, re.MULTILINE))
     if done.returncode != 0 or not {"Scope", "Command"} <= fields.keys():
         return None
-    args = fields.get("Args", "")
-    return fields["Scope"].split(" ", 1)[0].lower(), [fields["Command"], *(args.split(" ") if args else [])]
+    return fields["Scope"].split(" ", 1)[0].lower(), fields["Command"], fields.get("Args", "")
 
 
 def _claude_code(claude: str, argv: list[str]) -> subprocess.CompletedProcess[str]:

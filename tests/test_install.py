@@ -703,13 +703,20 @@ def fake_claude(tmp_path: Path, fail: int = 0) -> tuple[dict[str, str], Path]:
 def test_claude_code_install_is_idempotent_and_leaves_foreign_entries(tmp_path: Path) -> None:
     env, state = fake_claude(tmp_path)
     line = shlex.join([*ADD, "robot-md", "--", *COMMAND])
+    spaced = tmp_path / "my robot" / "ROBOT.md"  # `claude mcp get` joins the arguments with spaces
+    spaced.parent.mkdir()
+    spaced.write_bytes(EXAMPLE.read_bytes())
+    for _ in range(2):
+        done = run_cli("claude-code", str(spaced), "--scope", "project", "--name", "spaced", env=env)
+        assert done.returncode == 0, done
+    assert done.stdout.endswith("nothing changed\n"), done
     done = run_cli("claude-code", str(EXAMPLE), env=env)
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == f'robot-md-mcp: added "robot-md" in Claude Code\'s user config: ran {line}\n'
-    assert json.loads(state.read_text()) == {"user": {"robot-md": COMMAND}}
+    assert json.loads(state.read_text())["user"] == {"robot-md": COMMAND}
     done = run_cli("claude-code", str(EXAMPLE), env=env)  # the second run
     assert done.returncode == 0 and "nothing changed" in done.stdout, done
-    assert json.loads(state.read_text()) == {"user": {"robot-md": COMMAND}}
+    assert json.loads(state.read_text())["user"] == {"robot-md": COMMAND}
     state.write_text(json.dumps({"user": {"robot-md": ["robot-md-mcp", "/old/ROBOT.md"]}}))
     done = run_cli("claude-code", str(EXAMPLE), env=env)
     assert done.returncode == 0 and done.stdout.startswith('robot-md-mcp: updated "robot-md"'), done
