@@ -69,7 +69,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, cast
 
 import yaml
 
@@ -4210,13 +4210,20 @@ def _banner(path: Path, robot: str) -> str:
 # cannot rewrite faithfully is refused untouched, and writes are atomic.
 
 
-# Per client with a config file: the object in it that maps server names to
-# entries, and what the user does once the file changed. Claude Code keeps its
-# own config: `claude mcp add` writes it.
-CLIENT_FILES: dict[str, tuple[str, str]] = {
-    "claude-desktop": ("mcpServers", "restart Claude Desktop to load it"),
-    "cursor": ("mcpServers", "restart Cursor (or see Settings → MCP) to load it"),
-    "vscode": ("servers", 'in VS Code, run "MCP: List Servers" to start it'),
+@dataclass(frozen=True)
+class ClientFile:
+    """A client that keeps its MCP servers in a JSON file: the object in it
+    that maps server names to entries, and what the user does once it changed."""
+
+    key: str
+    next_step: str
+
+
+# Claude Code keeps its own config: `claude mcp add` writes it.
+CLIENT_FILES = {
+    "claude-desktop": ClientFile("mcpServers", "restart Claude Desktop to load it"),
+    "cursor": ClientFile("mcpServers", "restart Cursor (or see Settings → MCP) to load it"),
+    "vscode": ClientFile("servers", 'in VS Code, run "MCP: List Servers" to start it'),
 }
 CLIENTS = (*CLIENT_FILES, "claude-code")
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
@@ -4593,7 +4600,7 @@ def run_install(command: Command, machine: Machine) -> int:
         raise Exit(
             e.code, f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
         ) from None
-    launch = [*lasting(launch_command(), machine), str(manifest_file.path)]
+    launch = [*outliving_caches(launch_command(), machine), str(manifest_file.path)]
     _utf8_stdout()
     if target.client == "claude-code":
         code = claude_code_add(target, launch, command.dry_run, machine)
@@ -4753,7 +4760,7 @@ class ConfigEdit:
     unchanged: str  # what is so when nothing changes ({path}: the file)
 
     def apply(self, target: Target, machine: Machine, dry_run: bool) -> int:
-        key, next_step = CLIENT_FILES[target.client]
+        key, next_step = CLIENT_FILES[target.client].key, CLIENT_FILES[target.client].next_step
         workspace = target.workspace
         found = config_path(target.client, machine.platform, machine.environ, machine.user_home(), workspace)
         path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through
@@ -4808,7 +4815,7 @@ class ConfigEdit:
         )
 
 
-def lasting(launch: list[str], machine: Machine) -> list[str]:
+def outliving_caches(launch: list[str], machine: Machine) -> list[str]:
     """A launch command that outlives caches. Run from uvx's or `pipx run`'s
     cache, the program itself vanishes with the cache (`uv cache clean`), so
     a client is given `uvx --from SPEC robot-md-mcp` instead, which fetches
@@ -4875,8 +4882,8 @@ def claude_code_add(target: Target, launch: list[str], dry_run: bool, machine: M
             "nothing changed"
         )
         return ExitCode.OK
-    if there is not None and there[0] == scope:  # another command under this name, in this scope
-        if not _runs_this_program({"command": there[1], "args": there[2].split(" ")}):
+    if there is not None and there.scope == scope:  # another command under this name, in this scope
+        if not _runs_this_program({"command": there.command, "args": there.args.split(" ")}):
             raise Exit(
                 ExitCode.CANNOT_USE,
                 f'{NAME}: nothing installed: Claude Code\'s {scope} config has a "{target.name}" that is not '
@@ -4914,7 +4921,13 @@ def claude_code_remove(target: Target, dry_run: bool, machine: Machine) -> int:
     return ExitCode.OK
 
 
-def claude_code_entry(claude: str, name: str) -> tuple[str, str, str] | None:
+class ClaudeCodeEntry(NamedTuple):
+    scope: str  # user, local or project
+    command: str
+    args: str  # joined by spaces, as `claude mcp get` shows them
+
+
+def claude_code_entry(claude: str, name: str) -> ClaudeCodeEntry | None:
     """The scope, command and arguments (joined by spaces) of Claude Code's
     server `name`, from the text of `claude mcp get` (the CLI has no JSON for
     it; the heavy test runs the real one): `Scope: User config …`, `Command:`, `Args:`."""
@@ -4922,7 +4935,9 @@ def claude_code_entry(claude: str, name: str) -> tuple[str, str, str] | None:
     fields = dict(re.findall(r"^ *(Scope|Command|Args): ?(.*)$", done.stdout, re.MULTILINE))
     if done.returncode != 0 or not {"Scope", "Command"} <= fields.keys():
         return None
-    return fields["Scope"].split(" ", 1)[0].lower(), fields["Command"], fields.get("Args", "")
+    return ClaudeCodeEntry(
+        fields["Scope"].split(" ", 1)[0].lower(), fields["Command"], fields.get("Args", "")
+    )
 
 
 def _claude_code(claude: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
