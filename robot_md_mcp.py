@@ -4613,29 +4613,7 @@ def run_install(command: Command, machine: Machine) -> int:
 def _add_to_file(target: Target, launch: list[str], machine: Machine, dry_run: bool) -> int:
     if target.workspace is not None:  # a file people commit: no paths of this machine in it
         launch = [_in_workspace(arg, target.workspace) for arg in launch]
-    entry = server_entry(target.client, launch)
-
-    def add(servers: dict[str, Any]) -> str | None:
-        if servers.get(target.name) == entry:
-            return None
-        status = "updated" if target.name in servers else "added"
-        servers[target.name] = entry
-        return status
-
-    plan = ConfigEdit(
-        target.name,
-        add,
-        "paste the entry printed below into its {key} object by hand",
-        "installed",
-        "is already in {path} with this command",
-    )
-    try:
-        return plan.apply(target, machine, dry_run)
-    except _Refused as e:
-        if e.paste_by_hand:
-            shown = json.dumps({target.name: entry}, indent=2).splitlines()[1:-1]
-            print("\n".join(line[2:] for line in shown))
-        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing installed: {e.where} {e}") from None
+    return ConfigEdit(target, server_entry(target.client, launch)).apply(machine, dry_run)
 
 
 def _in_workspace(arg: str, workspace: Path) -> str:
@@ -4671,23 +4649,7 @@ def run_uninstall(command: Command, machine: Machine) -> int:
     _utf8_stdout()
     if target.client == "claude-code":
         return claude_code_remove(target, command.dry_run, machine)
-
-    def remove(servers: dict[str, Any]) -> str | None:
-        if target.name not in servers:
-            return None
-        if not _runs_this_program(servers[target.name]):
-            raise _Refused(
-                f'has a "{target.name}" that is not robot-md-mcp\'s; left as it is (--name picks another)'
-            )
-        del servers[target.name]
-        return "removed"
-
-    by_hand = f'remove "{target.name}" from its {{key}} object by hand'
-    plan = ConfigEdit(target.name, remove, by_hand, "removed", "is not in {path}")
-    try:
-        return plan.apply(target, machine, dry_run=command.dry_run)
-    except _Refused as e:
-        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing removed: {e.where} {e}") from None
+    return ConfigEdit(target, entry=None).apply(machine, command.dry_run)
 
 
 # What starts this program, as install writes it or the README shows by hand:
@@ -4748,21 +4710,45 @@ def _file_name(word: str) -> str:
 
 @dataclass(frozen=True)
 class ConfigEdit:
-    """One change to a client's config file, applied with the same care
-    for install and uninstall: strict JSON kept, a backup made afresh,
-    nothing written outside a --workspace, a dry run that only prints, and
-    no update lost to another install or a client saving the file meanwhile."""
+    """Adding a server's entry to a client's config file, or removing it
+    (entry None), with the same care for both: strict JSON kept, a backup
+    made afresh, nothing written outside a --workspace, a dry run that only
+    prints, no update lost to another install or a client saving the file
+    meanwhile, and an entry of that name that is not ours left as it is."""
 
-    name: str
-    change: Callable[[dict[str, Any]], str | None]  # → "added", "updated", "removed", or None
-    by_hand: str  # what to do where comments are in the way ({key}: the object's name)
-    done: str  # "installed" or "removed", for "nothing <done>"
-    unchanged: str  # what is so when nothing changes ({path}: the file)
+    target: Target
+    entry: dict[str, Any] | None
 
-    def apply(self, target: Target, machine: Machine, dry_run: bool) -> int:
-        key, next_step = CLIENT_FILES[target.client].key, CLIENT_FILES[target.client].next_step
-        workspace = target.workspace
-        found = config_path(target.client, machine.platform, machine.environ, machine.user_home(), workspace)
+    def change(self, servers: dict[str, Any]) -> str | None:
+        """Edit the servers object: "added", "updated", "removed", or None if nothing changes."""
+        name = self.target.name
+        if self.entry is not None:
+            status = None if servers.get(name) == self.entry else "updated" if name in servers else "added"
+            servers[name] = self.entry
+            return status
+        if name in servers and not _runs_this_program(servers[name]):
+            raise _Refused(
+                f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)'
+            )
+        return "removed" if servers.pop(name, None) is not None else None
+
+    @property
+    def done(self) -> str:
+        return "installed" if self.entry is not None else "removed"
+
+    def apply(self, machine: Machine, dry_run: bool) -> int:
+        try:
+            return self._apply(machine, dry_run)
+        except _Refused as e:
+            if e.paste_by_hand and self.entry is not None:  # the entry as a member of the servers object
+                shown = json.dumps({self.target.name: self.entry}, indent=2).splitlines()[1:-1]
+                print("\n".join(line[2:] for line in shown))
+            raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing {self.done}: {e.where} {e}") from None
+
+    def _apply(self, machine: Machine, dry_run: bool) -> int:
+        client, name, workspace = self.target.client, self.target.name, self.target.workspace
+        key = CLIENT_FILES[client].key
+        found = config_path(client, machine.platform, machine.environ, machine.user_home(), workspace)
         path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through
         try:
             if workspace is not None and not path.is_relative_to(os.path.realpath(workspace)):
@@ -4777,25 +4763,28 @@ class ConfigEdit:
             e.where = path
             raise
         except OSError as e:
-            raise Exit(
-                ExitCode.CANNOT_USE, f"{NAME}: nothing {self.done}: cannot write {path}: {_os_reason(e)}"
-            ) from None
+            message = f"{NAME}: nothing {self.done}: cannot write {path}: {_os_reason(e)}"
+            raise Exit(ExitCode.CANNOT_USE, message) from None
         where = {"added": "to", "updated": "in", "removed": "from"}.get(status, "in")
         if status == "unchanged":
-            print(f'{NAME}: "{self.name}" {self.unchanged.format(path=path)}; nothing changed')
+            what = "is already in {} with this command" if self.entry is not None else "is not in {}"
+            print(f'{NAME}: "{name}" {what.format(path)}; nothing changed')
         elif dry_run:
             verb = {"added": "add", "updated": "update", "removed": "remove"}[status]
-            print(f'{NAME}: dry run, nothing changed; would {verb} "{self.name}" {where} {path}:')
+            print(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}:')
             sys.stdout.write(new_text or "")
         else:
             kept = f"backup: {backup}" if backup else "new file"
-            print(f'{NAME}: {status} "{self.name}" {where} {path} ({kept}); {next_step}')
+            print(f'{NAME}: {status} "{name}" {where} {path} ({kept}); {CLIENT_FILES[client].next_step}')
         return ExitCode.OK
 
     def _edited(self, path: Path, key: str) -> tuple[bytes | None, str | None, str]:
         """The file's bytes as read, its new text (None: unchanged) and the status."""
         old = _read_config(path)
-        by_hand = self.by_hand.format(key=f'"{key}"')
+        if self.entry is not None:
+            by_hand = f'paste the entry printed below into its "{key}" object by hand'
+        else:
+            by_hand = f'remove "{self.target.name}" from its "{key}" object by hand'
         return (old, *edited_config(_config_text(old), key, self.change, by_hand))
 
     def _write(self, path: Path, key: str) -> tuple[str, Path | None]:
