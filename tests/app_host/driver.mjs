@@ -1,0 +1,217 @@
+// Shows an MCP App view in headless Chromium as a web host does; run by tests/app_host.py, which copies
+// it and host.mjs beside their node_modules in .cache/app-host/.   node driver.mjs JOB.json
+// The host page and the view each have their own HTTP server on 127.0.0.1 (two ports: two origins); the
+// view's document carries the spec's default CSP as a header. Prints one JSON line: what the view showed,
+// or {"error": "<which step never happened>"}.
+import { readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+import puppeteer from "puppeteer-core";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+// The spec's default (apps.mdx, "Host Behavior"), with its sandbox's frame-src, object-src and base-uri.
+const DEFAULT_CSP = [
+  "default-src 'none'",
+  "script-src 'self' 'unsafe-inline'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "media-src 'self' data:",
+  "connect-src 'none'",
+  "frame-src 'none'",
+  "object-src 'none'",
+  "base-uri 'self'",
+].join("; ");
+const WIDTH = 720;
+const QUIET_MS = 400; // the view counts as rendered when its text has not changed for this long
+const POLL_MS = 50;
+
+class Never extends Error {}
+
+function serve(routes) {
+  // routes: {path: [contentType, body, extraHeaders]}; 404 for anything else.
+  const server = createServer((req, res) => {
+    const route = routes[new URL(req.url, "http://x").pathname];
+    if (!route) {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found");
+      return;
+    }
+    const [type, body, headers] = route;
+    res.writeHead(200, { "content-type": type, "cache-control": "no-store", ...headers }).end(body);
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve(server));
+  });
+}
+
+const fromView = (url, viewOrigin) => typeof url === "string" && url.startsWith(viewOrigin + "/");
+const origin = (server) => `http://127.0.0.1:${server.address().port}`;
+
+async function hostBundle() {
+  const built = await esbuild.build({
+    entryPoints: [join(HERE, "host.mjs")],
+    bundle: true,
+    format: "iife",
+    platform: "browser",
+    write: false,
+    logLevel: "silent",
+  });
+  return built.outputFiles[0].text;
+}
+
+async function until(what, deadline, check) {
+  while (Date.now() < deadline) {
+    const value = await check();
+    if (value) return value;
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+  throw new Never(what);
+}
+
+async function watchView(page, viewOrigin, viewUrl, seen) {
+  // Requests that reach the network, and (from Chromium's issues) the ones the CSP refused before that:
+  // puppeteer sees a refused image but not a refused fetch.
+  let documentSeen = false;
+  page.on("request", (request) => {
+    const frame = request.frame();
+    const inView = frame && frame !== page.mainFrame() && frame.parentFrame() === page.mainFrame();
+    if (!inView || request.url().startsWith("data:")) return; // data: URLs never reach the network
+    if (!documentSeen && request.isNavigationRequest() && request.url() === viewUrl) {
+      documentSeen = true; // the view's own document, which the host loads
+      return;
+    }
+    seen.requests.push(request);
+  });
+  const session = await page.createCDPSession();
+  session.on("Audits.issueAdded", ({ issue }) => {
+    const csp = issue.details?.contentSecurityPolicyIssueDetails;
+    if (csp?.blockedURL && fromView(csp.sourceCodeLocation?.url, viewOrigin)) seen.refused.push(csp.blockedURL);
+  });
+  await session.send("Audits.enable");
+  page.on("console", (message) => {
+    if (message.type() !== "error") return;
+    const where = [message.location(), ...message.stackTrace()].map((l) => l?.url);
+    if (where.some((url) => fromView(url, viewOrigin))) seen.consoleErrors.push(message.text());
+    else seen.hostErrors.push(message.text());
+  });
+  page.on("pageerror", (error) => {
+    const stack = String(error?.stack ?? "");
+    if (stack.includes(`${viewOrigin}/`)) seen.consoleErrors.push(String(error?.message ?? error));
+    else seen.hostErrors.push(stack || String(error));
+  });
+}
+
+function attempts(seen) {
+  // A refused image is both a puppeteer request and an issue; a refused fetch only an issue: count each once.
+  const reached = seen.requests.map((request) => request.url());
+  for (const url of seen.refused) {
+    const i = reached.indexOf(url);
+    if (i >= 0) reached.splice(i, 1);
+  }
+  return [...reached, ...seen.refused];
+}
+
+const viewText = (frame) => frame.evaluate(() => (document.body ? document.body.innerText : ""));
+
+async function settledText(page, deadline, what) {
+  const frame = page.mainFrame().childFrames()[0];
+  let last = null;
+  let since = Date.now();
+  return until(what, deadline, async () => {
+    const text = await viewText(frame).catch(() => null);
+    if (text !== last) {
+      last = text;
+      since = Date.now();
+      return null;
+    }
+    return text !== null && Date.now() - since >= QUIET_MS ? { text } : null;
+  }).then((found) => found.text);
+}
+
+async function run(job, browser, seen) {
+  const deadline = Date.now() + job.timeout * 1000;
+  const view = await serve({
+    "/view.html": ["text/html; charset=utf-8", job.html, { "content-security-policy": DEFAULT_CSP }],
+  });
+  const host = await serve({
+    "/": ["text/html; charset=utf-8", '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><body style="margin:0">'],
+    "/host.js": ["text/javascript", await hostBundle(), {}],
+  });
+  try {
+    const page = await browser.newPage();
+    await page.setViewport({ width: WIDTH + 40, height: 800 });
+    const viewUrl = `${origin(view)}/view.html`;
+    await watchView(page, origin(view), viewUrl, seen);
+    await page.goto(`${origin(host)}/`);
+    await page.addScriptTag({ url: `${origin(host)}/host.js` });
+    await page.evaluate((args) => window.appHost.show(args), { viewUrl, theme: job.theme, width: WIDTH });
+    const sent = (method) => () => page.evaluate((m) => window.appHost.state.sent.includes(m), method);
+    await until("the view never sent ui/initialize", deadline, sent("ui/initialize"));
+    await until(
+      "the view never sent ui/notifications/initialized (or the host refused its ui/initialize)",
+      deadline,
+      () => page.evaluate(() => window.appHost.state.initialized),
+    );
+    await page.evaluate((args) => window.appHost.toolInput(args), job.toolInput);
+    const out = { texts: [], screenshots: [] };
+    for (const [i, result] of job.results.entries()) {
+      await page.evaluate((r) => window.appHost.toolResult(r), result);
+      out.texts.push(await settledText(page, deadline, `the view's text never settled after result ${i + 1}`));
+      if (job.screenshotDir) {
+        const path = join(job.screenshotDir, `view-${i + 1}.png`);
+        await (await page.$("iframe")).screenshot({ path });
+        out.screenshots.push(path);
+      }
+    }
+    const state = await page.evaluate(() => window.appHost.state);
+    seen.hostErrors.push(...state.hostErrors);
+    return { ...out, handshake: state.sent };
+  } finally {
+    view.close();
+    host.close();
+  }
+}
+
+async function main() {
+  const job = JSON.parse(readFileSync(process.argv[2], "utf-8"));
+  const seen = { requests: [], refused: [], consoleErrors: [], hostErrors: [] };
+  let browser = null;
+  let answer;
+  try {
+    browser = await puppeteer.launch({
+      executablePath: job.chromium,
+      headless: true,
+      userDataDir: job.profile,
+      args: [
+        ...(process.getuid?.() === 0 ? ["--no-sandbox"] : []),
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-default-apps",
+        "--disable-sync",
+      ],
+      timeout: job.launchTimeout * 1000,
+      protocolTimeout: (job.timeout + job.launchTimeout) * 1000,
+    });
+    writeFileSync(job.pidFile, String(browser.process()?.pid ?? ""));
+    const shown = await run(job, browser, seen);
+    answer = {
+      ...shown,
+      requests: attempts(seen),
+      console_errors: seen.consoleErrors,
+      host_errors: seen.hostErrors,
+    };
+  } catch (error) {
+    const message = error instanceof Never ? error.message : `the host failed: ${error?.message ?? error}`;
+    answer = { error: message.split("\n")[0], host_errors: seen.hostErrors };
+  } finally {
+    if (browser) await browser.close().catch(() => {});
+  }
+  process.stdout.write(JSON.stringify(answer) + "\n");
+  process.exit(answer.error ? 1 : 0);
+}
+
+main();
