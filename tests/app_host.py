@@ -89,9 +89,18 @@ def show_card(
     tool_input: dict[str, Any] | None = None,
     screenshot_dir: Path | None = None,
     timeout: float = 30.0,
+    host_styles: bool = True,
 ) -> Shown:
     """Frame `html` as a host does, hand it each CallToolResult in `results` in turn (after the handshake
-    and the tool input), and return what it showed; ViewError names the step that never happened."""
+    and the tool input), and return what it showed; ViewError names the step that never happened.
+
+    hostContext carries `theme` (the page's prefers-color-scheme follows it) and, unless `host_styles` is
+    false, some of the spec's standard style variables. The frame is 720 px wide; its height follows the
+    view's ui/notifications/size-changed (160 px until then). A result counts as rendered when the view's
+    text and height have not moved for 0.4 s. `timeout` bounds the view's steps; starting Chromium has its own
+    bound."""
+    if theme not in ("light", "dark"):
+        raise ValueError(f"theme is 'light' or 'dark' (the spec's two), not {theme!r}")
     browser = chromium()
     folder = installed()
     with tempfile.TemporaryDirectory(prefix=f"app-host-{os.getpid()}-") as tmp:
@@ -102,6 +111,7 @@ def show_card(
             "toolInput": tool_input or {},
             "screenshotDir": str(screenshot_dir) if screenshot_dir else None,
             "timeout": timeout,
+            "hostStyles": host_styles,
             "launchTimeout": LAUNCH_SECONDS,
             "chromium": browser,
             "profile": str(Path(tmp) / "profile"),

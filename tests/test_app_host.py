@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,8 @@ window.addEventListener("message", (event) => {
   if (id === 1 && result) {
     let reach = "isolated";
     try { void window.parent.document.title; reach = "host reachable"; } catch (e) {}
-    show("context", `theme=${result.hostContext?.theme} host=${result.hostInfo?.name} ${reach}`);
+    const styled = result.hostContext?.styles?.variables?.["--color-text-primary"] ? "styled" : "unstyled";
+    show("context", `theme=${result.hostContext?.theme} ${styled} host=${result.hostInfo?.name} ${reach}`);
     send({ method: "ui/notifications/initialized" });
     AFTER
   } else if (method === "ui/notifications/tool-input") {
@@ -76,7 +78,7 @@ def test_a_view_that_follows_the_handshake_shows_every_result_in_turn(tmp_path: 
     assert len(shown.texts) == len(SAYINGS)
     for text, say in zip(shown.texts, SAYINGS):
         context, tool_input, *lines = text.split("\n")
-        assert context == "theme=light host=robot-md-mcp-test-host isolated"
+        assert context == "theme=light styled host=robot-md-mcp-test-host isolated"
         assert json.loads(tool_input.removeprefix("input=")) == {"robot": "bob"}
         assert "\n".join(lines) == say
     assert shown.console_errors == [] and shown.requests == [] and shown.host_errors == []
@@ -86,8 +88,19 @@ def test_a_view_that_follows_the_handshake_shows_every_result_in_turn(tmp_path: 
 
 
 def test_the_dark_theme_reaches_the_views_host_context() -> None:
-    shown = show_card(view(), [result("hello")], theme="dark")
-    assert shown.texts[0].startswith("theme=dark ")
+    shown = show_card(view(), [result("hello")], theme="dark", host_styles=False)
+    assert shown.texts[0].startswith("theme=dark unstyled ")
+
+
+def test_the_frame_follows_the_views_size_and_the_screenshot_holds_all_of_it(tmp_path: Path) -> None:
+    tall = """document.body.style.margin = "0";
+      document.getElementById("result").style.height = "1500px";
+      send({ method: "ui/notifications/size-changed", params: { height: document.body.scrollHeight } });"""
+    shown = show_card(view(after=tall), [result("tall")], screenshot_dir=tmp_path)
+    assert shown.handshake[-1] == "ui/notifications/size-changed"
+    (png,) = shown.screenshots
+    width, height = struct.unpack(">II", png.read_bytes()[16:24])  # the PNG's IHDR
+    assert width == 720 and 1500 <= height <= 1560
 
 
 def test_requests_and_csp_refusals_from_the_view_are_seen() -> None:
@@ -109,9 +122,15 @@ def test_requests_and_csp_refusals_from_the_view_are_seen() -> None:
     assert shown.texts[0].endswith("hello")
 
 
-def test_a_view_that_throws_is_counted() -> None:
-    shown = show_card(view(after='setTimeout(() => { throw new Error("boom-4711"); });'), [result("hi")])
-    assert len([e for e in shown.console_errors if "boom-4711" in e]) == 1
+def test_every_error_of_the_view_is_counted_once() -> None:
+    faults = """setTimeout(() => { throw new Error("thrown-4711"); });
+      setTimeout(() => { throw "a-string-4712"; });
+      Promise.reject(new Error("rejected-4713"));
+      console.error("logged-4714");"""
+    shown = show_card(view(after=faults), [result("hi")])
+    for mark in ("thrown-4711", "a-string-4712", "rejected-4713", "logged-4714"):
+        assert len([e for e in shown.console_errors if mark in e]) == 1, (mark, shown.console_errors)
+    assert len(shown.console_errors) == 4 and shown.host_errors == []
     assert shown.texts[0].endswith("hi")
 
 

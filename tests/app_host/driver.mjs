@@ -24,6 +24,38 @@ const DEFAULT_CSP = [
   "base-uri 'self'",
 ].join("; ");
 const WIDTH = 720;
+// Some of the spec's standard style variables, as hosts pass them in hostContext.styles (page: the host's
+// own background around the view).
+const HOST_STYLES = {
+  light: {
+    page: "#faf9f5",
+    "--color-background-primary": "#ffffff",
+    "--color-background-secondary": "#f5f4ef",
+    "--color-text-primary": "#141413",
+    "--color-text-secondary": "#5e5d59",
+    "--color-text-danger": "#b3261e",
+    "--color-text-success": "#1e6b3a",
+    "--color-text-warning": "#8a5a00",
+    "--color-border-primary": "#d1cfc5",
+    "--font-sans": "system-ui, sans-serif",
+    "--font-mono": "ui-monospace, monospace",
+    "--border-radius-md": "8px",
+  },
+  dark: {
+    page: "#262624",
+    "--color-background-primary": "#30302e",
+    "--color-background-secondary": "#1f1e1d",
+    "--color-text-primary": "#faf9f5",
+    "--color-text-secondary": "#c2c0b6",
+    "--color-text-danger": "#f2b8b5",
+    "--color-text-success": "#8fd19e",
+    "--color-text-warning": "#f0c36d",
+    "--color-border-primary": "#4a4945",
+    "--font-sans": "system-ui, sans-serif",
+    "--font-mono": "ui-monospace, monospace",
+    "--border-radius-md": "8px",
+  },
+};
 const QUIET_MS = 400; // the view counts as rendered when its text has not changed for this long
 const POLL_MS = 50;
 
@@ -84,23 +116,29 @@ async function watchView(page, viewOrigin, viewUrl, seen) {
     }
     seen.requests.push(request);
   });
+  // Console errors (CSP refusals and failed loads among them) belong to the view when they point at its
+  // origin; exceptions when they were thrown in one of its execution contexts (a thrown string has no stack).
+  page.on("console", (message) => {
+    if (message.type() !== "error") return;
+    const where = [message.location(), ...message.stackTrace()].map((l) => l?.url);
+    const to = where.some((url) => fromView(url, viewOrigin)) ? seen.consoleErrors : seen.hostErrors;
+    to.push(message.text());
+  });
+  const viewContexts = new Set();
   const session = await page.createCDPSession();
+  session.on("Runtime.executionContextCreated", ({ context }) => {
+    if (context.origin === viewOrigin) viewContexts.add(context.id);
+  });
+  session.on("Runtime.exceptionThrown", ({ exceptionDetails: e }) => {
+    const thrown = e.exception?.description?.split("\n")[0] ?? String(e.exception?.value ?? "");
+    const inView = viewContexts.has(e.executionContextId) || fromView(e.url, viewOrigin);
+    (inView ? seen.consoleErrors : seen.hostErrors).push(`${e.text} ${thrown}`.trim());
+  });
   session.on("Audits.issueAdded", ({ issue }) => {
     const csp = issue.details?.contentSecurityPolicyIssueDetails;
     if (csp?.blockedURL && fromView(csp.sourceCodeLocation?.url, viewOrigin)) seen.refused.push(csp.blockedURL);
   });
-  await session.send("Audits.enable");
-  page.on("console", (message) => {
-    if (message.type() !== "error") return;
-    const where = [message.location(), ...message.stackTrace()].map((l) => l?.url);
-    if (where.some((url) => fromView(url, viewOrigin))) seen.consoleErrors.push(message.text());
-    else seen.hostErrors.push(message.text());
-  });
-  page.on("pageerror", (error) => {
-    const stack = String(error?.stack ?? "");
-    if (stack.includes(`${viewOrigin}/`)) seen.consoleErrors.push(String(error?.message ?? error));
-    else seen.hostErrors.push(stack || String(error));
-  });
+  await Promise.all([session.send("Runtime.enable"), session.send("Audits.enable")]);
 }
 
 function attempts(seen) {
@@ -116,61 +154,90 @@ function attempts(seen) {
 const viewText = (frame) => frame.evaluate(() => (document.body ? document.body.innerText : ""));
 
 async function settledText(page, deadline, what) {
+  // Rendered: neither the view's text nor its frame's height (size-changed) moved for QUIET_MS.
   const frame = page.mainFrame().childFrames()[0];
   let last = null;
   let since = Date.now();
-  return until(what, deadline, async () => {
+  const found = await until(what, deadline, async () => {
     const text = await viewText(frame).catch(() => null);
-    if (text !== last) {
-      last = text;
-      since = Date.now();
+    const now = JSON.stringify([text, await page.$eval("iframe", (f) => f.style.height)]);
+    if (now !== last) {
+      [last, since] = [now, Date.now()];
       return null;
     }
     return text !== null && Date.now() - since >= QUIET_MS ? { text } : null;
-  }).then((found) => found.text);
+  });
+  return found.text;
+}
+
+async function startServers(job) {
+  // Two ports, two origins: the host page's and the view's (the view's document under the CSP).
+  const view = await serve({
+    "/view.html": ["text/html; charset=utf-8", job.html, { "content-security-policy": DEFAULT_CSP }],
+  });
+  const { page: background } = HOST_STYLES[job.theme];
+  const hostPage = `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,">
+    <body style="margin:0;padding:20px;background:${background};color-scheme:${job.theme}">`;
+  const host = await serve({
+    "/": ["text/html; charset=utf-8", hostPage, {}],
+    "/host.js": ["text/javascript", await hostBundle(), {}],
+  });
+  return { view, host };
+}
+
+async function openView(browser, job, servers, seen) {
+  const page = await browser.newPage();
+  await page.setViewport({ width: WIDTH + 40, height: 800 });
+  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: job.theme }]);
+  const viewUrl = `${origin(servers.view)}/view.html`;
+  await watchView(page, origin(servers.view), viewUrl, seen);
+  await page.goto(`${origin(servers.host)}/`);
+  await page.addScriptTag({ url: `${origin(servers.host)}/host.js` });
+  const { page: _, ...variables } = HOST_STYLES[job.theme];
+  const args = { viewUrl, theme: job.theme, width: WIDTH, styles: job.hostStyles ? variables : null };
+  await page.evaluate((a) => window.appHost.show(a), args);
+  return page;
+}
+
+async function handshake(page, job, deadline) {
+  const sent = (method) => () => page.evaluate((m) => window.appHost.state.sent.includes(m), method);
+  await until("the view never sent ui/initialize", deadline, sent("ui/initialize"));
+  await until(
+    "the view never sent ui/notifications/initialized (or the host refused its ui/initialize)",
+    deadline,
+    () => page.evaluate(() => window.appHost.state.initialized),
+  );
+  await page.evaluate((args) => window.appHost.toolInput(args), job.toolInput);
+}
+
+async function deliver(page, job, deadline) {
+  const out = { texts: [], screenshots: [] };
+  for (const [i, result] of job.results.entries()) {
+    await page.evaluate((r) => window.appHost.toolResult(r), result);
+    out.texts.push(await settledText(page, deadline, `the view's text never settled after result ${i + 1}`));
+    if (job.screenshotDir) {
+      const path = join(job.screenshotDir, `view-${i + 1}.png`);
+      await (await page.$("iframe")).screenshot({ path });
+      out.screenshots.push(path);
+    }
+  }
+  return out;
 }
 
 async function run(job, browser, seen) {
   const deadline = Date.now() + job.timeout * 1000;
-  const view = await serve({
-    "/view.html": ["text/html; charset=utf-8", job.html, { "content-security-policy": DEFAULT_CSP }],
-  });
-  const host = await serve({
-    "/": ["text/html; charset=utf-8", '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><body style="margin:0">'],
-    "/host.js": ["text/javascript", await hostBundle(), {}],
-  });
+  const servers = await startServers(job);
   try {
-    const page = await browser.newPage();
-    await page.setViewport({ width: WIDTH + 40, height: 800 });
-    const viewUrl = `${origin(view)}/view.html`;
-    await watchView(page, origin(view), viewUrl, seen);
-    await page.goto(`${origin(host)}/`);
-    await page.addScriptTag({ url: `${origin(host)}/host.js` });
-    await page.evaluate((args) => window.appHost.show(args), { viewUrl, theme: job.theme, width: WIDTH });
-    const sent = (method) => () => page.evaluate((m) => window.appHost.state.sent.includes(m), method);
-    await until("the view never sent ui/initialize", deadline, sent("ui/initialize"));
-    await until(
-      "the view never sent ui/notifications/initialized (or the host refused its ui/initialize)",
-      deadline,
-      () => page.evaluate(() => window.appHost.state.initialized),
-    );
-    await page.evaluate((args) => window.appHost.toolInput(args), job.toolInput);
-    const out = { texts: [], screenshots: [] };
-    for (const [i, result] of job.results.entries()) {
-      await page.evaluate((r) => window.appHost.toolResult(r), result);
-      out.texts.push(await settledText(page, deadline, `the view's text never settled after result ${i + 1}`));
-      if (job.screenshotDir) {
-        const path = join(job.screenshotDir, `view-${i + 1}.png`);
-        await (await page.$("iframe")).screenshot({ path });
-        out.screenshots.push(path);
-      }
-    }
+    const page = await openView(browser, job, servers, seen);
+    await handshake(page, job, deadline);
+    const out = await deliver(page, job, deadline);
+    await page.evaluate(() => window.appHost.teardown());
     const state = await page.evaluate(() => window.appHost.state);
     seen.hostErrors.push(...state.hostErrors);
     return { ...out, handshake: state.sent };
   } finally {
-    view.close();
-    host.close();
+    servers.view.close();
+    servers.host.close();
   }
 }
 

@@ -14,7 +14,7 @@ const state = {
 };
 let bridge = null;
 
-async function show({ viewUrl, theme, width }) {
+async function show({ viewUrl, theme, width, styles }) {
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", SANDBOX);
   frame.setAttribute("title", "MCP App view");
@@ -35,6 +35,7 @@ async function show({ viewUrl, theme, width }) {
     platform: "web",
     locale: "en-US",
     timeZone: "UTC",
+    ...(styles ? { styles: { variables: styles } } : {}),
   };
   bridge = new AppBridge(
     null,
@@ -59,5 +60,10 @@ window.appHost = {
   show,
   toolInput: (args) => bridge.sendToolInput({ arguments: args }),
   toolResult: (result) => bridge.sendToolResult(result),
-  teardown: () => bridge.teardownResource({}),
+  // A host tears the view down before removing it; a view that does not answer is given a second.
+  teardown: () =>
+    Promise.race([
+      bridge.teardownResource({}).then(() => true),
+      new Promise((resolve) => setTimeout(() => resolve(false), 1000)),
+    ]),
 };
