@@ -87,9 +87,18 @@ def test_a_view_that_follows_the_handshake_shows_every_result_in_turn(tmp_path: 
     assert leftover_browsers() == []
 
 
-def test_the_dark_theme_reaches_the_views_host_context() -> None:
-    shown = show_card(view(), [result("hello")], theme="dark", host_styles=False)
-    assert shown.texts[0].startswith("theme=dark unstyled ")
+def test_the_dark_theme_reaches_the_views_host_context_and_late_rendering_is_waited_for() -> None:
+    # This view draws each result a little after it arrives, as a view that lays out asynchronously does.
+    late = view().replace(
+        'show("result", params.structuredContent.say);',
+        """
+      setTimeout(() => show("result", params.structuredContent.say), 150);""",
+    )
+    shown = show_card(late, [result("first"), result("second")], theme="dark", host_styles=False)
+    assert [text.split("\n")[0] for text in shown.texts] == [
+        "theme=dark unstyled host=robot-md-mcp-test-host isolated"
+    ] * 2
+    assert [text.split("\n")[-1] for text in shown.texts] == ["first", "second"]
 
 
 def test_the_frame_follows_the_views_size_and_the_screenshot_holds_all_of_it(tmp_path: Path) -> None:

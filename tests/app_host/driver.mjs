@@ -56,7 +56,18 @@ const HOST_STYLES = {
     "--border-radius-md": "8px",
   },
 };
-const QUIET_MS = 400; // the view counts as rendered when its text has not changed for this long
+const QUIET_MS = 300; // after handling a result, the view counts as rendered when still for this long
+// A script in an isolated world of the view's frame (CSP does not apply to it; the view cannot see it):
+// counts the tool results the view has handled. It listens first, so its timeout runs after the view's
+// own listeners.
+const PROBE_WORLD = "app-host-probe";
+const PROBE = `if (location.origin === VIEW_ORIGIN) {
+  globalThis.appHostResults = 0;
+  addEventListener("message", (event) => {
+    if (event.source !== parent || event.data?.method !== "ui/notifications/tool-result") return;
+    setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(() => { globalThis.appHostResults += 1; })));
+  });
+}`;
 const POLL_MS = 50;
 
 class Never extends Error {}
@@ -125,9 +136,12 @@ async function watchView(page, viewOrigin, viewUrl, seen) {
     to.push(message.text());
   });
   const viewContexts = new Set();
+  let probeContext = null;
   const session = await page.createCDPSession();
   session.on("Runtime.executionContextCreated", ({ context }) => {
-    if (context.origin === viewOrigin) viewContexts.add(context.id);
+    if (context.origin !== viewOrigin) return;
+    if (context.name === PROBE_WORLD) probeContext = context.id;
+    else viewContexts.add(context.id);
   });
   session.on("Runtime.exceptionThrown", ({ exceptionDetails: e }) => {
     const thrown = e.exception?.description?.split("\n")[0] ?? String(e.exception?.value ?? "");
@@ -138,7 +152,19 @@ async function watchView(page, viewOrigin, viewUrl, seen) {
     const csp = issue.details?.contentSecurityPolicyIssueDetails;
     if (csp?.blockedURL && fromView(csp.sourceCodeLocation?.url, viewOrigin)) seen.refused.push(csp.blockedURL);
   });
-  await Promise.all([session.send("Runtime.enable"), session.send("Audits.enable")]);
+  await Promise.all(["Runtime", "Audits", "Page"].map((domain) => session.send(`${domain}.enable`)));
+  const source = PROBE.replace("VIEW_ORIGIN", JSON.stringify(viewOrigin));
+  await session.send("Page.addScriptToEvaluateOnNewDocument", { source, worldName: PROBE_WORLD });
+  // Evaluates in the probe's world of the view's frame: the view's DOM, none of its script's globals.
+  return async (expression) => {
+    if (probeContext === null) return null;
+    const { result } = await session.send("Runtime.evaluate", {
+      expression,
+      contextId: probeContext,
+      returnByValue: true,
+    });
+    return result.value ?? null;
+  };
 }
 
 function attempts(seen) {
@@ -151,15 +177,15 @@ function attempts(seen) {
   return [...reached, ...seen.refused];
 }
 
-const viewText = (frame) => frame.evaluate(() => (document.body ? document.body.innerText : ""));
-
-async function settledText(page, deadline, what) {
-  // Rendered: neither the view's text nor its frame's height (size-changed) moved for QUIET_MS.
-  const frame = page.mainFrame().childFrames()[0];
+async function settledText(page, probe, count, deadline) {
+  // Rendered: the view has handled `count` tool results (its listeners ran and two frames were drawn), and
+  // neither its text nor its frame's height (size-changed) moved for QUIET_MS since.
+  const handled = () => probe("globalThis.appHostResults");
+  await until(`the view never handled tool result ${count}`, deadline, async () => (await handled()) >= count);
   let last = null;
   let since = Date.now();
-  const found = await until(what, deadline, async () => {
-    const text = await viewText(frame).catch(() => null);
+  const found = await until(`the view's text never settled after result ${count}`, deadline, async () => {
+    const text = await probe("document.body ? document.body.innerText : ''").catch(() => null);
     const now = JSON.stringify([text, await page.$eval("iframe", (f) => f.style.height)]);
     if (now !== last) {
       [last, since] = [now, Date.now()];
@@ -186,17 +212,18 @@ async function startServers(job) {
 }
 
 async function openView(browser, job, servers, seen) {
+  // The page, and a probe of the view's frame (watchView).
   const page = await browser.newPage();
   await page.setViewport({ width: WIDTH + 40, height: 800 });
   await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: job.theme }]);
   const viewUrl = `${origin(servers.view)}/view.html`;
-  await watchView(page, origin(servers.view), viewUrl, seen);
+  const probe = await watchView(page, origin(servers.view), viewUrl, seen);
   await page.goto(`${origin(servers.host)}/`);
   await page.addScriptTag({ url: `${origin(servers.host)}/host.js` });
   const { page: _, ...variables } = HOST_STYLES[job.theme];
   const args = { viewUrl, theme: job.theme, width: WIDTH, styles: job.hostStyles ? variables : null };
   await page.evaluate((a) => window.appHost.show(a), args);
-  return page;
+  return { page, probe };
 }
 
 async function handshake(page, job, deadline) {
@@ -210,11 +237,11 @@ async function handshake(page, job, deadline) {
   await page.evaluate((args) => window.appHost.toolInput(args), job.toolInput);
 }
 
-async function deliver(page, job, deadline) {
+async function deliver(page, probe, job, deadline) {
   const out = { texts: [], screenshots: [] };
   for (const [i, result] of job.results.entries()) {
     await page.evaluate((r) => window.appHost.toolResult(r), result);
-    out.texts.push(await settledText(page, deadline, `the view's text never settled after result ${i + 1}`));
+    out.texts.push(await settledText(page, probe, i + 1, deadline));
     if (job.screenshotDir) {
       const path = join(job.screenshotDir, `view-${i + 1}.png`);
       await (await page.$("iframe")).screenshot({ path });
@@ -228,9 +255,9 @@ async function run(job, browser, seen) {
   const deadline = Date.now() + job.timeout * 1000;
   const servers = await startServers(job);
   try {
-    const page = await openView(browser, job, servers, seen);
+    const { page, probe } = await openView(browser, job, servers, seen);
     await handshake(page, job, deadline);
-    const out = await deliver(page, job, deadline);
+    const out = await deliver(page, probe, job, deadline);
     await page.evaluate(() => window.appHost.teardown());
     const state = await page.evaluate(() => window.appHost.state);
     seen.hostErrors.push(...state.hostErrors);
