@@ -51,9 +51,19 @@ def chromium() -> str:
     return found or ""
 
 
+def node_major() -> int:
+    """The major version of `node` on PATH (0 when there is none)."""
+    node = shutil.which("node")
+    if node is None:
+        return 0
+    done = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=60)
+    digits = done.stdout.strip().lstrip("v").split(".")[0]
+    return int(digits) if digits.isdigit() else 0
+
+
 def installed() -> Path:
     """.cache/app-host/ with the committed lock's packages (npm ci when the lock changed) and the driver."""
-    need(shutil.which("node") is not None, "node (Node 20 or later) to drive Chromium")
+    need(node_major() >= 18, "node 18 or later (puppeteer-core 24 needs it) to drive Chromium")
     need(shutil.which("npm") is not None, "npm to install the host SDK, puppeteer-core and esbuild")
     CACHE.mkdir(parents=True, exist_ok=True)
     lock = (SOURCE / "package-lock.json").read_bytes()

@@ -155,3 +155,9 @@ def test_a_view_that_never_says_initialized_is_named() -> None:
     silent = view().replace('send({ method: "ui/notifications/initialized" });', "")
     with pytest.raises(ViewError, match="never sent ui/notifications/initialized"):
         show_card(silent, [result("never shown")], timeout=3)
+
+
+def test_a_view_that_never_stands_still_is_named() -> None:
+    ticking = view(after='let n = 0; setInterval(() => show("input", `tick ${n++}`), 50);')
+    with pytest.raises(ViewError, match="the view's text never settled after result 1"):
+        show_card(ticking, [result("moving")], timeout=3)
