@@ -114,11 +114,13 @@ def test_the_frame_follows_the_views_size_and_the_screenshot_holds_all_of_it(tmp
 
 def test_requests_and_csp_refusals_from_the_view_are_seen() -> None:
     # An image from the view's own origin is allowed by the default CSP (a request, a 404 here); a fetch and
-    # an image elsewhere are refused by it: attempts all the same, and console errors that name them.
+    # an image elsewhere are refused by it: attempts all the same, and console errors that name them. So is
+    # eval (no 'unsafe-eval': the SDK's own view bundle needs it).
     reach_out = """
       const img = new Image(); img.src = "/own-origin.png"; document.body.append(img);
       const far = new Image(); far.src = "http://192.0.2.1/pixel.png"; document.body.append(far);
-      fetch("https://example.com/beacon").catch(() => {});"""
+      fetch("https://example.com/beacon").catch(() => {});
+      try { eval("1"); } catch (e) {}"""
     shown = show_card(view(after=reach_out), [result("hello")])
     assert sorted(url.rsplit("/", 1)[-1] for url in shown.requests) == [
         "beacon",
@@ -127,7 +129,8 @@ def test_requests_and_csp_refusals_from_the_view_are_seen() -> None:
     ]
     errors = "\n".join(shown.console_errors)
     assert "https://example.com/beacon" in errors and "http://192.0.2.1/pixel.png" in errors
-    assert "Content Security Policy" in errors
+    assert "Content Security Policy refused eval (script-src)" in errors
+    assert shown.host_errors == []
     assert shown.texts[0].endswith("hello")
 
 

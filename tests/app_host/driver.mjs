@@ -114,6 +114,12 @@ async function until(what, deadline, check) {
   throw new Never(what);
 }
 
+function refusal(csp) {
+  const what = csp.contentSecurityPolicyViolationType.replace(/^k|Violation$/g, "").toLowerCase();
+  const line = csp.sourceCodeLocation.lineNumber + 1;
+  return `Content Security Policy refused ${what} (${csp.violatedDirective}) at line ${line} of the view`;
+}
+
 function watchRequests(page, viewUrl, seen) {
   // Requests that reach the network; watchView adds (from Chromium's issues) those the CSP refused before
   // that: puppeteer sees a refused image but not a refused fetch.
@@ -161,9 +167,9 @@ async function watchView(page, viewOrigin, viewUrl, seen) {
   });
   session.on("Audits.issueAdded", ({ issue }) => {
     const csp = issue.details?.contentSecurityPolicyIssueDetails;
-    if (csp?.blockedURL && fromView(csp.sourceCodeLocation?.url, viewOrigin)) {
-      seen.refused.push(csp.blockedURL);
-    }
+    if (!csp || !fromView(csp.sourceCodeLocation?.url, viewOrigin)) return;
+    if (csp.blockedURL) seen.refused.push(csp.blockedURL);
+    else seen.consoleErrors.push(refusal(csp)); // Chromium does not always log these (eval, inline code)
   });
   await Promise.all(["Runtime", "Audits", "Page"].map((domain) => session.send(`${domain}.enable`)));
   const source = PROBE.replace("VIEW_ORIGIN", JSON.stringify(viewOrigin));
