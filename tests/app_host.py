@@ -86,8 +86,11 @@ def installed() -> Path:
             )
             need(done.returncode == 0, f"npm ci in {CACHE} failed: {done.stderr[-1000:]}")
             stamp.write_bytes(lock)
-        for name in ("driver.mjs", "host.mjs"):
-            shutil.copyfile(SOURCE / name, CACHE / name)
+        for name in ("driver.mjs", "host.mjs"):  # replaced whole: another worker may be starting node on it
+            text = (SOURCE / name).read_bytes()
+            if not (CACHE / name).exists() or (CACHE / name).read_bytes() != text:
+                (CACHE / f"{name}.new").write_bytes(text)
+                os.replace(CACHE / f"{name}.new", CACHE / name)
     return CACHE
 
 
