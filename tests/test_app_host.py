@@ -28,7 +28,9 @@ window.addEventListener("message", (event) => {
     let reach = "isolated";
     try { void window.parent.document.title; reach = "host reachable"; } catch (e) {}
     const styled = result.hostContext?.styles?.variables?.["--color-text-primary"] ? "styled" : "unstyled";
-    show("context", `theme=${result.hostContext?.theme} ${styled} host=${result.hostInfo?.name} ${reach}`);
+    const scheme = matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+    const host = `host=${result.hostInfo?.name} ${reach}`;
+    show("context", `theme=${result.hostContext?.theme} ${styled} scheme=${scheme} ${host}`);
     send({ method: "ui/notifications/initialized" });
     AFTER
   } else if (method === "ui/notifications/tool-input") {
@@ -78,7 +80,7 @@ def test_a_view_that_follows_the_handshake_shows_every_result_in_turn(tmp_path: 
     assert len(shown.texts) == len(SAYINGS)
     for text, say in zip(shown.texts, SAYINGS):
         context, tool_input, *lines = text.split("\n")
-        assert context == "theme=light styled host=robot-md-mcp-test-host isolated"
+        assert context == "theme=light styled scheme=light host=robot-md-mcp-test-host isolated"
         assert json.loads(tool_input.removeprefix("input=")) == {"robot": "bob"}
         assert "\n".join(lines) == say
     assert shown.console_errors == [] and shown.requests == [] and shown.host_errors == []
@@ -96,7 +98,7 @@ def test_the_dark_theme_reaches_the_views_host_context_and_late_rendering_is_wai
     )
     shown = show_card(late, [result("first"), result("second")], theme="dark", host_styles=False)
     assert [text.split("\n")[0] for text in shown.texts] == [
-        "theme=dark unstyled host=robot-md-mcp-test-host isolated"
+        "theme=dark unstyled scheme=dark host=robot-md-mcp-test-host isolated"
     ] * 2
     assert [text.split("\n")[-1] for text in shown.texts] == ["first", "second"]
 
