@@ -109,9 +109,9 @@ def show_card(
 
     hostContext carries `theme` (the page's prefers-color-scheme follows it) and, unless `host_styles` is
     false, some of the spec's standard style variables. The frame is 720 px wide; its height follows the
-    view's ui/notifications/size-changed (160 px until then). A result counts as rendered when the view's
-    text and height have not moved for 0.4 s. `timeout` bounds the view's steps; starting Chromium has its own
-    bound."""
+    view's ui/notifications/size-changed (160 px until then). A result counts as rendered once the view's
+    listeners have handled it and two frames were drawn, and its text and height then stay still for 0.3 s.
+    `timeout` bounds the view's steps; starting Chromium has its own bound."""
     if theme not in ("light", "dark"):
         raise ValueError(f"theme is 'light' or 'dark' (the spec's two), not {theme!r}")
     browser = chromium()
