@@ -35,7 +35,7 @@ class ViewError(Exception):
 class Shown:
     texts: list[str]  # the view frame's visible text (innerText) after each delivered result
     console_errors: list[str]  # console errors from the view's frame (CSP violations, exceptions included)
-    requests: list[str]  # every network request the view's frame made after its own document
+    requests: list[str]  # every request the view's frame made after its own document (CSP-refused too)
     handshake: list[str]  # JSON-RPC methods the view sent, in order
     screenshots: list[Path] = field(default_factory=list)  # one per result, when screenshot_dir is given
     host_errors: list[str] = field(default_factory=list)  # errors on the host page's side (the bridge's)
