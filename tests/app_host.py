@@ -39,6 +39,7 @@ class Shown:
     handshake: list[str]  # JSON-RPC methods the view sent, in order
     screenshots: list[Path] = field(default_factory=list)  # one per result, when screenshot_dir is given
     host_errors: list[str] = field(default_factory=list)  # errors on the host page's side (the bridge's)
+    answered_teardown: bool = False  # the view answered the host's ui/resource-teardown (within 1 s)
 
 
 def chromium() -> str:
@@ -143,6 +144,7 @@ def show_card(
         handshake=answer["handshake"],
         screenshots=[Path(p) for p in answer["screenshots"]],
         host_errors=answer["host_errors"],
+        answered_teardown=answer["answered_teardown"],
     )
 
 

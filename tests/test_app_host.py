@@ -37,6 +37,8 @@ window.addEventListener("message", (event) => {
     show("input", "input=" + JSON.stringify(params.arguments));
   } else if (method === "ui/notifications/tool-result") {
     show("result", params.structuredContent.say);
+  } else if (method === "ui/resource-teardown") {
+    send({ id, result: {} });
   }
 });
 BEFORE
@@ -86,21 +88,28 @@ def test_a_view_that_follows_the_handshake_shows_every_result_in_turn(tmp_path: 
     assert shown.console_errors == [] and shown.requests == [] and shown.host_errors == []
     assert [p.parent for p in shown.screenshots] == [tmp_path] * len(SAYINGS)
     assert all(p.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") for p in shown.screenshots)
+    assert shown.answered_teardown
     assert leftover_browsers() == []
 
 
 def test_the_dark_theme_reaches_the_views_host_context_and_late_rendering_is_waited_for() -> None:
-    # This view draws each result a little after it arrives, as a view that lays out asynchronously does.
-    late = view().replace(
-        'show("result", params.structuredContent.say);',
-        """
+    # This view draws each result a little after it arrives, as a view that lays out asynchronously does;
+    # it does not answer ui/resource-teardown.
+    late = (
+        view()
+        .replace("send({ id, result: {} });", "")
+        .replace(
+            'show("result", params.structuredContent.say);',
+            """
       setTimeout(() => show("result", params.structuredContent.say), 150);""",
+        )
     )
     shown = show_card(late, [result("first"), result("second")], theme="dark", host_styles=False)
     assert [text.split("\n")[0] for text in shown.texts] == [
         "theme=dark unstyled scheme=dark host=robot-md-mcp-test-host isolated"
     ] * 2
     assert [text.split("\n")[-1] for text in shown.texts] == ["first", "second"]
+    assert not shown.answered_teardown
 
 
 def test_the_frame_follows_the_views_size_and_the_screenshot_holds_all_of_it(tmp_path: Path) -> None:

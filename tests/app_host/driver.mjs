@@ -274,10 +274,10 @@ async function run(job, browser, seen) {
     const { page, probe } = await openView(browser, job, servers, seen);
     await handshake(page, job, deadline);
     const out = await deliver(page, probe, job, deadline);
-    await page.evaluate(() => window.appHost.teardown());
+    const answeredTeardown = await page.evaluate(() => window.appHost.teardown());
     const state = await page.evaluate(() => window.appHost.state);
     seen.hostErrors.push(...state.hostErrors);
-    return { ...out, handshake: state.sent };
+    return { ...out, handshake: state.sent, answered_teardown: answeredTeardown };
   } finally {
     servers.view.close();
     servers.host.close();
