@@ -25,6 +25,7 @@ from conftest import ROOT, need
 SOURCE = Path(__file__).parent / "app_host"
 CACHE = ROOT / ".cache" / "app-host"
 LAUNCH_SECONDS = 60.0  # starting Chromium on a loaded 2-core machine; not part of show_card's timeout
+SLACK_SECONDS = 30.0  # beyond both, before the driver itself is stopped
 
 
 class ViewError(Exception):
@@ -134,7 +135,7 @@ def show_card(
         (Path(tmp) / "job.json").write_text(json.dumps(job), encoding="utf-8")
         if screenshot_dir:
             screenshot_dir.mkdir(parents=True, exist_ok=True)
-        answer = _drive(folder, Path(tmp), timeout + LAUNCH_SECONDS + 30)
+        answer = _drive(folder, Path(tmp), timeout + LAUNCH_SECONDS + SLACK_SECONDS)
     if "error" in answer:
         raise ViewError(answer["error"])
     return Shown(
@@ -163,7 +164,13 @@ def _drive(folder: Path, tmp: Path, limit: float) -> dict[str, Any]:
     except subprocess.TimeoutExpired:
         raise ViewError(f"the host driver did not finish within {limit:.0f} s") from None
     finally:
-        _kill_group(process.pid)
+        if process.poll() is None:  # puppeteer's SIGTERM handler kills Chromium, even one still starting
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        _kill_group(process.pid)  # what is left of the driver's group (esbuild's service)
         _kill_group(_read_pid(tmp / "chromium.pid"))  # puppeteer starts Chromium in a group of its own
         process.kill()
         process.wait()

@@ -9,6 +9,7 @@ import os
 import struct
 from pathlib import Path
 
+import app_host
 import pytest
 from app_host import ViewError, show_card
 
@@ -175,3 +176,11 @@ def test_a_view_that_never_stands_still_is_named() -> None:
     ticking = view(after='let n = 0; setInterval(() => show("input", `tick ${n++}`), 50);')
     with pytest.raises(ViewError, match="the view's text never settled after result 1"):
         show_card(ticking, [result("moving")], timeout=3)
+
+
+@pytest.mark.parametrize("after", [1.0, 5.0])  # while Chromium starts, and while the view is shown
+def test_a_driver_stopped_midway_leaves_no_browser(after: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app_host, "SLACK_SECONDS", after - app_host.LAUNCH_SECONDS - 30)
+    with pytest.raises(ViewError, match="the host driver did not finish within"):
+        show_card(view(before=""), [result("never shown")], timeout=30)
+    assert leftover_browsers() == []
