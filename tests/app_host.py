@@ -118,7 +118,7 @@ def show_card(
         raise ValueError(f"theme is 'light' or 'dark' (the spec's two), not {theme!r}")
     browser = chromium()
     folder = installed()
-    with tempfile.TemporaryDirectory(prefix=f"app-host-{os.getpid()}-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"app-host-{os.getpid()}-", ignore_cleanup_errors=True) as tmp:
         job = {
             "html": html,
             "results": results,
