@@ -124,7 +124,7 @@ def show_card(
             "results": results,
             "theme": theme,
             "toolInput": tool_input or {},
-            "screenshotDir": str(screenshot_dir) if screenshot_dir else None,
+            "screenshotDir": str(screenshot_dir.resolve()) if screenshot_dir else None,  # node runs in .cache
             "timeout": timeout,
             "hostStyles": host_styles,
             "launchTimeout": LAUNCH_SECONDS,
