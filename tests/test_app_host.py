@@ -184,3 +184,16 @@ def test_a_driver_stopped_midway_leaves_no_browser(after: float, monkeypatch: py
     with pytest.raises(ViewError, match="the host driver did not finish within"):
         show_card(view(before=""), [result("never shown")], timeout=30)
     assert leftover_browsers() == []
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"structuredContent": {"say": "no content"}},
+        {"content": "not a list"},
+        {"content": [{"type": "nope"}]},
+    ],
+)
+def test_a_result_no_host_would_accept_is_named(bad: dict[str, object]) -> None:
+    with pytest.raises(ViewError, match=r"result 2 is not a CallToolResult"):
+        show_card(view(), [result("fine"), bad])

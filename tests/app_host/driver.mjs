@@ -256,6 +256,9 @@ async function handshake(page, job, deadline) {
 async function deliver(page, probe, job, deadline) {
   const out = { texts: [], screenshots: [] };
   for (const [i, result] of job.results.entries()) {
+    if (!(await page.evaluate((r) => window.appHost.isToolResult(r), result))) {
+      throw new Never(`result ${i + 1} is not a CallToolResult (the host's MCP client refuses it)`);
+    }
     await page.evaluate((r) => window.appHost.toolResult(r), result);
     out.texts.push(await settledText(page, probe, i + 1, deadline));
     if (job.screenshotDir) {
