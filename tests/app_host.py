@@ -5,6 +5,11 @@ Chromium (Debian's `chromium`), driven by puppeteer-core from `tests/app_host/dr
 from a second 127.0.0.1 origin with the spec's default CSP as an HTTP header, in an iframe with the sandbox
 permissions the spec gives a view's sandbox. The npm packages are test-only: `npm ci` from the committed
 `tests/app_host/package-lock.json` into `.cache/app-host/` on first use.
+
+What it leaves out: the spec's sandbox proxy (a web host's second frame that writes the view into a third:
+the view here is that frame's document itself, on the same kind of separate origin, under the same CSP);
+and an MCP server behind the host (the view's tools/call and resources/read are answered "method not
+found").
 """
 
 from __future__ import annotations
@@ -43,12 +48,18 @@ class Shown:
     answered_teardown: bool = False  # the view answered the host's ui/resource-teardown (within 1 s)
 
 
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
 def chromium() -> str:
-    """Debian's Chromium binary (its /usr/bin/chromium is a shell wrapper that does not exec)."""
-    found = os.environ.get("APP_HOST_CHROMIUM") or next(
-        (p for p in ("/usr/lib/chromium/chromium", shutil.which("chromium")) if p and os.access(p, os.X_OK)),
-        None,
-    )
+    """$APP_HOST_CHROMIUM, else Debian's Chromium binary (its /usr/bin/chromium is a shell wrapper that does
+    not exec, so stopping it would leave the browser), else a Chromium or Chrome on PATH."""
+    candidates = [
+        os.environ.get("APP_HOST_CHROMIUM"),
+        "/usr/lib/chromium/chromium",
+        *map(shutil.which, BROWSERS),
+    ]
+    found = next((p for p in candidates if p and os.access(p, os.X_OK)), None)
     need(found is not None, "chromium (Debian: apt-get install chromium) to show an MCP App view")
     return found or ""
 
