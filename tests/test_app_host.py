@@ -12,6 +12,7 @@ from pathlib import Path
 import app_host
 import pytest
 from app_host import ViewError, show_card
+from conftest import need
 
 pytestmark = pytest.mark.heavy  # starts headless Chromium, npm ci on first use
 
@@ -57,13 +58,14 @@ def result(say: str) -> dict[str, object]:
     return {"content": [{"type": "text", "text": say}], "structuredContent": {"say": say}}
 
 
-# Markup, another script, right-to-left text, astral characters, a repeat of the previous result (a text
-# that does not change must still count as rendered).
+# Markup, another writing system and right-to-left text, astral characters, a repeat of the previous result
+# (a text that does not change must still count as rendered).
 SAYINGS = ["<b>not bold</b> & </pre>", "مرحبا Robot 🤖 𝔘", "line one\nline two", "line one\nline two"]
 
 
 def leftover_browsers() -> list[str]:
     """Chromium processes started by this test process's harness calls (their profile names our pid)."""
+    need(Path("/proc/self/cmdline").exists(), "/proc (Linux), to look for leftover processes")
     mark = f"app-host-{os.getpid()}-".encode()
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
