@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import struct
+import time
 from pathlib import Path
 
 import app_host
@@ -63,18 +64,23 @@ def result(say: str) -> dict[str, object]:
 SAYINGS = ["<b>not bold</b> & </pre>", "مرحبا Robot 🤖 𝔘", "line one\nline two", "line one\nline two"]
 
 
-def leftover_browsers() -> list[str]:
-    """Chromium processes started by this test process's harness calls (their profile names our pid)."""
+def leftover_browsers(grace: float = 5.0) -> list[str]:
+    """Chromium processes started by this test process's harness calls (their profile names our pid) that
+    are still there after `grace` seconds (a killed process takes a moment to go)."""
     need(Path("/proc/self/cmdline").exists(), "/proc (Linux), to look for leftover processes")
     mark = f"app-host-{os.getpid()}-".encode()
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if mark in cmdline.read_bytes():
-                found.append(cmdline.parent.name)
-        except OSError:
-            pass
-    return found
+    deadline = time.monotonic() + grace
+    while True:
+        found = []
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if mark in cmdline.read_bytes():
+                    found.append(cmdline.parent.name)
+            except OSError:
+                pass
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
 
 
 def test_a_view_that_follows_the_handshake_shows_every_result_in_turn(tmp_path: Path) -> None:
