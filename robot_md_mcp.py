@@ -1046,58 +1046,79 @@ def identity(manifest: Manifest) -> str:
     return line if manifest.signature is None else f"{line} | gateway: {gateway_verdict(manifest.signature)}"
 
 
-def _safety_lines(fm: dict[str, Any]) -> list[str]:
+_APPROVAL = "Treat every motion as needing the operator's explicit approval."
+# (label, key under safety, unit) of the numeric limits, in the briefing's order.
+_LIMITS = (
+    ("Payload limit", "payload_kg", "kg"),
+    ("Max joint velocity", "max_joint_velocity_dps", "deg/s"),
+    ("Max linear velocity", "max_linear_velocity_ms", "m/s"),
+)
+
+
+def _safety_alert(fm: dict[str, Any]) -> tuple[str, str] | None:
+    """(what is wrong, its detail) when the safety block is absent or not a mapping."""
     safety = fm.get("safety", _ABSENT)
-    lines = []
     if safety is _ABSENT or safety is None:
-        lines.append(
-            "- **No safety block is declared.** Treat every motion as needing the operator's "
-            "explicit approval."
-        )
-    elif not isinstance(safety, dict):
-        lines.append(
-            "- **The safety block is not a mapping** (limits unknown). Treat every motion as needing "
-            "the operator's explicit approval."
-        )
+        return "No safety block is declared.", ""
+    if not isinstance(safety, dict):
+        return "The safety block is not a mapping", " (limits unknown)."
+    return None
+
+
+def _estop_text(fm: dict[str, Any]) -> str:
     estop = _get(fm, "safety", "estop")
     if estop is _ABSENT or estop is None:
-        lines.append(f"- E-stop: {NOT_DECLARED if estop is _ABSENT else UNKNOWN}")
-    else:
-        software = _described(_get(estop, "software"), bool)
-        hardware = _described(_get(estop, "hardware"), bool)
-        response = _described(_get(estop, "response_ms"), _NUMBER, "ms")
-        lines.append(f"- E-stop: software {software}, hardware {hardware}, response {response}")
-    lines += _gate_lines(_get(fm, "safety", "hitl_gates"))
-    limits = (
-        ("Payload limit", "payload_kg", "kg"),
-        ("Max joint velocity", "max_joint_velocity_dps", "deg/s"),
-        ("Max linear velocity", "max_linear_velocity_ms", "m/s"),
-    )
-    for label, key, unit in limits:
-        lines.append(f"- {label}: {_described(_get(fm, 'safety', key), _NUMBER, unit)}")
+        return NOT_DECLARED if estop is _ABSENT else UNKNOWN
+    software = _described(_get(estop, "software"), bool)
+    hardware = _described(_get(estop, "hardware"), bool)
+    response = _described(_get(estop, "response_ms"), _NUMBER, "ms")
+    return f"software {software}, hardware {hardware}, response {response}"
+
+
+def safety_rows(fm: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) of each safety limit the briefing names, E-stop first; a value is
+    "not declared" or "unknown" where the manifest does not say."""
+    rows = [("E-stop", _estop_text(fm))]
+    rows += [(label, _described(_get(fm, "safety", key), _NUMBER, unit)) for label, key, unit in _LIMITS]
     bounds = _get(fm, "safety", "workspace_bounds_m")
     if (
         isinstance(bounds, list)
         and bounds
         and all(isinstance(b, _NUMBER) and not isinstance(b, bool) for b in bounds)
     ):
-        lines.append(f"- Workspace bounds: {' x '.join(map(str, bounds))} m")
+        rows.append(("Workspace bounds", f"{' x '.join(map(str, bounds))} m"))
     else:
-        lines.append(f"- Workspace bounds: {_described(bounds, ())}")
-    lines.append(f"- Failsafe on lost comms: {_described(_get(fm, 'safety', 'failsafe_behavior'), str)}")
-    known = {"estop", "hitl_gates", "failsafe_behavior", "workspace_bounds_m", *(k for _, k, _ in limits)}
-    others = [_one_line(k) for k in (safety if isinstance(safety, dict) else {}) if k not in known]
+        rows.append(("Workspace bounds", _described(bounds, ())))
+    rows.append(("Failsafe on lost comms", _described(_get(fm, "safety", "failsafe_behavior"), str)))
+    return rows
+
+
+def _other_safety_keys(fm: dict[str, Any]) -> list[str]:
+    safety = fm.get("safety")
+    known = {"estop", "hitl_gates", "failsafe_behavior", "workspace_bounds_m", *(k for _, k, _ in _LIMITS)}
+    return [_one_line(k) for k in (safety if isinstance(safety, dict) else {}) if k not in known]
+
+
+def _safety_lines(fm: dict[str, Any]) -> list[str]:
+    alert = _safety_alert(fm)
+    lines = [f"- **{alert[0]}**{alert[1]} {_APPROVAL}"] if alert else []
+    (estop_label, estop), *limits = safety_rows(fm)
+    lines.append(f"- {estop_label}: {estop}")
+    lines += _gate_lines(_get(fm, "safety", "hitl_gates"))
+    lines += [f"- {label}: {value}" for label, value in limits]
+    others = _other_safety_keys(fm)
     if others:
         lines.append(f"- Also declared (see the safety resource): {', '.join(others)}")
     return lines
 
 
-def _gate_lines(gates: Any) -> list[str]:
+def gate_rows(gates: Any) -> tuple[str | None, list[tuple[str, str]]]:
+    """The human-in-the-loop gates: ("none declared" or "unknown", []) or (None, [(scope, rule)])."""
     if gates is _ABSENT or gates == []:
-        return ["- Human-in-the-loop gates: none declared"]
+        return "none declared", []
     if not isinstance(gates, list):
-        return [f"- Human-in-the-loop gates: {UNKNOWN}"]
-    lines = ["- Human-in-the-loop gates:"]
+        return UNKNOWN, []
+    rows = []
     for gate in gates:
         scope = _described(_get(gate, "scope"), str)
         auth = _get(gate, "require_auth")
@@ -1105,8 +1126,31 @@ def _gate_lines(gates: Any) -> list[str]:
             rule = "operator authorization required" if auth else "no authorization required"
         else:
             rule = f"authorization {NOT_DECLARED if auth is _ABSENT else UNKNOWN}"
-        lines.append(f"  - scope {scope}: {rule}")
-    return lines
+        rows.append((scope, rule))
+    return None, rows
+
+
+def _gate_lines(gates: Any) -> list[str]:
+    summary, rows = gate_rows(gates)
+    if summary is not None:
+        return [f"- Human-in-the-loop gates: {summary}"]
+    return ["- Human-in-the-loop gates:", *(f"  - scope {scope}: {rule}" for scope, rule in rows)]
+
+
+def capability_entries(fm: dict[str, Any]) -> tuple[list[str | None], str | None]:
+    """Each capability entry as one line (None: an entry that is not a name), and what to say
+    when there are none ("none declared" or "unknown")."""
+    capabilities = fm.get("capabilities")
+    entries = capabilities if isinstance(capabilities, list) else []
+    shown = [_one_line(c) if isinstance(c, str) and c else None for c in entries]
+    if entries:
+        return shown, None
+    return shown, "none declared" if capabilities is None or capabilities == [] else UNKNOWN
+
+
+def _heading(label: str) -> str:
+    """An identity label as the briefing heads it: "Name", "DoF"."""
+    return label.capitalize() if label != "dof" else "DoF"
 
 
 def context(manifest: Manifest, report: Report | None = None) -> str:
@@ -1125,7 +1169,7 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
         "## Identity",
         "",
         *(
-            f"- {label.capitalize() if label != 'dof' else 'DoF'}: {_described(_get(fm, *path), kind)}"
+            f"- {_heading(label)}: {_described(_get(fm, *path), kind)}"
             for label, path, kind in _IDENTITY_FIELDS
         ),
         f"- RRN: {rrn_text(fm)}",
@@ -1133,11 +1177,10 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
         f"## Capabilities ({_capability_count(fm)})",
         "",
     ]
-    capabilities = fm.get("capabilities")
-    entries = capabilities if isinstance(capabilities, list) else []
-    lines += [f"- `{_one_line(c)}`" if isinstance(c, str) and c else f"- {UNKNOWN} entry" for c in entries]
-    if not entries:
-        lines.append("- none declared" if capabilities is None or capabilities == [] else f"- {UNKNOWN}")
+    entries, none = capability_entries(fm)
+    lines += [f"- `{c}`" if c is not None else f"- {UNKNOWN} entry" for c in entries]
+    if none:
+        lines.append(f"- {none}")
     lines += ["", "The robot can do only what is listed here.", "", "## Safety", "", *_safety_lines(fm)]
     lines += ["", "## Validation", "", *_validation_lines(report or validate(manifest))]
     lines += ["", "## Calibration, poses and learned skills", "", *_calibration_lines(fm)]
@@ -1553,6 +1596,283 @@ def resource_uri(robot_name: str, kind: str) -> str:
 
 VIEW = {view.kind: view for view in VIEWS}
 
+
+# --- The robot card: the briefing as a small page MCP Apps hosts show --------
+# Hosts that render MCP Apps (io.modelcontextprotocol/ui) show the `brief`
+# tool's result in this page. It is the same bytes for every manifest and
+# draws only from the result the host delivers (structuredContent, made by
+# robot_card below from the same code as the context text), so a host's cached
+# copy is never stale. Manifest text reaches it through visible() and is set
+# with textContent, never parsed as HTML. No network: it works under the
+# spec's default Content-Security-Policy.
+
+CARD_URI = "ui://robot-md-mcp/robot-card.html"
+CARD_MIME_TYPE = "text/html;profile=mcp-app"
+
+
+def _visible_strings(value: Any) -> Any:
+    """`value` with visible() applied to every string in it (our labels are plain ASCII)."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, list):
+        return [_visible_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _visible_strings(v) for k, v in value.items()}
+    return value
+
+
+def _shown(value: str) -> str | None:
+    """A briefing value for the card: None where the manifest does not declare it."""
+    return None if value == NOT_DECLARED else value
+
+
+def _card_safety(fm: dict[str, Any]) -> dict[str, Any]:
+    alert = _safety_alert(fm)
+    gates_note, gates = gate_rows(_get(fm, "safety", "hitl_gates"))
+    return {
+        "alert": f"{alert[0]}{alert[1]} {_APPROVAL}" if alert else None,
+        "limits": [{"label": label, "value": _shown(value)} for label, value in safety_rows(fm)],
+        "gates": [{"scope": _shown(scope), "rule": rule} for scope, rule in gates],
+        "gates_note": gates_note,
+        "also_declared": _other_safety_keys(fm),
+    }
+
+
+def robot_card(manifest: Manifest, report: Report) -> dict[str, Any]:
+    """What the robot card shows (the `brief` tool's structuredContent): identity,
+    capabilities, safety limits with what is not declared as null, validation and the
+    signature verdict, each worded as the context briefing words it."""
+    fm = manifest.frontmatter
+    entries, none = capability_entries(fm)
+    signature = manifest.signature
+    card = {
+        "name": _described(_get(fm, "metadata", "robot_name"), str),
+        "identity": identity(manifest),
+        "facts": [
+            {"label": _heading(label), "value": _shown(_described(_get(fm, *path), kind))}
+            for label, path, kind in _IDENTITY_FIELDS[1:]
+        ]
+        + [{"label": "RRN", "value": rrn_text(fm)}],
+        "capabilities": [c if c is not None else f"{UNKNOWN} entry" for c in entries],
+        "capabilities_note": none,
+        "safety": _card_safety(fm),
+        "validation": {
+            "ok": report.ok,
+            "summary": report.summary,
+            "errors": list(report.errors),
+            "warnings": list(report.warnings),
+        },
+        "signature": None if signature is None else gateway_verdict(signature),
+    }
+    return cast(dict[str, Any], _visible_strings(card))
+
+
+CARD_HTML = r"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Robot card</title>
+<style>
+:root {
+  color-scheme: light dark;
+  --bg: var(--color-background-primary, #ffffff);
+  --fg: var(--color-text-primary, #1b1b1b);
+  --dim: var(--color-text-secondary, #5a5a5a);
+  --line: var(--color-border-secondary, #d9d9d9);
+  --chip: var(--color-background-secondary, #f1f1f1);
+  --bad: var(--color-text-danger, #b3261e);
+  --good: var(--color-text-success, #1e6b33);
+  --warn: var(--color-text-warning, #8a5a00);
+}
+@media (prefers-color-scheme: dark) {
+  :root:not([data-theme="light"]) {
+    --bg: var(--color-background-primary, #1c1c1c); --fg: var(--color-text-primary, #ececec);
+    --dim: var(--color-text-secondary, #a8a8a8); --line: var(--color-border-secondary, #3a3a3a);
+    --chip: var(--color-background-secondary, #2a2a2a); --bad: var(--color-text-danger, #ff8a80);
+    --good: var(--color-text-success, #7ddc8f); --warn: var(--color-text-warning, #f2c265);
+  }
+}
+:root[data-theme="dark"] {
+  color-scheme: dark;
+  --bg: var(--color-background-primary, #1c1c1c); --fg: var(--color-text-primary, #ececec);
+  --dim: var(--color-text-secondary, #a8a8a8); --line: var(--color-border-secondary, #3a3a3a);
+  --chip: var(--color-background-secondary, #2a2a2a); --bad: var(--color-text-danger, #ff8a80);
+  --good: var(--color-text-success, #7ddc8f); --warn: var(--color-text-warning, #f2c265);
+}
+:root[data-theme="light"] { color-scheme: light; }
+body {
+  margin: 0; padding: 14px 16px; background: var(--bg); color: var(--fg);
+  font: 14px/1.45 var(--font-sans, system-ui, -apple-system, "Segoe UI", sans-serif);
+}
+h1 { font-size: 1.3em; margin: 0 0 2px; overflow-wrap: anywhere; }
+h2 {
+  font-size: 0.95em; margin: 14px 0 6px; text-transform: uppercase; letter-spacing: 0.04em;
+  color: var(--dim);
+}
+.identity { color: var(--dim); font-size: 0.9em; margin: 0 0 8px; overflow-wrap: anywhere; }
+table { border-collapse: collapse; width: 100%; }
+th, td {
+  text-align: left; vertical-align: top; padding: 3px 8px 3px 0; border-bottom: 1px solid var(--line);
+}
+th { font-weight: 600; white-space: nowrap; width: 1%; }
+td { overflow-wrap: anywhere; }
+.missing { color: var(--warn); font-style: italic; }
+.chips { display: flex; flex-wrap: wrap; gap: 4px; margin: 0; padding: 0; list-style: none; }
+.chips li {
+  background: var(--chip); border-radius: 4px; padding: 1px 7px; font-size: 0.88em;
+  font-family: var(--font-mono, ui-monospace, monospace);
+}
+.alert { color: var(--bad); font-weight: 600; }
+.ok { color: var(--good); font-weight: 600; }
+.bad { color: var(--bad); font-weight: 600; }
+ul.plain { margin: 4px 0; padding-left: 18px; }
+#waiting { color: var(--dim); }
+</style>
+</head>
+<body>
+<div id="card"><p id="waiting">Waiting for the robot's briefing…</p></div>
+<script>
+(function () {
+  "use strict";
+  var card = document.getElementById("card");
+  var initializeId = 1;
+  var lastSize = "";
+
+  function send(message) {
+    message.jsonrpc = "2.0";
+    window.parent.postMessage(message, "*");
+  }
+  function notify(method, params) { send({ method: method, params: params }); }
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+  function add(parent, child) { parent.appendChild(child); return child; }
+  function value(cell, text) {
+    if (text === null || text === undefined) {
+      cell.className = "missing";
+      cell.textContent = "not declared";
+    } else cell.textContent = String(text);
+  }
+  function setTheme(context) {
+    if (context && (context.theme === "light" || context.theme === "dark")) {
+      document.documentElement.setAttribute("data-theme", context.theme);
+    }
+  }
+  function reportSize() {
+    var root = document.documentElement;
+    var width = Math.ceil(root.scrollWidth), height = Math.ceil(root.scrollHeight);
+    if (width + "x" + height === lastSize) return;
+    lastSize = width + "x" + height;
+    notify("ui/notifications/size-changed", { width: width, height: height });
+  }
+  function table(parent, rows) {
+    var body = add(add(parent, el("table")), el("tbody"));
+    rows.forEach(function (row) {
+      var tr = add(body, el("tr"));
+      add(tr, el("th", "", row.label));
+      value(add(tr, el("td")), row.value);
+    });
+  }
+  function section(title) {
+    var box = add(card, el("section"));
+    add(box, el("h2", "", title));
+    return box;
+  }
+  function chips(parent, items) {
+    var list = add(parent, el("ul", "chips"));
+    items.forEach(function (item) { add(list, el("li", "", item)); });
+  }
+  function lines(parent, items) {
+    if (!items.length) return;
+    var list = add(parent, el("ul", "plain"));
+    items.forEach(function (item) { add(list, el("li", "", item)); });
+  }
+
+  function drawSafety(safety) {
+    var box = section("Safety");
+    if (safety.alert) add(box, el("p", "alert", safety.alert));
+    table(box, safety.limits);
+    var gates = add(box, el("p"));
+    add(gates, el("strong", "", "Human-in-the-loop gates: "));
+    var note = safety.gates_note;
+    if (note) add(gates, el("span", note === "unknown" ? "" : "missing", note));
+    lines(box, safety.gates.map(function (gate) {
+      return "scope " + (gate.scope === null ? "not declared" : gate.scope) + ": " + gate.rule;
+    }));
+    var others = safety.also_declared;
+    if (others.length) add(box, el("p", "", "Also declared: " + others.join(", ")));
+  }
+  function drawValidation(validation) {
+    var box = section("Validation");
+    var errors = validation.errors.length, warnings = validation.warnings.length;
+    var line = add(box, el("p"));
+    add(line, el("span", validation.ok ? "ok" : "bad", validation.ok ? "valid" : "invalid"));
+    add(line, el("span", "", " · " + errors + " error" + (errors === 1 ? "" : "s") + ", " +
+      warnings + " warning" + (warnings === 1 ? "" : "s")));
+    if (validation.summary) add(box, el("p", "", validation.summary));
+    lines(box, validation.errors);
+    lines(box, validation.warnings);
+  }
+  function draw(result) {
+    var data = result && result.structuredContent;
+    card.textContent = "";
+    if (!data || typeof data.name !== "string") {
+      var text = result && result.content && result.content[0] && result.content[0].text;
+      add(card, el("p", "alert", text || "This result carries no robot briefing."));
+      reportSize();
+      return;
+    }
+    add(card, el("h1", "", data.name));
+    add(card, el("p", "identity", data.identity));
+    table(card, data.facts);
+    var capabilities = section("Capabilities (" + data.capabilities.length + ")");
+    if (data.capabilities_note) add(capabilities, el("p", "missing", data.capabilities_note));
+    chips(capabilities, data.capabilities);
+    drawSafety(data.safety);
+    drawValidation(data.validation);
+    var signature = section("Signature");
+    add(signature, el("p", data.signature === null ? "missing" : "", data.signature === null ?
+      "not checked (no file was read)" : "robot-md-gateway " + data.signature));
+    reportSize();
+  }
+
+  window.addEventListener("message", function (event) {
+    var message = event.data;
+    if (event.source !== window.parent || !message || message.jsonrpc !== "2.0") return;
+    if (message.method === undefined) {
+      if (message.id === initializeId && message.result) {
+        setTheme(message.result.hostContext);
+        notify("ui/notifications/initialized", {});
+        if (window.ResizeObserver) new ResizeObserver(reportSize).observe(document.documentElement);
+        reportSize();
+      }
+      return;
+    }
+    if (message.method === "ui/notifications/tool-result") draw(message.params);
+    else if (message.method === "ui/notifications/tool-cancelled") {
+      card.textContent = "";
+      add(card, el("p", "alert", "The call was cancelled."));
+    } else if (message.method === "ui/notifications/host-context-changed") setTheme(message.params);
+    else if (message.id !== undefined) {
+      var known = message.method === "ui/resource-teardown" || message.method === "ping";
+      if (known) send({ id: message.id, result: {} });
+      else send({ id: message.id, error: { code: -32601, message: "Method not found" } });
+    }
+  });
+  send({ id: initializeId, method: "ui/initialize", params: {
+    appInfo: { name: "robot-md-mcp robot card", version: "1" },
+    appCapabilities: { availableDisplayModes: ["inline"] },
+    protocolVersion: "2026-01-26"
+  } });
+})();
+</script>
+</body>
+</html>
+"""
 
 # --- Prompts: instructions plus the manifest content they need --------------
 
