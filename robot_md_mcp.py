@@ -1496,9 +1496,53 @@ class View:
     title: str
     description: str
     make: Callable[[Manifest, Report | None], str]
+    schema: dict[str, Any]  # JSON Schema of its value: the text, or what the JSON text holds
 
     def text(self, manifest: Manifest, report: Report | None = None) -> str:
         return self.make(manifest, report)
+
+    def value(self, text: str) -> Any:
+        """The view's value from its text: the JSON it holds, or the text itself."""
+        return json.loads(text) if self.mime_type == "application/json" else text
+
+
+# JSON Schemas of what the views and tools hold, every node typed. A manifest
+# can put anything where a field is copied as written: that is ANY_JSON.
+ANY_JSON: dict[str, Any] = {"type": ["string", "number", "boolean", "object", "array", "null"]}
+TEXT: dict[str, Any] = {"type": "string"}
+NULLABLE_TEXT: dict[str, Any] = {"type": ["string", "null"]}
+STRINGS: dict[str, Any] = {"type": "array", "items": TEXT}
+
+
+def object_schema(optional: tuple[str, ...] = (), **properties: Any) -> dict[str, Any]:
+    """An object with exactly these properties, all required but the `optional` ones."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": [p for p in properties if p not in optional],
+        "additionalProperties": False,
+    }
+
+
+_OK_OR_MISSING = {"type": "string", "enum": ["ok", "missing"]}
+_POSE = object_schema(joints=ANY_JSON, description=ANY_JSON, source=ANY_JSON, taught_at=ANY_JSON)
+_SKILL = object_schema(
+    id=ANY_JSON,
+    status=ANY_JSON,
+    validated={"type": "array", "items": ANY_JSON},
+    blocked_by={"type": "array", "items": ANY_JSON},
+    notes=ANY_JSON,
+    recorded_at=ANY_JSON,
+)
+_SIGNATURE = object_schema(
+    ("kid", "fingerprint", "trusted_keys"),
+    signed={"type": ["boolean", "null"], "description": "null: no file was read"},
+    accepted={"type": "boolean"},
+    kid=NULLABLE_TEXT,
+    reason=TEXT,
+    fingerprint=NULLABLE_TEXT,
+    trusted_keys={"type": ["integer", "null"]},
+)
 
 
 VIEWS: tuple[View, ...] = (
@@ -1510,6 +1554,7 @@ VIEWS: tuple[View, ...] = (
         "identity, declared capabilities, safety (E-stop, human-in-the-loop gates, payload and "
         "velocity limits), validation status, then the operator's prose. Undeclared fields say so.",
         context,
+        TEXT,
     ),
     View(
         "identity",
@@ -1518,6 +1563,7 @@ VIEWS: tuple[View, ...] = (
         "Who the robot is, in one line: name, physics type, DoF, capability count, manufacturer, "
         "model, version and registry number (RRN) with its public resolver URL, or 'unregistered'.",
         lambda m, report: identity(m),
+        TEXT,
     ),
     View(
         "frontmatter",
@@ -1527,6 +1573,7 @@ VIEWS: tuple[View, ...] = (
         "capabilities and everything else the manifest declares. Read it for any field "
         "the narrower resources do not cover.",
         lambda m, report: to_json(m.frontmatter),
+        {"type": "object"},
     ),
     View(
         "capabilities",
@@ -1535,6 +1582,7 @@ VIEWS: tuple[View, ...] = (
         "The capabilities the robot declares (a JSON list, [] if none). Read it before "
         "planning what to ask the robot to do.",
         lambda m, report: to_json(m.frontmatter.get("capabilities", [])),
+        ANY_JSON,
     ),
     View(
         "safety",
@@ -1543,6 +1591,7 @@ VIEWS: tuple[View, ...] = (
         "The robot's safety block as JSON ({} if absent): E-stop, human-in-the-loop gates, "
         "payload and velocity limits. Read it before proposing any motion.",
         lambda m, report: to_json(m.frontmatter.get("safety", {})),
+        ANY_JSON,
     ),
     View(
         "poses",
@@ -1551,6 +1600,7 @@ VIEWS: tuple[View, ...] = (
         "The robot's named poses (physics.poses) as JSON, by name: joint targets, description, "
         "source and when taught ({} if none), as robot-md's own server gives them.",
         lambda m, report: to_json(poses(m.frontmatter)),
+        {"type": "object", "additionalProperties": _POSE},
     ),
     View(
         "calibration_status",
@@ -1559,6 +1609,7 @@ VIEWS: tuple[View, ...] = (
         'Whether the manifest records calibration, each "ok" or "missing": zero (every kinematic '
         "joint's zero_pose_steps), hand_eye (a camera extrinsic) and poses_ready (a `ready` pose).",
         lambda m, report: to_json(calibration_status(m.frontmatter)),
+        object_schema(zero=_OK_OR_MISSING, hand_eye=_OK_OR_MISSING, poses_ready=_OK_OR_MISSING),
     ),
     View(
         "learned_skills",
@@ -1567,6 +1618,7 @@ VIEWS: tuple[View, ...] = (
         "The skills recorded on this robot (learned_skills) as a JSON list: id, status, the "
         "capabilities they were validated with, what blocks them, notes, when recorded.",
         lambda m, report: to_json(learned_skills(m.frontmatter)),
+        {"type": "array", "items": _SKILL},
     ),
     View(
         "signature",
@@ -1576,6 +1628,7 @@ VIEWS: tuple[View, ...] = (
         "as robot-md-gateway checks it before it actuates: signed, kid, accepted, the gateway's "
         "reason, and the trusted key's fingerprint.",
         lambda m, report: signature_view(m),
+        _SIGNATURE,
     ),
     View(
         "body",
@@ -1584,6 +1637,7 @@ VIEWS: tuple[View, ...] = (
         "The markdown prose after the frontmatter: what the robot is, what it can do, its "
         "safety gates, in the operator's words.",
         lambda m, report: m.prose,
+        TEXT,
     ),
 )
 
@@ -1608,6 +1662,7 @@ VIEW = {view.kind: view for view in VIEWS}
 
 CARD_URI = "ui://robot-md-mcp/robot-card.html"
 CARD_MIME_TYPE = "text/html;profile=mcp-app"
+APPS_EXTENSION = "io.modelcontextprotocol/ui"
 
 
 def _visible_strings(value: Any) -> Any:
@@ -2337,53 +2392,128 @@ class LiveUpdates:
 
 
 INSTRUCTIONS = (
-    "Read-only facts about one robot, from its ROBOT.md; this server cannot move the robot. Read the "
-    "context resource first (identity, capabilities, safety limits, validation, operator's notes). "
-    "Before proposing any action, check it against the safety resource and its human-in-the-loop "
-    "gates (the check-safety prompt does this); never assume a capability or limit that is not "
-    "declared. validate reports manifest problems; render gives canonical YAML; doctor_summary is "
-    "robot-md's quick check; verify says whether robot-md-gateway would accept the file as it stands."
+    "Read-only facts about one robot, from its ROBOT.md; this server cannot move the robot. Call the "
+    "brief tool first: the robot's briefing (identity, capabilities, safety limits, validation, "
+    "operator's notes; the same text as the context resource, for hosts that attach resources). "
+    "Before proposing any action, call check_action with it (the check-safety prompt does the same); "
+    "never assume a capability or limit that is not declared. view gives any one part of the manifest "
+    "exactly as its resource does; validate reports manifest problems; render gives canonical YAML; "
+    "doctor_summary is robot-md's quick check; verify says whether robot-md-gateway would accept the "
+    "file as it stands."
 )
-_STRINGS = {"type": "array", "items": {"type": "string"}}
 # Resource URIs are short; a longer one in an error is cut to this length.
 MAX_ECHOED_URI = 200
+# A tool argument echoed in an error is cut to this length.
+MAX_ECHOED_ARGUMENT = 100
+
+# A tool's answer: its text content (one text item each) and its structured content.
+Answer = tuple[list[str], dict[str, Any]]
 
 
 @dataclass(frozen=True)
 class Tool:
-    """A tool: it takes no arguments (no tool may take a path) and answers
-    with structured content of `output_schema`, made from one version."""
+    """A read-only tool: string arguments only (no tool may take a path), each
+    required, described by its JSON Schema; it answers from one version with
+    text content and structured content of `output_schema`. `meta` is the
+    listing's `_meta` (the robot card's link)."""
 
     name: str
     title: str
     description: str
     output_schema: dict[str, Any]
-    result: Callable[[Snapshot], dict[str, Any]]
+    answer: Callable[[Snapshot, Mapping[str, str]], Answer]
+    arguments: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    meta: Mapping[str, Any] | None = None
+
+    def input_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "object", "properties": dict(self.arguments)}
+        if self.arguments:
+            schema["required"] = list(self.arguments)
+        return {**schema, "additionalProperties": False}
+
+    def problem(self, arguments: Mapping[str, Any]) -> str | None:
+        """Why `arguments` cannot be answered, in words the model can act on; None if they can."""
+        extra = sorted(set(arguments) - set(self.arguments))
+        if extra and not self.arguments:
+            return f"Tool {self.name!r} takes no arguments; got: {', '.join(extra)}."
+        if extra:
+            return f"Tool {self.name!r} takes only {', '.join(self.arguments)}; got also: {', '.join(extra)}."
+        for name, schema in self.arguments.items():
+            value = arguments.get(name)
+            if not isinstance(value, str) or not value.strip():
+                return f"Tool {self.name!r} needs the argument {name!r} (text): {schema['description']}"
+            if "enum" in schema and value not in schema["enum"]:
+                shown = value if len(value) <= MAX_ECHOED_ARGUMENT else value[:MAX_ECHOED_ARGUMENT] + "…"
+                return f"Unknown {name} {shown!r}; the {name}s are: {', '.join(schema['enum'])}."
+        return None
 
 
-def _object_schema(**properties: Any) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
+def as_json(result: Callable[[Snapshot], dict[str, Any]]) -> Callable[[Snapshot, Mapping[str, str]], Answer]:
+    """A tool whose text content is its structured content as JSON."""
+
+    def answer(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
+        data = result(snap)
+        return [json.dumps(data, ensure_ascii=False)], data
+
+    return answer
 
 
-# Fields robot-md copies as written are any JSON value (their schema is the manifest's).
-_AS_WRITTEN: dict[str, Any] = {}
+def _brief(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
+    """The context briefing as text; the robot card's data as structured content."""
+    return [snap.text(VIEW["context"])], robot_card(snap.manifest, snap.report)
+
+
+def _view(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
+    """A view exactly as its resource reads, and its value (a list view travels inside an object)."""
+    view = VIEW[arguments["kind"]]
+    text = snap.text(view)
+    return [text], {"view": view.kind, "value": view.value(text)}
+
+
+def _check_action(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
+    """The check-safety prompt's messages, its embedded views as text, for agents that only call tools."""
+    parts = PROMPTS["check-safety"].parts(snap.manifest, snap.report, arguments)
+    texts = [p if isinstance(p, str) else f"{p.title} (the {p.kind} view):\n\n{snap.text(p)}" for p in parts]
+    return texts, {"action": _one_line(arguments["action"]), "parts": texts}
+
+
+_CARD_ROW = object_schema(label=TEXT, value=NULLABLE_TEXT)
+ROBOT_CARD_SCHEMA = object_schema(
+    name=TEXT,
+    identity=TEXT,
+    facts={"type": "array", "items": _CARD_ROW},
+    capabilities=STRINGS,
+    capabilities_note=NULLABLE_TEXT,
+    safety=object_schema(
+        alert=NULLABLE_TEXT,
+        limits={"type": "array", "items": _CARD_ROW},
+        gates={"type": "array", "items": object_schema(scope=NULLABLE_TEXT, rule=TEXT)},
+        gates_note=NULLABLE_TEXT,
+        also_declared=STRINGS,
+    ),
+    validation=object_schema(ok={"type": "boolean"}, summary=TEXT, errors=STRINGS, warnings=STRINGS),
+    signature=NULLABLE_TEXT,
+)
+# One schema for every view: `value` is the view's own schema, chosen by `view`.
+VIEW_SCHEMA: dict[str, Any] = {
+    **object_schema(view={"type": "string", "enum": list(VIEW)}, value=ANY_JSON),
+    "oneOf": [object_schema(view={"type": "string", "const": v.kind}, value=v.schema) for v in VIEWS],
+}
 DOCTOR_SUMMARY_FIELDS: dict[str, Any] = {
     "schema_ok": {"type": "boolean"},
-    "schema_errors": _STRINGS,
-    "robot_name": _AS_WRITTEN,
-    "rrn": _AS_WRITTEN,
+    "schema_errors": STRINGS,
+    "robot_name": ANY_JSON,  # fields robot-md copies as written: whatever the manifest holds
+    "rrn": ANY_JSON,
     "registered": {"type": "boolean"},
-    "dof": _AS_WRITTEN,
+    "dof": ANY_JSON,
     "capabilities_count": {"type": "integer"},
-    "drivers": {"type": "array", "items": _object_schema(id={}, protocol={}, port={}, host={})},
-    "hitl_gates": {"type": "array", "items": _object_schema(scope={}, require_auth={"type": "boolean"})},
-    "estop": _AS_WRITTEN,
-    "notes": _STRINGS,
+    "drivers": {
+        "type": "array",
+        "items": object_schema(id=ANY_JSON, protocol=ANY_JSON, port=ANY_JSON, host=ANY_JSON),
+    },
+    "hitl_gates": {"type": "array", "items": object_schema(scope=ANY_JSON, require_auth={"type": "boolean"})},
+    "estop": ANY_JSON,
+    "notes": STRINGS,
 }
 
 
@@ -2397,23 +2527,53 @@ TOOLS: dict[str, Tool] = {
     tool.name: tool
     for tool in (
         Tool(
+            name="brief",
+            title="Brief me on this robot (call first)",
+            description="Call this first. The robot's briefing from its ROBOT.md: identity, every declared "
+            "capability, safety limits (E-stop, payload, velocities, workspace, human-in-the-loop gates) "
+            "naming what is not declared, validation status, signature verdict, then the operator's notes "
+            "verbatim. Hosts that show MCP Apps draw it as a robot card.",
+            output_schema=ROBOT_CARD_SCHEMA,
+            answer=_brief,
+            meta={"ui": {"resourceUri": CARD_URI}},
+        ),
+        Tool(
+            name="view",
+            title="Read one part of the manifest",
+            description="One part of the robot's manifest, exactly as the robot-md:// resource of that "
+            "name: " + "; ".join(f"{v.kind} ({v.title})" for v in VIEWS) + ".",
+            output_schema=VIEW_SCHEMA,
+            answer=_view,
+            arguments={"kind": {"type": "string", "enum": list(VIEW), "description": "Which part to read."}},
+        ),
+        Tool(
+            name="check_action",
+            title=PROMPTS["check-safety"].title,
+            description="Before proposing any action: the robot's declared capabilities, safety limits and "
+            "the operator's Safety Gates section, with the method to judge the action against them "
+            "(verdict BLOCKED, NEEDS OPERATOR AUTHORIZATION or WITHIN DECLARED LIMITS).",
+            output_schema=object_schema(action=TEXT, parts=STRINGS),
+            answer=_check_action,
+            arguments={"action": {"type": "string", "description": PROMPTS["check-safety"].arguments[0][1]}},
+        ),
+        Tool(
             name="validate",
             title="Validate ROBOT.md",
             description="Check the manifest against the ROBOT.md v1 schema, camera/driver cross-references "
             "and the required prose sections, exactly as `robot-md validate` does. Returns ok, a one-line "
             "summary when valid, errors and warnings. An invalid manifest is a normal result (ok: false).",
-            output_schema=_object_schema(
-                ok={"type": "boolean"}, summary={"type": "string"}, errors=_STRINGS, warnings=_STRINGS
+            output_schema=object_schema(
+                ok={"type": "boolean"}, summary=TEXT, errors=STRINGS, warnings=STRINGS
             ),
-            result=lambda snap: snap.report.as_dict(),
+            answer=as_json(lambda snap: snap.report.as_dict()),
         ),
         Tool(
             name="render",
             title="Render canonical YAML",
             description="The manifest's frontmatter as canonical YAML (comments dropped, keys in file "
             "order), exactly as `robot-md render` prints it. Useful to quote or diff the structured part.",
-            output_schema=_object_schema(yaml={"type": "string"}),
-            result=lambda snap: {"yaml": snap.rendered},
+            output_schema=object_schema(yaml=TEXT),
+            answer=as_json(lambda snap: {"yaml": snap.rendered}),
         ),
         Tool(
             name="doctor_summary",
@@ -2421,8 +2581,8 @@ TOOLS: dict[str, Tool] = {
             description="A manifest-only sanity check, the same object robot-md's own `doctor_summary` "
             "tool returns: schema status and errors, robot name, RRN and whether registered, DoF, "
             "capability count, drivers, human-in-the-loop gates, E-stop. It probes no hardware.",
-            output_schema=_object_schema(**DOCTOR_SUMMARY_FIELDS),
-            result=lambda snap: json_safe(doctor_summary(snap.manifest, snap.report)),
+            output_schema=object_schema(**DOCTOR_SUMMARY_FIELDS),
+            answer=as_json(lambda snap: json_safe(doctor_summary(snap.manifest, snap.report))),
         ),
         Tool(
             name="verify",
@@ -2431,13 +2591,13 @@ TOOLS: dict[str, Tool] = {
             "footer (Ed25519) offline against the operator's trusted keys; returns accepted, the signing "
             "kid, the gateway's reason (e.g. 'ok', 'no ROBOT-MD-SIG footer (signature absent)') and the "
             "trusted key's fingerprint.",
-            output_schema=_object_schema(
+            output_schema=object_schema(
                 accepted={"type": "boolean"},
-                kid={"type": ["string", "null"]},
-                reason={"type": "string"},
+                kid=NULLABLE_TEXT,
+                reason=TEXT,
                 fingerprint={"type": ["string", "null"], "description": "sha256 of the key's DER"},
             ),
-            result=lambda snap: _verified(snap.manifest.signature),
+            answer=as_json(lambda snap: _verified(snap.manifest.signature)),
         ),
     )
 }
@@ -2531,6 +2691,11 @@ class Handlers:
     ) -> types.ReadResourceResult:
         from mcp import types
 
+        if params.uri == CARD_URI:  # the same page for every manifest, even a broken one
+            card = types.TextResourceContents(
+                uri=CARD_URI, mime_type=CARD_MIME_TYPE, text=CARD_HTML, _meta={"ui": {"prefersBorder": True}}
+            )
+            return types.ReadResourceResult(contents=[card])
         snap, name = await self.named()
         view = self.view_of(params.uri, name)
         return types.ReadResourceResult(contents=[self.contents(snap, name, view)])
@@ -2636,7 +2801,6 @@ class Handlers:
     ) -> types.ListToolsResult:
         from mcp import types
 
-        no_arguments = {"type": "object", "properties": {}, "additionalProperties": False}
         read_only = types.ToolAnnotations(
             read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
         )
@@ -2644,9 +2808,10 @@ class Handlers:
             tools=[
                 types.Tool(
                     **_listed(t),
-                    input_schema=no_arguments,
+                    input_schema=t.input_schema(),
                     output_schema=t.output_schema,
                     annotations=read_only,
+                    _meta=dict(t.meta) if t.meta else None,
                 )
                 for t in TOOLS.values()
             ]
@@ -2663,17 +2828,16 @@ class Handlers:
         tool = TOOLS.get(params.name)
         if tool is None:
             return failed(f"Unknown tool {params.name!r}; this server has: {', '.join(TOOLS)}.")
-        if params.arguments:
-            return failed(
-                f"Tool {tool.name!r} takes no arguments; got: {', '.join(sorted(params.arguments))}."
-            )
+        arguments = params.arguments or {}
+        problem = tool.problem(arguments)
+        if problem:
+            return failed(problem)
         try:
-            data = tool.result(await self.file.version_async())
+            texts, data = tool.answer(await self.file.version_async(), arguments)
         except ManifestError as e:
             return failed(f"{NAME}: {e.for_people(self.shown_path)}")
-        text = json.dumps(data, ensure_ascii=False)
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], structured_content=data
+            content=[types.TextContent(type="text", text=text) for text in texts], structured_content=data
         )
 
     async def set_logging_level(self, ctx: Request, params: types.SetLevelRequestParams) -> types.EmptyResult:
@@ -2787,6 +2951,23 @@ async def explain_pre_initialize(ctx: Request, call_next: CallNext) -> HandlerRe
         ) from None
 
 
+# The 2026-07-28 era stamps serverInfo into every result's _meta; ours carries
+# a ~2.5 KB icon, which only discovery needs (a client shows it once).
+SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+_FULL_SERVER_INFO = frozenset({"server/discover"})
+
+
+async def light_server_info(ctx: Request, call_next: CallNext) -> HandlerResult:
+    """Server middleware: every 2026-07-28 result but discovery carries serverInfo as
+    {name, version} only (the SDK stamped the whole of it; the handshake era has no stamp)."""
+    result = await call_next(ctx)
+    if isinstance(result, dict) and ctx.method not in _FULL_SERVER_INFO:
+        meta = result.get("_meta")
+        if isinstance(meta, dict) and SERVER_INFO_META in meta:
+            result["_meta"] = {**meta, SERVER_INFO_META: {"name": NAME, "version": __version__}}
+    return result
+
+
 # What clients show of this server beside its name (serverInfo: in the
 # initialize result, and in the 2026-07-28 era in every result's _meta).
 TITLE = "ROBOT.md robot facts"
@@ -2878,7 +3059,10 @@ def build_server(
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
     )
-    server.middleware.extend([explain_pre_initialize, live.remember])
+    server.middleware.extend([explain_pre_initialize, live.remember, light_server_info])
+    # MCP Apps (the robot card): SEP-2133's place for extensions, which the SDK
+    # sends in the 2026-07-28 era (older initialize results have no such field).
+    server.extensions = {APPS_EXTENSION: {}}
     # Registered rather than passed as on_set_logging_level=, which warns
     # (MCPDeprecationWarning: protocol logging ends with 2026-07-28).
     from mcp import types
