@@ -114,6 +114,8 @@ def test_a_tools_only_agent_gets_every_view_of_every_corpus_file(era: str, tmp_p
 async def test_check_action_gives_what_the_check_safety_prompt_gives(mode: str, manifest_path) -> None:
     """The prompt's text, and the text of each resource it embeds, in the same order."""
     path = manifest_path(EXAMPLE.read_bytes())
+    prompt: Any
+    checked: Any
     async with Client(rmm.build_server(rmm.ManifestFile(path)), mode=mode) as client:
         prompt = await client.get_prompt("check-safety", {"action": ACTION})
         checked = await client.call_tool("check_action", {"action": ACTION})
@@ -136,14 +138,15 @@ async def test_bad_arguments_say_what_to_send(mode: str, manifest_path) -> None:
     """An unknown view names every valid one; a missing or empty argument is named; an extra one
     too. Each is a tool error the model reads and can correct, and the server goes on serving."""
     path = manifest_path(EXAMPLE.read_bytes())
+    unknown: Any
     async with Client(rmm.build_server(rmm.ManifestFile(path)), mode=mode) as client:
         unknown = await client.call_tool("view", {"kind": "safety-limits"})
-        missing = await client.call_tool("view", {})
-        empty = await client.call_tool("check_action", {"action": "  "})
-        wrong_type = await client.call_tool("check_action", {"action": 5})
-        extra = await client.call_tool("brief", {"robot": "bob"})
-        also = await client.call_tool("view", {"kind": "safety", "path": "/etc/passwd"})
-        still = await client.call_tool("view", {"kind": "identity"})
+        missing: Any = await client.call_tool("view", {})
+        empty: Any = await client.call_tool("check_action", {"action": "  "})
+        wrong_type: Any = await client.call_tool("check_action", {"action": 5})
+        extra: Any = await client.call_tool("brief", {"robot": "bob"})
+        also: Any = await client.call_tool("view", {"kind": "safety", "path": "/etc/passwd"})
+        still: Any = await client.call_tool("view", {"kind": "identity"})
     assert unknown.is_error and all(v.kind in unknown.content[0].text for v in rmm.VIEWS)
     assert "'safety-limits'" in unknown.content[0].text
     assert missing.is_error and "'kind'" in missing.content[0].text
@@ -193,7 +196,9 @@ def results(snap: rmm.Snapshot) -> list[tuple[str, dict]]:
     it answers with an error, which has no structured content)."""
     answered = []
     for tool in rmm.TOOLS.values():
-        calls = [{"kind": v.kind} for v in rmm.VIEWS] if tool.name == "view" else [ARGUMENTS.get(tool.name, {})]
+        calls = (
+            [{"kind": v.kind} for v in rmm.VIEWS] if tool.name == "view" else [ARGUMENTS.get(tool.name, {})]
+        )
         for arguments in calls:
             try:
                 answered.append((tool.name, tool.answer(snap, arguments)[1]))
@@ -202,32 +207,57 @@ def results(snap: rmm.Snapshot) -> list[tuple[str, dict]]:
     return answered
 
 
+VALIDATORS = {name: jsonschema.Draft202012Validator(t.output_schema) for name, t in rmm.TOOLS.items()}
+
+
 def check_results(snap: rmm.Snapshot) -> int:
     found = results(snap)
     for name, data in found:
-        jsonschema.validate(data, rmm.TOOLS[name].output_schema)
+        VALIDATORS[name].validate(data)
         json.dumps(data, allow_nan=False)  # strict JSON, as the wire carries it
     return len(found)
 
 
-def test_results_match_their_output_schema_for_the_corpus_and_cases(tmp_path: Path) -> None:
+def check_files(files: list[bytes], tmp_path: Path) -> int:
     checked = 0
-    for data in [EXAMPLE.read_bytes(), *(p.read_bytes() for p in corpus_files()), *(c.data for c in CASES)]:
+    for data in files:
         snap = snapshot(data, tmp_path)
         if snap is not None:
             checked += check_results(snap)
-    assert checked > 100 * len(rmm.TOOLS)
+    return checked
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.one_of(manifest_files(), mutants()))
-def test_results_match_their_output_schema_for_generated_manifests(data: bytes) -> None:
+def test_results_match_their_output_schema_for_the_corpus_and_cases(tmp_path: Path) -> None:
+    """The corpus and a quarter of tests/cases.py (all of them in the heavy tier)."""
+    files = [EXAMPLE.read_bytes(), *(p.read_bytes() for p in corpus_files()), *(c.data for c in CASES[::4])]
+    assert check_files(files, tmp_path) > 50 * len(rmm.TOOLS)
+
+
+@pytest.mark.heavy
+def test_results_match_their_output_schema_for_every_case(tmp_path: Path) -> None:
+    assert check_files([c.data for c in CASES], tmp_path) > 200 * len(rmm.TOOLS)
+
+
+def generated(data: bytes) -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
         snap = snapshot(data, Path(folder))
         if snap is not None:
             check_results(snap)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.one_of(manifest_files(), mutants()))
+def test_results_match_their_output_schema_for_generated_manifests(data: bytes) -> None:
+    generated(data)
+
+
+@pytest.mark.heavy
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.one_of(manifest_files(), mutants()))
+def test_results_match_their_output_schema_for_many_generated_manifests(data: bytes) -> None:
+    generated(data)
 
 
 # --- the 2026-07-28 era, lighter ---------------------------------------------------------
