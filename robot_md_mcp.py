@@ -1507,10 +1507,21 @@ class View:
 
 
 # JSON Schemas of what the views and tools hold, every node typed. A manifest
-# can put anything where a field is copied as written: that is ANY_JSON.
-ANY_JSON: dict[str, Any] = {"type": ["string", "number", "boolean", "object", "array", "null"]}
+# can put anything where a field is copied as written: that is ANY_JSON. A
+# union is an anyOf of single types (clients that map schemas onto a one-type
+# dialect, such as Gemini's function declarations, refuse `type` arrays).
+ANY_JSON: dict[str, Any] = {
+    "anyOf": [{"type": t} for t in ("string", "number", "boolean", "object", "array", "null")]
+}
 TEXT: dict[str, Any] = {"type": "string"}
-NULLABLE_TEXT: dict[str, Any] = {"type": ["string", "null"]}
+
+
+def nullable(schema: dict[str, Any], **about: str) -> dict[str, Any]:
+    """`schema` or null."""
+    return {"anyOf": [schema, {"type": "null"}], **about}
+
+
+NULLABLE_TEXT = nullable(TEXT)
 STRINGS: dict[str, Any] = {"type": "array", "items": TEXT}
 
 
@@ -1536,12 +1547,12 @@ _SKILL = object_schema(
 )
 _SIGNATURE = object_schema(
     ("kid", "fingerprint", "trusted_keys"),
-    signed={"type": ["boolean", "null"], "description": "null: no file was read"},
+    signed=nullable({"type": "boolean"}, description="null: no file was read"),
     accepted={"type": "boolean"},
     kid=NULLABLE_TEXT,
     reason=TEXT,
     fingerprint=NULLABLE_TEXT,
-    trusted_keys={"type": ["integer", "null"]},
+    trusted_keys=nullable({"type": "integer"}),
 )
 
 
@@ -2595,7 +2606,7 @@ TOOLS: dict[str, Tool] = {
                 accepted={"type": "boolean"},
                 kid=NULLABLE_TEXT,
                 reason=TEXT,
-                fingerprint={"type": ["string", "null"], "description": "sha256 of the key's DER"},
+                fingerprint=nullable(TEXT, description="sha256 of the key's DER"),
             ),
             answer=as_json(lambda snap: _verified(snap.manifest.signature)),
         ),
