@@ -62,6 +62,18 @@ def test_the_card_needs_no_network_and_inserts_text_only() -> None:
 # --- in a real browser, as a host frames it: heavy --------------------------------------
 
 
+def test_manifest_text_reaches_the_card_visible() -> None:
+    """Format characters in manifest strings are shown as <U+XXXX> (visible(), server-side), so a
+    zero-width or bidi character cannot disguise a name, a capability or a gate on the card."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    text = text.replace("robot_name: bob", "robot_name: bob\u202egnp.exe", 1)
+    text = text.replace("  - arm.pick\n", "  - arm.pick\u200b\n", 1)
+    manifest = rmm.parse(text)
+    card = rmm.robot_card(manifest, rmm.validate(manifest))
+    assert card["name"] == "bob<U+202E>gnp.exe" and "arm.pick<U+200B>" in card["capabilities"]
+    assert "\u202e" not in str(card) and "\u200b" not in str(card)
+
+
 def briefs(server: RawServer, path: Path, versions: list[bytes]) -> list[dict[str, Any]]:
     """`brief`'s CallToolResult (as the wire carried it) for each version the file takes in turn."""
     found = []
@@ -118,9 +130,14 @@ def test_a_host_shows_the_robot_card(theme: str, tmp_path: Path) -> None:
     with RawServer(path) as server:
         server.handshake()
         (page,) = server.request("resources/read", {"uri": rmm.CARD_URI}, timeout=30)["result"]["contents"]
-        results = briefs(server, path, versions)
+        results = briefs(server, path, [*versions, b"no frontmatter here"])
         server.assert_clean()
-    assert page["mimeType"] == rmm.CARD_MIME_TYPE and all(not r.get("isError") for r in results)
+    assert page["mimeType"] == rmm.CARD_MIME_TYPE and [bool(r.get("isError")) for r in results] == [
+        False,
+        False,
+        False,
+        True,
+    ]
     folder = SCREENSHOTS / theme
     shutil.rmtree(folder, ignore_errors=True)
     shown = show_card(page["text"], results, theme=theme, screenshot_dir=folder)
@@ -128,7 +145,9 @@ def test_a_host_shows_the_robot_card(theme: str, tmp_path: Path) -> None:
     assert shown.requests == []
     assert shown.handshake[:2] == ["ui/initialize", "ui/notifications/initialized"]
     assert "ui/notifications/size-changed" in shown.handshake
-    assert len(shown.texts) == len(versions) and len(shown.screenshots) == len(versions)
+    assert len(shown.texts) == len(results) and len(shown.screenshots) == len(results)
+    # A file that cannot be read shows the server's one-line error, not a stale robot.
+    assert shown.texts[3].strip() == results[3]["content"][0]["text"] and "bob" not in shown.texts[3]
     for content, text in zip(versions, shown.texts):
         must_show, not_declared = expected(content)
         missing = [s for s in must_show if s not in text]
