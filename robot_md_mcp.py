@@ -1880,8 +1880,8 @@ ul.plain { margin: 4px 0; padding-left: 18px; }
     add(line, el("span", "", " · " + errors + " error" + (errors === 1 ? "" : "s") + ", " +
       warnings + " warning" + (warnings === 1 ? "" : "s")));
     if (validation.summary) add(box, el("p", "", validation.summary));
-    lines(box, validation.errors);
-    lines(box, validation.warnings);
+    lines(box, validation.errors.map(function (error) { return "error: " + error; }));
+    lines(box, validation.warnings.map(function (warning) { return "warning: " + warning; }));
   }
   function draw(result) {
     var data = result && result.structuredContent;
