@@ -2551,11 +2551,18 @@ TOOLS: dict[str, Tool] = {
         Tool(
             name="view",
             title="Read one part of the manifest",
-            description="One part of the robot's manifest, exactly as the robot-md:// resource of that "
-            "name: " + "; ".join(f"{v.kind} ({v.title})" for v in VIEWS) + ".",
+            description="One part of the robot's manifest, exactly as its robot-md:// resource of that "
+            "kind gives it: the briefing, the identity line, every field as JSON, capabilities, safety, "
+            "poses, calibration, learned skills, the signature verdict, or the operator's prose.",
             output_schema=VIEW_SCHEMA,
             answer=_view,
-            arguments={"kind": {"type": "string", "enum": list(VIEW), "description": "Which part to read."}},
+            arguments={
+                "kind": {
+                    "type": "string",
+                    "enum": list(VIEW),
+                    "description": "Which part: " + "; ".join(f"{v.kind} = {v.title}" for v in VIEWS) + ".",
+                }
+            },
         ),
         Tool(
             name="check_action",
