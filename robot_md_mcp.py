@@ -2444,19 +2444,22 @@ class Tool:
 
     def problem(self, arguments: Mapping[str, Any]) -> str | None:
         """Why `arguments` cannot be answered, in words the model can act on; None if they can."""
-        extra = sorted(set(arguments) - set(self.arguments))
+        extra = _echoed(", ".join(sorted(set(arguments) - set(self.arguments))))
         if extra and not self.arguments:
-            return f"Tool {self.name!r} takes no arguments; got: {', '.join(extra)}."
+            return f"Tool {self.name!r} takes no arguments; got: {extra}."
         if extra:
-            return f"Tool {self.name!r} takes only {', '.join(self.arguments)}; got also: {', '.join(extra)}."
+            return f"Tool {self.name!r} takes only {', '.join(self.arguments)}; got also: {extra}."
         for name, schema in self.arguments.items():
             value = arguments.get(name)
             if not isinstance(value, str) or not value.strip():
                 return f"Tool {self.name!r} needs the argument {name!r} (text): {schema['description']}"
             if "enum" in schema and value not in schema["enum"]:
-                shown = value if len(value) <= MAX_ECHOED_ARGUMENT else value[:MAX_ECHOED_ARGUMENT] + "…"
-                return f"Unknown {name} {shown!r}; the {name}s are: {', '.join(schema['enum'])}."
+                return f"Unknown {name} {_echoed(value)!r}; the {name}s are: {', '.join(schema['enum'])}."
         return None
+
+
+def _echoed(text: str) -> str:
+    return text if len(text) <= MAX_ECHOED_ARGUMENT else text[:MAX_ECHOED_ARGUMENT] + "…"
 
 
 def as_json(result: Callable[[Snapshot], dict[str, Any]]) -> Callable[[Snapshot, Mapping[str, str]], Answer]:

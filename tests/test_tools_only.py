@@ -146,6 +146,8 @@ async def test_bad_arguments_say_what_to_send(mode: str, manifest_path) -> None:
         wrong_type: Any = await client.call_tool("check_action", {"action": 5})
         extra: Any = await client.call_tool("brief", {"robot": "bob"})
         also: Any = await client.call_tool("view", {"kind": "safety", "path": "/etc/passwd"})
+        long: Any = await client.call_tool("view", {"kind": "x" * 100_000})
+        long_name: Any = await client.call_tool("view", {"kind": "safety", "y" * 100_000: "z"})
         still: Any = await client.call_tool("view", {"kind": "identity"})
     assert unknown.is_error and all(v.kind in unknown.content[0].text for v in rmm.VIEWS)
     assert "'safety-limits'" in unknown.content[0].text
@@ -153,6 +155,8 @@ async def test_bad_arguments_say_what_to_send(mode: str, manifest_path) -> None:
     assert empty.is_error and wrong_type.is_error and "'action'" in empty.content[0].text
     assert extra.is_error and "no arguments" in extra.content[0].text
     assert also.is_error and "path" in also.content[0].text
+    for echoed in (long, long_name):  # cut, not echoed whole
+        assert echoed.is_error and len(echoed.content[0].text) < rmm.MAX_ECHOED_ARGUMENT + 300
     assert not still.is_error and still.structured_content["view"] == "identity"
 
 
