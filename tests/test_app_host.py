@@ -9,8 +9,10 @@ import os
 import struct
 from pathlib import Path
 
+import app_host
 import pytest
 from app_host import ViewError, show_card
+from conftest import need
 
 pytestmark = pytest.mark.heavy  # starts headless Chromium, npm ci on first use
 
@@ -28,13 +30,17 @@ window.addEventListener("message", (event) => {
     let reach = "isolated";
     try { void window.parent.document.title; reach = "host reachable"; } catch (e) {}
     const styled = result.hostContext?.styles?.variables?.["--color-text-primary"] ? "styled" : "unstyled";
-    show("context", `theme=${result.hostContext?.theme} ${styled} host=${result.hostInfo?.name} ${reach}`);
+    const scheme = matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+    const host = `host=${result.hostInfo?.name} ${reach}`;
+    show("context", `theme=${result.hostContext?.theme} ${styled} scheme=${scheme} ${host}`);
     send({ method: "ui/notifications/initialized" });
     AFTER
   } else if (method === "ui/notifications/tool-input") {
     show("input", "input=" + JSON.stringify(params.arguments));
   } else if (method === "ui/notifications/tool-result") {
     show("result", params.structuredContent.say);
+  } else if (method === "ui/resource-teardown") {
+    send({ id, result: {} });
   }
 });
 BEFORE
@@ -52,13 +58,14 @@ def result(say: str) -> dict[str, object]:
     return {"content": [{"type": "text", "text": say}], "structuredContent": {"say": say}}
 
 
-# Markup, another script, right-to-left text, astral characters, a repeat of the previous result (a text
-# that does not change must still count as rendered).
+# Markup, another writing system and right-to-left text, astral characters, a repeat of the previous result
+# (a text that does not change must still count as rendered).
 SAYINGS = ["<b>not bold</b> & </pre>", "مرحبا Robot 🤖 𝔘", "line one\nline two", "line one\nline two"]
 
 
 def leftover_browsers() -> list[str]:
     """Chromium processes started by this test process's harness calls (their profile names our pid)."""
+    need(Path("/proc/self/cmdline").exists(), "/proc (Linux), to look for leftover processes")
     mark = f"app-host-{os.getpid()}-".encode()
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
@@ -78,27 +85,34 @@ def test_a_view_that_follows_the_handshake_shows_every_result_in_turn(tmp_path: 
     assert len(shown.texts) == len(SAYINGS)
     for text, say in zip(shown.texts, SAYINGS):
         context, tool_input, *lines = text.split("\n")
-        assert context == "theme=light styled host=robot-md-mcp-test-host isolated"
+        assert context == "theme=light styled scheme=light host=robot-md-mcp-test-host isolated"
         assert json.loads(tool_input.removeprefix("input=")) == {"robot": "bob"}
         assert "\n".join(lines) == say
     assert shown.console_errors == [] and shown.requests == [] and shown.host_errors == []
     assert [p.parent for p in shown.screenshots] == [tmp_path] * len(SAYINGS)
     assert all(p.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") for p in shown.screenshots)
+    assert shown.answered_teardown
     assert leftover_browsers() == []
 
 
 def test_the_dark_theme_reaches_the_views_host_context_and_late_rendering_is_waited_for() -> None:
-    # This view draws each result a little after it arrives, as a view that lays out asynchronously does.
-    late = view().replace(
-        'show("result", params.structuredContent.say);',
-        """
+    # This view draws each result a little after it arrives, as a view that lays out asynchronously does;
+    # it does not answer ui/resource-teardown.
+    late = (
+        view()
+        .replace("send({ id, result: {} });", "")
+        .replace(
+            'show("result", params.structuredContent.say);',
+            """
       setTimeout(() => show("result", params.structuredContent.say), 150);""",
+        )
     )
     shown = show_card(late, [result("first"), result("second")], theme="dark", host_styles=False)
     assert [text.split("\n")[0] for text in shown.texts] == [
-        "theme=dark unstyled host=robot-md-mcp-test-host isolated"
+        "theme=dark unstyled scheme=dark host=robot-md-mcp-test-host isolated"
     ] * 2
     assert [text.split("\n")[-1] for text in shown.texts] == ["first", "second"]
+    assert not shown.answered_teardown
 
 
 def test_the_frame_follows_the_views_size_and_the_screenshot_holds_all_of_it(tmp_path: Path) -> None:
@@ -114,11 +128,13 @@ def test_the_frame_follows_the_views_size_and_the_screenshot_holds_all_of_it(tmp
 
 def test_requests_and_csp_refusals_from_the_view_are_seen() -> None:
     # An image from the view's own origin is allowed by the default CSP (a request, a 404 here); a fetch and
-    # an image elsewhere are refused by it: attempts all the same, and console errors that name them.
+    # an image elsewhere are refused by it: attempts all the same, and console errors that name them. So is
+    # eval (no 'unsafe-eval': the SDK's own view bundle needs it).
     reach_out = """
       const img = new Image(); img.src = "/own-origin.png"; document.body.append(img);
       const far = new Image(); far.src = "http://192.0.2.1/pixel.png"; document.body.append(far);
-      fetch("https://example.com/beacon").catch(() => {});"""
+      fetch("https://example.com/beacon").catch(() => {});
+      try { eval("1"); } catch (e) {}"""
     shown = show_card(view(after=reach_out), [result("hello")])
     assert sorted(url.rsplit("/", 1)[-1] for url in shown.requests) == [
         "beacon",
@@ -127,7 +143,8 @@ def test_requests_and_csp_refusals_from_the_view_are_seen() -> None:
     ]
     errors = "\n".join(shown.console_errors)
     assert "https://example.com/beacon" in errors and "http://192.0.2.1/pixel.png" in errors
-    assert "Content Security Policy" in errors
+    assert "Content Security Policy refused eval (script-src)" in errors
+    assert shown.host_errors == []
     assert shown.texts[0].endswith("hello")
 
 
@@ -155,3 +172,30 @@ def test_a_view_that_never_says_initialized_is_named() -> None:
     silent = view().replace('send({ method: "ui/notifications/initialized" });', "")
     with pytest.raises(ViewError, match="never sent ui/notifications/initialized"):
         show_card(silent, [result("never shown")], timeout=3)
+
+
+def test_a_view_that_never_stands_still_is_named() -> None:
+    ticking = view(after='let n = 0; setInterval(() => show("input", `tick ${n++}`), 50);')
+    with pytest.raises(ViewError, match="the view's text never settled after result 1"):
+        show_card(ticking, [result("moving")], timeout=3)
+
+
+@pytest.mark.parametrize("after", [1.0, 5.0])  # while Chromium starts, and while the view is shown
+def test_a_driver_stopped_midway_leaves_no_browser(after: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app_host, "SLACK_SECONDS", after - app_host.LAUNCH_SECONDS - 30)
+    with pytest.raises(ViewError, match="the host driver did not finish within"):
+        show_card(view(before=""), [result("never shown")], timeout=30)
+    assert leftover_browsers() == []
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"structuredContent": {"say": "no content"}},
+        {"content": "not a list"},
+        {"content": [{"type": "nope"}]},
+    ],
+)
+def test_a_result_no_host_would_accept_is_named(bad: dict[str, object]) -> None:
+    with pytest.raises(ViewError, match=r"result 2 is not a CallToolResult"):
+        show_card(view(), [result("fine"), bad])

@@ -65,7 +65,8 @@ const PROBE = `if (location.origin === VIEW_ORIGIN) {
   globalThis.appHostResults = 0;
   addEventListener("message", (event) => {
     if (event.source !== parent || event.data?.method !== "ui/notifications/tool-result") return;
-    setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(() => { globalThis.appHostResults += 1; })));
+    const drawn = () => { globalThis.appHostResults += 1; };
+    setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(drawn)));
   });
 }`;
 const POLL_MS = 50;
@@ -113,9 +114,15 @@ async function until(what, deadline, check) {
   throw new Never(what);
 }
 
-async function watchView(page, viewOrigin, viewUrl, seen) {
-  // Requests that reach the network, and (from Chromium's issues) the ones the CSP refused before that:
-  // puppeteer sees a refused image but not a refused fetch.
+function refusal(csp) {
+  const what = csp.contentSecurityPolicyViolationType.replace(/^k|Violation$/g, "").toLowerCase();
+  const line = csp.sourceCodeLocation.lineNumber + 1;
+  return `Content Security Policy refused ${what} (${csp.violatedDirective}) at line ${line} of the view`;
+}
+
+function watchRequests(page, viewUrl, seen) {
+  // Requests that reach the network; watchView adds (from Chromium's issues) those the CSP refused before
+  // that: puppeteer sees a refused image but not a refused fetch.
   let documentSeen = false;
   page.on("request", (request) => {
     const frame = request.frame();
@@ -127,14 +134,24 @@ async function watchView(page, viewOrigin, viewUrl, seen) {
     }
     seen.requests.push(request);
   });
+}
+
+function watchConsole(page, viewOrigin, seen) {
   // Console errors (CSP refusals and failed loads among them) belong to the view when they point at its
-  // origin; exceptions when they were thrown in one of its execution contexts (a thrown string has no stack).
+  // origin; watchView takes exceptions by the context they were thrown in (a thrown string has no stack).
   page.on("console", (message) => {
     if (message.type() !== "error") return;
     const where = [message.location(), ...message.stackTrace()].map((l) => l?.url);
     const to = where.some((url) => fromView(url, viewOrigin)) ? seen.consoleErrors : seen.hostErrors;
     to.push(message.text());
   });
+}
+
+async function watchView(page, viewOrigin, viewUrl, seen) {
+  // Returns a probe: it evaluates in an isolated world of the view's frame (the view's DOM, none of its
+  // script's globals).
+  watchRequests(page, viewUrl, seen);
+  watchConsole(page, viewOrigin, seen);
   const viewContexts = new Set();
   let probeContext = null;
   const session = await page.createCDPSession();
@@ -150,20 +167,17 @@ async function watchView(page, viewOrigin, viewUrl, seen) {
   });
   session.on("Audits.issueAdded", ({ issue }) => {
     const csp = issue.details?.contentSecurityPolicyIssueDetails;
-    if (csp?.blockedURL && fromView(csp.sourceCodeLocation?.url, viewOrigin)) seen.refused.push(csp.blockedURL);
+    if (!csp || !fromView(csp.sourceCodeLocation?.url, viewOrigin)) return;
+    if (csp.blockedURL) seen.refused.push(csp.blockedURL);
+    else seen.consoleErrors.push(refusal(csp)); // Chromium does not always log these (eval, inline code)
   });
   await Promise.all(["Runtime", "Audits", "Page"].map((domain) => session.send(`${domain}.enable`)));
   const source = PROBE.replace("VIEW_ORIGIN", JSON.stringify(viewOrigin));
   await session.send("Page.addScriptToEvaluateOnNewDocument", { source, worldName: PROBE_WORLD });
-  // Evaluates in the probe's world of the view's frame: the view's DOM, none of its script's globals.
   return async (expression) => {
     if (probeContext === null) return null;
-    const { result } = await session.send("Runtime.evaluate", {
-      expression,
-      contextId: probeContext,
-      returnByValue: true,
-    });
-    return result.value ?? null;
+    const ask = { expression, contextId: probeContext, returnByValue: true };
+    return (await session.send("Runtime.evaluate", ask)).result.value ?? null;
   };
 }
 
@@ -181,7 +195,9 @@ async function settledText(page, probe, count, deadline) {
   // Rendered: the view has handled `count` tool results (its listeners ran and two frames were drawn), and
   // neither its text nor its frame's height (size-changed) moved for QUIET_MS since.
   const handled = () => probe("globalThis.appHostResults");
-  await until(`the view never handled tool result ${count}`, deadline, async () => (await handled()) >= count);
+  await until(`the view never handled tool result ${count}`, deadline, async () => {
+    return (await handled()) >= count;
+  });
   let last = null;
   let since = Date.now();
   const found = await until(`the view's text never settled after result ${count}`, deadline, async () => {
@@ -240,6 +256,9 @@ async function handshake(page, job, deadline) {
 async function deliver(page, probe, job, deadline) {
   const out = { texts: [], screenshots: [] };
   for (const [i, result] of job.results.entries()) {
+    if (!(await page.evaluate((r) => window.appHost.isToolResult(r), result))) {
+      throw new Never(`result ${i + 1} is not a CallToolResult (the host's MCP client refuses it)`);
+    }
     await page.evaluate((r) => window.appHost.toolResult(r), result);
     out.texts.push(await settledText(page, probe, i + 1, deadline));
     if (job.screenshotDir) {
@@ -258,10 +277,10 @@ async function run(job, browser, seen) {
     const { page, probe } = await openView(browser, job, servers, seen);
     await handshake(page, job, deadline);
     const out = await deliver(page, probe, job, deadline);
-    await page.evaluate(() => window.appHost.teardown());
+    const answeredTeardown = await page.evaluate(() => window.appHost.teardown());
     const state = await page.evaluate(() => window.appHost.state);
     seen.hostErrors.push(...state.hostErrors);
-    return { ...out, handshake: state.sent };
+    return { ...out, handshake: state.sent, answered_teardown: answeredTeardown };
   } finally {
     servers.view.close();
     servers.host.close();
@@ -279,7 +298,9 @@ async function main() {
       headless: true,
       userDataDir: job.profile,
       args: [
-        ...(process.getuid?.() === 0 ? ["--no-sandbox"] : []),
+        // The OS sandbox is refused to root and, on Ubuntu 24.04 runners, by AppArmor; CSP and the iframe's
+        // sandbox attribute, what a host's framing means to a view, are Blink's and hold without it.
+        "--no-sandbox",
         "--disable-gpu",
         "--no-first-run",
         "--disable-background-networking",

@@ -1,6 +1,7 @@
 // The host page: frames an MCP App view as a web host does and talks to it through the real host SDK
 // (@modelcontextprotocol/ext-apps's AppBridge over its PostMessageTransport). Bundled by driver.mjs with
 // esbuild; the driver calls window.appHost from puppeteer.
+import { isCallToolResult } from "@modelcontextprotocol/client";
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
 
 // The permissions the spec gives the sandbox that holds a view (apps.mdx, "Sandbox proxy").
@@ -59,6 +60,8 @@ window.appHost = {
   state,
   show,
   toolInput: (args) => bridge.sendToolInput({ arguments: args }),
+  // A host's MCP client checks a tools/call result before anything sees it: one that fails is not delivered.
+  isToolResult: (result) => isCallToolResult(result),
   toolResult: (result) => bridge.sendToolResult(result),
   // A host tears the view down before removing it; a view that does not answer is given a second.
   teardown: () =>
