@@ -144,7 +144,7 @@ def test_a_host_shows_the_robot_card(theme: str, tmp_path: Path) -> None:
     assert shown.console_errors == [] and shown.host_errors == []
     assert shown.requests == []
     assert shown.handshake[:2] == ["ui/initialize", "ui/notifications/initialized"]
-    assert "ui/notifications/size-changed" in shown.handshake
+    assert "ui/notifications/size-changed" in shown.handshake and shown.answered_teardown
     assert len(shown.texts) == len(results) and len(shown.screenshots) == len(results)
     # A file that cannot be read shows the server's one-line error, not a stale robot.
     assert shown.texts[3].strip() == results[3]["content"][0]["text"] and "bob" not in shown.texts[3]
