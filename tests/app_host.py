@@ -6,10 +6,9 @@ from a second 127.0.0.1 origin with the spec's default CSP as an HTTP header, in
 permissions the spec gives a view's sandbox. The npm packages are test-only: `npm ci` from the committed
 `tests/app_host/package-lock.json` into `.cache/app-host/` on first use.
 
-What it leaves out: the spec's sandbox proxy (a web host's second frame that writes the view into a third:
-the view here is that frame's document itself, on the same kind of separate origin, under the same CSP);
-and an MCP server behind the host (the view's tools/call and resources/read are answered "method not
-found").
+The view's document is the frame's own, or (`sandbox_proxy=True`) written into an inner frame by the spec's
+sandbox proxy, as web hosts do. What it leaves out: an MCP server behind the host (the view's tools/call and
+resources/read are answered "method not found").
 """
 
 from __future__ import annotations
@@ -116,6 +115,7 @@ def show_card(
     screenshot_dir: Path | None = None,
     timeout: float = 30.0,
     host_styles: bool = True,
+    sandbox_proxy: bool = False,
 ) -> Shown:
     """Frame `html` as a host does, hand it each CallToolResult in `results` in turn (after the handshake
     and the tool input), and return what it showed; ViewError names the step that never happened.
@@ -124,7 +124,8 @@ def show_card(
     false, some of the spec's standard style variables. The frame is 720 px wide; its height follows the
     view's ui/notifications/size-changed (160 px until then). A result counts as rendered once the view's
     listeners have handled it and two frames were drawn, and its text and height then stay still for 0.3 s.
-    `timeout` bounds the view's steps; starting Chromium has its own bound."""
+    `timeout` bounds the view's steps; starting Chromium has its own bound. With `sandbox_proxy` the frame
+    holds the spec's sandbox proxy (a web host's way), which writes the view into an inner frame."""
     if theme not in ("light", "dark"):
         raise ValueError(f"theme is 'light' or 'dark' (the spec's two), not {theme!r}")
     browser = chromium()
@@ -138,6 +139,7 @@ def show_card(
             "screenshotDir": str(screenshot_dir.resolve()) if screenshot_dir else None,  # node runs in .cache
             "timeout": timeout,
             "hostStyles": host_styles,
+            "sandboxProxy": sandbox_proxy,
             "launchTimeout": LAUNCH_SECONDS,
             "chromium": browser,
             "profile": str(Path(tmp) / "profile"),

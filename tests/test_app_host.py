@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import struct
+import time
 from pathlib import Path
 
 import app_host
@@ -28,7 +29,7 @@ window.addEventListener("message", (event) => {
   const { id, method, params, result } = event.data || {};
   if (id === 1 && result) {
     let reach = "isolated";
-    try { void window.parent.document.title; reach = "host reachable"; } catch (e) {}
+    try { void window.top.document.title; reach = "host reachable"; } catch (e) {}
     const styled = result.hostContext?.styles?.variables?.["--color-text-primary"] ? "styled" : "unstyled";
     const scheme = matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
     const host = `host=${result.hostInfo?.name} ${reach}`;
@@ -63,23 +64,32 @@ def result(say: str) -> dict[str, object]:
 SAYINGS = ["<b>not bold</b> & </pre>", "مرحبا Robot 🤖 𝔘", "line one\nline two", "line one\nline two"]
 
 
-def leftover_browsers() -> list[str]:
-    """Chromium processes started by this test process's harness calls (their profile names our pid)."""
+def leftover_browsers(grace: float = 5.0) -> list[str]:
+    """Chromium processes started by this test process's harness calls (their profile names our pid) that
+    are still there after `grace` seconds (a killed process takes a moment to go)."""
     need(Path("/proc/self/cmdline").exists(), "/proc (Linux), to look for leftover processes")
     mark = f"app-host-{os.getpid()}-".encode()
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if mark in cmdline.read_bytes():
-                found.append(cmdline.parent.name)
-        except OSError:
-            pass
-    return found
+    deadline = time.monotonic() + grace
+    while True:
+        found = []
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if mark in cmdline.read_bytes():
+                    found.append(cmdline.parent.name)
+            except OSError:
+                pass
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
 
 
-def test_a_view_that_follows_the_handshake_shows_every_result_in_turn(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox_proxy", [False, True])
+def test_a_view_that_follows_the_handshake_shows_every_result_in_turn(
+    tmp_path: Path, sandbox_proxy: bool
+) -> None:
+    results = [result(s) for s in SAYINGS]
     shown = show_card(
-        view(), [result(s) for s in SAYINGS], tool_input={"robot": "bob"}, screenshot_dir=tmp_path
+        view(), results, tool_input={"robot": "bob"}, screenshot_dir=tmp_path, sandbox_proxy=sandbox_proxy
     )
     assert shown.handshake == ["ui/initialize", "ui/notifications/initialized"]
     assert len(shown.texts) == len(SAYINGS)
@@ -126,7 +136,8 @@ def test_the_frame_follows_the_views_size_and_the_screenshot_holds_all_of_it(tmp
     assert width == 720 and 1500 <= height <= 1560
 
 
-def test_requests_and_csp_refusals_from_the_view_are_seen() -> None:
+@pytest.mark.parametrize("sandbox_proxy", [False, True])
+def test_requests_and_csp_refusals_from_the_view_are_seen(sandbox_proxy: bool) -> None:
     # An image from the view's own origin is allowed by the default CSP (a request, a 404 here); a fetch and
     # an image elsewhere are refused by it: attempts all the same, and console errors that name them. So is
     # eval (no 'unsafe-eval': the SDK's own view bundle needs it).
@@ -135,7 +146,7 @@ def test_requests_and_csp_refusals_from_the_view_are_seen() -> None:
       const far = new Image(); far.src = "http://192.0.2.1/pixel.png"; document.body.append(far);
       fetch("https://example.com/beacon").catch(() => {});
       try { eval("1"); } catch (e) {}"""
-    shown = show_card(view(after=reach_out), [result("hello")])
+    shown = show_card(view(after=reach_out), [result("hello")], sandbox_proxy=sandbox_proxy)
     assert sorted(url.rsplit("/", 1)[-1] for url in shown.requests) == [
         "beacon",
         "own-origin.png",
@@ -148,12 +159,13 @@ def test_requests_and_csp_refusals_from_the_view_are_seen() -> None:
     assert shown.texts[0].endswith("hello")
 
 
-def test_every_error_of_the_view_is_counted_once() -> None:
+@pytest.mark.parametrize("sandbox_proxy", [False, True])
+def test_every_error_of_the_view_is_counted_once(sandbox_proxy: bool) -> None:
     faults = """setTimeout(() => { throw new Error("thrown-4711"); });
       setTimeout(() => { throw "a-string-4712"; });
       Promise.reject(new Error("rejected-4713"));
       console.error("logged-4714");"""
-    shown = show_card(view(after=faults), [result("hi")])
+    shown = show_card(view(after=faults), [result("hi")], sandbox_proxy=sandbox_proxy)
     for mark in ("thrown-4711", "a-string-4712", "rejected-4713", "logged-4714"):
         assert len([e for e in shown.console_errors if mark in e]) == 1, (mark, shown.console_errors)
     assert len(shown.console_errors) == 4 and shown.host_errors == []

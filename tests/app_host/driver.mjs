@@ -61,7 +61,9 @@ const QUIET_MS = 300; // after handling a result, the view counts as rendered wh
 // counts the tool results the view has handled. It listens first, so its timeout runs after the view's
 // own listeners.
 const PROBE_WORLD = "app-host-probe";
-const PROBE = `if (location.origin === VIEW_ORIGIN) {
+const PROBE = `let depth = 0;
+for (let w = window; w !== top; w = w.parent) depth += 1;
+if (self.origin === VIEW_ORIGIN && depth === VIEW_DEPTH) { // self: location says null for srcdoc
   globalThis.appHostResults = 0;
   addEventListener("message", (event) => {
     if (event.source !== parent || event.data?.method !== "ui/notifications/tool-result") return;
@@ -90,7 +92,37 @@ function serve(routes) {
   });
 }
 
-const fromView = (url, viewOrigin) => typeof url === "string" && url.startsWith(viewOrigin + "/");
+// The view's document is at the view's origin, or (behind the sandbox proxy) about:srcdoc there.
+const fromView = (url, viewOrigin) =>
+  typeof url === "string" && (url.startsWith(viewOrigin + "/") || url === "about:srcdoc");
+// The spec's sandbox proxy (apps.mdx, "Sandbox proxy"), as the reference host's: a page on the sandbox's
+// origin that loads the view the host sends it into an inner frame and relays messages both ways. The view
+// (srcdoc) inherits the proxy's origin and CSP.
+const SANDBOX_PROXY = `<!doctype html><meta charset="utf-8">
+<style>
+  html, body { margin: 0; height: 100%; }
+  iframe { border: 0; width: 100%; height: 100%; display: block; }
+</style>
+<body><script>
+const inner = document.createElement("iframe");
+inner.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
+document.body.append(inner);
+const host = new URL(document.referrer).origin;
+addEventListener("message", (event) => {
+  if (event.source === parent && event.origin === host) {
+    if (event.data?.method === "ui/notifications/sandbox-resource-ready") {
+      const { html, sandbox } = event.data.params;
+      if (typeof sandbox === "string") inner.setAttribute("sandbox", sandbox);
+      inner.srcdoc = html;
+    } else {
+      inner.contentWindow.postMessage(event.data, "*");
+    }
+  } else if (event.source === inner.contentWindow) {
+    parent.postMessage(event.data, host);
+  }
+});
+parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/sandbox-proxy-ready", params: {} }, host);
+</script>`;
 const origin = (server) => `http://127.0.0.1:${server.address().port}`;
 
 async function hostBundle() {
@@ -120,13 +152,19 @@ function refusal(csp) {
   return `Content Security Policy refused ${what} (${csp.violatedDirective}) at line ${line} of the view`;
 }
 
-function watchRequests(page, viewUrl, seen) {
+function frameDepth(frame) {
+  let depth = 0;
+  for (let f = frame; f && f.parentFrame(); f = f.parentFrame()) depth += 1;
+  return depth;
+}
+
+function watchRequests(page, viewUrl, viewDepth, seen) {
   // Requests that reach the network; watchView adds (from Chromium's issues) those the CSP refused before
   // that: puppeteer sees a refused image but not a refused fetch.
   let documentSeen = false;
   page.on("request", (request) => {
     const frame = request.frame();
-    const inView = frame && frame !== page.mainFrame() && frame.parentFrame() === page.mainFrame();
+    const inView = frame && frameDepth(frame) === viewDepth;
     if (!inView || request.url().startsWith("data:")) return; // data: URLs never reach the network
     if (!documentSeen && request.isNavigationRequest() && request.url() === viewUrl) {
       documentSeen = true; // the view's own document, which the host loads
@@ -147,10 +185,10 @@ function watchConsole(page, viewOrigin, seen) {
   });
 }
 
-async function watchView(page, viewOrigin, viewUrl, seen) {
+async function watchView(page, viewOrigin, viewUrl, viewDepth, seen) {
   // Returns a probe: it evaluates in an isolated world of the view's frame (the view's DOM, none of its
   // script's globals).
-  watchRequests(page, viewUrl, seen);
+  watchRequests(page, viewUrl, viewDepth, seen);
   watchConsole(page, viewOrigin, seen);
   const viewContexts = new Set();
   let probeContext = null;
@@ -172,7 +210,7 @@ async function watchView(page, viewOrigin, viewUrl, seen) {
     else seen.consoleErrors.push(refusal(csp)); // Chromium does not always log these (eval, inline code)
   });
   await Promise.all(["Runtime", "Audits", "Page"].map((domain) => session.send(`${domain}.enable`)));
-  const source = PROBE.replace("VIEW_ORIGIN", JSON.stringify(viewOrigin));
+  const source = PROBE.replace("VIEW_ORIGIN", JSON.stringify(viewOrigin)).replace("VIEW_DEPTH", viewDepth);
   await session.send("Page.addScriptToEvaluateOnNewDocument", { source, worldName: PROBE_WORLD });
   return async (expression) => {
     if (probeContext === null) return null;
@@ -216,6 +254,7 @@ async function startServers(job) {
   // Two ports, two origins: the host page's and the view's (the view's document under the CSP).
   const view = await serve({
     "/view.html": ["text/html; charset=utf-8", job.html, { "content-security-policy": DEFAULT_CSP }],
+    "/sandbox.html": ["text/html; charset=utf-8", SANDBOX_PROXY, { "content-security-policy": DEFAULT_CSP }],
   });
   const { page: background } = HOST_STYLES[job.theme];
   const hostPage = `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,">
@@ -232,12 +271,13 @@ async function openView(browser, job, servers, seen) {
   const page = await browser.newPage();
   await page.setViewport({ width: WIDTH + 40, height: 800 });
   await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: job.theme }]);
-  const viewUrl = `${origin(servers.view)}/view.html`;
-  const probe = await watchView(page, origin(servers.view), viewUrl, seen);
+  const viewUrl = `${origin(servers.view)}/${job.sandboxProxy ? "sandbox" : "view"}.html`;
+  const probe = await watchView(page, origin(servers.view), viewUrl, job.sandboxProxy ? 2 : 1, seen);
   await page.goto(`${origin(servers.host)}/`);
   await page.addScriptTag({ url: `${origin(servers.host)}/host.js` });
   const { page: _, ...variables } = HOST_STYLES[job.theme];
-  const args = { viewUrl, theme: job.theme, width: WIDTH, styles: job.hostStyles ? variables : null };
+  const styles = job.hostStyles ? variables : null;
+  const args = { viewUrl, theme: job.theme, width: WIDTH, styles, html: job.sandboxProxy ? job.html : null };
   await page.evaluate((a) => window.appHost.show(a), args);
   return { page, probe };
 }

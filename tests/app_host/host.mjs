@@ -6,6 +6,9 @@ import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/
 
 // The permissions the spec gives the sandbox that holds a view (apps.mdx, "Sandbox proxy").
 const SANDBOX = "allow-scripts allow-same-origin";
+// The reference host's inner frame, behind a sandbox proxy; the proxy's own messages are not the view's.
+const INNER_SANDBOX = "allow-scripts allow-same-origin allow-forms";
+const PROXY = "ui/notifications/sandbox-";
 
 const state = {
   sent: [], // JSON-RPC methods the view sent, in order, as they arrived on the wire
@@ -15,7 +18,7 @@ const state = {
 };
 let bridge = null;
 
-async function show({ viewUrl, theme, width, styles }) {
+async function show({ viewUrl, theme, width, styles, html }) {
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", SANDBOX);
   frame.setAttribute("title", "MCP App view");
@@ -24,8 +27,9 @@ async function show({ viewUrl, theme, width, styles }) {
   // The view's window proxy stays the same object across the frame's navigation, so the bridge listens
   // before the view's document exists and cannot miss its ui/initialize.
   window.addEventListener("message", (event) => {
-    if (event.source === frame.contentWindow && typeof event.data?.method === "string") {
-      state.sent.push(event.data.method);
+    const method = event.data?.method;
+    if (event.source === frame.contentWindow && typeof method === "string" && !method.startsWith(PROXY)) {
+      state.sent.push(method);
     }
   });
   const hostContext = {
@@ -52,6 +56,10 @@ async function show({ viewUrl, theme, width, styles }) {
     if (typeof height === "number" && height > 0) frame.style.height = `${Math.ceil(height)}px`;
   };
   bridge.onerror = (error) => state.hostErrors.push(String(error?.message ?? error));
+  if (html !== null) {
+    const load = () => bridge.sendSandboxResourceReady({ html, sandbox: INNER_SANDBOX });
+    bridge.addEventListener("sandboxready", load); // the proxy is ready: the host sends it the view
+  }
   await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
   frame.src = viewUrl;
 }
