@@ -1690,7 +1690,7 @@ def _visible_strings(value: Any) -> Any:
     return value
 
 
-def _shown(value: str) -> str | None:
+def _declared_or_none(value: str) -> str | None:
     """A briefing value for the card: None where the manifest does not declare it."""
     return None if value == NOT_DECLARED else value
 
@@ -1700,8 +1700,8 @@ def _card_safety(fm: dict[str, Any]) -> dict[str, Any]:
     gates_note, gates = gate_rows(_get(fm, "safety", "hitl_gates"))
     return {
         "alert": f"{alert[0]}{alert[1]} {_APPROVAL}" if alert else None,
-        "limits": [{"label": label, "value": _shown(value)} for label, value in safety_rows(fm)],
-        "gates": [{"scope": _shown(scope), "rule": rule} for scope, rule in gates],
+        "limits": [{"label": label, "value": _declared_or_none(value)} for label, value in safety_rows(fm)],
+        "gates": [{"scope": _declared_or_none(scope), "rule": rule} for scope, rule in gates],
         "gates_note": gates_note,
         "also_declared": _other_safety_keys(fm),
     }
@@ -1718,7 +1718,7 @@ def robot_card(manifest: Manifest, report: Report) -> dict[str, Any]:
         "name": _described(_get(fm, "metadata", "robot_name"), str),
         "identity": identity(manifest),
         "facts": [
-            {"label": _heading(label), "value": _shown(_described(_get(fm, *path), kind))}
+            {"label": _heading(label), "value": _declared_or_none(_described(_get(fm, *path), kind))}
             for label, path, kind in _IDENTITY_FIELDS[1:]
         ]
         + [{"label": "RRN", "value": rrn_text(fm)}],
