@@ -118,9 +118,15 @@ def edited(content: bytes) -> bytes:
     return text.encode("utf-8")
 
 
+# (theme, the host's style variables given, framed behind the spec's sandbox proxy as web hosts do)
+HOSTS = [("light", True, False), ("dark", True, True), ("dark", False, False)]
+
+
 @pytest.mark.heavy
-@pytest.mark.parametrize("theme", ["light", "dark"])
-def test_a_host_shows_the_robot_card(theme: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("theme", "styled", "proxied"), HOSTS, ids=["light", "dark-proxied", "dark-unstyled"]
+)
+def test_a_host_shows_the_robot_card(theme: str, styled: bool, proxied: bool, tmp_path: Path) -> None:
     from app_host import show_card
 
     bob, wheeled = EXAMPLE.read_bytes(), WHEELED.read_bytes()
@@ -138,9 +144,11 @@ def test_a_host_shows_the_robot_card(theme: str, tmp_path: Path) -> None:
         False,
         True,
     ]
-    folder = SCREENSHOTS / theme
+    folder = SCREENSHOTS / f"{theme}{'-proxied' if proxied else ''}{'' if styled else '-unstyled'}"
     shutil.rmtree(folder, ignore_errors=True)
-    shown = show_card(page["text"], results, theme=theme, screenshot_dir=folder)
+    shown = show_card(
+        page["text"], results, theme=theme, screenshot_dir=folder, host_styles=styled, sandbox_proxy=proxied
+    )
     assert shown.console_errors == [] and shown.host_errors == []
     assert shown.requests == []
     assert shown.handshake[:2] == ["ui/initialize", "ui/notifications/initialized"]
