@@ -170,7 +170,7 @@ def test_healthz(server: Served) -> None:
 def test_start_line(server: Served) -> None:
     (start,) = [line for line in server.lines if " at http://" in line]
     assert start.startswith(
-        f"robot-md-mcp {m.__version__}: serving robot 'bob' from {EXAMPLE} at {server.url} "
+        f'robot-md-mcp {m.__version__}: serving robot "bob" from {EXAMPLE} at {server.url} '
     )
 
 

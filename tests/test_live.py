@@ -259,7 +259,7 @@ async def test_subscriptions_hold_only_what_this_server_serves(manifest_path) ->
             tracemalloc.stop()
             assert held < 10 * 1024 * 1024, held  # 60 MB of URIs were sent
             for uri in ("robot-md://alice/context", "robot-md://bob/nothing"):
-                with pytest.raises(MCPError, match="this server serves the robot 'bob'"):
+                with pytest.raises(MCPError, match='this server serves the robot "bob"'):
                     await client.subscribe_resource(uri)
             await client.subscribe_resource("test://watched-resource")  # as the conformance suite asks
             await client.subscribe_resource("robot-md://bob/safety")
