@@ -667,7 +667,42 @@ def _json_key(key: Any) -> str:
 
 
 def to_json(value: Any) -> str:
-    return json.dumps(json_safe(value), ensure_ascii=False, indent=2)
+    return json_text(json_safe(value), indent=2)
+
+
+# Controls, format characters (zero-width, bidi) and line/paragraph separators: shown, never obeyed.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+# Every code point of those categories in Unicode 9-16 but newline and tab (and their neighbours in
+# the blocks they sit in): the candidates, so text without them costs one scan (tests/test_visible.py
+# checks every code point against this Python's own table).
+_MAYBE_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u089f\u08e2\u180e"
+    "\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001345f"
+    "\U0001bca0-\U0001bcaf\U0001d173-\U0001d17f\U000e0000-\U000e007f]"
+)
+
+
+def _invisible(char: str) -> bool:
+    import unicodedata
+
+    return unicodedata.category(char) in _INVISIBLE_CATEGORIES
+
+
+def _json_escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    if not _invisible(char):
+        return char
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a UTF-16 surrogate pair, as JSON writes what lies beyond the BMP
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def json_text(value: Any, indent: int | None = None) -> str:
+    """`value` as JSON text, invisible characters written as `\\uXXXX` escapes: the same value to
+    any JSON reader, and nothing in the text a person or model reads is hidden."""
+    return _MAYBE_INVISIBLE.sub(_json_escaped, json.dumps(value, ensure_ascii=False, indent=indent))
 
 
 # ---------------------------------------------------------------------------
@@ -942,17 +977,11 @@ NOT_DECLARED = "not declared"
 UNKNOWN = "unknown"
 RRN_RESOLVER = "https://rcan.dev/r/"
 _ABSENT = object()
-# Any character that is not printable ASCII, a newline or a tab: a candidate for `visible`.
-_MAYBE_INVISIBLE = re.compile(r"[^\x20-\x7e\n\t]")
-# Controls, format characters (zero-width, bidi) and line/paragraph separators: shown, never obeyed.
-_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
 
 
 def _made_visible(match: re.Match[str]) -> str:
-    import unicodedata
-
     char = match.group()
-    return f"<U+{ord(char):04X}>" if unicodedata.category(char) in _INVISIBLE_CATEGORIES else char
+    return f"<U+{ord(char):04X}>" if _invisible(char) else char
 
 
 def visible(text: str) -> str:
@@ -2419,7 +2448,7 @@ class Handlers:
             data = tool.result(await self.file.version_async())
         except ManifestError as e:
             return failed(f"{NAME}: {e.for_people(self.shown_path)}")
-        text = json.dumps(data, ensure_ascii=False)
+        text = json_text(data)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)], structured_content=data
         )
