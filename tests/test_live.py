@@ -208,7 +208,7 @@ async def test_2026_era_listen_stream(manifest_path) -> None:
             assert time.monotonic() - since < DEADLINE
             listed = [r.uri for r in (await client.list_resources()).resources]
             assert listed[0] == "robot-md://bob2/context"
-            assert (await read_text(client, "robot-md://bob2/identity")).startswith("name: bob2 |")
+            assert (await read_text(client, "robot-md://bob2/identity")).startswith('name: "bob2" |')
 
 
 def test_changes_names_what_changed() -> None:

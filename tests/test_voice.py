@@ -110,7 +110,7 @@ def prompt_structure(made: str) -> list[Any]:
         elif kind == "body":
             shape = "verbatim"
         elif kind is not None:
-            shape = type(json.loads(message["text"])).__name__
+            shape = json_structure(message["text"])
         else:
             shape = structure(message["text"])
         out.append((message["role"], message["type"], kind, shape))
@@ -120,6 +120,21 @@ def prompt_structure(made: str) -> list[Any]:
 def not_verbatim(made: str) -> str:
     """A prompt's messages but the body view, which is the prose verbatim by contract."""
     return json.dumps([m for m in json.loads(made) if m.get("kind") != "body"], ensure_ascii=False)
+
+
+JSON = "application/json"
+
+
+def view_text(view: rmm.View) -> Callable[[str], str]:
+    def text_of(text: str) -> str:
+        return view.text(*served(text))
+
+    return text_of
+
+
+def json_structure(made: str) -> str:
+    """A JSON view is data (the manifest's values as they are): it parses, whatever they hold."""
+    return type(json.loads(made)).__name__
 
 
 def error_text(make: Callable[[rmm.Manifest, rmm.Report], Exception]) -> Callable[[str], str]:
@@ -159,6 +174,7 @@ WRITERS: tuple[Writer, ...] = (
     Writer("identity", lambda text: rmm.identity(served(text)[0]), structure),
     Writer("context", lambda text: rmm.context(*served(text)), briefing_structure),
     *(Writer(f"prompt {name}", prompt_text(name), prompt_structure, not_verbatim) for name in rmm.PROMPTS),
+    *(Writer(f"view {v.kind}", view_text(v), json_structure) for v in rmm.VIEWS if v.mime_type == JSON),
     Writer("an undeclared capability's error", error_text(_undeclared), structure),
     Writer("an unknown resource's error", error_text(_unknown_resource), structure),
     Writer(
