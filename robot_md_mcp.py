@@ -4381,19 +4381,22 @@ def _operation(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer
 
 def _posting(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer: bool) -> dict[str, Any]:
     """A POST that takes a ROBOT.md text as its body."""
-    text = {"schema": {"type": "string", "minLength": 1}}
+    # Any bytes but none: the text is read as the file's would be, so no JSON Schema type narrows it.
+    text = {"schema": {"not": {"const": ""}}}
     body = {
         "required": True,
-        "description": f"a ROBOT.md file's text, UTF-8, at most {MAX_HTTP_BODY_BYTES // 1024} KiB "
+        "description": f"a ROBOT.md file's text, UTF-8, at most {MAX_HTTP_BODY_BYTES // 1024} KiB, not empty "
         "(any Content-Type: the bytes are read as the file's would be)",
         "content": {"text/markdown": text, "text/plain": text},
     }
     return {"post": {**_operation(summary, ok, (400, 408, 413, *errors, 503), bearer), "requestBody": body}}
 
 
-def _view_path(view: View, bearer: bool) -> dict[str, Any]:
-    name = {"name": "name", "in": "path", "required": True, "schema": TEXT}
+def _view_path(view: View, robot: str | None, bearer: bool) -> dict[str, Any]:
+    name: dict[str, Any] = {"name": "name", "in": "path", "required": True, "schema": TEXT}
     name["description"] = "the robot's metadata.robot_name (GET /health names it)"
+    if robot is not None:
+        name["example"] = robot
     ok = {"description": view.description, "content": {view.mime_type: {"schema": view.schema}}}
     get = _operation(view.title, ok, (404, 503), bearer)
     return {"get": {**get, "operationId": f"get_{view.kind}", "parameters": [name]}}
@@ -4416,7 +4419,7 @@ def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
         },
         VALIDATE_PATH: _posting("Validate a ROBOT.md (as `validate --json`)", report, (), bearer),
         RENDER_PATH: _posting("Render a ROBOT.md's frontmatter as canonical YAML", rendered, (422,), bearer),
-        **{f"{ROBOTS_PATH}/{{name}}/{view.kind}": _view_path(view, bearer) for view in VIEWS},
+        **{f"{ROBOTS_PATH}/{{name}}/{view.kind}": _view_path(view, robot, bearer) for view in VIEWS},
     }
     served = f"the robot {quoted(robot)}" if robot is not None else "one robot"
     document: dict[str, Any] = {
