@@ -4319,11 +4319,12 @@ ERROR_SCHEMA = object_schema(error={**TEXT, "description": "one line saying what
 HEALTH_SCHEMA = object_schema(ok={"const": True}, robot={**TEXT, "description": "metadata.robot_name"})
 
 
-def posted_snapshot(body: bytes) -> Snapshot:
-    """A POSTed manifest as the file's bytes would be read: decoded, parsed
-    within the same budgets; any failure a one-line ManifestError."""
+def from_posted(body: bytes, made: Callable[[Snapshot], Any]) -> Any:
+    """What `made` makes of a POSTed manifest read as the file's bytes would
+    be: decoded, parsed within the same budgets; any failure, running out
+    of memory included, a one-line ManifestError."""
     try:
-        return Snapshot(parse(decode(body).text), "")
+        return made(Snapshot(parse(decode(body).text), ""))
     except ManifestError:
         raise
     except Exception as e:  # MemoryError and RecursionError included, as for the file
@@ -4334,7 +4335,7 @@ def posted_snapshot(body: bytes) -> Snapshot:
 def validate_json(body: bytes) -> str:
     """What `validate --json` prints for this text (parse errors included)."""
     try:
-        report = posted_snapshot(body).report
+        report: Report = from_posted(body, lambda snap: snap.report)
     except ManifestError as e:
         report = Report.from_error(e)
     return json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n"
@@ -4344,9 +4345,10 @@ def render_yaml(body: bytes) -> tuple[int, bytes]:
     """What `render` prints for this text (200), or 422 and the error that
     `render` would print instead."""
     try:
-        return 200, posted_snapshot(body).rendered.encode("utf-8")
+        rendered: str = from_posted(body, lambda snap: snap.rendered)
     except ManifestError as e:
         return 422, error_body(f"cannot render this manifest: {e.for_people()}")
+    return 200, rendered.encode("utf-8")
 
 
 def _json_content(schema: dict[str, Any], description: str) -> dict[str, Any]:
