@@ -4508,6 +4508,23 @@ class RestApi:
         kind = view.mime_type + ("; charset=utf-8" if view.mime_type.startswith("text/") else "")
         return HttpAnswer(200, text.encode("utf-8"), content_type=kind.encode())
 
+    async def not_found(self, request: Any, exc: Any) -> Any:
+        """Every unknown path: 404 JSON. Under /robots/ it names the robot and
+        the views served (a name no route pattern matches, e.g. with a
+        newline, is still looked up: routes match no line breaks)."""
+        path: str = request.scope["path"]
+        name, _, kind = path.removeprefix(ROBOTS_PATH + "/").rpartition("/")
+        if path.startswith(ROBOTS_PATH + "/") and kind in VIEW and request.method in ("GET", "HEAD"):
+            return _response(await self.view(VIEW[kind], name))
+        if path.startswith(ROBOTS_PATH + "/"):
+            views = ", ".join(view.kind for view in VIEWS)
+            message = (
+                f"no such path: {_theirs(path)}; GET {ROBOTS_PATH}/<robot>/<view> with a view of: {views}"
+            )
+        else:
+            message = f"no such path: {_theirs(path)}; the paths served are listed at {OPENAPI_PATH}"
+        return _response(refused(404, message))
+
     async def validate(self, request: Any) -> Any:
         async def work(body: bytes) -> HttpAnswer:
             import anyio.to_thread
@@ -4550,11 +4567,6 @@ def _response(answer: HttpAnswer) -> Any:
     return Response(answer.body, answer.status, headers, media_type=answer.content_type.decode())
 
 
-async def _not_found(request: Any, exc: Any) -> Any:
-    message = f"no such path: {_theirs(request.url.path)}; the paths served are listed at {OPENAPI_PATH}"
-    return _response(refused(404, message))
-
-
 async def _not_allowed(request: Any, exc: Any) -> Any:
     allowed = (exc.headers or {}).get("Allow", "")
     message = f"{request.method} is not allowed on {_theirs(request.url.path)}; allowed: {allowed}"
@@ -4594,7 +4606,7 @@ def http_app(
         # HttpGuard makes room at limits.sessions; this bounds initializes still in flight.
         max_sessions=limits.sessions + 4 * limits.connections,
     )
-    app.add_exception_handler(404, _not_found)  # every unknown path and wrong method: JSON
+    app.add_exception_handler(404, rest.not_found)  # every unknown path and wrong method: JSON
     app.add_exception_handler(405, _not_allowed)
     return HttpGuard(app, listener, server.live, limits)
 

@@ -248,3 +248,9 @@ def test_at_most_two_parses_at_once_then_503_with_retry_after(server: Served) ->
         error_of(503, headers, answer)
     assert len({b for s, _, b in results if s == 200}) == 1
     assert server.request("POST", m.VALIDATE_PATH, body)[0] == 200  # and the slots come back
+
+
+def test_an_unknown_view_is_404_listing_the_views(server: Served) -> None:
+    status, headers, body = server.request("GET", f"/robots/{quote(robot_name())}/nope")
+    message = error_of(status, headers, body)
+    assert status == 404 and all(view.kind in message for view in m.VIEWS), message
