@@ -60,6 +60,7 @@ import itertools
 import json
 import logging
 import math
+import queue
 import re
 import shlex
 import shutil
@@ -255,6 +256,93 @@ def read_source(path: Path) -> Source:
 
 def _os_reason(e: OSError) -> str:
     return (e.strerror or str(e)).lower()
+
+
+# A read of the manifest the file system has not answered by then (sshfs, NFS
+# or SMB that stopped answering, a disk spinning up) fails its request; shorter
+# than the stdio grace after end of input (EOF_GRACE_SECONDS), so such a
+# request is still answered.
+READ_DEADLINE_SECONDS = 2.0
+
+
+class _Read:
+    """One read of the file: its number (1, 2, ...) and, once finished, its outcome."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.started = time.monotonic()
+        self.finished = threading.Event()
+        self.source: Source | None = None
+        self.error: ManifestError | None = None
+
+
+class OneReadAtATime:
+    """Reads the file on a daemon thread of its own, one read at a time, each
+    waited for at most `deadline` seconds. A read stuck in the file system
+    cannot be interrupted and ties up whatever thread makes it: here that is
+    a daemon thread, which nothing waits for at exit; and while it is stuck
+    every caller fails at once with the same error instead of stacking up
+    more stuck reads."""
+
+    def __init__(self, path: Path, deadline: float = READ_DEADLINE_SECONDS) -> None:
+        self.path = path
+        self.deadline = deadline
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[_Read] = queue.SimpleQueue()
+        self._current: _Read | None = None
+        self._reader: threading.Thread | None = None
+
+    def source(self) -> Source:
+        """The file as a read begun after this call finds it: a caller that
+        arrives while a read is under way waits for it (at most until its
+        deadline), then shares the next one; one past its deadline fails
+        the call at once."""
+        with self._lock:
+            arrived = self._current.number if self._current else 0
+        while True:
+            job = self._join_or_start()
+            if not job.finished.wait(max(0.0, job.started + self.deadline - time.monotonic())):
+                raise self.stalled()
+            if job.number > arrived:  # begun after this call: it saw any edit made before it
+                if job.source is None:
+                    raise job.error or ManifestError("cannot read", self.path, about_file=True)
+                return job.source
+
+    def stalled(self) -> ManifestError:
+        return ManifestError(
+            f"the file system has not answered a read within {self.deadline:g} s; "
+            "check the disk or network share the file is on",
+            self.path,
+            about_file=True,
+        )
+
+    def in_flight(self) -> bool:
+        """A read is under way (or stuck)."""
+        job = self._current
+        return job is not None and not job.finished.is_set()
+
+    def _join_or_start(self) -> _Read:
+        with self._lock:
+            job = self._current
+            if job is None or job.finished.is_set():
+                job = self._current = _Read(job.number + 1 if job else 1)
+                if self._reader is None:
+                    self._reader = threading.Thread(target=self._read_each, daemon=True)
+                    self._reader.start()
+                self._jobs.put(job)
+            return job
+
+    def _read_each(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                job.source = read_source(self.path)
+            except ManifestError as e:
+                job.error = e
+            except Exception as e:  # MemoryError included: the caller gets one line, the reader goes on
+                job.error = ManifestError(f"cannot read: {type(e).__name__}", self.path, about_file=True)
+            finally:
+                job.finished.set()
 
 
 # ---------------------------------------------------------------------------
@@ -1777,8 +1865,14 @@ class ManifestFile:
     parse or prepare is remembered too: a hostile file costs one parse, not
     one per request."""
 
-    def __init__(self, path: Path, trusted_keys: TrustedKeys | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        trusted_keys: TrustedKeys | None = None,
+        read_deadline: float = READ_DEADLINE_SECONDS,
+    ) -> None:
         self.path = path
+        self.reads = OneReadAtATime(path, read_deadline)  # off the event loop, within a deadline
         self.trusted_keys = trusted_keys  # what the signature is checked against
         self.last: Snapshot | None = None  # the version parsed most recently
         self._failed: tuple[str, ManifestError] | None = None  # digest and error of a broken version
@@ -1788,20 +1882,17 @@ class ManifestFile:
     def version(self, prepare: bool = False) -> Snapshot:
         """The version the file holds now (`prepare`: everything derived made
         before anyone else can see it)."""
-        source = read_source(self.path)
+        source = self.reads.source()
         return self._known(source) or self._new_version(source, prepare)
 
     async def version_async(self) -> Snapshot:
-        """The version the file holds now, prepared, for a request: reading
-        is quick; a new version is parsed and prepared on a worker thread, so
-        no manifest, however hostile, stalls serving the other requests."""
+        """The version the file holds now, prepared, for a request: read,
+        and if new parsed and prepared, on a worker thread, so neither a
+        file system that stops answering nor a manifest however hostile
+        stalls serving the other requests."""
         import anyio.to_thread
 
-        source = read_source(self.path)
-        known = self._known(source)
-        if known is not None:
-            return known
-        return await anyio.to_thread.run_sync(self._new_version, source, True)
+        return await anyio.to_thread.run_sync(self.version, True)
 
     def _known(self, source: Source) -> Snapshot | None:
         """The version these bytes were parsed into already, if any (a
@@ -2949,12 +3040,18 @@ def _stdio_wire() -> Iterator[tuple[Any, Any]]:
         wire_out.close()
 
 
-def end_at_once(signum: int, frame: Any) -> None:
-    """Ctrl-C while serving over stdio: the process ends now, exit 130,
-    whatever it is doing (writing to a client that stopped reading, a worker
-    preparing a slow manifest): a read-only server has nothing to finish.
-    (SIGTERM keeps the system's default: it ends the process as at once.)"""
-    os._exit(ExitCode.INTERRUPTED)
+def end_now(code: int, descriptors: Iterable[int]) -> None:
+    """End the process at once, `descriptors` closed first: a thread stuck in a
+    read of the file system keeps the process, and every descriptor it holds,
+    until that read returns, and no client may wait on that. A negative code
+    is death by that signal, as the system's default action would be."""
+    for fd in descriptors:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code if code >= 0 else 128 - code)
 
 
 def serve_stdio(
@@ -2972,8 +3069,18 @@ def serve_stdio(
     import anyio.from_thread
     import anyio.lowlevel
 
+    wire = [0, 1, 2]  # closed before the process ends on a signal, the wire's own copies too
+
+    def end(signum: int, frame: Any) -> None:
+        """Ctrl-C: exit 130, whatever the server is doing (writing to a client
+        that stopped reading, a worker preparing a slow manifest, a read the
+        file system does not answer): a read-only server has nothing to
+        finish. SIGTERM: death by it, as its default action, the wire closed first."""
+        end_now(ExitCode.INTERRUPTED if signum == signal.SIGINT else -signum, wire)
+
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, end_at_once)
+        signal.signal(signal.SIGINT, end)
+        signal.signal(signal.SIGTERM, end)
     log_to_stderr()
     with sdk_loading():
         server = build_server(manifest_file, poll_seconds=poll_seconds)
@@ -3002,7 +3109,10 @@ def serve_stdio(
                 reading.cancel_scope.cancel()  # the server ended first: stop reading
 
     with _stdio_wire() as (wire_in, wire_out):
+        wire.extend((wire_in.fileno(), wire_out.fileno()))
         anyio.run(run, wire_in, wire_out)
+    if manifest_file.reads.in_flight():  # stuck: exiting would keep stdout open until it returns
+        end_now(ExitCode.OK, [0, 1, 2])
     return ExitCode.OK
 
 
@@ -3689,6 +3799,24 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
     )
 
 
+def end_if_stuck_when_stopped(server: Any, reads: OneReadAtATime, listener: HttpListener) -> None:
+    """On a daemon thread while serving: told to stop (Ctrl-C, SIGTERM: uvicorn
+    sets `should_exit`) while a read of the file is under way, the server ends
+    at once, exit 0, its listener and connections closed first, rather than
+    wait on a read the file system may never answer (uvicorn's graceful stop
+    would, and so would the process's exit: see end_now)."""
+    while not (server.should_exit and reads.in_flight()):
+        time.sleep(0.1)
+    sockets = [listener.socket.fileno()]
+    for _ in range(3):  # the set belongs to the event loop's thread: it may change while copied
+        with contextlib.suppress(RuntimeError):
+            connections = list(server.server_state.connections)
+            found = [c.transport.get_extra_info("socket") for c in connections if c.transport]
+            sockets += [sock.fileno() for sock in found if sock is not None]
+            break
+    end_now(ExitCode.OK, sockets)
+
+
 def serve_http(
     manifest_file: ManifestFile, listener: HttpListener, robot: str, limits: HttpLimits = HttpLimits()
 ) -> int:
@@ -3721,6 +3849,8 @@ def serve_http(
             flush=True,
         )
         if not stopping:
+            args = (running[0], manifest_file.reads, listener)
+            threading.Thread(target=end_if_stuck_when_stopped, args=args, daemon=True).start()
             running[0].run(sockets=[listener.socket])
     finally:
         for sig, handler in previous.items():
