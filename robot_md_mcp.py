@@ -266,14 +266,21 @@ READ_DEADLINE_SECONDS = 2.0
 
 
 class _Read:
-    """One read of the file: its number (1, 2, ...) and, once finished, its outcome."""
+    """One read of the file: its number (1, 2, ...) and, once finished, its
+    outcome; `wake`: what to call then (an event loop's waiters)."""
 
     def __init__(self, number: int) -> None:
         self.number = number
         self.started = time.monotonic()
         self.finished = threading.Event()
+        self.wake: list[Callable[[], object]] = []
         self.source: Source | None = None
         self.error: ManifestError | None = None
+
+
+def _settle(waiter: Any) -> None:
+    if not waiter.done():  # (a waiter past the deadline has been cancelled)
+        waiter.set_result(None)
 
 
 class OneReadAtATime:
@@ -282,7 +289,12 @@ class OneReadAtATime:
     cannot be interrupted and ties up whatever thread makes it: here that is
     a daemon thread, which nothing waits for at exit; and while it is stuck
     every caller fails at once with the same error instead of stacking up
-    more stuck reads."""
+    more stuck reads.
+
+    A caller gets the file as a read begun after its call finds it: one that
+    arrives while a read is under way waits for it (at most until that
+    read's deadline), then shares the next one; while a read is past its
+    deadline, every call fails at once."""
 
     def __init__(self, path: Path, deadline: float = READ_DEADLINE_SECONDS) -> None:
         self.path = path
@@ -293,20 +305,36 @@ class OneReadAtATime:
         self._reader: threading.Thread | None = None
 
     def source(self) -> Source:
-        """The file as a read begun after this call finds it: a caller that
-        arrives while a read is under way waits for it (at most until its
-        deadline), then shares the next one; one past its deadline fails
-        the call at once."""
-        with self._lock:
-            arrived = self._current.number if self._current else 0
+        """The file's content, waiting on this thread."""
+        arrived = self._last_number()
         while True:
             job = self._join_or_start()
-            if not job.finished.wait(max(0.0, job.started + self.deadline - time.monotonic())):
-                raise self.stalled()
-            if job.number > arrived:  # begun after this call: it saw any edit made before it
-                if job.source is None:
-                    raise job.error or ManifestError("cannot read", self.path, about_file=True)
-                return job.source
+            job.finished.wait(self._left(job))
+            source = self._outcome(job, arrived)
+            if source is not None:
+                return source
+
+    async def source_async(self) -> Source:
+        """The file's content, awaited: the event loop goes on serving
+        meanwhile, woken by the reader when the read is done (asyncio's
+        call_soon_threadsafe: the one wake-up that does not hold the reader)."""
+        import asyncio
+
+        import anyio
+
+        loop, arrived = asyncio.get_running_loop(), self._last_number()
+        while True:
+            job, done = self._join_or_start(), loop.create_future()
+            with self._lock:
+                if job.finished.is_set():
+                    done.set_result(None)
+                else:
+                    job.wake.append(functools.partial(loop.call_soon_threadsafe, _settle, done))
+            with anyio.move_on_after(self._left(job)):
+                await done
+            source = self._outcome(job, arrived)
+            if source is not None:
+                return source
 
     def stalled(self) -> ManifestError:
         return ManifestError(
@@ -320,6 +348,25 @@ class OneReadAtATime:
         """A read is under way (or stuck)."""
         job = self._current
         return job is not None and not job.finished.is_set()
+
+    def _last_number(self) -> int:
+        with self._lock:
+            return self._current.number if self._current else 0
+
+    def _left(self, job: _Read) -> float:
+        return max(0.0, job.started + self.deadline - time.monotonic())
+
+    def _outcome(self, job: _Read, arrived: int) -> Source | None:
+        """What `job` gives a caller that arrived after read number `arrived`:
+        its content, or None if it began before the call (it may predate an
+        edit the caller made: read again), or its error; stalled if unfinished."""
+        if not job.finished.is_set():
+            raise self.stalled()
+        if job.number <= arrived:
+            return None
+        if job.source is None:
+            raise job.error or ManifestError("cannot read", self.path, about_file=True)
+        return job.source
 
     def _join_or_start(self) -> _Read:
         with self._lock:
@@ -341,8 +388,11 @@ class OneReadAtATime:
                 job.error = e
             except Exception as e:  # MemoryError included: the caller gets one line, the reader goes on
                 job.error = ManifestError(f"cannot read: {type(e).__name__}", self.path, about_file=True)
-            finally:
+            with self._lock:
                 job.finished.set()
+            for wake in job.wake:
+                with contextlib.suppress(Exception):  # a loop that has ended has no one to wake
+                    wake()
 
 
 # ---------------------------------------------------------------------------
@@ -1886,13 +1936,17 @@ class ManifestFile:
         return self._known(source) or self._new_version(source, prepare)
 
     async def version_async(self) -> Snapshot:
-        """The version the file holds now, prepared, for a request: read,
-        and if new parsed and prepared, on a worker thread, so neither a
-        file system that stops answering nor a manifest however hostile
-        stalls serving the other requests."""
+        """The version the file holds now, prepared, for a request: read on
+        the reader's thread and, if new, parsed and prepared on a worker
+        thread, so neither a file system that stops answering nor a manifest
+        however hostile stalls serving the other requests."""
         import anyio.to_thread
 
-        return await anyio.to_thread.run_sync(self.version, True)
+        source = await self.reads.source_async()
+        known = self._known(source)
+        if known is not None:
+            return known
+        return await anyio.to_thread.run_sync(self._new_version, source, True)
 
     def _known(self, source: Source) -> Snapshot | None:
         """The version these bytes were parsed into already, if any (a
