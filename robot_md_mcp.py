@@ -4150,6 +4150,7 @@ def load_manifest(
         environ = {k: v for k, v in environ.items() if k != PATH_ENV}
     if word is not None and not command.said_verb and _looks_like_a_verb(word):
         raise UsageError(f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder")
+    manifest_file = None
     try:
         manifest_file = ManifestFile(resolve_manifest_path(word, environ), keys)
         snap = manifest_file.version()
@@ -4158,6 +4159,10 @@ def load_manifest(
         hint = f"pass a path: {invoked_as()} /path/to/{MANIFEST_FILENAME}"
         raise Exit(ExitCode.USAGE, f"{NAME}: {e.what}; {hint}", e) from None
     except ManifestError as e:
+        if manifest_file is not None and manifest_file.reads.in_flight():
+            # Stuck: the process lives on until the read returns; whoever started it hears now.
+            print(e.one_line(), file=sys.stderr, flush=True)
+            end_now(ExitCode.CANNOT_USE, [0, 1, 2])
         raise Exit(ExitCode.CANNOT_USE, e.one_line(), e) from None
 
 

@@ -28,7 +28,7 @@ from conftest import EXAMPLE, need
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client, MCPError
-from serving import MCP_HEADERS, RawServer, Served
+from serving import MCP_HEADERS, SERVER, RawServer, Served
 
 import robot_md_mcp as rmm
 
@@ -321,3 +321,62 @@ def test_http_with_a_read_stalled_on_fuse(stalling_mount: tuple[Path, Path], sig
             server.proc.wait(timeout=20)
     assert code == rmm.ExitCode.OK
     assert "Traceback" not in server.stderr
+
+
+@pytest.mark.heavy
+def test_stdio_end_of_input_with_a_read_stalled_on_fuse(stalling_mount: tuple[Path, Path]) -> None:
+    """stdin closes while a read is stuck: the request is still answered (the deadline is shorter
+    than the end-of-input grace), then stdout closes at once; exit 0 once reaped."""
+    path, flag = stalling_mount
+    uri = "robot-md://bob/identity"
+    with RawServer(path) as server:
+        server.handshake()
+        flag.touch()
+        start = time.monotonic()
+        server.send({"jsonrpc": "2.0", "id": "stuck", "method": "resources/read", "params": {"uri": uri}})
+        time.sleep(0.2)
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+        assert STALLED in server.response("stuck", timeout=rmm.READ_DEADLINE_SECONDS + 1)["error"]["message"]
+        assert _stdout_closed_within(server, 1.0), server.stderr
+        assert time.monotonic() - start < rmm.READ_DEADLINE_SECONDS + 1.5
+        code = server.proc.wait(timeout=MAX_STALL + 10)
+    assert code == rmm.ExitCode.OK
+    assert "Traceback" not in server.stderr
+
+
+def _read_to_end(stream: Any, into: list[bytes]) -> threading.Thread:
+    thread = threading.Thread(target=lambda: into.append(stream.read()), daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("transport", [[], ["--http", "127.0.0.1:0"]], ids=["stdio", "http"])
+def test_a_start_with_the_read_stalled_on_fuse(
+    stalling_mount: tuple[Path, Path], transport: list[str]
+) -> None:
+    """The first read is stuck: one line on stderr at the deadline, stdout and stderr closed at
+    once; exit 1 once reaped."""
+    path, flag = stalling_mount
+    flag.touch()
+    start = time.monotonic()
+    argv = [*SERVER, str(path), *transport]
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out: list[bytes] = []
+    err: list[bytes] = []
+    try:
+        readers = [_read_to_end(proc.stdout, out), _read_to_end(proc.stderr, err)]
+        for reader in readers:
+            reader.join(timeout=rmm.READ_DEADLINE_SECONDS + 1.5 - (time.monotonic() - start))
+        assert out == [b""] and len(err) == 1, "stdout and stderr still open after the deadline"
+        assert proc.poll() is None  # the read is still stuck, and with it the process
+        code = proc.wait(timeout=MAX_STALL + 10)
+    finally:
+        flag.unlink(missing_ok=True)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=20)
+    lines = err[0].decode().splitlines()
+    assert len(lines) == 1 and STALLED in lines[0] and str(path) in lines[0], err
+    assert code == rmm.ExitCode.CANNOT_USE
