@@ -102,3 +102,17 @@ def test_a_request_before_initialize_is_told_to_initialize_first() -> None:
     }
     assert "result" in answers[2]
     assert answers[3]["error"]["code"] == -32602 and "initialize first" not in answers[3]["error"]["message"]
+
+
+def test_uvicorn_server_canary() -> None:
+    """end_if_stuck_when_stopped() reads uvicorn.Server's `should_exit` (which uvicorn's signal
+    handling sets, and serve_http sets too) and closes the sockets of `server_state.connections`
+    (each a protocol with its `transport`): there is no public list of a server's connections."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app=None))
+    assert server.should_exit is False
+    assert isinstance(server.server_state.connections, set)
+    assert "self.should_exit = True" in inspect.getsource(uvicorn.Server.handle_exit)
+    source = inspect.getsource(uvicorn.Server)
+    assert "self.server_state.connections" in source, "uvicorn.Server changed: server_state.connections"
