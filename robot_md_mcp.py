@@ -344,10 +344,10 @@ class OneReadAtATime:
             about_file=True,
         )
 
-    def in_flight(self) -> bool:
-        """A read is under way (or stuck)."""
+    def in_flight(self, seconds: float = 0.0) -> bool:
+        """A read has been under way (or stuck) for over `seconds`."""
         job = self._current
-        return job is not None and not job.finished.is_set()
+        return job is not None and not job.finished.is_set() and time.monotonic() - job.started > seconds
 
     def _last_number(self) -> int:
         with self._lock:
@@ -3853,15 +3853,24 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
     )
 
 
+# A read under way this long when the server is told to stop is taken for stuck
+# (a healthy one, even over a network, takes milliseconds): ending then keeps
+# the stop within a second.
+_STUCK_SECONDS = 0.25
+
+
 def end_if_stuck_when_stopped(server: Any, reads: OneReadAtATime, listener: HttpListener) -> None:
     """On a daemon thread while serving: told to stop (Ctrl-C, SIGTERM: uvicorn
-    sets `should_exit`) while a read of the file is under way, the server ends
+    sets `should_exit`) while a read of the file is stuck, the server ends
     at once, exit 0, its listener and connections closed first, rather than
     wait on a read the file system may never answer (uvicorn's graceful stop
     would, and so would the process's exit: see end_now)."""
-    while not (server.should_exit and reads.in_flight()):
+    while not (server.should_exit and reads.in_flight(_STUCK_SECONDS)):
         time.sleep(0.1)
-    sockets = [listener.socket.fileno()]
+    with contextlib.suppress(Exception):  # stderr is best effort
+        print(f"{NAME}: stopped; the file system has not answered a read of {reads.path}", file=sys.stderr)
+        sys.stderr.flush()
+    sockets = [listener.socket.fileno(), 0, 1, 2]
     for _ in range(3):  # the set belongs to the event loop's thread: it may change while copied
         with contextlib.suppress(RuntimeError):
             connections = list(server.server_state.connections)

@@ -321,6 +321,7 @@ def test_http_with_a_read_stalled_on_fuse(stalling_mount: tuple[Path, Path], sig
             server.proc.wait(timeout=20)
     assert code == rmm.ExitCode.OK
     assert "Traceback" not in server.stderr
+    assert f"stopped; the file system has not answered a read of {path}" in server.stderr
 
 
 @pytest.mark.heavy
