@@ -111,7 +111,7 @@ def test_uvicorn_server_canary() -> None:
     import uvicorn
     import uvicorn.server
 
-    server = uvicorn.Server(uvicorn.Config(app=None))
+    server = uvicorn.Server(uvicorn.Config(app="robot_md_mcp:main"))
     assert server.should_exit is False
     assert isinstance(server.server_state.connections, set)
     # (the module's source: sse-starlette, which the SDK loads, wraps Server.handle_exit)
