@@ -279,7 +279,7 @@ class _Read:
 
 
 def _settle(waiter: Any) -> None:
-    if not waiter.done():  # (a waiter past the deadline has been cancelled)
+    if not waiter.done():  # (woken by the reader and by its deadline's timer: the first counts)
         waiter.set_result(None)
 
 
@@ -316,22 +316,20 @@ class OneReadAtATime:
 
     async def source_async(self) -> Source:
         """The file's content, awaited: the event loop goes on serving
-        meanwhile, woken by the reader when the read is done (asyncio's
-        call_soon_threadsafe: the one wake-up that does not hold the reader)."""
+        meanwhile, woken by the reader when the read is done, or by a timer
+        at its deadline (asyncio's own, the cheapest: this is every request's path)."""
         import asyncio
-
-        import anyio
 
         loop, arrived = asyncio.get_running_loop(), self._last_number()
         while True:
-            job, done = self._join_or_start(), loop.create_future()
-            with self._lock:
-                if job.finished.is_set():
-                    done.set_result(None)
-                else:
-                    job.wake.append(functools.partial(loop.call_soon_threadsafe, _settle, done))
-            with anyio.move_on_after(self._left(job)):
-                await done
+            done = loop.create_future()
+            job = self._join_or_start(functools.partial(loop.call_soon_threadsafe, _settle, done))
+            if not job.finished.is_set():
+                timer = loop.call_later(self._left(job), _settle, done)
+                try:
+                    await done
+                finally:
+                    timer.cancel()
             source = self._outcome(job, arrived)
             if source is not None:
                 return source
@@ -368,7 +366,9 @@ class OneReadAtATime:
             raise job.error or ManifestError("cannot read", self.path, about_file=True)
         return job.source
 
-    def _join_or_start(self) -> _Read:
+    def _join_or_start(self, wake: Callable[[], object] | None = None) -> _Read:
+        """The read under way, or a new one; `wake` is called when it is
+        done, unless it is done already."""
         with self._lock:
             job = self._current
             if job is None or job.finished.is_set():
@@ -377,6 +377,8 @@ class OneReadAtATime:
                     self._reader = threading.Thread(target=self._read_each, daemon=True)
                     self._reader.start()
                 self._jobs.put(job)
+            if wake is not None:
+                job.wake.append(wake)
             return job
 
     def _read_each(self) -> None:
