@@ -43,6 +43,7 @@ class GatedReads:
         self.gate.set()
         self._lock = threading.Lock()
         self.in_flight = self.most_at_once = self.reads = 0
+        self.pause = 0.0
         self.real = rmm.read_source
 
     def __call__(self, path: Path) -> rmm.Source:
@@ -52,7 +53,9 @@ class GatedReads:
             self.most_at_once = max(self.most_at_once, self.in_flight)
         try:
             self.gate.wait(timeout=20)  # every stall ends by itself
-            return self.real(path)
+            source = self.real(path)
+            time.sleep(self.pause)  # a read that takes a while: the file may change before it returns
+            return source
         finally:
             with self._lock:
                 self.in_flight -= 1
@@ -77,16 +80,20 @@ def _number(snap: rmm.Snapshot) -> int:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(callers=st.integers(1, 12), edits=st.lists(st.floats(0, 0.004), max_size=6))
+@given(
+    callers=st.lists(st.sampled_from(["thread", "task"]), min_size=1, max_size=12),
+    edits=st.lists(st.floats(0, 0.004), max_size=6),
+)
 def test_concurrent_callers_share_one_read_at_a_time_and_see_every_edit_made_before(
-    tmp_path: Path, gated: GatedReads, callers: int, edits: list[float]
+    tmp_path: Path, gated: GatedReads, callers: list[str], edits: list[float]
 ) -> None:
-    """Any number of callers at once, the file edited meanwhile: never two reads at once, and each
+    """Any number of callers at once (threads calling version(), tasks on an event loop awaiting
+    version_async(), as requests do), the file edited meanwhile: never two reads at once, and each
     caller gets a version at least as new as the file was when it called."""
     path = tmp_path / "ROBOT.md"
     _numbered(path, 0)
     mf = rmm.ManifestFile(path)
-    gated.most_at_once = 0
+    gated.most_at_once, gated.pause = 0, 0.002
     written = [0]
     seen: list[tuple[int, int]] = []  # (the file's number when the caller called, the number it got)
 
@@ -94,19 +101,29 @@ def test_concurrent_callers_share_one_read_at_a_time_and_see_every_edit_made_bef
         before = written[-1]
         seen.append((before, _number(mf.version())))
 
+    async def call_async() -> None:
+        before = written[-1]
+        seen.append((before, _number(await mf.version_async())))
+
+    async def tasks() -> None:
+        async with anyio.create_task_group() as group:
+            for _ in range(callers.count("task")):
+                group.start_soon(call_async)
+
     def edit() -> None:
         for n, pause in enumerate(edits, 1):
             time.sleep(pause)
             _numbered(path, n)
             written.append(n)
 
-    threads = [threading.Thread(target=edit)] + [threading.Thread(target=call) for _ in range(callers)]
+    threads = [threading.Thread(target=edit), threading.Thread(target=anyio.run, args=(tasks,))]
+    threads += [threading.Thread(target=call) for _ in range(callers.count("thread"))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=10)
     assert gated.most_at_once == 1
-    assert len(seen) == callers and all(got >= before for before, got in seen), seen
+    assert len(seen) == len(callers) and all(got >= before for before, got in seen), seen
 
 
 def test_a_stuck_read_fails_its_caller_at_the_deadline_and_later_callers_at_once(
