@@ -2905,6 +2905,10 @@ class _Unanswered:
         self.none_left = anyio.Event()
 
     def add(self, request_id: Any) -> None:
+        import anyio
+
+        if self.none_left.is_set():  # re-armed: answered before, outstanding again
+            self.none_left = anyio.Event()
         self.ids[request_id] += 1
 
     def done(self, request_id: Any) -> None:

@@ -356,9 +356,7 @@ def test_stdio_end_of_input_with_a_read_stalled_on_fuse(stalling_mount: tuple[Pa
         time.sleep(0.2)
         assert server.proc.stdin is not None
         server.proc.stdin.close()
-        # Answered, with an error: the stall's own once every request in flight at end of input is
-        # seen through (issue #27 item 3); until then the SDK's "Connection closed".
-        assert "error" in server.response("stuck", timeout=rmm.READ_DEADLINE_SECONDS + 1)
+        assert STALLED in server.response("stuck", timeout=rmm.READ_DEADLINE_SECONDS + 1)["error"]["message"]
         assert _stdout_closed_within(server, 1.0), server.stderr
         assert time.monotonic() - start < rmm.READ_DEADLINE_SECONDS + 1.5
         code = server.proc.wait(timeout=MAX_STALL + 10)
