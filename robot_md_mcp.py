@@ -20,7 +20,8 @@ The module reads top-down, each section using only those above it
 One request, from file to wire: a `resources/read` arrives on the wire (8:
 classify_line, or 9: HttpGuard), reaches Handlers.read_resource (7), which asks
 ManifestFile.version_async (5) for the version the file holds now: read_source
-(1) reads it, parse (2) makes a Manifest the first time these bytes are seen,
+(1) reads it on the reader's own thread (OneReadAtATime: never on the event
+loop), parse (2) makes a Manifest the first time these bytes are seen,
 and Snapshot keeps its validation (3) and its views (4, VIEWS) for every later
 request; the view's text goes back as the SDK's ReadResourceResult.
 
