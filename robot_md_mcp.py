@@ -71,11 +71,14 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, cast
 
 import yaml
 
 if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads only to serve (section 6)
+    import argparse  # loaded by the command line only, to parse one
+    import subprocess  # loaded by install only, to run claude
+
     from mcp import types
     from mcp.server import ServerRequestContext
     from mcp.server.context import CallNext, HandlerResult
@@ -1187,58 +1190,79 @@ def identity(manifest: Manifest) -> str:
     return line if manifest.signature is None else f"{line} | gateway: {gateway_verdict(manifest.signature)}"
 
 
-def _safety_lines(fm: dict[str, Any]) -> list[str]:
+_APPROVAL = "Treat every motion as needing the operator's explicit approval."
+# (label, key under safety, unit) of the numeric limits, in the briefing's order.
+_LIMITS = (
+    ("Payload limit", "payload_kg", "kg"),
+    ("Max joint velocity", "max_joint_velocity_dps", "deg/s"),
+    ("Max linear velocity", "max_linear_velocity_ms", "m/s"),
+)
+
+
+def _safety_alert(fm: dict[str, Any]) -> tuple[str, str] | None:
+    """(what is wrong, its detail) when the safety block is absent or not a mapping."""
     safety = fm.get("safety", _ABSENT)
-    lines = []
     if safety is _ABSENT or safety is None:
-        lines.append(
-            "- **No safety block is declared.** Treat every motion as needing the operator's "
-            "explicit approval."
-        )
-    elif not isinstance(safety, dict):
-        lines.append(
-            "- **The safety block is not a mapping** (limits unknown). Treat every motion as needing "
-            "the operator's explicit approval."
-        )
+        return "No safety block is declared.", ""
+    if not isinstance(safety, dict):
+        return "The safety block is not a mapping", " (limits unknown)."
+    return None
+
+
+def _estop_text(fm: dict[str, Any]) -> str:
     estop = _get(fm, "safety", "estop")
     if estop is _ABSENT or estop is None:
-        lines.append(f"- E-stop: {NOT_DECLARED if estop is _ABSENT else UNKNOWN}")
-    else:
-        software = _described(_get(estop, "software"), bool)
-        hardware = _described(_get(estop, "hardware"), bool)
-        response = _described(_get(estop, "response_ms"), _NUMBER, "ms")
-        lines.append(f"- E-stop: software {software}, hardware {hardware}, response {response}")
-    lines += _gate_lines(_get(fm, "safety", "hitl_gates"))
-    limits = (
-        ("Payload limit", "payload_kg", "kg"),
-        ("Max joint velocity", "max_joint_velocity_dps", "deg/s"),
-        ("Max linear velocity", "max_linear_velocity_ms", "m/s"),
-    )
-    for label, key, unit in limits:
-        lines.append(f"- {label}: {_described(_get(fm, 'safety', key), _NUMBER, unit)}")
+        return NOT_DECLARED if estop is _ABSENT else UNKNOWN
+    software = _described(_get(estop, "software"), bool)
+    hardware = _described(_get(estop, "hardware"), bool)
+    response = _described(_get(estop, "response_ms"), _NUMBER, "ms")
+    return f"software {software}, hardware {hardware}, response {response}"
+
+
+def safety_rows(fm: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) of each safety limit the briefing names, E-stop first; a value is
+    "not declared" or "unknown" where the manifest does not say."""
+    rows = [("E-stop", _estop_text(fm))]
+    rows += [(label, _described(_get(fm, "safety", key), _NUMBER, unit)) for label, key, unit in _LIMITS]
     bounds = _get(fm, "safety", "workspace_bounds_m")
     if (
         isinstance(bounds, list)
         and bounds
         and all(isinstance(b, _NUMBER) and not isinstance(b, bool) for b in bounds)
     ):
-        lines.append(f"- Workspace bounds: {' x '.join(map(str, bounds))} m")
+        rows.append(("Workspace bounds", f"{' x '.join(map(str, bounds))} m"))
     else:
-        lines.append(f"- Workspace bounds: {_described(bounds, ())}")
-    lines.append(f"- Failsafe on lost comms: {_described(_get(fm, 'safety', 'failsafe_behavior'), str)}")
-    known = {"estop", "hitl_gates", "failsafe_behavior", "workspace_bounds_m", *(k for _, k, _ in limits)}
-    others = [_one_line(k) for k in (safety if isinstance(safety, dict) else {}) if k not in known]
+        rows.append(("Workspace bounds", _described(bounds, ())))
+    rows.append(("Failsafe on lost comms", _described(_get(fm, "safety", "failsafe_behavior"), str)))
+    return rows
+
+
+def _other_safety_keys(fm: dict[str, Any]) -> list[str]:
+    safety = fm.get("safety")
+    known = {"estop", "hitl_gates", "failsafe_behavior", "workspace_bounds_m", *(k for _, k, _ in _LIMITS)}
+    return [_one_line(k) for k in (safety if isinstance(safety, dict) else {}) if k not in known]
+
+
+def _safety_lines(fm: dict[str, Any]) -> list[str]:
+    alert = _safety_alert(fm)
+    lines = [f"- **{alert[0]}**{alert[1]} {_APPROVAL}"] if alert else []
+    (estop_label, estop), *limits = safety_rows(fm)
+    lines.append(f"- {estop_label}: {estop}")
+    lines += _gate_lines(_get(fm, "safety", "hitl_gates"))
+    lines += [f"- {label}: {value}" for label, value in limits]
+    others = _other_safety_keys(fm)
     if others:
         lines.append(f"- Also declared (see the safety resource): {', '.join(others)}")
     return lines
 
 
-def _gate_lines(gates: Any) -> list[str]:
+def gate_rows(gates: Any) -> tuple[str | None, list[tuple[str, str]]]:
+    """The human-in-the-loop gates: ("none declared" or "unknown", []) or (None, [(scope, rule)])."""
     if gates is _ABSENT or gates == []:
-        return ["- Human-in-the-loop gates: none declared"]
+        return "none declared", []
     if not isinstance(gates, list):
-        return [f"- Human-in-the-loop gates: {UNKNOWN}"]
-    lines = ["- Human-in-the-loop gates:"]
+        return UNKNOWN, []
+    rows = []
     for gate in gates:
         scope = _described(_get(gate, "scope"), str)
         auth = _get(gate, "require_auth")
@@ -1246,8 +1270,31 @@ def _gate_lines(gates: Any) -> list[str]:
             rule = "operator authorization required" if auth else "no authorization required"
         else:
             rule = f"authorization {NOT_DECLARED if auth is _ABSENT else UNKNOWN}"
-        lines.append(f"  - scope {scope}: {rule}")
-    return lines
+        rows.append((scope, rule))
+    return None, rows
+
+
+def _gate_lines(gates: Any) -> list[str]:
+    summary, rows = gate_rows(gates)
+    if summary is not None:
+        return [f"- Human-in-the-loop gates: {summary}"]
+    return ["- Human-in-the-loop gates:", *(f"  - scope {scope}: {rule}" for scope, rule in rows)]
+
+
+def capability_entries(fm: dict[str, Any]) -> tuple[list[str | None], str | None]:
+    """Each capability entry as one line (None: an entry that is not a name), and what to say
+    when there are none ("none declared" or "unknown")."""
+    capabilities = fm.get("capabilities")
+    entries = capabilities if isinstance(capabilities, list) else []
+    shown = [_one_line(c) if isinstance(c, str) and c else None for c in entries]
+    if entries:
+        return shown, None
+    return shown, "none declared" if capabilities is None or capabilities == [] else UNKNOWN
+
+
+def _heading(label: str) -> str:
+    """An identity label as the briefing heads it: "Name", "DoF"."""
+    return label.capitalize() if label != "dof" else "DoF"
 
 
 def context(manifest: Manifest, report: Report | None = None) -> str:
@@ -1266,7 +1313,7 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
         "## Identity",
         "",
         *(
-            f"- {label.capitalize() if label != 'dof' else 'DoF'}: {_described(_get(fm, *path), kind)}"
+            f"- {_heading(label)}: {_described(_get(fm, *path), kind)}"
             for label, path, kind in _IDENTITY_FIELDS
         ),
         f"- RRN: {rrn_text(fm)}",
@@ -1274,11 +1321,10 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
         f"## Capabilities ({_capability_count(fm)})",
         "",
     ]
-    capabilities = fm.get("capabilities")
-    entries = capabilities if isinstance(capabilities, list) else []
-    lines += [f"- `{_one_line(c)}`" if isinstance(c, str) and c else f"- {UNKNOWN} entry" for c in entries]
-    if not entries:
-        lines.append("- none declared" if capabilities is None or capabilities == [] else f"- {UNKNOWN}")
+    entries, none = capability_entries(fm)
+    lines += [f"- `{c}`" if c is not None else f"- {UNKNOWN} entry" for c in entries]
+    if none:
+        lines.append(f"- {none}")
     lines += ["", "The robot can do only what is listed here.", "", "## Safety", "", *_safety_lines(fm)]
     lines += ["", "## Validation", "", *_validation_lines(report or validate(manifest))]
     lines += ["", "## Calibration, poses and learned skills", "", *_calibration_lines(fm)]
@@ -1594,9 +1640,64 @@ class View:
     title: str
     description: str
     make: Callable[[Manifest, Report | None], str]
+    schema: dict[str, Any]  # JSON Schema of its value: the text, or what the JSON text holds
 
     def text(self, manifest: Manifest, report: Report | None = None) -> str:
         return self.make(manifest, report)
+
+    def value(self, text: str) -> Any:
+        """The view's value from its text: the JSON it holds, or the text itself."""
+        return json.loads(text) if self.mime_type == "application/json" else text
+
+
+# JSON Schemas of what the views and tools hold, every node typed. A manifest
+# can put anything where a field is copied as written: that is ANY_JSON. A
+# union is an anyOf of single types (clients that map schemas onto a one-type
+# dialect, such as Gemini's function declarations, refuse `type` arrays).
+ANY_JSON: dict[str, Any] = {
+    "anyOf": [{"type": t} for t in ("string", "number", "boolean", "object", "array", "null")]
+}
+TEXT: dict[str, Any] = {"type": "string"}
+
+
+def nullable(schema: dict[str, Any], **about: str) -> dict[str, Any]:
+    """`schema` or null."""
+    return {"anyOf": [schema, {"type": "null"}], **about}
+
+
+NULLABLE_TEXT = nullable(TEXT)
+STRINGS: dict[str, Any] = {"type": "array", "items": TEXT}
+
+
+def object_schema(optional: tuple[str, ...] = (), **properties: Any) -> dict[str, Any]:
+    """An object with exactly these properties, all required but the `optional` ones."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": [p for p in properties if p not in optional],
+        "additionalProperties": False,
+    }
+
+
+_OK_OR_MISSING = {"type": "string", "enum": ["ok", "missing"]}
+_POSE = object_schema(joints=ANY_JSON, description=ANY_JSON, source=ANY_JSON, taught_at=ANY_JSON)
+_SKILL = object_schema(
+    id=ANY_JSON,
+    status=ANY_JSON,
+    validated={"type": "array", "items": ANY_JSON},
+    blocked_by={"type": "array", "items": ANY_JSON},
+    notes=ANY_JSON,
+    recorded_at=ANY_JSON,
+)
+_SIGNATURE = object_schema(
+    ("kid", "fingerprint", "trusted_keys"),
+    signed=nullable({"type": "boolean"}, description="null: no file was read"),
+    accepted={"type": "boolean"},
+    kid=NULLABLE_TEXT,
+    reason=TEXT,
+    fingerprint=NULLABLE_TEXT,
+    trusted_keys=nullable({"type": "integer"}),
+)
 
 
 VIEWS: tuple[View, ...] = (
@@ -1608,6 +1709,7 @@ VIEWS: tuple[View, ...] = (
         "identity, declared capabilities, safety (E-stop, human-in-the-loop gates, payload and "
         "velocity limits), validation status, then the operator's prose. Undeclared fields say so.",
         context,
+        TEXT,
     ),
     View(
         "identity",
@@ -1616,6 +1718,7 @@ VIEWS: tuple[View, ...] = (
         "Who the robot is, in one line: name, physics type, DoF, capability count, manufacturer, "
         "model, version and registry number (RRN) with its public resolver URL, or 'unregistered'.",
         lambda m, report: identity(m),
+        TEXT,
     ),
     View(
         "frontmatter",
@@ -1625,6 +1728,7 @@ VIEWS: tuple[View, ...] = (
         "capabilities and everything else the manifest declares. Read it for any field "
         "the narrower resources do not cover.",
         lambda m, report: to_json(m.frontmatter),
+        {"type": "object"},
     ),
     View(
         "capabilities",
@@ -1633,6 +1737,7 @@ VIEWS: tuple[View, ...] = (
         "The capabilities the robot declares (a JSON list, [] if none). Read it before "
         "planning what to ask the robot to do.",
         lambda m, report: to_json(m.frontmatter.get("capabilities", [])),
+        ANY_JSON,
     ),
     View(
         "safety",
@@ -1641,6 +1746,7 @@ VIEWS: tuple[View, ...] = (
         "The robot's safety block as JSON ({} if absent): E-stop, human-in-the-loop gates, "
         "payload and velocity limits. Read it before proposing any motion.",
         lambda m, report: to_json(m.frontmatter.get("safety", {})),
+        ANY_JSON,
     ),
     View(
         "poses",
@@ -1649,6 +1755,7 @@ VIEWS: tuple[View, ...] = (
         "The robot's named poses (physics.poses) as JSON, by name: joint targets, description, "
         "source and when taught ({} if none), as robot-md's own server gives them.",
         lambda m, report: to_json(poses(m.frontmatter)),
+        {"type": "object", "additionalProperties": _POSE},
     ),
     View(
         "calibration_status",
@@ -1657,6 +1764,7 @@ VIEWS: tuple[View, ...] = (
         'Whether the manifest records calibration, each "ok" or "missing": zero (every kinematic '
         "joint's zero_pose_steps), hand_eye (a camera extrinsic) and poses_ready (a `ready` pose).",
         lambda m, report: to_json(calibration_status(m.frontmatter)),
+        object_schema(zero=_OK_OR_MISSING, hand_eye=_OK_OR_MISSING, poses_ready=_OK_OR_MISSING),
     ),
     View(
         "learned_skills",
@@ -1665,6 +1773,7 @@ VIEWS: tuple[View, ...] = (
         "The skills recorded on this robot (learned_skills) as a JSON list: id, status, the "
         "capabilities they were validated with, what blocks them, notes, when recorded.",
         lambda m, report: to_json(learned_skills(m.frontmatter)),
+        {"type": "array", "items": _SKILL},
     ),
     View(
         "signature",
@@ -1674,6 +1783,7 @@ VIEWS: tuple[View, ...] = (
         "as robot-md-gateway checks it before it actuates: signed, kid, accepted, the gateway's "
         "reason, and the trusted key's fingerprint.",
         lambda m, report: signature_view(m),
+        _SIGNATURE,
     ),
     View(
         "body",
@@ -1682,6 +1792,7 @@ VIEWS: tuple[View, ...] = (
         "The markdown prose after the frontmatter: what the robot is, what it can do, its "
         "safety gates, in the operator's words.",
         lambda m, report: m.prose,
+        TEXT,
     ),
 )
 
@@ -1694,6 +1805,284 @@ def resource_uri(robot_name: str, kind: str) -> str:
 
 VIEW = {view.kind: view for view in VIEWS}
 
+
+# --- The robot card: the briefing as a small page MCP Apps hosts show --------
+# Hosts that render MCP Apps (io.modelcontextprotocol/ui) show the `brief`
+# tool's result in this page. It is the same bytes for every manifest and
+# draws only from the result the host delivers (structuredContent, made by
+# robot_card below from the same code as the context text), so a host's cached
+# copy is never stale. Manifest text reaches it through visible() and is set
+# with textContent, never parsed as HTML. No network: it works under the
+# spec's default Content-Security-Policy.
+
+CARD_URI = "ui://robot-md-mcp/robot-card.html"
+CARD_MIME_TYPE = "text/html;profile=mcp-app"
+APPS_EXTENSION = "io.modelcontextprotocol/ui"
+
+
+def _visible_strings(value: Any) -> Any:
+    """`value` with visible() applied to every string in it (our labels are plain ASCII)."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, list):
+        return [_visible_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _visible_strings(v) for k, v in value.items()}
+    return value
+
+
+def _declared_or_none(value: str) -> str | None:
+    """A briefing value for the card: None where the manifest does not declare it."""
+    return None if value == NOT_DECLARED else value
+
+
+def _card_safety(fm: dict[str, Any]) -> dict[str, Any]:
+    alert = _safety_alert(fm)
+    gates_note, gates = gate_rows(_get(fm, "safety", "hitl_gates"))
+    return {
+        "alert": f"{alert[0]}{alert[1]} {_APPROVAL}" if alert else None,
+        "limits": [{"label": label, "value": _declared_or_none(value)} for label, value in safety_rows(fm)],
+        "gates": [{"scope": _declared_or_none(scope), "rule": rule} for scope, rule in gates],
+        "gates_note": gates_note,
+        "also_declared": _other_safety_keys(fm),
+    }
+
+
+def robot_card(manifest: Manifest, report: Report) -> dict[str, Any]:
+    """What the robot card shows (the `brief` tool's structuredContent): identity,
+    capabilities, safety limits with what is not declared as null, validation and the
+    signature verdict, each worded as the context briefing words it."""
+    fm = manifest.frontmatter
+    entries, none = capability_entries(fm)
+    signature = manifest.signature
+    card = {
+        "name": _described(_get(fm, "metadata", "robot_name"), str),
+        "identity": identity(manifest),
+        "facts": [
+            {"label": _heading(label), "value": _declared_or_none(_described(_get(fm, *path), kind))}
+            for label, path, kind in _IDENTITY_FIELDS[1:]
+        ]
+        + [{"label": "RRN", "value": rrn_text(fm)}],
+        "capabilities": [c if c is not None else f"{UNKNOWN} entry" for c in entries],
+        "capabilities_note": none,
+        "safety": _card_safety(fm),
+        "validation": {
+            "ok": report.ok,
+            "summary": report.summary,
+            "errors": list(report.errors),
+            "warnings": list(report.warnings),
+        },
+        "signature": None if signature is None else gateway_verdict(signature),
+    }
+    return cast(dict[str, Any], _visible_strings(card))
+
+
+CARD_HTML = r"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Robot card</title>
+<style>
+:root {
+  color-scheme: light dark;
+  --bg: var(--color-background-primary, #ffffff);
+  --fg: var(--color-text-primary, #1b1b1b);
+  --dim: var(--color-text-secondary, #5a5a5a);
+  --line: var(--color-border-secondary, #d9d9d9);
+  --chip: var(--color-background-secondary, #f1f1f1);
+  --bad: var(--color-text-danger, #b3261e);
+  --good: var(--color-text-success, #1e6b33);
+  --warn: var(--color-text-warning, #8a5a00);
+}
+@media (prefers-color-scheme: dark) {
+  :root:not([data-theme="light"]) {
+    --bg: var(--color-background-primary, #1c1c1c); --fg: var(--color-text-primary, #ececec);
+    --dim: var(--color-text-secondary, #a8a8a8); --line: var(--color-border-secondary, #3a3a3a);
+    --chip: var(--color-background-secondary, #2a2a2a); --bad: var(--color-text-danger, #ff8a80);
+    --good: var(--color-text-success, #7ddc8f); --warn: var(--color-text-warning, #f2c265);
+  }
+}
+:root[data-theme="dark"] {
+  color-scheme: dark;
+  --bg: var(--color-background-primary, #1c1c1c); --fg: var(--color-text-primary, #ececec);
+  --dim: var(--color-text-secondary, #a8a8a8); --line: var(--color-border-secondary, #3a3a3a);
+  --chip: var(--color-background-secondary, #2a2a2a); --bad: var(--color-text-danger, #ff8a80);
+  --good: var(--color-text-success, #7ddc8f); --warn: var(--color-text-warning, #f2c265);
+}
+:root[data-theme="light"] { color-scheme: light; }
+body {
+  margin: 0; padding: 14px 16px; background: var(--bg); color: var(--fg);
+  font: 14px/1.45 var(--font-sans, system-ui, -apple-system, "Segoe UI", sans-serif);
+}
+h1 { font-size: 1.3em; margin: 0 0 2px; overflow-wrap: anywhere; }
+h2 {
+  font-size: 0.95em; margin: 14px 0 6px; text-transform: uppercase; letter-spacing: 0.04em;
+  color: var(--dim);
+}
+.identity { color: var(--dim); font-size: 0.9em; margin: 0 0 8px; overflow-wrap: anywhere; }
+table { border-collapse: collapse; width: 100%; }
+th, td {
+  text-align: left; vertical-align: top; padding: 3px 8px 3px 0; border-bottom: 1px solid var(--line);
+}
+th { font-weight: 600; white-space: nowrap; width: 1%; }
+td { overflow-wrap: anywhere; }
+.missing { color: var(--warn); font-style: italic; }
+.chips { display: flex; flex-wrap: wrap; gap: 4px; margin: 0; padding: 0; list-style: none; }
+.chips li {
+  background: var(--chip); border-radius: 4px; padding: 1px 7px; font-size: 0.88em;
+  font-family: var(--font-mono, ui-monospace, monospace);
+}
+.alert { color: var(--bad); font-weight: 600; }
+.ok { color: var(--good); font-weight: 600; }
+.bad { color: var(--bad); font-weight: 600; }
+ul.plain { margin: 4px 0; padding-left: 18px; }
+#waiting { color: var(--dim); }
+</style>
+</head>
+<body>
+<div id="card"><p id="waiting">Waiting for the robot's briefing…</p></div>
+<script>
+(function () {
+  "use strict";
+  var card = document.getElementById("card");
+  var initializeId = 1;
+  var lastSize = "";
+
+  function send(message) {
+    message.jsonrpc = "2.0";
+    window.parent.postMessage(message, "*");
+  }
+  function notify(method, params) { send({ method: method, params: params }); }
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+  function add(parent, child) { parent.appendChild(child); return child; }
+  function value(cell, text) {
+    if (text === null || text === undefined) {
+      cell.className = "missing";
+      cell.textContent = "not declared";
+    } else cell.textContent = String(text);
+  }
+  function setTheme(context) {
+    if (context && (context.theme === "light" || context.theme === "dark")) {
+      document.documentElement.setAttribute("data-theme", context.theme);
+    }
+  }
+  function reportSize() {
+    var root = document.documentElement;
+    var width = Math.ceil(root.scrollWidth), height = Math.ceil(root.scrollHeight);
+    if (width + "x" + height === lastSize) return;
+    lastSize = width + "x" + height;
+    notify("ui/notifications/size-changed", { width: width, height: height });
+  }
+  function table(parent, rows) {
+    var body = add(add(parent, el("table")), el("tbody"));
+    rows.forEach(function (row) {
+      var tr = add(body, el("tr"));
+      add(tr, el("th", "", row.label));
+      value(add(tr, el("td")), row.value);
+    });
+  }
+  function section(title) {
+    var box = add(card, el("section"));
+    add(box, el("h2", "", title));
+    return box;
+  }
+  function chips(parent, items) {
+    var list = add(parent, el("ul", "chips"));
+    items.forEach(function (item) { add(list, el("li", "", item)); });
+  }
+  function lines(parent, items) {
+    if (!items.length) return;
+    var list = add(parent, el("ul", "plain"));
+    items.forEach(function (item) { add(list, el("li", "", item)); });
+  }
+
+  function drawSafety(safety) {
+    var box = section("Safety");
+    if (safety.alert) add(box, el("p", "alert", safety.alert));
+    table(box, safety.limits);
+    var gates = add(box, el("p"));
+    add(gates, el("strong", "", "Human-in-the-loop gates: "));
+    var note = safety.gates_note;
+    if (note) add(gates, el("span", note === "unknown" ? "" : "missing", note));
+    lines(box, safety.gates.map(function (gate) {
+      return "scope " + (gate.scope === null ? "not declared" : gate.scope) + ": " + gate.rule;
+    }));
+    var others = safety.also_declared;
+    if (others.length) add(box, el("p", "", "Also declared: " + others.join(", ")));
+  }
+  function drawValidation(validation) {
+    var box = section("Validation");
+    var errors = validation.errors.length, warnings = validation.warnings.length;
+    var line = add(box, el("p"));
+    add(line, el("span", validation.ok ? "ok" : "bad", validation.ok ? "valid" : "invalid"));
+    add(line, el("span", "", " · " + errors + " error" + (errors === 1 ? "" : "s") + ", " +
+      warnings + " warning" + (warnings === 1 ? "" : "s")));
+    if (validation.summary) add(box, el("p", "", validation.summary));
+    lines(box, validation.errors.map(function (error) { return "error: " + error; }));
+    lines(box, validation.warnings.map(function (warning) { return "warning: " + warning; }));
+  }
+  function draw(result) {
+    var data = result && result.structuredContent;
+    card.textContent = "";
+    if (!data || typeof data.name !== "string") {
+      var text = result && result.content && result.content[0] && result.content[0].text;
+      add(card, el("p", "alert", text || "This result carries no robot briefing."));
+      reportSize();
+      return;
+    }
+    add(card, el("h1", "", data.name));
+    add(card, el("p", "identity", data.identity));
+    table(card, data.facts);
+    var capabilities = section("Capabilities (" + data.capabilities.length + ")");
+    if (data.capabilities_note) add(capabilities, el("p", "missing", data.capabilities_note));
+    chips(capabilities, data.capabilities);
+    drawSafety(data.safety);
+    drawValidation(data.validation);
+    var signature = section("Signature");
+    add(signature, el("p", data.signature === null ? "missing" : "", data.signature === null ?
+      "not checked (no file was read)" : "robot-md-gateway " + data.signature));
+    reportSize();
+  }
+
+  window.addEventListener("message", function (event) {
+    var message = event.data;
+    if (event.source !== window.parent || !message || message.jsonrpc !== "2.0") return;
+    if (message.method === undefined) {
+      if (message.id === initializeId && message.result) {
+        setTheme(message.result.hostContext);
+        notify("ui/notifications/initialized", {});
+        if (window.ResizeObserver) new ResizeObserver(reportSize).observe(document.documentElement);
+        reportSize();
+      }
+      return;
+    }
+    if (message.method === "ui/notifications/tool-result") draw(message.params);
+    else if (message.method === "ui/notifications/tool-cancelled") {
+      card.textContent = "";
+      add(card, el("p", "alert", "The call was cancelled."));
+    } else if (message.method === "ui/notifications/host-context-changed") setTheme(message.params);
+    else if (message.id !== undefined) {
+      var known = message.method === "ui/resource-teardown" || message.method === "ping";
+      if (known) send({ id: message.id, result: {} });
+      else send({ id: message.id, error: { code: -32601, message: "Method not found" } });
+    }
+  });
+  send({ id: initializeId, method: "ui/initialize", params: {
+    appInfo: { name: "robot-md-mcp robot card", version: "1" },
+    appCapabilities: { availableDisplayModes: ["inline"] },
+    protocolVersion: "2026-01-26"
+  } });
+})();
+</script>
+</body>
+</html>
+"""
 
 # --- Prompts: instructions plus the manifest content they need --------------
 
@@ -2165,53 +2554,131 @@ class LiveUpdates:
 
 
 INSTRUCTIONS = (
-    "Read-only facts about one robot, from its ROBOT.md; this server cannot move the robot. Read the "
-    "context resource first (identity, capabilities, safety limits, validation, operator's notes). "
-    "Before proposing any action, check it against the safety resource and its human-in-the-loop "
-    "gates (the check-safety prompt does this); never assume a capability or limit that is not "
-    "declared. validate reports manifest problems; render gives canonical YAML; doctor_summary is "
-    "robot-md's quick check; verify says whether robot-md-gateway would accept the file as it stands."
+    "Read-only facts about one robot, from its ROBOT.md; this server cannot move the robot. Call the "
+    "brief tool first: the robot's briefing (identity, capabilities, safety limits, validation, "
+    "operator's notes; the same text as the context resource, for hosts that attach resources). "
+    "Before proposing any action, call check_action with it (the check-safety prompt does the same); "
+    "never assume a capability or limit that is not declared. view gives any one part of the manifest "
+    "exactly as its resource does; validate reports manifest problems; render gives canonical YAML; "
+    "doctor_summary is robot-md's quick check; verify says whether robot-md-gateway would accept the "
+    "file as it stands."
 )
-_STRINGS = {"type": "array", "items": {"type": "string"}}
 # Resource URIs are short; a longer one in an error is cut to this length.
 MAX_ECHOED_URI = 200
+# A tool argument echoed in an error is cut to this length.
+MAX_ECHOED_ARGUMENT = 100
+
+# A tool's answer: its text content (one text item each) and its structured content.
+Answer = tuple[list[str], dict[str, Any]]
 
 
 @dataclass(frozen=True)
 class Tool:
-    """A tool: it takes no arguments (no tool may take a path) and answers
-    with structured content of `output_schema`, made from one version."""
+    """A read-only tool: string arguments only (no tool may take a path), each
+    required, described by its JSON Schema; it answers from one version with
+    text content and structured content of `output_schema`. `meta` is the
+    listing's `_meta` (the robot card's link)."""
 
     name: str
     title: str
     description: str
     output_schema: dict[str, Any]
-    result: Callable[[Snapshot], dict[str, Any]]
+    answer: Callable[[Snapshot, Mapping[str, str]], Answer]
+    arguments: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    meta: Mapping[str, Any] | None = None
+
+    def input_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "object", "properties": dict(self.arguments)}
+        if self.arguments:
+            schema["required"] = list(self.arguments)
+        return {**schema, "additionalProperties": False}
+
+    def problem(self, arguments: Mapping[str, Any]) -> str | None:
+        """Why `arguments` cannot be answered, in words the model can act on; None if they can."""
+        extra = _echoed(", ".join(sorted(set(arguments) - set(self.arguments))))
+        if extra and not self.arguments:
+            return f"Tool {self.name!r} takes no arguments; got: {extra}."
+        if extra:
+            return f"Tool {self.name!r} takes only {', '.join(self.arguments)}; got also: {extra}."
+        for name, schema in self.arguments.items():
+            value = arguments.get(name)
+            if not isinstance(value, str) or not value.strip():
+                return f"Tool {self.name!r} needs the argument {name!r} (text): {schema['description']}"
+            if "enum" in schema and value not in schema["enum"]:
+                return f"Unknown {name} {_echoed(value)!r}; the {name}s are: {', '.join(schema['enum'])}."
+        return None
 
 
-def _object_schema(**properties: Any) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
+def _echoed(text: str) -> str:
+    return text if len(text) <= MAX_ECHOED_ARGUMENT else text[:MAX_ECHOED_ARGUMENT] + "…"
 
 
-# Fields robot-md copies as written are any JSON value (their schema is the manifest's).
-_AS_WRITTEN: dict[str, Any] = {}
+def as_json(result: Callable[[Snapshot], dict[str, Any]]) -> Callable[[Snapshot, Mapping[str, str]], Answer]:
+    """A tool whose text content is its structured content as JSON."""
+
+    def answer(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
+        data = result(snap)
+        return [json.dumps(data, ensure_ascii=False)], data
+
+    return answer
+
+
+def _brief(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
+    """The context briefing as text; the robot card's data as structured content."""
+    return [snap.text(VIEW["context"])], robot_card(snap.manifest, snap.report)
+
+
+def _view(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
+    """A view exactly as its resource reads, and its value (a list view travels inside an object)."""
+    view = VIEW[arguments["kind"]]
+    text = snap.text(view)
+    return [text], {"view": view.kind, "value": view.value(text)}
+
+
+def _check_action(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
+    """The check-safety prompt's messages, its embedded views as text, for agents that only call tools."""
+    parts = PROMPTS["check-safety"].parts(snap.manifest, snap.report, arguments)
+    texts = [p if isinstance(p, str) else f"{p.title} (the {p.kind} view):\n\n{snap.text(p)}" for p in parts]
+    return texts, {"action": _one_line(arguments["action"]), "parts": texts}
+
+
+_CARD_ROW = object_schema(label=TEXT, value=NULLABLE_TEXT)
+ROBOT_CARD_SCHEMA = object_schema(
+    name=TEXT,
+    identity=TEXT,
+    facts={"type": "array", "items": _CARD_ROW},
+    capabilities=STRINGS,
+    capabilities_note=NULLABLE_TEXT,
+    safety=object_schema(
+        alert=NULLABLE_TEXT,
+        limits={"type": "array", "items": _CARD_ROW},
+        gates={"type": "array", "items": object_schema(scope=NULLABLE_TEXT, rule=TEXT)},
+        gates_note=NULLABLE_TEXT,
+        also_declared=STRINGS,
+    ),
+    validation=object_schema(ok={"type": "boolean"}, summary=TEXT, errors=STRINGS, warnings=STRINGS),
+    signature=NULLABLE_TEXT,
+)
+# One schema for every view: `value` is the view's own schema, chosen by `view`.
+VIEW_SCHEMA: dict[str, Any] = {
+    **object_schema(view={"type": "string", "enum": list(VIEW)}, value=ANY_JSON),
+    "oneOf": [object_schema(view={"type": "string", "const": v.kind}, value=v.schema) for v in VIEWS],
+}
 DOCTOR_SUMMARY_FIELDS: dict[str, Any] = {
     "schema_ok": {"type": "boolean"},
-    "schema_errors": _STRINGS,
-    "robot_name": _AS_WRITTEN,
-    "rrn": _AS_WRITTEN,
+    "schema_errors": STRINGS,
+    "robot_name": ANY_JSON,  # fields robot-md copies as written: whatever the manifest holds
+    "rrn": ANY_JSON,
     "registered": {"type": "boolean"},
-    "dof": _AS_WRITTEN,
+    "dof": ANY_JSON,
     "capabilities_count": {"type": "integer"},
-    "drivers": {"type": "array", "items": _object_schema(id={}, protocol={}, port={}, host={})},
-    "hitl_gates": {"type": "array", "items": _object_schema(scope={}, require_auth={"type": "boolean"})},
-    "estop": _AS_WRITTEN,
-    "notes": _STRINGS,
+    "drivers": {
+        "type": "array",
+        "items": object_schema(id=ANY_JSON, protocol=ANY_JSON, port=ANY_JSON, host=ANY_JSON),
+    },
+    "hitl_gates": {"type": "array", "items": object_schema(scope=ANY_JSON, require_auth={"type": "boolean"})},
+    "estop": ANY_JSON,
+    "notes": STRINGS,
 }
 
 
@@ -2225,23 +2692,60 @@ TOOLS: dict[str, Tool] = {
     tool.name: tool
     for tool in (
         Tool(
+            name="brief",
+            title="Brief me on this robot (call first)",
+            description="Call this first. The robot's briefing from its ROBOT.md: identity, every declared "
+            "capability, safety limits (E-stop, payload, velocities, workspace, human-in-the-loop gates) "
+            "naming what is not declared, validation status, signature verdict, then the operator's notes "
+            "verbatim. Hosts that show MCP Apps draw it as a robot card.",
+            output_schema=ROBOT_CARD_SCHEMA,
+            answer=_brief,
+            meta={"ui": {"resourceUri": CARD_URI}},
+        ),
+        Tool(
+            name="view",
+            title="Read one part of the manifest",
+            description="One part of the robot's manifest, exactly as its robot-md:// resource of that "
+            "kind gives it: the briefing, the identity line, every field as JSON, capabilities, safety, "
+            "poses, calibration, learned skills, the signature verdict, or the operator's prose.",
+            output_schema=VIEW_SCHEMA,
+            answer=_view,
+            arguments={
+                "kind": {
+                    "type": "string",
+                    "enum": list(VIEW),
+                    "description": "Which part: " + "; ".join(f"{v.kind} = {v.title}" for v in VIEWS) + ".",
+                }
+            },
+        ),
+        Tool(
+            name="check_action",
+            title=PROMPTS["check-safety"].title,
+            description="Before proposing any action: the robot's declared capabilities, safety limits and "
+            "the operator's Safety Gates section, with the method to judge the action against them "
+            "(verdict BLOCKED, NEEDS OPERATOR AUTHORIZATION or WITHIN DECLARED LIMITS).",
+            output_schema=object_schema(action=TEXT, parts=STRINGS),
+            answer=_check_action,
+            arguments={"action": {"type": "string", "description": PROMPTS["check-safety"].arguments[0][1]}},
+        ),
+        Tool(
             name="validate",
             title="Validate ROBOT.md",
             description="Check the manifest against the ROBOT.md v1 schema, camera/driver cross-references "
             "and the required prose sections, exactly as `robot-md validate` does. Returns ok, a one-line "
             "summary when valid, errors and warnings. An invalid manifest is a normal result (ok: false).",
-            output_schema=_object_schema(
-                ok={"type": "boolean"}, summary={"type": "string"}, errors=_STRINGS, warnings=_STRINGS
+            output_schema=object_schema(
+                ok={"type": "boolean"}, summary=TEXT, errors=STRINGS, warnings=STRINGS
             ),
-            result=lambda snap: snap.report.as_dict(),
+            answer=as_json(lambda snap: snap.report.as_dict()),
         ),
         Tool(
             name="render",
             title="Render canonical YAML",
             description="The manifest's frontmatter as canonical YAML (comments dropped, keys in file "
             "order), exactly as `robot-md render` prints it. Useful to quote or diff the structured part.",
-            output_schema=_object_schema(yaml={"type": "string"}),
-            result=lambda snap: {"yaml": snap.rendered},
+            output_schema=object_schema(yaml=TEXT),
+            answer=as_json(lambda snap: {"yaml": snap.rendered}),
         ),
         Tool(
             name="doctor_summary",
@@ -2249,8 +2753,8 @@ TOOLS: dict[str, Tool] = {
             description="A manifest-only sanity check, the same object robot-md's own `doctor_summary` "
             "tool returns: schema status and errors, robot name, RRN and whether registered, DoF, "
             "capability count, drivers, human-in-the-loop gates, E-stop. It probes no hardware.",
-            output_schema=_object_schema(**DOCTOR_SUMMARY_FIELDS),
-            result=lambda snap: json_safe(doctor_summary(snap.manifest, snap.report)),
+            output_schema=object_schema(**DOCTOR_SUMMARY_FIELDS),
+            answer=as_json(lambda snap: json_safe(doctor_summary(snap.manifest, snap.report))),
         ),
         Tool(
             name="verify",
@@ -2259,13 +2763,13 @@ TOOLS: dict[str, Tool] = {
             "footer (Ed25519) offline against the operator's trusted keys; returns accepted, the signing "
             "kid, the gateway's reason (e.g. 'ok', 'no ROBOT-MD-SIG footer (signature absent)') and the "
             "trusted key's fingerprint.",
-            output_schema=_object_schema(
+            output_schema=object_schema(
                 accepted={"type": "boolean"},
-                kid={"type": ["string", "null"]},
-                reason={"type": "string"},
-                fingerprint={"type": ["string", "null"], "description": "sha256 of the key's DER"},
+                kid=NULLABLE_TEXT,
+                reason=TEXT,
+                fingerprint=nullable(TEXT, description="sha256 of the key's DER"),
             ),
-            result=lambda snap: _verified(snap.manifest.signature),
+            answer=as_json(lambda snap: _verified(snap.manifest.signature)),
         ),
     )
 }
@@ -2359,6 +2863,11 @@ class Handlers:
     ) -> types.ReadResourceResult:
         from mcp import types
 
+        if params.uri == CARD_URI:  # the same page for every manifest, even a broken one
+            card = types.TextResourceContents(
+                uri=CARD_URI, mime_type=CARD_MIME_TYPE, text=CARD_HTML, _meta={"ui": {"prefersBorder": True}}
+            )
+            return types.ReadResourceResult(contents=[card])
         snap, name = await self.named()
         view = self.view_of(params.uri, name)
         return types.ReadResourceResult(contents=[self.contents(snap, name, view)])
@@ -2464,7 +2973,6 @@ class Handlers:
     ) -> types.ListToolsResult:
         from mcp import types
 
-        no_arguments = {"type": "object", "properties": {}, "additionalProperties": False}
         read_only = types.ToolAnnotations(
             read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
         )
@@ -2472,9 +2980,10 @@ class Handlers:
             tools=[
                 types.Tool(
                     **_listed(t),
-                    input_schema=no_arguments,
+                    input_schema=t.input_schema(),
                     output_schema=t.output_schema,
                     annotations=read_only,
+                    _meta=dict(t.meta) if t.meta else None,
                 )
                 for t in TOOLS.values()
             ]
@@ -2491,17 +3000,16 @@ class Handlers:
         tool = TOOLS.get(params.name)
         if tool is None:
             return failed(f"Unknown tool {params.name!r}; this server has: {', '.join(TOOLS)}.")
-        if params.arguments:
-            return failed(
-                f"Tool {tool.name!r} takes no arguments; got: {', '.join(sorted(params.arguments))}."
-            )
+        arguments = params.arguments or {}
+        problem = tool.problem(arguments)
+        if problem:
+            return failed(problem)
         try:
-            data = tool.result(await self.file.version_async())
+            texts, data = tool.answer(await self.file.version_async(), arguments)
         except ManifestError as e:
             return failed(f"{NAME}: {e.for_people(self.shown_path)}")
-        text = json.dumps(data, ensure_ascii=False)
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], structured_content=data
+            content=[types.TextContent(type="text", text=text) for text in texts], structured_content=data
         )
 
     async def set_logging_level(self, ctx: Request, params: types.SetLevelRequestParams) -> types.EmptyResult:
@@ -2615,6 +3123,23 @@ async def explain_pre_initialize(ctx: Request, call_next: CallNext) -> HandlerRe
         ) from None
 
 
+# The 2026-07-28 era stamps serverInfo into every result's _meta; ours carries
+# a ~2.5 KB icon, which only discovery needs (a client shows it once).
+SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+_FULL_SERVER_INFO = frozenset({"server/discover"})
+
+
+async def light_server_info(ctx: Request, call_next: CallNext) -> HandlerResult:
+    """Server middleware: every 2026-07-28 result but discovery carries serverInfo as
+    {name, version} only (the SDK stamped the whole of it; the handshake era has no stamp)."""
+    result = await call_next(ctx)
+    if isinstance(result, dict) and ctx.method not in _FULL_SERVER_INFO:
+        meta = result.get("_meta")
+        if isinstance(meta, dict) and SERVER_INFO_META in meta:
+            result["_meta"] = {**meta, SERVER_INFO_META: {"name": NAME, "version": __version__}}
+    return result
+
+
 # What clients show of this server beside its name (serverInfo: in the
 # initialize result, and in the 2026-07-28 era in every result's _meta).
 TITLE = "ROBOT.md robot facts"
@@ -2706,7 +3231,10 @@ def build_server(
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
     )
-    server.middleware.extend([explain_pre_initialize, live.remember])
+    server.middleware.extend([explain_pre_initialize, live.remember, light_server_info])
+    # MCP Apps (the robot card): SEP-2133's place for extensions, which the SDK
+    # sends in the 2026-07-28 era (older initialize results have no such field).
+    server.extensions = {APPS_EXTENSION: {}}
     # Registered rather than passed as on_set_logging_level=, which warns
     # (MCPDeprecationWarning: protocol logging ends with 2026-07-28).
     from mcp import types
@@ -3933,80 +4461,123 @@ def serve_http(
 # 10. Command line
 # ---------------------------------------------------------------------------
 
-USAGE = """usage: {prog} [serve] [PATH] [--trusted-keys DIR]
-                 [--http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]]
-       {prog} validate [PATH] [--json]
-       {prog} render [PATH]
-       {prog} install CLIENT [PATH] [--name NAME] [--workspace DIR] [--dry-run]
-       {prog} uninstall CLIENT [--name NAME] [--workspace DIR] [--dry-run]
-       {prog} --help | --version
 
-serve     serve PATH to an MCP client over stdio (the default command), or over
-          Streamable HTTP at /mcp with --http
-validate  check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body; --json prints
-          the validate tool's result
-render    print PATH's frontmatter as canonical YAML
-install   add this server for PATH to an MCP client's config
-uninstall remove it again (only an entry that runs robot-md-mcp)
+@dataclass(frozen=True)
+class Option:
+    """One option of a command: `value` names what it takes in help ("" for
+    a flag that takes none); `repeats`: it may come again (each kept)."""
 
-PATH is a ROBOT.md file or a folder holding one (--robot PATH says the same).
-Without PATH: ${path_env}, else the nearest ROBOT.md in the current folder or
-above it. A PATH holding an unexpanded ${{VARIABLE}} counts as none.
-A folder literally named like a command is served as ./validate.
+    flag: str
+    value: str
+    help: str
+    repeats: bool = False
 
-CLIENT is claude-desktop, cursor, vscode (--workspace DIR: DIR/.vscode/mcp.json,
-else the user profile's) or claude-code (runs `claude mcp add` or `remove`, or
-prints it). Run from uvx's cache, install writes `uvx --from SPEC robot-md-mcp`.
-NAME defaults to robot-md. A changed file keeps its previous version as
-<file>.bak; --dry-run prints what would be written and changes nothing.
-
---http: HOST defaults to 127.0.0.1 (PORT 0 picks a free port); GET /healthz
-answers {{"status": "ok"}}. Requests must name this address in Host (plus each
---allow-host NAME) and come from no foreign Origin. A non-loopback HOST needs a
-bearer token (--token-file FILE, else ${token_env}); given one, every request
-but /healthz must send `Authorization: Bearer TOKEN`.
-
---trusted-keys DIR (else ${keys_env}): the public keys robot-md-gateway would
-resolve, one Ed25519 PEM per signing key named <kid>.pem, read at start; the
-manifest's ROBOT-MD-SIG signature is checked against them, offline."""
+    @property
+    def key(self) -> str:
+        """Its name in Command (and argparse's): --token-file → token_file."""
+        return self.flag[2:].replace("-", "_")
 
 
 @dataclass(frozen=True)
 class Verb:
-    """What a command takes: `words` are its positional arguments in order
-    (all optional but CLIENT), `flags` options without a value, `options`
-    options with one value, `repeated` options that may come again."""
+    """A command: its synopsis (help's usage line, as the README quotes it),
+    what it does, its positional words in order (all optional but CLIENT)
+    and its options."""
 
+    synopsis: str
+    summary: str
     words: tuple[str, ...] = ("PATH",)
-    flags: tuple[str, ...] = ()
-    options: tuple[str, ...] = ()
-    repeated: tuple[str, ...] = ()
+    options: tuple[Option, ...] = ()
 
 
+# robot-md-pendant starts its server as `robot-md-mcp --robot PATH`.
+ROBOT_OPTION = "--robot"
+_ROBOT = Option(ROBOT_OPTION, "PATH", "the same as PATH")
+_INSTALLING = (
+    Option("--name", "NAME", "the server's name in the client's config (default: robot-md)"),
+    Option("--scope", "SCOPE", "claude-code: user (the default: seen from any folder), local or project"),
+    Option("--workspace", "DIR", "vscode only: DIR/.vscode/mcp.json instead of the user profile's"),
+    Option("--dry-run", "", "print what would change, and change nothing"),
+)
 VERBS: dict[str, Verb] = {
-    "serve": Verb(options=("--http", "--token-file", "--trusted-keys"), repeated=("--allow-host",)),
-    "validate": Verb(flags=("--json",)),
-    "render": Verb(),
-    "install": Verb(words=("CLIENT", "PATH"), flags=("--dry-run",), options=("--name", "--workspace")),
-    "uninstall": Verb(words=("CLIENT",), flags=("--dry-run",), options=("--name", "--workspace")),
+    "serve": Verb(
+        "[serve] [PATH] [--trusted-keys DIR] [--http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]]",
+        "serve PATH to an MCP client over stdio (the default command), or over Streamable HTTP at /mcp",
+        options=(
+            _ROBOT,
+            Option(
+                "--trusted-keys",
+                "DIR",
+                "check the manifest's ROBOT-MD-SIG signature, offline, against DIR's <kid>.pem Ed25519 "
+                f"public keys (else ${TRUSTED_KEYS_ENV})",
+            ),
+            Option(
+                "--http",
+                "[HOST:]PORT",
+                "serve Streamable HTTP at /mcp instead of stdio; HOST defaults to 127.0.0.1, PORT 0 picks a "
+                'free one; GET /healthz answers {"status": "ok"}',
+            ),
+            Option(
+                "--allow-host",
+                "NAME",
+                "another name requests may give in Host (besides the listening address); no foreign Origin "
+                "is ever served",
+                repeats=True,
+            ),
+            Option(
+                "--token-file",
+                "FILE",
+                f"the bearer token (else ${TOKEN_ENV}) every request but /healthz must send as "
+                "`Authorization: Bearer TOKEN`; required for a non-loopback HOST",
+            ),
+        ),
+    ),
+    "validate": Verb(
+        "validate [PATH] [--json]",
+        "check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body",
+        options=(_ROBOT, Option("--json", "", "print the validate tool's result as JSON")),
+    ),
+    "render": Verb("render [PATH]", "print PATH's frontmatter as canonical YAML", options=(_ROBOT,)),
+    "install": Verb(
+        "install CLIENT [PATH] [--name NAME] [--scope SCOPE] [--workspace DIR] [--dry-run]",
+        "add this server for PATH to an MCP client's config",
+        words=("CLIENT", "PATH"),
+        options=_INSTALLING,
+    ),
+    "uninstall": Verb(
+        "uninstall CLIENT [--name NAME] [--scope SCOPE] [--workspace DIR] [--dry-run]",
+        "remove it again (only an entry that runs robot-md-mcp)",
+        words=("CLIENT",),
+        options=_INSTALLING,
+    ),
 }
 
+HELP_NOTES = f"""PATH is a ROBOT.md file or a folder holding one. Without PATH: ${PATH_ENV}, else
+the nearest ROBOT.md in the current folder or above it. A PATH holding an
+unexpanded ${{VARIABLE}} counts as none.
 
-@dataclass
+CLIENT is claude-desktop, cursor, vscode or claude-code (runs `claude mcp`, or
+prints the line where claude is not on PATH). A changed config file keeps its
+previous version as <file>.bak."""
+
+
+@dataclass(frozen=True)
 class Command:
+    """A command line, parsed: the verb, its words and its options' values."""
+
     verb: str
-    words: list[str]
-    flags: set[str] = field(default_factory=set)
-    options: dict[str, list[str]] = field(default_factory=dict)
     said_verb: bool = True  # False: the verb was implied (serve)
-
-    def word(self, name: str) -> str | None:
-        """The positional argument called `name`, if given."""
-        names = VERBS[self.verb].words
-        return self.words[names.index(name)] if len(self.words) > names.index(name) else None
-
-    def option(self, name: str) -> str | None:
-        return self.options.get(name, [None])[-1]
+    path: str | None = None
+    client: str | None = None
+    trusted_keys: str | None = None
+    http: str | None = None
+    allow_host: tuple[str, ...] = ()  # --allow-host, each
+    token_file: str | None = None
+    json: bool = False
+    name: str | None = None
+    scope: str | None = None
+    workspace: str | None = None
+    dry_run: bool = False
 
 
 @dataclass(frozen=True)
@@ -4034,45 +4605,102 @@ class Exit(Exception):
         self.code, self.line, self.error = code, line, error
 
 
-# robot-md-pendant starts its server as `robot-md-mcp --robot PATH`.
-ROBOT_OPTION = "--robot"
+def synopsis(prog: str) -> str:
+    """Every command's usage line (the start of --help, quoted in the README)."""
+    lines = [f"{prog} {verb.synopsis}" for verb in VERBS.values()] + [f"{prog} --help | --version"]
+    return "usage: " + "\n       ".join(lines)
+
+
+def verb_parser(
+    verb: str, prog: str, usage: str | None = None, description: str | None = None
+) -> argparse.ArgumentParser:
+    """argparse for one verb, from its row in VERBS. It never exits: errors
+    come back as argparse.ArgumentError (exit_on_error=False, 3.9+) and the
+    words it does not know as extras, so each is our one line, exit 2."""
+    import argparse
+
+    spec = VERBS[verb]
+    parser = argparse.ArgumentParser(
+        prog=f"{prog} {verb}",
+        usage=usage or f"{prog} {spec.synopsis}",
+        description=description or spec.summary,
+        epilog=HELP_NOTES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
+        allow_abbrev=False,
+        exit_on_error=False,
+    )
+    parser.add_argument("words", nargs="*", help=argparse.SUPPRESS)
+    for option in spec.options:
+        if option.flag == ROBOT_OPTION:  # a missing value reads as "", for our own line
+            parser.add_argument(option.flag, nargs="?", const="", action="append", help=argparse.SUPPRESS)
+        elif option.value:  # every value kept: we check which may repeat
+            parser.add_argument(option.flag, metavar=option.value, help=option.help, action="append")
+        else:
+            parser.add_argument(option.flag, help=option.help, action="store_true")
+    return parser
 
 
 def parse_command_line(args: list[str]) -> Command:
     """argv (without the program) → Command, or UsageError."""
+    import argparse
+
     said = bool(args) and args[0] in VERBS
     verb, rest = (args[0], args[1:]) if said else ("serve", args)
     spec = VERBS[verb]
-    command = Command(verb, [], said_verb=said)
-    robot: list[str] = []  # --robot PATH, for the verbs whose one word is PATH
-    items = iter(rest)
-    for arg in items:
-        name, eq, value = arg.partition("=")
-        if arg == "--":
-            command.words += items
-        elif name == ROBOT_OPTION and spec.words == ("PATH",):
-            robot.append(value if eq else next(items, ""))
-        elif name in spec.options or name in spec.repeated:
-            value = value if eq else next(items, "")
-            if not value:
-                raise UsageError(f"{name} needs a value")
-            if name in spec.options and name in command.options:
-                raise UsageError(f"{name} may be given once")
-            command.options.setdefault(name, []).append(value)
-        elif arg in spec.flags:
-            command.flags.add(arg)
-        elif arg.startswith("-") and arg != "-":
-            raise UsageError(f"unknown option {arg}" + ("" if verb == "serve" else f" for {verb}"))
-        else:
-            command.words.append(arg)
-    if robot:
-        if not robot[-1] or len(robot) > 1 or command.words:
+    try:
+        given, extras = verb_parser(verb, NAME).parse_known_args(rest)
+    except argparse.ArgumentError as e:
+        raise UsageError(str(e)) from None
+    words = [*given.words, *_extra_words(extras, verb)]
+    values = {option.key: getattr(given, option.key) for option in spec.options}
+    robot = values.pop("robot", None)
+    if robot is not None:
+        if not all(robot) or len(robot) > 1 or words:
             raise UsageError(f"{ROBOT_OPTION} takes the manifest's path, once, in place of PATH")
-        command.words = robot
-    if len(command.words) > len(spec.words):
+        words = robot
+    if len(words) > len(spec.words):
         takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
-        raise UsageError(f"unexpected argument {command.words[len(spec.words)]!r} ({verb} takes {takes})")
-    return command
+        raise UsageError(f"unexpected argument {words[len(spec.words)]!r} ({verb} takes {takes})")
+    options: dict[str, Any] = {
+        o.key: _checked(o, values[o.key]) for o in spec.options if values.get(o.key) is not None
+    }
+    named = {word.lower(): value for word, value in zip(spec.words, words, strict=False)}  # PATH → path
+    return Command(verb, said, **named, **options)
+
+
+def _extra_words(extras: list[str], verb: str) -> list[str]:
+    """What argparse left over: words that came after an option (kept), or an
+    option this verb does not take (UsageError). After `--` all are words."""
+    at = extras.index("--") if "--" in extras else len(extras)
+    for word in extras[:at]:
+        if word.startswith("-") and word != "-":
+            raise UsageError(f"unknown option {word}" + ("" if verb == "serve" else f" for {verb}"))
+    return extras[:at] + extras[at + 1 :]
+
+
+def _checked(option: Option, value: bool | list[str]) -> bool | str | tuple[str, ...]:
+    """An option's value as Command holds it: a flag's bool, every value of
+    one that repeats, else its one value."""
+    if isinstance(value, bool):
+        return value
+    if not all(value):  # --name= (argparse itself refuses --name with nothing after it)
+        raise UsageError(f"{option.flag} needs a value")
+    if option.repeats:
+        return tuple(value)
+    if len(value) > 1:
+        raise UsageError(f"{option.flag} may be given once")
+    return value[0]
+
+
+def help_text(verb: str | None, prog: str) -> str:
+    """`COMMAND --help`: that verb's; `--help`: every usage line, the commands,
+    and serve's options (serve is the default command)."""
+    if verb is not None:
+        return verb_parser(verb, prog).format_help()
+    commands = "\n".join(f"  {name:<10} {v.summary}" for name, v in VERBS.items())
+    about = f"commands:\n{commands}\n\nserve's options ({prog} COMMAND --help: another's):"
+    return verb_parser("serve", prog, synopsis(prog).removeprefix("usage: "), about).format_help()
 
 
 def invoked_as() -> str:
@@ -4091,8 +4719,8 @@ def invoked_as() -> str:
 
 def lazy_imports_from_here_on() -> None:
     """CPython 3.15+ (PEP 810): every module-level import from now on is lazy,
-    so the SDK loads only what a session uses (spawn -> initialize 0.72x,
-    peak RSS -23 MiB; docs/performance.md). Only the command line does this:
+    so the SDK loads only what a session uses (docs/performance.md, "Lazy
+    imports on CPython 3.15"). Only the command line does this:
     importing this module as a library leaves the importer's mode alone. A
     mode the user chose (-X lazy_imports, PYTHON_LAZY_IMPORTS) stands."""
     chosen = os.environ.get("PYTHON_LAZY_IMPORTS") or sys._xoptions.get("lazy_imports")
@@ -4110,11 +4738,7 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
     before_dashes = args[: args.index("--")] if "--" in args else args
     try:
         if {"-h", "--help"} & set(before_dashes):
-            print(
-                USAGE.format(
-                    prog=invoked_as(), path_env=PATH_ENV, token_env=TOKEN_ENV, keys_env=TRUSTED_KEYS_ENV
-                )
-            )
+            print(help_text(args[0] if args[0] in VERBS else None, invoked_as()), end="")
             return ExitCode.OK
         if "--version" in before_dashes:
             print(version_line())
@@ -4157,7 +4781,7 @@ def load_manifest(
     """The manifest a command names (PATH, else $ROBOT_MD_PATH, else the
     nearest ROBOT.md), read and parsed, and for serving, named; else Exit:
     code 2 when there is none to find, 1 when it cannot be used."""
-    word, environ = command.word("PATH"), machine.environ
+    word, environ = command.path, machine.environ
     if unexpanded(word):
         _say_unexpanded(f"the path argument {word!r}", f"looking in ${PATH_ENV}, then for")
         word = None
@@ -4222,7 +4846,7 @@ def run_render(command: Command, machine: Machine) -> int:
 def run_validate(command: Command, machine: Machine) -> int:
     """The reference's report: its strings exactly with --json; for people,
     one line each, file errors with their place in the file, and hints."""
-    as_json = "--json" in command.flags
+    as_json = command.json
     try:
         _, snap = load_manifest(command, machine, servable=False)
         report = snap.report
@@ -4246,8 +4870,8 @@ def run_validate(command: Command, machine: Machine) -> int:
 
 
 def run_serve(command: Command, machine: Machine) -> int:
-    http = command.option("--http")
-    if http is None and set(command.options) - {"--trusted-keys"}:
+    http = command.http
+    if http is None and (command.allow_host or command.token_file is not None):
         raise UsageError("--allow-host and --token-file need --http [HOST:]PORT")
     manifest_file, snap = load_manifest(command, machine, keys=trusted_keys(command, machine))
     robot = cast(str, snap.manifest.robot_name)
@@ -4256,8 +4880,7 @@ def run_serve(command: Command, machine: Machine) -> int:
             print(_banner(manifest_file.path, robot), file=sys.stderr)
         return serve_stdio(manifest_file)
     try:
-        allowed = command.options.get("--allow-host", [])
-        listener = open_listener(http, allowed, command.option("--token-file"), machine.environ)
+        listener = open_listener(http, list(command.allow_host), command.token_file, machine.environ)
     except HttpSetupError as e:
         raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {e}") from None
     return serve_http(manifest_file, listener, robot)
@@ -4265,7 +4888,7 @@ def run_serve(command: Command, machine: Machine) -> int:
 
 def trusted_keys(command: Command, machine: Machine) -> TrustedKeys | None:
     """The keys --trusted-keys DIR (else $ROBOT_MD_TRUSTED_KEYS) names, if any; Exit if unreadable."""
-    folder = command.option("--trusted-keys") or machine.environ.get(TRUSTED_KEYS_ENV) or None
+    folder = command.trusted_keys or machine.environ.get(TRUSTED_KEYS_ENV) or None
     try:
         return None if folder is None else load_trusted_keys(folder)
     except ManifestError as e:
@@ -4317,13 +4940,20 @@ def _banner(path: Path, robot: str) -> str:
 # cannot rewrite faithfully is refused untouched, and writes are atomic.
 
 
-# Per client with a config file: the object in it that maps server names to
-# entries, and what the user does once the file changed. Claude Code keeps its
-# own config: `claude mcp add` writes it.
-CLIENT_FILES: dict[str, tuple[str, str]] = {
-    "claude-desktop": ("mcpServers", "restart Claude Desktop to load it"),
-    "cursor": ("mcpServers", "restart Cursor (or see Settings → MCP) to load it"),
-    "vscode": ("servers", 'in VS Code, run "MCP: List Servers" to start it'),
+@dataclass(frozen=True)
+class ClientFile:
+    """A client that keeps its MCP servers in a JSON file: the object in it
+    that maps server names to entries, and what the user does once it changed."""
+
+    key: str
+    next_step: str
+
+
+# Claude Code keeps its own config: `claude mcp add` writes it.
+CLIENT_FILES = {
+    "claude-desktop": ClientFile("mcpServers", "restart Claude Desktop to load it"),
+    "cursor": ClientFile("mcpServers", "restart Cursor (or see Settings → MCP) to load it"),
+    "vscode": ClientFile("servers", 'in VS Code, run "MCP: List Servers" to start it'),
 }
 CLIENTS = (*CLIENT_FILES, "claude-code")
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
@@ -4336,6 +4966,13 @@ MAX_CONFIG_DEPTH = 100
 CONFIG_EDIT_ATTEMPTS = 5
 CONFIG_LOCK_SECONDS = 10  # how long an install waits for another to finish with the folder
 DEFAULT_SERVER_NAME = "robot-md"
+# Names a JavaScript client (all four are) finds on any object it reads the
+# config into: `servers[name]` would be Object's own member, and `__proto__`
+# swaps the object's prototype. An entry under one is lost or worse.
+JS_OBJECT_MEMBERS = frozenset(
+    "__proto__ constructor prototype hasOwnProperty isPrototypeOf propertyIsEnumerable toLocaleString "
+    "toString valueOf __defineGetter__ __defineSetter__ __lookupGetter__ __lookupSetter__".split()
+)
 
 
 def config_path(
@@ -4494,46 +5131,47 @@ class _Changed(Exception):
     """The config is no longer what the edit was made on: read it again."""
 
 
-_UTF8_BOM = b"\xef\xbb\xbf"
-
-
 def _in_its_own_form(text: str, old: bytes | None) -> bytes:
     """The new text with the old file's byte order mark and line endings
     (a Windows editor's BOM and CRLF stay; json.dumps writes neither)."""
     if old is None:
         return text.encode("utf-8")
-    first_break = re.search(rb"\r?\n", old)
-    if first_break is not None and first_break.group() == b"\r\n":
+    if (first_break := re.search(rb"\r?\n", old)) is not None and first_break.group() == b"\r\n":
         text = text.replace("\n", "\r\n")  # JSON strings hold no raw newline: only structure changes
-    bom = _UTF8_BOM if old.startswith(_UTF8_BOM) else b""
-    return bom + text.encode("utf-8")
+    return (b"\xef\xbb\xbf" if old.startswith(b"\xef\xbb\xbf") else b"") + text.encode("utf-8")
 
 
 def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
     """Write `data` to `path` atomically (a temp file beside it, then
     os.replace: a crash leaves the old file or the new one, never half),
-    with the old file's mode and owner. The bytes it held (`old`, as read)
-    go to `<path>.bak` first. Compare and swap: just before the replace the
-    file is read again, and _Changed if it no longer holds `old` (a client
-    saved it meanwhile). Returns the backup's path, or None for a new file."""
+    with the old file's mode and owner and its bytes in `<path>.bak`.
+    Compare and swap: just before the replace the file is read again, and
+    _Changed if it no longer holds `old`. Returns the backup, None if new."""
     import tempfile
 
-    was = _stat_as_read(path, old)
+    try:
+        was = None if old is None else os.stat(path)
+    except FileNotFoundError:
+        raise _Changed from None
     if was is not None and old is not None and was.st_nlink > 1:
-        return _rewrite_in_place(path, data, old, was)
+        # Hard links: rewritten in its own inode so its names stay one file; not
+        # atomic, so the backup is written and synced first.
+        kept = _back_up(path, old, was)
+        _unchanged_since_read(path, old)
+        with open(path, "r+b") as f:
+            _write_synced(f, data)
+        return kept
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            _write_synced(f, data)
         backup = None
         if was is not None and old is not None:
             os.chmod(tmp, stat.S_IMODE(was.st_mode))  # mkstemp makes 0600; keep the file's own mode
-            _keep_owner(tmp, was)
+            _give_owner(tmp, was)
             backup = _back_up(path, old, was)
         else:  # a new file: its folder's owner's, like the folders made for it
-            _owned_like(tmp, os.stat(path.parent))
+            _give_owner(tmp, os.stat(path.parent), required=False)
         _unchanged_since_read(path, old)
         os.replace(tmp, path)
     finally:
@@ -4542,45 +5180,33 @@ def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
     return backup
 
 
-def _stat_as_read(path: Path, old: bytes | None) -> os.stat_result | None:
-    if old is None:
-        return None
-    try:
-        return os.stat(path)
-    except FileNotFoundError:
-        raise _Changed from None
+def _write_synced(f: BinaryIO, data: bytes) -> None:
+    f.write(data)
+    f.truncate()
+    f.flush()
+    os.fsync(f.fileno())
 
 
 def _unchanged_since_read(path: Path, old: bytes | None) -> None:
     """The compare of compare-and-swap: the file still holds what was edited."""
     try:
-        now = _read_config(path)
+        if _read_config(path) != old:
+            raise _Changed
     except _Refused:
         raise _Changed from None
-    if now != old:
-        raise _Changed
-
-
-def _rewrite_in_place(path: Path, data: bytes, old: bytes, was: os.stat_result) -> Path:
-    """A config with other hard links is rewritten in its own inode, so all
-    its names still share one file (a replace would split them). Not atomic,
-    so the backup is written and synced first: a crash mid-write leaves it."""
-    backup = _back_up(path, old, was)
-    _unchanged_since_read(path, old)
-    with open(path, "r+b") as f:
-        f.write(data)
-        f.truncate()
-        f.flush()
-        os.fsync(f.fileno())
-    return backup
 
 
 def _back_up(path: Path, old: bytes, was: os.stat_result) -> Path:
-    """`<path>.bak`, holding `old`, with the config's mode and owner."""
+    """`<path>.bak`, made afresh: whatever was there is removed first (a
+    symlink itself, not its target) and the create never follows one."""
     backup = path.with_name(path.name + ".bak")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     try:
-        _create_afresh(backup, old, stat.S_IMODE(was.st_mode))
-        _keep_owner(backup, was)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(backup)
+        with os.fdopen(os.open(backup, flags, stat.S_IMODE(was.st_mode)), "wb") as f:
+            _write_synced(f, old)
+        _give_owner(backup, was)
     except OSError as e:
         if os.path.isdir(backup) and not os.path.islink(backup):
             raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside") from None
@@ -4588,37 +5214,18 @@ def _back_up(path: Path, old: bytes, was: os.stat_result) -> Path:
     return backup
 
 
-def _create_afresh(path: Path, data: bytes, mode: int) -> None:
-    """A new file at `path`: whatever was there is removed first (a symlink
-    itself, not its target), and the create fails rather than follow one."""
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    with os.fdopen(os.open(path, flags, mode), "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _owned_like(path: str | Path, was: os.stat_result) -> bool:
-    """Give `path` the owner and group of `was` where they differ (root
-    editing a user's config: sudo with their HOME). False if the owner
-    could not be given (only root can give a file away)."""
-    if not hasattr(os, "chown"):  # Windows: files have no POSIX owner
-        return True
+def _give_owner(path: str | Path, was: os.stat_result, required: bool = True) -> None:
+    """Give `path` the owner and group of `was` (root editing a user's
+    config: sudo with their HOME). Only root can give a file away: where
+    that fails and the owner differs, a config is refused, a folder stays ours."""
     now = os.stat(path)
-    if (now.st_uid, now.st_gid) == (was.st_uid, was.st_gid):
-        return True
+    if not hasattr(os, "chown") or (now.st_uid, now.st_gid) == (was.st_uid, was.st_gid):
+        return  # Windows files have no POSIX owner
     try:
         os.chown(path, was.st_uid, was.st_gid)
     except PermissionError:
-        return now.st_uid == was.st_uid  # only the group differs: a file we may write, as before
-    return True
-
-
-def _keep_owner(path: str | Path, was: os.stat_result) -> None:
-    if not _owned_like(path, was):
-        raise _Refused(f"belongs to another user (uid {was.st_uid}); run this as that user")
+        if required and now.st_uid != was.st_uid:  # only the group differs: writable, as before
+            raise _Refused(f"belongs to another user (uid {was.st_uid}); run this as that user") from None
 
 
 def _make_folders(folder: Path) -> None:
@@ -4630,7 +5237,7 @@ def _make_folders(folder: Path) -> None:
         folder = folder.parent
     for new in reversed(missing):
         new.mkdir(exist_ok=True)
-        _owned_like(new, os.stat(new.parent))  # where it cannot be given away, it stays ours
+        _give_owner(new, os.stat(new.parent), required=False)
 
 
 @contextlib.contextmanager
@@ -4644,121 +5251,135 @@ def _config_lock(folder: Path, wait_seconds: float = CONFIG_LOCK_SECONDS) -> Ite
         with contextlib.suppress(OSError):
             fd = os.open(folder, os.O_RDONLY)
     try:
-        if fd is not None:
-            _wait_for_turn(fd, wait_seconds)
+        deadline = time.monotonic() + wait_seconds
+        while fd is not None and not _took_lock(fd):
+            if time.monotonic() > deadline:
+                raise _Refused(
+                    f"is still being edited by another install or uninstall after {wait_seconds:g} s; "
+                    "try again"
+                )
+            time.sleep(0.02)
         yield
     finally:
         if fd is not None:
             os.close(fd)  # releases the lock
 
 
-def _wait_for_turn(fd: int, wait_seconds: float = CONFIG_LOCK_SECONDS) -> None:
+def _took_lock(fd: int) -> bool:
     import fcntl
 
-    deadline = time.monotonic() + wait_seconds
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                raise _Refused(
-                    f"is still being edited by another install or uninstall after {wait_seconds:g} s; "
-                    "try again"
-                ) from None
-            time.sleep(0.02)
-        except OSError:
-            return  # no locks on this file system: the re-read still guards
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        pass  # no locks on this file system: the re-read still guards
+    return True
 
 
-def _install_target(command: Command) -> tuple[str, str, Path | None]:
-    """CLIENT, the server's NAME and the --workspace folder, checked."""
-    client = command.word("CLIENT")
+@dataclass(frozen=True)
+class Target:
+    """Where install and uninstall write: CLIENT, the server's NAME, and
+    claude-code's --scope or vscode's --workspace folder, checked."""
+
+    client: str
+    name: str
+    scope: str | None = None
+    workspace: Path | None = None
+
+
+CLAUDE_CODE_SCOPES = ("user", "local", "project")
+
+
+def _install_target(command: Command) -> Target:
+    client, name = command.client, command.name or DEFAULT_SERVER_NAME
     if client not in CLIENTS:
         got = f"unknown client {client!r}" if client else "install needs a client"
         raise UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
-    name = command.option("--name") or DEFAULT_SERVER_NAME
     # Clients use the name in tool names (mcp__robot-md__validate), and
     # `claude mcp add` accepts only these characters.
     if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
         raise UsageError(f"--name {name!r}: use letters, digits, '-' and '_' only")
-    given = command.option("--workspace")
-    if given is None:
-        return client, name, None
+    if name in JS_OBJECT_MEMBERS:
+        raise UsageError(
+            f"--name {name!r}: a JavaScript client reading the config treats it specially; choose another"
+        )
+    if command.scope is not None and client != "claude-code":
+        raise UsageError("--scope is for claude-code only")
+    if command.scope not in (None, *CLAUDE_CODE_SCOPES):
+        raise UsageError(f"--scope {command.scope!r}: choose one of {', '.join(CLAUDE_CODE_SCOPES)}")
+    if command.workspace is None:
+        return Target(client, name, command.scope)
     if client != "vscode":
         raise UsageError("--workspace is for vscode only")
-    workspace = Path(os.path.abspath(Path(given).expanduser()))
+    workspace = Path(os.path.abspath(Path(command.workspace).expanduser()))
     if not workspace.is_dir():
-        raise UsageError(f"--workspace {given!r} is not a folder")
-    return client, name, workspace
+        raise UsageError(f"--workspace {command.workspace!r} is not a folder")
+    return Target(client, name, workspace=workspace)
 
 
 def run_install(command: Command, machine: Machine) -> int:
     """Add this server, for the manifest, to a client's MCP config: the
-    same path resolution and check as serving, so a config that cannot
-    start is never written."""
-    client, name, workspace = _install_target(command)
+    same path resolution as serving, and a manifest the server could not
+    start with is refused; one that does not validate is installed (the
+    server tells agents so), with a note saying how to see why."""
+    target = _install_target(command)
     try:
-        manifest_file, _ = load_manifest(command, machine)
+        manifest_file, snap = load_manifest(command, machine)
     except Exit as e:
         raise Exit(
             e.code, f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
         ) from None
-    launch = [*lasting(launch_command(), machine), str(manifest_file.path)]
+    launch = [*outliving_caches(launch_command(), machine), str(manifest_file.path)]
     _utf8_stdout()
-    dry_run = "--dry-run" in command.flags
-    if client == "claude-code":
-        return _claude_code(["claude", "mcp", "add", name, "--", *launch], dry_run, machine)
-    entry = server_entry(client, launch)
+    if target.client == "claude-code":
+        code = claude_code_add(target, launch, command.dry_run, machine)
+    else:
+        code = _add_to_file(target, launch, machine, command.dry_run)
+    _say_what_the_manifest_lacks(manifest_file.path, snap)
+    return code
 
-    def add(servers: dict[str, Any]) -> str | None:
-        if servers.get(name) == entry:
-            return None
-        status = "updated" if name in servers else "added"
-        servers[name] = entry
-        return status
 
-    plan = ConfigEdit(
-        name,
-        add,
-        "paste the entry printed below into its {key} object by hand",
-        "installed",
-        "is already in {path} with this command",
-    )
-    try:
-        return plan.apply(client, workspace, machine, dry_run)
-    except _Refused as e:
-        if e.paste_by_hand:
-            print("\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1]))
-        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing installed: {e.where} {e}") from None
+def _add_to_file(target: Target, launch: list[str], machine: Machine, dry_run: bool) -> int:
+    if target.workspace is not None:  # a file people commit: no paths of this machine in it
+        launch = [_in_workspace(arg, target.workspace) for arg in launch]
+    return ConfigEdit(target, server_entry(target.client, launch)).apply(machine, dry_run)
+
+
+def _in_workspace(arg: str, workspace: Path) -> str:
+    """An absolute path inside the workspace as VS Code's ${workspaceFolder}/…"""
+    if not os.path.isabs(arg) or not Path(arg).is_relative_to(workspace):
+        return arg
+    inside = Path(arg).relative_to(workspace).as_posix()
+    return "${workspaceFolder}" + ("" if inside == "." else f"/{inside}")
+
+
+def _say_what_the_manifest_lacks(path: Path, snap: Snapshot) -> None:
+    """Installed all the same, one line each: it does not validate, it has
+    no safety block (agents are then told every motion needs the operator)."""
+    if not snap.report.ok:
+        count = len(snap.report.errors)
+        print(
+            f"{NAME}: note: {path} does not validate ({count} error{'s' * (count != 1)}); agents are told "
+            f"so; see why: {invoked_as()} validate {shlex.quote(str(path))}",
+            file=sys.stderr,
+        )
+    if snap.manifest.frontmatter.get("safety") is None:
+        print(
+            f"{NAME}: note: {path} declares no safety block; agents are told to treat every motion as "
+            "needing the operator's approval",
+            file=sys.stderr,
+        )
 
 
 def run_uninstall(command: Command, machine: Machine) -> int:
     """Remove this server's entry (NAME) from a client's MCP config, and
     nothing else: an entry of that name that is not robot-md-mcp's stays."""
-    client, name, workspace = _install_target(command)
+    target = _install_target(command)
     _utf8_stdout()
-    dry_run = "--dry-run" in command.flags
-    if client == "claude-code":
-        return _claude_code(["claude", "mcp", "remove", name], dry_run, machine)
-
-    def remove(servers: dict[str, Any]) -> str | None:
-        if name not in servers:
-            return None
-        if not _runs_this_program(servers[name]):
-            raise _Refused(
-                f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)'
-            )
-        del servers[name]
-        return "removed"
-
-    plan = ConfigEdit(
-        name, remove, f'remove "{name}" from its {{key}} object by hand', "removed", "is not in {path}"
-    )
-    try:
-        return plan.apply(client, workspace, machine, dry_run)
-    except _Refused as e:
-        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing removed: {e.where} {e}") from None
+    if target.client == "claude-code":
+        return claude_code_remove(target, command.dry_run, machine)
+    return ConfigEdit(target, entry=None).apply(machine, command.dry_run)
 
 
 # What starts this program, as install writes it or the README shows by hand:
@@ -4769,20 +5390,8 @@ _OUR_PROGRAM = re.compile(r"robot[-_]md[-_]mcp(?:\.py|(?:[-_.][\w.+-]*)?\.pyz)?"
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*w?|py", re.IGNORECASE)
 _RUNNERS = {"uvx": (), "uv": ("tool", "run"), "pipx": ("run",)}  # and what comes before the package
 _RUNNER_OPTIONS_WITH_VALUES = frozenset(
-    {
-        "--from",
-        "--spec",
-        "--with",
-        "--with-editable",
-        "--with-requirements",
-        "--python",
-        "-p",
-        "--index",
-        "--index-url",
-        "--extra-index-url",
-        "--pip-args",
-        "-w",
-    }
+    "--from --spec --with --with-editable --with-requirements --python -p --index --index-url "
+    "--extra-index-url --pip-args -w".split()
 )
 
 
@@ -4831,19 +5440,44 @@ def _file_name(word: str) -> str:
 
 @dataclass(frozen=True)
 class ConfigEdit:
-    """One change to a client's config file, applied with the same care
-    for install and uninstall: strict JSON kept, a backup made afresh,
-    nothing written outside a --workspace, a dry run that only prints, and
-    no update lost to another install or a client saving the file meanwhile."""
+    """Adding a server's entry to a client's config file, or removing it
+    (entry None), with the same care for both: strict JSON kept, a backup
+    made afresh, nothing written outside a --workspace, a dry run that only
+    prints, no update lost to another install or a client saving the file
+    meanwhile, and an entry of that name that is not ours left as it is."""
 
-    name: str
-    change: Callable[[dict[str, Any]], str | None]  # → "added", "updated", "removed", or None
-    by_hand: str  # what to do where comments are in the way ({key}: the object's name)
-    done: str  # "installed" or "removed", for "nothing <done>"
-    unchanged: str  # what is so when nothing changes ({path}: the file)
+    target: Target
+    entry: dict[str, Any] | None
 
-    def apply(self, client: str, workspace: Path | None, machine: Machine, dry_run: bool) -> int:
-        key, next_step = CLIENT_FILES[client]
+    def change(self, servers: dict[str, Any]) -> str | None:
+        """Edit the servers object: "added", "updated", "removed", or None if nothing changes."""
+        name = self.target.name
+        if self.entry is not None:
+            status = None if servers.get(name) == self.entry else "updated" if name in servers else "added"
+            servers[name] = self.entry
+            return status
+        if name in servers and not _runs_this_program(servers[name]):
+            raise _Refused(
+                f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)'
+            )
+        return "removed" if servers.pop(name, None) is not None else None
+
+    @property
+    def done(self) -> str:
+        return "installed" if self.entry is not None else "removed"
+
+    def apply(self, machine: Machine, dry_run: bool) -> int:
+        try:
+            return self._apply(machine, dry_run)
+        except _Refused as e:
+            if e.paste_by_hand and self.entry is not None:  # the entry as a member of the servers object
+                shown = json.dumps({self.target.name: self.entry}, indent=2).splitlines()[1:-1]
+                print("\n".join(line[2:] for line in shown))
+            raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing {self.done}: {e.where} {e}") from None
+
+    def _apply(self, machine: Machine, dry_run: bool) -> int:
+        client, name, workspace = self.target.client, self.target.name, self.target.workspace
+        key = CLIENT_FILES[client].key
         found = config_path(client, machine.platform, machine.environ, machine.user_home(), workspace)
         path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through
         try:
@@ -4859,25 +5493,28 @@ class ConfigEdit:
             e.where = path
             raise
         except OSError as e:
-            raise Exit(
-                ExitCode.CANNOT_USE, f"{NAME}: nothing {self.done}: cannot write {path}: {_os_reason(e)}"
-            ) from None
+            message = f"{NAME}: nothing {self.done}: cannot write {path}: {_os_reason(e)}"
+            raise Exit(ExitCode.CANNOT_USE, message) from None
         where = {"added": "to", "updated": "in", "removed": "from"}.get(status, "in")
         if status == "unchanged":
-            print(f'{NAME}: "{self.name}" {self.unchanged.format(path=path)}; nothing changed')
+            what = "is already in {} with this command" if self.entry is not None else "is not in {}"
+            print(f'{NAME}: "{name}" {what.format(path)}; nothing changed')
         elif dry_run:
             verb = {"added": "add", "updated": "update", "removed": "remove"}[status]
-            print(f'{NAME}: dry run, nothing changed; would {verb} "{self.name}" {where} {path}:')
+            print(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}:')
             sys.stdout.write(new_text or "")
         else:
             kept = f"backup: {backup}" if backup else "new file"
-            print(f'{NAME}: {status} "{self.name}" {where} {path} ({kept}); {next_step}')
+            print(f'{NAME}: {status} "{name}" {where} {path} ({kept}); {CLIENT_FILES[client].next_step}')
         return ExitCode.OK
 
     def _edited(self, path: Path, key: str) -> tuple[bytes | None, str | None, str]:
         """The file's bytes as read, its new text (None: unchanged) and the status."""
         old = _read_config(path)
-        by_hand = self.by_hand.format(key=f'"{key}"')
+        if self.entry is not None:
+            by_hand = f'paste the entry printed below into its "{key}" object by hand'
+        else:
+            by_hand = f'remove "{self.target.name}" from its "{key}" object by hand'
         return (old, *edited_config(_config_text(old), key, self.change, by_hand))
 
     def _write(self, path: Path, key: str) -> tuple[str, Path | None]:
@@ -4897,7 +5534,7 @@ class ConfigEdit:
         )
 
 
-def lasting(launch: list[str], machine: Machine) -> list[str]:
+def outliving_caches(launch: list[str], machine: Machine) -> list[str]:
     """A launch command that outlives caches. Run from uvx's or `pipx run`'s
     cache, the program itself vanishes with the cache (`uv cache clean`), so
     a client is given `uvx --from SPEC robot-md-mcp` instead, which fetches
@@ -4944,25 +5581,110 @@ def install_spec() -> str:
     return url.removeprefix("file://") if url.startswith("file://") else url
 
 
-def _claude_code(argv: list[str], dry_run: bool, machine: Machine) -> int:
-    """Claude Code keeps its config itself: run `claude mcp add|remove`, or
-    print the line where claude is not on PATH (or for a dry run)."""
-    import subprocess
+# --- claude-code: Claude Code keeps its config itself; `claude mcp` edits it
 
-    line = subprocess.list2cmdline(argv) if machine.platform == "win32" else shlex.join(argv)
+
+def claude_code_add(target: Target, launch: list[str], dry_run: bool, machine: Machine) -> int:
+    """`claude mcp add` in the user scope unless told (seen from every folder).
+    Already there with this command: nothing changed; with another command
+    of ours: replaced; someone else's under that name: left as it is."""
+    scope = target.scope or "user"
+    add = ["claude", "mcp", "add", "--scope", scope, target.name, "--", *launch]
     claude = None if dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
     if claude is None:
-        print(line)
-        if not dry_run:
-            print(f"{NAME}: claude is not on PATH; run the line above where it is", file=sys.stderr)
+        return _print_instead([add], dry_run, machine)
+    done, status = _claude_code(claude, add), "added"
+    there = None if done.returncode == 0 else claude_code_entry(claude, target.name)
+    if there == (scope, launch[0], " ".join(launch[1:])):
+        print(
+            f'{NAME}: "{target.name}" is already in Claude Code\'s {scope} config with this command; '
+            "nothing changed"
+        )
         return ExitCode.OK
-    sys.stdout.flush()  # claude's own output comes after anything we printed
-    done = subprocess.run([claude, *argv[1:]], check=False)
+    if there is not None and there.scope == scope:  # another command under this name, in this scope
+        if not _runs_this_program({"command": there.command, "args": there.args.split(" ")}):
+            raise Exit(
+                ExitCode.CANNOT_USE,
+                f'{NAME}: nothing installed: Claude Code\'s {scope} config has a "{target.name}" that is not '
+                "robot-md-mcp's; left as it is (--name picks another)",
+            )
+        _claude_code(claude, ["claude", "mcp", "remove", "--scope", scope, target.name])
+        done, status = _claude_code(claude, add), "updated"
     if done.returncode != 0:
         raise Exit(
-            ExitCode.CANNOT_USE, f"{NAME}: `{' '.join(argv[:3])}` failed (exit {done.returncode}): {line}"
+            ExitCode.CANNOT_USE,
+            f"{NAME}: `claude mcp add` failed (exit {done.returncode}): {_last_line(done)}",
         )
-    print(f"{NAME}: ran {line}")
+    print(f'{NAME}: {status} "{target.name}" in Claude Code\'s {scope} config: ran {_shown(add, machine)}')
+    return ExitCode.OK
+
+
+def claude_code_remove(target: Target, dry_run: bool, machine: Machine) -> int:
+    """`claude mcp remove` from the scope given, else from the user scope and
+    the local one (where earlier versions of install put it)."""
+    scopes = [target.scope] if target.scope else ["user", "local"]
+    lines = [["claude", "mcp", "remove", "--scope", scope, target.name] for scope in scopes]
+    claude = None if dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
+    if claude is None:
+        return _print_instead(lines, dry_run, machine)
+    runs = {scope: _claude_code(claude, line) for scope, line in zip(scopes, lines, strict=True)}
+    removed = [scope for scope, done in runs.items() if done.returncode == 0]
+    if removed:
+        print(f'{NAME}: removed "{target.name}" from Claude Code\'s {" and ".join(removed)} config')
+    else:
+        why = _last_line(runs[scopes[-1]])
+        print(
+            f'{NAME}: "{target.name}" is not in Claude Code\'s {" or ".join(scopes)} config ({why}); '
+            "nothing changed"
+        )
+    return ExitCode.OK
+
+
+class ClaudeCodeEntry(NamedTuple):
+    scope: str  # user, local or project
+    command: str
+    args: str  # joined by spaces, as `claude mcp get` shows them
+
+
+def claude_code_entry(claude: str, name: str) -> ClaudeCodeEntry | None:
+    """The scope, command and arguments (joined by spaces) of Claude Code's
+    server `name`, from the text of `claude mcp get` (the CLI has no JSON for
+    it; the heavy test runs the real one): `Scope: User config …`, `Command:`, `Args:`."""
+    done = _claude_code(claude, ["claude", "mcp", "get", name])
+    fields = dict(re.findall(r"^ *(Scope|Command|Args): ?(.*)$", done.stdout, re.MULTILINE))
+    if done.returncode != 0 or not {"Scope", "Command"} <= fields.keys():
+        return None
+    return ClaudeCodeEntry(
+        fields["Scope"].split(" ", 1)[0].lower(), fields["Command"], fields.get("Args", "")
+    )
+
+
+def _claude_code(claude: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    import subprocess
+
+    return subprocess.run(
+        [claude, *argv[1:]], capture_output=True, text=True, encoding="utf-8", errors="replace", check=False
+    )
+
+
+def _last_line(done: subprocess.CompletedProcess[str]) -> str:
+    lines = (done.stderr.strip() or done.stdout.strip() or "no message").splitlines()
+    return lines[-1]
+
+
+def _shown(argv: list[str], machine: Machine) -> str:
+    import subprocess
+
+    return subprocess.list2cmdline(argv) if machine.platform == "win32" else shlex.join(argv)
+
+
+def _print_instead(lines: list[list[str]], dry_run: bool, machine: Machine) -> int:
+    """The lines to run, for a dry run or where claude is not on PATH."""
+    for argv in lines:
+        print(_shown(argv, machine))
+    if not dry_run:
+        above = "the lines above" if len(lines) > 1 else "the line above"
+        print(f"{NAME}: claude is not on PATH; run {above} where it is", file=sys.stderr)
     return ExitCode.OK
 
 
