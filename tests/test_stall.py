@@ -328,8 +328,19 @@ def test_http_with_a_read_stalled_on_fuse(stalling_mount: tuple[Path, Path], sig
         assert STALLED.encode() in body and took <= rmm.READ_DEADLINE_SECONDS + 0.5
         at = time.monotonic()
         assert STALLED.encode() in read()[2] and time.monotonic() - at < 0.5  # at once, the read still stuck
+        idle = socket.create_connection(("127.0.0.1", server.port), timeout=5)  # a kept-alive connection
+        idle.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())
+        answer = b""
+        while b'"ok"' not in answer:  # the whole answer: head and body
+            chunk = idle.recv(65536)
+            assert chunk, answer
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 200")
         server.proc.send_signal(sig)
         assert _refused_within(server.port, 1.0)
+        idle.settimeout(1.0)
+        assert idle.recv(65536) == b""  # closed by the server, not left open until the read returns
+        idle.close()
         code = server.proc.wait(timeout=MAX_STALL + 10)  # reaped once the stall ends
     finally:
         flag.unlink(missing_ok=True)
