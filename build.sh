@@ -55,17 +55,21 @@ PY
 }
 
 tools() {  # the build's own tools and the module's pinned dependencies (build_mcpb.py imports the
-  # module for its tables), in a venv of their own (PEP 668 systems refuse --user installs)
-  if ! "$TOOLS/bin/python" - packaging/constraints.txt "${TOOL_PINS[@]}" 2>/dev/null <<'PY'; then
+  # module for its tables), in a venv of their own (PEP 668 systems refuse --user installs), of $PY's
+  # CPython: `pyz --here` builds for the CPython that runs build_pyz.py
+  local want
+  want=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  if ! "$TOOLS/bin/python" - "$want" packaging/constraints.txt "${TOOL_PINS[@]}" 2>/dev/null <<'PY'; then
 import sys
 from importlib.metadata import version
 from packaging.requirements import Requirement
+assert "%d.%d" % sys.version_info[:2] == sys.argv.pop(1)
 lines = [line.split("#")[0].strip() for line in open(sys.argv[1])] + sys.argv[2:]
 pins = [Requirement(line) for line in lines if line]
 assert all(version(p.name) in p.specifier for p in pins if p.marker is None or p.marker.evaluate())
 PY
     echo "build tools: making $TOOLS (${TOOL_PINS[*]} and packaging/constraints.txt)"
-    "$PY" -m venv "$TOOLS"
+    "$PY" -m venv --clear "$TOOLS"
     "$TOOLS/bin/python" -m pip install --quiet --disable-pip-version-check "${TOOL_PINS[@]}" \
       -r packaging/constraints.txt
   fi
