@@ -373,6 +373,11 @@ def _most_common(tree: Tree, groups: dict[str, list[Target]]) -> list[str]:
     return keys
 
 
+def _mode(name: str) -> int:
+    """A member's file mode: the same on every build machine, whatever its umask."""
+    return 0o100755 if name.endswith(NATIVE) else 0o100644
+
+
 def write_tree(layout: Layout, site: Path) -> None:
     by_wheel: dict[Path, list[tuple[str, str, int | None]]] = defaultdict(list)
     for (key, path), (wheel, member, cpu) in layout.items():
@@ -383,7 +388,7 @@ def write_tree(layout: Layout, site: Path) -> None:
                 out = site / dest
                 out.parent.mkdir(parents=True, exist_ok=True)
                 out.write_bytes(read(z, member, cpu))
-                out.chmod(0o755 if dest.endswith(NATIVE) else 0o644)  # not the builder's umask
+                out.chmod(_mode(dest) & 0o777)  # not the builder's umask
 
 
 def _oldest_system(wheel: Path, prefix: str) -> list[int] | None:
@@ -433,7 +438,7 @@ def write_pyz(site: Path, out: Path, targets: Targets, pyz_index: bytes) -> None
     """The pyz: the tree in site (with any bytecode made there) under site-packages/, the index, and
     our entry as __main__.py, whose build id digests everything it unpacks (docs/packaging.md)."""
     found: dict[str, tuple[int, Callable[[], bytes]]] = {
-        f"site-packages/{path.relative_to(site).as_posix()}": (path.stat().st_mode << 16, path.read_bytes)
+        f"site-packages/{path.relative_to(site).as_posix()}": (_mode(path.name) << 16, path.read_bytes)
         for path in site.rglob("*")
         if path.is_file()
     }
