@@ -2749,15 +2749,23 @@ def _read_lines(wire_in: Any, deliver: Callable[[Any], None]) -> None:
 
 
 class _Unanswered:
-    """Ids of the client's requests the server has not answered yet."""
+    """Ids of the client's requests the server has not answered yet (batch
+    members too: each is a request of its own). `none_left` is set exactly
+    while there are none: a request that arrives after it was set re-arms
+    it, so at the end of input it waits for whatever is unanswered then."""
 
     def __init__(self) -> None:
         import anyio
 
         self.ids: collections.Counter[Any] = collections.Counter()
         self.none_left = anyio.Event()
+        self.none_left.set()
 
     def add(self, request_id: Any) -> None:
+        import anyio
+
+        if self.none_left.is_set():  # an anyio Event cannot be cleared: a fresh one
+            self.none_left = anyio.Event()
         self.ids[request_id] += 1
 
     def done(self, request_id: Any) -> None:
@@ -2847,9 +2855,8 @@ async def _relay_stdin(
             for member, _ in members:
                 if member is not None:
                     await _to_server(member, to_server, answers, unanswered, batches)
-        if unanswered.ids:
-            with anyio.move_on_after(grace_seconds):
-                await unanswered.none_left.wait()
+        with anyio.move_on_after(grace_seconds):
+            await unanswered.none_left.wait()
 
 
 async def _to_server(
