@@ -38,7 +38,10 @@ SETTINGS = settings(
 HEAVY_SETTINGS = settings(SETTINGS, max_examples=60, derandomize=True)
 
 # Arguments each prompt needs (bob declares arm.pick).
-PROMPT_ARGUMENTS = {"check-safety": {"action": "pick up the cup"}, "explain-capability": {"capability": "arm.pick"}}
+PROMPT_ARGUMENTS = {
+    "check-safety": {"action": "pick up the cup"},
+    "explain-capability": {"capability": "arm.pick"},
+}
 
 
 def params_of(method: str) -> st.SearchStrategy[dict[str, Any] | None]:
@@ -72,7 +75,9 @@ def sessions(draw: Any) -> dict[str, Any]:
     bursts = []
     for _ in range(draw(st.integers(1, 2))):
         sizes = st.integers(1, 4) if revision == rmm.BATCH_REVISION else st.just(1)
-        burst = draw(st.lists(sizes.flatmap(lambda n: st.lists(requests, min_size=n, max_size=n)), max_size=12))
+        burst = draw(
+            st.lists(sizes.flatmap(lambda n: st.lists(requests, min_size=n, max_size=n)), max_size=12)
+        )
         bursts.append(burst)
     return {"revision": revision, "edit": draw(st.booleans()), "bursts": bursts}
 
