@@ -539,7 +539,8 @@ def test_exit_code_table_is_what_the_server_does(tmp_path: Path) -> None:
         measured[name, "HTTP"] = Served().stop(sig)
     measured[("closed stdin",)] = run(EXAMPLE).returncode
     closed_stdout = ["/bin/sh", "-c", 'exec 1>&- "$@"', "sh", *server_argv(EXAMPLE)]
-    measured[("stdout is closed",)] = subprocess.run(closed_stdout, capture_output=True, timeout=60).returncode
+    stdout_closed = subprocess.run(closed_stdout, capture_output=True, timeout=60)
+    measured[("stdout is closed",)] = stdout_closed.returncode
     table = exit_code_table()
     for words, code in measured.items():
         assert code in table and all(w in table[code] for w in words), (words, code, table.get(code))
