@@ -45,9 +45,34 @@ def _end_while_loading(signum: int, frame: object) -> None:
     os._exit(130)  # ExitCode.INTERRUPTED, which is not defined yet
 
 
+# Which of stdin, stdout and stderr (0, 1, 2) were closed when the program started.
+CLOSED_AT_START: set[int] = set()
+
+
+def open_closed_standard_fds() -> None:
+    """Daemons, supervisors and some hosts start a program with fd 0, 1 or 2
+    closed; the next file or socket opened would take that number, and log
+    lines would land in a client's socket or the manifest. Each closed one is
+    opened on /dev/null first (and noted in CLOSED_AT_START)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            CLOSED_AT_START.add(fd)
+        opened = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        if opened != fd:
+            os.dup2(opened, fd)
+            os.close(opened)
+        name = ("stdin", "stdout", "stderr")[fd]
+        if getattr(sys, name, None) is None:  # Python found it closed: no stream
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False))
+
+
 _ARGV0 = sys.argv[0] if getattr(sys, "argv", None) else ""
 if __name__ == "__main__" or _ARGV0 == "-m" or os.path.basename(_ARGV0).startswith("robot-md-mcp"):
     signal.signal(signal.SIGINT, _end_while_loading)
+    open_closed_standard_fds()
 
 import base64
 import collections
@@ -57,6 +82,7 @@ import datetime as _dt
 import enum
 import functools
 import hashlib
+import io
 import itertools
 import json
 import logging
@@ -94,9 +120,9 @@ class ExitCode(enum.IntEnum):
     exits with its report's code instead: robot-md's own (section 3)."""
 
     OK = 0
-    CANNOT_USE = 1  # the manifest, an --http setting or a client's config cannot be used
+    CANNOT_USE = 1  # the manifest, an --http setting, a client's config or (stdio) stdout cannot be used
     USAGE = 2  # the command line is wrong, or there is no manifest to find
-    INTERRUPTED = 130  # Ctrl-C, whatever the server was doing
+    INTERRUPTED = 130  # Ctrl-C, at once (over HTTP, Ctrl-C stops the server cleanly: OK)
 
 
 # ---------------------------------------------------------------------------
@@ -3214,6 +3240,67 @@ async def explain_pre_initialize(ctx: Request, call_next: CallNext) -> HandlerRe
         ) from None
 
 
+# What a malformed field of a request's params should hold, where the field's
+# name alone does not say (the spec's two kinds of reference).
+PARAM_SHAPES = {
+    ("completion/complete", "ref"): 'ref must be {"type": "ref/prompt", "name": PROMPT} '
+    'or {"type": "ref/resource", "uri": URI}',
+}
+
+
+async def explain_invalid_params(ctx: Request, call_next: CallNext) -> HandlerResult:
+    """Server middleware: params the SDK's models refuse get its bare
+    "Invalid request parameters"; say which fields are missing or malformed
+    (and what a reference looks like), as initialize's answer does. The
+    places come from the params as sent, never the SDK's model names."""
+    from mcp import MCPError
+    from mcp.types import INVALID_PARAMS
+
+    try:
+        return await call_next(ctx)
+    except ValueError as e:  # pydantic's ValidationError (no SDK class to name)
+        if not callable(getattr(e, "errors", None)):
+            raise
+        missing, malformed = _bad_fields(ctx.params, e.errors())  # type: ignore[attr-defined]
+        said = ([f"lacks {', '.join(missing)}"] if missing else []) + (
+            [f"has a malformed {', '.join(malformed)}"] if malformed else []
+        )
+        shapes = [PARAM_SHAPES[ctx.method, f] for f in malformed if (ctx.method, f) in PARAM_SHAPES]
+        message = f"Invalid request parameters: {ctx.method} {' and '.join(said) or 'has malformed params'}"
+        raise MCPError(
+            INVALID_PARAMS,
+            message + (f" ({'; '.join(shapes)})" if shapes else ""),
+            data={"missing": missing, "malformed": malformed},
+        ) from None
+
+
+def _bad_fields(params: Any, problems: list[Any]) -> tuple[list[str], list[str]]:
+    """Each problem's place in the params as sent (dotted, cut short): a
+    field that is absent is missing; else the deepest part of the place the
+    params hold is malformed (a union's alternatives end there)."""
+    missing: list[str] = []
+    malformed: list[str] = []
+    for problem in problems[:10]:
+        loc = list(problem.get("loc", ()))
+        loc = loc[1:] if loc[:1] == ["params"] else loc
+        data, path = {} if params is None else params, []
+        for i, key in enumerate(loc):
+            if isinstance(data, dict) and key in data:
+                data = data[key]
+            elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+                data = data[key]
+            elif i == len(loc) - 1 and problem.get("type") == "missing":
+                path.append(key)
+                break
+            else:
+                break
+            path.append(key)
+        place = ".".join(map(str, path))[:80] or "params"
+        absent = problem.get("type") == "missing" and len(path) == len(loc)
+        (missing if absent else malformed).append(place)
+    return list(dict.fromkeys(missing)), [f for f in dict.fromkeys(malformed) if f not in missing]
+
+
 # The 2026-07-28 era stamps serverInfo into every result's _meta; ours carries
 # a ~2.5 KB icon, which only discovery needs (a client shows it once).
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
@@ -3322,7 +3409,9 @@ def build_server(
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
     )
-    server.middleware.extend([explain_pre_initialize, live.remember, light_server_info])
+    server.middleware.extend(
+        [explain_pre_initialize, explain_invalid_params, live.remember, light_server_info]
+    )
     # MCP Apps (the robot card): SEP-2133's place for extensions, which the SDK
     # sends in the 2026-07-28 era (older initialize results have no such field).
     server.extensions = {APPS_EXTENSION: {}}
@@ -3516,18 +3605,22 @@ def _read_lines(wire_in: Any, deliver: Callable[[Any], None]) -> None:
 
 
 class _Unanswered:
-    """Ids of the client's requests the server has not answered yet."""
+    """Ids of the client's requests the server has not answered yet (batch
+    members too: each is a request of its own). `none_left` is set exactly
+    while there are none: a request that arrives after it was set re-arms
+    it, so at the end of input it waits for whatever is unanswered then."""
 
     def __init__(self) -> None:
         import anyio
 
         self.ids: collections.Counter[Any] = collections.Counter()
         self.none_left = anyio.Event()
+        self.none_left.set()
 
     def add(self, request_id: Any) -> None:
         import anyio
 
-        if self.none_left.is_set():  # re-armed: answered before, outstanding again
+        if self.none_left.is_set():  # an anyio Event cannot be cleared: a fresh one
             self.none_left = anyio.Event()
         self.ids[request_id] += 1
 
@@ -3618,9 +3711,8 @@ async def _relay_stdin(
             for member, _ in members:
                 if member is not None:
                     await _to_server(member, to_server, answers, unanswered, batches)
-        if unanswered.ids:
-            with anyio.move_on_after(grace_seconds):
-                await unanswered.none_left.wait()
+        with anyio.move_on_after(grace_seconds):
+            await unanswered.none_left.wait()
 
 
 async def _to_server(
@@ -3714,10 +3806,9 @@ def _stdio_wire() -> Iterator[tuple[Any, Any]]:
     try:
         yield wire_in, wire_out
     finally:
-        with contextlib.suppress(OSError):
-            wire_out.flush()
         os.dup2(wire_out.fileno(), 1)
-        wire_out.close()
+        with contextlib.suppress(OSError):  # a stdout that takes nothing (/dev/full, a closed pipe)
+            wire_out.close()
 
 
 def end_now(code: int, descriptors: Iterable[int]) -> None:
@@ -4819,7 +4910,42 @@ def lazy_imports_from_here_on() -> None:
         sys.set_lazy_imports("all")
 
 
+class BestEffortStderr(io.TextIOBase):
+    """The process's stderr, for people, written best effort: a full disk
+    (/dev/full) or a reader that went away (a broken pipe) loses the line,
+    never the server. Unbuffered, so nothing is left to fail at exit."""
+
+    encoding = "utf-8"
+
+    def __init__(self, encoding: str) -> None:
+        super().__init__()
+        self.encoding = encoding
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return 2
+
+    def write(self, text: str) -> int:
+        data = text.encode(self.encoding, "backslashreplace")
+        try:
+            while data:
+                data = data[os.write(2, data) :]
+        except OSError:
+            pass
+        return len(text)
+
+
+def best_effort_stderr() -> None:
+    """The process's own stderr (not one a caller put in its place) becomes best effort."""
+    if sys.stderr is sys.__stderr__ or 2 in CLOSED_AT_START:
+        sys.stderr = BestEffortStderr(getattr(sys.stderr, "encoding", None) or "utf-8")
+
+
 def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
+    open_closed_standard_fds()
+    best_effort_stderr()
     lazy_imports_from_here_on()
     if signal.getsignal(signal.SIGINT) is _end_while_loading:
         # From here a Ctrl-C is a KeyboardInterrupt, answered below with 130
@@ -4960,10 +5086,19 @@ def run_validate(command: Command, machine: Machine) -> int:
     return report.code
 
 
+# Over stdio the answers go to stdout: started without one, nothing can be served.
+NO_STDOUT = (
+    f"{NAME}: cannot serve over stdio: stdout was closed when it started "
+    "(the client reads answers there; or serve over HTTP with --http PORT)"
+)
+
+
 def run_serve(command: Command, machine: Machine) -> int:
     http = command.http
     if http is None and (command.allow_host or command.token_file is not None):
         raise UsageError("--allow-host and --token-file need --http [HOST:]PORT")
+    if http is None and 1 in CLOSED_AT_START:
+        raise Exit(ExitCode.CANNOT_USE, NO_STDOUT)
     manifest_file, snap = load_manifest(command, machine, keys=trusted_keys(command, machine))
     robot = cast(str, snap.manifest.robot_name)
     if http is None:

@@ -515,7 +515,10 @@ def _prepare(this, key):  # type: (Dict[str, Any], str) -> Tuple[str, List[str]]
     if state == "absent":
         notice = "%s: first run of this build: unpacking to %s (takes a few seconds, once)" % (NAME, copy)
         passed = " (passed over: %s)" % "; ".join(skipped) if skipped else ""
-        sys.stderr.write(notice + passed + "\n")
+        try:
+            sys.stderr.write(notice + passed + "\n")
+        except (AttributeError, OSError, ValueError):  # no stderr (None), or one that takes nothing
+            pass  # a notice for people: best effort, as the server's own log lines
         unpack(os.path.abspath(sys.argv[0]), copy, dirs, target_name(key, this["version"]))
         state, problem = copy_state(copy, uid)
     if problem:

@@ -331,6 +331,19 @@ def test_first_run_line_once_and_old_copies_pruned(pyz: Path, guard, tmp_path: P
     assert time.time() - ours.stat().st_mtime < 60  # each run marks its copy used
 
 
+@pytest.mark.parametrize("stderr", ["closed", "/dev/full"])
+def test_first_run_with_stderr_unusable(pyz: Path, tmp_path: Path, stderr: str) -> None:
+    """The first run's notice is best effort: with stderr closed or on /dev/full the pyz unpacks and
+    runs (docs/robustness.md, standard descriptors at start)."""
+    env = {**os.environ, "SHIV_ROOT": str(tmp_path / "shiv")}
+    command = [sys.executable, str(pyz), "--version"]
+    if stderr == "closed":
+        command = ["/bin/sh", "-c", 'exec 2>&- "$@"', "sh", *command]
+    with open(os.devnull if stderr == "closed" else stderr, "wb") as err:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=err, env=env, timeout=300)
+    assert done.returncode == 0 and done.stdout.decode().startswith("robot-md-mcp "), done
+
+
 def _as(uid: int) -> list[str]:
     need(os.geteuid() == 0, "root (to run as other users)")
     need(shutil.which("setpriv") is not None, "setpriv (to run as other users)")
