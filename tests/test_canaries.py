@@ -3,6 +3,7 @@ docstrings say which), a test here fails loudly when that dependency changes."""
 
 from __future__ import annotations
 
+import inspect
 import socket
 import time
 
