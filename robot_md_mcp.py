@@ -3309,22 +3309,25 @@ def _bad_fields(params: Any, problems: list[Any]) -> tuple[list[str], list[str]]
     for problem in problems[:10]:
         loc = list(problem.get("loc", ()))
         loc = loc[1:] if loc[:1] == ["params"] else loc
-        data, path = {} if params is None else params, []
-        for i, key in enumerate(loc):
-            if isinstance(data, dict) and key in data:
-                data = data[key]
-            elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
-                data = data[key]
-            elif i == len(loc) - 1 and problem.get("type") == "missing":
-                path.append(key)
-                break
-            else:
-                break
-            path.append(key)
+        path = _held_part(params, loc, problem.get("type") == "missing")
         place = ".".join(map(str, path))[:80] or "params"
         absent = problem.get("type") == "missing" and len(path) == len(loc)
         (missing if absent else malformed).append(place)
     return list(dict.fromkeys(missing)), [f for f in dict.fromkeys(malformed) if f not in missing]
+
+
+def _held_part(params: Any, loc: list[Any], missing: bool) -> list[Any]:
+    """The longest start of `loc` the params hold (all of it for a missing last field)."""
+    data, path = {} if params is None else params, []
+    for i, key in enumerate(loc):
+        if isinstance(data, dict) and key in data:
+            data = data[key]
+        elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+            data = data[key]
+        elif not (i == len(loc) - 1 and missing):
+            break
+        path.append(key)
+    return path
 
 
 # The 2026-07-28 era stamps serverInfo into every result's _meta; ours carries
@@ -3519,6 +3522,23 @@ def classify_message(data: Any) -> tuple[Any, dict[str, Any] | None]:
 
     if not isinstance(data, dict):
         return None, error_answer(None, types.INVALID_REQUEST, NOT_JSONRPC)
+    answer_id, problem = _id_problem(data)
+    if problem is None:
+        problem = _text_problem(data, answer_id)
+    if problem is not None:
+        return None, problem
+    if data.get("method") == "initialize" and answer_id is not None:
+        data, answer = completed_initialize(data)
+        if answer is not None:
+            return None, answer
+    return _as_jsonrpc(data, answer_id)
+
+
+def _id_problem(data: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+    """The id an error answers with (None: the message has no usable one), and the
+    error for an id or a method that no JSON-RPC message may have (None: fine)."""
+    from mcp import types
+
     request_id = data.get("id")
     usable_id = isinstance(request_id, (int, str)) and not isinstance(request_id, bool)
     if "method" in data and "id" in data and not usable_id:
@@ -3529,17 +3549,28 @@ def classify_message(data: Any) -> tuple[Any, dict[str, Any] | None]:
         return None, error_answer(None, types.INVALID_REQUEST, message)
     answer_id = request_id if usable_id and "method" in data else None
     if "method" in data and not isinstance(data["method"], str):  # not a response either
-        return None, error_answer(answer_id, types.INVALID_REQUEST, NOT_JSONRPC)
-    if has_lone_surrogate(data):
-        if answer_id is not None and not has_lone_surrogate({**data, "params": None}):
-            message = "Invalid params: " + NOT_TEXT.format(what="a string in the params")
-            return None, error_answer(answer_id, types.INVALID_PARAMS, message)
-        message = "Invalid Request: " + NOT_TEXT.format(what="a string in the message")
-        return None, error_answer(answer_id, types.INVALID_REQUEST, message)
-    if data.get("method") == "initialize" and usable_id:
-        data, answer = completed_initialize(data)
-        if answer is not None:
-            return None, answer
+        return answer_id, error_answer(answer_id, types.INVALID_REQUEST, NOT_JSONRPC)
+    return answer_id, None
+
+
+def _text_problem(data: dict[str, Any], answer_id: Any) -> dict[str, Any] | None:
+    """The error for a message holding a string that is not Unicode text (None: none does):
+    invalid params when only the params hold it."""
+    from mcp import types
+
+    if not has_lone_surrogate(data):
+        return None
+    if answer_id is not None and not has_lone_surrogate({**data, "params": None}):
+        message = "Invalid params: " + NOT_TEXT.format(what="a string in the params")
+        return error_answer(answer_id, types.INVALID_PARAMS, message)
+    message = "Invalid Request: " + NOT_TEXT.format(what="a string in the message")
+    return error_answer(answer_id, types.INVALID_REQUEST, message)
+
+
+def _as_jsonrpc(data: dict[str, Any], answer_id: Any) -> tuple[Any, dict[str, Any] | None]:
+    """A message whose envelope is sound, as the SDK's JSON-RPC type, or the error."""
+    from mcp import types
+
     try:
         parsed = types.jsonrpc_message_adapter.validate_python(data)
     except (ValueError, RecursionError):  # pydantic's ValidationError, or nested too deeply

@@ -148,6 +148,5 @@ def test_packaging_functions_are_small(path: Path) -> None:
     assert not oversized(path.read_text(encoding="utf-8")), oversized(path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.xfail(strict=False, reason="lands with #28's section rework")
 def test_module_functions_are_small() -> None:
     assert not oversized(SOURCE), "\n".join(oversized(SOURCE))
