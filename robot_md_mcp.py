@@ -698,24 +698,32 @@ class Report:
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     summary: str = ""
+    # Ours, beside the reference's strings: misspelt keys, and advice on a file that did not parse.
+    misspelt: tuple[Misspelt, ...] = ()
+    advice: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         return self.code == VALID
 
+    def hints(self) -> list[str]:
+        """Every hint for a person: under each error, then misspelt keys and advice."""
+        return [*(h for e in self.errors for h in hints(e)), *(m.hint for m in self.misspelt), *self.advice]
+
     def as_dict(self) -> dict[str, Any]:
-        """The `validate` tool's result, keys in the reference's order."""
+        """The `validate` tool's result: the reference's keys in its order, then our `hints`."""
         return {
             "ok": self.ok,
             "summary": self.summary,
             "errors": list(self.errors),
             "warnings": list(self.warnings),
+            "hints": self.hints(),
         }
 
     @classmethod
     def from_error(cls, error: ManifestError) -> Report:
         message = f"{error.what}: {error.path}" if error.about_file else error.what
-        return cls(FILE_ERROR, (message,))
+        return cls(FILE_ERROR, (message,), advice=yaml_advice(error))
 
 
 _validator: Any = None
@@ -728,7 +736,7 @@ def schema_validator() -> Any:
     if _validator is None:
         import jsonschema
 
-        schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+        schema = _schema()
         # The reference passes the default format checker, which enforces none
         # of the formats this schema uses ("uri" needs an optional library);
         # no checker gives the same results whatever else is installed.
@@ -740,9 +748,10 @@ def validate(manifest: Manifest) -> Report:
     """Schema, then cross-references, then body sections; stops at the first
     stage that fails, as the reference does."""
     fm, body = manifest.frontmatter, manifest.body
+    misspelt = misspelt_keys(fm)
     errors = schema_errors(fm)
     if errors:
-        return Report(SCHEMA_VIOLATION, errors)
+        return Report(SCHEMA_VIOLATION, errors, misspelt=misspelt)
 
     physics = fm.get("physics", {}) or {}
     cameras = physics.get("solver", {}).get("cameras") or []
@@ -754,14 +763,14 @@ def validate(manifest: Manifest) -> Report:
         if cam.get("driver_id") and cam.get("driver_id") not in drivers
     )
     if errors:
-        return Report(SCHEMA_VIOLATION, errors)
+        return Report(SCHEMA_VIOLATION, errors, misspelt=misspelt)
 
     warnings = [*_intrinsic_warnings(cameras, drivers), *_namespace_warnings(fm)]
     errors = _body_errors(body, fm.get("metadata", {}).get("robot_name", ""))
     if errors:
-        return Report(MISSING_BODY_SECTION, errors, tuple(warnings))
+        return Report(MISSING_BODY_SECTION, errors, tuple(warnings), misspelt=misspelt)
     warnings += [f"deprecated: {note}" for note in manifest.deprecations or ()]
-    return Report(VALID, (), tuple(warnings), summary(fm))
+    return Report(VALID, (), tuple(warnings), summary(fm), misspelt=misspelt)
 
 
 def schema_errors(fm: dict[str, Any]) -> tuple[str, ...]:
@@ -886,11 +895,12 @@ def summary(fm: dict[str, Any]) -> str:
 
 
 _NUMBER_NOT_TEXT = re.compile(r"schema: ([\w.]+): (-?[0-9][0-9._eE+-]*) is not of type 'string'")
+_EMPTY_BLOCK = re.compile(r"schema: ([\w.-]+): None is not of type '(object|array)'")
 
 
 def hints(error: str) -> list[str]:
-    """Advice for a person reading a validation error (never part of the
-    report itself, whose strings are the reference's)."""
+    """Advice for a person reading a validation error (beside the reference's
+    strings, never in them)."""
     found = _NUMBER_NOT_TEXT.fullmatch(error)
     if found:
         field_name = found[1].rpartition(".")[2]
@@ -898,7 +908,274 @@ def hints(error: str) -> list[str]:
             f"YAML read {found[1]} as the number {found[2]}; put the value in quotes to keep it as "
             f'written (e.g. {field_name}: "1.10"; unquoted, 1.10 reads as 1.1)'
         ]
+    found = _EMPTY_BLOCK.fullmatch(error)
+    if found:
+        what = "fields" if found[2] == "object" else "items"
+        return [
+            f"YAML read {found[1]} as empty: is it indented? Its {what} belong on the lines below "
+            f"{found[1].rpartition('.')[2]}:, indented further than it"
+        ]
     return []
+
+
+# LibYAML's errors for a line indented or ended wrongly, and where the slip usually is: the line it
+# names last (it noticed there), or for a key without its ':' the line it began scanning on.
+_YAML_SLIPS = (
+    (
+        "could not find expected ':'",
+        0,
+        "the key on line {line} has no ':' after it (YAML noticed at line {last})",
+    ),
+    ("did not find expected key", -1, "line {line} is indented differently from the block it belongs to"),
+    (
+        "mapping values are not allowed",
+        -1,
+        "line {line} is indented deeper than the key above it, or that key's "
+        "value is missing a closing quote or a ':'",
+    ),
+    ("expected <block end>", -1, "line {line} is indented differently from the lines of its block"),
+    ("found a tab character", -1, "YAML indents with spaces, never tabs: line {line} holds a tab"),
+)
+
+
+def yaml_advice(error: ManifestError) -> tuple[str, ...]:
+    """Where an indentation or ':' slip that stopped the YAML parse probably is, in the file's lines."""
+    lines = [int(m[1]) + error.first_line for m in _YAML_MARK.finditer(error.what)]
+    for words, mark, advice in _YAML_SLIPS:
+        if words in error.what and lines:
+            return (advice.format(line=lines[mark], last=lines[-1]),)
+    return ()
+
+
+# Any character that is not printable ASCII, a newline or a tab: a candidate for `visible`.
+_MAYBE_INVISIBLE = re.compile(r"[^\x20-\x7e\n\t]")
+# Controls, format characters (zero-width, bidi) and line/paragraph separators: shown, never obeyed.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
+def _made_visible(match: re.Match[str]) -> str:
+    import unicodedata
+
+    char = match.group()
+    return f"<U+{ord(char):04X}>" if unicodedata.category(char) in _INVISIBLE_CATEGORIES else char
+
+
+def visible(text: str) -> str:
+    """Manifest text as we embed it: every control, format character (U+200B, U+202E, ...) and
+    line separator written as `<U+XXXX>`, so `bob\u200b` cannot pass for `bob` nor reorder what
+    follows. Newlines and tabs stay (prose keeps its lines; one-line values are quoted apart)."""
+    return _MAYBE_INVISIBLE.sub(_made_visible, text)
+
+
+# --- Misspelt keys: a key the schema does not know, close to one it does -----------
+# The schema allows keys of its own at most levels, so `capabilites:` or `max_linear_velocity_mps:`
+# validate and the field they meant reads as absent. These are hints of ours, beside robot-md's strings.
+
+# The unit of every numeric field (the schema states none): hints name it, docs/manifest.md shows it.
+# `[]` is an item of a list, `<name>` a key the operator chooses.
+UNITS: dict[str, str] = {
+    "physics.dof": "count",
+    "physics.kinematics[].limits_deg": "degrees, [min, max]",
+    "physics.kinematics[].limits_mm": "mm, [min, max]",
+    "physics.kinematics[].length_mm": "mm",
+    "physics.kinematics[].a_mm": "mm",
+    "physics.kinematics[].d_mm": "mm",
+    "physics.kinematics[].servo_id": "bus address",
+    "physics.kinematics[].encoder_sign": "+1 or -1",
+    "physics.kinematics[].zero_pose_steps": "encoder steps",
+    "physics.poses.<name>.joints.<name>": "encoder steps",
+    "physics.workspace.bounds_mm.x": "mm, [min, max]",
+    "physics.workspace.bounds_mm.y": "mm, [min, max]",
+    "physics.workspace.bounds_mm.z": "mm, [min, max]",
+    "physics.solver.encoder.steps_per_rev": "encoder steps per turn",
+    "physics.solver.camera.extrinsic": "mm and radians, [tx, ty, tz, rx, ry, rz]",
+    "physics.solver.gripper.tip_offset_mm": "mm, [x, y, z]",
+    "physics.solver.gripper.open_steps": "encoder steps",
+    "physics.solver.gripper.close_steps": "encoder steps",
+    "physics.solver.cameras[].extrinsic": "mm and radians, [tx, ty, tz, rx, ry, rz]",
+    "physics.solver.cameras[].extrinsic_residual_mm": "mm",
+    "drivers[].baud_rate": "bit/s",
+    "drivers[].count": "count",
+    "drivers[].streams.<name>.intrinsic.fx": "pixels",
+    "drivers[].streams.<name>.intrinsic.fy": "pixels",
+    "drivers[].streams.<name>.intrinsic.cx": "pixels",
+    "drivers[].streams.<name>.intrinsic.cy": "pixels",
+    "drivers[].streams.<name>.intrinsic.width": "pixels",
+    "drivers[].streams.<name>.intrinsic.height": "pixels",
+    "drivers[].streams.<name>.intrinsic.distortion_coeffs": "no unit (the model's coefficients)",
+    "drivers[].streams.<name>.baseline_m": "m",
+    "safety.max_joint_velocity_dps": "deg/s",
+    "safety.max_linear_velocity_ms": "m/s",
+    "safety.payload_kg": "kg",
+    "safety.workspace_bounds_m": "m, [x, y, z]",
+    "safety.estop.response_ms": "ms",
+    "network.port": "TCP port",
+    "brain.planning.confidence_gate": "0 to 1",
+    "compliance.iso_42001.level": "1 to 5",
+    "compliance.eu_ai_act.audit_retention_days": "days",
+    "spatial-eval.workspace.play_surface_dims_m": "m",
+    "spatial-eval.workspace.judge_camera.resolution": "pixels, [width, height]",
+}
+# What people write after the last "_" of a key to name a unit: a key that differs from a known one
+# only there (`payload_lbs` for `payload_kg`, `max_linear_velocity_kmh`) meant the known one.
+_UNIT_WORDS = frozenset(
+    "ms s sec secs seconds us ns min mins minutes h hr hrs hours d day days "
+    "m mm cm km in inch inches ft mi meters metres "
+    "mps m_s m_per_s ms_1 kmh kph km_h mph fps ips "
+    "dps deg_s degps deg_per_s degs rads rad_s radps rad_per_s rpm rps "
+    "kg g gr lb lbs oz t tonnes n "
+    "deg degree degrees rad radian radians steps step ticks counts".split()
+)
+_OPEN_FIELDS = frozenset({"extensions"})  # anything goes there: no hints under it
+MAX_KEYS_EXAMINED = 100  # unknown keys looked at per manifest: a hostile file costs milliseconds
+
+
+@dataclass(frozen=True)
+class Misspelt:
+    """A key the schema does not know at its place, close to one it does (nearest first)."""
+
+    at: tuple[Any, ...]  # the keys and list indexes above it, as in the manifest
+    key: str  # as the manifest writes it
+    meant: tuple[str, ...]
+    place: str  # the schema's path of the mapping it is in ("safety", "drivers[]"); "" at the top
+
+    def field(self, name: str) -> str:
+        return f"{self.place}.{name}" if self.place else name
+
+    def explains(self, error: str) -> bool:
+        """The schema error this slip caused: the key it meant is required and missing."""
+        where = ".".join(map(str, self.at)) or "<root>"
+        return any(error == f"schema: {where}: '{name}' is a required property" for name in self.meant)
+
+    @property
+    def hint(self) -> str:
+        where = f" in {_shown_path(self.at)}" if self.at else ""
+        options = " or ".join(
+            f"{name} ({UNITS[self.field(name)]})" if self.field(name) in UNITS else name
+            for name in self.meant
+        )
+        return _cut(f"{quoted(self.key)}{where} is not a field this schema knows — did you mean {options}?")
+
+
+def quoted(text: str) -> str:
+    """Manifest text inside one of our lines: double-quoted, escaped, its invisible characters shown."""
+    return json.dumps(visible(text), ensure_ascii=False)
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _shown_path(parts: Iterable[Any]) -> str:
+    shown = ""
+    for part in parts:
+        if isinstance(part, int):
+            shown += f"[{part}]"
+        else:
+            text = part if isinstance(part, str) and _PLAIN_KEY.fullmatch(part) else quoted(_json_key(part))
+            shown += f".{text}" if shown else text
+    return shown
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return loaded
+
+
+def misspelt_keys(fm: Any) -> tuple[Misspelt, ...]:
+    """Every key the schema does not know at its place that is one or two typing slips (or a unit
+    suffix) away from a key it knows there, in file order; the first MAX_KEYS_EXAMINED unknown keys."""
+    found: list[Misspelt] = []
+    budget = [MAX_KEYS_EXAMINED]
+    _look(fm, _schema(), (), "", found, budget)
+    return tuple(found)
+
+
+def _look(
+    value: Any, node: Any, at: tuple[Any, ...], place: str, found: list[Misspelt], budget: list[int]
+) -> None:
+    node = _shape(node)
+    items = node.get("items")
+    if isinstance(value, list) and isinstance(items, dict):
+        for i, item in enumerate(value):
+            _look(item, items, (*at, i), f"{place}[]", found, budget)
+        return
+    if not isinstance(value, dict) or place in _OPEN_FIELDS:
+        return
+    known, entries = node.get("properties") or {}, node.get("additionalProperties")
+    for key, sub in value.items():
+        if key in known:
+            _look(sub, known[key], (*at, key), f"{place}.{key}" if place else key, found, budget)
+        elif isinstance(entries, dict) and not known:  # a mapping of the operator's own names
+            _look(sub, entries, (*at, key), f"{place}.<name>", found, budget)
+        elif known and isinstance(key, str) and budget[0] > 0:
+            budget[0] -= 1
+            meant = nearest_keys(key, tuple(k for k in known if k not in value))
+            if meant:
+                found.append(Misspelt(at, key, meant, place))
+
+
+def _shape(node: Any) -> dict[str, Any]:
+    """The schema node, or the alternative of its oneOf/anyOf that describes an object or a list."""
+    if not isinstance(node, dict):
+        return {}
+    for alternative in [*node.get("oneOf", ()), *node.get("anyOf", ())]:
+        if isinstance(alternative, dict) and ("properties" in alternative or "items" in alternative):
+            return alternative
+    return node
+
+
+def _folded(key: str) -> str:
+    return key.lower().replace("-", "_").replace(" ", "_")
+
+
+def slips_allowed(name: str) -> int:
+    """How many slips from a known key still suggest it: none for one letter (x, y, z), one up to
+    four letters (`id`, `dof`, `port`: two would make `host` a misspelt `port`), else two."""
+    return 0 if len(name) <= 1 else 1 if len(name) <= 4 else 2
+
+
+@functools.lru_cache(maxsize=4096)
+def nearest_keys(key: str, known: tuple[str, ...]) -> tuple[str, ...]:
+    """The known keys `key` is nearest to, if it is within their slips allowed (case, `-`/`_`,
+    insertions, deletions, substitutions and swaps of neighbours) or only their unit suffix differs."""
+    folded = _folded(key)
+    scored = []
+    for name in known:
+        slips = _slips(folded, _folded(name), slips_allowed(name))
+        if slips is None and _unit_swapped(folded, _folded(name)):
+            slips = 3  # after any typing slip
+        if slips is not None:
+            scored.append((slips, name))
+    best = min((slips for slips, _ in scored), default=None)
+    return tuple(name for slips, name in scored if slips == best)
+
+
+def _slips(a: str, b: str, limit: int) -> int | None:
+    """The fewest slips (see nearest_keys) that turn a into b, if at most `limit`."""
+    return next((n for n in range(limit + 1) if _within(a, b, n)), None)
+
+
+def _within(a: str, b: str, n: int) -> bool:
+    start = 0
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    a, b = a[start:], b[start:]
+    if not a or not b:
+        return max(len(a), len(b)) <= n
+    if n == 0 or abs(len(a) - len(b)) > n:
+        return False
+    swapped = len(a) > 1 and len(b) > 1 and a[0] == b[1] and a[1] == b[0] and _within(a[2:], b[2:], n - 1)
+    return swapped or _within(a[1:], b[1:], n - 1) or _within(a[1:], b, n - 1) or _within(a, b[1:], n - 1)
+
+
+def _unit_swapped(key: str, name: str) -> bool:
+    """`key` is `name` with its unit suffix left off or replaced by another unit's."""
+    stem, _, unit = name.rpartition("_")
+    if not stem or unit not in _UNIT_WORDS:
+        return False
+    rest = key[len(stem) + 1 :] if key.startswith(f"{stem}_") else None
+    return key == stem or (rest is not None and rest != unit and rest in _UNIT_WORDS)
 
 
 def check_text(text: str) -> Report:
@@ -942,24 +1219,6 @@ NOT_DECLARED = "not declared"
 UNKNOWN = "unknown"
 RRN_RESOLVER = "https://rcan.dev/r/"
 _ABSENT = object()
-# Any character that is not printable ASCII, a newline or a tab: a candidate for `visible`.
-_MAYBE_INVISIBLE = re.compile(r"[^\x20-\x7e\n\t]")
-# Controls, format characters (zero-width, bidi) and line/paragraph separators: shown, never obeyed.
-_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
-
-
-def _made_visible(match: re.Match[str]) -> str:
-    import unicodedata
-
-    char = match.group()
-    return f"<U+{ord(char):04X}>" if unicodedata.category(char) in _INVISIBLE_CATEGORIES else char
-
-
-def visible(text: str) -> str:
-    """Manifest text as we embed it: every control, format character (U+200B, U+202E, ...) and
-    line separator written as `<U+XXXX>`, so `bob\u200b` cannot pass for `bob` nor reorder what
-    follows. Newlines and tabs stay (prose keeps its lines; one-line values are quoted apart)."""
-    return _MAYBE_INVISIBLE.sub(_made_visible, text)
 
 
 def _get(fm: Any, *keys: str) -> Any:
@@ -1114,6 +1373,7 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
     safety, validation status (`report`, else validated here), then the
     operator's prose verbatim."""
     fm = manifest.frontmatter
+    report = report or validate(manifest)
     name = _described(_get(fm, "metadata", "robot_name"), str)
     lines = [
         f"# {name}: robot briefing",
@@ -1129,6 +1389,7 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
             for label, path, kind in _IDENTITY_FIELDS
         ),
         f"- RRN: {rrn_text(fm)}",
+        *_slip_lines(report, "Identity"),
         "",
         f"## Capabilities ({_capability_count(fm)})",
         "",
@@ -1138,13 +1399,32 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
     lines += [f"- `{_one_line(c)}`" if isinstance(c, str) and c else f"- {UNKNOWN} entry" for c in entries]
     if not entries:
         lines.append("- none declared" if capabilities is None or capabilities == [] else f"- {UNKNOWN}")
+    lines += _slip_lines(report, "Capabilities")
     lines += ["", "The robot can do only what is listed here.", "", "## Safety", "", *_safety_lines(fm)]
-    lines += ["", "## Validation", "", *_validation_lines(report or validate(manifest))]
+    lines += _slip_lines(report, "Safety")
+    lines += ["", "## Validation", "", *_validation_lines(report)]
     lines += ["", "## Calibration, poses and learned skills", "", *_calibration_lines(fm)]
     if manifest.signature is not None:
         lines += ["", "## Signature", "", *_signature_lines(manifest.signature)]
     lines += ["", "## Operator's notes (the ROBOT.md prose, verbatim)", ""]
     return "\n".join(lines) + "\n" + (manifest.prose or "(no prose)\n")
+
+
+def _slip_lines(report: Report, section: str) -> list[str]:
+    """Misspelt keys where the briefing would otherwise say "not declared" or count 0: top-level
+    keys, and those in metadata, physics (Identity) and safety (Safety)."""
+    return [f"- Not read: {slip.hint}" for slip in report.misspelt if _briefing_section(slip) == section]
+
+
+def _briefing_section(slip: Misspelt) -> str | None:
+    top = slip.place.split(".", 1)[0].split("[", 1)[0] if slip.place else slip.meant[0]
+    if top == "capabilities":
+        return "Capabilities"
+    if top == "safety":
+        return "Safety"
+    return (
+        "Identity" if top in ("metadata", "physics") and slip.place in ("", "metadata", "physics") else None
+    )
 
 
 def _one_line(text: Any) -> str:
@@ -1861,8 +2141,15 @@ class ManifestFile:
         """`snap`, if it can be served: it has a robot_name to name the
         resource URIs."""
         if snap.manifest.robot_name is None:
-            raise ManifestError("metadata.robot_name is missing or not a non-empty string", self.path)
+            why = "metadata.robot_name is missing or not a non-empty string"
+            slips = [m.hint for m in misspelt_keys(snap.manifest.frontmatter) if _names_robot(m)]
+            raise ManifestError("; ".join([why, *slips]), self.path)
         return snap
+
+
+def _names_robot(slip: Misspelt) -> bool:
+    """A misspelt key that would have named the robot (`metdata:`, `robot_nme:`)."""
+    return any(slip.field(name) in ("metadata", "metadata.robot_name") for name in slip.meant)
 
 
 # ---------------------------------------------------------------------------
@@ -2083,7 +2370,14 @@ TOOLS: dict[str, Tool] = {
             "and the required prose sections, exactly as `robot-md validate` does. Returns ok, a one-line "
             "summary when valid, errors and warnings. An invalid manifest is a normal result (ok: false).",
             output_schema=_object_schema(
-                ok={"type": "boolean"}, summary={"type": "string"}, errors=_STRINGS, warnings=_STRINGS
+                ok={"type": "boolean"},
+                summary={"type": "string"},
+                errors=_STRINGS,
+                warnings=_STRINGS,
+                hints={
+                    **_STRINGS,
+                    "description": "ours, not robot-md's: misspelt keys (did you mean …?) and other advice",
+                },
             ),
             result=lambda snap: snap.report.as_dict(),
         ),
@@ -3974,7 +4268,8 @@ def load_manifest(
         hint = f"pass a path: {invoked_as()} /path/to/{MANIFEST_FILENAME}"
         raise Exit(ExitCode.USAGE, f"{NAME}: {e.what}; {hint}", e) from None
     except ManifestError as e:
-        raise Exit(ExitCode.CANNOT_USE, e.one_line(), e) from None
+        advice = [f"  hint: {line}" for line in yaml_advice(e)]
+        raise Exit(ExitCode.CANNOT_USE, "\n".join([e.one_line(), *advice]), e) from None
 
 
 # A variable a client left as written in its config, e.g. "${CLAUDE_PROJECT_DIR}"
@@ -4022,7 +4317,9 @@ def run_validate(command: Command, machine: Machine) -> int:
         _, snap = load_manifest(command, machine, servable=False)
         report = snap.report
     except Exit as e:
-        if not as_json or e.code != ExitCode.CANNOT_USE or e.error is None:
+        if e.code != ExitCode.CANNOT_USE or e.error is None:
+            raise
+        if not as_json:
             raise
         report = Report.from_error(e.error)
     _utf8_stdout()
@@ -4031,10 +4328,15 @@ def run_validate(command: Command, machine: Machine) -> int:
         return report.code
     if report.ok:
         print(f"✓ {report.summary}")
+    slips = list(report.misspelt)
     for error in report.errors:
         print(f"✗ {error}")
-        for hint in hints(error):
+        explained = [m for m in slips if m.explains(error)]
+        slips = [m for m in slips if m not in explained]
+        for hint in [*hints(error), *(m.hint for m in explained)]:
             print(f"  hint: {hint}")
+    for slip in slips:
+        print(f"  hint: {slip.hint}")
     for warning in report.warnings:
         print(f"! {warning}")
     return report.code
