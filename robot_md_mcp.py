@@ -1026,7 +1026,7 @@ _UNIT_WORDS = frozenset(
     "kg g gr lb lbs oz t tonnes n "
     "deg degree degrees rad radian radians steps step ticks counts".split()
 )
-_OPEN_FIELDS = frozenset({"extensions"})  # anything goes there: no hints under it
+_OPEN_FIELDS = frozenset({"extensions"})  # anything goes there (x-… keys): no hints under it
 MAX_KEYS_EXAMINED = 100  # unknown keys looked at per manifest: a hostile file costs milliseconds
 
 
@@ -1045,11 +1045,12 @@ class Misspelt:
     def explains(self, error: str) -> bool:
         """The schema error this slip caused: the key it meant is required and missing."""
         where = ".".join(map(str, self.at)) or "<root>"
-        return any(error == f"schema: {where}: '{name}' is a required property" for name in self.meant)
+        meant = {name.split(".", 1)[0] for name in self.meant}
+        return any(error == f"schema: {where}: '{name}' is a required property" for name in meant)
 
     @property
     def hint(self) -> str:
-        where = f" in {_shown_path(self.at)}" if self.at else ""
+        where = f" in {_shown_path(self.at)}" if self.at else " at the top level"
         options = " or ".join(
             f"{name} ({UNITS[self.field(name)]})" if self.field(name) in UNITS else name
             for name in self.meant
@@ -1082,37 +1083,37 @@ def _schema() -> dict[str, Any]:
     return loaded
 
 
-def misspelt_keys(fm: Any) -> tuple[Misspelt, ...]:
-    """Every key the schema does not know at its place that is one or two typing slips (or a unit
-    suffix) away from a key it knows there, in file order; the first MAX_KEYS_EXAMINED unknown keys."""
-    found: list[Misspelt] = []
-    budget = [MAX_KEYS_EXAMINED]
-    _look(fm, _schema(), (), "", found, budget)
-    return tuple(found)
+@dataclass(frozen=True)
+class _Keys:
+    """The keys the schema knows at one place, and where each leads (built once, on first use)."""
 
+    place: str  # "safety", "drivers[]", "physics.poses.<name>"; "" at the top
+    known: dict[str, _Keys]
+    items: _Keys | None  # a list's items
+    entries: _Keys | None  # the values of a mapping of the operator's own names
+    # Keys of the mappings one level down, by folded name: `robot_name` at the top meant metadata's.
+    below: dict[str, tuple[str, ...]]
 
-def _look(
-    value: Any, node: Any, at: tuple[Any, ...], place: str, found: list[Misspelt], budget: list[int]
-) -> None:
-    node = _shape(node)
-    items = node.get("items")
-    if isinstance(value, list) and isinstance(items, dict):
-        for i, item in enumerate(value):
-            _look(item, items, (*at, i), f"{place}[]", found, budget)
-        return
-    if not isinstance(value, dict) or place in _OPEN_FIELDS:
-        return
-    known, entries = node.get("properties") or {}, node.get("additionalProperties")
-    for key, sub in value.items():
-        if key in known:
-            _look(sub, known[key], (*at, key), f"{place}.{key}" if place else key, found, budget)
-        elif isinstance(entries, dict) and not known:  # a mapping of the operator's own names
-            _look(sub, entries, (*at, key), f"{place}.<name>", found, budget)
-        elif known and isinstance(key, str) and budget[0] > 0:
-            budget[0] -= 1
-            meant = nearest_keys(key, tuple(k for k in known if k not in value))
-            if meant:
-                found.append(Misspelt(at, key, meant, place))
+    @classmethod
+    def of(cls, node: Any, place: str = "") -> _Keys:
+        node = _shape(node) if place not in _OPEN_FIELDS else {}
+        known = {
+            key: cls.of(sub, f"{place}.{key}" if place else key)
+            for key, sub in (node.get("properties") or {}).items()
+        }
+        items, entries = node.get("items"), node.get("additionalProperties")
+        below: dict[str, tuple[str, ...]] = {}
+        for key, inner in known.items():
+            for name in inner.known:
+                if name not in known:
+                    below[_folded(name)] = (*below.get(_folded(name), ()), f"{key}.{name}")
+        return cls(
+            place,
+            known,
+            cls.of(items, f"{place}[]") if isinstance(items, dict) else None,
+            cls.of(entries, f"{place}.<name>") if isinstance(entries, dict) and not known else None,
+            below,
+        )
 
 
 def _shape(node: Any) -> dict[str, Any]:
@@ -1123,6 +1124,43 @@ def _shape(node: Any) -> dict[str, Any]:
         if isinstance(alternative, dict) and ("properties" in alternative or "items" in alternative):
             return alternative
     return node
+
+
+@functools.cache
+def _schema_keys() -> _Keys:
+    return _Keys.of(_schema())
+
+
+def misspelt_keys(fm: Any) -> tuple[Misspelt, ...]:
+    """Every key the schema does not know at its place that is one or two typing slips (or a unit
+    suffix) away from a key it knows there, in file order; the first MAX_KEYS_EXAMINED unknown keys."""
+    found: list[Misspelt] = []
+    _look(fm, _schema_keys(), (), found, [MAX_KEYS_EXAMINED])
+    return tuple(found)
+
+
+def _look(value: Any, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt], budget: list[int]) -> None:
+    if isinstance(value, list):
+        for i, item in enumerate(value if keys.items else ()):
+            if isinstance(item, (dict, list)):  # scalars hold no keys
+                _look(item, cast(_Keys, keys.items), (*at, i), found, budget)
+        return
+    if not isinstance(value, dict):
+        return
+    for key, sub in value.items():
+        inner = keys.known.get(key) if isinstance(key, str) else None
+        if inner is None and keys.entries is not None:
+            inner = keys.entries
+        if inner is not None:
+            if isinstance(sub, (dict, list)):
+                _look(sub, inner, (*at, key), found, budget)
+        elif keys.known and isinstance(key, str) and budget[0] > 0:
+            budget[0] -= 1
+            meant = keys.below.get(_folded(key)) or nearest_keys(
+                key, tuple(k for k in keys.known if k not in value)
+            )
+            if meant:
+                found.append(Misspelt(at, key, meant, keys.place))
 
 
 def _folded(key: str) -> str:
@@ -1417,14 +1455,12 @@ def _slip_lines(report: Report, section: str) -> list[str]:
 
 
 def _briefing_section(slip: Misspelt) -> str | None:
-    top = slip.place.split(".", 1)[0].split("[", 1)[0] if slip.place else slip.meant[0]
+    top = (slip.place or slip.meant[0]).split(".", 1)[0].split("[", 1)[0]
     if top == "capabilities":
         return "Capabilities"
     if top == "safety":
         return "Safety"
-    return (
-        "Identity" if top in ("metadata", "physics") and slip.place in ("", "metadata", "physics") else None
-    )
+    return "Identity" if top in ("metadata", "physics") and slip.place in ("", top) else None
 
 
 def _one_line(text: Any) -> str:

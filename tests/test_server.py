@@ -101,7 +101,7 @@ async def test_tools_are_described_for_agents(connect, manifest_path) -> None:
             False,
             False,
         )
-    assert tools["validate"].output_schema["required"] == ["ok", "summary", "errors", "warnings"]
+    assert tools["validate"].output_schema["required"] == ["ok", "summary", "errors", "warnings", "hints"]
 
 
 @pytest.mark.anyio
