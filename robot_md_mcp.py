@@ -930,8 +930,12 @@ _YAML_SLIPS = (
     (
         "mapping values are not allowed",
         -1,
-        "line {line} is indented deeper than the key above it, or that key's "
-        "value is missing a closing quote or a ':'",
+        "line {line} is indented deeper than the key above it, or line {above} lacks its ':' or a closing quote",
+    ),
+    (
+        "did not find expected '-' indicator",
+        -1,
+        "line {line} is indented differently from the items of its list",
     ),
     ("expected <block end>", -1, "line {line} is indented differently from the lines of its block"),
     ("found a tab character", -1, "YAML indents with spaces, never tabs: line {line} holds a tab"),
@@ -943,7 +947,7 @@ def yaml_advice(error: ManifestError) -> tuple[str, ...]:
     lines = [int(m[1]) + error.first_line for m in _YAML_MARK.finditer(error.what)]
     for words, mark, advice in _YAML_SLIPS:
         if words in error.what and lines:
-            return (advice.format(line=lines[mark], last=lines[-1]),)
+            return (advice.format(line=lines[mark], last=lines[-1], above=lines[mark] - 1),)
     return ()
 
 
