@@ -930,7 +930,8 @@ _YAML_SLIPS = (
     (
         "mapping values are not allowed",
         -1,
-        "line {line} is indented deeper than the key above it, or line {above} lacks its ':' or a closing quote",
+        "line {line} is indented deeper than the key above it, "
+        "or line {above} lacks its ':' or a closing quote",
     ),
     (
         "did not find expected '-' indicator",

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import robot_md_mcp as rmm
-from conftest import ROOT
 
 SCHEMA = json.loads((ROOT / "schema.json").read_text(encoding="utf-8"))
 EXAMPLE = ROOT / "examples" / "bob.ROBOT.md"
@@ -332,7 +332,8 @@ def test_validate_text_json_and_report(tmp_path: Path, capsys: pytest.CaptureFix
     out = capsys.readouterr().out.splitlines()
     assert out == [
         "✓ rover (wheeled, 2 DoF, 0 capabilities)",
-        '  hint: "capabilites" at the top level is not a field this schema knows — did you mean capabilities?',
+        '  hint: "capabilites" at the top level is not a field this schema knows — '
+        "did you mean capabilities?",
         '  hint: "max_linear_velocity_mps" in safety is not a field this schema knows — '
         "did you mean max_linear_velocity_ms (m/s)?",
     ]
