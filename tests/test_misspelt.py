@@ -126,9 +126,7 @@ def unknown_there(word: str, path: tuple[str, ...], props: list[str]) -> bool:
     return folded not in below.below
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
-@given(data=st.data())
-def test_every_property_misspelt_is_named(data: st.DataObject) -> None:
+def check_misspelling_is_named(data: st.DataObject) -> None:
     path, key, props = data.draw(st.sampled_from(PROPERTIES))
     typo = data.draw(misspelling(key))
     if not unknown_there(typo, path, props):
@@ -136,6 +134,19 @@ def test_every_property_misspelt_is_named(data: st.DataObject) -> None:
     siblings = {p: None for p in props if p != key}  # a whole mapping with one key misspelt
     found = rmm.misspelt_keys(manifest_at(path, {**siblings, typo: 1}))
     assert [(m.key, m.meant) for m in found] == [(typo, (key,))], (path, key, typo)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_every_property_misspelt_is_named(data: st.DataObject) -> None:
+    check_misspelling_is_named(data)
+
+
+@pytest.mark.heavy
+@settings(max_examples=5_000, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(data=st.data())
+def test_every_property_misspelt_is_named_at_length(data: st.DataObject) -> None:
+    check_misspelling_is_named(data)
 
 
 @pytest.mark.parametrize(
@@ -168,7 +179,7 @@ def far(word: str, props: list[str]) -> bool:
     )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_keys_far_from_every_known_key_get_no_hint(data: st.DataObject) -> None:
     path, props = data.draw(st.sampled_from(PLACES))
@@ -221,6 +232,26 @@ def test_the_corpus_gets_no_false_hint() -> None:
             ("license", ("metadata.license",)),
         ]
     }
+
+
+@pytest.mark.heavy
+def test_robot_md_presets_get_no_hint() -> None:
+    """robot-md 1.10.6's own presets (what `robot-md init` writes a manifest from) use keys of their own
+    (a driver's `topic`, a preset's `match`): none gets a hint."""
+    import yaml
+    from conftest import install_reference, need
+
+    reference = install_reference()
+    need(reference is not None, "robot-md 1.10.6 from PyPI (its presets)")
+    assert reference is not None
+    presets = sorted((reference / "robot_md" / "presets").glob("*.yaml"))
+    assert len(presets) >= 16
+    hinted = {}
+    for preset in presets:
+        found = rmm.misspelt_keys(yaml.safe_load(preset.read_text(encoding="utf-8")))
+        if found:
+            hinted[preset.name] = [m.hint for m in found]
+    assert hinted == {}
 
 
 def test_a_key_one_level_too_high_is_named_with_its_place() -> None:
