@@ -2409,8 +2409,9 @@ TOOLS: dict[str, Tool] = {
             title="Validate ROBOT.md",
             description="Check the manifest against the ROBOT.md v1 schema, camera/driver cross-references "
             "and the required prose sections, exactly as `robot-md validate` does. Returns ok, a one-line "
-            "summary when valid, errors and warnings (robot-md's strings), and hints of ours: keys the schema "
-            "does not know that look misspelt (did you mean …?). An invalid manifest is a normal result.",
+            "summary when valid, errors and warnings (robot-md's strings), and hints of ours: keys the "
+            "schema does not know that look misspelt (did you mean …?). An invalid manifest is a normal "
+            "result.",
             output_schema=_object_schema(
                 ok={"type": "boolean"},
                 summary={"type": "string"},
