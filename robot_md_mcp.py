@@ -4080,8 +4080,8 @@ USAGE = """usage: {prog} [serve] [PATH] [--trusted-keys DIR]
 
 serve     serve PATH to an MCP client over stdio (the default command), or over
           Streamable HTTP at /mcp with --http
-validate  check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body; --json prints
-          the validate tool's result
+validate  check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body; hints name
+          misspelt keys; --json prints the validate tool's result
 render    print PATH's frontmatter as canonical YAML
 install   add this server for PATH to an MCP client's config
 uninstall remove it again (only an entry that runs robot-md-mcp)
