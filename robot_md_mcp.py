@@ -2473,7 +2473,13 @@ def _unavailable(error: ManifestError, shown_path: str | None) -> Exception:
     from mcp import MCPError
     from mcp.types import INTERNAL_ERROR
 
-    return MCPError(INTERNAL_ERROR, f"{NAME}: {error.for_people(shown_path)}")
+    return MCPError(INTERNAL_ERROR, for_agents(error, shown_path))
+
+
+def for_agents(error: ManifestError, shown_path: str | None) -> str:
+    """`robot-md-mcp: <what> (<path>)`, and where a YAML slip probably is, on one line."""
+    hints = [f"; hint: {advice}" for advice in yaml_advice(error)]
+    return f"{NAME}: {error.for_people(shown_path)}{''.join(hints)}"
 
 
 def _listed(entry: Prompt | Tool) -> dict[str, Any]:
@@ -2687,7 +2693,7 @@ class Handlers:
         try:
             data = tool.result(await self.file.version_async())
         except ManifestError as e:
-            return failed(f"{NAME}: {e.for_people(self.shown_path)}")
+            return failed(for_agents(e, self.shown_path))
         text = json.dumps(data, ensure_ascii=False)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)], structured_content=data

@@ -28,7 +28,7 @@ def kind(node: dict[str, Any]) -> str:
     """The node's type in words: `number, 0 to 100`, `list of text`, `one of: arm, wheeled, …`."""
     node = rmm._shape(node)
     types = node.get("type")
-    names = types if isinstance(types, list) else [types] if types else []
+    names: list[str] = types if isinstance(types, list) else [types] if types else []
     words = {"string": "text", "integer": "integer", "number": "number", "boolean": "true/false"}
     if "enum" in node:
         text = "one of: " + ", ".join(str(v) for v in node["enum"])

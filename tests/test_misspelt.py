@@ -464,3 +464,22 @@ def test_a_yaml_slip_is_placed_on_its_line(
     assert err[1].startswith("  hint: ") and words in err[1], err
     assert rmm.main(["validate", "--json", str(path)]) == 1
     assert json.loads(capsys.readouterr().out)["hints"] == [err[1].removeprefix("  hint: ")]
+
+
+@pytest.mark.anyio
+async def test_an_agent_reading_a_broken_file_gets_the_hint(tmp_path: Path) -> None:
+    """The file breaks while served: the tool call's error carries the same hint as `validate`."""
+    from mcp import Client
+
+    path = tmp_path / "ROBOT.md"
+    path.write_text(ROVER, encoding="utf-8")
+    async with Client(rmm.build_server(rmm.ManifestFile(path)), mode="legacy") as client:
+        path.write_text(ROVER.replace("  type: wheeled\n", "  type wheeled\n"), encoding="utf-8")
+        result = await client.call_tool("validate", {})
+    assert result.is_error
+    (text,) = [item.text for item in result.content if item.type == "text"]
+    assert text.startswith("robot-md-mcp: frontmatter YAML parse error: ")
+    assert text.endswith(
+        f"({path}); hint: line 7 is indented deeper than the key above it, "
+        "or line 6 lacks its ':' or a closing quote"
+    ), text
