@@ -1200,6 +1200,7 @@ def _slips(a: str, b: str, limit: int) -> int | None:
 
 
 def _within(a: str, b: str, n: int) -> bool:
+    """At most n slips turn a into b (optimal string alignment: a swapped pair is not edited again)."""
     start = 0
     while start < len(a) and start < len(b) and a[start] == b[start]:
         start += 1
