@@ -136,7 +136,7 @@ def check_misspelling_is_named(data: st.DataObject) -> None:
     assert [(m.key, m.meant) for m in found] == [(typo, (key,))], (path, key, typo)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_every_property_misspelt_is_named(data: st.DataObject) -> None:
     check_misspelling_is_named(data)
