@@ -69,11 +69,14 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, cast
 
 import yaml
 
 if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads only to serve (section 6)
+    import argparse  # loaded by the command line only, to parse one
+    import subprocess  # loaded by install only, to run claude
+
     from mcp import types
     from mcp.server import ServerRequestContext
     from mcp.server.context import CallNext, HandlerResult
@@ -4077,80 +4080,123 @@ def serve_http(
 # 10. Command line
 # ---------------------------------------------------------------------------
 
-USAGE = """usage: {prog} [serve] [PATH] [--trusted-keys DIR]
-                 [--http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]]
-       {prog} validate [PATH] [--json]
-       {prog} render [PATH]
-       {prog} install CLIENT [PATH] [--name NAME] [--workspace DIR] [--dry-run]
-       {prog} uninstall CLIENT [--name NAME] [--workspace DIR] [--dry-run]
-       {prog} --help | --version
 
-serve     serve PATH to an MCP client over stdio (the default command), or over
-          Streamable HTTP at /mcp with --http
-validate  check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body; hints name
-          misspelt keys; --json prints the validate tool's result
-render    print PATH's frontmatter as canonical YAML
-install   add this server for PATH to an MCP client's config
-uninstall remove it again (only an entry that runs robot-md-mcp)
+@dataclass(frozen=True)
+class Option:
+    """One option of a command: `value` names what it takes in help ("" for
+    a flag that takes none); `repeats`: it may come again (each kept)."""
 
-PATH is a ROBOT.md file or a folder holding one (--robot PATH says the same).
-Without PATH: ${path_env}, else the nearest ROBOT.md in the current folder or
-above it. A PATH holding an unexpanded ${{VARIABLE}} counts as none.
-A folder literally named like a command is served as ./validate.
+    flag: str
+    value: str
+    help: str
+    repeats: bool = False
 
-CLIENT is claude-desktop, cursor, vscode (--workspace DIR: DIR/.vscode/mcp.json,
-else the user profile's) or claude-code (runs `claude mcp add` or `remove`, or
-prints it). Run from uvx's cache, install writes `uvx --from SPEC robot-md-mcp`.
-NAME defaults to robot-md. A changed file keeps its previous version as
-<file>.bak; --dry-run prints what would be written and changes nothing.
-
---http: HOST defaults to 127.0.0.1 (PORT 0 picks a free port); GET /healthz
-answers {{"status": "ok"}}. Requests must name this address in Host (plus each
---allow-host NAME) and come from no foreign Origin. A non-loopback HOST needs a
-bearer token (--token-file FILE, else ${token_env}); given one, every request
-but /healthz must send `Authorization: Bearer TOKEN`.
-
---trusted-keys DIR (else ${keys_env}): the public keys robot-md-gateway would
-resolve, one Ed25519 PEM per signing key named <kid>.pem, read at start; the
-manifest's ROBOT-MD-SIG signature is checked against them, offline."""
+    @property
+    def key(self) -> str:
+        """Its name in Command (and argparse's): --token-file → token_file."""
+        return self.flag[2:].replace("-", "_")
 
 
 @dataclass(frozen=True)
 class Verb:
-    """What a command takes: `words` are its positional arguments in order
-    (all optional but CLIENT), `flags` options without a value, `options`
-    options with one value, `repeated` options that may come again."""
+    """A command: its synopsis (help's usage line, as the README quotes it),
+    what it does, its positional words in order (all optional but CLIENT)
+    and its options."""
 
+    synopsis: str
+    summary: str
     words: tuple[str, ...] = ("PATH",)
-    flags: tuple[str, ...] = ()
-    options: tuple[str, ...] = ()
-    repeated: tuple[str, ...] = ()
+    options: tuple[Option, ...] = ()
 
 
+# robot-md-pendant starts its server as `robot-md-mcp --robot PATH`.
+ROBOT_OPTION = "--robot"
+_ROBOT = Option(ROBOT_OPTION, "PATH", "the same as PATH")
+_INSTALLING = (
+    Option("--name", "NAME", "the server's name in the client's config (default: robot-md)"),
+    Option("--scope", "SCOPE", "claude-code: user (the default: seen from any folder), local or project"),
+    Option("--workspace", "DIR", "vscode only: DIR/.vscode/mcp.json instead of the user profile's"),
+    Option("--dry-run", "", "print what would change, and change nothing"),
+)
 VERBS: dict[str, Verb] = {
-    "serve": Verb(options=("--http", "--token-file", "--trusted-keys"), repeated=("--allow-host",)),
-    "validate": Verb(flags=("--json",)),
-    "render": Verb(),
-    "install": Verb(words=("CLIENT", "PATH"), flags=("--dry-run",), options=("--name", "--workspace")),
-    "uninstall": Verb(words=("CLIENT",), flags=("--dry-run",), options=("--name", "--workspace")),
+    "serve": Verb(
+        "[serve] [PATH] [--trusted-keys DIR] [--http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]]",
+        "serve PATH to an MCP client over stdio (the default command), or over Streamable HTTP at /mcp",
+        options=(
+            _ROBOT,
+            Option(
+                "--trusted-keys",
+                "DIR",
+                "check the manifest's ROBOT-MD-SIG signature, offline, against DIR's <kid>.pem Ed25519 "
+                f"public keys (else ${TRUSTED_KEYS_ENV})",
+            ),
+            Option(
+                "--http",
+                "[HOST:]PORT",
+                "serve Streamable HTTP at /mcp instead of stdio; HOST defaults to 127.0.0.1, PORT 0 picks a "
+                'free one; GET /healthz answers {"status": "ok"}',
+            ),
+            Option(
+                "--allow-host",
+                "NAME",
+                "another name requests may give in Host (besides the listening address); no foreign Origin "
+                "is ever served",
+                repeats=True,
+            ),
+            Option(
+                "--token-file",
+                "FILE",
+                f"the bearer token (else ${TOKEN_ENV}) every request but /healthz must send as "
+                "`Authorization: Bearer TOKEN`; required for a non-loopback HOST",
+            ),
+        ),
+    ),
+    "validate": Verb(
+        "validate [PATH] [--json]",
+        "check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body; hints name misspelt keys",
+        options=(_ROBOT, Option("--json", "", "print the validate tool's result as JSON")),
+    ),
+    "render": Verb("render [PATH]", "print PATH's frontmatter as canonical YAML", options=(_ROBOT,)),
+    "install": Verb(
+        "install CLIENT [PATH] [--name NAME] [--scope SCOPE] [--workspace DIR] [--dry-run]",
+        "add this server for PATH to an MCP client's config",
+        words=("CLIENT", "PATH"),
+        options=_INSTALLING,
+    ),
+    "uninstall": Verb(
+        "uninstall CLIENT [--name NAME] [--scope SCOPE] [--workspace DIR] [--dry-run]",
+        "remove it again (only an entry that runs robot-md-mcp)",
+        words=("CLIENT",),
+        options=_INSTALLING,
+    ),
 }
 
+HELP_NOTES = f"""PATH is a ROBOT.md file or a folder holding one. Without PATH: ${PATH_ENV}, else
+the nearest ROBOT.md in the current folder or above it. A PATH holding an
+unexpanded ${{VARIABLE}} counts as none.
 
-@dataclass
+CLIENT is claude-desktop, cursor, vscode or claude-code (runs `claude mcp`, or
+prints the line where claude is not on PATH). A changed config file keeps its
+previous version as <file>.bak."""
+
+
+@dataclass(frozen=True)
 class Command:
+    """A command line, parsed: the verb, its words and its options' values."""
+
     verb: str
-    words: list[str]
-    flags: set[str] = field(default_factory=set)
-    options: dict[str, list[str]] = field(default_factory=dict)
     said_verb: bool = True  # False: the verb was implied (serve)
-
-    def word(self, name: str) -> str | None:
-        """The positional argument called `name`, if given."""
-        names = VERBS[self.verb].words
-        return self.words[names.index(name)] if len(self.words) > names.index(name) else None
-
-    def option(self, name: str) -> str | None:
-        return self.options.get(name, [None])[-1]
+    path: str | None = None
+    client: str | None = None
+    trusted_keys: str | None = None
+    http: str | None = None
+    allow_host: tuple[str, ...] = ()  # --allow-host, each
+    token_file: str | None = None
+    json: bool = False
+    name: str | None = None
+    scope: str | None = None
+    workspace: str | None = None
+    dry_run: bool = False
 
 
 @dataclass(frozen=True)
@@ -4178,45 +4224,102 @@ class Exit(Exception):
         self.code, self.line, self.error = code, line, error
 
 
-# robot-md-pendant starts its server as `robot-md-mcp --robot PATH`.
-ROBOT_OPTION = "--robot"
+def synopsis(prog: str) -> str:
+    """Every command's usage line (the start of --help, quoted in the README)."""
+    lines = [f"{prog} {verb.synopsis}" for verb in VERBS.values()] + [f"{prog} --help | --version"]
+    return "usage: " + "\n       ".join(lines)
+
+
+def verb_parser(
+    verb: str, prog: str, usage: str | None = None, description: str | None = None
+) -> argparse.ArgumentParser:
+    """argparse for one verb, from its row in VERBS. It never exits: errors
+    come back as argparse.ArgumentError (exit_on_error=False, 3.9+) and the
+    words it does not know as extras, so each is our one line, exit 2."""
+    import argparse
+
+    spec = VERBS[verb]
+    parser = argparse.ArgumentParser(
+        prog=f"{prog} {verb}",
+        usage=usage or f"{prog} {spec.synopsis}",
+        description=description or spec.summary,
+        epilog=HELP_NOTES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
+        allow_abbrev=False,
+        exit_on_error=False,
+    )
+    parser.add_argument("words", nargs="*", help=argparse.SUPPRESS)
+    for option in spec.options:
+        if option.flag == ROBOT_OPTION:  # a missing value reads as "", for our own line
+            parser.add_argument(option.flag, nargs="?", const="", action="append", help=argparse.SUPPRESS)
+        elif option.value:  # every value kept: we check which may repeat
+            parser.add_argument(option.flag, metavar=option.value, help=option.help, action="append")
+        else:
+            parser.add_argument(option.flag, help=option.help, action="store_true")
+    return parser
 
 
 def parse_command_line(args: list[str]) -> Command:
     """argv (without the program) → Command, or UsageError."""
+    import argparse
+
     said = bool(args) and args[0] in VERBS
     verb, rest = (args[0], args[1:]) if said else ("serve", args)
     spec = VERBS[verb]
-    command = Command(verb, [], said_verb=said)
-    robot: list[str] = []  # --robot PATH, for the verbs whose one word is PATH
-    items = iter(rest)
-    for arg in items:
-        name, eq, value = arg.partition("=")
-        if arg == "--":
-            command.words += items
-        elif name == ROBOT_OPTION and spec.words == ("PATH",):
-            robot.append(value if eq else next(items, ""))
-        elif name in spec.options or name in spec.repeated:
-            value = value if eq else next(items, "")
-            if not value:
-                raise UsageError(f"{name} needs a value")
-            if name in spec.options and name in command.options:
-                raise UsageError(f"{name} may be given once")
-            command.options.setdefault(name, []).append(value)
-        elif arg in spec.flags:
-            command.flags.add(arg)
-        elif arg.startswith("-") and arg != "-":
-            raise UsageError(f"unknown option {arg}" + ("" if verb == "serve" else f" for {verb}"))
-        else:
-            command.words.append(arg)
-    if robot:
-        if not robot[-1] or len(robot) > 1 or command.words:
+    try:
+        given, extras = verb_parser(verb, NAME).parse_known_args(rest)
+    except argparse.ArgumentError as e:
+        raise UsageError(str(e)) from None
+    words = [*given.words, *_extra_words(extras, verb)]
+    values = {option.key: getattr(given, option.key) for option in spec.options}
+    robot = values.pop("robot", None)
+    if robot is not None:
+        if not all(robot) or len(robot) > 1 or words:
             raise UsageError(f"{ROBOT_OPTION} takes the manifest's path, once, in place of PATH")
-        command.words = robot
-    if len(command.words) > len(spec.words):
+        words = robot
+    if len(words) > len(spec.words):
         takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
-        raise UsageError(f"unexpected argument {command.words[len(spec.words)]!r} ({verb} takes {takes})")
-    return command
+        raise UsageError(f"unexpected argument {words[len(spec.words)]!r} ({verb} takes {takes})")
+    options: dict[str, Any] = {
+        o.key: _checked(o, values[o.key]) for o in spec.options if values.get(o.key) is not None
+    }
+    named = {word.lower(): value for word, value in zip(spec.words, words, strict=False)}  # PATH → path
+    return Command(verb, said, **named, **options)
+
+
+def _extra_words(extras: list[str], verb: str) -> list[str]:
+    """What argparse left over: words that came after an option (kept), or an
+    option this verb does not take (UsageError). After `--` all are words."""
+    at = extras.index("--") if "--" in extras else len(extras)
+    for word in extras[:at]:
+        if word.startswith("-") and word != "-":
+            raise UsageError(f"unknown option {word}" + ("" if verb == "serve" else f" for {verb}"))
+    return extras[:at] + extras[at + 1 :]
+
+
+def _checked(option: Option, value: bool | list[str]) -> bool | str | tuple[str, ...]:
+    """An option's value as Command holds it: a flag's bool, every value of
+    one that repeats, else its one value."""
+    if isinstance(value, bool):
+        return value
+    if not all(value):  # --name= (argparse itself refuses --name with nothing after it)
+        raise UsageError(f"{option.flag} needs a value")
+    if option.repeats:
+        return tuple(value)
+    if len(value) > 1:
+        raise UsageError(f"{option.flag} may be given once")
+    return value[0]
+
+
+def help_text(verb: str | None, prog: str) -> str:
+    """`COMMAND --help`: that verb's; `--help`: every usage line, the commands,
+    and serve's options (serve is the default command)."""
+    if verb is not None:
+        return verb_parser(verb, prog).format_help()
+    commands = "\n".join(f"  {name:<10} {v.summary}" for name, v in VERBS.items())
+    about = f"commands:\n{commands}\n\nserve's options ({prog} COMMAND --help: another's):"
+    return verb_parser("serve", prog, synopsis(prog).removeprefix("usage: "), about).format_help()
 
 
 def invoked_as() -> str:
@@ -4235,8 +4338,8 @@ def invoked_as() -> str:
 
 def lazy_imports_from_here_on() -> None:
     """CPython 3.15+ (PEP 810): every module-level import from now on is lazy,
-    so the SDK loads only what a session uses (spawn -> initialize 0.72x,
-    peak RSS -23 MiB; docs/performance.md). Only the command line does this:
+    so the SDK loads only what a session uses (docs/performance.md, "Lazy
+    imports on CPython 3.15"). Only the command line does this:
     importing this module as a library leaves the importer's mode alone. A
     mode the user chose (-X lazy_imports, PYTHON_LAZY_IMPORTS) stands."""
     chosen = os.environ.get("PYTHON_LAZY_IMPORTS") or sys._xoptions.get("lazy_imports")
@@ -4254,11 +4357,7 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
     before_dashes = args[: args.index("--")] if "--" in args else args
     try:
         if {"-h", "--help"} & set(before_dashes):
-            print(
-                USAGE.format(
-                    prog=invoked_as(), path_env=PATH_ENV, token_env=TOKEN_ENV, keys_env=TRUSTED_KEYS_ENV
-                )
-            )
+            print(help_text(args[0] if args[0] in VERBS else None, invoked_as()), end="")
             return ExitCode.OK
         if "--version" in before_dashes:
             print(version_line())
@@ -4301,7 +4400,7 @@ def load_manifest(
     """The manifest a command names (PATH, else $ROBOT_MD_PATH, else the
     nearest ROBOT.md), read and parsed, and for serving, named; else Exit:
     code 2 when there is none to find, 1 when it cannot be used."""
-    word, environ = command.word("PATH"), machine.environ
+    word, environ = command.path, machine.environ
     if unexpanded(word):
         _say_unexpanded(f"the path argument {word!r}", f"looking in ${PATH_ENV}, then for")
         word = None
@@ -4362,14 +4461,12 @@ def run_render(command: Command, machine: Machine) -> int:
 def run_validate(command: Command, machine: Machine) -> int:
     """The reference's report: its strings exactly with --json; for people,
     one line each, file errors with their place in the file, and hints."""
-    as_json = "--json" in command.flags
+    as_json = command.json
     try:
         _, snap = load_manifest(command, machine, servable=False)
         report = snap.report
     except Exit as e:
-        if e.code != ExitCode.CANNOT_USE or e.error is None:
-            raise
-        if not as_json:
+        if not as_json or e.code != ExitCode.CANNOT_USE or e.error is None:
             raise
         report = Report.from_error(e.error)
     _utf8_stdout()
@@ -4393,8 +4490,8 @@ def run_validate(command: Command, machine: Machine) -> int:
 
 
 def run_serve(command: Command, machine: Machine) -> int:
-    http = command.option("--http")
-    if http is None and set(command.options) - {"--trusted-keys"}:
+    http = command.http
+    if http is None and (command.allow_host or command.token_file is not None):
         raise UsageError("--allow-host and --token-file need --http [HOST:]PORT")
     manifest_file, snap = load_manifest(command, machine, keys=trusted_keys(command, machine))
     robot = cast(str, snap.manifest.robot_name)
@@ -4403,8 +4500,7 @@ def run_serve(command: Command, machine: Machine) -> int:
             print(_banner(manifest_file.path, robot), file=sys.stderr)
         return serve_stdio(manifest_file)
     try:
-        allowed = command.options.get("--allow-host", [])
-        listener = open_listener(http, allowed, command.option("--token-file"), machine.environ)
+        listener = open_listener(http, list(command.allow_host), command.token_file, machine.environ)
     except HttpSetupError as e:
         raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {e}") from None
     return serve_http(manifest_file, listener, robot)
@@ -4412,7 +4508,7 @@ def run_serve(command: Command, machine: Machine) -> int:
 
 def trusted_keys(command: Command, machine: Machine) -> TrustedKeys | None:
     """The keys --trusted-keys DIR (else $ROBOT_MD_TRUSTED_KEYS) names, if any; Exit if unreadable."""
-    folder = command.option("--trusted-keys") or machine.environ.get(TRUSTED_KEYS_ENV) or None
+    folder = command.trusted_keys or machine.environ.get(TRUSTED_KEYS_ENV) or None
     try:
         return None if folder is None else load_trusted_keys(folder)
     except ManifestError as e:
@@ -4464,13 +4560,20 @@ def _banner(path: Path, robot: str) -> str:
 # cannot rewrite faithfully is refused untouched, and writes are atomic.
 
 
-# Per client with a config file: the object in it that maps server names to
-# entries, and what the user does once the file changed. Claude Code keeps its
-# own config: `claude mcp add` writes it.
-CLIENT_FILES: dict[str, tuple[str, str]] = {
-    "claude-desktop": ("mcpServers", "restart Claude Desktop to load it"),
-    "cursor": ("mcpServers", "restart Cursor (or see Settings → MCP) to load it"),
-    "vscode": ("servers", 'in VS Code, run "MCP: List Servers" to start it'),
+@dataclass(frozen=True)
+class ClientFile:
+    """A client that keeps its MCP servers in a JSON file: the object in it
+    that maps server names to entries, and what the user does once it changed."""
+
+    key: str
+    next_step: str
+
+
+# Claude Code keeps its own config: `claude mcp add` writes it.
+CLIENT_FILES = {
+    "claude-desktop": ClientFile("mcpServers", "restart Claude Desktop to load it"),
+    "cursor": ClientFile("mcpServers", "restart Cursor (or see Settings → MCP) to load it"),
+    "vscode": ClientFile("servers", 'in VS Code, run "MCP: List Servers" to start it'),
 }
 CLIENTS = (*CLIENT_FILES, "claude-code")
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
@@ -4483,6 +4586,13 @@ MAX_CONFIG_DEPTH = 100
 CONFIG_EDIT_ATTEMPTS = 5
 CONFIG_LOCK_SECONDS = 10  # how long an install waits for another to finish with the folder
 DEFAULT_SERVER_NAME = "robot-md"
+# Names a JavaScript client (all four are) finds on any object it reads the
+# config into: `servers[name]` would be Object's own member, and `__proto__`
+# swaps the object's prototype. An entry under one is lost or worse.
+JS_OBJECT_MEMBERS = frozenset(
+    "__proto__ constructor prototype hasOwnProperty isPrototypeOf propertyIsEnumerable toLocaleString "
+    "toString valueOf __defineGetter__ __defineSetter__ __lookupGetter__ __lookupSetter__".split()
+)
 
 
 def config_path(
@@ -4641,46 +4751,47 @@ class _Changed(Exception):
     """The config is no longer what the edit was made on: read it again."""
 
 
-_UTF8_BOM = b"\xef\xbb\xbf"
-
-
 def _in_its_own_form(text: str, old: bytes | None) -> bytes:
     """The new text with the old file's byte order mark and line endings
     (a Windows editor's BOM and CRLF stay; json.dumps writes neither)."""
     if old is None:
         return text.encode("utf-8")
-    first_break = re.search(rb"\r?\n", old)
-    if first_break is not None and first_break.group() == b"\r\n":
+    if (first_break := re.search(rb"\r?\n", old)) is not None and first_break.group() == b"\r\n":
         text = text.replace("\n", "\r\n")  # JSON strings hold no raw newline: only structure changes
-    bom = _UTF8_BOM if old.startswith(_UTF8_BOM) else b""
-    return bom + text.encode("utf-8")
+    return (b"\xef\xbb\xbf" if old.startswith(b"\xef\xbb\xbf") else b"") + text.encode("utf-8")
 
 
 def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
     """Write `data` to `path` atomically (a temp file beside it, then
     os.replace: a crash leaves the old file or the new one, never half),
-    with the old file's mode and owner. The bytes it held (`old`, as read)
-    go to `<path>.bak` first. Compare and swap: just before the replace the
-    file is read again, and _Changed if it no longer holds `old` (a client
-    saved it meanwhile). Returns the backup's path, or None for a new file."""
+    with the old file's mode and owner and its bytes in `<path>.bak`.
+    Compare and swap: just before the replace the file is read again, and
+    _Changed if it no longer holds `old`. Returns the backup, None if new."""
     import tempfile
 
-    was = _stat_as_read(path, old)
+    try:
+        was = None if old is None else os.stat(path)
+    except FileNotFoundError:
+        raise _Changed from None
     if was is not None and old is not None and was.st_nlink > 1:
-        return _rewrite_in_place(path, data, old, was)
+        # Hard links: rewritten in its own inode so its names stay one file; not
+        # atomic, so the backup is written and synced first.
+        kept = _back_up(path, old, was)
+        _unchanged_since_read(path, old)
+        with open(path, "r+b") as f:
+            _write_synced(f, data)
+        return kept
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            _write_synced(f, data)
         backup = None
         if was is not None and old is not None:
             os.chmod(tmp, stat.S_IMODE(was.st_mode))  # mkstemp makes 0600; keep the file's own mode
-            _keep_owner(tmp, was)
+            _give_owner(tmp, was)
             backup = _back_up(path, old, was)
         else:  # a new file: its folder's owner's, like the folders made for it
-            _owned_like(tmp, os.stat(path.parent))
+            _give_owner(tmp, os.stat(path.parent), required=False)
         _unchanged_since_read(path, old)
         os.replace(tmp, path)
     finally:
@@ -4689,45 +4800,33 @@ def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
     return backup
 
 
-def _stat_as_read(path: Path, old: bytes | None) -> os.stat_result | None:
-    if old is None:
-        return None
-    try:
-        return os.stat(path)
-    except FileNotFoundError:
-        raise _Changed from None
+def _write_synced(f: BinaryIO, data: bytes) -> None:
+    f.write(data)
+    f.truncate()
+    f.flush()
+    os.fsync(f.fileno())
 
 
 def _unchanged_since_read(path: Path, old: bytes | None) -> None:
     """The compare of compare-and-swap: the file still holds what was edited."""
     try:
-        now = _read_config(path)
+        if _read_config(path) != old:
+            raise _Changed
     except _Refused:
         raise _Changed from None
-    if now != old:
-        raise _Changed
-
-
-def _rewrite_in_place(path: Path, data: bytes, old: bytes, was: os.stat_result) -> Path:
-    """A config with other hard links is rewritten in its own inode, so all
-    its names still share one file (a replace would split them). Not atomic,
-    so the backup is written and synced first: a crash mid-write leaves it."""
-    backup = _back_up(path, old, was)
-    _unchanged_since_read(path, old)
-    with open(path, "r+b") as f:
-        f.write(data)
-        f.truncate()
-        f.flush()
-        os.fsync(f.fileno())
-    return backup
 
 
 def _back_up(path: Path, old: bytes, was: os.stat_result) -> Path:
-    """`<path>.bak`, holding `old`, with the config's mode and owner."""
+    """`<path>.bak`, made afresh: whatever was there is removed first (a
+    symlink itself, not its target) and the create never follows one."""
     backup = path.with_name(path.name + ".bak")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     try:
-        _create_afresh(backup, old, stat.S_IMODE(was.st_mode))
-        _keep_owner(backup, was)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(backup)
+        with os.fdopen(os.open(backup, flags, stat.S_IMODE(was.st_mode)), "wb") as f:
+            _write_synced(f, old)
+        _give_owner(backup, was)
     except OSError as e:
         if os.path.isdir(backup) and not os.path.islink(backup):
             raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside") from None
@@ -4735,37 +4834,18 @@ def _back_up(path: Path, old: bytes, was: os.stat_result) -> Path:
     return backup
 
 
-def _create_afresh(path: Path, data: bytes, mode: int) -> None:
-    """A new file at `path`: whatever was there is removed first (a symlink
-    itself, not its target), and the create fails rather than follow one."""
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    with os.fdopen(os.open(path, flags, mode), "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _owned_like(path: str | Path, was: os.stat_result) -> bool:
-    """Give `path` the owner and group of `was` where they differ (root
-    editing a user's config: sudo with their HOME). False if the owner
-    could not be given (only root can give a file away)."""
-    if not hasattr(os, "chown"):  # Windows: files have no POSIX owner
-        return True
+def _give_owner(path: str | Path, was: os.stat_result, required: bool = True) -> None:
+    """Give `path` the owner and group of `was` (root editing a user's
+    config: sudo with their HOME). Only root can give a file away: where
+    that fails and the owner differs, a config is refused, a folder stays ours."""
     now = os.stat(path)
-    if (now.st_uid, now.st_gid) == (was.st_uid, was.st_gid):
-        return True
+    if not hasattr(os, "chown") or (now.st_uid, now.st_gid) == (was.st_uid, was.st_gid):
+        return  # Windows files have no POSIX owner
     try:
         os.chown(path, was.st_uid, was.st_gid)
     except PermissionError:
-        return now.st_uid == was.st_uid  # only the group differs: a file we may write, as before
-    return True
-
-
-def _keep_owner(path: str | Path, was: os.stat_result) -> None:
-    if not _owned_like(path, was):
-        raise _Refused(f"belongs to another user (uid {was.st_uid}); run this as that user")
+        if required and now.st_uid != was.st_uid:  # only the group differs: writable, as before
+            raise _Refused(f"belongs to another user (uid {was.st_uid}); run this as that user") from None
 
 
 def _make_folders(folder: Path) -> None:
@@ -4777,7 +4857,7 @@ def _make_folders(folder: Path) -> None:
         folder = folder.parent
     for new in reversed(missing):
         new.mkdir(exist_ok=True)
-        _owned_like(new, os.stat(new.parent))  # where it cannot be given away, it stays ours
+        _give_owner(new, os.stat(new.parent), required=False)
 
 
 @contextlib.contextmanager
@@ -4791,121 +4871,135 @@ def _config_lock(folder: Path, wait_seconds: float = CONFIG_LOCK_SECONDS) -> Ite
         with contextlib.suppress(OSError):
             fd = os.open(folder, os.O_RDONLY)
     try:
-        if fd is not None:
-            _wait_for_turn(fd, wait_seconds)
+        deadline = time.monotonic() + wait_seconds
+        while fd is not None and not _took_lock(fd):
+            if time.monotonic() > deadline:
+                raise _Refused(
+                    f"is still being edited by another install or uninstall after {wait_seconds:g} s; "
+                    "try again"
+                )
+            time.sleep(0.02)
         yield
     finally:
         if fd is not None:
             os.close(fd)  # releases the lock
 
 
-def _wait_for_turn(fd: int, wait_seconds: float = CONFIG_LOCK_SECONDS) -> None:
+def _took_lock(fd: int) -> bool:
     import fcntl
 
-    deadline = time.monotonic() + wait_seconds
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                raise _Refused(
-                    f"is still being edited by another install or uninstall after {wait_seconds:g} s; "
-                    "try again"
-                ) from None
-            time.sleep(0.02)
-        except OSError:
-            return  # no locks on this file system: the re-read still guards
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        pass  # no locks on this file system: the re-read still guards
+    return True
 
 
-def _install_target(command: Command) -> tuple[str, str, Path | None]:
-    """CLIENT, the server's NAME and the --workspace folder, checked."""
-    client = command.word("CLIENT")
+@dataclass(frozen=True)
+class Target:
+    """Where install and uninstall write: CLIENT, the server's NAME, and
+    claude-code's --scope or vscode's --workspace folder, checked."""
+
+    client: str
+    name: str
+    scope: str | None = None
+    workspace: Path | None = None
+
+
+CLAUDE_CODE_SCOPES = ("user", "local", "project")
+
+
+def _install_target(command: Command) -> Target:
+    client, name = command.client, command.name or DEFAULT_SERVER_NAME
     if client not in CLIENTS:
         got = f"unknown client {client!r}" if client else "install needs a client"
         raise UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
-    name = command.option("--name") or DEFAULT_SERVER_NAME
     # Clients use the name in tool names (mcp__robot-md__validate), and
     # `claude mcp add` accepts only these characters.
     if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
         raise UsageError(f"--name {name!r}: use letters, digits, '-' and '_' only")
-    given = command.option("--workspace")
-    if given is None:
-        return client, name, None
+    if name in JS_OBJECT_MEMBERS:
+        raise UsageError(
+            f"--name {name!r}: a JavaScript client reading the config treats it specially; choose another"
+        )
+    if command.scope is not None and client != "claude-code":
+        raise UsageError("--scope is for claude-code only")
+    if command.scope not in (None, *CLAUDE_CODE_SCOPES):
+        raise UsageError(f"--scope {command.scope!r}: choose one of {', '.join(CLAUDE_CODE_SCOPES)}")
+    if command.workspace is None:
+        return Target(client, name, command.scope)
     if client != "vscode":
         raise UsageError("--workspace is for vscode only")
-    workspace = Path(os.path.abspath(Path(given).expanduser()))
+    workspace = Path(os.path.abspath(Path(command.workspace).expanduser()))
     if not workspace.is_dir():
-        raise UsageError(f"--workspace {given!r} is not a folder")
-    return client, name, workspace
+        raise UsageError(f"--workspace {command.workspace!r} is not a folder")
+    return Target(client, name, workspace=workspace)
 
 
 def run_install(command: Command, machine: Machine) -> int:
     """Add this server, for the manifest, to a client's MCP config: the
-    same path resolution and check as serving, so a config that cannot
-    start is never written."""
-    client, name, workspace = _install_target(command)
+    same path resolution as serving, and a manifest the server could not
+    start with is refused; one that does not validate is installed (the
+    server tells agents so), with a note saying how to see why."""
+    target = _install_target(command)
     try:
-        manifest_file, _ = load_manifest(command, machine)
+        manifest_file, snap = load_manifest(command, machine)
     except Exit as e:
         raise Exit(
             e.code, f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
         ) from None
-    launch = [*lasting(launch_command(), machine), str(manifest_file.path)]
+    launch = [*outliving_caches(launch_command(), machine), str(manifest_file.path)]
     _utf8_stdout()
-    dry_run = "--dry-run" in command.flags
-    if client == "claude-code":
-        return _claude_code(["claude", "mcp", "add", name, "--", *launch], dry_run, machine)
-    entry = server_entry(client, launch)
+    if target.client == "claude-code":
+        code = claude_code_add(target, launch, command.dry_run, machine)
+    else:
+        code = _add_to_file(target, launch, machine, command.dry_run)
+    _say_what_the_manifest_lacks(manifest_file.path, snap)
+    return code
 
-    def add(servers: dict[str, Any]) -> str | None:
-        if servers.get(name) == entry:
-            return None
-        status = "updated" if name in servers else "added"
-        servers[name] = entry
-        return status
 
-    plan = ConfigEdit(
-        name,
-        add,
-        "paste the entry printed below into its {key} object by hand",
-        "installed",
-        "is already in {path} with this command",
-    )
-    try:
-        return plan.apply(client, workspace, machine, dry_run)
-    except _Refused as e:
-        if e.paste_by_hand:
-            print("\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1]))
-        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing installed: {e.where} {e}") from None
+def _add_to_file(target: Target, launch: list[str], machine: Machine, dry_run: bool) -> int:
+    if target.workspace is not None:  # a file people commit: no paths of this machine in it
+        launch = [_in_workspace(arg, target.workspace) for arg in launch]
+    return ConfigEdit(target, server_entry(target.client, launch)).apply(machine, dry_run)
+
+
+def _in_workspace(arg: str, workspace: Path) -> str:
+    """An absolute path inside the workspace as VS Code's ${workspaceFolder}/…"""
+    if not os.path.isabs(arg) or not Path(arg).is_relative_to(workspace):
+        return arg
+    inside = Path(arg).relative_to(workspace).as_posix()
+    return "${workspaceFolder}" + ("" if inside == "." else f"/{inside}")
+
+
+def _say_what_the_manifest_lacks(path: Path, snap: Snapshot) -> None:
+    """Installed all the same, one line each: it does not validate, it has
+    no safety block (agents are then told every motion needs the operator)."""
+    if not snap.report.ok:
+        count = len(snap.report.errors)
+        print(
+            f"{NAME}: note: {path} does not validate ({count} error{'s' * (count != 1)}); agents are told "
+            f"so; see why: {invoked_as()} validate {shlex.quote(str(path))}",
+            file=sys.stderr,
+        )
+    if snap.manifest.frontmatter.get("safety") is None:
+        print(
+            f"{NAME}: note: {path} declares no safety block; agents are told to treat every motion as "
+            "needing the operator's approval",
+            file=sys.stderr,
+        )
 
 
 def run_uninstall(command: Command, machine: Machine) -> int:
     """Remove this server's entry (NAME) from a client's MCP config, and
     nothing else: an entry of that name that is not robot-md-mcp's stays."""
-    client, name, workspace = _install_target(command)
+    target = _install_target(command)
     _utf8_stdout()
-    dry_run = "--dry-run" in command.flags
-    if client == "claude-code":
-        return _claude_code(["claude", "mcp", "remove", name], dry_run, machine)
-
-    def remove(servers: dict[str, Any]) -> str | None:
-        if name not in servers:
-            return None
-        if not _runs_this_program(servers[name]):
-            raise _Refused(
-                f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)'
-            )
-        del servers[name]
-        return "removed"
-
-    plan = ConfigEdit(
-        name, remove, f'remove "{name}" from its {{key}} object by hand', "removed", "is not in {path}"
-    )
-    try:
-        return plan.apply(client, workspace, machine, dry_run)
-    except _Refused as e:
-        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing removed: {e.where} {e}") from None
+    if target.client == "claude-code":
+        return claude_code_remove(target, command.dry_run, machine)
+    return ConfigEdit(target, entry=None).apply(machine, command.dry_run)
 
 
 # What starts this program, as install writes it or the README shows by hand:
@@ -4916,20 +5010,8 @@ _OUR_PROGRAM = re.compile(r"robot[-_]md[-_]mcp(?:\.py|(?:[-_.][\w.+-]*)?\.pyz)?"
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*w?|py", re.IGNORECASE)
 _RUNNERS = {"uvx": (), "uv": ("tool", "run"), "pipx": ("run",)}  # and what comes before the package
 _RUNNER_OPTIONS_WITH_VALUES = frozenset(
-    {
-        "--from",
-        "--spec",
-        "--with",
-        "--with-editable",
-        "--with-requirements",
-        "--python",
-        "-p",
-        "--index",
-        "--index-url",
-        "--extra-index-url",
-        "--pip-args",
-        "-w",
-    }
+    "--from --spec --with --with-editable --with-requirements --python -p --index --index-url "
+    "--extra-index-url --pip-args -w".split()
 )
 
 
@@ -4978,19 +5060,44 @@ def _file_name(word: str) -> str:
 
 @dataclass(frozen=True)
 class ConfigEdit:
-    """One change to a client's config file, applied with the same care
-    for install and uninstall: strict JSON kept, a backup made afresh,
-    nothing written outside a --workspace, a dry run that only prints, and
-    no update lost to another install or a client saving the file meanwhile."""
+    """Adding a server's entry to a client's config file, or removing it
+    (entry None), with the same care for both: strict JSON kept, a backup
+    made afresh, nothing written outside a --workspace, a dry run that only
+    prints, no update lost to another install or a client saving the file
+    meanwhile, and an entry of that name that is not ours left as it is."""
 
-    name: str
-    change: Callable[[dict[str, Any]], str | None]  # → "added", "updated", "removed", or None
-    by_hand: str  # what to do where comments are in the way ({key}: the object's name)
-    done: str  # "installed" or "removed", for "nothing <done>"
-    unchanged: str  # what is so when nothing changes ({path}: the file)
+    target: Target
+    entry: dict[str, Any] | None
 
-    def apply(self, client: str, workspace: Path | None, machine: Machine, dry_run: bool) -> int:
-        key, next_step = CLIENT_FILES[client]
+    def change(self, servers: dict[str, Any]) -> str | None:
+        """Edit the servers object: "added", "updated", "removed", or None if nothing changes."""
+        name = self.target.name
+        if self.entry is not None:
+            status = None if servers.get(name) == self.entry else "updated" if name in servers else "added"
+            servers[name] = self.entry
+            return status
+        if name in servers and not _runs_this_program(servers[name]):
+            raise _Refused(
+                f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)'
+            )
+        return "removed" if servers.pop(name, None) is not None else None
+
+    @property
+    def done(self) -> str:
+        return "installed" if self.entry is not None else "removed"
+
+    def apply(self, machine: Machine, dry_run: bool) -> int:
+        try:
+            return self._apply(machine, dry_run)
+        except _Refused as e:
+            if e.paste_by_hand and self.entry is not None:  # the entry as a member of the servers object
+                shown = json.dumps({self.target.name: self.entry}, indent=2).splitlines()[1:-1]
+                print("\n".join(line[2:] for line in shown))
+            raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing {self.done}: {e.where} {e}") from None
+
+    def _apply(self, machine: Machine, dry_run: bool) -> int:
+        client, name, workspace = self.target.client, self.target.name, self.target.workspace
+        key = CLIENT_FILES[client].key
         found = config_path(client, machine.platform, machine.environ, machine.user_home(), workspace)
         path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through
         try:
@@ -5006,25 +5113,28 @@ class ConfigEdit:
             e.where = path
             raise
         except OSError as e:
-            raise Exit(
-                ExitCode.CANNOT_USE, f"{NAME}: nothing {self.done}: cannot write {path}: {_os_reason(e)}"
-            ) from None
+            message = f"{NAME}: nothing {self.done}: cannot write {path}: {_os_reason(e)}"
+            raise Exit(ExitCode.CANNOT_USE, message) from None
         where = {"added": "to", "updated": "in", "removed": "from"}.get(status, "in")
         if status == "unchanged":
-            print(f'{NAME}: "{self.name}" {self.unchanged.format(path=path)}; nothing changed')
+            what = "is already in {} with this command" if self.entry is not None else "is not in {}"
+            print(f'{NAME}: "{name}" {what.format(path)}; nothing changed')
         elif dry_run:
             verb = {"added": "add", "updated": "update", "removed": "remove"}[status]
-            print(f'{NAME}: dry run, nothing changed; would {verb} "{self.name}" {where} {path}:')
+            print(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}:')
             sys.stdout.write(new_text or "")
         else:
             kept = f"backup: {backup}" if backup else "new file"
-            print(f'{NAME}: {status} "{self.name}" {where} {path} ({kept}); {next_step}')
+            print(f'{NAME}: {status} "{name}" {where} {path} ({kept}); {CLIENT_FILES[client].next_step}')
         return ExitCode.OK
 
     def _edited(self, path: Path, key: str) -> tuple[bytes | None, str | None, str]:
         """The file's bytes as read, its new text (None: unchanged) and the status."""
         old = _read_config(path)
-        by_hand = self.by_hand.format(key=f'"{key}"')
+        if self.entry is not None:
+            by_hand = f'paste the entry printed below into its "{key}" object by hand'
+        else:
+            by_hand = f'remove "{self.target.name}" from its "{key}" object by hand'
         return (old, *edited_config(_config_text(old), key, self.change, by_hand))
 
     def _write(self, path: Path, key: str) -> tuple[str, Path | None]:
@@ -5044,7 +5154,7 @@ class ConfigEdit:
         )
 
 
-def lasting(launch: list[str], machine: Machine) -> list[str]:
+def outliving_caches(launch: list[str], machine: Machine) -> list[str]:
     """A launch command that outlives caches. Run from uvx's or `pipx run`'s
     cache, the program itself vanishes with the cache (`uv cache clean`), so
     a client is given `uvx --from SPEC robot-md-mcp` instead, which fetches
@@ -5091,25 +5201,110 @@ def install_spec() -> str:
     return url.removeprefix("file://") if url.startswith("file://") else url
 
 
-def _claude_code(argv: list[str], dry_run: bool, machine: Machine) -> int:
-    """Claude Code keeps its config itself: run `claude mcp add|remove`, or
-    print the line where claude is not on PATH (or for a dry run)."""
-    import subprocess
+# --- claude-code: Claude Code keeps its config itself; `claude mcp` edits it
 
-    line = subprocess.list2cmdline(argv) if machine.platform == "win32" else shlex.join(argv)
+
+def claude_code_add(target: Target, launch: list[str], dry_run: bool, machine: Machine) -> int:
+    """`claude mcp add` in the user scope unless told (seen from every folder).
+    Already there with this command: nothing changed; with another command
+    of ours: replaced; someone else's under that name: left as it is."""
+    scope = target.scope or "user"
+    add = ["claude", "mcp", "add", "--scope", scope, target.name, "--", *launch]
     claude = None if dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
     if claude is None:
-        print(line)
-        if not dry_run:
-            print(f"{NAME}: claude is not on PATH; run the line above where it is", file=sys.stderr)
+        return _print_instead([add], dry_run, machine)
+    done, status = _claude_code(claude, add), "added"
+    there = None if done.returncode == 0 else claude_code_entry(claude, target.name)
+    if there == (scope, launch[0], " ".join(launch[1:])):
+        print(
+            f'{NAME}: "{target.name}" is already in Claude Code\'s {scope} config with this command; '
+            "nothing changed"
+        )
         return ExitCode.OK
-    sys.stdout.flush()  # claude's own output comes after anything we printed
-    done = subprocess.run([claude, *argv[1:]], check=False)
+    if there is not None and there.scope == scope:  # another command under this name, in this scope
+        if not _runs_this_program({"command": there.command, "args": there.args.split(" ")}):
+            raise Exit(
+                ExitCode.CANNOT_USE,
+                f'{NAME}: nothing installed: Claude Code\'s {scope} config has a "{target.name}" that is not '
+                "robot-md-mcp's; left as it is (--name picks another)",
+            )
+        _claude_code(claude, ["claude", "mcp", "remove", "--scope", scope, target.name])
+        done, status = _claude_code(claude, add), "updated"
     if done.returncode != 0:
         raise Exit(
-            ExitCode.CANNOT_USE, f"{NAME}: `{' '.join(argv[:3])}` failed (exit {done.returncode}): {line}"
+            ExitCode.CANNOT_USE,
+            f"{NAME}: `claude mcp add` failed (exit {done.returncode}): {_last_line(done)}",
         )
-    print(f"{NAME}: ran {line}")
+    print(f'{NAME}: {status} "{target.name}" in Claude Code\'s {scope} config: ran {_shown(add, machine)}')
+    return ExitCode.OK
+
+
+def claude_code_remove(target: Target, dry_run: bool, machine: Machine) -> int:
+    """`claude mcp remove` from the scope given, else from the user scope and
+    the local one (where earlier versions of install put it)."""
+    scopes = [target.scope] if target.scope else ["user", "local"]
+    lines = [["claude", "mcp", "remove", "--scope", scope, target.name] for scope in scopes]
+    claude = None if dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
+    if claude is None:
+        return _print_instead(lines, dry_run, machine)
+    runs = {scope: _claude_code(claude, line) for scope, line in zip(scopes, lines, strict=True)}
+    removed = [scope for scope, done in runs.items() if done.returncode == 0]
+    if removed:
+        print(f'{NAME}: removed "{target.name}" from Claude Code\'s {" and ".join(removed)} config')
+    else:
+        why = _last_line(runs[scopes[-1]])
+        print(
+            f'{NAME}: "{target.name}" is not in Claude Code\'s {" or ".join(scopes)} config ({why}); '
+            "nothing changed"
+        )
+    return ExitCode.OK
+
+
+class ClaudeCodeEntry(NamedTuple):
+    scope: str  # user, local or project
+    command: str
+    args: str  # joined by spaces, as `claude mcp get` shows them
+
+
+def claude_code_entry(claude: str, name: str) -> ClaudeCodeEntry | None:
+    """The scope, command and arguments (joined by spaces) of Claude Code's
+    server `name`, from the text of `claude mcp get` (the CLI has no JSON for
+    it; the heavy test runs the real one): `Scope: User config …`, `Command:`, `Args:`."""
+    done = _claude_code(claude, ["claude", "mcp", "get", name])
+    fields = dict(re.findall(r"^ *(Scope|Command|Args): ?(.*)$", done.stdout, re.MULTILINE))
+    if done.returncode != 0 or not {"Scope", "Command"} <= fields.keys():
+        return None
+    return ClaudeCodeEntry(
+        fields["Scope"].split(" ", 1)[0].lower(), fields["Command"], fields.get("Args", "")
+    )
+
+
+def _claude_code(claude: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    import subprocess
+
+    return subprocess.run(
+        [claude, *argv[1:]], capture_output=True, text=True, encoding="utf-8", errors="replace", check=False
+    )
+
+
+def _last_line(done: subprocess.CompletedProcess[str]) -> str:
+    lines = (done.stderr.strip() or done.stdout.strip() or "no message").splitlines()
+    return lines[-1]
+
+
+def _shown(argv: list[str], machine: Machine) -> str:
+    import subprocess
+
+    return subprocess.list2cmdline(argv) if machine.platform == "win32" else shlex.join(argv)
+
+
+def _print_instead(lines: list[list[str]], dry_run: bool, machine: Machine) -> int:
+    """The lines to run, for a dry run or where claude is not on PATH."""
+    for argv in lines:
+        print(_shown(argv, machine))
+    if not dry_run:
+        above = "the lines above" if len(lines) > 1 else "the line above"
+        print(f"{NAME}: claude is not on PATH; run {above} where it is", file=sys.stderr)
     return ExitCode.OK
 
 

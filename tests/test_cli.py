@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from conftest import CORPUS, EXAMPLE, posix_only
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from serving import MODULE, RawServer, run, server_argv
 
 GOOD = EXAMPLE.read_text(encoding="utf-8")
@@ -101,6 +103,32 @@ def test_serve_is_a_verb_too() -> None:
     done = run("serve", str(EXAMPLE), "extra")
     assert done.returncode == 2
     assert "unexpected argument 'extra' (serve takes [PATH])" in done.stderr
+
+
+# Each verb's words in order, and options (with their values) that may stand anywhere among them.
+ARRANGEMENTS = {
+    "install": (["vscode", "robots/ROBOT.md"], [["--name", "arm"], ["--workspace=."], ["--dry-run"]]),
+    "uninstall": (["claude-code"], [["--name=arm"], ["--scope", "local"], ["--dry-run"]]),
+    "validate": (["ROBOT.md"], [["--json"]]),
+    "serve": (["-"], [["--http", "0"], ["--allow-host", "a"], ["--trusted-keys=k"], ["--token-file", "t"]]),
+}
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_options_may_stand_anywhere_among_the_words(data: st.DataObject) -> None:
+    """argparse leaves words that follow an option to us: every arrangement parses as the plain one."""
+    import robot_md_mcp as rmm
+
+    verb = data.draw(st.sampled_from(sorted(ARRANGEMENTS)))
+    words, options = ARRANGEMENTS[verb]
+    plain = rmm.parse_command_line([verb, *words, *[part for option in options for part in option]])
+    arranged = [[word] for word in words]
+    for option in options:  # each option anywhere; the words keep their order
+        arranged.insert(data.draw(st.integers(0, len(arranged))), option)
+    argv = [verb, *[part for item in arranged for part in item]]
+    assert rmm.parse_command_line(argv) == plain, argv
+    assert plain.said_verb and (plain.path or plain.client) is not None
 
 
 @pytest.mark.parametrize("word", ["valdate", "serv", "instal"])

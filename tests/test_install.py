@@ -27,6 +27,7 @@ MODULE = str(ROOT / "robot_md_mcp.py")
 COMMAND = [sys.executable, MODULE, str(EXAMPLE)]  # what `python robot_md_mcp.py install … EXAMPLE` installs
 MCP_SERVERS = {"command": sys.executable, "args": [MODULE, str(EXAMPLE)]}
 VSCODE = {"type": "stdio", **MCP_SERVERS}
+ADD = ["claude", "mcp", "add", "--scope", "user"]  # how install adds the server to Claude Code
 
 # Where each client's file lands under a home laid out like each OS.
 CONFIG_FILES = {
@@ -412,6 +413,51 @@ def test_vscode_workspace_vs_user(install: Installer, tmp_path: Path) -> None:
     assert json.loads(install.file("vscode").read_text()) == {"servers": {"robot-md": VSCODE}}
 
 
+@pytest.mark.parametrize("where", ["ROBOT.md", "robots/arm/ROBOT.md", "my robot/ROBOT.md"])
+@pytest.mark.parametrize("program_inside", [False, True], ids=["program-elsewhere", "program-inside"])
+def test_a_workspace_entry_names_what_is_inside_it_by_workspace_folder(
+    install: Installer, tmp_path: Path, monkeypatch, where: str, program_inside: bool
+) -> None:
+    """.vscode/mcp.json is committed and cloned: what lies in the workspace is ${workspaceFolder}/…, and
+    the entry, as VS Code expands it here, is the command install would write for the user profile."""
+    workspace = tmp_path / "proj"
+    manifest = workspace / where
+    manifest.parent.mkdir(parents=True)
+    manifest.write_bytes(EXAMPLE.read_bytes())
+    module = workspace / "tools" / "robot_md_mcp.py" if program_inside else Path(MODULE)
+    if program_inside:
+        module.parent.mkdir()
+        module.write_bytes(Path(MODULE).read_bytes())
+        monkeypatch.setattr(sys, "argv", [str(module)])
+    done = install("vscode", str(manifest), "--workspace", str(workspace))
+    assert done.code == 0, done
+    entry = json.loads((workspace / ".vscode" / "mcp.json").read_text())["servers"]["robot-md"]
+    written = [entry["command"], *entry["args"]]
+    assert str(workspace) not in json.dumps(entry)
+    assert written[-1] == "${workspaceFolder}/" + where
+    assert (written[1] == "${workspaceFolder}/tools/robot_md_mcp.py") is program_inside
+    expanded = [a.replace("${workspaceFolder}", str(workspace)) for a in written]
+    assert [os.path.normpath(a) for a in expanded] == [sys.executable, str(module), str(manifest)]
+
+
+def test_a_manifest_that_does_not_validate_installs_with_a_note(install: Installer, tmp_path: Path) -> None:
+    manifest = tmp_path / "ROBOT.md"
+    manifest.write_text("---\nmetadata:\n  robot_name: rover\n---\n# rover\n", encoding="utf-8")
+    done = install("cursor", str(manifest))
+    assert done.code == 0 and done.out.startswith('robot-md-mcp: added "robot-md"'), done
+    invalid, no_safety = done.err.splitlines()
+    assert invalid.startswith(f"robot-md-mcp: note: {manifest} does not validate (")
+    assert invalid.endswith(f"see why: {Path(sys.executable).name} {MODULE} validate {manifest}")
+    assert no_safety == (
+        f"robot-md-mcp: note: {manifest} declares no safety block; agents are told to treat every motion "
+        "as needing the operator's approval"
+    )
+    assert json.loads(install.file("cursor").read_text())["mcpServers"]["robot-md"]["args"][-1] == str(
+        manifest
+    )
+    assert install("cursor", str(EXAMPLE)).err == ""  # a manifest that validates: no note
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -419,16 +465,58 @@ def test_vscode_workspace_vs_user(install: Installer, tmp_path: Path) -> None:
         (["zed"], "unknown client 'zed'"),
         (["cursor", "a", "b"], "unexpected argument 'b' (install takes CLIENT [PATH])"),
         (["cursor", "--nope"], "unknown option --nope for install"),
-        (["cursor", "--name"], "--name needs a value"),
+        (["cursor", "--name"], "--name"),  # argparse's words: it names the option
+        (["cursor", "--name="], "--name needs a value"),
         (["cursor", "--name", "robot md"], "--name 'robot md': use letters, digits"),
         (["cursor", "--workspace", "."], "--workspace is for vscode only"),
+        (["cursor", "--scope", "user"], "--scope is for claude-code only"),
+        (["claude-code", "--scope", "global"], "--scope 'global': choose one of user, local, project"),
+        (["claude-code", "--scope", "user", "--scope", "local"], "--scope may be given once"),
         (["vscode", "--workspace=/no/such/dir"], "--workspace '/no/such/dir' is not a folder"),
     ],
 )
 def test_usage_errors_exit_2(install: Installer, args: list[str], message: str) -> None:
     done = install(*args)
     assert done.code == 2 and done.out == ""
-    assert done.err.startswith(f"robot-md-mcp: {message}") and done.err.count("\n") == 1
+    assert done.err.startswith("robot-md-mcp: ") and message in done.err and done.err.count("\n") == 1
+    assert list(install.home.iterdir()) == []
+
+
+# Object.prototype's members (ECMAScript 2025, 20.1.3 and B.2.2) and `prototype`: names a JavaScript
+# client finds on any object it reads the config into.
+JS_SPECIAL = {
+    "__proto__",
+    "constructor",
+    "prototype",
+    "hasOwnProperty",
+    "isPrototypeOf",
+    "propertyIsEnumerable",
+    "toLocaleString",
+    "toString",
+    "valueOf",
+    "__defineGetter__",
+    "__defineSetter__",
+    "__lookupGetter__",
+    "__lookupSetter__",
+}
+SERVER_NAMES = st.one_of(
+    st.sampled_from(sorted(JS_SPECIAL)),
+    st.sampled_from(sorted(JS_SPECIAL)).map(lambda n: n.swapcase()),  # JavaScript is case-sensitive
+    st.sampled_from(sorted(JS_SPECIAL)).map(lambda n: n + "_"),
+    st.text("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", min_size=1, max_size=20),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=SERVER_NAMES)
+def test_a_name_javascript_treats_specially_is_refused_in_one_line(install: Installer, name: str) -> None:
+    for verb, args in (("install", ["cursor", str(EXAMPLE)]), ("uninstall", ["cursor"])):
+        done = install(*args, f"--name={name}", "--dry-run", verb=verb)  # = : a name may start with -
+        if name in JS_SPECIAL:
+            assert done.code == 2 and done.out == "" and done.err.count("\n") == 1, done
+            assert done.err.startswith(f"robot-md-mcp: --name {name!r}: ") and "JavaScript" in done.err
+        else:
+            assert done.code == 0, done
     assert list(install.home.iterdir()) == []
 
 
@@ -507,7 +595,11 @@ def test_a_real_zipapp_installs_itself(tmp_path: Path) -> None:
     app = tmp_path / "app"
     app.mkdir()
     (app / "robot_md_mcp.py").write_bytes(Path(MODULE).read_bytes())
-    (app / "__main__.py").write_text("from robot_md_mcp import main\nraise SystemExit(main())\n")
+    (app / "__main__.py").write_text(  # the schema from the checkout: a bare zipapp cannot read its own
+        "import pathlib, robot_md_mcp\n"
+        f"robot_md_mcp.SCHEMA_PATH = pathlib.Path({str(ROOT / 'schema.json')!r})\n"
+        "raise SystemExit(robot_md_mcp.main())\n"
+    )
     pyz = tmp_path / "robot-md-mcp.pyz"
     import zipapp
 
@@ -520,6 +612,8 @@ def test_a_real_zipapp_installs_itself(tmp_path: Path) -> None:
         "claude",
         "mcp",
         "add",
+        "--scope",
+        "user",
         "robot-md",
         "--",
         sys.executable,
@@ -531,7 +625,7 @@ def test_a_real_zipapp_installs_itself(tmp_path: Path) -> None:
 def test_python_dash_m_from_a_checkout_installs_the_file(tmp_path: Path) -> None:
     done = run_cli("claude-code", str(EXAMPLE), "--dry-run", env={}, python_args=("-m", "robot_md_mcp"))
     assert done.returncode == 0, done.stderr
-    assert shlex.split(done.stdout) == ["claude", "mcp", "add", "robot-md", "--", *COMMAND]
+    assert shlex.split(done.stdout) == [*ADD, "robot-md", "--", *COMMAND]
 
 
 # --- claude-code -------------------------------------------------------------------
@@ -547,6 +641,8 @@ def test_claude_code_line_is_quoted(install: Installer, tmp_path: Path) -> None:
         "claude",
         "mcp",
         "add",
+        "--scope",
+        "user",
         "bob",
         "--",
         sys.executable,
@@ -556,7 +652,7 @@ def test_claude_code_line_is_quoted(install: Installer, tmp_path: Path) -> None:
     assert done.out.count("\n") == 1
     done = install("claude-code", str(manifest), "--dry-run", os_name="windows")
     assert done.out.rstrip("\n") == subprocess.list2cmdline(
-        ["claude", "mcp", "add", "robot-md", "--", sys.executable, MODULE, str(manifest)]
+        [*ADD, "robot-md", "--", sys.executable, MODULE, str(manifest)]
     )
     # Not on PATH: the line to run elsewhere, and a note why.
     done = install("claude-code", str(manifest), PATH=str(tmp_path / "empty"))
@@ -564,32 +660,161 @@ def test_claude_code_line_is_quoted(install: Installer, tmp_path: Path) -> None:
     assert done.err == "robot-md-mcp: claude is not on PATH; run the line above where it is\n"
 
 
-@posix_only
-@pytest.mark.parametrize("exit_code", [0, 3])
-def test_claude_code_runs_claude_when_on_path(tmp_path: Path, exit_code: int) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    log = tmp_path / "argv.json"
+# A stand-in for `claude mcp add|get|remove` (the heavy test below runs the real one): its
+# servers per scope in a JSON file, its exit codes, and `get`'s text as Claude Code words it.
+FAKE_CLAUDE = """#!{python}
+import json, pathlib, sys
+state = pathlib.Path({state!r})
+servers = json.loads(state.read_text()) if state.exists() else {{}}
+verb, args = sys.argv[2], sys.argv[3:]
+scope = args[args.index("--scope") + 1] if "--scope" in args else "local"
+name = [a for a in args[: args.index("--") if "--" in args else None] if a not in ("--scope", scope)][0]
+if {fail} and verb == "add":
+    sys.exit({fail})
+if verb == "add" and name not in servers.get(scope, {{}}):
+    servers.setdefault(scope, {{}})[name] = args[args.index("--") + 1 :]
+    print("Added stdio MCP server " + name)
+elif verb == "remove" and name in servers.get(scope, {{}}):
+    del servers[scope][name]
+elif verb == "get" and any(name in servers.get(s, {{}}) for s in ("local", "project", "user")):
+    s = next(s for s in ("local", "project", "user") if name in servers.get(s, {{}}))
+    command, *rest = servers[s][name]
+    print(name + ":\\n  Scope: " + s.title() + " config (...)\\n  Status: ✔ Connected\\n  Type: stdio")
+    print("  Command: " + command + "\\n  Args: " + " ".join(rest) + "\\n  Environment:\\n")
+else:
+    sys.exit("MCP server " + name + " already exists in " + scope if verb == "add" else "No MCP server")
+state.write_text(json.dumps(servers))
+"""
+
+
+def fake_claude(tmp_path: Path, fail: int = 0) -> tuple[dict[str, str], Path]:
+    """The environment that puts the stand-in first on PATH, and the file holding its servers."""
+    bin_dir, state = tmp_path / "bin", tmp_path / "claude-servers.json"
+    bin_dir.mkdir(exist_ok=True)
     claude = bin_dir / "claude"
     claude.write_text(
-        f"#!{sys.executable}\nimport json, sys\n"
-        f"open({str(log)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
-        f"print('Added stdio MCP server robot-md')\nsys.exit({exit_code})\n"
+        FAKE_CLAUDE.format(python=sys.executable, state=str(state), fail=fail), encoding="utf-8"
     )
     claude.chmod(0o755)
-    env = {"HOME": str(tmp_path), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    return {"HOME": str(tmp_path), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}, state
+
+
+@posix_only
+def test_claude_code_install_is_idempotent_and_leaves_foreign_entries(tmp_path: Path) -> None:
+    env, state = fake_claude(tmp_path)
+    line = shlex.join([*ADD, "robot-md", "--", *COMMAND])
+    spaced = tmp_path / "my robot" / "ROBOT.md"  # `claude mcp get` joins the arguments with spaces
+    spaced.parent.mkdir()
+    spaced.write_bytes(EXAMPLE.read_bytes())
+    for _ in range(2):
+        done = run_cli("claude-code", str(spaced), "--scope", "project", "--name", "spaced", env=env)
+        assert done.returncode == 0, done
+    assert done.stdout.endswith("nothing changed\n"), done
     done = run_cli("claude-code", str(EXAMPLE), env=env)
-    assert json.loads(log.read_text()) == ["mcp", "add", "robot-md", "--", *COMMAND]
-    line = shlex.join(["claude", "mcp", "add", "robot-md", "--", *COMMAND])
-    if exit_code == 0:
-        assert done.returncode == 0, done.stderr
-        assert done.stdout == f"Added stdio MCP server robot-md\nrobot-md-mcp: ran {line}\n"
-    else:
-        assert done.returncode == 1
-        assert done.stderr == f"robot-md-mcp: `claude mcp add` failed (exit 3): {line}\n"
-    log.unlink()
-    assert run_cli("claude-code", str(EXAMPLE), "--dry-run", env=env).stdout == line + "\n"
-    assert not log.exists()  # a dry run never runs claude
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f'robot-md-mcp: added "robot-md" in Claude Code\'s user config: ran {line}\n'
+    assert json.loads(state.read_text())["user"] == {"robot-md": COMMAND}
+    done = run_cli("claude-code", str(EXAMPLE), env=env)  # the second run
+    assert done.returncode == 0 and "nothing changed" in done.stdout, done
+    assert json.loads(state.read_text())["user"] == {"robot-md": COMMAND}
+    state.write_text(json.dumps({"user": {"robot-md": ["robot-md-mcp", "/old/ROBOT.md"]}}))
+    done = run_cli("claude-code", str(EXAMPLE), env=env)
+    assert done.returncode == 0 and done.stdout.startswith('robot-md-mcp: updated "robot-md"'), done
+    assert json.loads(state.read_text()) == {"user": {"robot-md": COMMAND}}
+    foreign = {"user": {"robot-md": ["node", "server.js"]}}
+    state.write_text(json.dumps(foreign))
+    done = run_cli("claude-code", str(EXAMPLE), env=env)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "not robot-md-mcp's" in done.stderr
+    assert json.loads(state.read_text()) == foreign
+    done = run_cli("claude-code", str(EXAMPLE), "--scope", "local", env=env)
+    assert done.returncode == 0 and "Claude Code's local config" in done.stdout
+    assert json.loads(state.read_text()) == {**foreign, "local": {"robot-md": COMMAND}}
+
+
+@posix_only
+def test_claude_code_failing_is_one_line(tmp_path: Path) -> None:
+    env, state = fake_claude(tmp_path, fail=3)
+    done = run_cli("claude-code", str(EXAMPLE), env=env)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("robot-md-mcp: `claude mcp add` failed (exit 3): ")
+    assert done.stderr.count("\n") == 1 and not state.exists()
+    assert run_cli("claude-code", str(EXAMPLE), "--dry-run", env=env).stdout.startswith("claude mcp add")
+    assert not state.exists()  # a dry run never runs claude
+
+
+@posix_only
+def test_claude_code_uninstall_finds_user_and_local_entries(tmp_path: Path) -> None:
+    env, state = fake_claude(tmp_path)
+    ours = {"user": {"robot-md": COMMAND}, "local": {"robot-md": COMMAND}, "project": {"robot-md": COMMAND}}
+    state.write_text(json.dumps(ours))
+    uninstall = [sys.executable, MODULE, "uninstall", "claude-code"]
+    done = subprocess.run(uninstall, capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
+    assert done.returncode == 0 and "from Claude Code's user and local config" in done.stdout, done
+    assert json.loads(state.read_text()) == {"user": {}, "local": {}, "project": {"robot-md": COMMAND}}
+    done = subprocess.run(uninstall, capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
+    assert done.returncode == 0 and done.stdout.endswith("; nothing changed\n"), done
+    done = subprocess.run(
+        [*uninstall, "--scope", "project"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=60,
+    )
+    assert done.returncode == 0 and json.loads(state.read_text())["project"] == {}
+
+
+@pytest.mark.heavy
+@posix_only
+def test_the_real_claude_code_finds_the_install_from_any_folder(tmp_path: Path) -> None:
+    """The real Claude Code CLI from npm, in an empty home, offline: an entry an earlier version left in
+    local scope; install from one folder; `claude mcp list` and `get` from another find it (user scope) and
+    connect; a second install changes nothing; uninstall removes it and the local leftover."""
+    from node22 import node22
+    from test_plugin import claude_code
+
+    claude = claude_code()
+    home, old, here, elsewhere = (tmp_path / d for d in ("home", "old", "here", "elsewhere"))
+    for folder in (home, old, here, elsewhere):
+        folder.mkdir()
+    env = {
+        "HOME": str(home),
+        "PATH": os.pathsep.join([str(claude.parent), str(node22().parent), os.environ["PATH"]]),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+    }
+
+    def claude_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(claude), *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env={**os.environ, **env},
+            timeout=300,
+        )
+
+    assert claude_in(old, "mcp", "add", "robot-md", "--", *COMMAND).returncode == 0  # as install once did
+    done = run_cli("claude-code", str(EXAMPLE), env=env, cwd=here)
+    assert done.returncode == 0 and 'added "robot-md" in Claude Code\'s user config' in done.stdout, done
+    listed = claude_in(elsewhere, "mcp", "list")
+    line = next(line for line in listed.stdout.splitlines() if line.startswith("robot-md:"))
+    assert "Connected" in line and "Failed" not in line, listed.stdout
+    got = claude_in(elsewhere, "mcp", "get", "robot-md")
+    assert got.returncode == 0 and "Scope: User config" in got.stdout, got.stdout
+    done = run_cli("claude-code", str(EXAMPLE), env=env, cwd=elsewhere)
+    assert done.returncode == 0 and done.stdout.endswith("with this command; nothing changed\n"), done
+    gone = subprocess.run(
+        [sys.executable, MODULE, "uninstall", "claude-code"],
+        capture_output=True,
+        text=True,
+        cwd=old,
+        env={**os.environ, **env},
+        timeout=300,
+    )
+    assert gone.returncode == 0 and "from Claude Code's user and local config" in gone.stdout, gone
+    for folder in (old, elsewhere):
+        assert claude_in(folder, "mcp", "get", "robot-md").returncode != 0
 
 
 # --- the real CLI, and the installed entry really starts a server -------------------
@@ -738,7 +963,8 @@ def test_uninstall_is_as_careful_as_install(install: Installer, tmp_path: Path) 
 
 def test_claude_code_uninstall_prints_or_runs_claude_mcp_remove(install: Installer) -> None:
     done = install("claude-code", "--name", "bob-arm", verb="uninstall", PATH="")
-    assert done.out == "claude mcp remove bob-arm\n" and "claude is not on PATH" in done.err
+    assert done.out == "claude mcp remove --scope user bob-arm\nclaude mcp remove --scope local bob-arm\n"
+    assert "claude is not on PATH" in done.err
 
 
 # --- never losing an update ------------------------------------------------------
@@ -823,7 +1049,7 @@ def saving_at(monkeypatch, steps: set[int], save: Callable[[int], object]) -> li
     """Run save(step) just before the install's k-th file step (reads, edits, backups) for k in `steps`."""
     done: list[int] = []
     count = iter(range(10_000))
-    for name in ("_read_config", "edited_config", "_create_afresh", "_in_its_own_form"):
+    for name in ("_read_config", "edited_config", "_back_up", "_in_its_own_form"):
         real = getattr(rmm, name)
 
         def hooked(*args, real=real, **kwargs):

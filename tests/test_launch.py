@@ -68,7 +68,7 @@ def test_robot_option_names_the_manifest_as_the_pendant_launches_it(tmp_path: Pa
 def test_every_form_of_robot_is_the_path_argument(form: list[str]) -> None:
     """Each spelling serves what `robot-md-mcp PATH` serves (the command line, in this process)."""
     command = rmm.parse_command_line([a.format(EXAMPLE) for a in form])
-    assert (command.verb, command.word("PATH")) == ("serve", str(EXAMPLE))
+    assert (command.verb, command.path) == ("serve", str(EXAMPLE))
 
 
 def test_validate_and_render_take_robot_too() -> None:

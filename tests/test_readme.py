@@ -197,9 +197,7 @@ def test_version_line_of_a_pyz(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_usage_is_the_help_text() -> None:
-    envs = {"path_env": rmm.PATH_ENV, "token_env": rmm.TOKEN_ENV, "keys_env": rmm.TRUSTED_KEYS_ENV}
-    usage = rmm.USAGE.format(prog="robot-md-mcp", **envs)
-    lines = [line.strip().removeprefix("usage: ") for line in usage.split("\n\n", 1)[0].splitlines()]
+    lines = [line.strip().removeprefix("usage: ") for line in rmm.synopsis("robot-md-mcp").splitlines()]
     assert "```\n" + "\n".join(lines) + "\n```" in README
 
 

@@ -274,7 +274,7 @@ def test_stdio_end_to_end_with_trusted_keys_from_the_environment(tmp_path, keys)
 def test_trusted_keys_on_the_command_line(tmp_path, capsys) -> None:
     path = tmp_path / "ROBOT.md"
     path.write_text(GOOD, encoding="utf-8")
-    assert rmm.parse_command_line([str(path), "--trusted-keys", "k"]).option("--trusted-keys") == "k"
+    assert rmm.parse_command_line([str(path), "--trusted-keys", "k"]).trusted_keys == "k"
     assert rmm.main([str(path), "--trusted-keys", str(tmp_path / "nope")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "trusted keys: cannot read the folder" in err
