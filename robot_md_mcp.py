@@ -1352,58 +1352,79 @@ def identity(manifest: Manifest) -> str:
     return line if manifest.signature is None else f"{line} | gateway: {gateway_verdict(manifest.signature)}"
 
 
-def _safety_lines(fm: dict[str, Any]) -> list[str]:
+_APPROVAL = "Treat every motion as needing the operator's explicit approval."
+# (label, key under safety, unit) of the numeric limits, in the briefing's order.
+_LIMITS = (
+    ("Payload limit", "payload_kg", "kg"),
+    ("Max joint velocity", "max_joint_velocity_dps", "deg/s"),
+    ("Max linear velocity", "max_linear_velocity_ms", "m/s"),
+)
+
+
+def _safety_alert(fm: dict[str, Any]) -> tuple[str, str] | None:
+    """(what is wrong, its detail) when the safety block is absent or not a mapping."""
     safety = fm.get("safety", _ABSENT)
-    lines = []
     if safety is _ABSENT or safety is None:
-        lines.append(
-            "- **No safety block is declared.** Treat every motion as needing the operator's "
-            "explicit approval."
-        )
-    elif not isinstance(safety, dict):
-        lines.append(
-            "- **The safety block is not a mapping** (limits unknown). Treat every motion as needing "
-            "the operator's explicit approval."
-        )
+        return "No safety block is declared.", ""
+    if not isinstance(safety, dict):
+        return "The safety block is not a mapping", " (limits unknown)."
+    return None
+
+
+def _estop_text(fm: dict[str, Any]) -> str:
     estop = _get(fm, "safety", "estop")
     if estop is _ABSENT or estop is None:
-        lines.append(f"- E-stop: {NOT_DECLARED if estop is _ABSENT else UNKNOWN}")
-    else:
-        software = _described(_get(estop, "software"), bool)
-        hardware = _described(_get(estop, "hardware"), bool)
-        response = _described(_get(estop, "response_ms"), _NUMBER, "ms")
-        lines.append(f"- E-stop: software {software}, hardware {hardware}, response {response}")
-    lines += _gate_lines(_get(fm, "safety", "hitl_gates"))
-    limits = (
-        ("Payload limit", "payload_kg", "kg"),
-        ("Max joint velocity", "max_joint_velocity_dps", "deg/s"),
-        ("Max linear velocity", "max_linear_velocity_ms", "m/s"),
-    )
-    for label, key, unit in limits:
-        lines.append(f"- {label}: {_described(_get(fm, 'safety', key), _NUMBER, unit)}")
+        return NOT_DECLARED if estop is _ABSENT else UNKNOWN
+    software = _described(_get(estop, "software"), bool)
+    hardware = _described(_get(estop, "hardware"), bool)
+    response = _described(_get(estop, "response_ms"), _NUMBER, "ms")
+    return f"software {software}, hardware {hardware}, response {response}"
+
+
+def safety_rows(fm: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) of each safety limit the briefing names, E-stop first; a value is
+    "not declared" or "unknown" where the manifest does not say."""
+    rows = [("E-stop", _estop_text(fm))]
+    rows += [(label, _described(_get(fm, "safety", key), _NUMBER, unit)) for label, key, unit in _LIMITS]
     bounds = _get(fm, "safety", "workspace_bounds_m")
     if (
         isinstance(bounds, list)
         and bounds
         and all(isinstance(b, _NUMBER) and not isinstance(b, bool) for b in bounds)
     ):
-        lines.append(f"- Workspace bounds: {' x '.join(map(str, bounds))} m")
+        rows.append(("Workspace bounds", f"{' x '.join(map(str, bounds))} m"))
     else:
-        lines.append(f"- Workspace bounds: {_described(bounds, ())}")
-    lines.append(f"- Failsafe on lost comms: {_described(_get(fm, 'safety', 'failsafe_behavior'), str)}")
-    known = {"estop", "hitl_gates", "failsafe_behavior", "workspace_bounds_m", *(k for _, k, _ in limits)}
-    others = [_one_line(k) for k in (safety if isinstance(safety, dict) else {}) if k not in known]
+        rows.append(("Workspace bounds", _described(bounds, ())))
+    rows.append(("Failsafe on lost comms", _described(_get(fm, "safety", "failsafe_behavior"), str)))
+    return rows
+
+
+def _other_safety_keys(fm: dict[str, Any]) -> list[str]:
+    safety = fm.get("safety")
+    known = {"estop", "hitl_gates", "failsafe_behavior", "workspace_bounds_m", *(k for _, k, _ in _LIMITS)}
+    return [_one_line(k) for k in (safety if isinstance(safety, dict) else {}) if k not in known]
+
+
+def _safety_lines(fm: dict[str, Any]) -> list[str]:
+    alert = _safety_alert(fm)
+    lines = [f"- **{alert[0]}**{alert[1]} {_APPROVAL}"] if alert else []
+    (estop_label, estop), *limits = safety_rows(fm)
+    lines.append(f"- {estop_label}: {estop}")
+    lines += _gate_lines(_get(fm, "safety", "hitl_gates"))
+    lines += [f"- {label}: {value}" for label, value in limits]
+    others = _other_safety_keys(fm)
     if others:
         lines.append(f"- Also declared (see the safety resource): {', '.join(others)}")
     return lines
 
 
-def _gate_lines(gates: Any) -> list[str]:
+def gate_rows(gates: Any) -> tuple[str | None, list[tuple[str, str]]]:
+    """The human-in-the-loop gates: ("none declared" or "unknown", []) or (None, [(scope, rule)])."""
     if gates is _ABSENT or gates == []:
-        return ["- Human-in-the-loop gates: none declared"]
+        return "none declared", []
     if not isinstance(gates, list):
-        return [f"- Human-in-the-loop gates: {UNKNOWN}"]
-    lines = ["- Human-in-the-loop gates:"]
+        return UNKNOWN, []
+    rows = []
     for gate in gates:
         scope = _described(_get(gate, "scope"), str)
         auth = _get(gate, "require_auth")
@@ -1411,8 +1432,31 @@ def _gate_lines(gates: Any) -> list[str]:
             rule = "operator authorization required" if auth else "no authorization required"
         else:
             rule = f"authorization {NOT_DECLARED if auth is _ABSENT else UNKNOWN}"
-        lines.append(f"  - scope {scope}: {rule}")
-    return lines
+        rows.append((scope, rule))
+    return None, rows
+
+
+def _gate_lines(gates: Any) -> list[str]:
+    summary, rows = gate_rows(gates)
+    if summary is not None:
+        return [f"- Human-in-the-loop gates: {summary}"]
+    return ["- Human-in-the-loop gates:", *(f"  - scope {scope}: {rule}" for scope, rule in rows)]
+
+
+def capability_entries(fm: dict[str, Any]) -> tuple[list[str | None], str | None]:
+    """Each capability entry as one line (None: an entry that is not a name), and what to say
+    when there are none ("none declared" or "unknown")."""
+    capabilities = fm.get("capabilities")
+    entries = capabilities if isinstance(capabilities, list) else []
+    shown = [_one_line(c) if isinstance(c, str) and c else None for c in entries]
+    if entries:
+        return shown, None
+    return shown, "none declared" if capabilities is None or capabilities == [] else UNKNOWN
+
+
+def _heading(label: str) -> str:
+    """An identity label as the briefing heads it: "Name", "DoF"."""
+    return label.capitalize() if label != "dof" else "DoF"
 
 
 def context(manifest: Manifest, report: Report | None = None) -> str:
@@ -1432,7 +1476,7 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
         "## Identity",
         "",
         *(
-            f"- {label.capitalize() if label != 'dof' else 'DoF'}: {_described(_get(fm, *path), kind)}"
+            f"- {_heading(label)}: {_described(_get(fm, *path), kind)}"
             for label, path, kind in _IDENTITY_FIELDS
         ),
         f"- RRN: {rrn_text(fm)}",
@@ -1441,11 +1485,10 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
         f"## Capabilities ({_capability_count(fm)})",
         "",
     ]
-    capabilities = fm.get("capabilities")
-    entries = capabilities if isinstance(capabilities, list) else []
-    lines += [f"- `{_one_line(c)}`" if isinstance(c, str) and c else f"- {UNKNOWN} entry" for c in entries]
-    if not entries:
-        lines.append("- none declared" if capabilities is None or capabilities == [] else f"- {UNKNOWN}")
+    entries, none = capability_entries(fm)
+    lines += [f"- `{c}`" if c is not None else f"- {UNKNOWN} entry" for c in entries]
+    if none:
+        lines.append(f"- {none}")
     lines += _slip_lines(report, "Capabilities")
     lines += ["", "The robot can do only what is listed here.", "", "## Safety", "", *_safety_lines(fm)]
     lines += _slip_lines(report, "Safety")
@@ -1778,9 +1821,64 @@ class View:
     title: str
     description: str
     make: Callable[[Manifest, Report | None], str]
+    schema: dict[str, Any]  # JSON Schema of its value: the text, or what the JSON text holds
 
     def text(self, manifest: Manifest, report: Report | None = None) -> str:
         return self.make(manifest, report)
+
+    def value(self, text: str) -> Any:
+        """The view's value from its text: the JSON it holds, or the text itself."""
+        return json.loads(text) if self.mime_type == "application/json" else text
+
+
+# JSON Schemas of what the views and tools hold, every node typed. A manifest
+# can put anything where a field is copied as written: that is ANY_JSON. A
+# union is an anyOf of single types (clients that map schemas onto a one-type
+# dialect, such as Gemini's function declarations, refuse `type` arrays).
+ANY_JSON: dict[str, Any] = {
+    "anyOf": [{"type": t} for t in ("string", "number", "boolean", "object", "array", "null")]
+}
+TEXT: dict[str, Any] = {"type": "string"}
+
+
+def nullable(schema: dict[str, Any], **about: str) -> dict[str, Any]:
+    """`schema` or null."""
+    return {"anyOf": [schema, {"type": "null"}], **about}
+
+
+NULLABLE_TEXT = nullable(TEXT)
+STRINGS: dict[str, Any] = {"type": "array", "items": TEXT}
+
+
+def object_schema(optional: tuple[str, ...] = (), **properties: Any) -> dict[str, Any]:
+    """An object with exactly these properties, all required but the `optional` ones."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": [p for p in properties if p not in optional],
+        "additionalProperties": False,
+    }
+
+
+_OK_OR_MISSING = {"type": "string", "enum": ["ok", "missing"]}
+_POSE = object_schema(joints=ANY_JSON, description=ANY_JSON, source=ANY_JSON, taught_at=ANY_JSON)
+_SKILL = object_schema(
+    id=ANY_JSON,
+    status=ANY_JSON,
+    validated={"type": "array", "items": ANY_JSON},
+    blocked_by={"type": "array", "items": ANY_JSON},
+    notes=ANY_JSON,
+    recorded_at=ANY_JSON,
+)
+_SIGNATURE = object_schema(
+    ("kid", "fingerprint", "trusted_keys"),
+    signed=nullable({"type": "boolean"}, description="null: no file was read"),
+    accepted={"type": "boolean"},
+    kid=NULLABLE_TEXT,
+    reason=TEXT,
+    fingerprint=NULLABLE_TEXT,
+    trusted_keys=nullable({"type": "integer"}),
+)
 
 
 VIEWS: tuple[View, ...] = (
@@ -1792,6 +1890,7 @@ VIEWS: tuple[View, ...] = (
         "identity, declared capabilities, safety (E-stop, human-in-the-loop gates, payload and "
         "velocity limits), validation status, then the operator's prose. Undeclared fields say so.",
         context,
+        TEXT,
     ),
     View(
         "identity",
@@ -1800,6 +1899,7 @@ VIEWS: tuple[View, ...] = (
         "Who the robot is, in one line: name, physics type, DoF, capability count, manufacturer, "
         "model, version and registry number (RRN) with its public resolver URL, or 'unregistered'.",
         lambda m, report: identity(m),
+        TEXT,
     ),
     View(
         "frontmatter",
@@ -1809,6 +1909,7 @@ VIEWS: tuple[View, ...] = (
         "capabilities and everything else the manifest declares. Read it for any field "
         "the narrower resources do not cover.",
         lambda m, report: to_json(m.frontmatter),
+        {"type": "object"},
     ),
     View(
         "capabilities",
@@ -1817,6 +1918,7 @@ VIEWS: tuple[View, ...] = (
         "The capabilities the robot declares (a JSON list, [] if none). Read it before "
         "planning what to ask the robot to do.",
         lambda m, report: to_json(m.frontmatter.get("capabilities", [])),
+        ANY_JSON,
     ),
     View(
         "safety",
@@ -1825,6 +1927,7 @@ VIEWS: tuple[View, ...] = (
         "The robot's safety block as JSON ({} if absent): E-stop, human-in-the-loop gates, "
         "payload and velocity limits. Read it before proposing any motion.",
         lambda m, report: to_json(m.frontmatter.get("safety", {})),
+        ANY_JSON,
     ),
     View(
         "poses",
@@ -1833,6 +1936,7 @@ VIEWS: tuple[View, ...] = (
         "The robot's named poses (physics.poses) as JSON, by name: joint targets, description, "
         "source and when taught ({} if none), as robot-md's own server gives them.",
         lambda m, report: to_json(poses(m.frontmatter)),
+        {"type": "object", "additionalProperties": _POSE},
     ),
     View(
         "calibration_status",
@@ -1841,6 +1945,7 @@ VIEWS: tuple[View, ...] = (
         'Whether the manifest records calibration, each "ok" or "missing": zero (every kinematic '
         "joint's zero_pose_steps), hand_eye (a camera extrinsic) and poses_ready (a `ready` pose).",
         lambda m, report: to_json(calibration_status(m.frontmatter)),
+        object_schema(zero=_OK_OR_MISSING, hand_eye=_OK_OR_MISSING, poses_ready=_OK_OR_MISSING),
     ),
     View(
         "learned_skills",
@@ -1849,6 +1954,7 @@ VIEWS: tuple[View, ...] = (
         "The skills recorded on this robot (learned_skills) as a JSON list: id, status, the "
         "capabilities they were validated with, what blocks them, notes, when recorded.",
         lambda m, report: to_json(learned_skills(m.frontmatter)),
+        {"type": "array", "items": _SKILL},
     ),
     View(
         "signature",
@@ -1858,6 +1964,7 @@ VIEWS: tuple[View, ...] = (
         "as robot-md-gateway checks it before it actuates: signed, kid, accepted, the gateway's "
         "reason, and the trusted key's fingerprint.",
         lambda m, report: signature_view(m),
+        _SIGNATURE,
     ),
     View(
         "body",
@@ -1866,6 +1973,7 @@ VIEWS: tuple[View, ...] = (
         "The markdown prose after the frontmatter: what the robot is, what it can do, its "
         "safety gates, in the operator's words.",
         lambda m, report: m.prose,
+        TEXT,
     ),
 )
 
@@ -1878,6 +1986,284 @@ def resource_uri(robot_name: str, kind: str) -> str:
 
 VIEW = {view.kind: view for view in VIEWS}
 
+
+# --- The robot card: the briefing as a small page MCP Apps hosts show --------
+# Hosts that render MCP Apps (io.modelcontextprotocol/ui) show the `brief`
+# tool's result in this page. It is the same bytes for every manifest and
+# draws only from the result the host delivers (structuredContent, made by
+# robot_card below from the same code as the context text), so a host's cached
+# copy is never stale. Manifest text reaches it through visible() and is set
+# with textContent, never parsed as HTML. No network: it works under the
+# spec's default Content-Security-Policy.
+
+CARD_URI = "ui://robot-md-mcp/robot-card.html"
+CARD_MIME_TYPE = "text/html;profile=mcp-app"
+APPS_EXTENSION = "io.modelcontextprotocol/ui"
+
+
+def _visible_strings(value: Any) -> Any:
+    """`value` with visible() applied to every string in it (our labels are plain ASCII)."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, list):
+        return [_visible_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _visible_strings(v) for k, v in value.items()}
+    return value
+
+
+def _declared_or_none(value: str) -> str | None:
+    """A briefing value for the card: None where the manifest does not declare it."""
+    return None if value == NOT_DECLARED else value
+
+
+def _card_safety(fm: dict[str, Any]) -> dict[str, Any]:
+    alert = _safety_alert(fm)
+    gates_note, gates = gate_rows(_get(fm, "safety", "hitl_gates"))
+    return {
+        "alert": f"{alert[0]}{alert[1]} {_APPROVAL}" if alert else None,
+        "limits": [{"label": label, "value": _declared_or_none(value)} for label, value in safety_rows(fm)],
+        "gates": [{"scope": _declared_or_none(scope), "rule": rule} for scope, rule in gates],
+        "gates_note": gates_note,
+        "also_declared": _other_safety_keys(fm),
+    }
+
+
+def robot_card(manifest: Manifest, report: Report) -> dict[str, Any]:
+    """What the robot card shows (the `brief` tool's structuredContent): identity,
+    capabilities, safety limits with what is not declared as null, validation and the
+    signature verdict, each worded as the context briefing words it."""
+    fm = manifest.frontmatter
+    entries, none = capability_entries(fm)
+    signature = manifest.signature
+    card = {
+        "name": _described(_get(fm, "metadata", "robot_name"), str),
+        "identity": identity(manifest),
+        "facts": [
+            {"label": _heading(label), "value": _declared_or_none(_described(_get(fm, *path), kind))}
+            for label, path, kind in _IDENTITY_FIELDS[1:]
+        ]
+        + [{"label": "RRN", "value": rrn_text(fm)}],
+        "capabilities": [c if c is not None else f"{UNKNOWN} entry" for c in entries],
+        "capabilities_note": none,
+        "safety": _card_safety(fm),
+        "validation": {
+            "ok": report.ok,
+            "summary": report.summary,
+            "errors": list(report.errors),
+            "warnings": list(report.warnings),
+        },
+        "signature": None if signature is None else gateway_verdict(signature),
+    }
+    return cast(dict[str, Any], _visible_strings(card))
+
+
+CARD_HTML = r"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Robot card</title>
+<style>
+:root {
+  color-scheme: light dark;
+  --bg: var(--color-background-primary, #ffffff);
+  --fg: var(--color-text-primary, #1b1b1b);
+  --dim: var(--color-text-secondary, #5a5a5a);
+  --line: var(--color-border-secondary, #d9d9d9);
+  --chip: var(--color-background-secondary, #f1f1f1);
+  --bad: var(--color-text-danger, #b3261e);
+  --good: var(--color-text-success, #1e6b33);
+  --warn: var(--color-text-warning, #8a5a00);
+}
+@media (prefers-color-scheme: dark) {
+  :root:not([data-theme="light"]) {
+    --bg: var(--color-background-primary, #1c1c1c); --fg: var(--color-text-primary, #ececec);
+    --dim: var(--color-text-secondary, #a8a8a8); --line: var(--color-border-secondary, #3a3a3a);
+    --chip: var(--color-background-secondary, #2a2a2a); --bad: var(--color-text-danger, #ff8a80);
+    --good: var(--color-text-success, #7ddc8f); --warn: var(--color-text-warning, #f2c265);
+  }
+}
+:root[data-theme="dark"] {
+  color-scheme: dark;
+  --bg: var(--color-background-primary, #1c1c1c); --fg: var(--color-text-primary, #ececec);
+  --dim: var(--color-text-secondary, #a8a8a8); --line: var(--color-border-secondary, #3a3a3a);
+  --chip: var(--color-background-secondary, #2a2a2a); --bad: var(--color-text-danger, #ff8a80);
+  --good: var(--color-text-success, #7ddc8f); --warn: var(--color-text-warning, #f2c265);
+}
+:root[data-theme="light"] { color-scheme: light; }
+body {
+  margin: 0; padding: 14px 16px; background: var(--bg); color: var(--fg);
+  font: 14px/1.45 var(--font-sans, system-ui, -apple-system, "Segoe UI", sans-serif);
+}
+h1 { font-size: 1.3em; margin: 0 0 2px; overflow-wrap: anywhere; }
+h2 {
+  font-size: 0.95em; margin: 14px 0 6px; text-transform: uppercase; letter-spacing: 0.04em;
+  color: var(--dim);
+}
+.identity { color: var(--dim); font-size: 0.9em; margin: 0 0 8px; overflow-wrap: anywhere; }
+table { border-collapse: collapse; width: 100%; }
+th, td {
+  text-align: left; vertical-align: top; padding: 3px 8px 3px 0; border-bottom: 1px solid var(--line);
+}
+th { font-weight: 600; white-space: nowrap; width: 1%; }
+td { overflow-wrap: anywhere; }
+.missing { color: var(--warn); font-style: italic; }
+.chips { display: flex; flex-wrap: wrap; gap: 4px; margin: 0; padding: 0; list-style: none; }
+.chips li {
+  background: var(--chip); border-radius: 4px; padding: 1px 7px; font-size: 0.88em;
+  font-family: var(--font-mono, ui-monospace, monospace);
+}
+.alert { color: var(--bad); font-weight: 600; }
+.ok { color: var(--good); font-weight: 600; }
+.bad { color: var(--bad); font-weight: 600; }
+ul.plain { margin: 4px 0; padding-left: 18px; }
+#waiting { color: var(--dim); }
+</style>
+</head>
+<body>
+<div id="card"><p id="waiting">Waiting for the robot's briefing…</p></div>
+<script>
+(function () {
+  "use strict";
+  var card = document.getElementById("card");
+  var initializeId = 1;
+  var lastSize = "";
+
+  function send(message) {
+    message.jsonrpc = "2.0";
+    window.parent.postMessage(message, "*");
+  }
+  function notify(method, params) { send({ method: method, params: params }); }
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+  function add(parent, child) { parent.appendChild(child); return child; }
+  function value(cell, text) {
+    if (text === null || text === undefined) {
+      cell.className = "missing";
+      cell.textContent = "not declared";
+    } else cell.textContent = String(text);
+  }
+  function setTheme(context) {
+    if (context && (context.theme === "light" || context.theme === "dark")) {
+      document.documentElement.setAttribute("data-theme", context.theme);
+    }
+  }
+  function reportSize() {
+    var root = document.documentElement;
+    var width = Math.ceil(root.scrollWidth), height = Math.ceil(root.scrollHeight);
+    if (width + "x" + height === lastSize) return;
+    lastSize = width + "x" + height;
+    notify("ui/notifications/size-changed", { width: width, height: height });
+  }
+  function table(parent, rows) {
+    var body = add(add(parent, el("table")), el("tbody"));
+    rows.forEach(function (row) {
+      var tr = add(body, el("tr"));
+      add(tr, el("th", "", row.label));
+      value(add(tr, el("td")), row.value);
+    });
+  }
+  function section(title) {
+    var box = add(card, el("section"));
+    add(box, el("h2", "", title));
+    return box;
+  }
+  function chips(parent, items) {
+    var list = add(parent, el("ul", "chips"));
+    items.forEach(function (item) { add(list, el("li", "", item)); });
+  }
+  function lines(parent, items) {
+    if (!items.length) return;
+    var list = add(parent, el("ul", "plain"));
+    items.forEach(function (item) { add(list, el("li", "", item)); });
+  }
+
+  function drawSafety(safety) {
+    var box = section("Safety");
+    if (safety.alert) add(box, el("p", "alert", safety.alert));
+    table(box, safety.limits);
+    var gates = add(box, el("p"));
+    add(gates, el("strong", "", "Human-in-the-loop gates: "));
+    var note = safety.gates_note;
+    if (note) add(gates, el("span", note === "unknown" ? "" : "missing", note));
+    lines(box, safety.gates.map(function (gate) {
+      return "scope " + (gate.scope === null ? "not declared" : gate.scope) + ": " + gate.rule;
+    }));
+    var others = safety.also_declared;
+    if (others.length) add(box, el("p", "", "Also declared: " + others.join(", ")));
+  }
+  function drawValidation(validation) {
+    var box = section("Validation");
+    var errors = validation.errors.length, warnings = validation.warnings.length;
+    var line = add(box, el("p"));
+    add(line, el("span", validation.ok ? "ok" : "bad", validation.ok ? "valid" : "invalid"));
+    add(line, el("span", "", " · " + errors + " error" + (errors === 1 ? "" : "s") + ", " +
+      warnings + " warning" + (warnings === 1 ? "" : "s")));
+    if (validation.summary) add(box, el("p", "", validation.summary));
+    lines(box, validation.errors.map(function (error) { return "error: " + error; }));
+    lines(box, validation.warnings.map(function (warning) { return "warning: " + warning; }));
+  }
+  function draw(result) {
+    var data = result && result.structuredContent;
+    card.textContent = "";
+    if (!data || typeof data.name !== "string") {
+      var text = result && result.content && result.content[0] && result.content[0].text;
+      add(card, el("p", "alert", text || "This result carries no robot briefing."));
+      reportSize();
+      return;
+    }
+    add(card, el("h1", "", data.name));
+    add(card, el("p", "identity", data.identity));
+    table(card, data.facts);
+    var capabilities = section("Capabilities (" + data.capabilities.length + ")");
+    if (data.capabilities_note) add(capabilities, el("p", "missing", data.capabilities_note));
+    chips(capabilities, data.capabilities);
+    drawSafety(data.safety);
+    drawValidation(data.validation);
+    var signature = section("Signature");
+    add(signature, el("p", data.signature === null ? "missing" : "", data.signature === null ?
+      "not checked (no file was read)" : "robot-md-gateway " + data.signature));
+    reportSize();
+  }
+
+  window.addEventListener("message", function (event) {
+    var message = event.data;
+    if (event.source !== window.parent || !message || message.jsonrpc !== "2.0") return;
+    if (message.method === undefined) {
+      if (message.id === initializeId && message.result) {
+        setTheme(message.result.hostContext);
+        notify("ui/notifications/initialized", {});
+        if (window.ResizeObserver) new ResizeObserver(reportSize).observe(document.documentElement);
+        reportSize();
+      }
+      return;
+    }
+    if (message.method === "ui/notifications/tool-result") draw(message.params);
+    else if (message.method === "ui/notifications/tool-cancelled") {
+      card.textContent = "";
+      add(card, el("p", "alert", "The call was cancelled."));
+    } else if (message.method === "ui/notifications/host-context-changed") setTheme(message.params);
+    else if (message.id !== undefined) {
+      var known = message.method === "ui/resource-teardown" || message.method === "ping";
+      if (known) send({ id: message.id, result: {} });
+      else send({ id: message.id, error: { code: -32601, message: "Method not found" } });
+    }
+  });
+  send({ id: initializeId, method: "ui/initialize", params: {
+    appInfo: { name: "robot-md-mcp robot card", version: "1" },
+    appCapabilities: { availableDisplayModes: ["inline"] },
+    protocolVersion: "2026-01-26"
+  } });
+})();
+</script>
+</body>
+</html>
+"""
 
 # --- Prompts: instructions plus the manifest content they need --------------
 
@@ -2349,53 +2735,131 @@ class LiveUpdates:
 
 
 INSTRUCTIONS = (
-    "Read-only facts about one robot, from its ROBOT.md; this server cannot move the robot. Read the "
-    "context resource first (identity, capabilities, safety limits, validation, operator's notes). "
-    "Before proposing any action, check it against the safety resource and its human-in-the-loop "
-    "gates (the check-safety prompt does this); never assume a capability or limit that is not "
-    "declared. validate reports manifest problems; render gives canonical YAML; doctor_summary is "
-    "robot-md's quick check; verify says whether robot-md-gateway would accept the file as it stands."
+    "Read-only facts about one robot, from its ROBOT.md; this server cannot move the robot. Call the "
+    "brief tool first: the robot's briefing (identity, capabilities, safety limits, validation, "
+    "operator's notes; the same text as the context resource, for hosts that attach resources). "
+    "Before proposing any action, call check_action with it (the check-safety prompt does the same); "
+    "never assume a capability or limit that is not declared. view gives any one part of the manifest "
+    "exactly as its resource does; validate reports manifest problems; render gives canonical YAML; "
+    "doctor_summary is robot-md's quick check; verify says whether robot-md-gateway would accept the "
+    "file as it stands."
 )
-_STRINGS = {"type": "array", "items": {"type": "string"}}
 # Resource URIs are short; a longer one in an error is cut to this length.
 MAX_ECHOED_URI = 200
+# A tool argument echoed in an error is cut to this length.
+MAX_ECHOED_ARGUMENT = 100
+
+# A tool's answer: its text content (one text item each) and its structured content.
+Answer = tuple[list[str], dict[str, Any]]
 
 
 @dataclass(frozen=True)
 class Tool:
-    """A tool: it takes no arguments (no tool may take a path) and answers
-    with structured content of `output_schema`, made from one version."""
+    """A read-only tool: string arguments only (no tool may take a path), each
+    required, described by its JSON Schema; it answers from one version with
+    text content and structured content of `output_schema`. `meta` is the
+    listing's `_meta` (the robot card's link)."""
 
     name: str
     title: str
     description: str
     output_schema: dict[str, Any]
-    result: Callable[[Snapshot], dict[str, Any]]
+    answer: Callable[[Snapshot, Mapping[str, str]], Answer]
+    arguments: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    meta: Mapping[str, Any] | None = None
+
+    def input_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "object", "properties": dict(self.arguments)}
+        if self.arguments:
+            schema["required"] = list(self.arguments)
+        return {**schema, "additionalProperties": False}
+
+    def problem(self, arguments: Mapping[str, Any]) -> str | None:
+        """Why `arguments` cannot be answered, in words the model can act on; None if they can."""
+        extra = _echoed(", ".join(sorted(set(arguments) - set(self.arguments))))
+        if extra and not self.arguments:
+            return f"Tool {self.name!r} takes no arguments; got: {extra}."
+        if extra:
+            return f"Tool {self.name!r} takes only {', '.join(self.arguments)}; got also: {extra}."
+        for name, schema in self.arguments.items():
+            value = arguments.get(name)
+            if not isinstance(value, str) or not value.strip():
+                return f"Tool {self.name!r} needs the argument {name!r} (text): {schema['description']}"
+            if "enum" in schema and value not in schema["enum"]:
+                return f"Unknown {name} {_echoed(value)!r}; the {name}s are: {', '.join(schema['enum'])}."
+        return None
 
 
-def _object_schema(**properties: Any) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
+def _echoed(text: str) -> str:
+    return text if len(text) <= MAX_ECHOED_ARGUMENT else text[:MAX_ECHOED_ARGUMENT] + "…"
 
 
-# Fields robot-md copies as written are any JSON value (their schema is the manifest's).
-_AS_WRITTEN: dict[str, Any] = {}
+def as_json(result: Callable[[Snapshot], dict[str, Any]]) -> Callable[[Snapshot, Mapping[str, str]], Answer]:
+    """A tool whose text content is its structured content as JSON."""
+
+    def answer(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
+        data = result(snap)
+        return [json.dumps(data, ensure_ascii=False)], data
+
+    return answer
+
+
+def _brief(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
+    """The context briefing as text; the robot card's data as structured content."""
+    return [snap.text(VIEW["context"])], robot_card(snap.manifest, snap.report)
+
+
+def _view(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
+    """A view exactly as its resource reads, and its value (a list view travels inside an object)."""
+    view = VIEW[arguments["kind"]]
+    text = snap.text(view)
+    return [text], {"view": view.kind, "value": view.value(text)}
+
+
+def _check_action(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
+    """The check-safety prompt's messages, its embedded views as text, for agents that only call tools."""
+    parts = PROMPTS["check-safety"].parts(snap.manifest, snap.report, arguments)
+    texts = [p if isinstance(p, str) else f"{p.title} (the {p.kind} view):\n\n{snap.text(p)}" for p in parts]
+    return texts, {"action": _one_line(arguments["action"]), "parts": texts}
+
+
+_CARD_ROW = object_schema(label=TEXT, value=NULLABLE_TEXT)
+ROBOT_CARD_SCHEMA = object_schema(
+    name=TEXT,
+    identity=TEXT,
+    facts={"type": "array", "items": _CARD_ROW},
+    capabilities=STRINGS,
+    capabilities_note=NULLABLE_TEXT,
+    safety=object_schema(
+        alert=NULLABLE_TEXT,
+        limits={"type": "array", "items": _CARD_ROW},
+        gates={"type": "array", "items": object_schema(scope=NULLABLE_TEXT, rule=TEXT)},
+        gates_note=NULLABLE_TEXT,
+        also_declared=STRINGS,
+    ),
+    validation=object_schema(ok={"type": "boolean"}, summary=TEXT, errors=STRINGS, warnings=STRINGS),
+    signature=NULLABLE_TEXT,
+)
+# One schema for every view: `value` is the view's own schema, chosen by `view`.
+VIEW_SCHEMA: dict[str, Any] = {
+    **object_schema(view={"type": "string", "enum": list(VIEW)}, value=ANY_JSON),
+    "oneOf": [object_schema(view={"type": "string", "const": v.kind}, value=v.schema) for v in VIEWS],
+}
 DOCTOR_SUMMARY_FIELDS: dict[str, Any] = {
     "schema_ok": {"type": "boolean"},
-    "schema_errors": _STRINGS,
-    "robot_name": _AS_WRITTEN,
-    "rrn": _AS_WRITTEN,
+    "schema_errors": STRINGS,
+    "robot_name": ANY_JSON,  # fields robot-md copies as written: whatever the manifest holds
+    "rrn": ANY_JSON,
     "registered": {"type": "boolean"},
-    "dof": _AS_WRITTEN,
+    "dof": ANY_JSON,
     "capabilities_count": {"type": "integer"},
-    "drivers": {"type": "array", "items": _object_schema(id={}, protocol={}, port={}, host={})},
-    "hitl_gates": {"type": "array", "items": _object_schema(scope={}, require_auth={"type": "boolean"})},
-    "estop": _AS_WRITTEN,
-    "notes": _STRINGS,
+    "drivers": {
+        "type": "array",
+        "items": object_schema(id=ANY_JSON, protocol=ANY_JSON, port=ANY_JSON, host=ANY_JSON),
+    },
+    "hitl_gates": {"type": "array", "items": object_schema(scope=ANY_JSON, require_auth={"type": "boolean"})},
+    "estop": ANY_JSON,
+    "notes": STRINGS,
 }
 
 
@@ -2409,6 +2873,43 @@ TOOLS: dict[str, Tool] = {
     tool.name: tool
     for tool in (
         Tool(
+            name="brief",
+            title="Brief me on this robot (call first)",
+            description="Call this first. The robot's briefing from its ROBOT.md: identity, every declared "
+            "capability, safety limits (E-stop, payload, velocities, workspace, human-in-the-loop gates) "
+            "naming what is not declared, validation status, signature verdict, then the operator's notes "
+            "verbatim. Hosts that show MCP Apps draw it as a robot card.",
+            output_schema=ROBOT_CARD_SCHEMA,
+            answer=_brief,
+            meta={"ui": {"resourceUri": CARD_URI}},
+        ),
+        Tool(
+            name="view",
+            title="Read one part of the manifest",
+            description="One part of the robot's manifest, exactly as its robot-md:// resource of that "
+            "kind gives it: the briefing, the identity line, every field as JSON, capabilities, safety, "
+            "poses, calibration, learned skills, the signature verdict, or the operator's prose.",
+            output_schema=VIEW_SCHEMA,
+            answer=_view,
+            arguments={
+                "kind": {
+                    "type": "string",
+                    "enum": list(VIEW),
+                    "description": "Which part: " + "; ".join(f"{v.kind} = {v.title}" for v in VIEWS) + ".",
+                }
+            },
+        ),
+        Tool(
+            name="check_action",
+            title=PROMPTS["check-safety"].title,
+            description="Before proposing any action: the robot's declared capabilities, safety limits and "
+            "the operator's Safety Gates section, with the method to judge the action against them "
+            "(verdict BLOCKED, NEEDS OPERATOR AUTHORIZATION or WITHIN DECLARED LIMITS).",
+            output_schema=object_schema(action=TEXT, parts=STRINGS),
+            answer=_check_action,
+            arguments={"action": {"type": "string", "description": PROMPTS["check-safety"].arguments[0][1]}},
+        ),
+        Tool(
             name="validate",
             title="Validate ROBOT.md",
             description="Check the manifest against the ROBOT.md v1 schema, camera/driver cross-references "
@@ -2416,25 +2917,25 @@ TOOLS: dict[str, Tool] = {
             "summary when valid, errors and warnings (robot-md's strings), and hints of ours: keys the "
             "schema does not know that look misspelt (did you mean …?). An invalid manifest is a normal "
             "result.",
-            output_schema=_object_schema(
+            output_schema=object_schema(
                 ok={"type": "boolean"},
-                summary={"type": "string"},
-                errors=_STRINGS,
-                warnings=_STRINGS,
+                summary=TEXT,
+                errors=STRINGS,
+                warnings=STRINGS,
                 hints={
-                    **_STRINGS,
+                    **STRINGS,
                     "description": "ours, not robot-md's: misspelt keys (did you mean …?) and other advice",
                 },
             ),
-            result=lambda snap: snap.report.as_dict(),
+            answer=as_json(lambda snap: snap.report.as_dict()),
         ),
         Tool(
             name="render",
             title="Render canonical YAML",
             description="The manifest's frontmatter as canonical YAML (comments dropped, keys in file "
             "order), exactly as `robot-md render` prints it. Useful to quote or diff the structured part.",
-            output_schema=_object_schema(yaml={"type": "string"}),
-            result=lambda snap: {"yaml": snap.rendered},
+            output_schema=object_schema(yaml=TEXT),
+            answer=as_json(lambda snap: {"yaml": snap.rendered}),
         ),
         Tool(
             name="doctor_summary",
@@ -2442,8 +2943,8 @@ TOOLS: dict[str, Tool] = {
             description="A manifest-only sanity check, the same object robot-md's own `doctor_summary` "
             "tool returns: schema status and errors, robot name, RRN and whether registered, DoF, "
             "capability count, drivers, human-in-the-loop gates, E-stop. It probes no hardware.",
-            output_schema=_object_schema(**DOCTOR_SUMMARY_FIELDS),
-            result=lambda snap: json_safe(doctor_summary(snap.manifest, snap.report)),
+            output_schema=object_schema(**DOCTOR_SUMMARY_FIELDS),
+            answer=as_json(lambda snap: json_safe(doctor_summary(snap.manifest, snap.report))),
         ),
         Tool(
             name="verify",
@@ -2452,13 +2953,13 @@ TOOLS: dict[str, Tool] = {
             "footer (Ed25519) offline against the operator's trusted keys; returns accepted, the signing "
             "kid, the gateway's reason (e.g. 'ok', 'no ROBOT-MD-SIG footer (signature absent)') and the "
             "trusted key's fingerprint.",
-            output_schema=_object_schema(
+            output_schema=object_schema(
                 accepted={"type": "boolean"},
-                kid={"type": ["string", "null"]},
-                reason={"type": "string"},
-                fingerprint={"type": ["string", "null"], "description": "sha256 of the key's DER"},
+                kid=NULLABLE_TEXT,
+                reason=TEXT,
+                fingerprint=nullable(TEXT, description="sha256 of the key's DER"),
             ),
-            result=lambda snap: _verified(snap.manifest.signature),
+            answer=as_json(lambda snap: _verified(snap.manifest.signature)),
         ),
     )
 }
@@ -2558,6 +3059,11 @@ class Handlers:
     ) -> types.ReadResourceResult:
         from mcp import types
 
+        if params.uri == CARD_URI:  # the same page for every manifest, even a broken one
+            card = types.TextResourceContents(
+                uri=CARD_URI, mime_type=CARD_MIME_TYPE, text=CARD_HTML, _meta={"ui": {"prefersBorder": True}}
+            )
+            return types.ReadResourceResult(contents=[card])
         snap, name = await self.named()
         view = self.view_of(params.uri, name)
         return types.ReadResourceResult(contents=[self.contents(snap, name, view)])
@@ -2663,7 +3169,6 @@ class Handlers:
     ) -> types.ListToolsResult:
         from mcp import types
 
-        no_arguments = {"type": "object", "properties": {}, "additionalProperties": False}
         read_only = types.ToolAnnotations(
             read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
         )
@@ -2671,9 +3176,10 @@ class Handlers:
             tools=[
                 types.Tool(
                     **_listed(t),
-                    input_schema=no_arguments,
+                    input_schema=t.input_schema(),
                     output_schema=t.output_schema,
                     annotations=read_only,
+                    _meta=dict(t.meta) if t.meta else None,
                 )
                 for t in TOOLS.values()
             ]
@@ -2690,17 +3196,16 @@ class Handlers:
         tool = TOOLS.get(params.name)
         if tool is None:
             return failed(f"Unknown tool {params.name!r}; this server has: {', '.join(TOOLS)}.")
-        if params.arguments:
-            return failed(
-                f"Tool {tool.name!r} takes no arguments; got: {', '.join(sorted(params.arguments))}."
-            )
+        arguments = params.arguments or {}
+        problem = tool.problem(arguments)
+        if problem:
+            return failed(problem)
         try:
-            data = tool.result(await self.file.version_async())
+            texts, data = tool.answer(await self.file.version_async(), arguments)
         except ManifestError as e:
             return failed(for_agents(e, self.shown_path))
-        text = json.dumps(data, ensure_ascii=False)
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], structured_content=data
+            content=[types.TextContent(type="text", text=text) for text in texts], structured_content=data
         )
 
     async def set_logging_level(self, ctx: Request, params: types.SetLevelRequestParams) -> types.EmptyResult:
@@ -2814,6 +3319,23 @@ async def explain_pre_initialize(ctx: Request, call_next: CallNext) -> HandlerRe
         ) from None
 
 
+# The 2026-07-28 era stamps serverInfo into every result's _meta; ours carries
+# a ~2.5 KB icon, which only discovery needs (a client shows it once).
+SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+_FULL_SERVER_INFO = frozenset({"server/discover"})
+
+
+async def light_server_info(ctx: Request, call_next: CallNext) -> HandlerResult:
+    """Server middleware: every 2026-07-28 result but discovery carries serverInfo as
+    {name, version} only (the SDK stamped the whole of it; the handshake era has no stamp)."""
+    result = await call_next(ctx)
+    if isinstance(result, dict) and ctx.method not in _FULL_SERVER_INFO:
+        meta = result.get("_meta")
+        if isinstance(meta, dict) and SERVER_INFO_META in meta:
+            result["_meta"] = {**meta, SERVER_INFO_META: {"name": NAME, "version": __version__}}
+    return result
+
+
 # What clients show of this server beside its name (serverInfo: in the
 # initialize result, and in the 2026-07-28 era in every result's _meta).
 TITLE = "ROBOT.md robot facts"
@@ -2905,7 +3427,10 @@ def build_server(
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
     )
-    server.middleware.extend([explain_pre_initialize, live.remember])
+    server.middleware.extend([explain_pre_initialize, live.remember, light_server_info])
+    # MCP Apps (the robot card): SEP-2133's place for extensions, which the SDK
+    # sends in the 2026-07-28 era (older initialize results have no such field).
+    server.extensions = {APPS_EXTENSION: {}}
     # Registered rather than passed as on_set_logging_level=, which warns
     # (MCPDeprecationWarning: protocol logging ends with 2026-07-28).
     from mcp import types

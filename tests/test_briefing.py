@@ -274,7 +274,9 @@ async def test_briefing_resources_are_listed_first_and_read(client) -> None:
         assert identity.mime_type == "text/plain"
         unsigned = " | gateway: refuses (no ROBOT-MD-SIG footer (signature absent))"
         assert identity.text == rmm.identity(rmm.parse(GOOD)) + unsigned
-        assert "context resource first" in c.instructions
+        # Hosts whose model only calls tools are told which tool to call first; hosts that attach
+        # resources still learn which resource holds the same briefing.
+        assert "Call the brief tool first" in c.instructions and "context resource" in c.instructions
 
 
 @pytest.mark.anyio

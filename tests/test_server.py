@@ -89,9 +89,12 @@ async def test_full_session(session, manifest_path) -> None:
 async def test_tools_are_described_for_agents(connect, manifest_path) -> None:
     async with connect(manifest_path(GOOD)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"validate", "render", "doctor_summary", "verify"}
+    assert list(tools) == ["brief", "view", "check_action", "validate", "render", "doctor_summary", "verify"]
     for tool in tools.values():
-        assert tool.input_schema == {"type": "object", "properties": {}, "additionalProperties": False}
+        arguments = {"view": ["kind"], "check_action": ["action"]}.get(tool.name, [])
+        assert list(tool.input_schema["properties"]) == arguments == tool.input_schema.get("required", [])
+        assert tool.input_schema["additionalProperties"] is False
+        assert all(tool.input_schema["properties"][a]["type"] == "string" for a in arguments)
         assert tool.output_schema["type"] == "object"
         assert tool.title and tool.description
         a = tool.annotations
@@ -102,6 +105,8 @@ async def test_tools_are_described_for_agents(connect, manifest_path) -> None:
             False,
         )
     assert tools["validate"].output_schema["required"] == ["ok", "summary", "errors", "warnings", "hints"]
+    # Hosts that render MCP Apps show brief's result as the robot card; no other tool has a view.
+    assert [t.meta for t in tools.values()] == [{"ui": {"resourceUri": rmm.CARD_URI}}] + [None] * 6
 
 
 @pytest.mark.anyio
