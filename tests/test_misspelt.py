@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import string
 import time
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -280,6 +281,31 @@ def test_the_hint_quotes_the_key_and_shows_what_is_invisible() -> None:
         assert "\n" not in found.hint and "\u202e" not in found.hint
     (found,) = rmm.misspelt_keys({"physics": {"poses": {"a\u200bb": {"jonts": {}}}}})
     assert found.hint.startswith('"jonts" in physics.poses."a<U+200B>b" is not')
+
+
+DANGEROUS = ["\n", "\r", "\u2028", "\u202e", "\u200b", "\x1b", '"', "\\", "`", "#", "|", "\ufeff", "\x85"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    place=st.sampled_from([path for path, props in PLACES if any(len(p) >= 5 for p in props)]),
+    chars=st.lists(st.sampled_from(DANGEROUS), min_size=1, max_size=2),
+    data=st.data(),
+)
+def test_a_hint_is_one_line_of_ours_whatever_the_key_holds(
+    place: tuple[str, ...], chars: list[str], data: st.DataObject
+) -> None:
+    """A key one or two dangerous characters from a known one: the hint names it, quoted, on one
+    line, with nothing invisible left in it."""
+    props = dict(PLACES)[place]
+    key = data.draw(st.sampled_from([p for p in props if len(p) >= 5]))
+    at = data.draw(st.integers(0, len(key)))
+    typo = key[:at] + "".join(chars) + key[at:]
+    (found,) = rmm.misspelt_keys(manifest_at(place, {typo: 1}))
+    assert key in found.meant
+    assert found.hint.startswith(json.dumps(rmm.visible(typo), ensure_ascii=False))
+    assert found.hint.splitlines() == [found.hint]
+    assert not any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in found.hint)
 
 
 def test_a_hostile_number_of_unknown_keys_costs_little() -> None:
