@@ -20,7 +20,8 @@ The module reads top-down, each section using only those above it
 One request, from file to wire: a `resources/read` arrives on the wire (8:
 classify_line, or 9: HttpGuard), reaches Handlers.read_resource (7), which asks
 ManifestFile.version_async (5) for the version the file holds now: read_source
-(1) reads it, parse (2) makes a Manifest the first time these bytes are seen,
+(1) reads it on the reader's own thread (OneReadAtATime: never on the event
+loop), parse (2) makes a Manifest the first time these bytes are seen,
 and Snapshot keeps its validation (3) and its views (4, VIEWS) for every later
 request; the view's text goes back as the SDK's ReadResourceResult.
 
@@ -60,6 +61,7 @@ import itertools
 import json
 import logging
 import math
+import queue
 import re
 import shlex
 import shutil
@@ -258,6 +260,145 @@ def read_source(path: Path) -> Source:
 
 def _os_reason(e: OSError) -> str:
     return (e.strerror or str(e)).lower()
+
+
+# A read of the manifest the file system has not answered by then (sshfs, NFS
+# or SMB that stopped answering, a disk spinning up) fails its request; shorter
+# than the stdio grace after end of input (EOF_GRACE_SECONDS), so such a
+# request is still answered.
+READ_DEADLINE_SECONDS = 2.0
+
+
+class _Read:
+    """One read of the file: its number (1, 2, ...) and, once finished, its
+    outcome; `wake`: what to call then (an event loop's waiters)."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.started = time.monotonic()
+        self.finished = threading.Event()
+        self.wake: list[Callable[[], object]] = []
+        self.source: Source | None = None
+        self.error: ManifestError | None = None
+
+
+def _settle(waiter: Any) -> None:
+    if not waiter.done():  # (woken by the reader and by its deadline's timer: the first counts)
+        waiter.set_result(None)
+
+
+class OneReadAtATime:
+    """Reads the file on a daemon thread of its own, one read at a time, each
+    waited for at most `deadline` seconds. A read stuck in the file system
+    cannot be interrupted and ties up whatever thread makes it: here that is
+    a daemon thread, which nothing waits for at exit; and while it is stuck
+    every caller fails at once with the same error instead of stacking up
+    more stuck reads.
+
+    A caller gets the file as a read begun after its call finds it: one that
+    arrives while a read is under way waits for it (at most until that
+    read's deadline), then shares the next one; while a read is past its
+    deadline, every call fails at once."""
+
+    def __init__(self, path: Path, deadline: float = READ_DEADLINE_SECONDS) -> None:
+        self.path = path
+        self.deadline = deadline
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[_Read] = queue.SimpleQueue()
+        self._current: _Read | None = None
+        self._reader: threading.Thread | None = None
+
+    def source(self) -> Source:
+        """The file's content, waiting on this thread."""
+        arrived = self._last_number()
+        while True:
+            job = self._join_or_start()
+            job.finished.wait(self._left(job))
+            source = self._outcome(job, arrived)
+            if source is not None:
+                return source
+
+    async def source_async(self) -> Source:
+        """The file's content, awaited: the event loop goes on serving
+        meanwhile, woken by the reader when the read is done, or by a timer
+        at its deadline (asyncio's own, the cheapest: this is every request's path)."""
+        import asyncio
+
+        loop, arrived = asyncio.get_running_loop(), self._last_number()
+        while True:
+            done = loop.create_future()
+            job = self._join_or_start(functools.partial(loop.call_soon_threadsafe, _settle, done))
+            if not job.finished.is_set():
+                timer = loop.call_later(self._left(job), _settle, done)
+                try:
+                    await done
+                finally:
+                    timer.cancel()
+            source = self._outcome(job, arrived)
+            if source is not None:
+                return source
+
+    def stalled(self) -> ManifestError:
+        return ManifestError(
+            f"the file system has not answered a read within {self.deadline:g} s; "
+            "check the disk or network share the file is on",
+            self.path,
+            about_file=True,
+        )
+
+    def in_flight(self, seconds: float = 0.0) -> bool:
+        """A read has been under way (or stuck) for over `seconds`."""
+        job = self._current
+        return job is not None and not job.finished.is_set() and time.monotonic() - job.started > seconds
+
+    def _last_number(self) -> int:
+        with self._lock:
+            return self._current.number if self._current else 0
+
+    def _left(self, job: _Read) -> float:
+        return max(0.0, job.started + self.deadline - time.monotonic())
+
+    def _outcome(self, job: _Read, arrived: int) -> Source | None:
+        """What `job` gives a caller that arrived after read number `arrived`:
+        its content, or None if it began before the call (it may predate an
+        edit the caller made: read again), or its error; stalled if unfinished."""
+        if not job.finished.is_set():
+            raise self.stalled()
+        if job.number <= arrived:
+            return None
+        if job.source is None:
+            raise job.error or ManifestError("cannot read", self.path, about_file=True)
+        return job.source
+
+    def _join_or_start(self, wake: Callable[[], object] | None = None) -> _Read:
+        """The read under way, or a new one; `wake` is called when it is
+        done, unless it is done already."""
+        with self._lock:
+            job = self._current
+            if job is None or job.finished.is_set():
+                job = self._current = _Read(job.number + 1 if job else 1)
+                if self._reader is None:
+                    self._reader = threading.Thread(target=self._read_each, daemon=True)
+                    self._reader.start()
+                self._jobs.put(job)
+            if wake is not None:
+                job.wake.append(wake)
+            return job
+
+    def _read_each(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                job.source = read_source(self.path)
+            except ManifestError as e:
+                job.error = e
+            except Exception as e:  # MemoryError included: the caller gets one line, the reader goes on
+                job.error = ManifestError(f"cannot read: {type(e).__name__}", self.path, about_file=True)
+            with self._lock:
+                job.finished.set()
+            for wake in job.wake:
+                with contextlib.suppress(Exception):  # a loop that has ended has no one to wake
+                    wake()
 
 
 # ---------------------------------------------------------------------------
@@ -2571,8 +2712,14 @@ class ManifestFile:
     parse or prepare is remembered too: a hostile file costs one parse, not
     one per request."""
 
-    def __init__(self, path: Path, trusted_keys: TrustedKeys | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        trusted_keys: TrustedKeys | None = None,
+        read_deadline: float = READ_DEADLINE_SECONDS,
+    ) -> None:
         self.path = path
+        self.reads = OneReadAtATime(path, read_deadline)  # off the event loop, within a deadline
         self.trusted_keys = trusted_keys  # what the signature is checked against
         self.last: Snapshot | None = None  # the version parsed most recently
         self._failed: tuple[str, ManifestError] | None = None  # digest and error of a broken version
@@ -2582,16 +2729,17 @@ class ManifestFile:
     def version(self, prepare: bool = False) -> Snapshot:
         """The version the file holds now (`prepare`: everything derived made
         before anyone else can see it)."""
-        source = read_source(self.path)
+        source = self.reads.source()
         return self._known(source) or self._new_version(source, prepare)
 
     async def version_async(self) -> Snapshot:
-        """The version the file holds now, prepared, for a request: reading
-        is quick; a new version is parsed and prepared on a worker thread, so
-        no manifest, however hostile, stalls serving the other requests."""
+        """The version the file holds now, prepared, for a request: read on
+        the reader's thread and, if new, parsed and prepared on a worker
+        thread, so neither a file system that stops answering nor a manifest
+        however hostile stalls serving the other requests."""
         import anyio.to_thread
 
-        source = read_source(self.path)
+        source = await self.reads.source_async()
         known = self._known(source)
         if known is not None:
             return known
@@ -3713,6 +3861,10 @@ class _Unanswered:
         self.none_left = anyio.Event()
 
     def add(self, request_id: Any) -> None:
+        import anyio
+
+        if self.none_left.is_set():  # re-armed: answered before, outstanding again
+            self.none_left = anyio.Event()
         self.ids[request_id] += 1
 
     def done(self, request_id: Any) -> None:
@@ -3904,12 +4056,18 @@ def _stdio_wire() -> Iterator[tuple[Any, Any]]:
         wire_out.close()
 
 
-def end_at_once(signum: int, frame: Any) -> None:
-    """Ctrl-C while serving over stdio: the process ends now, exit 130,
-    whatever it is doing (writing to a client that stopped reading, a worker
-    preparing a slow manifest): a read-only server has nothing to finish.
-    (SIGTERM keeps the system's default: it ends the process as at once.)"""
-    os._exit(ExitCode.INTERRUPTED)
+def end_now(code: int, descriptors: Iterable[int]) -> None:
+    """End the process at once, `descriptors` closed first: a thread stuck in a
+    read of the file system keeps the process, and every descriptor it holds,
+    until that read returns, and no client may wait on that. A negative code
+    is death by that signal, as the system's default action would be."""
+    for fd in descriptors:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code if code >= 0 else 128 - code)
 
 
 def serve_stdio(
@@ -3927,8 +4085,18 @@ def serve_stdio(
     import anyio.from_thread
     import anyio.lowlevel
 
+    wire = [0, 1, 2]  # closed before the process ends on a signal, the wire's own copies too
+
+    def end(signum: int, frame: Any) -> None:
+        """Ctrl-C: exit 130, whatever the server is doing (writing to a client
+        that stopped reading, a worker preparing a slow manifest, a read the
+        file system does not answer): a read-only server has nothing to
+        finish. SIGTERM: death by it, as its default action, the wire closed first."""
+        end_now(ExitCode.INTERRUPTED if signum == signal.SIGINT else -signum, wire)
+
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, end_at_once)
+        signal.signal(signal.SIGINT, end)
+        signal.signal(signal.SIGTERM, end)
     log_to_stderr()
     with sdk_loading():
         server = build_server(manifest_file, poll_seconds=poll_seconds)
@@ -3957,7 +4125,10 @@ def serve_stdio(
                 reading.cancel_scope.cancel()  # the server ended first: stop reading
 
     with _stdio_wire() as (wire_in, wire_out):
+        wire.extend((wire_in.fileno(), wire_out.fileno()))
         anyio.run(run, wire_in, wire_out)
+    if manifest_file.reads.in_flight():  # stuck: exiting would keep stdout open until it returns
+        end_now(ExitCode.OK, [0, 1, 2])
     return ExitCode.OK
 
 
@@ -4644,6 +4815,33 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
     )
 
 
+# A read under way this long when the server is told to stop is taken for stuck
+# (a healthy one, even over a network, takes milliseconds): ending then keeps
+# the stop within a second.
+_STUCK_SECONDS = 0.25
+
+
+def end_if_stuck_when_stopped(server: Any, reads: OneReadAtATime, listener: HttpListener) -> None:
+    """On a daemon thread while serving: told to stop (Ctrl-C, SIGTERM: uvicorn
+    sets `should_exit`) while a read of the file is stuck, the server ends
+    at once, exit 0, its listener and connections closed first, rather than
+    wait on a read the file system may never answer (uvicorn's graceful stop
+    would, and so would the process's exit: see end_now)."""
+    while not (server.should_exit and reads.in_flight(_STUCK_SECONDS)):
+        time.sleep(0.1)
+    with contextlib.suppress(Exception):  # stderr is best effort
+        print(f"{NAME}: stopped; the file system has not answered a read of {reads.path}", file=sys.stderr)
+        sys.stderr.flush()
+    sockets = [listener.socket.fileno(), 0, 1, 2]
+    for _ in range(3):  # the set belongs to the event loop's thread: it may change while copied
+        with contextlib.suppress(RuntimeError):
+            connections = list(server.server_state.connections)
+            found = [c.transport.get_extra_info("socket") for c in connections if c.transport]
+            sockets += [sock.fileno() for sock in found if sock is not None]
+            break
+    end_now(ExitCode.OK, sockets)
+
+
 def serve_http(
     manifest_file: ManifestFile, listener: HttpListener, robot: str, limits: HttpLimits = HttpLimits()
 ) -> int:
@@ -4676,6 +4874,8 @@ def serve_http(
             flush=True,
         )
         if not stopping:
+            args = (running[0], manifest_file.reads, listener)
+            threading.Thread(target=end_if_stuck_when_stopped, args=args, daemon=True).start()
             running[0].run(sockets=[listener.socket])
     finally:
         for sig, handler in previous.items():
@@ -5017,6 +5217,7 @@ def load_manifest(
         environ = {k: v for k, v in environ.items() if k != PATH_ENV}
     if word is not None and not command.said_verb and _looks_like_a_verb(word):
         raise UsageError(f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder")
+    manifest_file = None
     try:
         manifest_file = ManifestFile(resolve_manifest_path(word, environ), keys)
         snap = manifest_file.version()
@@ -5025,8 +5226,12 @@ def load_manifest(
         hint = f"pass a path: {invoked_as()} /path/to/{MANIFEST_FILENAME}"
         raise Exit(ExitCode.USAGE, f"{NAME}: {e.what}; {hint}", e) from None
     except ManifestError as e:
-        advice = [f"  hint: {line}" for line in yaml_advice(e)]
-        raise Exit(ExitCode.CANNOT_USE, "\n".join([e.one_line(), *advice]), e) from None
+        line = "\n".join([e.one_line(), *(f"  hint: {advice}" for advice in yaml_advice(e))])
+        if manifest_file is not None and manifest_file.reads.in_flight():
+            # Stuck: the process lives on until the read returns; whoever started it hears now.
+            print(line, file=sys.stderr, flush=True)
+            end_now(ExitCode.CANNOT_USE, [0, 1, 2])
+        raise Exit(ExitCode.CANNOT_USE, line, e) from None
 
 
 # A variable a client left as written in its config, e.g. "${CLAUDE_PROJECT_DIR}"
