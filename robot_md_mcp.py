@@ -45,9 +45,34 @@ def _end_while_loading(signum: int, frame: object) -> None:
     os._exit(130)  # ExitCode.INTERRUPTED, which is not defined yet
 
 
+# Which of stdin, stdout and stderr (0, 1, 2) were closed when the program started.
+CLOSED_AT_START: set[int] = set()
+
+
+def open_closed_standard_fds() -> None:
+    """Daemons, supervisors and some hosts start a program with fd 0, 1 or 2
+    closed; the next file or socket opened would take that number, and log
+    lines would land in a client's socket or the manifest. Each closed one is
+    opened on /dev/null first (and noted in CLOSED_AT_START)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            CLOSED_AT_START.add(fd)
+        opened = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        if opened != fd:
+            os.dup2(opened, fd)
+            os.close(opened)
+        name = ("stdin", "stdout", "stderr")[fd]
+        if getattr(sys, name, None) is None:  # Python found it closed: no stream
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False))
+
+
 _ARGV0 = sys.argv[0] if getattr(sys, "argv", None) else ""
 if __name__ == "__main__" or _ARGV0 == "-m" or os.path.basename(_ARGV0).startswith("robot-md-mcp"):
     signal.signal(signal.SIGINT, _end_while_loading)
+    open_closed_standard_fds()
 
 import base64
 import collections
@@ -57,6 +82,7 @@ import datetime as _dt
 import enum
 import functools
 import hashlib
+import io
 import itertools
 import json
 import logging
@@ -82,6 +108,7 @@ if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads onl
     from mcp import types
     from mcp.server import ServerRequestContext
     from mcp.server.context import CallNext, HandlerResult
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     Request = ServerRequestContext[Any, Any]
 
@@ -94,9 +121,9 @@ class ExitCode(enum.IntEnum):
     exits with its report's code instead: robot-md's own (section 3)."""
 
     OK = 0
-    CANNOT_USE = 1  # the manifest, an --http setting or a client's config cannot be used
+    CANNOT_USE = 1  # the manifest, an --http setting, a client's config or (stdio) stdout cannot be used
     USAGE = 2  # the command line is wrong, or there is no manifest to find
-    INTERRUPTED = 130  # Ctrl-C, whatever the server was doing
+    INTERRUPTED = 130  # Ctrl-C, at once (over HTTP, Ctrl-C stops the server cleanly: OK)
 
 
 # ---------------------------------------------------------------------------
@@ -2826,6 +2853,19 @@ MAX_LISTENING_CLIENTS = 1024
 MAX_SUBSCRIPTIONS_PER_CLIENT = 64
 
 
+@dataclass
+class HandshakeClient:
+    """One handshake-era client, in the one table of them (LiveUpdates.clients):
+    what its notifications go through, what it subscribed to, and what HTTP's
+    guard keeps of it (section 9) to make room by least recent use."""
+
+    session: Any = None  # the SDK's session, kept from one of its requests
+    subscribed: set[str] = field(default_factory=set)
+    heard_at: float = field(default_factory=time.monotonic)
+    protocol_version: str | None = None  # what its initialize asked for (HTTP)
+    in_flight: int = 0  # HTTP requests and event streams of it being served
+
+
 class LiveUpdates:
     """Pushes changes of the served file to connected clients. A poller
     reads the file every poll_seconds (on a worker thread: a slow parse
@@ -2850,10 +2890,29 @@ class LiveUpdates:
         self.file = manifest_file
         self.poll_seconds = poll_seconds
         self.bus = InMemorySubscriptionBus()
-        # Per handshake-era client: a session to notify through, the URIs it
-        # subscribed to, and when it was last heard from.
-        self.clients: dict[Any, tuple[Any, set[str], float]] = {}
+        # Handshake-era clients by key (an HTTP session id; on stdio the
+        # initialize params, one object per connection), least recently heard first.
+        self.clients: dict[Any, HandshakeClient] = {}
         self.forget_after = forget_after  # an HTTP session this idle is closed by the SDK
+
+    def heard(self, key: Any) -> HandshakeClient:
+        """The client `key`, registered on first sight, now the most recently
+        heard from; clients gone idle, and the oldest beyond the cap, forgotten."""
+        client = self.clients.pop(key, None) or HandshakeClient()
+        client.heard_at = time.monotonic()
+        self.forget_idle(client.heard_at)
+        self.clients[key] = client
+        while len(self.clients) > MAX_LISTENING_CLIENTS:
+            del self.clients[next(iter(self.clients))]
+        return client
+
+    def forget_idle(self, now: float) -> None:
+        """Forget the clients the SDK has closed as idle (none in flight is)."""
+        if self.forget_after is None:
+            return
+        for key, client in list(self.clients.items()):
+            if not client.in_flight and now - client.heard_at > self.forget_after:
+                del self.clients[key]
 
     def client(self, ctx: Request) -> set[str] | None:
         """The URIs this client subscribed to, registering it on first
@@ -2863,23 +2922,14 @@ class LiveUpdates:
         params = ctx.session.client_params
         if params is None or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return None
-        # An HTTP client is its session id (what it ends with DELETE); on
-        # stdio the initialize params are one object per connection.
+        # An HTTP client is its session id (what it ends with DELETE).
         session_id = ctx.request.headers.get("mcp-session-id") if ctx.request is not None else None
-        key, now = session_id or id(params), time.monotonic()
-        _, subscribed, _ = self.clients.pop(key, (None, set(), now))
-        self.clients[key] = (ctx.session, subscribed, now)  # most recently heard from last
-        while self.clients and (
-            len(self.clients) > MAX_LISTENING_CLIENTS or self.idle(next(iter(self.clients.values())), now)
-        ):
-            del self.clients[next(iter(self.clients))]
-        return subscribed
-
-    def idle(self, entry: tuple[Any, set[str], float], now: float) -> bool:
-        return self.forget_after is not None and now - entry[2] > self.forget_after
+        client = self.heard(session_id or id(params))
+        client.session = ctx.session
+        return client.subscribed
 
     def forget(self, session_id: str) -> None:
-        """An HTTP session ended (the client deleted it)."""
+        """An HTTP session ended (the client deleted it, or room was made)."""
         self.clients.pop(session_id, None)
 
     def subscribe(self, ctx: Request, uri: str) -> None:
@@ -2932,13 +2982,15 @@ class LiveUpdates:
             await self.bus.publish(ResourcesListChanged())
         for uri in updated:
             await self.bus.publish(ResourceUpdated(uri=uri))
-        for key, (session, subscribed, _) in list(self.clients.items()):
+        for key, client in list(self.clients.items()):
+            if client.session is None:  # initialized over HTTP, no request since
+                continue
             try:
                 if relisted:
-                    await session.send_resource_list_changed()
+                    await client.session.send_resource_list_changed()
                 for uri in updated:
-                    if uri in subscribed:
-                        await session.send_resource_updated(uri)
+                    if uri in client.subscribed:
+                        await client.session.send_resource_updated(uri)
             except Exception:  # a client that went away must not silence the others
                 self.clients.pop(key, None)
 
@@ -3550,6 +3602,67 @@ async def explain_pre_initialize(ctx: Request, call_next: CallNext) -> HandlerRe
         ) from None
 
 
+# What a malformed field of a request's params should hold, where the field's
+# name alone does not say (the spec's two kinds of reference).
+PARAM_SHAPES = {
+    ("completion/complete", "ref"): 'ref must be {"type": "ref/prompt", "name": PROMPT} '
+    'or {"type": "ref/resource", "uri": URI}',
+}
+
+
+async def explain_invalid_params(ctx: Request, call_next: CallNext) -> HandlerResult:
+    """Server middleware: params the SDK's models refuse get its bare
+    "Invalid request parameters"; say which fields are missing or malformed
+    (and what a reference looks like), as initialize's answer does. The
+    places come from the params as sent, never the SDK's model names."""
+    from mcp import MCPError
+    from mcp.types import INVALID_PARAMS
+
+    try:
+        return await call_next(ctx)
+    except ValueError as e:  # pydantic's ValidationError (no SDK class to name)
+        if not callable(getattr(e, "errors", None)):
+            raise
+        missing, malformed = _bad_fields(ctx.params, e.errors())  # type: ignore[attr-defined]
+        said = ([f"lacks {', '.join(missing)}"] if missing else []) + (
+            [f"has a malformed {', '.join(malformed)}"] if malformed else []
+        )
+        shapes = [PARAM_SHAPES[ctx.method, f] for f in malformed if (ctx.method, f) in PARAM_SHAPES]
+        message = f"Invalid request parameters: {ctx.method} {' and '.join(said) or 'has malformed params'}"
+        raise MCPError(
+            INVALID_PARAMS,
+            message + (f" ({'; '.join(shapes)})" if shapes else ""),
+            data={"missing": missing, "malformed": malformed},
+        ) from None
+
+
+def _bad_fields(params: Any, problems: list[Any]) -> tuple[list[str], list[str]]:
+    """Each problem's place in the params as sent (dotted, cut short): a
+    field that is absent is missing; else the deepest part of the place the
+    params hold is malformed (a union's alternatives end there)."""
+    missing: list[str] = []
+    malformed: list[str] = []
+    for problem in problems[:10]:
+        loc = list(problem.get("loc", ()))
+        loc = loc[1:] if loc[:1] == ["params"] else loc
+        data, path = {} if params is None else params, []
+        for i, key in enumerate(loc):
+            if isinstance(data, dict) and key in data:
+                data = data[key]
+            elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+                data = data[key]
+            elif i == len(loc) - 1 and problem.get("type") == "missing":
+                path.append(key)
+                break
+            else:
+                break
+            path.append(key)
+        place = ".".join(map(str, path))[:80] or "params"
+        absent = problem.get("type") == "missing" and len(path) == len(loc)
+        (missing if absent else malformed).append(place)
+    return list(dict.fromkeys(missing)), [f for f in dict.fromkeys(malformed) if f not in missing]
+
+
 # The 2026-07-28 era stamps serverInfo into every result's _meta; ours carries
 # a ~2.5 KB icon, which only discovery needs (a client shows it once).
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
@@ -3658,7 +3771,9 @@ def build_server(
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
     )
-    server.middleware.extend([explain_pre_initialize, live.remember, light_server_info])
+    server.middleware.extend(
+        [explain_pre_initialize, explain_invalid_params, live.remember, light_server_info]
+    )
     # MCP Apps (the robot card): SEP-2133's place for extensions, which the SDK
     # sends in the 2026-07-28 era (older initialize results have no such field).
     server.extensions = {APPS_EXTENSION: {}}
@@ -3852,18 +3967,22 @@ def _read_lines(wire_in: Any, deliver: Callable[[Any], None]) -> None:
 
 
 class _Unanswered:
-    """Ids of the client's requests the server has not answered yet."""
+    """Ids of the client's requests the server has not answered yet (batch
+    members too: each is a request of its own). `none_left` is set exactly
+    while there are none: a request that arrives after it was set re-arms
+    it, so at the end of input it waits for whatever is unanswered then."""
 
     def __init__(self) -> None:
         import anyio
 
         self.ids: collections.Counter[Any] = collections.Counter()
         self.none_left = anyio.Event()
+        self.none_left.set()
 
     def add(self, request_id: Any) -> None:
         import anyio
 
-        if self.none_left.is_set():  # re-armed: answered before, outstanding again
+        if self.none_left.is_set():  # an anyio Event cannot be cleared: a fresh one
             self.none_left = anyio.Event()
         self.ids[request_id] += 1
 
@@ -3897,9 +4016,14 @@ class _Batches:
             result = getattr(message, "result", None)
             self.revision = result.get("protocolVersion") if isinstance(result, dict) else self.revision
 
-    def start(self, request_ids: list[Any], answers: list[str]) -> str | None:
-        """A new batch, with the errors some members got already; its array
-        now if none of it waits for the server (none at all: notifications)."""
+    def start(self, members: list[tuple[Any, dict[str, Any] | None]]) -> str | None:
+        """A new batch of (message, error) pairs, as classify_line gives them;
+        its array now if none of it waits for the server (none at all:
+        notifications). The HTTP wire gathers its batches here too."""
+        from mcp import types
+
+        answers = [json.dumps(a, ensure_ascii=False) for _, a in members if a is not None]
+        request_ids = [m.id for m, _ in members if isinstance(m, types.JSONRPCRequest)]
         if request_ids:
             self.waiting.append((collections.Counter(request_ids), answers))
             return None
@@ -3935,7 +4059,6 @@ async def _relay_stdin(
     """stdin lines → messages for the server, or answers for the client;
     at the end, up to `grace_seconds` for the requests still running."""
     import anyio
-    from mcp import types
 
     async with to_server, answers:
         async for line in lines:
@@ -3944,9 +4067,7 @@ async def _relay_stdin(
             message, answer = classify_line(line, batches=batches.revision == BATCH_REVISION)
             members = message if isinstance(message, list) else [(message, answer)]
             if isinstance(message, list):
-                errors = [json.dumps(a, ensure_ascii=False) for m, a in members if a is not None]
-                ids = [m.id for m, _ in members if isinstance(m, types.JSONRPCRequest)]
-                ready = batches.start(ids, errors)
+                ready = batches.start(members)
                 if ready is not None:
                     await answers.send(ready)
             elif answer is not None:
@@ -3954,9 +4075,8 @@ async def _relay_stdin(
             for member, _ in members:
                 if member is not None:
                     await _to_server(member, to_server, answers, unanswered, batches)
-        if unanswered.ids:
-            with anyio.move_on_after(grace_seconds):
-                await unanswered.none_left.wait()
+        with anyio.move_on_after(grace_seconds):
+            await unanswered.none_left.wait()
 
 
 async def _to_server(
@@ -4050,10 +4170,9 @@ def _stdio_wire() -> Iterator[tuple[Any, Any]]:
     try:
         yield wire_in, wire_out
     finally:
-        with contextlib.suppress(OSError):
-            wire_out.flush()
         os.dup2(wire_out.fileno(), 1)
-        wire_out.close()
+        with contextlib.suppress(OSError):  # a stdout that takes nothing (/dev/full, a closed pipe)
+            wire_out.close()
 
 
 def end_now(code: int, descriptors: Iterable[int]) -> None:
@@ -4136,20 +4255,24 @@ def serve_stdio(
 # 9. Streamable HTTP
 # ---------------------------------------------------------------------------
 
-# The SDK serves MCP at /mcp. One small ASGI layer in front of it sees every
-# request first: Host and Origin allow-lists (DNS rebinding), the bearer token,
-# and /healthz. The address is resolved, the token read and the port bound
-# before anything is imported; uvicorn, starlette and the SDK's HTTP modules
-# load only on this path.
+# The SDK's Streamable HTTP app serves every route: MCP at /mcp, /healthz among
+# its custom routes. HttpGuard, one ASGI layer of ours in front of the whole
+# app, sees every request first, so a route added later sits behind it too:
+# Host and Origin allow-lists (DNS rebinding), the bearer token, deadlines for
+# request bodies, and room made for a newcomer's session. The SDK's own
+# parameters hold what they cover (body size, idle sessions). The address is
+# resolved, the token read and the port bound before anything is imported;
+# uvicorn, starlette and the SDK's HTTP modules load only on this path.
 
 TOKEN_ENV = "ROBOT_MD_MCP_TOKEN"  # noqa: S105 (a variable name)
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/healthz"
+OPEN_PATHS = frozenset({HEALTH_PATH})  # answered without the token: they tell nothing about the robot
 MIN_TOKEN_CHARS = 16
 MAX_TOKEN_FILE_BYTES = 4096  # a token file holds one token
 MAX_HTTP_BODY_BYTES = 256 * 1024  # one JSON-RPC message; ours are tiny
 MAX_HTTP_HEADER_BYTES = 16 * 1024  # all headers of a request
-MAX_HTTP_CONCURRENCY = 128  # open connections; beyond that, room is made (request_head_deadline)
+MAX_HTTP_CONCURRENCY = 128  # open connections; beyond that, room is made (with_head_deadline)
 MAX_MCP_SESSIONS = 256  # handshake-era sessions at once; beyond that, the least recently used closes
 MAX_NOTIFICATIONS_IN_FLIGHT = 32  # of MAX_HTTP_CONCURRENCY: the rest stay for requests
 MCP_SESSION_IDLE_SECONDS = 600.0
@@ -4157,6 +4280,7 @@ HEAD_SECONDS = 5.0  # for a request head, after connecting or after the last ans
 BODY_SECONDS = 10.0  # for a whole request body, after its head
 BODY_GAP_SECONDS = 5.0  # between two parts of a body (or after `Expect: 100-continue`)
 NEW_CONNECTION_SECONDS = 1.0  # a connection this new is spared when making room (it may be about to speak)
+HEALTHY = b'{"status": "ok"}'
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _HOST_NAME = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?")
 _MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"  # noqa: S105
@@ -4190,15 +4314,9 @@ class HttpListener:
 
     socket: Any = field(repr=False)
     url: str  # where clients connect (MCP endpoint)
-    loopback: bool  # bound to a loopback address only
     allowed_hosts: tuple[str, ...]  # exact Host header values, lowercase
     token: str | None = field(default=None, repr=False)
     hint: str = ""  # for the start line
-
-    @property
-    def allowed_origins(self) -> tuple[str, ...]:
-        """Browser origins of our own hosts; every other Origin is foreign."""
-        return tuple(f"{scheme}://{host}" for host in self.allowed_hosts for scheme in ("http", "https"))
 
 
 def parse_listen_address(value: str) -> tuple[str, int]:
@@ -4233,25 +4351,29 @@ def _check_token_file(st: os.stat_result, source: str) -> None:
         )
 
 
+def _token_file_text(token_file: str, source: str) -> str:
+    try:
+        with open(Path(token_file).expanduser(), "rb", opener=_open_nonblocking) as f:
+            _check_token_file(os.fstat(f.fileno()), source)
+            data = f.read(MAX_TOKEN_FILE_BYTES + 1)
+        if len(data) > MAX_TOKEN_FILE_BYTES:  # refused, not cut: a cut token would never match
+            raise HttpSetupError(
+                f"the {source} is longer than {MAX_TOKEN_FILE_BYTES:,} bytes; it should hold one token"
+            )
+        return data.decode("utf-8")
+    except OSError as e:
+        raise HttpSetupError(f"cannot read the {source}: {_os_reason(e)}") from None
+    except UnicodeDecodeError:
+        raise HttpSetupError(f"the {source} is not UTF-8 text") from None
+
+
 def read_token(token_file: str | None, environ: Mapping[str, str] | None = None) -> str | None:
     """The bearer token from --token-file, else $ROBOT_MD_MCP_TOKEN, else None.
     Messages name where the token came from, never the token."""
     environ = os.environ if environ is None else environ
     if token_file is not None:
         source = f"token file {token_file}"
-        try:
-            with open(Path(token_file).expanduser(), "rb", opener=_open_nonblocking) as f:
-                _check_token_file(os.fstat(f.fileno()), source)
-                data = f.read(MAX_TOKEN_FILE_BYTES + 1)
-            if len(data) > MAX_TOKEN_FILE_BYTES:  # refused, not cut: a cut token would never match
-                raise HttpSetupError(
-                    f"the {source} is longer than {MAX_TOKEN_FILE_BYTES:,} bytes; it should hold one token"
-                )
-            text = data.decode("utf-8")
-        except OSError as e:
-            raise HttpSetupError(f"cannot read the {source}: {_os_reason(e)}") from None
-        except UnicodeDecodeError:
-            raise HttpSetupError(f"the {source} is not UTF-8 text") from None
+        text = _token_file_text(token_file, source)
     elif environ.get(TOKEN_ENV, "").strip():
         source, text = f"${TOKEN_ENV}", environ[TOKEN_ENV]
     else:
@@ -4263,6 +4385,19 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
             f"without spaces; make one with: {_MAKE_TOKEN}"
         )
     return token
+
+
+def _address_info(host: str, port: int, shown: str) -> tuple[Any, ...]:
+    """The one getaddrinfo answer to listen at ("localhost": 127.0.0.1 before ::1)."""
+    import socket
+
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as e:
+        reason = getattr(e, "strerror", None) or str(e)
+        raise HttpSetupError(f"cannot listen on {shown}: {reason.lower()}") from None
+    found.sort(key=lambda info: info[0] != socket.AF_INET)
+    return tuple(found[0])
 
 
 def _listening_socket(address_info: tuple[Any, ...], shown: str) -> Any:
@@ -4284,6 +4419,31 @@ def _listening_socket(address_info: tuple[Any, ...], shown: str) -> Any:
     return sock
 
 
+def _extra_hosts(allow_hosts: Iterable[str]) -> list[str]:
+    """--allow-host names, lowercase; HttpSetupError for one that is no host name."""
+    for name in allow_hosts:
+        if not _HOST_NAME.fullmatch(name):
+            raise HttpSetupError(f"--allow-host {name!r}: expected a host name or address, maybe with :PORT")
+    return [name.lower() for name in allow_hosts]
+
+
+def _allowed_hosts(given: str, ip: Any, port: int, extra: list[str]) -> tuple[str, ...]:
+    """The Host header values that name this server: the loopback names when
+    it listens there (or everywhere), its address and the name it was given
+    (e.g. pi.local), each with :PORT (and bare on port 80); --allow-host
+    names as given, and with :PORT when they have none."""
+    names = list(_LOOPBACK_NAMES) if ip.is_loopback or ip.is_unspecified else []
+    if not ip.is_unspecified:
+        names.append(f"[{ip}]" if ip.version == 6 else str(ip))
+    if not (ip.is_unspecified or ip.is_loopback) and given.lower() != str(ip):
+        names.append(f"[{given}]" if ":" in given else given.lower())
+    allowed = [f"{name}:{port}" for name in names] + (names if port == 80 else [])
+    for name in extra:
+        has_port = bool(cast("re.Match[str]", _HOST_NAME.fullmatch(name))[2])
+        allowed += [name] if has_port else [name, f"{name}:{port}"]
+    return tuple(dict.fromkeys(allowed))
+
+
 def open_listener(
     address: str,
     allow_hosts: Iterable[str] = (),
@@ -4292,26 +4452,14 @@ def open_listener(
 ) -> HttpListener:
     """Check every --http setting and bind the port; HttpSetupError says what is wrong."""
     import ipaddress
-    import socket
 
     host, port = parse_listen_address(address)
-    extra: list[str] = []
-    for name in allow_hosts:
-        if not _HOST_NAME.fullmatch(name):
-            raise HttpSetupError(f"--allow-host {name!r}: expected a host name or address, maybe with :PORT")
-        extra.append(name.lower())
+    extra = _extra_hosts(allow_hosts)
     token = read_token(token_file, environ)
     shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    try:
-        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except (OSError, UnicodeError) as e:
-        reason = getattr(e, "strerror", None) or str(e)
-        raise HttpSetupError(f"cannot listen on {shown}: {reason.lower()}") from None
-    found.sort(key=lambda info: info[0] != socket.AF_INET)  # "localhost": 127.0.0.1 before ::1
-    address_info = found[0]
+    address_info = _address_info(host, port, shown)
     ip = ipaddress.ip_address(str(address_info[4][0]).split("%")[0])
-    wildcard, loopback = ip.is_unspecified, ip.is_loopback
-    if not loopback and token is None:
+    if not ip.is_loopback and token is None:
         raise HttpSetupError(
             f"refusing to serve on {shown} (reachable from other machines) without a bearer token: "
             f"pass --token-file PATH or set ${TOKEN_ENV} (make one with: {_MAKE_TOKEN}), "
@@ -4319,244 +4467,305 @@ def open_listener(
         )
     sock = _listening_socket(address_info, shown)
     port = sock.getsockname()[1]
-    bracketed = f"[{ip}]" if ip.version == 6 else str(ip)
-    names = [*_LOOPBACK_NAMES, bracketed] if loopback else list(_LOOPBACK_NAMES) if wildcard else [bracketed]
-    if not wildcard and not loopback and host.lower() != str(ip):
-        names.append(f"[{host}]" if ":" in host else host.lower())  # the name it was given, e.g. pi.local
-    allowed = [f"{name}:{port}" for name in names] + (names if port == 80 else [])
-    for name in extra:
-        allowed += [name] if _HOST_NAME.fullmatch(name)[2] else [name, f"{name}:{port}"]  # type: ignore[index]
+    everywhere = " (all interfaces; other machines must use a name given with --allow-host)"
     return HttpListener(
         socket=sock,
-        url=f"http://{bracketed}:{port}{MCP_PATH}",
-        loopback=loopback,
-        allowed_hosts=tuple(dict.fromkeys(allowed)),
+        url=f"http://{f'[{ip}]' if ip.version == 6 else ip}:{port}{MCP_PATH}",
+        allowed_hosts=_allowed_hosts(host, ip, port, extra),
         token=token,
-        hint=" (all interfaces; other machines must use a name given with --allow-host)"
-        if wildcard and not extra
-        else "",
+        hint=everywhere if ip.is_unspecified and not extra else "",
     )
 
 
-class HttpGuard:
-    """ASGI middleware in front of the SDK's app: a header size cap (431), Host
-    (421) and Origin (403) allow-lists for every request, /healthz, then the
-    bearer token (401) for everything else, compared in constant time. A
-    request body must come within the body deadlines (408); a full session
-    table makes room for a newcomer's initialize (SessionTable)."""
+@dataclass(frozen=True)
+class HttpAnswer:
+    """An answer of ours rather than the SDK's: a refusal, a batch's answers."""
 
-    def __init__(
-        self,
-        app: Any,
-        listener: HttpListener,
-        on_session_end: Callable[[str], None],
-        limits: HttpLimits = HttpLimits(),
-    ) -> None:
+    status: int
+    body: bytes
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+    content_type: bytes = b"text/plain; charset=utf-8"
+
+    async def send(self, send: Send) -> None:
+        length = (b"content-length", str(len(self.body)).encode())
+        headers = [(b"content-type", self.content_type), length, *self.headers]
+        await send({"type": "http.response.start", "status": self.status, "headers": headers})
+        await send({"type": "http.response.body", "body": self.body})
+
+
+def _header(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> str | None:
+    """A header's value when it comes exactly once, else None."""
+    values = [v for k, v in headers if k == name]
+    return values[0].decode("latin-1") if len(values) == 1 else None
+
+
+def _replayed(parts: list[Message], receive: Receive | None = None) -> Receive:
+    """A receive() that hands over `parts` first, then the peer's own messages
+    (a disconnect, while an event stream is open); for a request of ours,
+    with no peer, nothing more."""
+    import anyio
+
+    pending = collections.deque(parts)
+    then = receive or cast("Receive", anyio.sleep_forever)
+
+    async def replay() -> Message:
+        return pending.popleft() if pending else await then()
+
+    return replay
+
+
+def _body_message(body: bytes) -> Message:
+    return {"type": "http.request", "body": body, "more_body": False}
+
+
+async def _read_body(receive: Receive, limits: HttpLimits) -> list[Message] | HttpAnswer | None:
+    """The request body's parts, up to the first past MAX_HTTP_BODY_BYTES
+    (we stop holding more there; the SDK, given the same limit, refuses the
+    request with 413); 408 when the body does not come within the body
+    deadline or a gap between its parts is too long (the SDK waits for a
+    body as long as its peer likes); None if the peer left."""
+    import anyio
+
+    parts: list[Message] = []
+    size, deadline = 0, anyio.current_time() + limits.body_seconds
+    while not parts or (parts[-1].get("more_body") and size <= MAX_HTTP_BODY_BYTES):
+        with anyio.move_on_after(min(limits.body_gap_seconds, deadline - anyio.current_time())) as waited:
+            message = await receive()
+        if waited.cancelled_caught:
+            late = b"Request Timeout: the request body did not come in time"
+            return HttpAnswer(408, late, ((b"connection", b"close"),))
+        if message["type"] != "http.request":
+            return None
+        parts.append(message)
+        size += len(message.get("body", b""))
+    return parts
+
+
+def _jsonrpc_answers(headers: Iterable[tuple[bytes, bytes]], body: bytes) -> list[dict[str, Any]]:
+    """The JSON-RPC answers in one of the SDK's responses: a JSON body, or
+    the data lines of an event stream (it answers a POST as one, and offers
+    no public way to answer a message other than through its app)."""
+    kind = _header(headers, b"content-type") or ""
+    if kind.startswith("text/event-stream"):
+        texts = [row[5:] for row in body.splitlines() if row.startswith(b"data:")]
+    else:
+        texts = [body] if kind.startswith("application/json") and body.strip() else []
+    found: list[dict[str, Any]] = []
+    for text in texts:
+        with contextlib.suppress(ValueError):
+            data = json.loads(text)
+            found += [m for m in (data if isinstance(data, list) else [data]) if "method" not in m]
+    return found
+
+
+class HttpGuard:
+    """ASGI layer in front of the SDK's whole app. For every request: a
+    header size cap (431), Host (421) and Origin (403) allow-lists, then the
+    bearer token (401) on every path but OPEN_PATHS, compared in constant
+    time. A POST to /mcp is read within the body deadlines (408) and
+    classified as a stdio line is (section 8): errors and batches are
+    answered here, the rest goes to the SDK. The session table is
+    LiveUpdates.clients (section 6): a full one makes room for a newcomer's
+    initialize by closing the least recently used session. (The SDK's own
+    token check needs OAuth settings and, like its Host check, guards /mcp only.)"""
+
+    def __init__(self, app: ASGIApp, listener: HttpListener, live: LiveUpdates, limits: HttpLimits) -> None:
         self.app = app
-        self.on_session_end = on_session_end
+        self.live = live
         self.limits = limits
-        self.sessions = SessionTable(limits.sessions, limits.session_idle_seconds)
         self.hosts = frozenset(listener.allowed_hosts)
-        self.origins = frozenset(listener.allowed_origins)
+        # Browser origins of our own hosts; every other Origin is foreign.
+        self.origins = frozenset(f"{s}://{host}" for host in self.hosts for s in ("http", "https"))
         self.token = None if listener.token is None else listener.token.encode("ascii")
         self.notifications_in_flight = 0
         self.log = logging.getLogger(NAME)
         self.noted: set[str] = set()
-        # Sessions whose initialize settled on BATCH_REVISION: they may send batches.
-        self.batch_sessions: collections.OrderedDict[str, None] = collections.OrderedDict()
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)  # lifespan (websockets are off)
             return
-        headers: list[tuple[bytes, bytes]] = scope["headers"]
-        refusal = self.refusal(scope, headers)
+        refusal = self.refusal(scope)
         if refusal is not None:
-            await _respond(send, *refusal)
-            return
-        opening = False
-        if scope["method"] == "POST" and scope["path"] == MCP_PATH:
-            body = await _whole_body(receive, self.limits)
-            if not isinstance(body, bytes):
-                if body is not None:  # else the peer left: nobody to answer
-                    await _respond(send, *body, extra=[(b"connection", b"close")])
-                return
-            batches = self._single(headers, b"mcp-session-id") in self.batch_sessions
-            message, answer = classify_line(body, batches=batches)
-            if answer is not None:  # answered as over stdio: one JSON-RPC error, never a pydantic dump
-                await _respond(send, 400, json.dumps(answer).encode(), content_type=b"application/json")
-                return
-            if isinstance(message, list):
-                await self.answer_batch(scope, headers, message, send)
-                return
-            if message is not None and not (hasattr(message, "id") and hasattr(message, "method")):
-                await self.forward_notification(scope, headers, _replayed(body, receive), send)
-                return
-            if getattr(message, "method", None) == "initialize":  # as completed_initialize left it
-                body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-                send = self.noting_batch_session(message, send)
-            receive = _replayed(body, receive)
-            opening = getattr(message, "method", None) == "initialize"
-        await self.forward_in_session(scope, headers, receive, send, opening)
+            await refusal.send(send)
+        elif scope["method"] == "POST" and scope["path"] == MCP_PATH:
+            await self.post(scope, receive, send)
+        else:
+            await self.in_session(scope, receive, send)
 
-    async def forward_in_session(
-        self, scope: dict[str, Any], headers: Any, receive: Any, send: Any, opening: bool
+    def refusal(self, scope: Scope) -> HttpAnswer | None:
+        """Our answer to a request refused before it reaches any route, else None."""
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        # uvicorn's h11_max_incomplete_event_size bounds a head still arriving, not one that came whole.
+        if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
+            return HttpAnswer(431, b"Request Header Fields Too Large")
+        host = _header(headers, b"host")
+        if host is None or host.lower() not in self.hosts:
+            allowed = ", ".join(sorted(self.hosts))
+            self._note(f"refused a request for Host {host!r}; allowed: {allowed} (--allow-host adds names)")
+            return HttpAnswer(421, b"Invalid Host header")
+        origin = _header(headers, b"origin")
+        if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
+            self._note(f"refused a request from foreign Origin {origin!r}")
+            return HttpAnswer(403, b"Invalid Origin header")
+        if self.token is None or scope["path"] in OPEN_PATHS or self._authorized(headers):
+            return None
+        self._note("refused a request without the right bearer token")
+        challenge = ((b"www-authenticate", b'Bearer realm="robot-md-mcp"'),)
+        return HttpAnswer(401, b"Unauthorized: send Authorization: Bearer <token>", challenge)
+
+    async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A message to /mcp: answered here when it is no message MCP accepts
+        (as over stdio: one JSON-RPC error, never a pydantic dump) or a batch."""
+        from mcp import types
+
+        parts = await _read_body(receive, self.limits)
+        if parts is None:  # the peer left: nobody to answer
+            return
+        if isinstance(parts, HttpAnswer):
+            await parts.send(send)
+            return
+        body = b"".join(part.get("body", b"") for part in parts)
+        if len(body) > MAX_HTTP_BODY_BYTES:  # the SDK's max_request_body_size refuses it (413)
+            await self.app(scope, _replayed(parts, receive), send)
+            return
+        client = self.live.clients.get(_header(scope["headers"], b"mcp-session-id"))
+        batches = client is not None and client.protocol_version == BATCH_REVISION
+        message, answer = classify_line(body, batches=batches)
+        if answer is not None:
+            json_answer = HttpAnswer(400, json.dumps(answer).encode(), content_type=b"application/json")
+            await json_answer.send(send)
+        elif isinstance(message, list):
+            await self.answer_batch(scope, message, send)
+        elif message is not None and not isinstance(message, types.JSONRPCRequest):
+            await self.forward_notification(scope, _replayed([_body_message(body)], receive), send)
+        elif isinstance(message, types.JSONRPCRequest) and message.method == "initialize":
+            # with clientInfo, as classify_line completed it
+            body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+            asked = str((message.params or {}).get("protocolVersion", ""))
+            await self.in_session(scope, _replayed([_body_message(body)], receive), send, opening=asked)
+        else:
+            await self.in_session(scope, _replayed([_body_message(body)], receive), send)
+
+    async def in_session(
+        self, scope: Scope, receive: Receive, send: Send, opening: str | None = None
     ) -> None:
         """forward(), keeping the session table: room made before an
-        initialize, the session it opens, the use of one, its end."""
-        session = self._single(headers, b"mcp-session-id")
-        if opening and session is None:
-            for idle in self.sessions.making_room():
-                await self.end_session(idle)
-        with self.sessions.using(session):
-            status, answered_for = await self.forward(scope, headers, receive, send)
+        initialize (`opening`: the revision it asks for), the session it
+        opens, each use of one, its end."""
+        session = _header(scope["headers"], b"mcp-session-id")
+        if opening is not None and session is None:
+            await self.make_room(scope)
+        with self.in_use(session):
+            status, answered_for = await self.forward(scope, receive, send)
         if session is None and answered_for is not None and status < 400:
-            self.sessions.opened(answered_for)
-        if session is not None and (scope["method"] == "DELETE" or status == 404):  # ended, or gone
-            self.sessions.ended(session)
-            self.batch_sessions.pop(session, None)
-            self.on_session_end(session)
+            self.live.heard(answered_for).protocol_version = opening
+        elif session is not None and (scope["method"] == "DELETE" or status == 404):  # ended, or gone
+            self.live.forget(session)
 
-    async def end_session(self, session_id: str) -> None:
-        """Close a session as its client would, with a DELETE (the SDK's
-        public way), to make room for a newcomer's."""
-        host = min(self.hosts).encode("latin-1")
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0", "spec_version": "2.3"},
-            "http_version": "1.1",
-            "method": "DELETE",
-            "scheme": "http",
-            "path": MCP_PATH,
-            "raw_path": MCP_PATH.encode(),
-            "query_string": b"",
-            "root_path": "",
-            "headers": [(b"host", host), (b"mcp-session-id", session_id.encode("latin-1"))],
-            "client": None,
-            "server": None,
-            "state": {},
-        }
+    @contextlib.contextmanager
+    def in_use(self, session: str | None) -> Iterator[None]:
+        """A session's request or stream in flight: it is not closed to make
+        room while another session could be; it counts as used when done."""
+        client = self.live.clients.get(session)
+        if client is None:
+            yield
+            return
+        client.in_flight += 1
+        try:
+            yield
+        finally:
+            client.in_flight -= 1
+            if session in self.live.clients:
+                self.live.heard(session)
 
-        async def no_body() -> dict[str, Any]:
-            return {"type": "http.request", "body": b"", "more_body": False}
+    async def make_room(self, scope: Scope) -> None:
+        """At the session limit, close the least recently used session (one
+        not in use, if there is one) for a newcomer's: the SDK's own limit
+        (max_sessions) refuses newcomers with 503, so one peer opening
+        sessions and pinging them would lock everyone else out. It is closed
+        as its client would, with a DELETE to the SDK's app (the SDK has no
+        other public way), in the guise of the newcomer's request."""
+        self.live.forget_idle(time.monotonic())
+        if len(self.live.clients) < self.limits.sessions:
+            return
+        unused = [key for key, client in self.live.clients.items() if not client.in_flight]
+        least_recent = unused[0] if unused else next(iter(self.live.clients))
+        self.live.forget(least_recent)
+        headers = [(b"host", min(self.hosts).encode()), (b"mcp-session-id", least_recent.encode())]
+        delete = {**scope, "method": "DELETE", "path": MCP_PATH, "query_string": b"", "headers": headers}
 
-        async def unheard(message: dict[str, Any]) -> None:
+        async def unheard(message: Message) -> None:
             pass
 
-        await self.app(scope, no_body, unheard)
-        self.batch_sessions.pop(session_id, None)
-        self.on_session_end(session_id)
+        await self.app(delete, _replayed([_body_message(b"")]), unheard)
 
-    def noting_batch_session(self, initialize: Any, send: Any) -> Any:
-        """send(), noting the session an initialize asking for BATCH_REVISION
-        opens (a server that supports a revision answers with it)."""
-        if (initialize.params or {}).get("protocolVersion") != BATCH_REVISION:
-            return send
-
-        async def noting(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                session = dict(message.get("headers", [])).get(b"mcp-session-id")
-                if session is not None:
-                    self.batch_sessions[session.decode("latin-1")] = None
-                    while len(self.batch_sessions) > MAX_MCP_SESSIONS:
-                        self.batch_sessions.popitem(last=False)
-            await send(message)
-
-        return noting
-
-    async def answer_batch(self, scope: dict[str, Any], headers: Any, members: list[Any], send: Any) -> None:
-        """A batch (2025-03-26 sessions only): each member to the SDK as a
-        POST of its own, in order; the answers back as one JSON array, or
-        202 when none is due (only notifications), as JSON-RPC says."""
-        import anyio
-
-        answers = [answer for _, answer in members if answer is not None]
-        for message, _ in members:
-            if message is None:
-                continue
-            body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-            start: dict[str, Any] = {}
-            chunks: list[bytes] = []
-
-            async def capture(event: dict[str, Any], start: Any = start, chunks: Any = chunks) -> None:
-                if event["type"] == "http.response.start":
-                    start.update(event)
-                else:
-                    chunks.append(event.get("body", b""))
-
-            length = [(b"content-length", str(len(body)).encode())]
-            one = [(k, v) for k, v in headers if k != b"content-length"] + length
-            await self.forward({**scope, "headers": one}, one, _replayed(body, anyio.sleep_forever), capture)
-            answers += _jsonrpc_answers(dict(start.get("headers", [])), b"".join(chunks))
-        if not answers:
-            await _respond(send, 202, b"")
-            return
-        await _respond(send, 200, json.dumps(answers).encode(), content_type=b"application/json")
-
-    async def forward_notification(
-        self, scope: dict[str, Any], headers: Any, receive: Any, send: Any
+    async def answer_batch(
+        self, scope: Scope, members: list[tuple[Any, dict[str, Any] | None]], send: Send
     ) -> None:
+        """A batch (2025-03-26 sessions only): each member to the SDK in
+        order as a POST of its own (an SDK session takes one message per
+        POST); its answers gathered by stdio's _Batches, back as one JSON
+        array, or 202 when none is due (only notifications), as JSON-RPC says."""
+        batches = _Batches()
+        ready = batches.start(members)
+        for message, _ in members:
+            if message is not None:
+                for answer in await self.forward_member(scope, message):
+                    ready = batches.answered(answer.get("id"), json.dumps(answer, ensure_ascii=False))
+        ready = ready or next(iter(batches.unfinished()), None)  # a member the SDK left unanswered
+        if ready is None:
+            await HttpAnswer(202, b"").send(send)
+        else:
+            await HttpAnswer(200, ready.encode("utf-8"), content_type=b"application/json").send(send)
+
+    async def forward_member(self, scope: Scope, message: types.JSONRPCMessage) -> list[dict[str, Any]]:
+        """One member of a batch to the SDK; the answers it gave."""
+        body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        headers = [(k, v) for k, v in scope["headers"] if k != b"content-length"]
+        headers.append((b"content-length", str(len(body)).encode()))
+        events: list[Message] = []
+
+        async def kept(event: Message) -> None:
+            events.append(event)
+
+        await self.forward({**scope, "headers": headers}, _replayed([_body_message(body)]), kept)
+        answer_headers = events[0].get("headers", []) if events else []
+        return _jsonrpc_answers(answer_headers, b"".join(e.get("body", b"") for e in events[1:]))
+
+    async def forward_notification(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A notification (or a response) to the SDK, within a budget of its
         own: the SDK queues them per session, so a client's flood would
         otherwise take the slots every client's requests need."""
         if self.notifications_in_flight >= MAX_NOTIFICATIONS_IN_FLIGHT:
-            await _respond(send, 503, b"Service Unavailable: too many notifications in flight")
+            await HttpAnswer(503, b"Service Unavailable: too many notifications in flight").send(send)
             return
         self.notifications_in_flight += 1
         try:
-            await self.forward(scope, headers, receive, send)
+            await self.forward(scope, receive, send)
         finally:
             self.notifications_in_flight -= 1
 
-    def refusal(self, scope: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> tuple[Any, ...] | None:
-        """(status, body, extra headers) for a request refused here, else None."""
-        if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
-            return 431, b"Request Header Fields Too Large"
-        host = self._single(headers, b"host")
-        if host is None or host.lower() not in self.hosts:
-            allowed = ", ".join(sorted(self.hosts))
-            self._note(f"refused a request for Host {host!r}; allowed: {allowed} (--allow-host adds names)")
-            return 421, b"Invalid Host header"
-        origin = self._single(headers, b"origin")
-        if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
-            self._note(f"refused a request from foreign Origin {origin!r}")
-            return 403, b"Invalid Origin header"
-        if scope["path"] == HEALTH_PATH:
-            if scope["method"] not in ("GET", "HEAD"):
-                return 405, b"Method Not Allowed", [(b"allow", b"GET, HEAD")]
-            body = b"" if scope["method"] == "HEAD" else HEALTHY
-            return 200, body, [], b"application/json", len(HEALTHY)
-        if self.token is not None and not self._authorized(headers):
-            self._note("refused a request without the right bearer token")
-            challenge = [(b"www-authenticate", b'Bearer realm="robot-md-mcp"')]
-            return 401, b"Unauthorized: send Authorization: Bearer <token>", challenge
-        return None
+    async def forward(self, scope: Scope, receive: Receive, send: Send) -> tuple[int, str | None]:
+        """The request, checked, to the SDK's app; the answer's status and the
+        session it names (0 and None: it gave none). An event stream the SDK
+        dropped (shutdown, session closed) is ended cleanly."""
+        started: list[Message] = []
+        ended = False
 
-    async def forward(
-        self, scope: dict[str, Any], headers: Any, receive: Any, send: Any
-    ) -> tuple[int, str | None]:
-        """The request, checked, to the SDK's app; the answer's status and session (0, None: none)."""
-        progress = {"http.response.start": False, "done": False}
-        answer: list[Any] = [0, None]  # status, Mcp-Session-Id
-
-        async def watched_send(message: dict[str, Any]) -> None:
-            progress[message["type"]] = True
-            progress["done"] |= message["type"] == "http.response.body" and not message.get("more_body")
+        async def watched(message: Message) -> None:
+            nonlocal ended
             if message["type"] == "http.response.start":
-                answer[0] = message["status"]
-                answer[1] = self._single(list(message.get("headers", ())), b"mcp-session-id")
+                started.append(message)
+            ended |= message["type"] == "http.response.body" and not message.get("more_body")
             await send(message)
 
-        await self.app({**scope, "headers": headers}, receive, watched_send)
-        if progress["http.response.start"] and not progress["done"]:
-            # An event stream the SDK dropped (shutdown, session closed): end it cleanly.
+        await self.app(scope, receive, watched)
+        if started and not ended:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-        return answer[0], answer[1]
-
-    @staticmethod
-    def _single(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
-        values = [v for k, v in headers if k == name]
-        return values[0].decode("latin-1") if len(values) == 1 else None
+        if not started:
+            return 0, None
+        return started[0]["status"], _header(started[0].get("headers", ()), b"mcp-session-id")
 
     def _authorized(self, headers: list[tuple[bytes, bytes]]) -> bool:
         import hmac
@@ -4574,129 +4783,17 @@ class HttpGuard:
             self.log.warning("%s: %s", NAME, message)
 
 
-HEALTHY = b'{"status": "ok"}'
-
-
-class SessionTable:
-    """The handshake-era sessions the SDK holds, least recently used first.
-    A full table makes room for a newcomer's initialize by closing the one
-    used least recently (one not in use, if there is one): without that,
-    one peer opening sessions and pinging them refuses everyone else's."""
-
-    def __init__(self, limit: int, idle_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.limit, self.idle_seconds, self.clock = limit, idle_seconds, clock
-        self.last_used: collections.OrderedDict[str, float] = collections.OrderedDict()
-        self.in_use: collections.Counter[str] = collections.Counter()  # requests and streams in flight
-
-    def opened(self, session: str) -> None:
-        self.last_used[session] = self.clock()
-
-    def ended(self, session: str) -> None:
-        self.last_used.pop(session, None)
-        self.in_use.pop(session, None)
-
-    @contextlib.contextmanager
-    def using(self, session: str | None) -> Iterator[None]:
-        known = session is not None and session in self.last_used
-        if known:
-            self.in_use[session] += 1  # type: ignore[index]
-        try:
-            yield
-        finally:
-            if known and session in self.last_used:
-                self.in_use[session] -= 1  # type: ignore[index]
-                self.last_used[session] = self.clock()  # type: ignore[index]
-                self.last_used.move_to_end(session)  # type: ignore[arg-type]
-
-    def making_room(self) -> list[str]:
-        """The sessions to close before one more opens (forgotten here)."""
-        now = self.clock()
-        for session, last in list(self.last_used.items()):  # the SDK has closed these as idle
-            if not self.in_use[session] and now - last > self.idle_seconds:
-                self.ended(session)
-        if len(self.last_used) < self.limit:
-            return []
-        unused = (s for s in self.last_used if not self.in_use[s])
-        least_recent = next(unused, next(iter(self.last_used)))
-        self.ended(least_recent)
-        return [least_recent]
-
-
-async def _whole_body(receive: Any, limits: HttpLimits) -> bytes | tuple[int, bytes] | None:
-    """The request's body; else the refusal to answer with: 413 past
-    MAX_HTTP_BODY_BYTES, 408 when it does not come within the body deadline
-    or a gap between its parts is too long; None if the peer left."""
-    import anyio
-
-    chunks, size = [], 0
-    deadline = anyio.current_time() + limits.body_seconds
-    while True:
-        wait = min(limits.body_gap_seconds, deadline - anyio.current_time())
-        with anyio.move_on_after(wait) as waited:
-            message = await receive()
-        if waited.cancelled_caught:
-            return 408, b"Request Timeout: the request body did not come in time"
-        if message["type"] != "http.request":
-            return None
-        chunks.append(message.get("body", b""))
-        size += len(chunks[-1])
-        if size > MAX_HTTP_BODY_BYTES:
-            return 413, b"Payload Too Large"
-        if not message.get("more_body"):
-            return b"".join(chunks)
-
-
-def _jsonrpc_answers(headers: dict[bytes, bytes], body: bytes) -> list[Any]:
-    """The JSON-RPC answers in one of the SDK's responses: a JSON body, or
-    the data lines of an event stream."""
-    kind = headers.get(b"content-type", b"")
-    if kind.startswith(b"text/event-stream"):
-        texts = [row[5:] for row in body.splitlines() if row.startswith(b"data:")]
-    else:
-        texts = [body] if kind.startswith(b"application/json") and body.strip() else []
-    found: list[Any] = []
-    for text in texts:
-        with contextlib.suppress(ValueError):
-            data = json.loads(text)
-            found += [m for m in (data if isinstance(data, list) else [data]) if "method" not in m]
-    return found
-
-
-def _replayed(body: bytes, receive: Any) -> Any:
-    """A receive() that hands over `body` first, then the peer's own messages
-    (a disconnect, while an event stream is open)."""
-    pending = [{"type": "http.request", "body": body, "more_body": False}]
-
-    async def replay() -> Any:
-        return pending.pop() if pending else await receive()
-
-    return replay
-
-
-async def _respond(
-    send: Any,
-    status: int,
-    body: bytes,
-    extra: list[tuple[bytes, bytes]] | None = None,
-    content_type: bytes = b"text/plain; charset=utf-8",
-    length: int | None = None,
-) -> None:
-    size = str(len(body) if length is None else length).encode()
-    headers = [(b"content-type", content_type), (b"content-length", size)]
-    await send({"type": "http.response.start", "status": status, "headers": headers + (extra or [])})
-    await send({"type": "http.response.body", "body": body})
-
-
-def request_head_deadline(protocol: Any, limits: HttpLimits = HttpLimits()) -> Any:
-    """uvicorn's h11 protocol class, made to close a connection whose next
-    request head has not come within the keep-alive timeout and, past
-    `limits.connections`, to make room for a newcomer (connections_to_close).
+def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
+    """uvicorn's h11 protocol class (given through its public
+    `Config(http=...)`), made to close a connection whose next request head
+    has not come within the keep-alive timeout and, past
+    `limits.connections`, to make room for a newcomer (connections_to_close):
     uvicorn stops its clock at a request's first byte and, full, answers 503
-    to everyone, with no public setting for either; its public
-    `Config(http=...)` takes a protocol class, and this subclass uses names of
-    uvicorn 0.54 that tests/test_canaries.py checks (docs/robustness.md)."""
+    to everyone, with no public setting for either. It uses uvicorn 0.54's
+    internals; tests/test_canaries.py exercises each behaviour through a
+    real server."""
 
-    class ProgressDeadlines(protocol):  # type: ignore[misc]
+    class HeadDeadline(protocol):  # type: ignore[misc]
         waiting_since = 0.0  # the last step: connected, a head came, an answer went
         connected_at = 0.0
         stepped: Any = None  # the request whose head came at waiting_since
@@ -4705,7 +4802,9 @@ def request_head_deadline(protocol: Any, limits: HttpLimits = HttpLimits()) -> A
             super().connection_made(transport)
             self._expect_request()
             self.connected_at = self.waiting_since
-            self._make_room()
+            others = [c for c in self.connections if c is not self and not c.transport.is_closing()]
+            for connection in connections_to_close(others, limits, time.monotonic()):
+                connection.transport.close()
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
@@ -4716,45 +4815,41 @@ def request_head_deadline(protocol: Any, limits: HttpLimits = HttpLimits()) -> A
             super().on_response_complete()
             self._expect_request()
 
-        def _waiting(self) -> bool:
-            """Waiting for a request head (none yet, or the last one answered)."""
-            at_rest = self.cycle is None or self.cycle.response_complete
-            return at_rest and not self.transport.is_closing()
-
-        def _stalled(self) -> bool:
-            """Waiting on the peer: for a head or a body, or for it to read
-            an event stream (a read stream too: until its buffers fill, a
-            server cannot tell it from one nobody reads) or a stuck answer."""
-            if self.transport.is_closing() or self._waiting():
-                return self._waiting()
-            if not self.cycle.response_started:
-                return bool(self.cycle.more_body)  # else: being answered
-            return self.scope["method"] == "GET" or bool(self.flow.write_paused)
-
         def _expect_request(self) -> None:
             waiting_after, self.waiting_since = self.cycle, time.monotonic()
 
             def check() -> None:
-                if self.cycle is waiting_after and self._waiting():
+                if self.cycle is waiting_after and _waiting_for_head(self):
                     self.transport.close()
 
             self.loop.call_later(self.timeout_keep_alive, check)
 
-        def _make_room(self) -> None:
-            others = [c for c in self.connections if c is not self and not c.transport.is_closing()]
-            for connection in connections_to_close(others, limits, time.monotonic()):
-                connection.transport.close()
+    return HeadDeadline
 
-    return ProgressDeadlines
+
+def _waiting_for_head(connection: Any) -> bool:
+    """Whether a connection waits for a request head (none yet, or the last one answered)."""
+    at_rest = connection.cycle is None or connection.cycle.response_complete
+    return at_rest and not connection.transport.is_closing()
+
+
+def _stalled(connection: Any) -> bool:
+    """Whether a connection waits on its peer: for a head or a body, or for
+    it to read an event stream (a read stream too: until its buffers fill, a
+    server cannot tell it from one nobody reads) or a stuck answer."""
+    if connection.transport.is_closing() or _waiting_for_head(connection):
+        return _waiting_for_head(connection)
+    if not connection.cycle.response_started:
+        return bool(connection.cycle.more_body)  # else: being answered
+    return connection.scope["method"] == "GET" or bool(connection.flow.write_paused)
 
 
 def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> list[Any]:
     """Which open connections make room for a newcomer: those longest
-    without progress (waiting for a head or a body, or holding an event
-    stream or an answer nobody reads); never one being answered, nor one in
-    its first `limits.new_connection_seconds` (about to speak) until twice
-    the limit are open. uvicorn's own limit (503 to all) is four times ours."""
-    stalled = sorted((c for c in others if c._stalled()), key=lambda c: c.waiting_since)
+    without progress (_stalled); never one being answered, nor one in its
+    first `limits.new_connection_seconds` (about to speak) until twice the
+    limit are open. uvicorn's own limit (503 to all) is four times ours."""
+    stalled = sorted((c for c in others if _stalled(c)), key=lambda c: c.waiting_since)
     new: list[Any] = []  # in their first moments, waiting for a first head
     old: list[Any] = []
     for c in stalled:
@@ -4766,11 +4861,19 @@ def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> l
     return closing + new[: max(0, over_hard - len(closing))]
 
 
-def http_app(manifest_file: ManifestFile, listener: HttpListener, limits: HttpLimits = HttpLimits()) -> Any:
-    """The ASGI app: HttpGuard in front of the SDK's Streamable HTTP app.
-    Errors name the manifest by its file name: a remote client has no use
-    for the server's folder layout."""
+def http_app(
+    manifest_file: ManifestFile, listener: HttpListener, limits: HttpLimits = HttpLimits()
+) -> HttpGuard:
+    """HttpGuard in front of the SDK's Streamable HTTP app. Errors name the
+    manifest by its file name: a remote client has no use for the server's
+    folder layout."""
     from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.requests import Request as HttpRequest
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    async def health(request: HttpRequest) -> Response:
+        return Response(HEALTHY, media_type="application/json")
 
     server = build_server(
         manifest_file,
@@ -4780,16 +4883,16 @@ def http_app(manifest_file: ManifestFile, listener: HttpListener, limits: HttpLi
     )
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
-        # One Host/Origin check: HttpGuard's, which sees every request first
-        # (the SDK's would be a second, case-sensitive one).
+        custom_starlette_routes=[Route(HEALTH_PATH, health, methods=["GET", "HEAD"])],
+        # HttpGuard checks Host and Origin for every route; the SDK's check
+        # guards /mcp only, and matches Host case-sensitively.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=MAX_HTTP_BODY_BYTES,
-        # HttpGuard keeps the table at limits.sessions, closing the least
-        # recently used; this is a backstop for initializes still in flight.
-        max_sessions=limits.sessions + 4 * limits.connections,
         session_idle_timeout=limits.session_idle_seconds,
+        # HttpGuard makes room at limits.sessions; this bounds initializes still in flight.
+        max_sessions=limits.sessions + 4 * limits.connections,
     )
-    return HttpGuard(app, listener, on_session_end=server.live.forget, limits=limits)
+    return HttpGuard(app, listener, server.live, limits)
 
 
 def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
@@ -4799,7 +4902,7 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
     return uvicorn.Server(
         uvicorn.Config(
             app,
-            http=request_head_deadline(H11Protocol, limits),
+            http=with_head_deadline(H11Protocol, limits),
             loop="asyncio",
             ws="none",
             lifespan="on",
@@ -4808,7 +4911,7 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
             server_header=False,
             proxy_headers=False,  # no proxy is trusted to speak for a client
             h11_max_incomplete_event_size=MAX_HTTP_HEADER_BYTES,
-            limit_concurrency=4 * limits.connections,  # see request_head_deadline
+            limit_concurrency=4 * limits.connections,  # see with_head_deadline
             timeout_keep_alive=limits.head_seconds,  # type: ignore[arg-type]
             timeout_graceful_shutdown=3,
         )
@@ -5155,7 +5258,42 @@ def lazy_imports_from_here_on() -> None:
         sys.set_lazy_imports("all")
 
 
+class BestEffortStderr(io.TextIOBase):
+    """The process's stderr, for people, written best effort: a full disk
+    (/dev/full) or a reader that went away (a broken pipe) loses the line,
+    never the server. Unbuffered, so nothing is left to fail at exit."""
+
+    encoding = "utf-8"
+
+    def __init__(self, encoding: str) -> None:
+        super().__init__()
+        self.encoding = encoding
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return 2
+
+    def write(self, text: str) -> int:
+        data = text.encode(self.encoding, "backslashreplace")
+        try:
+            while data:
+                data = data[os.write(2, data) :]
+        except OSError:
+            pass
+        return len(text)
+
+
+def best_effort_stderr() -> None:
+    """The process's own stderr (not one a caller put in its place) becomes best effort."""
+    if sys.stderr is sys.__stderr__ or 2 in CLOSED_AT_START:
+        sys.stderr = BestEffortStderr(getattr(sys.stderr, "encoding", None) or "utf-8")
+
+
 def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
+    open_closed_standard_fds()
+    best_effort_stderr()
     lazy_imports_from_here_on()
     if signal.getsignal(signal.SIGINT) is _end_while_loading:
         # From here a Ctrl-C is a KeyboardInterrupt, answered below with 130
@@ -5302,10 +5440,19 @@ def run_validate(command: Command, machine: Machine) -> int:
     return report.code
 
 
+# Over stdio the answers go to stdout: started without one, nothing can be served.
+NO_STDOUT = (
+    f"{NAME}: cannot serve over stdio: stdout was closed when it started "
+    "(the client reads answers there; or serve over HTTP with --http PORT)"
+)
+
+
 def run_serve(command: Command, machine: Machine) -> int:
     http = command.http
     if http is None and (command.allow_host or command.token_file is not None):
         raise UsageError("--allow-host and --token-file need --http [HOST:]PORT")
+    if http is None and 1 in CLOSED_AT_START:
+        raise Exit(ExitCode.CANNOT_USE, NO_STDOUT)
     manifest_file, snap = load_manifest(command, machine, keys=trusted_keys(command, machine))
     robot = cast(str, snap.manifest.robot_name)
     if http is None:

@@ -9,28 +9,45 @@ import time
 
 from serving import Served
 
-import robot_md_mcp as rmm
+
+def _trickle_until_closed(sock: socket.socket, data: bytes, every: float) -> float:
+    """Send `data` a byte every `every` seconds until the server closes the connection; the
+    seconds that took (fails if all of it went out first: the head was never cut)."""
+    started = time.monotonic()
+    sock.settimeout(every)
+    for byte in data:
+        try:
+            sock.sendall(bytes([byte]))
+            if sock.recv(1) == b"":
+                return time.monotonic() - started
+        except TimeoutError:
+            continue  # still open: nothing to read yet
+        except OSError:  # reset by the server
+            return time.monotonic() - started
+    raise AssertionError("the whole head went out: nobody closed the connection")
 
 
-def test_uvicorn_protocol_canary() -> None:
-    """request_head_deadline() subclasses uvicorn's H11Protocol (passed through the public
-    Config(http=...)) and uses these names of it and of its request cycle and flow control;
-    uvicorn has no public request-head deadline and no way to make room when full."""
-    from uvicorn.protocols.http import flow_control, h11_impl
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    source = inspect.getsource(h11_impl)
-    for name in ("def connection_made", "def on_response_complete", "def data_received", "self.cycle"):
-        assert name in source, f"uvicorn's H11Protocol changed: {name} is gone"
-    for name in ("self.loop", "self.timeout_keep_alive", "self.connections", "self.transport", "self.scope"):
-        assert name in source, f"uvicorn's H11Protocol changed: {name} is gone"
-    for name in ("self.response_complete", "self.response_started", "self.more_body", "self.flow"):
-        assert name in source, f"uvicorn's RequestResponseCycle changed: {name} is gone"
-    for name in ("len(self.connections) >= self.limit_concurrency", "self.connections.discard(self)"):
-        assert name in source, f"uvicorn's H11Protocol changed: {name} is gone"
-    assert "self.write_paused" in inspect.getsource(flow_control), "uvicorn's FlowControl changed"
-    subclass = rmm.request_head_deadline(H11Protocol, rmm.HttpLimits())
-    assert issubclass(subclass, H11Protocol)
+def test_uvicorn_head_deadline_canary() -> None:
+    """with_head_deadline() extends uvicorn's H11Protocol (through the public Config(http=...))
+    using uvicorn internals; this exercises what it must do through a real server, so a uvicorn
+    release that changes them fails here: a head trickled in a byte at a time, on a new
+    connection and on one kept alive after an answer, is cut at the head deadline (0.3 s here),
+    where uvicorn alone stops its clock at the first byte; requests meanwhile are answered."""
+    served = Served(limits={"head_seconds": 0.3})
+    head = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\nX-Pad: {'a' * 400}\r\n\r\n".encode()
+    try:
+        with socket.create_connection(("127.0.0.1", served.port), timeout=15) as fresh:
+            assert 0.25 <= _trickle_until_closed(fresh, head, 0.05) < 10
+        with socket.create_connection(("127.0.0.1", served.port), timeout=15) as kept:
+            kept.sendall(head)
+            answer = b""
+            while not answer.endswith(b'{"status": "ok"}'):
+                answer += kept.recv(4096)
+            assert answer.startswith(b"HTTP/1.1 200"), answer
+            assert 0.25 <= _trickle_until_closed(kept, head, 0.05) < 10
+        assert served.request("GET", "/healthz")[0] == 200
+    finally:
+        assert served.stop() == 0
 
 
 def test_a_silent_connection_is_closed_after_the_keep_alive_timeout() -> None:
