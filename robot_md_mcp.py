@@ -904,24 +904,32 @@ class Report:
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     summary: str = ""
+    # Ours, beside the reference's strings: misspelt keys, and advice on a file that did not parse.
+    misspelt: tuple[Misspelt, ...] = ()
+    advice: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         return self.code == VALID
 
+    def hints(self) -> list[str]:
+        """Every hint for a person: under each error, then misspelt keys and advice."""
+        return [*(h for e in self.errors for h in hints(e)), *(m.hint for m in self.misspelt), *self.advice]
+
     def as_dict(self) -> dict[str, Any]:
-        """The `validate` tool's result, keys in the reference's order."""
+        """The `validate` tool's result: the reference's keys in its order, then our `hints`."""
         return {
             "ok": self.ok,
             "summary": self.summary,
             "errors": list(self.errors),
             "warnings": list(self.warnings),
+            "hints": self.hints(),
         }
 
     @classmethod
     def from_error(cls, error: ManifestError) -> Report:
         message = f"{error.what}: {error.path}" if error.about_file else error.what
-        return cls(FILE_ERROR, (message,))
+        return cls(FILE_ERROR, (message,), advice=yaml_advice(error))
 
 
 _validator: Any = None
@@ -934,7 +942,7 @@ def schema_validator() -> Any:
     if _validator is None:
         import jsonschema
 
-        schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+        schema = _schema()
         # The reference passes the default format checker, which enforces none
         # of the formats this schema uses ("uri" needs an optional library);
         # no checker gives the same results whatever else is installed.
@@ -946,9 +954,10 @@ def validate(manifest: Manifest) -> Report:
     """Schema, then cross-references, then body sections; stops at the first
     stage that fails, as the reference does."""
     fm, body = manifest.frontmatter, manifest.body
+    misspelt = misspelt_keys(fm)
     errors = schema_errors(fm)
     if errors:
-        return Report(SCHEMA_VIOLATION, errors)
+        return Report(SCHEMA_VIOLATION, errors, misspelt=misspelt)
 
     physics = fm.get("physics", {}) or {}
     cameras = physics.get("solver", {}).get("cameras") or []
@@ -960,14 +969,14 @@ def validate(manifest: Manifest) -> Report:
         if cam.get("driver_id") and cam.get("driver_id") not in drivers
     )
     if errors:
-        return Report(SCHEMA_VIOLATION, errors)
+        return Report(SCHEMA_VIOLATION, errors, misspelt=misspelt)
 
     warnings = [*_intrinsic_warnings(cameras, drivers), *_namespace_warnings(fm)]
     errors = _body_errors(body, fm.get("metadata", {}).get("robot_name", ""))
     if errors:
-        return Report(MISSING_BODY_SECTION, errors, tuple(warnings))
+        return Report(MISSING_BODY_SECTION, errors, tuple(warnings), misspelt=misspelt)
     warnings += [f"deprecated: {note}" for note in manifest.deprecations or ()]
-    return Report(VALID, (), tuple(warnings), summary(fm))
+    return Report(VALID, (), tuple(warnings), summary(fm), misspelt=misspelt)
 
 
 def schema_errors(fm: dict[str, Any]) -> tuple[str, ...]:
@@ -1092,11 +1101,12 @@ def summary(fm: dict[str, Any]) -> str:
 
 
 _NUMBER_NOT_TEXT = re.compile(r"schema: ([\w.]+): (-?[0-9][0-9._eE+-]*) is not of type 'string'")
+_EMPTY_BLOCK = re.compile(r"schema: ([\w.-]+): None is not of type '(object|array)'")
 
 
 def hints(error: str) -> list[str]:
-    """Advice for a person reading a validation error (never part of the
-    report itself, whose strings are the reference's)."""
+    """Advice for a person reading a validation error (beside the reference's
+    strings, never in them)."""
     found = _NUMBER_NOT_TEXT.fullmatch(error)
     if found:
         field_name = found[1].rpartition(".")[2]
@@ -1104,7 +1114,313 @@ def hints(error: str) -> list[str]:
             f"YAML read {found[1]} as the number {found[2]}; put the value in quotes to keep it as "
             f'written (e.g. {field_name}: "1.10"; unquoted, 1.10 reads as 1.1)'
         ]
+    found = _EMPTY_BLOCK.fullmatch(error)
+    if found:
+        what = "fields" if found[2] == "object" else "items"
+        return [
+            f"YAML read {found[1]} as empty: is it indented? Its {what} belong on the lines below "
+            f"{found[1].rpartition('.')[2]}:, indented further than it"
+        ]
     return []
+
+
+# LibYAML's errors for a line indented or ended wrongly, and where the slip usually is: the line it
+# names last (it noticed there), or for a key without its ':' the line it began scanning on.
+_YAML_SLIPS = (
+    (
+        "could not find expected ':'",
+        0,
+        "the key on line {line} has no ':' after it (YAML noticed at line {last})",
+    ),
+    ("did not find expected key", -1, "line {line} is indented differently from the block it belongs to"),
+    (
+        "mapping values are not allowed",
+        -1,
+        "line {line} is indented deeper than the key above it, "
+        "or line {above} lacks its ':' or a closing quote",
+    ),
+    (
+        "did not find expected '-' indicator",
+        -1,
+        "line {line} is indented differently from the items of its list",
+    ),
+    ("expected <block end>", -1, "line {line} is indented differently from the lines of its block"),
+    ("found a tab character", -1, "YAML indents with spaces, never tabs: line {line} holds a tab"),
+)
+
+
+def yaml_advice(error: ManifestError) -> tuple[str, ...]:
+    """Where an indentation or ':' slip that stopped the YAML parse probably is, in the file's lines."""
+    lines = [int(m[1]) + error.first_line for m in _YAML_MARK.finditer(error.what)]
+    for words, mark, advice in _YAML_SLIPS:
+        if words in error.what and lines:
+            return (advice.format(line=lines[mark], last=lines[-1], above=lines[mark] - 1),)
+    return ()
+
+
+def _made_visible(match: re.Match[str]) -> str:
+    char = match.group()
+    return f"<U+{ord(char):04X}>" if _invisible(char) else char
+
+
+def visible(text: str) -> str:
+    """Manifest text as we embed it: every control, format character (U+200B, U+202E, ...) and
+    line separator written as `<U+XXXX>`, so `bob\u200b` cannot pass for `bob` nor reorder what
+    follows. Newlines and tabs stay (prose keeps its lines; one-line values are quoted apart)."""
+    return _MAYBE_INVISIBLE.sub(_made_visible, text)
+
+
+def quoted(value: Any) -> str:
+    """Text that is not ours (a manifest value, robot-md's message) inside one of our lines: a
+    JSON string of its visible() text. Its double quotes delimit it and backslash escapes stand
+    for its quotes, backslashes, newlines and tabs, so nothing in it can end the value, the line
+    or the section it stands in, nor pass for our words."""
+    return json.dumps(visible(str(value)), ensure_ascii=False)
+
+
+# --- Misspelt keys: a key the schema does not know, close to one it does -----------
+# The schema allows keys of its own at most levels, so `capabilites:` or `max_linear_velocity_mps:`
+# validate and the field they meant reads as absent. These are hints of ours, beside robot-md's strings.
+
+# The unit of every numeric field (the schema states none): hints name it, docs/manifest.md shows it.
+# `[]` is an item of a list, `<name>` a key the operator chooses.
+UNITS: dict[str, str] = {
+    "physics.dof": "count",
+    "physics.kinematics[].limits_deg": "degrees, [min, max]",
+    "physics.kinematics[].limits_mm": "mm, [min, max]",
+    "physics.kinematics[].length_mm": "mm",
+    "physics.kinematics[].a_mm": "mm",
+    "physics.kinematics[].d_mm": "mm",
+    "physics.kinematics[].servo_id": "bus address",
+    "physics.kinematics[].encoder_sign": "+1 or -1",
+    "physics.kinematics[].zero_pose_steps": "encoder steps",
+    "physics.poses.<name>.joints.<name>": "encoder steps",
+    "physics.workspace.bounds_mm.x": "mm, [min, max]",
+    "physics.workspace.bounds_mm.y": "mm, [min, max]",
+    "physics.workspace.bounds_mm.z": "mm, [min, max]",
+    "physics.solver.encoder.steps_per_rev": "encoder steps per turn",
+    "physics.solver.camera.extrinsic": "mm and radians, [tx, ty, tz, rx, ry, rz]",
+    "physics.solver.gripper.tip_offset_mm": "mm, [x, y, z]",
+    "physics.solver.gripper.open_steps": "encoder steps",
+    "physics.solver.gripper.close_steps": "encoder steps",
+    "physics.solver.cameras[].extrinsic": "mm and radians, [tx, ty, tz, rx, ry, rz]",
+    "physics.solver.cameras[].extrinsic_residual_mm": "mm",
+    "drivers[].baud_rate": "bit/s",
+    "drivers[].count": "count",
+    "drivers[].streams.<name>.intrinsic.fx": "pixels",
+    "drivers[].streams.<name>.intrinsic.fy": "pixels",
+    "drivers[].streams.<name>.intrinsic.cx": "pixels",
+    "drivers[].streams.<name>.intrinsic.cy": "pixels",
+    "drivers[].streams.<name>.intrinsic.width": "pixels",
+    "drivers[].streams.<name>.intrinsic.height": "pixels",
+    "drivers[].streams.<name>.intrinsic.distortion_coeffs": "no unit (the model's coefficients)",
+    "drivers[].streams.<name>.baseline_m": "m",
+    "safety.max_joint_velocity_dps": "deg/s",
+    "safety.max_linear_velocity_ms": "m/s",
+    "safety.payload_kg": "kg",
+    "safety.workspace_bounds_m": "m, [x, y, z]",
+    "safety.estop.response_ms": "ms",
+    "network.port": "TCP port",
+    "brain.planning.confidence_gate": "0 to 1",
+    "compliance.iso_42001.level": "1 to 5",
+    "compliance.eu_ai_act.audit_retention_days": "days",
+    "spatial-eval.workspace.play_surface_dims_m": "m",
+    "spatial-eval.workspace.judge_camera.resolution": "pixels, [width, height]",
+}
+# What people write after the last "_" of a key to name a unit: a key that differs from a known one
+# only there (`payload_lbs` for `payload_kg`, `max_linear_velocity_kmh`) meant the known one.
+_UNIT_WORDS = frozenset(
+    "ms s sec secs seconds us ns min mins minutes h hr hrs hours d day days "
+    "m mm cm km in inch inches ft mi meters metres "
+    "mps m_s m_per_s ms_1 kmh kph km_h mph fps ips "
+    "dps deg_s degps deg_per_s degs rads rad_s radps rad_per_s rpm rps "
+    "kg g gr lb lbs oz t tonnes n "
+    "deg degree degrees rad radian radians steps step ticks counts".split()
+)
+_OPEN_FIELDS = frozenset({"extensions"})  # anything goes there (x-… keys): no hints under it
+MAX_KEYS_EXAMINED = 100  # unknown keys looked at per manifest: a hostile file costs milliseconds
+
+
+@dataclass(frozen=True)
+class Misspelt:
+    """A key the schema does not know at its place, close to one it does (nearest first)."""
+
+    at: tuple[Any, ...]  # the keys and list indexes above it, as in the manifest
+    key: str  # as the manifest writes it
+    meant: tuple[str, ...]
+    place: str  # the schema's path of the mapping it is in ("safety", "drivers[]"); "" at the top
+
+    def field(self, name: str) -> str:
+        return f"{self.place}.{name}" if self.place else name
+
+    def explains(self, error: str) -> bool:
+        """The schema error this slip caused: the key it meant is required and missing."""
+        where = ".".join(map(str, self.at)) or "<root>"
+        meant = {name.split(".", 1)[0] for name in self.meant}
+        return any(error == f"schema: {where}: '{name}' is a required property" for name in meant)
+
+    @property
+    def hint(self) -> str:
+        where = f" in {_shown_path(self.at)}" if self.at else " at the top level"
+        options = " or ".join(
+            f"{name} ({UNITS[self.field(name)]})" if self.field(name) in UNITS else name
+            for name in self.meant
+        )
+        return _cut(f"{quoted(self.key)}{where} is not a field this schema knows — did you mean {options}?")
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _shown_path(parts: Iterable[Any]) -> str:
+    shown = ""
+    for part in parts:
+        if isinstance(part, int):
+            shown += f"[{part}]"
+        else:
+            text = part if isinstance(part, str) and _PLAIN_KEY.fullmatch(part) else quoted(_json_key(part))
+            shown += f".{text}" if shown else text
+    return shown
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return loaded
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """The keys the schema knows at one place, and where each leads (built once, on first use)."""
+
+    place: str  # "safety", "drivers[]", "physics.poses.<name>"; "" at the top
+    known: dict[str, _Keys]
+    items: _Keys | None  # a list's items
+    entries: _Keys | None  # the values of a mapping of the operator's own names
+    # Keys of the mappings one level down, by folded name: `robot_name` at the top meant metadata's.
+    below: dict[str, tuple[str, ...]]
+
+    @classmethod
+    def of(cls, node: Any, place: str = "") -> _Keys:
+        node = _shape(node) if place not in _OPEN_FIELDS else {}
+        known = {
+            key: cls.of(sub, f"{place}.{key}" if place else key)
+            for key, sub in (node.get("properties") or {}).items()
+        }
+        items, entries = node.get("items"), node.get("additionalProperties")
+        below: dict[str, tuple[str, ...]] = {}
+        for key, inner in known.items():
+            for name in inner.known:
+                if name not in known:
+                    below[_folded(name)] = (*below.get(_folded(name), ()), f"{key}.{name}")
+        return cls(
+            place,
+            known,
+            cls.of(items, f"{place}[]") if isinstance(items, dict) else None,
+            cls.of(entries, f"{place}.<name>") if isinstance(entries, dict) and not known else None,
+            below,
+        )
+
+
+def _shape(node: Any) -> dict[str, Any]:
+    """The schema node, or the alternative of its oneOf/anyOf that describes an object or a list."""
+    if not isinstance(node, dict):
+        return {}
+    for alternative in [*node.get("oneOf", ()), *node.get("anyOf", ())]:
+        if isinstance(alternative, dict) and ("properties" in alternative or "items" in alternative):
+            return alternative
+    return node
+
+
+@functools.cache
+def _schema_keys() -> _Keys:
+    return _Keys.of(_schema())
+
+
+def misspelt_keys(fm: Any) -> tuple[Misspelt, ...]:
+    """Every key the schema does not know at its place that is one or two typing slips (or a unit
+    suffix) away from a key it knows there, in file order; the first MAX_KEYS_EXAMINED unknown keys."""
+    found: list[Misspelt] = []
+    _look(fm, _schema_keys(), (), found, [MAX_KEYS_EXAMINED])
+    return tuple(found)
+
+
+def _look(value: Any, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt], budget: list[int]) -> None:
+    if isinstance(value, list):
+        for i, item in enumerate(value if keys.items else ()):
+            if isinstance(item, (dict, list)):  # scalars hold no keys
+                _look(item, cast(_Keys, keys.items), (*at, i), found, budget)
+        return
+    if not isinstance(value, dict):
+        return
+    for key, sub in value.items():
+        inner = keys.known.get(key) if isinstance(key, str) else None
+        if inner is None and keys.entries is not None:
+            inner = keys.entries
+        if inner is not None:
+            if isinstance(sub, (dict, list)):
+                _look(sub, inner, (*at, key), found, budget)
+        elif keys.known and isinstance(key, str) and budget[0] > 0:
+            budget[0] -= 1
+            meant = keys.below.get(_folded(key)) or nearest_keys(
+                key, tuple(k for k in keys.known if k not in value)
+            )
+            if meant:
+                found.append(Misspelt(at, key, meant, keys.place))
+
+
+def _folded(key: str) -> str:
+    return key.lower().replace("-", "_").replace(" ", "_")
+
+
+def slips_allowed(name: str) -> int:
+    """How many slips from a known key still suggest it: none for one letter (x, y, z), one up to
+    four letters (`id`, `dof`, `port`: two would make `host` a misspelt `port`), else two."""
+    return 0 if len(name) <= 1 else 1 if len(name) <= 4 else 2
+
+
+@functools.lru_cache(maxsize=4096)
+def nearest_keys(key: str, known: tuple[str, ...]) -> tuple[str, ...]:
+    """The known keys `key` is nearest to, if it is within their slips allowed (case, `-`/`_`,
+    insertions, deletions, substitutions and swaps of neighbours) or only their unit suffix differs."""
+    folded = _folded(key)
+    scored = []
+    for name in known:
+        slips = _slips(folded, _folded(name), slips_allowed(name))
+        if slips is None and _unit_swapped(folded, _folded(name)):
+            slips = 3  # after any typing slip
+        if slips is not None:
+            scored.append((slips, name))
+    best = min((slips for slips, _ in scored), default=None)
+    return tuple(name for slips, name in scored if slips == best)
+
+
+def _slips(a: str, b: str, limit: int) -> int | None:
+    """The fewest slips (see nearest_keys) that turn a into b, if at most `limit`."""
+    return next((n for n in range(limit + 1) if _within(a, b, n)), None)
+
+
+def _within(a: str, b: str, n: int) -> bool:
+    """At most n slips turn a into b (optimal string alignment: a swapped pair is not edited again)."""
+    start = 0
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    a, b = a[start:], b[start:]
+    if not a or not b:
+        return max(len(a), len(b)) <= n
+    if n == 0 or abs(len(a) - len(b)) > n:
+        return False
+    swapped = len(a) > 1 and len(b) > 1 and a[0] == b[1] and a[1] == b[0] and _within(a[2:], b[2:], n - 1)
+    return swapped or _within(a[1:], b[1:], n - 1) or _within(a[1:], b, n - 1) or _within(a, b[1:], n - 1)
+
+
+def _unit_swapped(key: str, name: str) -> bool:
+    """`key` is `name` with its unit suffix left off or replaced by another unit's."""
+    stem, _, unit = name.rpartition("_")
+    if not stem or unit not in _UNIT_WORDS:
+        return False
+    rest = key[len(stem) + 1 :] if key.startswith(f"{stem}_") else None
+    return key == stem or (rest is not None and rest != unit and rest in _UNIT_WORDS)
 
 
 def check_text(text: str) -> Report:
@@ -1148,26 +1464,6 @@ NOT_DECLARED = "not declared"
 UNKNOWN = "unknown"
 RRN_RESOLVER = "https://rcan.dev/r/"
 _ABSENT = object()
-
-
-def _made_visible(match: re.Match[str]) -> str:
-    char = match.group()
-    return f"<U+{ord(char):04X}>" if _invisible(char) else char
-
-
-def visible(text: str) -> str:
-    """Manifest text as we embed it: every control, format character (U+200B, U+202E, ...) and
-    line separator written as `<U+XXXX>`, so `bob\u200b` cannot pass for `bob` nor reorder what
-    follows. Newlines and tabs stay (prose keeps its lines; one-line values are quoted apart)."""
-    return _MAYBE_INVISIBLE.sub(_made_visible, text)
-
-
-def quoted(value: Any) -> str:
-    """Text that is not ours (a manifest value, robot-md's message) inside one of our lines: a
-    JSON string of its visible() text. Its double quotes delimit it and backslash escapes stand
-    for its quotes, backslashes, newlines and tabs, so nothing in it can end the value, the line
-    or the section it stands in, nor pass for our words."""
-    return json.dumps(visible(str(value)), ensure_ascii=False)
 
 
 def fenced(text: str, info: str = "markdown") -> str:
@@ -1386,6 +1682,7 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
     signature, then the operator's prose, fenced. Manifest text is quoted()
     or fenced(), so it can add no heading, section or verdict of ours."""
     fm = manifest.frontmatter
+    report = report or validate(manifest)
     lines = [
         f"# Robot briefing: {_described(_get(fm, 'metadata', 'robot_name'), str)}",
         "",
@@ -1398,15 +1695,17 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
         "## Identity",
         "",
         *_identity_lines(fm),
+        *_slip_lines(report, "Identity"),
         "",
         f"## Capabilities ({_capability_count(fm)})",
         "",
         *_capability_lines(fm),
+        *_slip_lines(report, "Capabilities"),
         "",
         "The robot can do only what is listed here.",
     ]
-    lines += ["", "## Safety", "", *_safety_lines(fm)]
-    lines += ["", "## Validation", "", *_validation_lines(report or validate(manifest))]
+    lines += ["", "## Safety", "", *_safety_lines(fm), *_slip_lines(report, "Safety")]
+    lines += ["", "## Validation", "", *_validation_lines(report)]
     lines += ["", "## Calibration, poses and learned skills", "", *_calibration_lines(fm)]
     if manifest.signature is not None:
         lines += ["", "## Signature", "", *_signature_lines(manifest.signature)]
@@ -1428,6 +1727,21 @@ def _capability_lines(fm: dict[str, Any]) -> list[str]:
     entries, none = capability_entries(fm)
     lines = [f"- {quoted(c)}" if c is not None else f"- {UNKNOWN} entry" for c in entries]
     return [*lines, f"- {none}"] if none else lines
+
+
+def _slip_lines(report: Report, section: str) -> list[str]:
+    """Misspelt keys where the briefing would otherwise say "not declared" or count 0: top-level
+    keys, and those in metadata, physics (Identity) and safety (Safety)."""
+    return [f"- Not read: {slip.hint}" for slip in report.misspelt if _briefing_section(slip) == section]
+
+
+def _briefing_section(slip: Misspelt) -> str | None:
+    top = (slip.place or slip.meant[0]).split(".", 1)[0].split("[", 1)[0]
+    if top == "capabilities":
+        return "Capabilities"
+    if top == "safety":
+        return "Safety"
+    return "Identity" if top in ("metadata", "physics") and slip.place in ("", top) else None
 
 
 def _prose_lines(prose: str) -> list[str]:
@@ -2516,8 +2830,15 @@ class ManifestFile:
         """`snap`, if it can be served: it has a robot_name to name the
         resource URIs."""
         if snap.manifest.robot_name is None:
-            raise ManifestError("metadata.robot_name is missing or not a non-empty string", self.path)
+            why = "metadata.robot_name is missing or not a non-empty string"
+            slips = [m.hint for m in misspelt_keys(snap.manifest.frontmatter) if _names_robot(m)]
+            raise ManifestError("; ".join([why, *slips]), self.path)
         return snap
+
+
+def _names_robot(slip: Misspelt) -> bool:
+    """A misspelt key that would have named the robot (`metdata:`, `robot_nme:`)."""
+    return any(slip.field(name) in ("metadata", "metadata.robot_name") for name in slip.meant)
 
 
 # ---------------------------------------------------------------------------
@@ -2876,9 +3197,18 @@ TOOLS: dict[str, Tool] = {
             title="Validate ROBOT.md",
             description="Check the manifest against the ROBOT.md v1 schema, camera/driver cross-references "
             "and the required prose sections, exactly as `robot-md validate` does. Returns ok, a one-line "
-            "summary when valid, errors and warnings. An invalid manifest is a normal result (ok: false).",
+            "summary when valid, errors and warnings (robot-md's strings), and hints of ours: keys the "
+            "schema does not know that look misspelt (did you mean …?). An invalid manifest is a normal "
+            "result.",
             output_schema=object_schema(
-                ok={"type": "boolean"}, summary=TEXT, errors=STRINGS, warnings=STRINGS
+                ok={"type": "boolean"},
+                summary=TEXT,
+                errors=STRINGS,
+                warnings=STRINGS,
+                hints={
+                    **STRINGS,
+                    "description": "ours, not robot-md's: misspelt keys (did you mean …?) and other advice",
+                },
             ),
             answer=as_json(lambda snap: snap.report.as_dict()),
         ),
@@ -2931,7 +3261,13 @@ def _unavailable(error: ManifestError, shown_path: str | None) -> Exception:
     from mcp import MCPError
     from mcp.types import INTERNAL_ERROR
 
-    return MCPError(INTERNAL_ERROR, f"{NAME}: {error.for_people(shown_path)}")
+    return MCPError(INTERNAL_ERROR, for_agents(error, shown_path))
+
+
+def for_agents(error: ManifestError, shown_path: str | None) -> str:
+    """`robot-md-mcp: <what> (<path>)`, and where a YAML slip probably is, on one line."""
+    hints = [f"; hint: {advice}" for advice in yaml_advice(error)]
+    return f"{NAME}: {error.for_people(shown_path)}{''.join(hints)}"
 
 
 def _listed(entry: Prompt | Tool) -> dict[str, Any]:
@@ -3150,7 +3486,7 @@ class Handlers:
         try:
             texts, data = tool.answer(await self.file.version_async(), arguments)
         except ManifestError as e:
-            return failed(f"{NAME}: {e.for_people(self.shown_path)}")
+            return failed(for_agents(e, self.shown_path))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text) for text in texts], structured_content=data
         )
@@ -4759,7 +5095,7 @@ VERBS: dict[str, Verb] = {
     ),
     "validate": Verb(
         "validate [PATH] [--json]",
-        "check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body",
+        "check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body; hints name misspelt keys",
         options=(_ROBOT, Option("--json", "", "print the validate tool's result as JSON")),
     ),
     "render": Verb("render [PATH]", "print PATH's frontmatter as canonical YAML", options=(_ROBOT,)),
@@ -5059,11 +5395,12 @@ def load_manifest(
         hint = f"pass a path: {invoked_as()} /path/to/{MANIFEST_FILENAME}"
         raise Exit(ExitCode.USAGE, f"{NAME}: {e.what}; {hint}", e) from None
     except ManifestError as e:
+        line = "\n".join([e.one_line(), *(f"  hint: {advice}" for advice in yaml_advice(e))])
         if manifest_file is not None and manifest_file.reads.in_flight():
             # Stuck: the process lives on until the read returns; whoever started it hears now.
-            print(e.one_line(), file=sys.stderr, flush=True)
+            print(line, file=sys.stderr, flush=True)
             end_now(ExitCode.CANNOT_USE, [0, 1, 2])
-        raise Exit(ExitCode.CANNOT_USE, e.one_line(), e) from None
+        raise Exit(ExitCode.CANNOT_USE, line, e) from None
 
 
 # A variable a client left as written in its config, e.g. "${CLAUDE_PROJECT_DIR}"
@@ -5120,10 +5457,15 @@ def run_validate(command: Command, machine: Machine) -> int:
         return report.code
     if report.ok:
         print(f"✓ {report.summary}")
+    slips = list(report.misspelt)
     for error in report.errors:
         print(f"✗ {error}")
-        for hint in hints(error):
+        explained = [m for m in slips if m.explains(error)]
+        slips = [m for m in slips if m not in explained]
+        for hint in [*hints(error), *(m.hint for m in explained)]:
             print(f"  hint: {hint}")
+    for slip in slips:
+        print(f"  hint: {slip.hint}")
     for warning in report.warnings:
         print(f"! {warning}")
     return report.code
