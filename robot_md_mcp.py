@@ -20,7 +20,8 @@ The module reads top-down, each section using only those above it
 One request, from file to wire: a `resources/read` arrives on the wire (8:
 classify_line, or 9: HttpGuard), reaches Handlers.read_resource (7), which asks
 ManifestFile.version_async (5) for the version the file holds now: read_source
-(1) reads it, parse (2) makes a Manifest the first time these bytes are seen,
+(1) reads it on the reader's own thread (OneReadAtATime: never on the event
+loop), parse (2) makes a Manifest the first time these bytes are seen,
 and Snapshot keeps its validation (3) and its views (4, VIEWS) for every later
 request; the view's text goes back as the SDK's ReadResourceResult.
 
@@ -44,9 +45,34 @@ def _end_while_loading(signum: int, frame: object) -> None:
     os._exit(130)  # ExitCode.INTERRUPTED, which is not defined yet
 
 
+# Which of stdin, stdout and stderr (0, 1, 2) were closed when the program started.
+CLOSED_AT_START: set[int] = set()
+
+
+def open_closed_standard_fds() -> None:
+    """Daemons, supervisors and some hosts start a program with fd 0, 1 or 2
+    closed; the next file or socket opened would take that number, and log
+    lines would land in a client's socket or the manifest. Each closed one is
+    opened on /dev/null first (and noted in CLOSED_AT_START)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            CLOSED_AT_START.add(fd)
+        opened = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        if opened != fd:
+            os.dup2(opened, fd)
+            os.close(opened)
+        name = ("stdin", "stdout", "stderr")[fd]
+        if getattr(sys, name, None) is None:  # Python found it closed: no stream
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False))
+
+
 _ARGV0 = sys.argv[0] if getattr(sys, "argv", None) else ""
 if __name__ == "__main__" or _ARGV0 == "-m" or os.path.basename(_ARGV0).startswith("robot-md-mcp"):
     signal.signal(signal.SIGINT, _end_while_loading)
+    open_closed_standard_fds()
 
 import base64
 import collections
@@ -56,10 +82,12 @@ import datetime as _dt
 import enum
 import functools
 import hashlib
+import io
 import itertools
 import json
 import logging
 import math
+import queue
 import re
 import shlex
 import shutil
@@ -93,9 +121,9 @@ class ExitCode(enum.IntEnum):
     exits with its report's code instead: robot-md's own (section 3)."""
 
     OK = 0
-    CANNOT_USE = 1  # the manifest, an --http setting or a client's config cannot be used
+    CANNOT_USE = 1  # the manifest, an --http setting, a client's config or (stdio) stdout cannot be used
     USAGE = 2  # the command line is wrong, or there is no manifest to find
-    INTERRUPTED = 130  # Ctrl-C, whatever the server was doing
+    INTERRUPTED = 130  # Ctrl-C, at once (over HTTP, Ctrl-C stops the server cleanly: OK)
 
 
 # ---------------------------------------------------------------------------
@@ -259,6 +287,145 @@ def read_source(path: Path) -> Source:
 
 def _os_reason(e: OSError) -> str:
     return (e.strerror or str(e)).lower()
+
+
+# A read of the manifest the file system has not answered by then (sshfs, NFS
+# or SMB that stopped answering, a disk spinning up) fails its request; shorter
+# than the stdio grace after end of input (EOF_GRACE_SECONDS), so such a
+# request is still answered.
+READ_DEADLINE_SECONDS = 2.0
+
+
+class _Read:
+    """One read of the file: its number (1, 2, ...) and, once finished, its
+    outcome; `wake`: what to call then (an event loop's waiters)."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.started = time.monotonic()
+        self.finished = threading.Event()
+        self.wake: list[Callable[[], object]] = []
+        self.source: Source | None = None
+        self.error: ManifestError | None = None
+
+
+def _settle(waiter: Any) -> None:
+    if not waiter.done():  # (woken by the reader and by its deadline's timer: the first counts)
+        waiter.set_result(None)
+
+
+class OneReadAtATime:
+    """Reads the file on a daemon thread of its own, one read at a time, each
+    waited for at most `deadline` seconds. A read stuck in the file system
+    cannot be interrupted and ties up whatever thread makes it: here that is
+    a daemon thread, which nothing waits for at exit; and while it is stuck
+    every caller fails at once with the same error instead of stacking up
+    more stuck reads.
+
+    A caller gets the file as a read begun after its call finds it: one that
+    arrives while a read is under way waits for it (at most until that
+    read's deadline), then shares the next one; while a read is past its
+    deadline, every call fails at once."""
+
+    def __init__(self, path: Path, deadline: float = READ_DEADLINE_SECONDS) -> None:
+        self.path = path
+        self.deadline = deadline
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[_Read] = queue.SimpleQueue()
+        self._current: _Read | None = None
+        self._reader: threading.Thread | None = None
+
+    def source(self) -> Source:
+        """The file's content, waiting on this thread."""
+        arrived = self._last_number()
+        while True:
+            job = self._join_or_start()
+            job.finished.wait(self._left(job))
+            source = self._outcome(job, arrived)
+            if source is not None:
+                return source
+
+    async def source_async(self) -> Source:
+        """The file's content, awaited: the event loop goes on serving
+        meanwhile, woken by the reader when the read is done, or by a timer
+        at its deadline (asyncio's own, the cheapest: this is every request's path)."""
+        import asyncio
+
+        loop, arrived = asyncio.get_running_loop(), self._last_number()
+        while True:
+            done = loop.create_future()
+            job = self._join_or_start(functools.partial(loop.call_soon_threadsafe, _settle, done))
+            if not job.finished.is_set():
+                timer = loop.call_later(self._left(job), _settle, done)
+                try:
+                    await done
+                finally:
+                    timer.cancel()
+            source = self._outcome(job, arrived)
+            if source is not None:
+                return source
+
+    def stalled(self) -> ManifestError:
+        return ManifestError(
+            f"the file system has not answered a read within {self.deadline:g} s; "
+            "check the disk or network share the file is on",
+            self.path,
+            about_file=True,
+        )
+
+    def in_flight(self, seconds: float = 0.0) -> bool:
+        """A read has been under way (or stuck) for over `seconds`."""
+        job = self._current
+        return job is not None and not job.finished.is_set() and time.monotonic() - job.started > seconds
+
+    def _last_number(self) -> int:
+        with self._lock:
+            return self._current.number if self._current else 0
+
+    def _left(self, job: _Read) -> float:
+        return max(0.0, job.started + self.deadline - time.monotonic())
+
+    def _outcome(self, job: _Read, arrived: int) -> Source | None:
+        """What `job` gives a caller that arrived after read number `arrived`:
+        its content, or None if it began before the call (it may predate an
+        edit the caller made: read again), or its error; stalled if unfinished."""
+        if not job.finished.is_set():
+            raise self.stalled()
+        if job.number <= arrived:
+            return None
+        if job.source is None:
+            raise job.error or ManifestError("cannot read", self.path, about_file=True)
+        return job.source
+
+    def _join_or_start(self, wake: Callable[[], object] | None = None) -> _Read:
+        """The read under way, or a new one; `wake` is called when it is
+        done, unless it is done already."""
+        with self._lock:
+            job = self._current
+            if job is None or job.finished.is_set():
+                job = self._current = _Read(job.number + 1 if job else 1)
+                if self._reader is None:
+                    self._reader = threading.Thread(target=self._read_each, daemon=True)
+                    self._reader.start()
+                self._jobs.put(job)
+            if wake is not None:
+                job.wake.append(wake)
+            return job
+
+    def _read_each(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                job.source = read_source(self.path)
+            except ManifestError as e:
+                job.error = e
+            except Exception as e:  # MemoryError included: the caller gets one line, the reader goes on
+                job.error = ManifestError(f"cannot read: {type(e).__name__}", self.path, about_file=True)
+            with self._lock:
+                job.finished.set()
+            for wake in job.wake:
+                with contextlib.suppress(Exception):  # a loop that has ended has no one to wake
+                    wake()
 
 
 # ---------------------------------------------------------------------------
@@ -737,24 +904,32 @@ class Report:
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     summary: str = ""
+    # Ours, beside the reference's strings: misspelt keys, and advice on a file that did not parse.
+    misspelt: tuple[Misspelt, ...] = ()
+    advice: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         return self.code == VALID
 
+    def hints(self) -> list[str]:
+        """Every hint for a person: under each error, then misspelt keys and advice."""
+        return [*(h for e in self.errors for h in hints(e)), *(m.hint for m in self.misspelt), *self.advice]
+
     def as_dict(self) -> dict[str, Any]:
-        """The `validate` tool's result, keys in the reference's order."""
+        """The `validate` tool's result: the reference's keys in its order, then our `hints`."""
         return {
             "ok": self.ok,
             "summary": self.summary,
             "errors": list(self.errors),
             "warnings": list(self.warnings),
+            "hints": self.hints(),
         }
 
     @classmethod
     def from_error(cls, error: ManifestError) -> Report:
         message = f"{error.what}: {error.path}" if error.about_file else error.what
-        return cls(FILE_ERROR, (message,))
+        return cls(FILE_ERROR, (message,), advice=yaml_advice(error))
 
 
 _validator: Any = None
@@ -767,7 +942,7 @@ def schema_validator() -> Any:
     if _validator is None:
         import jsonschema
 
-        schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+        schema = _schema()
         # The reference passes the default format checker, which enforces none
         # of the formats this schema uses ("uri" needs an optional library);
         # no checker gives the same results whatever else is installed.
@@ -779,9 +954,10 @@ def validate(manifest: Manifest) -> Report:
     """Schema, then cross-references, then body sections; stops at the first
     stage that fails, as the reference does."""
     fm, body = manifest.frontmatter, manifest.body
+    misspelt = misspelt_keys(fm)
     errors = schema_errors(fm)
     if errors:
-        return Report(SCHEMA_VIOLATION, errors)
+        return Report(SCHEMA_VIOLATION, errors, misspelt=misspelt)
 
     physics = fm.get("physics", {}) or {}
     cameras = physics.get("solver", {}).get("cameras") or []
@@ -793,14 +969,14 @@ def validate(manifest: Manifest) -> Report:
         if cam.get("driver_id") and cam.get("driver_id") not in drivers
     )
     if errors:
-        return Report(SCHEMA_VIOLATION, errors)
+        return Report(SCHEMA_VIOLATION, errors, misspelt=misspelt)
 
     warnings = [*_intrinsic_warnings(cameras, drivers), *_namespace_warnings(fm)]
     errors = _body_errors(body, fm.get("metadata", {}).get("robot_name", ""))
     if errors:
-        return Report(MISSING_BODY_SECTION, errors, tuple(warnings))
+        return Report(MISSING_BODY_SECTION, errors, tuple(warnings), misspelt=misspelt)
     warnings += [f"deprecated: {note}" for note in manifest.deprecations or ()]
-    return Report(VALID, (), tuple(warnings), summary(fm))
+    return Report(VALID, (), tuple(warnings), summary(fm), misspelt=misspelt)
 
 
 def schema_errors(fm: dict[str, Any]) -> tuple[str, ...]:
@@ -925,11 +1101,12 @@ def summary(fm: dict[str, Any]) -> str:
 
 
 _NUMBER_NOT_TEXT = re.compile(r"schema: ([\w.]+): (-?[0-9][0-9._eE+-]*) is not of type 'string'")
+_EMPTY_BLOCK = re.compile(r"schema: ([\w.-]+): None is not of type '(object|array)'")
 
 
 def hints(error: str) -> list[str]:
-    """Advice for a person reading a validation error (never part of the
-    report itself, whose strings are the reference's)."""
+    """Advice for a person reading a validation error (beside the reference's
+    strings, never in them)."""
     found = _NUMBER_NOT_TEXT.fullmatch(error)
     if found:
         field_name = found[1].rpartition(".")[2]
@@ -937,7 +1114,313 @@ def hints(error: str) -> list[str]:
             f"YAML read {found[1]} as the number {found[2]}; put the value in quotes to keep it as "
             f'written (e.g. {field_name}: "1.10"; unquoted, 1.10 reads as 1.1)'
         ]
+    found = _EMPTY_BLOCK.fullmatch(error)
+    if found:
+        what = "fields" if found[2] == "object" else "items"
+        return [
+            f"YAML read {found[1]} as empty: is it indented? Its {what} belong on the lines below "
+            f"{found[1].rpartition('.')[2]}:, indented further than it"
+        ]
     return []
+
+
+# LibYAML's errors for a line indented or ended wrongly, and where the slip usually is: the line it
+# names last (it noticed there), or for a key without its ':' the line it began scanning on.
+_YAML_SLIPS = (
+    (
+        "could not find expected ':'",
+        0,
+        "the key on line {line} has no ':' after it (YAML noticed at line {last})",
+    ),
+    ("did not find expected key", -1, "line {line} is indented differently from the block it belongs to"),
+    (
+        "mapping values are not allowed",
+        -1,
+        "line {line} is indented deeper than the key above it, "
+        "or line {above} lacks its ':' or a closing quote",
+    ),
+    (
+        "did not find expected '-' indicator",
+        -1,
+        "line {line} is indented differently from the items of its list",
+    ),
+    ("expected <block end>", -1, "line {line} is indented differently from the lines of its block"),
+    ("found a tab character", -1, "YAML indents with spaces, never tabs: line {line} holds a tab"),
+)
+
+
+def yaml_advice(error: ManifestError) -> tuple[str, ...]:
+    """Where an indentation or ':' slip that stopped the YAML parse probably is, in the file's lines."""
+    lines = [int(m[1]) + error.first_line for m in _YAML_MARK.finditer(error.what)]
+    for words, mark, advice in _YAML_SLIPS:
+        if words in error.what and lines:
+            return (advice.format(line=lines[mark], last=lines[-1], above=lines[mark] - 1),)
+    return ()
+
+
+def _made_visible(match: re.Match[str]) -> str:
+    char = match.group()
+    return f"<U+{ord(char):04X}>" if _invisible(char) else char
+
+
+def visible(text: str) -> str:
+    """Manifest text as we embed it: every control, format character (U+200B, U+202E, ...) and
+    line separator written as `<U+XXXX>`, so `bob\u200b` cannot pass for `bob` nor reorder what
+    follows. Newlines and tabs stay (prose keeps its lines; one-line values are quoted apart)."""
+    return _MAYBE_INVISIBLE.sub(_made_visible, text)
+
+
+def quoted(value: Any) -> str:
+    """Text that is not ours (a manifest value, robot-md's message) inside one of our lines: a
+    JSON string of its visible() text. Its double quotes delimit it and backslash escapes stand
+    for its quotes, backslashes, newlines and tabs, so nothing in it can end the value, the line
+    or the section it stands in, nor pass for our words."""
+    return json.dumps(visible(str(value)), ensure_ascii=False)
+
+
+# --- Misspelt keys: a key the schema does not know, close to one it does -----------
+# The schema allows keys of its own at most levels, so `capabilites:` or `max_linear_velocity_mps:`
+# validate and the field they meant reads as absent. These are hints of ours, beside robot-md's strings.
+
+# The unit of every numeric field (the schema states none): hints name it, docs/manifest.md shows it.
+# `[]` is an item of a list, `<name>` a key the operator chooses.
+UNITS: dict[str, str] = {
+    "physics.dof": "count",
+    "physics.kinematics[].limits_deg": "degrees, [min, max]",
+    "physics.kinematics[].limits_mm": "mm, [min, max]",
+    "physics.kinematics[].length_mm": "mm",
+    "physics.kinematics[].a_mm": "mm",
+    "physics.kinematics[].d_mm": "mm",
+    "physics.kinematics[].servo_id": "bus address",
+    "physics.kinematics[].encoder_sign": "+1 or -1",
+    "physics.kinematics[].zero_pose_steps": "encoder steps",
+    "physics.poses.<name>.joints.<name>": "encoder steps",
+    "physics.workspace.bounds_mm.x": "mm, [min, max]",
+    "physics.workspace.bounds_mm.y": "mm, [min, max]",
+    "physics.workspace.bounds_mm.z": "mm, [min, max]",
+    "physics.solver.encoder.steps_per_rev": "encoder steps per turn",
+    "physics.solver.camera.extrinsic": "mm and radians, [tx, ty, tz, rx, ry, rz]",
+    "physics.solver.gripper.tip_offset_mm": "mm, [x, y, z]",
+    "physics.solver.gripper.open_steps": "encoder steps",
+    "physics.solver.gripper.close_steps": "encoder steps",
+    "physics.solver.cameras[].extrinsic": "mm and radians, [tx, ty, tz, rx, ry, rz]",
+    "physics.solver.cameras[].extrinsic_residual_mm": "mm",
+    "drivers[].baud_rate": "bit/s",
+    "drivers[].count": "count",
+    "drivers[].streams.<name>.intrinsic.fx": "pixels",
+    "drivers[].streams.<name>.intrinsic.fy": "pixels",
+    "drivers[].streams.<name>.intrinsic.cx": "pixels",
+    "drivers[].streams.<name>.intrinsic.cy": "pixels",
+    "drivers[].streams.<name>.intrinsic.width": "pixels",
+    "drivers[].streams.<name>.intrinsic.height": "pixels",
+    "drivers[].streams.<name>.intrinsic.distortion_coeffs": "no unit (the model's coefficients)",
+    "drivers[].streams.<name>.baseline_m": "m",
+    "safety.max_joint_velocity_dps": "deg/s",
+    "safety.max_linear_velocity_ms": "m/s",
+    "safety.payload_kg": "kg",
+    "safety.workspace_bounds_m": "m, [x, y, z]",
+    "safety.estop.response_ms": "ms",
+    "network.port": "TCP port",
+    "brain.planning.confidence_gate": "0 to 1",
+    "compliance.iso_42001.level": "1 to 5",
+    "compliance.eu_ai_act.audit_retention_days": "days",
+    "spatial-eval.workspace.play_surface_dims_m": "m",
+    "spatial-eval.workspace.judge_camera.resolution": "pixels, [width, height]",
+}
+# What people write after the last "_" of a key to name a unit: a key that differs from a known one
+# only there (`payload_lbs` for `payload_kg`, `max_linear_velocity_kmh`) meant the known one.
+_UNIT_WORDS = frozenset(
+    "ms s sec secs seconds us ns min mins minutes h hr hrs hours d day days "
+    "m mm cm km in inch inches ft mi meters metres "
+    "mps m_s m_per_s ms_1 kmh kph km_h mph fps ips "
+    "dps deg_s degps deg_per_s degs rads rad_s radps rad_per_s rpm rps "
+    "kg g gr lb lbs oz t tonnes n "
+    "deg degree degrees rad radian radians steps step ticks counts".split()
+)
+_OPEN_FIELDS = frozenset({"extensions"})  # anything goes there (x-… keys): no hints under it
+MAX_KEYS_EXAMINED = 100  # unknown keys looked at per manifest: a hostile file costs milliseconds
+
+
+@dataclass(frozen=True)
+class Misspelt:
+    """A key the schema does not know at its place, close to one it does (nearest first)."""
+
+    at: tuple[Any, ...]  # the keys and list indexes above it, as in the manifest
+    key: str  # as the manifest writes it
+    meant: tuple[str, ...]
+    place: str  # the schema's path of the mapping it is in ("safety", "drivers[]"); "" at the top
+
+    def field(self, name: str) -> str:
+        return f"{self.place}.{name}" if self.place else name
+
+    def explains(self, error: str) -> bool:
+        """The schema error this slip caused: the key it meant is required and missing."""
+        where = ".".join(map(str, self.at)) or "<root>"
+        meant = {name.split(".", 1)[0] for name in self.meant}
+        return any(error == f"schema: {where}: '{name}' is a required property" for name in meant)
+
+    @property
+    def hint(self) -> str:
+        where = f" in {_shown_path(self.at)}" if self.at else " at the top level"
+        options = " or ".join(
+            f"{name} ({UNITS[self.field(name)]})" if self.field(name) in UNITS else name
+            for name in self.meant
+        )
+        return _cut(f"{quoted(self.key)}{where} is not a field this schema knows — did you mean {options}?")
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _shown_path(parts: Iterable[Any]) -> str:
+    shown = ""
+    for part in parts:
+        if isinstance(part, int):
+            shown += f"[{part}]"
+        else:
+            text = part if isinstance(part, str) and _PLAIN_KEY.fullmatch(part) else quoted(_json_key(part))
+            shown += f".{text}" if shown else text
+    return shown
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return loaded
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """The keys the schema knows at one place, and where each leads (built once, on first use)."""
+
+    place: str  # "safety", "drivers[]", "physics.poses.<name>"; "" at the top
+    known: dict[str, _Keys]
+    items: _Keys | None  # a list's items
+    entries: _Keys | None  # the values of a mapping of the operator's own names
+    # Keys of the mappings one level down, by folded name: `robot_name` at the top meant metadata's.
+    below: dict[str, tuple[str, ...]]
+
+    @classmethod
+    def of(cls, node: Any, place: str = "") -> _Keys:
+        node = _shape(node) if place not in _OPEN_FIELDS else {}
+        known = {
+            key: cls.of(sub, f"{place}.{key}" if place else key)
+            for key, sub in (node.get("properties") or {}).items()
+        }
+        items, entries = node.get("items"), node.get("additionalProperties")
+        below: dict[str, tuple[str, ...]] = {}
+        for key, inner in known.items():
+            for name in inner.known:
+                if name not in known:
+                    below[_folded(name)] = (*below.get(_folded(name), ()), f"{key}.{name}")
+        return cls(
+            place,
+            known,
+            cls.of(items, f"{place}[]") if isinstance(items, dict) else None,
+            cls.of(entries, f"{place}.<name>") if isinstance(entries, dict) and not known else None,
+            below,
+        )
+
+
+def _shape(node: Any) -> dict[str, Any]:
+    """The schema node, or the alternative of its oneOf/anyOf that describes an object or a list."""
+    if not isinstance(node, dict):
+        return {}
+    for alternative in [*node.get("oneOf", ()), *node.get("anyOf", ())]:
+        if isinstance(alternative, dict) and ("properties" in alternative or "items" in alternative):
+            return alternative
+    return node
+
+
+@functools.cache
+def _schema_keys() -> _Keys:
+    return _Keys.of(_schema())
+
+
+def misspelt_keys(fm: Any) -> tuple[Misspelt, ...]:
+    """Every key the schema does not know at its place that is one or two typing slips (or a unit
+    suffix) away from a key it knows there, in file order; the first MAX_KEYS_EXAMINED unknown keys."""
+    found: list[Misspelt] = []
+    _look(fm, _schema_keys(), (), found, [MAX_KEYS_EXAMINED])
+    return tuple(found)
+
+
+def _look(value: Any, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt], budget: list[int]) -> None:
+    if isinstance(value, list):
+        for i, item in enumerate(value if keys.items else ()):
+            if isinstance(item, (dict, list)):  # scalars hold no keys
+                _look(item, cast(_Keys, keys.items), (*at, i), found, budget)
+        return
+    if not isinstance(value, dict):
+        return
+    for key, sub in value.items():
+        inner = keys.known.get(key) if isinstance(key, str) else None
+        if inner is None and keys.entries is not None:
+            inner = keys.entries
+        if inner is not None:
+            if isinstance(sub, (dict, list)):
+                _look(sub, inner, (*at, key), found, budget)
+        elif keys.known and isinstance(key, str) and budget[0] > 0:
+            budget[0] -= 1
+            meant = keys.below.get(_folded(key)) or nearest_keys(
+                key, tuple(k for k in keys.known if k not in value)
+            )
+            if meant:
+                found.append(Misspelt(at, key, meant, keys.place))
+
+
+def _folded(key: str) -> str:
+    return key.lower().replace("-", "_").replace(" ", "_")
+
+
+def slips_allowed(name: str) -> int:
+    """How many slips from a known key still suggest it: none for one letter (x, y, z), one up to
+    four letters (`id`, `dof`, `port`: two would make `host` a misspelt `port`), else two."""
+    return 0 if len(name) <= 1 else 1 if len(name) <= 4 else 2
+
+
+@functools.lru_cache(maxsize=4096)
+def nearest_keys(key: str, known: tuple[str, ...]) -> tuple[str, ...]:
+    """The known keys `key` is nearest to, if it is within their slips allowed (case, `-`/`_`,
+    insertions, deletions, substitutions and swaps of neighbours) or only their unit suffix differs."""
+    folded = _folded(key)
+    scored = []
+    for name in known:
+        slips = _slips(folded, _folded(name), slips_allowed(name))
+        if slips is None and _unit_swapped(folded, _folded(name)):
+            slips = 3  # after any typing slip
+        if slips is not None:
+            scored.append((slips, name))
+    best = min((slips for slips, _ in scored), default=None)
+    return tuple(name for slips, name in scored if slips == best)
+
+
+def _slips(a: str, b: str, limit: int) -> int | None:
+    """The fewest slips (see nearest_keys) that turn a into b, if at most `limit`."""
+    return next((n for n in range(limit + 1) if _within(a, b, n)), None)
+
+
+def _within(a: str, b: str, n: int) -> bool:
+    """At most n slips turn a into b (optimal string alignment: a swapped pair is not edited again)."""
+    start = 0
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    a, b = a[start:], b[start:]
+    if not a or not b:
+        return max(len(a), len(b)) <= n
+    if n == 0 or abs(len(a) - len(b)) > n:
+        return False
+    swapped = len(a) > 1 and len(b) > 1 and a[0] == b[1] and a[1] == b[0] and _within(a[2:], b[2:], n - 1)
+    return swapped or _within(a[1:], b[1:], n - 1) or _within(a[1:], b, n - 1) or _within(a, b[1:], n - 1)
+
+
+def _unit_swapped(key: str, name: str) -> bool:
+    """`key` is `name` with its unit suffix left off or replaced by another unit's."""
+    stem, _, unit = name.rpartition("_")
+    if not stem or unit not in _UNIT_WORDS:
+        return False
+    rest = key[len(stem) + 1 :] if key.startswith(f"{stem}_") else None
+    return key == stem or (rest is not None and rest != unit and rest in _UNIT_WORDS)
 
 
 def check_text(text: str) -> Report:
@@ -981,26 +1464,6 @@ NOT_DECLARED = "not declared"
 UNKNOWN = "unknown"
 RRN_RESOLVER = "https://rcan.dev/r/"
 _ABSENT = object()
-
-
-def _made_visible(match: re.Match[str]) -> str:
-    char = match.group()
-    return f"<U+{ord(char):04X}>" if _invisible(char) else char
-
-
-def visible(text: str) -> str:
-    """Manifest text as we embed it: every control, format character (U+200B, U+202E, ...) and
-    line separator written as `<U+XXXX>`, so `bob\u200b` cannot pass for `bob` nor reorder what
-    follows. Newlines and tabs stay (prose keeps its lines; one-line values are quoted apart)."""
-    return _MAYBE_INVISIBLE.sub(_made_visible, text)
-
-
-def quoted(value: Any) -> str:
-    """Text that is not ours (a manifest value, robot-md's message) inside one of our lines: a
-    JSON string of its visible() text. Its double quotes delimit it and backslash escapes stand
-    for its quotes, backslashes, newlines and tabs, so nothing in it can end the value, the line
-    or the section it stands in, nor pass for our words."""
-    return json.dumps(visible(str(value)), ensure_ascii=False)
 
 
 def fenced(text: str, info: str = "markdown") -> str:
@@ -1219,6 +1682,7 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
     signature, then the operator's prose, fenced. Manifest text is quoted()
     or fenced(), so it can add no heading, section or verdict of ours."""
     fm = manifest.frontmatter
+    report = report or validate(manifest)
     lines = [
         f"# Robot briefing: {_described(_get(fm, 'metadata', 'robot_name'), str)}",
         "",
@@ -1231,15 +1695,17 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
         "## Identity",
         "",
         *_identity_lines(fm),
+        *_slip_lines(report, "Identity"),
         "",
         f"## Capabilities ({_capability_count(fm)})",
         "",
         *_capability_lines(fm),
+        *_slip_lines(report, "Capabilities"),
         "",
         "The robot can do only what is listed here.",
     ]
-    lines += ["", "## Safety", "", *_safety_lines(fm)]
-    lines += ["", "## Validation", "", *_validation_lines(report or validate(manifest))]
+    lines += ["", "## Safety", "", *_safety_lines(fm), *_slip_lines(report, "Safety")]
+    lines += ["", "## Validation", "", *_validation_lines(report)]
     lines += ["", "## Calibration, poses and learned skills", "", *_calibration_lines(fm)]
     if manifest.signature is not None:
         lines += ["", "## Signature", "", *_signature_lines(manifest.signature)]
@@ -1261,6 +1727,21 @@ def _capability_lines(fm: dict[str, Any]) -> list[str]:
     entries, none = capability_entries(fm)
     lines = [f"- {quoted(c)}" if c is not None else f"- {UNKNOWN} entry" for c in entries]
     return [*lines, f"- {none}"] if none else lines
+
+
+def _slip_lines(report: Report, section: str) -> list[str]:
+    """Misspelt keys where the briefing would otherwise say "not declared" or count 0: top-level
+    keys, and those in metadata, physics (Identity) and safety (Safety)."""
+    return [f"- Not read: {slip.hint}" for slip in report.misspelt if _briefing_section(slip) == section]
+
+
+def _briefing_section(slip: Misspelt) -> str | None:
+    top = (slip.place or slip.meant[0]).split(".", 1)[0].split("[", 1)[0]
+    if top == "capabilities":
+        return "Capabilities"
+    if top == "safety":
+        return "Safety"
+    return "Identity" if top in ("metadata", "physics") and slip.place in ("", top) else None
 
 
 def _prose_lines(prose: str) -> list[str]:
@@ -2258,8 +2739,14 @@ class ManifestFile:
     parse or prepare is remembered too: a hostile file costs one parse, not
     one per request."""
 
-    def __init__(self, path: Path, trusted_keys: TrustedKeys | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        trusted_keys: TrustedKeys | None = None,
+        read_deadline: float = READ_DEADLINE_SECONDS,
+    ) -> None:
         self.path = path
+        self.reads = OneReadAtATime(path, read_deadline)  # off the event loop, within a deadline
         self.trusted_keys = trusted_keys  # what the signature is checked against
         self.last: Snapshot | None = None  # the version parsed most recently
         self._failed: tuple[str, ManifestError] | None = None  # digest and error of a broken version
@@ -2269,16 +2756,17 @@ class ManifestFile:
     def version(self, prepare: bool = False) -> Snapshot:
         """The version the file holds now (`prepare`: everything derived made
         before anyone else can see it)."""
-        source = read_source(self.path)
+        source = self.reads.source()
         return self._known(source) or self._new_version(source, prepare)
 
     async def version_async(self) -> Snapshot:
-        """The version the file holds now, prepared, for a request: reading
-        is quick; a new version is parsed and prepared on a worker thread, so
-        no manifest, however hostile, stalls serving the other requests."""
+        """The version the file holds now, prepared, for a request: read on
+        the reader's thread and, if new, parsed and prepared on a worker
+        thread, so neither a file system that stops answering nor a manifest
+        however hostile stalls serving the other requests."""
         import anyio.to_thread
 
-        source = read_source(self.path)
+        source = await self.reads.source_async()
         known = self._known(source)
         if known is not None:
             return known
@@ -2342,8 +2830,15 @@ class ManifestFile:
         """`snap`, if it can be served: it has a robot_name to name the
         resource URIs."""
         if snap.manifest.robot_name is None:
-            raise ManifestError("metadata.robot_name is missing or not a non-empty string", self.path)
+            why = "metadata.robot_name is missing or not a non-empty string"
+            slips = [m.hint for m in misspelt_keys(snap.manifest.frontmatter) if _names_robot(m)]
+            raise ManifestError("; ".join([why, *slips]), self.path)
         return snap
+
+
+def _names_robot(slip: Misspelt) -> bool:
+    """A misspelt key that would have named the robot (`metdata:`, `robot_nme:`)."""
+    return any(slip.field(name) in ("metadata", "metadata.robot_name") for name in slip.meant)
 
 
 # ---------------------------------------------------------------------------
@@ -2702,9 +3197,18 @@ TOOLS: dict[str, Tool] = {
             title="Validate ROBOT.md",
             description="Check the manifest against the ROBOT.md v1 schema, camera/driver cross-references "
             "and the required prose sections, exactly as `robot-md validate` does. Returns ok, a one-line "
-            "summary when valid, errors and warnings. An invalid manifest is a normal result (ok: false).",
+            "summary when valid, errors and warnings (robot-md's strings), and hints of ours: keys the "
+            "schema does not know that look misspelt (did you mean …?). An invalid manifest is a normal "
+            "result.",
             output_schema=object_schema(
-                ok={"type": "boolean"}, summary=TEXT, errors=STRINGS, warnings=STRINGS
+                ok={"type": "boolean"},
+                summary=TEXT,
+                errors=STRINGS,
+                warnings=STRINGS,
+                hints={
+                    **STRINGS,
+                    "description": "ours, not robot-md's: misspelt keys (did you mean …?) and other advice",
+                },
             ),
             answer=as_json(lambda snap: snap.report.as_dict()),
         ),
@@ -2757,7 +3261,13 @@ def _unavailable(error: ManifestError, shown_path: str | None) -> Exception:
     from mcp import MCPError
     from mcp.types import INTERNAL_ERROR
 
-    return MCPError(INTERNAL_ERROR, f"{NAME}: {error.for_people(shown_path)}")
+    return MCPError(INTERNAL_ERROR, for_agents(error, shown_path))
+
+
+def for_agents(error: ManifestError, shown_path: str | None) -> str:
+    """`robot-md-mcp: <what> (<path>)`, and where a YAML slip probably is, on one line."""
+    hints = [f"; hint: {advice}" for advice in yaml_advice(error)]
+    return f"{NAME}: {error.for_people(shown_path)}{''.join(hints)}"
 
 
 def _listed(entry: Prompt | Tool) -> dict[str, Any]:
@@ -2976,7 +3486,7 @@ class Handlers:
         try:
             texts, data = tool.answer(await self.file.version_async(), arguments)
         except ManifestError as e:
-            return failed(f"{NAME}: {e.for_people(self.shown_path)}")
+            return failed(for_agents(e, self.shown_path))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text) for text in texts], structured_content=data
         )
@@ -3092,6 +3602,70 @@ async def explain_pre_initialize(ctx: Request, call_next: CallNext) -> HandlerRe
         ) from None
 
 
+# What a malformed field of a request's params should hold, where the field's
+# name alone does not say (the spec's two kinds of reference).
+PARAM_SHAPES = {
+    ("completion/complete", "ref"): 'ref must be {"type": "ref/prompt", "name": PROMPT} '
+    'or {"type": "ref/resource", "uri": URI}',
+}
+
+
+async def explain_invalid_params(ctx: Request, call_next: CallNext) -> HandlerResult:
+    """Server middleware: params the SDK's models refuse get its bare
+    "Invalid request parameters"; say which fields are missing or malformed
+    (and what a reference looks like), as initialize's answer does. The
+    places come from the params as sent, never the SDK's model names."""
+    from mcp import MCPError
+    from mcp.types import INVALID_PARAMS
+
+    try:
+        return await call_next(ctx)
+    except ValueError as e:  # pydantic's ValidationError (no SDK class to name)
+        if not callable(getattr(e, "errors", None)):
+            raise
+        missing, malformed = _bad_fields(ctx.params, e.errors())  # type: ignore[attr-defined]
+        said = ([f"lacks {', '.join(missing)}"] if missing else []) + (
+            [f"has a malformed {', '.join(malformed)}"] if malformed else []
+        )
+        shapes = [PARAM_SHAPES[ctx.method, f] for f in malformed if (ctx.method, f) in PARAM_SHAPES]
+        message = f"Invalid request parameters: {ctx.method} {' and '.join(said) or 'has malformed params'}"
+        raise MCPError(
+            INVALID_PARAMS,
+            message + (f" ({'; '.join(shapes)})" if shapes else ""),
+            data={"missing": missing, "malformed": malformed},
+        ) from None
+
+
+def _bad_fields(params: Any, problems: list[Any]) -> tuple[list[str], list[str]]:
+    """Each problem's place in the params as sent (dotted, cut short): a
+    field that is absent is missing; else the deepest part of the place the
+    params hold is malformed (a union's alternatives end there)."""
+    missing: list[str] = []
+    malformed: list[str] = []
+    for problem in problems[:10]:
+        loc = list(problem.get("loc", ()))
+        loc = loc[1:] if loc[:1] == ["params"] else loc
+        path = _held_part(params, loc, problem.get("type") == "missing")
+        place = ".".join(map(str, path))[:80] or "params"
+        absent = problem.get("type") == "missing" and len(path) == len(loc)
+        (missing if absent else malformed).append(place)
+    return list(dict.fromkeys(missing)), [f for f in dict.fromkeys(malformed) if f not in missing]
+
+
+def _held_part(params: Any, loc: list[Any], missing: bool) -> list[Any]:
+    """The longest start of `loc` the params hold (all of it for a missing last field)."""
+    data, path = {} if params is None else params, []
+    for i, key in enumerate(loc):
+        if isinstance(data, dict) and key in data:
+            data = data[key]
+        elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+            data = data[key]
+        elif not (i == len(loc) - 1 and missing):
+            break
+        path.append(key)
+    return path
+
+
 # The 2026-07-28 era stamps serverInfo into every result's _meta; ours carries
 # a ~2.5 KB icon, which only discovery needs (a client shows it once).
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
@@ -3200,7 +3774,9 @@ def build_server(
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
     )
-    server.middleware.extend([explain_pre_initialize, live.remember, light_server_info])
+    server.middleware.extend(
+        [explain_pre_initialize, explain_invalid_params, live.remember, light_server_info]
+    )
     # MCP Apps (the robot card): SEP-2133's place for extensions, which the SDK
     # sends in the 2026-07-28 era (older initialize results have no such field).
     server.extensions = {APPS_EXTENSION: {}}
@@ -3282,6 +3858,23 @@ def classify_message(data: Any) -> tuple[Any, dict[str, Any] | None]:
 
     if not isinstance(data, dict):
         return None, error_answer(None, types.INVALID_REQUEST, NOT_JSONRPC)
+    answer_id, problem = _id_problem(data)
+    if problem is None:
+        problem = _text_problem(data, answer_id)
+    if problem is not None:
+        return None, problem
+    if data.get("method") == "initialize" and answer_id is not None:
+        data, answer = completed_initialize(data)
+        if answer is not None:
+            return None, answer
+    return _as_jsonrpc(data, answer_id)
+
+
+def _id_problem(data: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+    """The id an error answers with (None: the message has no usable one), and the
+    error for an id or a method that no JSON-RPC message may have (None: fine)."""
+    from mcp import types
+
     request_id = data.get("id")
     usable_id = isinstance(request_id, (int, str)) and not isinstance(request_id, bool)
     if "method" in data and "id" in data and not usable_id:
@@ -3292,17 +3885,28 @@ def classify_message(data: Any) -> tuple[Any, dict[str, Any] | None]:
         return None, error_answer(None, types.INVALID_REQUEST, message)
     answer_id = request_id if usable_id and "method" in data else None
     if "method" in data and not isinstance(data["method"], str):  # not a response either
-        return None, error_answer(answer_id, types.INVALID_REQUEST, NOT_JSONRPC)
-    if has_lone_surrogate(data):
-        if answer_id is not None and not has_lone_surrogate({**data, "params": None}):
-            message = "Invalid params: " + NOT_TEXT.format(what="a string in the params")
-            return None, error_answer(answer_id, types.INVALID_PARAMS, message)
-        message = "Invalid Request: " + NOT_TEXT.format(what="a string in the message")
-        return None, error_answer(answer_id, types.INVALID_REQUEST, message)
-    if data.get("method") == "initialize" and usable_id:
-        data, answer = completed_initialize(data)
-        if answer is not None:
-            return None, answer
+        return answer_id, error_answer(answer_id, types.INVALID_REQUEST, NOT_JSONRPC)
+    return answer_id, None
+
+
+def _text_problem(data: dict[str, Any], answer_id: Any) -> dict[str, Any] | None:
+    """The error for a message holding a string that is not Unicode text (None: none does):
+    invalid params when only the params hold it."""
+    from mcp import types
+
+    if not has_lone_surrogate(data):
+        return None
+    if answer_id is not None and not has_lone_surrogate({**data, "params": None}):
+        message = "Invalid params: " + NOT_TEXT.format(what="a string in the params")
+        return error_answer(answer_id, types.INVALID_PARAMS, message)
+    message = "Invalid Request: " + NOT_TEXT.format(what="a string in the message")
+    return error_answer(answer_id, types.INVALID_REQUEST, message)
+
+
+def _as_jsonrpc(data: dict[str, Any], answer_id: Any) -> tuple[Any, dict[str, Any] | None]:
+    """A message whose envelope is sound, as the SDK's JSON-RPC type, or the error."""
+    from mcp import types
+
     try:
         parsed = types.jsonrpc_message_adapter.validate_python(data)
     except (ValueError, RecursionError):  # pydantic's ValidationError, or nested too deeply
@@ -3394,15 +3998,23 @@ def _read_lines(wire_in: Any, deliver: Callable[[Any], None]) -> None:
 
 
 class _Unanswered:
-    """Ids of the client's requests the server has not answered yet."""
+    """Ids of the client's requests the server has not answered yet (batch
+    members too: each is a request of its own). `none_left` is set exactly
+    while there are none: a request that arrives after it was set re-arms
+    it, so at the end of input it waits for whatever is unanswered then."""
 
     def __init__(self) -> None:
         import anyio
 
         self.ids: collections.Counter[Any] = collections.Counter()
         self.none_left = anyio.Event()
+        self.none_left.set()
 
     def add(self, request_id: Any) -> None:
+        import anyio
+
+        if self.none_left.is_set():  # an anyio Event cannot be cleared: a fresh one
+            self.none_left = anyio.Event()
         self.ids[request_id] += 1
 
     def done(self, request_id: Any) -> None:
@@ -3494,9 +4106,8 @@ async def _relay_stdin(
             for member, _ in members:
                 if member is not None:
                     await _to_server(member, to_server, answers, unanswered, batches)
-        if unanswered.ids:
-            with anyio.move_on_after(grace_seconds):
-                await unanswered.none_left.wait()
+        with anyio.move_on_after(grace_seconds):
+            await unanswered.none_left.wait()
 
 
 async def _to_server(
@@ -3590,18 +4201,23 @@ def _stdio_wire() -> Iterator[tuple[Any, Any]]:
     try:
         yield wire_in, wire_out
     finally:
-        with contextlib.suppress(OSError):
-            wire_out.flush()
         os.dup2(wire_out.fileno(), 1)
-        wire_out.close()
+        with contextlib.suppress(OSError):  # a stdout that takes nothing (/dev/full, a closed pipe)
+            wire_out.close()
 
 
-def end_at_once(signum: int, frame: Any) -> None:
-    """Ctrl-C while serving over stdio: the process ends now, exit 130,
-    whatever it is doing (writing to a client that stopped reading, a worker
-    preparing a slow manifest): a read-only server has nothing to finish.
-    (SIGTERM keeps the system's default: it ends the process as at once.)"""
-    os._exit(ExitCode.INTERRUPTED)
+def end_now(code: int, descriptors: Iterable[int]) -> None:
+    """End the process at once, `descriptors` closed first: a thread stuck in a
+    read of the file system keeps the process, and every descriptor it holds,
+    until that read returns, and no client may wait on that. A negative code
+    is death by that signal, as the system's default action would be."""
+    for fd in descriptors:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code if code >= 0 else 128 - code)
 
 
 def serve_stdio(
@@ -3619,8 +4235,18 @@ def serve_stdio(
     import anyio.from_thread
     import anyio.lowlevel
 
+    wire = [0, 1, 2]  # closed before the process ends on a signal, the wire's own copies too
+
+    def end(signum: int, frame: Any) -> None:
+        """Ctrl-C: exit 130, whatever the server is doing (writing to a client
+        that stopped reading, a worker preparing a slow manifest, a read the
+        file system does not answer): a read-only server has nothing to
+        finish. SIGTERM: death by it, as its default action, the wire closed first."""
+        end_now(ExitCode.INTERRUPTED if signum == signal.SIGINT else -signum, wire)
+
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, end_at_once)
+        signal.signal(signal.SIGINT, end)
+        signal.signal(signal.SIGTERM, end)
     log_to_stderr()
     with sdk_loading():
         server = build_server(manifest_file, poll_seconds=poll_seconds)
@@ -3649,7 +4275,10 @@ def serve_stdio(
                 reading.cancel_scope.cancel()  # the server ended first: stop reading
 
     with _stdio_wire() as (wire_in, wire_out):
+        wire.extend((wire_in.fileno(), wire_out.fileno()))
         anyio.run(run, wire_in, wire_out)
+    if manifest_file.reads.in_flight():  # stuck: exiting would keep stdout open until it returns
+        end_now(ExitCode.OK, [0, 1, 2])
     return ExitCode.OK
 
 
@@ -4634,6 +5263,33 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
     )
 
 
+# A read under way this long when the server is told to stop is taken for stuck
+# (a healthy one, even over a network, takes milliseconds): ending then keeps
+# the stop within a second.
+_STUCK_SECONDS = 0.25
+
+
+def end_if_stuck_when_stopped(server: Any, reads: OneReadAtATime, listener: HttpListener) -> None:
+    """On a daemon thread while serving: told to stop (Ctrl-C, SIGTERM: uvicorn
+    sets `should_exit`) while a read of the file is stuck, the server ends
+    at once, exit 0, its listener and connections closed first, rather than
+    wait on a read the file system may never answer (uvicorn's graceful stop
+    would, and so would the process's exit: see end_now)."""
+    while not (server.should_exit and reads.in_flight(_STUCK_SECONDS)):
+        time.sleep(0.1)
+    with contextlib.suppress(Exception):  # stderr is best effort
+        print(f"{NAME}: stopped; the file system has not answered a read of {reads.path}", file=sys.stderr)
+        sys.stderr.flush()
+    sockets = [listener.socket.fileno(), 0, 1, 2]
+    for _ in range(3):  # the set belongs to the event loop's thread: it may change while copied
+        with contextlib.suppress(RuntimeError):
+            connections = list(server.server_state.connections)
+            found = [c.transport.get_extra_info("socket") for c in connections if c.transport]
+            sockets += [sock.fileno() for sock in found if sock is not None]
+            break
+    end_now(ExitCode.OK, sockets)
+
+
 def serve_http(
     manifest_file: ManifestFile, listener: HttpListener, robot: str, limits: HttpLimits = HttpLimits()
 ) -> int:
@@ -4666,6 +5322,8 @@ def serve_http(
             flush=True,
         )
         if not stopping:
+            args = (running[0], manifest_file.reads, listener)
+            threading.Thread(target=end_if_stuck_when_stopped, args=args, daemon=True).start()
             running[0].run(sockets=[listener.socket])
     finally:
         for sig, handler in previous.items():
@@ -4751,7 +5409,7 @@ VERBS: dict[str, Verb] = {
     ),
     "validate": Verb(
         "validate [PATH] [--json]",
-        "check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body",
+        "check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body; hints name misspelt keys",
         options=(_ROBOT, Option("--json", "", "print the validate tool's result as JSON")),
     ),
     "render": Verb("render [PATH]", "print PATH's frontmatter as canonical YAML", options=(_ROBOT,)),
@@ -4945,7 +5603,42 @@ def lazy_imports_from_here_on() -> None:
         sys.set_lazy_imports("all")
 
 
+class BestEffortStderr(io.TextIOBase):
+    """The process's stderr, for people, written best effort: a full disk
+    (/dev/full) or a reader that went away (a broken pipe) loses the line,
+    never the server. Unbuffered, so nothing is left to fail at exit."""
+
+    encoding = "utf-8"
+
+    def __init__(self, encoding: str) -> None:
+        super().__init__()
+        self.encoding = encoding
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return 2
+
+    def write(self, text: str) -> int:
+        data = text.encode(self.encoding, "backslashreplace")
+        try:
+            while data:
+                data = data[os.write(2, data) :]
+        except OSError:
+            pass
+        return len(text)
+
+
+def best_effort_stderr() -> None:
+    """The process's own stderr (not one a caller put in its place) becomes best effort."""
+    if sys.stderr is sys.__stderr__ or 2 in CLOSED_AT_START:
+        sys.stderr = BestEffortStderr(getattr(sys.stderr, "encoding", None) or "utf-8")
+
+
 def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
+    open_closed_standard_fds()
+    best_effort_stderr()
     lazy_imports_from_here_on()
     if signal.getsignal(signal.SIGINT) is _end_while_loading:
         # From here a Ctrl-C is a KeyboardInterrupt, answered below with 130
@@ -5007,6 +5700,7 @@ def load_manifest(
         environ = {k: v for k, v in environ.items() if k != PATH_ENV}
     if word is not None and not command.said_verb and _looks_like_a_verb(word):
         raise UsageError(f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder")
+    manifest_file = None
     try:
         manifest_file = ManifestFile(resolve_manifest_path(word, environ), keys)
         snap = manifest_file.version()
@@ -5015,7 +5709,12 @@ def load_manifest(
         hint = f"pass a path: {invoked_as()} /path/to/{MANIFEST_FILENAME}"
         raise Exit(ExitCode.USAGE, f"{NAME}: {e.what}; {hint}", e) from None
     except ManifestError as e:
-        raise Exit(ExitCode.CANNOT_USE, e.one_line(), e) from None
+        line = "\n".join([e.one_line(), *(f"  hint: {advice}" for advice in yaml_advice(e))])
+        if manifest_file is not None and manifest_file.reads.in_flight():
+            # Stuck: the process lives on until the read returns; whoever started it hears now.
+            print(line, file=sys.stderr, flush=True)
+            end_now(ExitCode.CANNOT_USE, [0, 1, 2])
+        raise Exit(ExitCode.CANNOT_USE, line, e) from None
 
 
 # A variable a client left as written in its config, e.g. "${CLAUDE_PROJECT_DIR}"
@@ -5072,19 +5771,33 @@ def run_validate(command: Command, machine: Machine) -> int:
         return report.code
     if report.ok:
         print(f"✓ {report.summary}")
+    slips = list(report.misspelt)
     for error in report.errors:
         print(f"✗ {error}")
-        for hint in hints(error):
+        explained = [m for m in slips if m.explains(error)]
+        slips = [m for m in slips if m not in explained]
+        for hint in [*hints(error), *(m.hint for m in explained)]:
             print(f"  hint: {hint}")
+    for slip in slips:
+        print(f"  hint: {slip.hint}")
     for warning in report.warnings:
         print(f"! {warning}")
     return report.code
+
+
+# Over stdio the answers go to stdout: started without one, nothing can be served.
+NO_STDOUT = (
+    f"{NAME}: cannot serve over stdio: stdout was closed when it started "
+    "(the client reads answers there; or serve over HTTP with --http PORT)"
+)
 
 
 def run_serve(command: Command, machine: Machine) -> int:
     http = command.http
     if http is None and (command.allow_host or command.token_file is not None):
         raise UsageError("--allow-host and --token-file need --http [HOST:]PORT")
+    if http is None and 1 in CLOSED_AT_START:
+        raise Exit(ExitCode.CANNOT_USE, NO_STDOUT)
     manifest_file, snap = load_manifest(command, machine, keys=trusted_keys(command, machine))
     robot = cast(str, snap.manifest.robot_name)
     if http is None:

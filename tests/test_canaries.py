@@ -3,8 +3,11 @@ docstrings say which), a test here fails loudly when that dependency changes."""
 
 from __future__ import annotations
 
+import signal
 import socket
+import threading
 import time
+from typing import Any
 
 from serving import Served
 
@@ -118,3 +121,33 @@ def test_a_request_before_initialize_is_told_to_initialize_first() -> None:
     }
     assert "result" in answers[2]
     assert answers[3]["error"]["code"] == -32602 and "initialize first" not in answers[3]["error"]["message"]
+
+
+def test_uvicorn_server_canary() -> None:
+    """end_if_stuck_when_stopped() reads uvicorn.Server's `should_exit` (which uvicorn's signal
+    handling sets, and serve_http sets too) and closes the sockets of `server_state.connections`
+    (each a protocol with its `transport`): there is no public list of a server's connections.
+    Exercised on a real server, with the SDK's HTTP stack loaded (sse-starlette, which it brings,
+    wraps Server.handle_exit)."""
+    import mcp.server.streamable_http  # noqa: F401
+    import uvicorn
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+
+    listening = socket.create_server(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
+    thread.start()
+    with socket.create_connection(listening.getsockname(), timeout=5) as client:
+        deadline = time.monotonic() + 5
+        while not server.server_state.connections and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (connection,) = list(server.server_state.connections)
+        ours = connection.transport.get_extra_info("socket")
+        assert ours is not None and ours.getpeername() == client.getsockname()
+        assert server.should_exit is False
+        server.handle_exit(signal.SIGINT, None)
+        assert server.should_exit is True
+    thread.join(10)
+    assert not thread.is_alive(), "uvicorn.Server did not stop once should_exit was set"
