@@ -53,35 +53,28 @@ MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, 
 PROC = Path("/proc/self/status")  # VmHWM (peak RSS) is read from /proc
 _EOF = object()
 
-# Runs the module's command line with `limits` (HttpLimits fields, times in seconds) and
-# `poll_seconds` in place of the defaults: serve_http and build_server are wrapped with them.
-TUNED = """
-import functools, json, sys
-sys.path.insert(0, sys.argv[1])
-import robot_md_mcp as m
-tuning, sys.argv = json.loads(sys.argv[2]), [sys.argv[1] + "/robot_md_mcp.py", *sys.argv[3:]]
-if tuning["limits"] is not None:
-    m.serve_http = functools.partial(m.serve_http, limits=m.HttpLimits(**tuning["limits"]))
-if tuning["poll_seconds"] is not None:
-    m.build_server = functools.partial(m.build_server, poll_seconds=tuning["poll_seconds"])
-sys.exit(m.main())
-"""
 
 
-def server_argv(
-    *args: str | Path,
-    command: Sequence[str | Path] | None = None,
-    limits: dict[str, float] | None = None,
-    poll_seconds: float | None = None,
-) -> list[str]:
+def server_argv(*args: str | Path, command: Sequence[str | Path] | None = None) -> list[str]:
     """The argv that starts our server with `args`: `command` (default SERVER; a pyz, a launcher,
-    `python -c …`) followed by them. `limits` or `poll_seconds` run the module through TUNED under
-    `command`'s interpreter."""
-    head = [str(part) for part in (command or SERVER)]
-    if limits is not None or poll_seconds is not None:
-        tuning = json.dumps({"limits": limits, "poll_seconds": poll_seconds})
-        head = [head[0], "-c", TUNED, str(ROOT), tuning]
-    return [*head, *map(str, args)]
+    `python -c …`) followed by them."""
+    return [*map(str, command or SERVER), *map(str, args)]
+
+
+def settings(
+    limits: dict[str, float] | None = None, poll_seconds: float | None = None, debug: bool = False
+) -> dict[str, str]:
+    """The environment that has the server serve with lower `limits` (HttpLimits fields, times in
+    seconds) and poll the file every `poll_seconds`, and with `debug`, log a line each time its
+    poller looks at the file (docs/development.md: the settings the server reads)."""
+    env = {}
+    if limits:
+        env["ROBOT_MD_MCP_HTTP_LIMITS"] = ",".join(f"{name}={value}" for name, value in limits.items())
+    if poll_seconds is not None:
+        env["ROBOT_MD_MCP_POLL_SECONDS"] = str(poll_seconds)
+    if debug:
+        env["ROBOT_MD_MCP_DEBUG"] = "1"
+    return env
 
 
 def environment(env: dict[str, str] | None = None, inherit: bool = True) -> dict[str, str]:
@@ -207,9 +200,9 @@ class RawServer:
         """`id_prefix` makes our own request ids strings no other sender uses (a test that writes
         generated requests itself must never see their late answers taken for ours); `stdin` may be
         a terminal's file descriptor instead of a pipe; `cwd` None: this process's."""
-        argv = server_argv(*args, command=command, limits=limits, poll_seconds=poll_seconds)
+        argv, env = server_argv(*args, command=command), environment(settings(limits, poll_seconds))
         pipe = subprocess.PIPE
-        self.proc = subprocess.Popen(argv, stdin=stdin, stdout=pipe, stderr=pipe, cwd=cwd)
+        self.proc = subprocess.Popen(argv, stdin=stdin, stdout=pipe, stderr=pipe, cwd=cwd, env=env)
         self.stdout_lines: list[bytes] = []
         self._stderr = bytearray()
         self._inbox: queue.Queue[Any] = queue.Queue()
@@ -468,20 +461,13 @@ class Served:
         limits: dict[str, float] | None = None,
         poll_seconds: float | None = None,
     ) -> None:
-        argv = server_argv(
-            path,
-            *(args or ("--http", "127.0.0.1:0")),
-            command=command,
-            limits=limits,
-            poll_seconds=poll_seconds,
-        )
         self.proc = subprocess.Popen(
-            argv,
+            server_argv(path, *(args or ("--http", "127.0.0.1:0")), command=command),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, **settings(limits, poll_seconds), **(env or {})},
         )
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
