@@ -22,7 +22,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,6 @@ PROC = Path("/proc/self/status")  # VmHWM (peak RSS) is read from /proc
 _EOF = object()
 
 
-
 def server_argv(*args: str | Path, command: Sequence[str | Path] | None = None) -> list[str]:
     """The argv that starts our server with `args`: `command` (default SERVER; a pyz, a launcher,
     `python -c …`) followed by them."""
@@ -62,7 +61,7 @@ def server_argv(*args: str | Path, command: Sequence[str | Path] | None = None) 
 
 
 def settings(
-    limits: dict[str, float] | None = None, poll_seconds: float | None = None, debug: bool = False
+    limits: Mapping[str, float] | None = None, poll_seconds: float | None = None, debug: bool = False
 ) -> dict[str, str]:
     """The environment that has the server serve with lower `limits` (HttpLimits fields, times in
     seconds) and poll the file every `poll_seconds`, and with `debug`, log a line each time its
@@ -82,6 +81,44 @@ def environment(env: dict[str, str] | None = None, inherit: bool = True) -> dict
     unless `env` sets it (a developer's own must not leak in)."""
     base = {k: v for k, v in os.environ.items() if k != "ROBOT_MD_PATH"} if inherit else {}
     return {**base, **{k: v for k, v in (env or {}).items() if inherit or k != "ROBOT_MD_PATH"}}
+
+
+# --- through the SDK's own Client (these two import the SDK; the rest of this file does not) ---
+
+
+def in_process(source: Path | Any, mode: str = "auto", keys: Any = None, **build: Any) -> Any:
+    """The SDK's Client talking to our server in this process: the manifest at `source` (with
+    trusted `keys`), served by `build_server(ManifestFile(source, keys), **build)`, or an already
+    built server a test has reached into. Milliseconds, where a process takes a second. `mode`:
+    "legacy" (the handshake era) or "auto" (2026-07-28 when both sides speak it)."""
+    from mcp import Client
+
+    import robot_md_mcp
+
+    if isinstance(source, (str, Path)):
+        source = robot_md_mcp.build_server(robot_md_mcp.ManifestFile(Path(source), keys), **build)
+    return Client(source, mode=mode)
+
+
+def launched(
+    *args: str | Path,
+    command: Sequence[str | Path] | None = None,
+    mode: str = "legacy",
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    errlog: Any = None,
+    message_handler: Any = None,
+) -> Any:
+    """The SDK's Client over real stdio to `command` (default SERVER; a pyz, an install entry, a
+    launcher) with `args`, as a host starts it: `env` over this process's environment (`settings()`
+    for a fast poll or debug lines), the server's stderr to `errlog` (default: ours)."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    head, *rest = server_argv(*args, command=command)
+    params = StdioServerParameters(command=head, args=rest, env=environment(env), cwd=cwd)
+    transport = stdio_client(params, errlog=errlog or sys.stderr)
+    return Client(transport, mode=mode, message_handler=message_handler)
 
 
 # --- run once ----------------------------------------------------------------------------
@@ -191,7 +228,7 @@ class RawServer:
         self,
         *args: str | Path,
         command: Sequence[str | Path] | None = None,
-        limits: dict[str, float] | None = None,
+        limits: Mapping[str, float] | None = None,
         poll_seconds: float | None = None,
         id_prefix: str = "",
         stdin: Any = subprocess.PIPE,
@@ -458,7 +495,7 @@ class Served:
         env: dict[str, str] | None = None,
         path: Path = EXAMPLE,
         command: Sequence[str | Path] | None = None,
-        limits: dict[str, float] | None = None,
+        limits: Mapping[str, float] | None = None,
         poll_seconds: float | None = None,
     ) -> None:
         self.proc = subprocess.Popen(
