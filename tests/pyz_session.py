@@ -15,7 +15,7 @@ import argparse
 import subprocess
 import sys
 
-from serving import RawServer, full_session
+from serving import launched_session
 
 
 def main() -> int:
@@ -28,8 +28,7 @@ def main() -> int:
     if not command:
         parser.error("give the server command after --")
     try:
-        with RawServer(command=command, cwd=None) as server:
-            print(full_session(server, args.expect_robot, args.timeout))
+        print(launched_session(*command, expect_robot=args.expect_robot, timeout=args.timeout))
     except (AssertionError, OSError, ValueError, subprocess.TimeoutExpired) as e:
         print(f"pyz-session: FAILED: {e}", file=sys.stderr)
         return 1

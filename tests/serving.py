@@ -80,7 +80,7 @@ def environment(env: dict[str, str] | None = None, inherit: bool = True) -> dict
     """This process's environment (unless not `inherit`) with `env` over it, without ROBOT_MD_PATH
     unless `env` sets it (a developer's own must not leak in)."""
     base = {k: v for k, v in os.environ.items() if k != "ROBOT_MD_PATH"} if inherit else {}
-    return {**base, **{k: v for k, v in (env or {}).items() if inherit or k != "ROBOT_MD_PATH"}}
+    return {**base, **(env or {})}
 
 
 # --- through the SDK's own Client (these two import the SDK; the rest of this file does not) ---
@@ -233,11 +233,15 @@ class RawServer:
         id_prefix: str = "",
         stdin: Any = subprocess.PIPE,
         cwd: Path | None = ROOT,
+        env: dict[str, str] | None = None,
+        inherit_env: bool = True,
     ) -> None:
         """`id_prefix` makes our own request ids strings no other sender uses (a test that writes
         generated requests itself must never see their late answers taken for ours); `stdin` may be
-        a terminal's file descriptor instead of a pipe; `cwd` None: this process's."""
-        argv, env = server_argv(*args, command=command), environment(settings(limits, poll_seconds))
+        a terminal's file descriptor instead of a pipe; `cwd` None: this process's; `env` over this
+        process's environment, or the whole of it when not `inherit_env`."""
+        argv = server_argv(*args, command=command)
+        env = environment({**settings(limits, poll_seconds), **(env or {})}, inherit_env)
         pipe = subprocess.PIPE
         self.proc = subprocess.Popen(argv, stdin=stdin, stdout=pipe, stderr=pipe, cwd=cwd, env=env)
         self.stdout_lines: list[bytes] = []
@@ -472,6 +476,21 @@ def full_session(server: RawServer, expect_robot: str | None, timeout: float) ->
         f"validate '{validated['structuredContent']['summary']}', "
         f"initialize {initialized_ms:.0f} ms, session {total_ms:.0f} ms"
     )
+
+
+def launched_session(
+    *command: str | Path,
+    expect_robot: str | None = "bob",
+    timeout: float = 120,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    inherit_env: bool = True,
+) -> str:
+    """A launcher (a pyz under any interpreter, the bundle's entry, an install entry, the emulated
+    Pi) proven by one `full_session` through `command`: its summary line, or AssertionError saying
+    what went wrong. `timeout`: seconds per reply (emulation and a cold uv cache are slow)."""
+    with RawServer(command=command, cwd=cwd, env=env, inherit_env=inherit_env) as server:
+        return full_session(server, expect_robot, timeout)
 
 
 def _suggestion(server: RawServer, prompt: str, argument: str, timeout: float) -> str:

@@ -20,6 +20,7 @@ import pytest
 from conftest import EXAMPLE, ROOT, posix_only
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from serving import launched
 
 import robot_md_mcp as rmm
 
@@ -823,8 +824,6 @@ def test_the_real_claude_code_finds_the_install_from_any_folder(tmp_path: Path) 
 @pytest.mark.anyio
 @pytest.mark.parametrize("client", ["claude-desktop", "vscode"])
 async def test_installed_entry_starts_a_working_server(tmp_path: Path, client: str) -> None:
-    from mcp import Client, StdioServerParameters
-
     home, xdg = tmp_path / "home", tmp_path / "xdg"
     home.mkdir()
     env = {"HOME": str(home), "APPDATA": str(home / "AppData"), "XDG_CONFIG_HOME": str(xdg)}
@@ -837,8 +836,7 @@ async def test_installed_entry_starts_a_working_server(tmp_path: Path, client: s
     assert list(home.iterdir()) == []  # XDG_CONFIG_HOME won over ~/.config
     again = run_cli(client, str(EXAMPLE), env=env)
     assert again.returncode == 0 and "nothing changed" in again.stdout
-    params = StdioServerParameters(command=entry["command"], args=entry["args"], cwd=tmp_path)
-    async with Client(params, mode="legacy") as mcp_client:
+    async with launched(*entry["args"], command=[entry["command"]], cwd=tmp_path) as mcp_client:
         uris = [r.uri for r in (await mcp_client.list_resources()).resources]
         assert uris == [f"robot-md://bob/{v.kind}" for v in rmm.VIEWS]
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE, ROOT, build_bundle, in_sid, need
 from packaging.specifiers import SpecifierSet
+from serving import launched_session
 
 import robot_md_mcp as rmm
 
@@ -366,21 +367,11 @@ def substitute(value: str, dirname: Path) -> str:
 
 
 def session(command: list[str], env: dict[str, str]) -> str:
-    """tests/pyz_session.py through `command`, started in / with `env` (the session helper runs
-    on this interpreter; the server command is found on env's PATH)."""
+    """A full session through `command`, started in / with `env` as the whole environment (the
+    command is found on env's PATH); 600 s per reply: the first waits while uv installs."""
     started = time.monotonic()
-    helper = [sys.executable, str(ROOT / "tests" / "pyz_session.py"), "--expect-robot", "bob"]
-    helper += ["--timeout", "600"]  # per reply: the first waits while uv installs
-    done = subprocess.run(
-        [*helper, "--", *command],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        cwd=Path(ROOT.anchor),
-        env=env,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    line = f"{done.stdout.strip()} (wall {time.monotonic() - started:.1f} s, cold uv cache)"
+    summary = launched_session(*command, timeout=600, cwd=Path(ROOT.anchor), env=env, inherit_env=False)
+    line = f"{summary} (wall {time.monotonic() - started:.1f} s, cold uv cache)"
     print(line)
     return line
 
