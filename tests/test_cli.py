@@ -5,6 +5,7 @@ from __future__ import annotations
 import array
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -268,7 +269,7 @@ def test_other_invocations_agree() -> None:
 @posix_only
 def test_render_into_a_closed_pipe_is_quiet() -> None:
     done = subprocess.run(
-        f"{sys.executable} {MODULE} render {EXAMPLE} | head -c 10 >/dev/null",
+        f"{shlex.join(server_argv('render', EXAMPLE))} | head -c 10 >/dev/null",
         shell=True,
         capture_output=True,
         text=True,

@@ -14,7 +14,6 @@ import re
 import secrets
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import EXAMPLE, ROOT, posix_only
+from conftest import EXAMPLE, posix_only
 from http_served import (
     HOSTILE_KINDS,
     SESSION_HEADERS,
@@ -709,14 +708,7 @@ def test_startup_checks_come_first_and_never_import_the_sdk(tmp_path: Path) -> N
         "codes = [int(c) for c in codes]\n"
         "print(codes, sorted(n for n in ('mcp', 'uvicorn', 'starlette', 'anyio') if n in sys.modules))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(broken), str(EXAMPLE)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, m.TOKEN_ENV: ""},
-    )
+    done = run(broken, EXAMPLE, command=[sys.executable, "-c", code], env={m.TOKEN_ENV: ""})
     assert done.stdout == "[1, 1] []\n", done.stderr
     assert "robot_name" in done.stderr.splitlines()[0]
 

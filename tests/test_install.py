@@ -20,7 +20,7 @@ import pytest
 from conftest import EXAMPLE, ROOT, posix_only
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serving import launched
+from serving import launched, run, server_argv
 
 import robot_md_mcp as rmm
 
@@ -581,15 +581,8 @@ def test_launch_command_for_each_way_of_running(monkeypatch, tmp_path: Path) -> 
 
 def run_cli(*args: str, env: dict[str, str], python_args: tuple[str, ...] = (MODULE,), cwd: Path = ROOT):
     full_env = {k: v for k, v in os.environ.items() if k not in ("ROBOT_MD_PATH", "XDG_CONFIG_HOME")}
-    return subprocess.run(
-        [sys.executable, *python_args, "install", *args],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env={**full_env, **env},
-        cwd=cwd,
-        timeout=60,
-    )
+    command = [sys.executable, *python_args]
+    return run("install", *args, command=command, env={**full_env, **env}, inherit_env=False, cwd=cwd)
 
 
 def test_a_real_zipapp_installs_itself(tmp_path: Path) -> None:
@@ -856,9 +849,9 @@ def test_cli_refusal_is_one_line(tmp_path: Path) -> None:
 
 def test_help_mentions_install() -> None:
     for args in (["--help"], ["install", "--help"]):
-        done = subprocess.run([sys.executable, MODULE, *args], capture_output=True, text=True, timeout=60)
+        done = run(*args)
         assert done.returncode == 0 and "install CLIENT [PATH]" in done.stdout
-    done = subprocess.run([sys.executable, MODULE, "validate", "--help"], capture_output=True, text=True)
+    done = run("validate", "--help")
     assert done.returncode == 0 and "usage:" in done.stdout
 
 
@@ -971,7 +964,7 @@ def test_claude_code_uninstall_prints_or_runs_claude_mcp_remove(install: Install
 def run_install_cli(home: Path, *args: str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("ROBOT_MD_PATH", "XDG_CONFIG_HOME")}
     return subprocess.Popen(
-        [sys.executable, MODULE, *args],
+        server_argv(*args),
         env={**env, "HOME": str(home)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
