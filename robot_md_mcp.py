@@ -4179,19 +4179,19 @@ def serve_settings(environ: Mapping[str, str]) -> HttpLimits:
     line each time the poller looks at the file. Exit 1 on a setting outside its bounds."""
     if environ.get(DEBUG_ENV, "").strip() not in ("", "0"):
         logging.getLogger(NAME).setLevel(logging.DEBUG)
-    wanted = {POLL_SECONDS_ENV: environ.get(POLL_SECONDS_ENV, "").strip()}
+    poll = environ.get(POLL_SECONDS_ENV, "").strip()
+    wanted = {POLL_SECONDS_ENV: poll} if poll else {}
     for pair in filter(str.strip, environ.get(HTTP_LIMITS_ENV, "").split(",")):
-        name, _, text = pair.partition("=")
-        if name.strip() not in HTTP_SETTINGS:
+        name, sep, text = pair.partition("=")
+        if not sep or name.strip() not in HTTP_SETTINGS:
             raise Exit(
                 ExitCode.CANNOT_USE,
-                f"{NAME}: ${HTTP_LIMITS_ENV}: {name.strip()!r} is not one of {', '.join(HTTP_SETTINGS)}",
+                f"{NAME}: ${HTTP_LIMITS_ENV}: {pair.strip()!r} is not NAME=VALUE, "
+                f"NAME one of {', '.join(HTTP_SETTINGS)}",
             )
         wanted[name.strip()] = text.strip()
     defaults, chosen = HttpLimits(), dict[str, Any]()
     for name, text in wanted.items():
-        if not text:
-            continue
         field_name = "poll_seconds" if name == POLL_SECONDS_ENV else name
         default = getattr(defaults, field_name)
         low = 1 if isinstance(default, int) else MIN_SETTING_SECONDS
