@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from conftest import CORPUS, EXAMPLE, posix_only
@@ -502,7 +503,7 @@ def test_a_setting_is_taken_only_within_its_bounds(setting: tuple[str, str], tex
         assert not taken, (text, e.line)
         return
     assert taken, text
-    assert got == dataclasses.replace(DEFAULTS, **{name: wanted})
+    assert got == dataclasses.replace(DEFAULTS, **{name: cast(Any, wanted)})
 
 
 @pytest.mark.parametrize(
