@@ -409,7 +409,7 @@ def test_a_slow_manifest_never_stalls_serving(tmp_path: Path) -> None:
         ((status, _, body),) = answers
         assert status == 200 and b'"id":7' in body.replace(b" ", b""), body[:300]
         assert b"0.7 kg" in body or b'"error"' in body, body[:300]  # the new version, or why it cannot be
-        # Stalled, /healthz would wait for the read's version (the old code stalled it 0.62 s).
+        # /healthz never waits for the read's version.
         assert meanwhile >= 2 and slowest < 0.45, (meanwhile, slowest)
     finally:
         assert served.stop() == 0
@@ -1076,7 +1076,7 @@ def _budget_run(times: list[float], lines: int = 20, window: float = 10.0) -> li
 @given(st.lists(st.floats(0, 100, allow_nan=False), max_size=300).map(sorted))
 def test_the_log_budget_holds_in_every_window_of_its_length(times: list[float]) -> None:
     """Sliding, not fixed: no span of 10 s lets through more than 20 lines, wherever it starts
-    (a fixed window let 40 through in 0.47 s across its boundary)."""
+    (a fixed window would let twice that through across its boundary)."""
     passed = _budget_run(times)
     for i, start in enumerate(passed):
         assert sum(1 for t in passed[i:] if t - start < 10.0) <= 20

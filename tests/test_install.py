@@ -973,7 +973,7 @@ def run_install_cli(home: Path, *args: str) -> subprocess.Popen:
 
 
 def test_concurrent_installs_and_uninstalls_keep_every_entry(tmp_path: Path) -> None:
-    """Real processes at once (the review lost one entry in 6 of 6 rounds): each keeps the others' work."""
+    """Real processes at once: each keeps the others' work (no entry lost to a concurrent write)."""
     home = tmp_path / "home"
     path = home / ".cursor" / "mcp.json"
     for _ in range(2):
@@ -1059,7 +1059,7 @@ def saving_at(monkeypatch, steps: set[int], save: Callable[[int], object]) -> li
 def test_a_client_saving_its_config_during_install_keeps_its_change(
     install: Installer, monkeypatch, how: str, verb: str
 ) -> None:
-    """Another process rewrites the config after install read it (the review: lost 5 of 5)."""
+    """Another process rewrites the config after install read it: its write and ours both survive."""
     path = install.file("cursor")
     write_json(path, {"mcpServers": {"robot-md": MCP_SERVERS} if verb == "uninstall" else {}})
     with monkeypatch.context() as patched:
@@ -1171,7 +1171,8 @@ def test_a_backup_that_is_a_folder_is_named_as_the_problem(install: Installer) -
 @pytest.mark.parametrize("verb", ["install", "uninstall"])
 @pytest.mark.parametrize("shape", ["object", "array", "jsonc"])
 def test_a_config_nested_990_deep_is_one_line(tmp_path: Path, verb: str, shape: str) -> None:
-    """The review's RecursionError traceback: now one line and exit 1, in a real process."""
+    """A config nested deeper than we read: one line and exit 1 in a real process, never a
+    RecursionError traceback, and the file untouched."""
     home = tmp_path / "home"
     path = home / ".cursor" / "mcp.json"
     path.parent.mkdir(parents=True)
@@ -1186,7 +1187,7 @@ def test_a_config_nested_990_deep_is_one_line(tmp_path: Path, verb: str, shape: 
     assert path.read_text(encoding="utf-8") == text
 
 
-# Shapes that made the old scan start over at every position (the review: 240 KB, 75 s).
+# Shapes that make a naive scan start over at every position (quadratic time): each is read in one pass.
 SLOW_SHAPES = {
     "unclosed comments": "{" + "/*a" * 350_000,
     "unclosed strings": '"a\n' * 350_000 + "//",
@@ -1225,7 +1226,7 @@ OURS: dict[str, dict[str, Any]] = {
     "pipx run": {"command": "pipx", "args": ["run", "robot-md-mcp", "/r"]},
     "this very copy": {"command": sys.executable, "args": [MODULE, "/r"]},
 }
-FOREIGN = {  # the review's four, and more that mention robot-md-mcp without running it
+FOREIGN = {  # entries that mention robot-md-mcp without running it
     "node bridge": {"command": "node", "args": ["/opt/robot-md-mcp/bridge.js"]},
     "docker image": {"command": "docker", "args": ["run", "-i", "--rm", "ghcr.io/me/robot-md-mcp:latest"]},
     "env note": {"command": "npx", "args": ["other-server"], "env": {"NOTE": "replaces robot-md-mcp"}},

@@ -201,7 +201,7 @@ def test_the_range_is_the_cpythons_the_pyz_files_serve_each_resolved_everywhere(
 def test_a_pin_without_a_wheel_anywhere_stops_the_build_in_one_line(
     monkeypatch, tmp_path: Path, no_wheel: tuple[str, str]
 ) -> None:
-    """Issue #18: the bundle admits no CPython for which uv would build a pin from source; one
+    """The bundle admits no CPython for which uv would build a pin from source; one
     platform and CPython without a wheel stops the build, naming them and pip's reason."""
     stub_pip(monkeypatch, no_wheel)
     with pytest.raises(SystemExit) as stopped:

@@ -392,7 +392,7 @@ def test_no_home_and_no_passwd_entry(public: Path) -> None:
 
 @posix_only
 def test_planted_temp_folder_is_refused(public: Path) -> None:
-    """Issue #12: with no HOME the pyz uses <temp>/shiv-<uid>, a name anyone can predict. Another
+    """With no HOME the pyz uses <temp>/shiv-<uid>, a name anyone can predict. Another
     user who plants it - as a link to their folder, or as their own folder - gets one line and exit 1
     from the victim's run, and none of their code is imported."""
     tmp = public / "tmp"

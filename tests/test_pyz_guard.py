@@ -684,7 +684,7 @@ def test_entry_point_override(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_build_uses_only_shivs_command_line() -> None:
-    """Issue #11: shiv builds the zip through its documented command line; nothing imports or
+    """Shiv builds the zip through its documented command line; nothing imports or
     patches its modules (shiv.builder.MAIN_TEMPLATE, _bootstrap), in the build or in the pyz."""
     for path in (ROOT / "packaging" / "build_pyz.py", GUARD_FILE):
         tree = ast.parse(path.read_text())
