@@ -435,7 +435,7 @@ def test_a_hostile_footer_costs_little(text: str) -> None:
 
     started = time.perf_counter()
     assert not rmm.check_signature(text, None).accepted
-    assert time.perf_counter() - started < 1.0  # measured: under 0.05 s
+    assert time.perf_counter() - started < 1.0
 
 
 def test_signing_the_file_notifies_who_reads_its_verdict(tmp_path, keys) -> None:
