@@ -4,7 +4,7 @@
     python tests/pyz_session.py [--expect-robot NAME] [--timeout S] -- CMD [ARG...]
 
 e.g. `python tests/pyz_session.py -- python3 dist/robot-md-mcp.pyz examples/bob.ROBOT.md`.
-A thin command line over the test harness (tests/serving.py: `RawServer`, `full_session`), which
+A thin command line over the test harness (tests/serving.py: `launched_session`), which
 is standard library only, so this runs on a bare CI runner, under emulation, or beside any
 interpreter the pyz is being proven on. Prints one summary line; exit 1 on failure.
 """

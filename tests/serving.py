@@ -1,12 +1,13 @@
-"""The one test harness for our server as a real process: over stdio (`RawServer`), over HTTP
-(`Served`), or run once as a command (`run`, `run_measured`); from the module, a pyz or any other
-command and interpreter (`command=`), with small HttpLimits or a fast poll passed in (`limits=`,
-`poll_seconds=`). Tests of what the handlers answer use the SDK's in-process Client instead
-(`build_server`); a subprocess is for when the wire, the process, signals or the command line is
-the point.
+"""Where every test starts our server: in this process through the SDK's Client (`in_process`), as
+a real process over stdio (`RawServer`; `run`, `answers` and `run_measured` run the command line
+once), over HTTP (`Served`); a launcher proven by one full session (`launched_session`); and the
+SDK's Client over real stdio where a host's view is the point (`launched`). From the module, a pyz
+or any other command and interpreter (`command=`), with lower HttpLimits, a fast poll or debug
+lines through the settings the server reads (`settings()`).
 
-Standard library only, and no pytest: tests/pyz_session.py imports it to run a full session under
-any interpreter a pyz is proven on (another CPython, an emulated Pi, Debian sid's userland)."""
+Standard library only but for `in_process` and `launched`, and no pytest: tests/pyz_session.py
+imports it to run a full session under any interpreter a pyz is proven on (another CPython, an
+emulated Pi, Debian sid's userland)."""
 
 from __future__ import annotations
 
@@ -34,8 +35,8 @@ EXAMPLE = ROOT / "examples" / "bob.ROBOT.md"
 PYTHON = os.environ.get("ROBOT_MD_MCP_TEST_PYTHON") or sys.executable
 # Tests start the server as SERVER: `python robot_md_mcp.py ARGS` but for one thing, the module
 # comes from its cached bytecode (conftest compiles it once per run), where a script is compiled
-# anew at every start - ~0.1 s of CPU, hundreds of starts a run. sys.argv and sys.path[0] are what
-# the script form gives the module.
+# anew at every start, hundreds of starts a run. sys.argv and sys.path[0] are what the script form
+# gives the module.
 BOOT = (
     "import os, sys\ndel sys.argv[0]\nsys.path[0] = os.path.dirname(sys.argv[0])\n"
     "import robot_md_mcp\nsys.exit(robot_md_mcp.main())\n"
