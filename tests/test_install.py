@@ -741,19 +741,13 @@ def test_claude_code_uninstall_finds_user_and_local_entries(tmp_path: Path) -> N
     env, state = fake_claude(tmp_path)
     ours = {"user": {"robot-md": COMMAND}, "local": {"robot-md": COMMAND}, "project": {"robot-md": COMMAND}}
     state.write_text(json.dumps(ours))
-    uninstall = [sys.executable, MODULE, "uninstall", "claude-code"]
-    done = subprocess.run(uninstall, capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
+    uninstall = ["uninstall", "claude-code"]
+    done = run(*uninstall, env=env)
     assert done.returncode == 0 and "from Claude Code's user and local config" in done.stdout, done
     assert json.loads(state.read_text()) == {"user": {}, "local": {}, "project": {"robot-md": COMMAND}}
-    done = subprocess.run(uninstall, capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
+    done = run(*uninstall, env=env)
     assert done.returncode == 0 and done.stdout.endswith("; nothing changed\n"), done
-    done = subprocess.run(
-        [*uninstall, "--scope", "project"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env},
-        timeout=60,
-    )
+    done = run(*uninstall, "--scope", "project", env=env)
     assert done.returncode == 0 and json.loads(state.read_text())["project"] == {}
 
 
@@ -798,14 +792,7 @@ def test_the_real_claude_code_finds_the_install_from_any_folder(tmp_path: Path) 
     assert got.returncode == 0 and "Scope: User config" in got.stdout, got.stdout
     done = run_cli("claude-code", str(EXAMPLE), env=env, cwd=elsewhere)
     assert done.returncode == 0 and done.stdout.endswith("with this command; nothing changed\n"), done
-    gone = subprocess.run(
-        [sys.executable, MODULE, "uninstall", "claude-code"],
-        capture_output=True,
-        text=True,
-        cwd=old,
-        env={**os.environ, **env},
-        timeout=300,
-    )
+    gone = run("uninstall", "claude-code", cwd=old, env=env, timeout=300)
     assert gone.returncode == 0 and "from Claude Code's user and local config" in gone.stdout, gone
     for folder in (old, elsewhere):
         assert claude_in(folder, "mcp", "get", "robot-md").returncode != 0
