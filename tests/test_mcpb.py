@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE, ROOT, build_bundle, in_sid, need
 from packaging.specifiers import SpecifierSet
-from serving import launched_session
+from serving import launched_session, run
 
 import robot_md_mcp as rmm
 
@@ -87,8 +87,7 @@ def test_version_equals_the_module_version(manifest: dict) -> None:
     assert manifest["version"] == rmm.__version__
     assert bundle_project(build_mcpb.bundle_pyproject(A_RANGE))["version"] == rmm.__version__
     # and what the module itself says, run as the bundle runs it (a script)
-    script = [sys.executable, str(ROOT / "robot_md_mcp.py"), "--version"]
-    done = subprocess.run(script, capture_output=True, text=True, check=True)
+    done = run("--version", command=[sys.executable, ROOT / "robot_md_mcp.py"])
     assert done.stdout.split() == ["robot-md-mcp", rmm.__version__]
 
 
