@@ -1,5 +1,6 @@
 """The module reads top-down: each numbered section uses only the sections above it (type annotations
-aside), and the sections before the server never import the SDK."""
+aside), and the sections before the server never import the SDK; and what the docs and the test files
+say is in a section is there."""
 
 from __future__ import annotations
 
