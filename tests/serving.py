@@ -437,23 +437,33 @@ class RawServer:
 
 def full_session(server: RawServer, expect_robot: str | None, timeout: float) -> str:
     """One full MCP session, checked: initialize (2025-11-25), list and read every resource, list
-    tools, call validate and render, get every prompt (arguments from completion), subscribe and
-    unsubscribe, close stdin, and a clean exit 0. `timeout`: seconds per reply. One summary line."""
+    tools, call brief (the context resource's text; its robot card readable), validate and render, get
+    every prompt (arguments from completion), subscribe and unsubscribe, close stdin, and a clean exit
+    0. `timeout`: seconds per reply. One summary line."""
     started = time.perf_counter()
     init = server.handshake(timeout=timeout)
     assert init["serverInfo"]["name"] == "robot-md-mcp", init
     initialized_ms = (time.perf_counter() - started) * 1000
     resources = server.result("resources/list", timeout=timeout)["resources"]
     assert len(resources) >= 4, resources
+    texts = {}
     for resource in resources:
         if expect_robot:
             assert resource["uri"].startswith(f"robot-md://{expect_robot}/"), resource["uri"]
         contents = server.result("resources/read", {"uri": resource["uri"]}, timeout)["contents"]
         assert contents and contents[0]["text"], resource["uri"]
+        texts[resource["name"]] = contents[0]["text"]
         if resource["mimeType"] == "application/json":
             json.loads(contents[0]["text"])
-    tools = {t["name"] for t in server.result("tools/list", timeout=timeout)["tools"]}
-    assert {"validate", "render"} <= tools, tools
+    tools = {t["name"]: t for t in server.result("tools/list", timeout=timeout)["tools"]}
+    assert {"brief", "view", "validate", "render"} <= set(tools), tools
+    briefed = server.result("tools/call", {"name": "brief", "arguments": {}}, timeout)
+    assert [c["text"] for c in briefed["content"]] == [texts["context"]], briefed
+    card_uri = tools["brief"]["_meta"]["ui"]["resourceUri"]
+    (card,) = server.result("resources/read", {"uri": card_uri}, timeout)["contents"]
+    assert card["mimeType"] == "text/html;profile=mcp-app" and card["text"].startswith("<!DOCTYPE html>"), (
+        card
+    )
     validated = server.result("tools/call", {"name": "validate", "arguments": {}}, timeout)
     assert not validated.get("isError") and validated["structuredContent"]["ok"] is True, validated
     rendered = server.result("tools/call", {"name": "render", "arguments": {}}, timeout)

@@ -89,3 +89,19 @@ def test_a_request_before_initialize_is_told_to_initialize_first() -> None:
     }
     assert "result" in answers[2]
     assert answers[3]["error"]["code"] == -32602 and "initialize first" not in answers[3]["error"]["message"]
+
+
+def test_uvicorn_server_canary() -> None:
+    """end_if_stuck_when_stopped() reads uvicorn.Server's `should_exit` (which uvicorn's signal
+    handling sets, and serve_http sets too) and closes the sockets of `server_state.connections`
+    (each a protocol with its `transport`): there is no public list of a server's connections."""
+    import uvicorn
+    import uvicorn.server
+
+    server = uvicorn.Server(uvicorn.Config(app="robot_md_mcp:main"))
+    assert server.should_exit is False
+    assert isinstance(server.server_state.connections, set)
+    # (the module's source: sse-starlette, which the SDK loads, wraps Server.handle_exit)
+    source = inspect.getsource(uvicorn.server)
+    assert "def handle_exit" in source and "self.should_exit = True" in source, "uvicorn.Server changed"
+    assert "self.server_state.connections" in source, "uvicorn.Server changed: server_state.connections"

@@ -45,8 +45,35 @@ def bob() -> m.Manifest:
 
 def test_tools_list() -> None:
     tools = {t["name"]: t for t in inspector("--method", "tools/list")["tools"]}
-    assert {"validate", "render"} <= set(tools)
+    assert list(tools) == list(m.TOOLS)
     assert tools["validate"]["annotations"]["readOnlyHint"] is True
+
+
+def test_tool_schemas_pass_the_inspectors_portability_check() -> None:
+    """The Inspector lints every tool's schemas (untyped fields, `type` lists, remote refs) and
+    reports on stderr; it has nothing to say of ours."""
+    node = node22()
+    cli = npm_tool(*INSPECTOR) / "node_modules" / ".bin" / "mcp-inspector"
+    done = subprocess.run(
+        [str(cli), "--cli", *SERVER, str(EXAMPLE), "--method", "tools/list", "--strict"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=node_env(node),
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Schema portability" not in done.stderr and "Warning: tool" not in done.stderr, done.stderr[-3000:]
+
+
+def test_tools_call_brief_and_view(bob: m.Manifest) -> None:
+    """The tools a tools-only host calls, through a third-party client: the briefing as text, and a
+    view with its argument."""
+    briefed = inspector("--method", "tools/call", "--tool-name", "brief")
+    served = m.ManifestFile(EXAMPLE).version()  # as served: its signature checked
+    assert briefed["content"] == [{"type": "text", "text": served.text(m.VIEW["context"])}]
+    viewed = inspector("--method", "tools/call", "--tool-name", "view", "--tool-arg", "kind=safety")
+    assert viewed["structuredContent"] == {"view": "safety", "value": bob.frontmatter["safety"]}
 
 
 def test_resources_list() -> None:

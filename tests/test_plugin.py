@@ -139,7 +139,15 @@ def test_the_skill_names_only_what_the_server_serves() -> None:
     skill = (PLUGIN / "skills" / "robot-md" / "SKILL.md").read_text(encoding="utf-8")
     named = set(re.findall(r"`([a-z_-]+)`", skill))
     served = set(rmm.TOOLS) | set(rmm.PROMPTS) | {v.kind for v in rmm.VIEWS} | {"robot-md"}
-    assert {"validate", "check-safety", "manifest-status", "doctor_summary", "verify"} <= named
+    assert {
+        "brief",
+        "check_action",
+        "validate",
+        "check-safety",
+        "manifest-status",
+        "doctor_summary",
+        "verify",
+    } <= named
     assert named <= served, named - served
     for uri in re.findall(r"`(robot-md://[^`]+)`", skill):
         assert uri.rsplit("/", 1)[1] in {v.kind for v in rmm.VIEWS}, uri
@@ -224,7 +232,7 @@ def serves_bob(
     )
     assert code == 0 and 1 in by_id and 2 in by_id, err[-3000:]
     assert by_id[1]["result"]["serverInfo"]["name"] == rmm.NAME
-    assert by_id[2]["result"]["contents"][0]["text"].startswith("name: bob"), by_id[2]
+    assert by_id[2]["result"]["contents"][0]["text"].startswith('name: "bob" |'), by_id[2]
 
 
 @pytest.fixture

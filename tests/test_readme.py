@@ -359,6 +359,7 @@ def test_limit_messages_quoted_in_robustness(tmp_path: Path) -> None:
         "MAX_DEPTH": _refusal(front + "x: " + "[" * deep + "]" * deep + "\n---\n"),
         "MAX_VALUES": _refusal(front + "a0: &a0 [" + "1, " * 9 + "1]\n" + aliases + "---\n"),
         "MAX_STDIO_LINE_BYTES": too_long["error"]["message"],
+        "READ_DEADLINE_SECONDS": rmm.OneReadAtATime(big, rmm.READ_DEADLINE_SECONDS).stalled().what,
     }
     rows = limit_rows()
     for name, message in messages.items():

@@ -84,9 +84,12 @@ async def test_full_session(session, manifest_path) -> None:
 async def test_tools_are_described_for_agents(connect, manifest_path) -> None:
     async with connect(manifest_path(GOOD)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"validate", "render", "doctor_summary", "verify"}
+    assert list(tools) == ["brief", "view", "check_action", "validate", "render", "doctor_summary", "verify"]
     for tool in tools.values():
-        assert tool.input_schema == {"type": "object", "properties": {}, "additionalProperties": False}
+        arguments = {"view": ["kind"], "check_action": ["action"]}.get(tool.name, [])
+        assert list(tool.input_schema["properties"]) == arguments == tool.input_schema.get("required", [])
+        assert tool.input_schema["additionalProperties"] is False
+        assert all(tool.input_schema["properties"][a]["type"] == "string" for a in arguments)
         assert tool.output_schema["type"] == "object"
         assert tool.title and tool.description
         a = tool.annotations
@@ -97,6 +100,8 @@ async def test_tools_are_described_for_agents(connect, manifest_path) -> None:
             False,
         )
     assert tools["validate"].output_schema["required"] == ["ok", "summary", "errors", "warnings"]
+    # Hosts that render MCP Apps show brief's result as the robot card; no other tool has a view.
+    assert [t.meta for t in tools.values()] == [{"ui": {"resourceUri": rmm.CARD_URI}}] + [None] * 6
 
 
 @pytest.mark.anyio
@@ -128,13 +133,13 @@ async def test_bad_requests_do_not_kill_the_server(connect, manifest_path) -> No
         with pytest.raises(MCPError) as e:
             await client.read_resource("robot-md://alice/safety")
         assert str(e.value) == (
-            "Unknown resource: robot-md://alice/safety; this server serves the robot 'bob': "
+            'Unknown resource: robot-md://alice/safety; this server serves the robot "bob": '
             "read robot-md://bob/safety"
         )
         with pytest.raises(MCPError) as e:
             await client.read_resource("robot-md://bob/" + "x" * 100_000)
         message = str(e.value)  # a huge URI is not echoed back whole
-        assert len(message) < 1000 and "this server serves the robot 'bob': robot-md://bob/context" in message
+        assert len(message) < 1000 and 'this server serves the robot "bob": robot-md://bob/context' in message
         assert (await client.call_tool("validate", {})).structured_content["ok"] is True
 
 
@@ -296,7 +301,7 @@ def test_a_person_running_it_by_hand_gets_one_friendly_line(manifest_path, delay
     finally:
         if primary != -1:
             os.close(primary)
-    assert banner.startswith(f"robot-md-mcp {rmm.__version__}: serving robot 'bob' from {path} over stdio")
+    assert banner.startswith(f'robot-md-mcp {rmm.__version__}: serving robot "bob" from {path} over stdio')
     assert banner.count("\n") == 1
     assert "claude_desktop_config.json" in banner and "waiting for an MCP client" in banner
     assert (code, out, err) == (0, b"", banner)

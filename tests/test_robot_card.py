@@ -1,0 +1,169 @@
+"""The robot card (MCP Apps): the `ui://` page a host reads from this server, framed by the real host SDK in
+headless Chromium (tests/app_host.py), handed the real `brief` results a stdio server process gave: what
+it shows is the manifest (two robots, and one again after an edit), in both themes, with no console
+error and no request from its frame. The quick checks of the resource itself come first."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import CORPUS, EXAMPLE, ROOT
+from serving import RawServer, in_process
+
+import robot_md_mcp as rmm
+
+WHEELED = CORPUS / "docsrecon__turtlebot4.ROBOT.md"
+SCREENSHOTS = ROOT / ".cache" / "robot-card"  # the CI workflow uploads this folder
+
+
+# --- the resource: quick --------------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_card_is_one_page_for_every_manifest(mode: str, manifest_path, tmp_path: Path) -> None:
+    """Read as a host reads it (resources/read of the tool's _meta.ui.resourceUri): the same bytes
+    whatever the file holds, even a file that does not parse; mimeType exactly the spec's; not in
+    resources/list (the model has no use for it); the extension listed in the 2026-07-28 era."""
+    pages: list[str | None] = []
+    for content in [EXAMPLE.read_bytes(), WHEELED.read_bytes(), b"no frontmatter at all"]:
+        path = tmp_path / f"{len(pages)}" / "ROBOT.md"
+        path.parent.mkdir()
+        path.write_bytes(content)
+        async with in_process(path, mode) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            uri = tools["brief"].meta["ui"]["resourceUri"]  # type: ignore[index]
+            (page,) = (await client.read_resource(uri)).contents
+            assert page.mime_type == "text/html;profile=mcp-app"
+            pages.append(getattr(page, "text", None))
+            if content.startswith(b"---"):
+                assert uri not in [r.uri for r in (await client.list_resources()).resources]
+            extensions = client.server_capabilities.extensions if client.server_capabilities else None
+            if mode == "auto":
+                assert extensions == {"io.modelcontextprotocol/ui": {}}
+    assert pages == [rmm.CARD_HTML] * 3
+
+
+def test_the_card_needs_no_network_and_inserts_text_only() -> None:
+    """Under the default CSP nothing outside the page loads, so it has nothing to load; manifest text
+    is set with textContent, never parsed as markup (the browser test below shows the rest)."""
+    html = rmm.CARD_HTML
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    assert not re.search(r"\b(src|href)\s*=|url\(|@import|fetch\(|XMLHttpRequest|WebSocket|https?://", html)
+    assert not re.search(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function", html)
+
+
+# --- in a real browser, as a host frames it: heavy --------------------------------------
+
+
+def test_manifest_text_reaches_the_card_visible() -> None:
+    """Format characters in manifest strings are shown as <U+XXXX> (visible(), server-side), so a
+    zero-width or bidi character cannot disguise a name, a capability or a gate on the card."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    text = text.replace("robot_name: bob", "robot_name: bob\u202egnp.exe", 1)
+    text = text.replace("  - arm.pick\n", "  - arm.pick\u200b\n", 1)
+    manifest = rmm.parse(text)
+    card = rmm.robot_card(manifest, rmm.validate(manifest))
+    assert card["name"] == "bob<U+202E>gnp.exe" and "arm.pick<U+200B>" in card["capabilities"]
+    assert "\u202e" not in str(card) and "\u200b" not in str(card)
+
+
+def briefs(server: RawServer, path: Path, versions: list[bytes]) -> list[dict[str, Any]]:
+    """`brief`'s CallToolResult (as the wire carried it) for each version the file takes in turn."""
+    found = []
+    for content in versions:
+        path.write_bytes(content)
+        answer = server.request("tools/call", {"name": "brief", "arguments": {}}, timeout=30)
+        found.append(answer["result"])
+    return found
+
+
+def expected(content: bytes) -> tuple[list[str], list[str]]:
+    """What the card must show of a manifest, read from its YAML here (never from the card's data):
+    its name, capabilities, declared limits and gate scopes; and the limits it must mark not declared."""
+    front = yaml.safe_load(content.decode("utf-8").split("---")[1])
+    safety = front.get("safety") or {}
+    shown = [front["metadata"]["robot_name"], *front.get("capabilities", [])]
+    shown += [
+        str(safety[k])
+        for k in ("payload_kg", "max_joint_velocity_dps", "max_linear_velocity_ms")
+        if k in safety
+    ]
+    shown += [gate["scope"] for gate in safety.get("hitl_gates", [])]
+    if "estop" in safety:
+        shown.append(f"response {safety['estop']['response_ms']} ms")
+    labels = {
+        "payload_kg": "Payload limit",
+        "max_joint_velocity_dps": "Max joint velocity",
+        "max_linear_velocity_ms": "Max linear velocity",
+        "workspace_bounds_m": "Workspace bounds",
+        "failsafe_behavior": "Failsafe on lost comms",
+    }
+    return shown, [label for key, label in labels.items() if key not in safety]
+
+
+def edited(content: bytes) -> bytes:
+    """bob, edited: a new capability, a lower payload limit, and a workspace bound declared."""
+    text = content.decode("utf-8")
+    text = text.replace("  - status.report\n", "  - status.report\n  - arm.wave\n", 1)
+    text = re.sub(r"payload_kg: [0-9.]+", "payload_kg: 0.25", text, count=1)
+    text = text.replace("safety:\n", "safety:\n  workspace_bounds_m: [0.4, 0.4, 0.3]\n", 1)
+    assert text.encode() != content
+    return text.encode("utf-8")
+
+
+# (theme, the host's style variables given, framed behind the spec's sandbox proxy as web hosts do)
+HOSTS = [("light", True, False), ("dark", True, True), ("dark", False, False)]
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(
+    ("theme", "styled", "proxied"), HOSTS, ids=["light", "dark-proxied", "dark-unstyled"]
+)
+def test_a_host_shows_the_robot_card(theme: str, styled: bool, proxied: bool, tmp_path: Path) -> None:
+    from app_host import show_card
+
+    bob, wheeled = EXAMPLE.read_bytes(), WHEELED.read_bytes()
+    versions = [bob, wheeled, edited(bob)]
+    path = tmp_path / "ROBOT.md"
+    path.write_bytes(bob)
+    with RawServer(path) as server:
+        server.handshake()
+        (page,) = server.request("resources/read", {"uri": rmm.CARD_URI}, timeout=30)["result"]["contents"]
+        results = briefs(server, path, [*versions, b"no frontmatter here"])
+        server.assert_clean()
+    assert page["mimeType"] == rmm.CARD_MIME_TYPE and [bool(r.get("isError")) for r in results] == [
+        False,
+        False,
+        False,
+        True,
+    ]
+    folder = SCREENSHOTS / f"{theme}{'-proxied' if proxied else ''}{'' if styled else '-unstyled'}"
+    shutil.rmtree(folder, ignore_errors=True)
+    shown = show_card(
+        page["text"], results, theme=theme, screenshot_dir=folder, host_styles=styled, sandbox_proxy=proxied
+    )
+    assert shown.console_errors == [] and shown.host_errors == []
+    assert shown.requests == []
+    assert shown.handshake[:2] == ["ui/initialize", "ui/notifications/initialized"]
+    assert "ui/notifications/size-changed" in shown.handshake and shown.answered_teardown
+    assert len(shown.texts) == len(results) and len(shown.screenshots) == len(results)
+    # A file that cannot be read shows the server's one-line error, not a stale robot.
+    assert shown.texts[3].strip() == results[3]["content"][0]["text"] and "bob" not in shown.texts[3]
+    for content, text in zip(versions, shown.texts):
+        must_show, not_declared = expected(content)
+        missing = [s for s in must_show if s not in text]
+        assert not missing, (missing, text)
+        for label in not_declared:
+            assert re.search(rf"{re.escape(label)}\s+not declared", text), (label, text)
+        assert "valid" in text and "robot-md-gateway refuses" in text
+    assert (
+        "arm.wave" in shown.texts[2] and "0.25 kg" in shown.texts[2] and "0.4 x 0.4 x 0.3 m" in shown.texts[2]
+    )
+    assert "arm.wave" not in shown.texts[0]
+    assert all(s.stat().st_size > 5_000 for s in shown.screenshots)
