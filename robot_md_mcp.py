@@ -5320,8 +5320,8 @@ def serve_http(
         guard = "bearer token required" if listener.token else "no token: this machine only"
         print(
             f"{NAME} {__version__}: serving robot {quoted(robot)} from {manifest_file.path} at {listener.url}"
-            f"{listener.hint} (MCP over Streamable HTTP; {guard}; health check at {HEALTH_PATH}; "
-            "Ctrl-C quits)",
+            f"{listener.hint} (MCP over Streamable HTTP, REST described at {OPENAPI_PATH}; {guard}; "
+            f"health check at {HEALTH_PATH}; Ctrl-C quits)",
             file=sys.stderr,
             flush=True,
         )
