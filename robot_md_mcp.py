@@ -3154,6 +3154,19 @@ def _verified(signature: Signature | None) -> dict[str, Any]:
     return {key: found.get(key) for key in ("accepted", "kid", "reason", "fingerprint")}
 
 
+# What `validate` answers (the tool, `validate --json`, POST /validate): Report.as_dict().
+REPORT_SCHEMA = object_schema(
+    ok={"type": "boolean"},
+    summary=TEXT,
+    errors=STRINGS,
+    warnings=STRINGS,
+    hints={
+        **STRINGS,
+        "description": "ours, not robot-md's: misspelt keys (did you mean …?) and other advice",
+    },
+)
+
+
 TOOLS: dict[str, Tool] = {
     tool.name: tool
     for tool in (
@@ -3202,16 +3215,7 @@ TOOLS: dict[str, Tool] = {
             "summary when valid, errors and warnings (robot-md's strings), and hints of ours: keys the "
             "schema does not know that look misspelt (did you mean …?). An invalid manifest is a normal "
             "result.",
-            output_schema=object_schema(
-                ok={"type": "boolean"},
-                summary=TEXT,
-                errors=STRINGS,
-                warnings=STRINGS,
-                hints={
-                    **STRINGS,
-                    "description": "ours, not robot-md's: misspelt keys (did you mean …?) and other advice",
-                },
-            ),
+            output_schema=REPORT_SCHEMA,
             answer=as_json(lambda snap: snap.report.as_dict()),
         ),
         Tool(
@@ -4947,7 +4951,6 @@ ROBOTS_PATH = "/robots"
 MAX_REST_PARSES = 2  # POSTed manifests parsed at once; beyond that 503 with Retry-After
 REST_RETRY_SECONDS = 1
 YAML_MIME_TYPE = "application/yaml"
-REPORT_SCHEMA = object_schema(ok={"type": "boolean"}, summary=TEXT, errors=STRINGS, warnings=STRINGS)
 ERROR_SCHEMA = object_schema(error={**TEXT, "description": "one line saying what is wrong"})
 HEALTH_SCHEMA = object_schema(ok={"const": True}, robot={**TEXT, "description": "metadata.robot_name"})
 

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 from urllib.parse import quote
 
+import jsonschema
 import pytest
 from conftest import EXAMPLE, corpus_files
 from hypothesis import HealthCheck, given, settings
@@ -141,6 +142,7 @@ def test_post_validate_and_render_equal_the_command_line(
     status, headers, body = server.request("POST", m.VALIDATE_PATH, data, {"Content-Type": "text/markdown"})
     assert status == 200 and headers["content-type"] == "application/json"
     assert body.decode("utf-8") == printed
+    jsonschema.validate(json.loads(body), m.REPORT_SCHEMA)  # what /openapi.json says it is
     code, rendered, said = in_process(capsys, "render", path)
     status, headers, body = server.request("POST", m.RENDER_PATH, data)
     if code == 0:
