@@ -4987,6 +4987,12 @@ def render_yaml(body: bytes) -> tuple[int, bytes]:
     return 200, rendered.encode("utf-8")
 
 
+def unknown_robot(asked: str, name: str, kind: str) -> str:
+    """The 404 for a robot name this server does not serve: which one it does, and where."""
+    where = f"{ROBOTS_PATH}/<that name, URL-encoded>/{kind}"
+    return f"no robot {_theirs(asked)} here; this server serves the robot {quoted(name)}: GET {where}"
+
+
 def _json_content(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
@@ -5130,13 +5136,7 @@ class RestApi:
             return found
         snap, name = found
         if asked != name:
-            from urllib.parse import quote
-
-            where = f"{ROBOTS_PATH}/{quote(name, safe='')}/{view.kind}"
-            message = (
-                f"no robot {_theirs(asked)} here; this server serves the robot {quoted(name)}: GET {where}"
-            )
-            return refused(404, message)
+            return refused(404, unknown_robot(asked, name, view.kind))
         try:
             text = snap.text(view)
         except ManifestError as e:
