@@ -5196,7 +5196,7 @@ class RestApi:
 
 
 def _response(answer: HttpAnswer) -> Any:
-    """Our answer as a starlette Response (JSON unless it says otherwise)."""
+    """Our answer (its status, headers and content type) as a starlette Response."""
     from starlette.responses import Response
 
     headers = {k.decode(): v.decode() for k, v in answer.headers}
