@@ -1355,18 +1355,23 @@ def _look(value: Any, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt], b
         return
     for key, sub in value.items():
         inner = keys.known.get(key) if isinstance(key, str) else None
-        if inner is None and keys.entries is not None:
-            inner = keys.entries
-        if inner is not None:
-            if isinstance(sub, (dict, list)):
-                _look(sub, inner, (*at, key), found, budget)
-        elif keys.known and isinstance(key, str) and budget[0] > 0:
+        inner = keys.entries if inner is None else inner
+        if inner is not None and isinstance(sub, (dict, list)):
+            _look(sub, inner, (*at, key), found, budget)
+        elif inner is None and keys.known and isinstance(key, str) and budget[0] > 0:
             budget[0] -= 1
-            meant = keys.below.get(_folded(key)) or nearest_keys(
-                key, tuple(k for k in keys.known if k not in value)
-            )
-            if meant:
-                found.append(Misspelt(at, key, meant, keys.place))
+            _note_slip(value, key, keys, at, found)
+
+
+def _note_slip(
+    mapping: dict[Any, Any], key: str, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt]
+) -> None:
+    """`key`, unknown in `mapping`, as a slip of the key it most likely means (if any)."""
+    meant = keys.below.get(_folded(key)) or nearest_keys(
+        key, tuple(k for k in keys.known if k not in mapping)
+    )
+    if meant:
+        found.append(Misspelt(at, key, meant, keys.place))
 
 
 def _folded(key: str) -> str:
@@ -5461,6 +5466,13 @@ def run_validate(command: Command, machine: Machine) -> int:
         return report.code
     if report.ok:
         print(f"✓ {report.summary}")
+    _print_findings(report)
+    return report.code
+
+
+def _print_findings(report: Report) -> None:
+    """Each error (with its hints: ours, and the misspelt keys it comes from), the hints for
+    misspelt keys no error explains, then each warning."""
     slips = list(report.misspelt)
     for error in report.errors:
         print(f"✗ {error}")
@@ -5472,7 +5484,6 @@ def run_validate(command: Command, machine: Machine) -> int:
         print(f"  hint: {slip.hint}")
     for warning in report.warnings:
         print(f"! {warning}")
-    return report.code
 
 
 # Over stdio the answers go to stdout: started without one, nothing can be served.
