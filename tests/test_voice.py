@@ -158,6 +158,29 @@ def _unknown_resource(manifest: rmm.Manifest, report: rmm.Report) -> Exception:
     return caught.value
 
 
+def card_text(text: str) -> str:
+    """The robot card's data (the brief tool's structuredContent) as JSON."""
+    return json.dumps(rmm.robot_card(*served(text)), ensure_ascii=False)
+
+
+def card_structure(made: str) -> Any:
+    """The card's data with every string a placeholder (the card sets each as text, never markup):
+    its keys, its lists' lengths, what is null; the validation as robot-md's report made it."""
+
+    def shape(value: Any) -> Any:
+        if isinstance(value, str):
+            return PLACEHOLDER
+        if isinstance(value, list):
+            return [shape(v) for v in value]
+        if isinstance(value, dict):
+            return {k: shape(v) for k, v in value.items()}
+        return value
+
+    card = json.loads(made)
+    card["validation"] = sorted(card["validation"])
+    return shape(card)
+
+
 @dataclasses.dataclass(frozen=True)
 class Writer:
     """Something the server writes from a manifest: its name, how the server makes it from the
@@ -175,6 +198,7 @@ WRITERS: tuple[Writer, ...] = (
     Writer("context", lambda text: rmm.context(*served(text)), briefing_structure),
     *(Writer(f"prompt {name}", prompt_text(name), prompt_structure, not_verbatim) for name in rmm.PROMPTS),
     *(Writer(f"view {v.kind}", view_text(v), json_structure) for v in rmm.VIEWS if v.mime_type == JSON),
+    Writer("the robot card's data", card_text, card_structure),
     Writer("an undeclared capability's error", error_text(_undeclared), structure),
     Writer("an unknown resource's error", error_text(_unknown_resource), structure),
     Writer(
