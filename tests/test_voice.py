@@ -519,3 +519,12 @@ def test_bob_with_a_zero_width_space_validates_and_is_shown() -> None:
     assert rmm.check_text(text).ok
     manifest, _ = served(text)
     assert rmm.identity(manifest).startswith('name: "bob<U+200B>" | ')
+
+
+def test_the_card_sets_manifest_text_as_text_never_as_markup() -> None:
+    """The card's script writes what the tool result holds with textContent: no API of its parses
+    a string as HTML or code, so no value in the card's data can add markup or script."""
+    script = rmm.CARD_HTML
+    for api in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function(", "srcdoc"):
+        assert api not in script, api
+    assert "textContent" in script
