@@ -106,7 +106,7 @@ if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads onl
     import subprocess  # loaded by install only, to run claude
 
     from mcp import types
-    from mcp.server import ServerRequestContext
+    from mcp.server import Server, ServerRequestContext
     from mcp.server.context import CallNext, HandlerResult
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -3733,23 +3733,12 @@ def server_identity() -> dict[str, Any]:
     return {"title": TITLE, "description": DESCRIPTION, "website_url": WEBSITE, "icons": [icon]}
 
 
-def build_server(
-    manifest_file: ManifestFile,
-    shown_path: str | None = None,
-    forget_after: float | None = None,
-    poll_seconds: float = POLL_SECONDS,
-) -> Any:
-    """A low-level SDK server whose handlers are Handlers' methods; its
-    live updates (`.live`) run while a transport serves it. `forget_after`:
-    how long a silent HTTP session is remembered (the SDK closes it then);
-    `poll_seconds`: how often the file is looked at for changes."""
+def _robot_server_class() -> type[Server[dict[str, Any]]]:
+    """The SDK's low-level Server, advertising what this server's notifications need."""
     from mcp.server import NotificationOptions, Server
-    from mcp.server.subscriptions import ListenHandler
     from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-    class RobotServer(Server):
-        live: LiveUpdates
-
+    class RobotServer(Server[dict[str, Any]]):
         def get_capabilities(self, notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
             # Renames change the resource list: advertise listChanged for
             # resources (and only them) in every era and on every transport,
@@ -3763,9 +3752,26 @@ def build_server(
                 capabilities.logging = None
             return capabilities
 
-    live = LiveUpdates(manifest_file, forget_after, poll_seconds)
+    return RobotServer
+
+
+def build_server(
+    manifest_file: ManifestFile,
+    shown_path: str | None = None,
+    forget_after: float | None = None,
+    poll_seconds: float = POLL_SECONDS,
+    live: LiveUpdates | None = None,
+) -> Server[dict[str, Any]]:
+    """A low-level SDK server whose handlers are Handlers' methods; its live
+    updates (`live`, else new ones: `forget_after` is how long a silent HTTP
+    session is remembered, `poll_seconds` how often the file is looked at)
+    run while a transport serves it."""
+    from mcp import types
+    from mcp.server.subscriptions import ListenHandler
+
+    live = live or LiveUpdates(manifest_file, forget_after, poll_seconds)
     handlers = Handlers(manifest_file, live, shown_path)
-    server = RobotServer(
+    server = _robot_server_class()(
         NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -3791,10 +3797,7 @@ def build_server(
     server.extensions = {APPS_EXTENSION: {}}
     # Registered rather than passed as on_set_logging_level=, which warns
     # (MCPDeprecationWarning: protocol logging ends with 2026-07-28).
-    from mcp import types
-
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, handlers.set_logging_level)
-    server.live = live
     return server
 
 
@@ -4915,12 +4918,8 @@ def http_app(
     async def health(request: HttpRequest) -> Response:
         return Response(HEALTHY, media_type="application/json")
 
-    server = build_server(
-        manifest_file,
-        manifest_file.path.name,
-        forget_after=limits.session_idle_seconds,
-        poll_seconds=limits.poll_seconds,
-    )
+    live = LiveUpdates(manifest_file, limits.session_idle_seconds, limits.poll_seconds)
+    server = build_server(manifest_file, manifest_file.path.name, live=live)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         custom_starlette_routes=[Route(HEALTH_PATH, health, methods=["GET", "HEAD"])],
@@ -4932,7 +4931,7 @@ def http_app(
         # HttpGuard makes room at limits.sessions; this bounds initializes still in flight.
         max_sessions=limits.sessions + 4 * limits.connections,
     )
-    return HttpGuard(app, listener, server.live, limits)
+    return HttpGuard(app, listener, live, limits)
 
 
 def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
