@@ -264,7 +264,7 @@ def test_a_failed_write_leaves_the_original(install: Installer, monkeypatch, fai
 # --- refusing --------------------------------------------------------------------
 
 REFUSED = {
-    "not JSON": (b'{"mcpServers": {', "is not strict JSON (Expecting property name enclosed in double quotes"),
+    "not JSON": (b'{"mcpServers": {', "is not strict JSON (Expecting property name enclosed"),
     "not UTF-8": (b'{"a": "caf\xe9"}', "is not UTF-8 text"),
     "top level a list": (b"[]", "does not hold a JSON object at the top level"),
     "top level a string": (b'"x"', "does not hold a JSON object at the top level"),
