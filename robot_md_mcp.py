@@ -4294,11 +4294,12 @@ class Verb:
 ROBOT_OPTION = "--robot"
 _ROBOT = Option(ROBOT_OPTION, "PATH", "the same as PATH")
 _INSTALLING = (
-    Option("--name", "NAME", "the server's name in the client's config (default: robot-md)"),
-    Option("--scope", "SCOPE", "claude-code: user (the default: seen from any folder), local or project"),
-    Option("--workspace", "DIR", "vscode only: DIR/.vscode/mcp.json instead of the user profile's"),
+    Option("--name", "NAME", "the entry's name in the client's config (default: robot-md)"),
+    Option("--scope", "SCOPE", "claude-code only: user (the default), local or project"),
+    Option("--workspace", "DIR", "vscode only: write DIR/.vscode/mcp.json"),
     Option("--dry-run", "", "print what would change, and change nothing"),
 )
+# Each option's help is one line; the README says the rest.
 VERBS: dict[str, Verb] = {
     "serve": Verb(
         "[serve] [PATH] [--trusted-keys DIR] [--http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]]",
@@ -4306,30 +4307,11 @@ VERBS: dict[str, Verb] = {
         options=(
             _ROBOT,
             Option(
-                "--trusted-keys",
-                "DIR",
-                "check the manifest's ROBOT-MD-SIG signature, offline, against DIR's <kid>.pem Ed25519 "
-                f"public keys (else ${TRUSTED_KEYS_ENV})",
+                "--trusted-keys", "DIR", f"check ROBOT-MD-SIG against DIR's keys (else ${TRUSTED_KEYS_ENV})"
             ),
-            Option(
-                "--http",
-                "[HOST:]PORT",
-                "serve Streamable HTTP at /mcp instead of stdio; HOST defaults to 127.0.0.1, PORT 0 picks a "
-                'free one; GET /healthz answers {"status": "ok"}',
-            ),
-            Option(
-                "--allow-host",
-                "NAME",
-                "another name requests may give in Host (besides the listening address); no foreign Origin "
-                "is ever served",
-                repeats=True,
-            ),
-            Option(
-                "--token-file",
-                "FILE",
-                f"the bearer token (else ${TOKEN_ENV}) every request but /healthz must send as "
-                "`Authorization: Bearer TOKEN`; required for a non-loopback HOST",
-            ),
+            Option("--http", "[HOST:]PORT", "serve Streamable HTTP at /mcp (HOST 127.0.0.1, PORT 0: any)"),
+            Option("--allow-host", "NAME", "another name requests may give in Host", repeats=True),
+            Option("--token-file", "FILE", f"the bearer token (else ${TOKEN_ENV}); required off loopback"),
         ),
     ),
     "validate": Verb(
