@@ -4780,13 +4780,12 @@ class _Refused(Exception):
 
 
 def edited_config(
-    text: str | None, key: str, change: Callable[[dict[str, Any]], str | None], by_hand: str
+    text: str | None, key: str, change: Callable[[dict[str, Any]], str | None]
 ) -> tuple[str | None, str]:
     """The config's text after change(its `key` object), and the status
     change() returns ("unchanged", text None, if it returns None).
-    Everything else keeps its place; what cannot be kept raises _Refused
-    (`by_hand`: what to do instead where only comments are in the way)."""
-    config = _loaded_config(text, by_hand)
+    Everything else keeps its place; what cannot be kept raises _Refused."""
+    config = _loaded_config(text, key)
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
         raise _Refused(f'has a "{key}" that is not a JSON object')
@@ -4805,7 +4804,7 @@ def edited_config(
     return new + "\n", status
 
 
-def _loaded_config(text: str | None, by_hand: str) -> dict[str, Any]:
+def _loaded_config(text: str | None, key: str) -> dict[str, Any]:
     if text is None or not text.strip():
         return {}
     try:
@@ -4815,8 +4814,8 @@ def _loaded_config(text: str | None, by_hand: str) -> dict[str, Any]:
         # a faithful rewrite needs a JSONC editor, a runtime dependency.
         where = f"{e.msg} at line {e.lineno} column {e.colno}"
         raise _Refused(
-            f"is not strict JSON ({where}); if it has comments or trailing commas, {by_hand}; "
-            "else fix it or move it aside",
+            f'is not strict JSON ({where}); if it has comments or trailing commas, edit its "{key}" '
+            "object by hand; else fix it or move it aside",
             paste_by_hand=True,
         ) from None
     except RecursionError:
@@ -5190,11 +5189,7 @@ class ConfigEdit:
     def _edited(self, path: Path, key: str) -> tuple[bytes | None, str | None, str]:
         """The file's bytes as read, its new text (None: unchanged) and the status."""
         old = _read_config(path)
-        if self.entry is not None:
-            by_hand = f'paste the entry printed below into its "{key}" object by hand'
-        else:
-            by_hand = f'remove "{self.target.name}" from its "{key}" object by hand'
-        return (old, *edited_config(_config_text(old), key, self.change, by_hand))
+        return (old, *edited_config(_config_text(old), key, self.change))
 
     def _write(self, path: Path, key: str) -> tuple[str, Path | None]:
         """Read, edit and replace, in turn with our other installs (the lock)

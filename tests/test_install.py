@@ -359,7 +359,7 @@ def test_vscode_jsonc_refusal_prints_its_shape(install: Installer) -> None:
     path.parent.mkdir(parents=True)
     path.write_text('{\n  "servers": {\n    // "old": {}\n  }\n}\n', encoding="utf-8")
     done = install("vscode", str(EXAMPLE))
-    assert done.code == 1 and 'into its "servers" object by hand' in done.err
+    assert done.code == 1 and 'edit its "servers" object by hand' in done.err
     assert json.loads("{" + done.out + "}") == {"robot-md": VSCODE}
 
 
@@ -815,8 +815,8 @@ def test_cli_refusal_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 1 and json.loads("{" + done.stdout + "}") == {"robot-md": ENTRY["cursor"]}
     assert done.stderr == (
         f"robot-md-mcp: nothing installed: {path} is not strict JSON (Expecting property name enclosed in "
-        "double quotes at line 1 column 2); if it has comments or trailing commas, paste the entry printed "
-        'below into its "mcpServers" object by hand; else fix it or move it aside\n'
+        'double quotes at line 1 column 2); if it has comments or trailing commas, edit its "mcpServers" '
+        "object by hand; else fix it or move it aside\n"
     )
     assert path.read_text(encoding="utf-8") == "{oops"
 
@@ -884,7 +884,7 @@ def test_uninstall_is_as_careful_as_install(install: Installer, tmp_path: Path) 
     path.parent.mkdir(parents=True)
     path.write_text('{"servers": {"robot-md": {"command": "robot-md-mcp"}}, // mine\n}', encoding="utf-8")
     done = install("vscode", verb="uninstall")
-    assert done.code == 1 and 'remove "robot-md" from its "servers" object by hand' in done.err
+    assert done.code == 1 and done.out == "" and 'edit its "servers" object by hand' in done.err
     path.write_text('{"servers": {}, "servers": {}}', encoding="utf-8")
     assert "has the key 'servers' twice" in install("vscode", verb="uninstall").err
 
