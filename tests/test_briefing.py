@@ -15,6 +15,7 @@ from cases import CASES
 from conftest import EXAMPLE, corpus_files
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS, EmbeddedResource, PromptReference, ResourceTemplateReference
+from text_structure import read_markdown, segments
 
 import robot_md_mcp as rmm
 
@@ -38,16 +39,23 @@ def test_most_of_the_corpus_is_served() -> None:
 # --- what a reader of the YAML expects each field to say --------------------
 
 
+def text(value: object) -> str:
+    """The documented form of manifest text in our lines: a JSON string, format characters as <U+XXXX>."""
+    return json.dumps(rmm.visible(str(value)), ensure_ascii=False)
+
+
 def expect(mapping: object, key: str, kind: type | tuple[type, ...], unit: str = "") -> str:
-    """The documented rule: value if well-typed, 'not declared' if absent/null/empty, else 'unknown'."""
-    if not isinstance(mapping, dict) or key not in mapping or mapping[key] in (None, ""):
+    """The documented rule: value if well-typed (text quoted), 'not declared' if absent/null/blank,
+    else 'unknown'."""
+    blank = isinstance(mapping, dict) and isinstance(mapping.get(key), str) and not mapping[key].strip()
+    if not isinstance(mapping, dict) or key not in mapping or mapping[key] is None or blank:
         return "not declared" if isinstance(mapping, dict) or mapping is None else "unknown"
     value = mapping[key]
     if kind is bool:
         return {True: "yes", False: "no"}.get(value, "unknown") if isinstance(value, bool) else "unknown"
     if isinstance(value, bool) or not isinstance(value, kind):
         return "unknown"
-    return f"{value} {unit}".strip()
+    return text(value) if isinstance(value, str) else f"{value} {unit}".strip()
 
 
 def section(fm: dict, name: str) -> object:
@@ -66,7 +74,7 @@ def identity_fields(fm: dict) -> dict[str, str]:
         "manufacturer": expect(meta, "manufacturer", str),
         "model": expect(meta, "model", str),
         "version": expect(meta, "version", str),
-        "rrn": f"{rrn} (https://rcan.dev/r/{rrn})" if isinstance(rrn, str) and rrn else "unregistered",
+        "rrn": f"{text(rrn)} (https://rcan.dev/r/{rrn})" if isinstance(rrn, str) and rrn else "unregistered",
     }
 
 
@@ -76,16 +84,16 @@ def test_identity_line_field_by_field(path: Path) -> None:
     assert manifest is not None
     line = rmm.identity(manifest)
     assert "\n" not in line
-    pairs = [part.split(": ", 1) for part in line.split(" | ")]
+    pairs = [part.split(": ", 1) for part in segments(line)]
     assert dict(pairs) == identity_fields(manifest.frontmatter)
     assert [k for k, _ in pairs] == list(identity_fields(manifest.frontmatter))
 
 
 def test_identity_of_bob_reads_as_documented() -> None:
     assert rmm.identity(rmm.parse(GOOD)) == (
-        "name: bob | type: arm+camera | dof: 6 | capabilities: 5 | manufacturer: craigm26 | "
-        "model: opencastor-rpi5-hailo-soarm101 | version: 2026.4.17.0 | "
-        "rrn: RRN-000000000001 (https://rcan.dev/r/RRN-000000000001)"
+        'name: "bob" | type: "arm+camera" | dof: 6 | capabilities: 5 | manufacturer: "craigm26" | '
+        'model: "opencastor-rpi5-hailo-soarm101" | version: "2026.4.17.0" | '
+        'rrn: "RRN-000000000001" (https://rcan.dev/r/RRN-000000000001)'
     )
 
 
@@ -113,10 +121,10 @@ def test_context_field_by_field(path: Path) -> None:
     manifest = parsed(path)
     assert manifest is not None
     fm = manifest.frontmatter
-    text = rmm.context(manifest)
+    briefing = rmm.context(manifest)
     name = fm["metadata"]["robot_name"]
-    assert text.startswith(f"# {name}: robot briefing\n")
-    parts = sections(text)
+    assert briefing.startswith(f"# Robot briefing: {text(name)}\n")
+    parts = sections(briefing)
     caps = fm.get("capabilities")
     assert list(parts) == [
         "Identity",
@@ -133,7 +141,7 @@ def test_context_field_by_field(path: Path) -> None:
 
     listed = [line for line in parts[f"Capabilities ({ident['capabilities']})"] if line.startswith("- ")]
     if caps:
-        assert listed == [f"- `{c}`" if isinstance(c, str) else "- unknown entry" for c in caps]
+        assert listed == [f"- {text(c)}" if isinstance(c, str) else "- unknown entry" for c in caps]
     else:
         assert listed == ["- none declared"]
 
@@ -161,19 +169,21 @@ def test_context_field_by_field(path: Path) -> None:
         start = lines.index("- Human-in-the-loop gates:")
         rule = {True: "operator authorization required", False: "no authorization required"}
         assert lines[start + 1 : start + 1 + len(gates)] == [
-            f"  - scope {g['scope']}: {rule.get(g.get('require_auth'), 'authorization not declared')}"
+            f"  - scope {text(g['scope'])}: {rule.get(g.get('require_auth'), 'authorization not declared')}"
             for g in gates
         ]
 
     report = rmm.validate(manifest)
     status = bullet(parts["Validation"], "Status")
     if report.ok:
-        assert status == f"valid — {report.summary}"
+        assert status == f"valid — {text(report.summary)}"
     else:
         assert status.startswith(f"invalid ({len(report.errors)} error")
         for error in report.errors:
-            assert f"  - {' '.join(error.split())}" in parts["Validation"]
-    assert text.endswith("\n" + manifest.prose) if manifest.prose else text.endswith("(no prose)\n")
+            assert f"  - {text(error)}" in parts["Validation"]
+    notes = briefing.partition("\n## Operator's notes (the ROBOT.md prose)\n")[2]
+    shown = rmm.visible(manifest.prose)
+    assert read_markdown(notes).fenced == ([shown.removesuffix("\n")] if manifest.prose else [])
 
 
 def test_context_of_bob_safety_section_reads_as_documented() -> None:
@@ -181,14 +191,14 @@ def test_context_of_bob_safety_section_reads_as_documented() -> None:
     assert parts["Safety"] == [
         "- E-stop: software yes, hardware no, response 100 ms",
         "- Human-in-the-loop gates:",
-        "  - scope destructive: operator authorization required",
-        "  - scope system: operator authorization required",
+        '  - scope "destructive": operator authorization required',
+        '  - scope "system": operator authorization required',
         "- Payload limit: 0.5 kg",
         "- Max joint velocity: 180 deg/s",
         "- Max linear velocity: not declared",
         "- Workspace bounds: not declared",
         "- Failsafe on lost comms: not declared",
-        "- Also declared (see the safety resource): p66_enabled, loa_enforcement",
+        '- Also declared (see the safety resource): "p66_enabled", "loa_enforcement"',
     ]
 
 
@@ -216,7 +226,7 @@ safety:
 def test_mistyped_fields_say_unknown_and_never_crash() -> None:
     m = rmm.parse(MISTYPED)
     assert rmm.identity(m) == (
-        "name: odd | type: unknown | dof: unknown | capabilities: unknown | manufacturer: unknown | "
+        'name: "odd" | type: unknown | dof: unknown | capabilities: unknown | manufacturer: unknown | '
         "model: not declared | version: unknown | rrn: unregistered"
     )
     parts = sections(rmm.context(m))
@@ -306,19 +316,18 @@ async def test_prompts_embed_the_current_manifest(client) -> None:
         instruction = check.messages[0].content.text
         assert "> pick up the glass vial" in instruction
         assert "NEEDS OPERATOR AUTHORIZATION" in instruction and "Do not carry out" in instruction
-        gates = check.messages[-1].content.text
-        assert "## Safety Gates" in gates and "human-in-the-loop approval" in gates
+        (gates,) = read_markdown(check.messages[-1].content.text).fenced
+        assert gates + "\n" == rmm.prose_section(manifest.prose, "Safety Gates")
 
         explain = await c.get_prompt("explain-capability", {"capability": "arm.pick"})
-        assert "`arm.pick`" in explain.messages[0].content.text
+        assert '"arm.pick"' in explain.messages[0].content.text
         assert set(embedded(explain)) == {"robot-md://bob/frontmatter", "robot-md://bob/body"}
 
         status = await c.get_prompt("manifest-status")
-        report = status.messages[1].content.text
-        assert json.loads(report.split("\n\n", 1)[1]) == rmm.validate(manifest).as_dict()
-        doctor = status.messages[2].content.text
-        expected = rmm.json_safe(rmm.doctor_summary(manifest, rmm.validate(manifest)))
-        assert json.loads(doctor.split("\n\n", 1)[1]) == expected
+        (report,) = read_markdown(status.messages[1].content.text).fenced
+        assert json.loads(report) == rmm.validate(manifest).as_dict()
+        (doctor,) = read_markdown(status.messages[2].content.text).fenced
+        assert json.loads(doctor) == rmm.json_safe(rmm.doctor_summary(manifest, rmm.validate(manifest)))
 
 
 @pytest.mark.anyio
@@ -328,13 +337,13 @@ async def test_prompt_argument_errors_are_invalid_params(client) -> None:
             ("check-safety", {}, "Prompt 'check-safety' needs the argument 'action'"),
             ("check-safety", {"action": "  "}, "needs the argument 'action'"),
             ("explain-capability", None, "needs the argument 'capability'"),
-            ("explain-capability", {"capability": "nav.go_to"}, "bob does not declare the capability"),
+            ("explain-capability", {"capability": "nav.go_to"}, '"bob" does not declare the capability'),
             ("no-such-prompt", None, "Unknown prompt 'no-such-prompt'"),
         ]:
             with pytest.raises(MCPError) as e:
                 await c.get_prompt(name, args)
             assert e.value.error.code == INVALID_PARAMS and message in e.value.error.message, name
-        with pytest.raises(MCPError, match=r"it declares: arm\.pick, arm\.place"):
+        with pytest.raises(MCPError, match=r'it declares: "arm\.pick", "arm\.place"'):
             await c.get_prompt("explain-capability", {"capability": "nav.go_to"})
 
 

@@ -170,7 +170,7 @@ def test_healthz(server: Served) -> None:
 def test_start_line(server: Served) -> None:
     (start,) = [line for line in server.lines if " at http://" in line]
     assert start.startswith(
-        f"robot-md-mcp {m.__version__}: serving robot 'bob' from {EXAMPLE} at {server.url} "
+        f'robot-md-mcp {m.__version__}: serving robot "bob" from {EXAMPLE} at {server.url} '
     )
 
 
@@ -484,7 +484,7 @@ def test_a_batch_in_a_2025_03_26_session_gets_one_array_of_answers(server: Serve
     answers = {a["id"]: a for a in json.loads(body)}
     assert set(answers) == {1, "two", 3, None}
     assert answers[1]["result"] == {}
-    assert answers["two"]["result"]["contents"][0]["text"].startswith("name: bob | type: arm+camera")
+    assert answers["two"]["result"]["contents"][0]["text"].startswith('name: "bob" | type: "arm+camera"')
     assert answers[3]["error"]["code"] == -32601 and answers[None]["error"]["code"] == -32600
     notifications = [{"jsonrpc": "2.0", "method": "notifications/initialized"}]
     assert server.request("POST", "/mcp", json.dumps(notifications).encode(), session)[:1] == (202,)

@@ -106,7 +106,7 @@ def test_initialize_without_client_info_and_no_initialized_is_served() -> None:
     assert answers[1]["result"]["protocolVersion"] == "2025-06-18"
     assert answers[2]["result"]["structuredContent"]["ok"] is True
     assert answers[3]["result"]["structuredContent"]["yaml"].startswith("rcan_version:")
-    assert robot_served(answers, 4) == "name: bob"
+    assert robot_served(answers, 4) == 'name: "bob"'
 
 
 @pytest.mark.parametrize("missing", ["protocolVersion"])  # every other mix: the generated test below
@@ -204,7 +204,7 @@ def test_unexpanded_path_counts_as_none_and_the_walk_up_finds_the_manifest(tmp_p
         [pendant_initialize(), request(2, "resources/read", READ_IDENTITY)],
         bob_above(tmp_path),
     )
-    assert code == 0 and robot_served(answers, 2) == "name: bob"
+    assert code == 0 and robot_served(answers, 2) == 'name: "bob"'
     assert err.count("\n") == 1 and "${CLAUDE_PROJECT_DIR}" in err and "did not expand" in err, err
 
 

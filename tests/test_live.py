@@ -208,7 +208,7 @@ async def test_2026_era_listen_stream(manifest_path) -> None:
             assert time.monotonic() - since < DEADLINE
             listed = [r.uri for r in (await client.list_resources()).resources]
             assert listed[0] == "robot-md://bob2/context"
-            assert (await read_text(client, "robot-md://bob2/identity")).startswith("name: bob2 |")
+            assert (await read_text(client, "robot-md://bob2/identity")).startswith('name: "bob2" |')
 
 
 def test_changes_names_what_changed() -> None:
@@ -259,7 +259,7 @@ async def test_subscriptions_hold_only_what_this_server_serves(manifest_path) ->
             tracemalloc.stop()
             assert held < 10 * 1024 * 1024, held  # 60 MB of URIs were sent
             for uri in ("robot-md://alice/context", "robot-md://bob/nothing"):
-                with pytest.raises(MCPError, match="this server serves the robot 'bob'"):
+                with pytest.raises(MCPError, match='this server serves the robot "bob"'):
                     await client.subscribe_resource(uri)
             await client.subscribe_resource("test://watched-resource")  # as the conformance suite asks
             await client.subscribe_resource("robot-md://bob/safety")

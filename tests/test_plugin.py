@@ -232,7 +232,7 @@ def serves_bob(
     )
     assert code == 0 and 1 in by_id and 2 in by_id, err[-3000:]
     assert by_id[1]["result"]["serverInfo"]["name"] == rmm.NAME
-    assert by_id[2]["result"]["contents"][0]["text"].startswith("name: bob"), by_id[2]
+    assert by_id[2]["result"]["contents"][0]["text"].startswith('name: "bob" |'), by_id[2]
 
 
 @pytest.fixture

@@ -138,13 +138,13 @@ async def test_bad_requests_do_not_kill_the_server(connect, manifest_path) -> No
         with pytest.raises(MCPError) as e:
             await client.read_resource("robot-md://alice/safety")
         assert str(e.value) == (
-            "Unknown resource: robot-md://alice/safety; this server serves the robot 'bob': "
+            'Unknown resource: robot-md://alice/safety; this server serves the robot "bob": '
             "read robot-md://bob/safety"
         )
         with pytest.raises(MCPError) as e:
             await client.read_resource("robot-md://bob/" + "x" * 100_000)
         message = str(e.value)  # a huge URI is not echoed back whole
-        assert len(message) < 1000 and "this server serves the robot 'bob': robot-md://bob/context" in message
+        assert len(message) < 1000 and 'this server serves the robot "bob": robot-md://bob/context' in message
         assert (await client.call_tool("validate", {})).structured_content["ok"] is True
 
 
@@ -306,7 +306,7 @@ def test_a_person_running_it_by_hand_gets_one_friendly_line(manifest_path, delay
     finally:
         if primary != -1:
             os.close(primary)
-    assert banner.startswith(f"robot-md-mcp {rmm.__version__}: serving robot 'bob' from {path} over stdio")
+    assert banner.startswith(f'robot-md-mcp {rmm.__version__}: serving robot "bob" from {path} over stdio')
     assert banner.count("\n") == 1
     assert "claude_desktop_config.json" in banner and "waiting for an MCP client" in banner
     assert (code, out, err) == (0, b"", banner)

@@ -108,10 +108,10 @@ def test_signed_by_an_unknown_kid(tmp_path, keys) -> None:
         False,
         "signing kid op-2 not registered with resolver",
     )
-    assert rmm.gateway_verdict(got).startswith("refuses (signing kid op-2")
+    assert rmm.gateway_verdict(got) == 'refuses (signing kid "op-2" not registered with resolver)'
     without_keys = verdict(tmp_path, sign(GOOD, STRANGER, "op-2"), None)
     assert without_keys.reason == "signing kid op-2 not registered with resolver"
-    assert rmm.gateway_verdict(without_keys).startswith("cannot tell (signed by kid op-2; no trusted keys")
+    assert rmm.gateway_verdict(without_keys).startswith('cannot tell (signed by kid "op-2"; no trusted keys')
 
 
 def test_tampered_body_does_not_verify(tmp_path, keys) -> None:
@@ -241,7 +241,7 @@ async def test_verify_tool_and_signature_resource_in_process(tmp_path, keys, mod
         assert str(keys) not in json.dumps(resource)
         identity = text_of((await client.read_resource("robot-md://bob/identity")).contents[0])
         assert identity.endswith(
-            " | gateway: accepts (signed by kid op-1, verified against the trusted keys)"
+            ' | gateway: accepts (signed by kid "op-1", verified against the trusted keys)'
         )
         context = text_of((await client.read_resource("robot-md://bob/context")).contents[0])
         assert "## Signature\n\n- robot-md-gateway: accepts" in context

@@ -30,3 +30,21 @@ def test_visible_text_holds_no_hidden_character_but_newlines_and_tabs(text: str)
     shown = rmm.visible(text)
     assert all(c in "\n\t" or unicodedata.category(c) not in HIDDEN for c in shown)
     assert rmm.visible(shown) == shown
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(_JSON_VALUES, st.sampled_from([None, 2]))
+def test_json_text_is_the_same_value_with_nothing_hidden(value: object, indent: int | None) -> None:
+    """The JSON views and tool results: any JSON reader gets the value back, and the text shows
+    every invisible character as a \\u escape (the structure's newlines aside)."""
+    import json
+
+    text = rmm.json_text(value, indent)
+    assert json.loads(text) == value
+    assert all(c == "\n" or unicodedata.category(c) not in HIDDEN for c in text)
