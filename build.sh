@@ -4,6 +4,8 @@
 #                              dist/server.json, and SHA256SUMS of them all (Python only, no Node)
 #   ./build.sh pyz             robot-md-mcp.pyz for Linux/macOS/Windows x CPython 3.10-3.15 and one slim pyz
 #                              per platform+CPython (packaging/build_pyz.py; needs only Python)
+#   ./build.sh pyz --here      just yours: the one slim pyz for this machine and the CPython that runs the
+#                              build (PYTHON); where no pyz serves them it says why in one line, exit 2
 #   ./build.sh wheel           the wheel (pip install / pipx install)
 #   ./build.sh sdist           the source archive
 #   ./build.sh mcpb            robot-md-mcp.mcpb for Claude Desktop and server.json for the MCP Registry
@@ -14,7 +16,8 @@
 # PYTHON picks the interpreter (default python3), DIST the output folder (default dist).
 # Downloaded wheels stay in .cache/wheels and the build tools in .cache/build-venv (both reused).
 # What a verb needs (CPython 3.10+ with venv) is checked before anything is built; the first build
-# downloads from PyPI, later ones reuse .cache.
+# downloads from PyPI, later ones reuse .cache. PYZ_HERE_AS='{"machine": "armv7l", "pointer_bits": 32}'
+# makes `pyz --here` check another interpreter's description (JSON; tests use it for the refusals).
 set -euo pipefail
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
@@ -22,7 +25,7 @@ DIST=${DIST:-dist}
 ROBOT_MD_PIN="robot-md==1.10.6"
 SCHEMA_IN_WHEEL="robot_md/schemas/v1/robot.schema.json"
 TOOLS=".cache/build-venv"
-TOOL_PINS=(shiv==1.0.8 packaging==26.3 build==1.6.1)
+TOOL_PINS=(packaging==26.3 build==1.6.1)
 
 die() { echo "build.sh: $*" >&2; exit 1; }
 
@@ -39,18 +42,34 @@ preflight() {  # what the verb needs, named before anything is built (not after 
   esac
 }
 
+here() {  # `pyz --here`: can a pyz serve $PY on this machine? If not, one line and exit 2, before any
+  # download (checked again by build_pyz.py in the build's venv, without PYZ_HERE_AS)
+  "$PY" - <<'PY' || exit 2
+import json, os, runpy, sys
+guard = runpy.run_path("packaging/pyz_guard.py", run_name="pyz_guard")
+this = dict(guard["describe_this_interpreter"](), **json.loads(os.environ.get("PYZ_HERE_AS") or "{}"))
+problem = guard["buildable_here"](this)[1]
+if problem:
+    sys.exit(problem)
+PY
+}
+
 tools() {  # the build's own tools and the module's pinned dependencies (build_mcpb.py imports the
-  # module for its tables), in a venv of their own (PEP 668 systems refuse --user installs)
-  if ! "$TOOLS/bin/python" - packaging/constraints.txt "${TOOL_PINS[@]}" 2>/dev/null <<'PY'; then
+  # module for its tables), in a venv of their own (PEP 668 systems refuse --user installs), of $PY's
+  # CPython: `pyz --here` builds for the CPython that runs build_pyz.py
+  local want
+  want=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  if ! "$TOOLS/bin/python" - "$want" packaging/constraints.txt "${TOOL_PINS[@]}" 2>/dev/null <<'PY'; then
 import sys
 from importlib.metadata import version
 from packaging.requirements import Requirement
+assert "%d.%d" % sys.version_info[:2] == sys.argv.pop(1)
 lines = [line.split("#")[0].strip() for line in open(sys.argv[1])] + sys.argv[2:]
 pins = [Requirement(line) for line in lines if line]
 assert all(version(p.name) in p.specifier for p in pins if p.marker is None or p.marker.evaluate())
 PY
     echo "build tools: making $TOOLS (${TOOL_PINS[*]} and packaging/constraints.txt)"
-    "$PY" -m venv "$TOOLS"
+    "$PY" -m venv --clear "$TOOLS"
     "$TOOLS/bin/python" -m pip install --quiet --disable-pip-version-check "${TOOL_PINS[@]}" \
       -r packaging/constraints.txt
   fi
@@ -71,13 +90,18 @@ sdist() {
 }
 
 pyz() {
-  local work
+  local work here=()
+  case "${1:-}" in
+    "") ;;
+    --here) here=(--here) ;;
+    *) usage >&2; exit 2 ;;
+  esac
   work=$(mktemp -d)
   trap 'rm -rf "$work"' RETURN
   tools
   "$TOOLS/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir "$work" .
   "$TOOLS/bin/python" packaging/build_pyz.py --project-wheel "$work"/robot_md_mcp-*.whl --dist "$DIST" \
-    --cache .cache/wheels
+    --cache .cache/wheels "${here[@]}"
 }
 
 sums() {  # SHA256SUMS of every release file in $DIST (portable: no sha256sum on macOS)
@@ -112,14 +136,15 @@ mcpb() {
   "$TOOLS/bin/python" packaging/build_mcpb.py --dist "$DIST" --cache .cache/wheels
 }
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; }
 
 case "${1:-release}" in
   release | pyz | wheel | sdist | mcpb | refresh-schema) preflight "${1:-release}" ;;
 esac
+[ "${1:-}" = pyz ] && [ "${2:-}" = --here ] && here
 case "${1:-release}" in
   release) pyz && wheel && sdist && mcpb && sums ;;
-  pyz) pyz && sums ;;
+  pyz) pyz "${2:-}" && sums ;;
   wheel) wheel && sums ;;
   sdist) sdist && sums ;;
   mcpb) mcpb && sums ;;

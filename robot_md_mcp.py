@@ -20,7 +20,8 @@ The module reads top-down, each section using only those above it
 One request, from file to wire: a `resources/read` arrives on the wire (8:
 classify_line, or 9: HttpGuard), reaches Handlers.read_resource (7), which asks
 ManifestFile.version_async (5) for the version the file holds now: read_source
-(1) reads it, parse (2) makes a Manifest the first time these bytes are seen,
+(1) reads it on the reader's own thread (OneReadAtATime: never on the event
+loop), parse (2) makes a Manifest the first time these bytes are seen,
 and Snapshot keeps its validation (3) and its views (4, VIEWS) for every later
 request; the view's text goes back as the SDK's ReadResourceResult.
 
@@ -44,9 +45,34 @@ def _end_while_loading(signum: int, frame: object) -> None:
     os._exit(130)  # ExitCode.INTERRUPTED, which is not defined yet
 
 
+# Which of stdin, stdout and stderr (0, 1, 2) were closed when the program started.
+CLOSED_AT_START: set[int] = set()
+
+
+def open_closed_standard_fds() -> None:
+    """Daemons, supervisors and some hosts start a program with fd 0, 1 or 2
+    closed; the next file or socket opened would take that number, and log
+    lines would land in a client's socket or the manifest. Each closed one is
+    opened on /dev/null first (and noted in CLOSED_AT_START)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            CLOSED_AT_START.add(fd)
+        opened = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        if opened != fd:
+            os.dup2(opened, fd)
+            os.close(opened)
+        name = ("stdin", "stdout", "stderr")[fd]
+        if getattr(sys, name, None) is None:  # Python found it closed: no stream
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False))
+
+
 _ARGV0 = sys.argv[0] if getattr(sys, "argv", None) else ""
 if __name__ == "__main__" or _ARGV0 == "-m" or os.path.basename(_ARGV0).startswith("robot-md-mcp"):
     signal.signal(signal.SIGINT, _end_while_loading)
+    open_closed_standard_fds()
 
 import base64
 import collections
@@ -56,10 +82,12 @@ import datetime as _dt
 import enum
 import functools
 import hashlib
+import io
 import itertools
 import json
 import logging
 import math
+import queue
 import re
 import shlex
 import shutil
@@ -80,6 +108,7 @@ if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads onl
     from mcp import types
     from mcp.server import ServerRequestContext
     from mcp.server.context import CallNext, HandlerResult
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     Request = ServerRequestContext[Any, Any]
 
@@ -92,9 +121,9 @@ class ExitCode(enum.IntEnum):
     exits with its report's code instead: robot-md's own (section 3)."""
 
     OK = 0
-    CANNOT_USE = 1  # the manifest, an --http setting or a client's config cannot be used
+    CANNOT_USE = 1  # the manifest, an --http setting, a client's config or (stdio) stdout cannot be used
     USAGE = 2  # the command line is wrong, or there is no manifest to find
-    INTERRUPTED = 130  # Ctrl-C, whatever the server was doing
+    INTERRUPTED = 130  # Ctrl-C, at once (over HTTP, Ctrl-C stops the server cleanly: OK)
 
 
 # ---------------------------------------------------------------------------
@@ -258,6 +287,145 @@ def read_source(path: Path) -> Source:
 
 def _os_reason(e: OSError) -> str:
     return (e.strerror or str(e)).lower()
+
+
+# A read of the manifest the file system has not answered by then (sshfs, NFS
+# or SMB that stopped answering, a disk spinning up) fails its request; shorter
+# than the stdio grace after end of input (EOF_GRACE_SECONDS), so such a
+# request is still answered.
+READ_DEADLINE_SECONDS = 2.0
+
+
+class _Read:
+    """One read of the file: its number (1, 2, ...) and, once finished, its
+    outcome; `wake`: what to call then (an event loop's waiters)."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.started = time.monotonic()
+        self.finished = threading.Event()
+        self.wake: list[Callable[[], object]] = []
+        self.source: Source | None = None
+        self.error: ManifestError | None = None
+
+
+def _settle(waiter: Any) -> None:
+    if not waiter.done():  # (woken by the reader and by its deadline's timer: the first counts)
+        waiter.set_result(None)
+
+
+class OneReadAtATime:
+    """Reads the file on a daemon thread of its own, one read at a time, each
+    waited for at most `deadline` seconds. A read stuck in the file system
+    cannot be interrupted and ties up whatever thread makes it: here that is
+    a daemon thread, which nothing waits for at exit; and while it is stuck
+    every caller fails at once with the same error instead of stacking up
+    more stuck reads.
+
+    A caller gets the file as a read begun after its call finds it: one that
+    arrives while a read is under way waits for it (at most until that
+    read's deadline), then shares the next one; while a read is past its
+    deadline, every call fails at once."""
+
+    def __init__(self, path: Path, deadline: float = READ_DEADLINE_SECONDS) -> None:
+        self.path = path
+        self.deadline = deadline
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[_Read] = queue.SimpleQueue()
+        self._current: _Read | None = None
+        self._reader: threading.Thread | None = None
+
+    def source(self) -> Source:
+        """The file's content, waiting on this thread."""
+        arrived = self._last_number()
+        while True:
+            job = self._join_or_start()
+            job.finished.wait(self._left(job))
+            source = self._outcome(job, arrived)
+            if source is not None:
+                return source
+
+    async def source_async(self) -> Source:
+        """The file's content, awaited: the event loop goes on serving
+        meanwhile, woken by the reader when the read is done, or by a timer
+        at its deadline (asyncio's own, the cheapest: this is every request's path)."""
+        import asyncio
+
+        loop, arrived = asyncio.get_running_loop(), self._last_number()
+        while True:
+            done = loop.create_future()
+            job = self._join_or_start(functools.partial(loop.call_soon_threadsafe, _settle, done))
+            if not job.finished.is_set():
+                timer = loop.call_later(self._left(job), _settle, done)
+                try:
+                    await done
+                finally:
+                    timer.cancel()
+            source = self._outcome(job, arrived)
+            if source is not None:
+                return source
+
+    def stalled(self) -> ManifestError:
+        return ManifestError(
+            f"the file system has not answered a read within {self.deadline:g} s; "
+            "check the disk or network share the file is on",
+            self.path,
+            about_file=True,
+        )
+
+    def in_flight(self, seconds: float = 0.0) -> bool:
+        """A read has been under way (or stuck) for over `seconds`."""
+        job = self._current
+        return job is not None and not job.finished.is_set() and time.monotonic() - job.started > seconds
+
+    def _last_number(self) -> int:
+        with self._lock:
+            return self._current.number if self._current else 0
+
+    def _left(self, job: _Read) -> float:
+        return max(0.0, job.started + self.deadline - time.monotonic())
+
+    def _outcome(self, job: _Read, arrived: int) -> Source | None:
+        """What `job` gives a caller that arrived after read number `arrived`:
+        its content, or None if it began before the call (it may predate an
+        edit the caller made: read again), or its error; stalled if unfinished."""
+        if not job.finished.is_set():
+            raise self.stalled()
+        if job.number <= arrived:
+            return None
+        if job.source is None:
+            raise job.error or ManifestError("cannot read", self.path, about_file=True)
+        return job.source
+
+    def _join_or_start(self, wake: Callable[[], object] | None = None) -> _Read:
+        """The read under way, or a new one; `wake` is called when it is
+        done, unless it is done already."""
+        with self._lock:
+            job = self._current
+            if job is None or job.finished.is_set():
+                job = self._current = _Read(job.number + 1 if job else 1)
+                if self._reader is None:
+                    self._reader = threading.Thread(target=self._read_each, daemon=True)
+                    self._reader.start()
+                self._jobs.put(job)
+            if wake is not None:
+                job.wake.append(wake)
+            return job
+
+    def _read_each(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                job.source = read_source(self.path)
+            except ManifestError as e:
+                job.error = e
+            except Exception as e:  # MemoryError included: the caller gets one line, the reader goes on
+                job.error = ManifestError(f"cannot read: {type(e).__name__}", self.path, about_file=True)
+            with self._lock:
+                job.finished.set()
+            for wake in job.wake:
+                with contextlib.suppress(Exception):  # a loop that has ended has no one to wake
+                    wake()
 
 
 # ---------------------------------------------------------------------------
@@ -736,24 +904,32 @@ class Report:
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     summary: str = ""
+    # Ours, beside the reference's strings: misspelt keys, and advice on a file that did not parse.
+    misspelt: tuple[Misspelt, ...] = ()
+    advice: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         return self.code == VALID
 
+    def hints(self) -> list[str]:
+        """Every hint for a person: under each error, then misspelt keys and advice."""
+        return [*(h for e in self.errors for h in hints(e)), *(m.hint for m in self.misspelt), *self.advice]
+
     def as_dict(self) -> dict[str, Any]:
-        """The `validate` tool's result, keys in the reference's order."""
+        """The `validate` tool's result: the reference's keys in its order, then our `hints`."""
         return {
             "ok": self.ok,
             "summary": self.summary,
             "errors": list(self.errors),
             "warnings": list(self.warnings),
+            "hints": self.hints(),
         }
 
     @classmethod
     def from_error(cls, error: ManifestError) -> Report:
         message = f"{error.what}: {error.path}" if error.about_file else error.what
-        return cls(FILE_ERROR, (message,))
+        return cls(FILE_ERROR, (message,), advice=yaml_advice(error))
 
 
 _validator: Any = None
@@ -766,7 +942,7 @@ def schema_validator() -> Any:
     if _validator is None:
         import jsonschema
 
-        schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+        schema = _schema()
         # The reference passes the default format checker, which enforces none
         # of the formats this schema uses ("uri" needs an optional library);
         # no checker gives the same results whatever else is installed.
@@ -778,9 +954,10 @@ def validate(manifest: Manifest) -> Report:
     """Schema, then cross-references, then body sections; stops at the first
     stage that fails, as the reference does."""
     fm, body = manifest.frontmatter, manifest.body
+    misspelt = misspelt_keys(fm)
     errors = schema_errors(fm)
     if errors:
-        return Report(SCHEMA_VIOLATION, errors)
+        return Report(SCHEMA_VIOLATION, errors, misspelt=misspelt)
 
     physics = fm.get("physics", {}) or {}
     cameras = physics.get("solver", {}).get("cameras") or []
@@ -792,14 +969,14 @@ def validate(manifest: Manifest) -> Report:
         if cam.get("driver_id") and cam.get("driver_id") not in drivers
     )
     if errors:
-        return Report(SCHEMA_VIOLATION, errors)
+        return Report(SCHEMA_VIOLATION, errors, misspelt=misspelt)
 
     warnings = [*_intrinsic_warnings(cameras, drivers), *_namespace_warnings(fm)]
     errors = _body_errors(body, fm.get("metadata", {}).get("robot_name", ""))
     if errors:
-        return Report(MISSING_BODY_SECTION, errors, tuple(warnings))
+        return Report(MISSING_BODY_SECTION, errors, tuple(warnings), misspelt=misspelt)
     warnings += [f"deprecated: {note}" for note in manifest.deprecations or ()]
-    return Report(VALID, (), tuple(warnings), summary(fm))
+    return Report(VALID, (), tuple(warnings), summary(fm), misspelt=misspelt)
 
 
 def schema_errors(fm: dict[str, Any]) -> tuple[str, ...]:
@@ -924,11 +1101,12 @@ def summary(fm: dict[str, Any]) -> str:
 
 
 _NUMBER_NOT_TEXT = re.compile(r"schema: ([\w.]+): (-?[0-9][0-9._eE+-]*) is not of type 'string'")
+_EMPTY_BLOCK = re.compile(r"schema: ([\w.-]+): None is not of type '(object|array)'")
 
 
 def hints(error: str) -> list[str]:
-    """Advice for a person reading a validation error (never part of the
-    report itself, whose strings are the reference's)."""
+    """Advice for a person reading a validation error (beside the reference's
+    strings, never in them)."""
     found = _NUMBER_NOT_TEXT.fullmatch(error)
     if found:
         field_name = found[1].rpartition(".")[2]
@@ -936,7 +1114,313 @@ def hints(error: str) -> list[str]:
             f"YAML read {found[1]} as the number {found[2]}; put the value in quotes to keep it as "
             f'written (e.g. {field_name}: "1.10"; unquoted, 1.10 reads as 1.1)'
         ]
+    found = _EMPTY_BLOCK.fullmatch(error)
+    if found:
+        what = "fields" if found[2] == "object" else "items"
+        return [
+            f"YAML read {found[1]} as empty: is it indented? Its {what} belong on the lines below "
+            f"{found[1].rpartition('.')[2]}:, indented further than it"
+        ]
     return []
+
+
+# LibYAML's errors for a line indented or ended wrongly, and where the slip usually is: the line it
+# names last (it noticed there), or for a key without its ':' the line it began scanning on.
+_YAML_SLIPS = (
+    (
+        "could not find expected ':'",
+        0,
+        "the key on line {line} has no ':' after it (YAML noticed at line {last})",
+    ),
+    ("did not find expected key", -1, "line {line} is indented differently from the block it belongs to"),
+    (
+        "mapping values are not allowed",
+        -1,
+        "line {line} is indented deeper than the key above it, "
+        "or line {above} lacks its ':' or a closing quote",
+    ),
+    (
+        "did not find expected '-' indicator",
+        -1,
+        "line {line} is indented differently from the items of its list",
+    ),
+    ("expected <block end>", -1, "line {line} is indented differently from the lines of its block"),
+    ("found a tab character", -1, "YAML indents with spaces, never tabs: line {line} holds a tab"),
+)
+
+
+def yaml_advice(error: ManifestError) -> tuple[str, ...]:
+    """Where an indentation or ':' slip that stopped the YAML parse probably is, in the file's lines."""
+    lines = [int(m[1]) + error.first_line for m in _YAML_MARK.finditer(error.what)]
+    for words, mark, advice in _YAML_SLIPS:
+        if words in error.what and lines:
+            return (advice.format(line=lines[mark], last=lines[-1], above=lines[mark] - 1),)
+    return ()
+
+
+def _made_visible(match: re.Match[str]) -> str:
+    char = match.group()
+    return f"<U+{ord(char):04X}>" if _invisible(char) else char
+
+
+def visible(text: str) -> str:
+    """Manifest text as we embed it: every control, format character (U+200B, U+202E, ...) and
+    line separator written as `<U+XXXX>`, so `bob\u200b` cannot pass for `bob` nor reorder what
+    follows. Newlines and tabs stay (prose keeps its lines; one-line values are quoted apart)."""
+    return _MAYBE_INVISIBLE.sub(_made_visible, text)
+
+
+def quoted(value: Any) -> str:
+    """Text that is not ours (a manifest value, robot-md's message) inside one of our lines: a
+    JSON string of its visible() text. Its double quotes delimit it and backslash escapes stand
+    for its quotes, backslashes, newlines and tabs, so nothing in it can end the value, the line
+    or the section it stands in, nor pass for our words."""
+    return json.dumps(visible(str(value)), ensure_ascii=False)
+
+
+# --- Misspelt keys: a key the schema does not know, close to one it does -----------
+# The schema allows keys of its own at most levels, so `capabilites:` or `max_linear_velocity_mps:`
+# validate and the field they meant reads as absent. These are hints of ours, beside robot-md's strings.
+
+# The unit of every numeric field (the schema states none): hints name it, docs/manifest.md shows it.
+# `[]` is an item of a list, `<name>` a key the operator chooses.
+UNITS: dict[str, str] = {
+    "physics.dof": "count",
+    "physics.kinematics[].limits_deg": "degrees, [min, max]",
+    "physics.kinematics[].limits_mm": "mm, [min, max]",
+    "physics.kinematics[].length_mm": "mm",
+    "physics.kinematics[].a_mm": "mm",
+    "physics.kinematics[].d_mm": "mm",
+    "physics.kinematics[].servo_id": "bus address",
+    "physics.kinematics[].encoder_sign": "+1 or -1",
+    "physics.kinematics[].zero_pose_steps": "encoder steps",
+    "physics.poses.<name>.joints.<name>": "encoder steps",
+    "physics.workspace.bounds_mm.x": "mm, [min, max]",
+    "physics.workspace.bounds_mm.y": "mm, [min, max]",
+    "physics.workspace.bounds_mm.z": "mm, [min, max]",
+    "physics.solver.encoder.steps_per_rev": "encoder steps per turn",
+    "physics.solver.camera.extrinsic": "mm and radians, [tx, ty, tz, rx, ry, rz]",
+    "physics.solver.gripper.tip_offset_mm": "mm, [x, y, z]",
+    "physics.solver.gripper.open_steps": "encoder steps",
+    "physics.solver.gripper.close_steps": "encoder steps",
+    "physics.solver.cameras[].extrinsic": "mm and radians, [tx, ty, tz, rx, ry, rz]",
+    "physics.solver.cameras[].extrinsic_residual_mm": "mm",
+    "drivers[].baud_rate": "bit/s",
+    "drivers[].count": "count",
+    "drivers[].streams.<name>.intrinsic.fx": "pixels",
+    "drivers[].streams.<name>.intrinsic.fy": "pixels",
+    "drivers[].streams.<name>.intrinsic.cx": "pixels",
+    "drivers[].streams.<name>.intrinsic.cy": "pixels",
+    "drivers[].streams.<name>.intrinsic.width": "pixels",
+    "drivers[].streams.<name>.intrinsic.height": "pixels",
+    "drivers[].streams.<name>.intrinsic.distortion_coeffs": "no unit (the model's coefficients)",
+    "drivers[].streams.<name>.baseline_m": "m",
+    "safety.max_joint_velocity_dps": "deg/s",
+    "safety.max_linear_velocity_ms": "m/s",
+    "safety.payload_kg": "kg",
+    "safety.workspace_bounds_m": "m, [x, y, z]",
+    "safety.estop.response_ms": "ms",
+    "network.port": "TCP port",
+    "brain.planning.confidence_gate": "0 to 1",
+    "compliance.iso_42001.level": "1 to 5",
+    "compliance.eu_ai_act.audit_retention_days": "days",
+    "spatial-eval.workspace.play_surface_dims_m": "m",
+    "spatial-eval.workspace.judge_camera.resolution": "pixels, [width, height]",
+}
+# What people write after the last "_" of a key to name a unit: a key that differs from a known one
+# only there (`payload_lbs` for `payload_kg`, `max_linear_velocity_kmh`) meant the known one.
+_UNIT_WORDS = frozenset(
+    "ms s sec secs seconds us ns min mins minutes h hr hrs hours d day days "
+    "m mm cm km in inch inches ft mi meters metres "
+    "mps m_s m_per_s ms_1 kmh kph km_h mph fps ips "
+    "dps deg_s degps deg_per_s degs rads rad_s radps rad_per_s rpm rps "
+    "kg g gr lb lbs oz t tonnes n "
+    "deg degree degrees rad radian radians steps step ticks counts".split()
+)
+_OPEN_FIELDS = frozenset({"extensions"})  # anything goes there (x-… keys): no hints under it
+MAX_KEYS_EXAMINED = 100  # unknown keys looked at per manifest: a hostile file costs milliseconds
+
+
+@dataclass(frozen=True)
+class Misspelt:
+    """A key the schema does not know at its place, close to one it does (nearest first)."""
+
+    at: tuple[Any, ...]  # the keys and list indexes above it, as in the manifest
+    key: str  # as the manifest writes it
+    meant: tuple[str, ...]
+    place: str  # the schema's path of the mapping it is in ("safety", "drivers[]"); "" at the top
+
+    def field(self, name: str) -> str:
+        return f"{self.place}.{name}" if self.place else name
+
+    def explains(self, error: str) -> bool:
+        """The schema error this slip caused: the key it meant is required and missing."""
+        where = ".".join(map(str, self.at)) or "<root>"
+        meant = {name.split(".", 1)[0] for name in self.meant}
+        return any(error == f"schema: {where}: '{name}' is a required property" for name in meant)
+
+    @property
+    def hint(self) -> str:
+        where = f" in {_shown_path(self.at)}" if self.at else " at the top level"
+        options = " or ".join(
+            f"{name} ({UNITS[self.field(name)]})" if self.field(name) in UNITS else name
+            for name in self.meant
+        )
+        return _cut(f"{quoted(self.key)}{where} is not a field this schema knows — did you mean {options}?")
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _shown_path(parts: Iterable[Any]) -> str:
+    shown = ""
+    for part in parts:
+        if isinstance(part, int):
+            shown += f"[{part}]"
+        else:
+            text = part if isinstance(part, str) and _PLAIN_KEY.fullmatch(part) else quoted(_json_key(part))
+            shown += f".{text}" if shown else text
+    return shown
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return loaded
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """The keys the schema knows at one place, and where each leads (built once, on first use)."""
+
+    place: str  # "safety", "drivers[]", "physics.poses.<name>"; "" at the top
+    known: dict[str, _Keys]
+    items: _Keys | None  # a list's items
+    entries: _Keys | None  # the values of a mapping of the operator's own names
+    # Keys of the mappings one level down, by folded name: `robot_name` at the top meant metadata's.
+    below: dict[str, tuple[str, ...]]
+
+    @classmethod
+    def of(cls, node: Any, place: str = "") -> _Keys:
+        node = _shape(node) if place not in _OPEN_FIELDS else {}
+        known = {
+            key: cls.of(sub, f"{place}.{key}" if place else key)
+            for key, sub in (node.get("properties") or {}).items()
+        }
+        items, entries = node.get("items"), node.get("additionalProperties")
+        below: dict[str, tuple[str, ...]] = {}
+        for key, inner in known.items():
+            for name in inner.known:
+                if name not in known:
+                    below[_folded(name)] = (*below.get(_folded(name), ()), f"{key}.{name}")
+        return cls(
+            place,
+            known,
+            cls.of(items, f"{place}[]") if isinstance(items, dict) else None,
+            cls.of(entries, f"{place}.<name>") if isinstance(entries, dict) and not known else None,
+            below,
+        )
+
+
+def _shape(node: Any) -> dict[str, Any]:
+    """The schema node, or the alternative of its oneOf/anyOf that describes an object or a list."""
+    if not isinstance(node, dict):
+        return {}
+    for alternative in [*node.get("oneOf", ()), *node.get("anyOf", ())]:
+        if isinstance(alternative, dict) and ("properties" in alternative or "items" in alternative):
+            return alternative
+    return node
+
+
+@functools.cache
+def _schema_keys() -> _Keys:
+    return _Keys.of(_schema())
+
+
+def misspelt_keys(fm: Any) -> tuple[Misspelt, ...]:
+    """Every key the schema does not know at its place that is one or two typing slips (or a unit
+    suffix) away from a key it knows there, in file order; the first MAX_KEYS_EXAMINED unknown keys."""
+    found: list[Misspelt] = []
+    _look(fm, _schema_keys(), (), found, [MAX_KEYS_EXAMINED])
+    return tuple(found)
+
+
+def _look(value: Any, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt], budget: list[int]) -> None:
+    if isinstance(value, list):
+        for i, item in enumerate(value if keys.items else ()):
+            if isinstance(item, (dict, list)):  # scalars hold no keys
+                _look(item, cast(_Keys, keys.items), (*at, i), found, budget)
+        return
+    if not isinstance(value, dict):
+        return
+    for key, sub in value.items():
+        inner = keys.known.get(key) if isinstance(key, str) else None
+        if inner is None and keys.entries is not None:
+            inner = keys.entries
+        if inner is not None:
+            if isinstance(sub, (dict, list)):
+                _look(sub, inner, (*at, key), found, budget)
+        elif keys.known and isinstance(key, str) and budget[0] > 0:
+            budget[0] -= 1
+            meant = keys.below.get(_folded(key)) or nearest_keys(
+                key, tuple(k for k in keys.known if k not in value)
+            )
+            if meant:
+                found.append(Misspelt(at, key, meant, keys.place))
+
+
+def _folded(key: str) -> str:
+    return key.lower().replace("-", "_").replace(" ", "_")
+
+
+def slips_allowed(name: str) -> int:
+    """How many slips from a known key still suggest it: none for one letter (x, y, z), one up to
+    four letters (`id`, `dof`, `port`: two would make `host` a misspelt `port`), else two."""
+    return 0 if len(name) <= 1 else 1 if len(name) <= 4 else 2
+
+
+@functools.lru_cache(maxsize=4096)
+def nearest_keys(key: str, known: tuple[str, ...]) -> tuple[str, ...]:
+    """The known keys `key` is nearest to, if it is within their slips allowed (case, `-`/`_`,
+    insertions, deletions, substitutions and swaps of neighbours) or only their unit suffix differs."""
+    folded = _folded(key)
+    scored = []
+    for name in known:
+        slips = _slips(folded, _folded(name), slips_allowed(name))
+        if slips is None and _unit_swapped(folded, _folded(name)):
+            slips = 3  # after any typing slip
+        if slips is not None:
+            scored.append((slips, name))
+    best = min((slips for slips, _ in scored), default=None)
+    return tuple(name for slips, name in scored if slips == best)
+
+
+def _slips(a: str, b: str, limit: int) -> int | None:
+    """The fewest slips (see nearest_keys) that turn a into b, if at most `limit`."""
+    return next((n for n in range(limit + 1) if _within(a, b, n)), None)
+
+
+def _within(a: str, b: str, n: int) -> bool:
+    """At most n slips turn a into b (optimal string alignment: a swapped pair is not edited again)."""
+    start = 0
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    a, b = a[start:], b[start:]
+    if not a or not b:
+        return max(len(a), len(b)) <= n
+    if n == 0 or abs(len(a) - len(b)) > n:
+        return False
+    swapped = len(a) > 1 and len(b) > 1 and a[0] == b[1] and a[1] == b[0] and _within(a[2:], b[2:], n - 1)
+    return swapped or _within(a[1:], b[1:], n - 1) or _within(a[1:], b, n - 1) or _within(a, b[1:], n - 1)
+
+
+def _unit_swapped(key: str, name: str) -> bool:
+    """`key` is `name` with its unit suffix left off or replaced by another unit's."""
+    stem, _, unit = name.rpartition("_")
+    if not stem or unit not in _UNIT_WORDS:
+        return False
+    rest = key[len(stem) + 1 :] if key.startswith(f"{stem}_") else None
+    return key == stem or (rest is not None and rest != unit and rest in _UNIT_WORDS)
 
 
 def check_text(text: str) -> Report:
@@ -980,26 +1464,6 @@ NOT_DECLARED = "not declared"
 UNKNOWN = "unknown"
 RRN_RESOLVER = "https://rcan.dev/r/"
 _ABSENT = object()
-
-
-def _made_visible(match: re.Match[str]) -> str:
-    char = match.group()
-    return f"<U+{ord(char):04X}>" if _invisible(char) else char
-
-
-def visible(text: str) -> str:
-    """Manifest text as we embed it: every control, format character (U+200B, U+202E, ...) and
-    line separator written as `<U+XXXX>`, so `bob\u200b` cannot pass for `bob` nor reorder what
-    follows. Newlines and tabs stay (prose keeps its lines; one-line values are quoted apart)."""
-    return _MAYBE_INVISIBLE.sub(_made_visible, text)
-
-
-def quoted(value: Any) -> str:
-    """Text that is not ours (a manifest value, robot-md's message) inside one of our lines: a
-    JSON string of its visible() text. Its double quotes delimit it and backslash escapes stand
-    for its quotes, backslashes, newlines and tabs, so nothing in it can end the value, the line
-    or the section it stands in, nor pass for our words."""
-    return json.dumps(visible(str(value)), ensure_ascii=False)
 
 
 def fenced(text: str, info: str = "markdown") -> str:
@@ -1218,6 +1682,7 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
     signature, then the operator's prose, fenced. Manifest text is quoted()
     or fenced(), so it can add no heading, section or verdict of ours."""
     fm = manifest.frontmatter
+    report = report or validate(manifest)
     lines = [
         f"# Robot briefing: {_described(_get(fm, 'metadata', 'robot_name'), str)}",
         "",
@@ -1230,15 +1695,17 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
         "## Identity",
         "",
         *_identity_lines(fm),
+        *_slip_lines(report, "Identity"),
         "",
         f"## Capabilities ({_capability_count(fm)})",
         "",
         *_capability_lines(fm),
+        *_slip_lines(report, "Capabilities"),
         "",
         "The robot can do only what is listed here.",
     ]
-    lines += ["", "## Safety", "", *_safety_lines(fm)]
-    lines += ["", "## Validation", "", *_validation_lines(report or validate(manifest))]
+    lines += ["", "## Safety", "", *_safety_lines(fm), *_slip_lines(report, "Safety")]
+    lines += ["", "## Validation", "", *_validation_lines(report)]
     lines += ["", "## Calibration, poses and learned skills", "", *_calibration_lines(fm)]
     if manifest.signature is not None:
         lines += ["", "## Signature", "", *_signature_lines(manifest.signature)]
@@ -1260,6 +1727,21 @@ def _capability_lines(fm: dict[str, Any]) -> list[str]:
     entries, none = capability_entries(fm)
     lines = [f"- {quoted(c)}" if c is not None else f"- {UNKNOWN} entry" for c in entries]
     return [*lines, f"- {none}"] if none else lines
+
+
+def _slip_lines(report: Report, section: str) -> list[str]:
+    """Misspelt keys where the briefing would otherwise say "not declared" or count 0: top-level
+    keys, and those in metadata, physics (Identity) and safety (Safety)."""
+    return [f"- Not read: {slip.hint}" for slip in report.misspelt if _briefing_section(slip) == section]
+
+
+def _briefing_section(slip: Misspelt) -> str | None:
+    top = (slip.place or slip.meant[0]).split(".", 1)[0].split("[", 1)[0]
+    if top == "capabilities":
+        return "Capabilities"
+    if top == "safety":
+        return "Safety"
+    return "Identity" if top in ("metadata", "physics") and slip.place in ("", top) else None
 
 
 def _prose_lines(prose: str) -> list[str]:
@@ -2257,8 +2739,14 @@ class ManifestFile:
     parse or prepare is remembered too: a hostile file costs one parse, not
     one per request."""
 
-    def __init__(self, path: Path, trusted_keys: TrustedKeys | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        trusted_keys: TrustedKeys | None = None,
+        read_deadline: float = READ_DEADLINE_SECONDS,
+    ) -> None:
         self.path = path
+        self.reads = OneReadAtATime(path, read_deadline)  # off the event loop, within a deadline
         self.trusted_keys = trusted_keys  # what the signature is checked against
         self.last: Snapshot | None = None  # the version parsed most recently
         self._failed: tuple[str, ManifestError] | None = None  # digest and error of a broken version
@@ -2268,16 +2756,17 @@ class ManifestFile:
     def version(self, prepare: bool = False) -> Snapshot:
         """The version the file holds now (`prepare`: everything derived made
         before anyone else can see it)."""
-        source = read_source(self.path)
+        source = self.reads.source()
         return self._known(source) or self._new_version(source, prepare)
 
     async def version_async(self) -> Snapshot:
-        """The version the file holds now, prepared, for a request: reading
-        is quick; a new version is parsed and prepared on a worker thread, so
-        no manifest, however hostile, stalls serving the other requests."""
+        """The version the file holds now, prepared, for a request: read on
+        the reader's thread and, if new, parsed and prepared on a worker
+        thread, so neither a file system that stops answering nor a manifest
+        however hostile stalls serving the other requests."""
         import anyio.to_thread
 
-        source = read_source(self.path)
+        source = await self.reads.source_async()
         known = self._known(source)
         if known is not None:
             return known
@@ -2341,8 +2830,15 @@ class ManifestFile:
         """`snap`, if it can be served: it has a robot_name to name the
         resource URIs."""
         if snap.manifest.robot_name is None:
-            raise ManifestError("metadata.robot_name is missing or not a non-empty string", self.path)
+            why = "metadata.robot_name is missing or not a non-empty string"
+            slips = [m.hint for m in misspelt_keys(snap.manifest.frontmatter) if _names_robot(m)]
+            raise ManifestError("; ".join([why, *slips]), self.path)
         return snap
+
+
+def _names_robot(slip: Misspelt) -> bool:
+    """A misspelt key that would have named the robot (`metdata:`, `robot_nme:`)."""
+    return any(slip.field(name) in ("metadata", "metadata.robot_name") for name in slip.meant)
 
 
 # ---------------------------------------------------------------------------
@@ -2355,6 +2851,19 @@ POLL_SECONDS = 0.5
 # beyond this (an HTTP session that ended cannot tell us it did).
 MAX_LISTENING_CLIENTS = 1024
 MAX_SUBSCRIPTIONS_PER_CLIENT = 64
+
+
+@dataclass
+class HandshakeClient:
+    """One handshake-era client, in the one table of them (LiveUpdates.clients):
+    what its notifications go through, what it subscribed to, and what HTTP's
+    guard keeps of it (section 9) to make room by least recent use."""
+
+    session: Any = None  # the SDK's session, kept from one of its requests
+    subscribed: set[str] = field(default_factory=set)
+    heard_at: float = field(default_factory=time.monotonic)
+    protocol_version: str | None = None  # what its initialize asked for (HTTP)
+    in_flight: int = 0  # HTTP requests and event streams of it being served
 
 
 class LiveUpdates:
@@ -2381,10 +2890,29 @@ class LiveUpdates:
         self.file = manifest_file
         self.poll_seconds = poll_seconds
         self.bus = InMemorySubscriptionBus()
-        # Per handshake-era client: a session to notify through, the URIs it
-        # subscribed to, and when it was last heard from.
-        self.clients: dict[Any, tuple[Any, set[str], float]] = {}
+        # Handshake-era clients by key (an HTTP session id; on stdio the
+        # initialize params, one object per connection), least recently heard first.
+        self.clients: dict[Any, HandshakeClient] = {}
         self.forget_after = forget_after  # an HTTP session this idle is closed by the SDK
+
+    def heard(self, key: Any) -> HandshakeClient:
+        """The client `key`, registered on first sight, now the most recently
+        heard from; clients gone idle, and the oldest beyond the cap, forgotten."""
+        client = self.clients.pop(key, None) or HandshakeClient()
+        client.heard_at = time.monotonic()
+        self.forget_idle(client.heard_at)
+        self.clients[key] = client
+        while len(self.clients) > MAX_LISTENING_CLIENTS:
+            del self.clients[next(iter(self.clients))]
+        return client
+
+    def forget_idle(self, now: float) -> None:
+        """Forget the clients the SDK has closed as idle (none in flight is)."""
+        if self.forget_after is None:
+            return
+        for key, client in list(self.clients.items()):
+            if not client.in_flight and now - client.heard_at > self.forget_after:
+                del self.clients[key]
 
     def client(self, ctx: Request) -> set[str] | None:
         """The URIs this client subscribed to, registering it on first
@@ -2394,23 +2922,14 @@ class LiveUpdates:
         params = ctx.session.client_params
         if params is None or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return None
-        # An HTTP client is its session id (what it ends with DELETE); on
-        # stdio the initialize params are one object per connection.
+        # An HTTP client is its session id (what it ends with DELETE).
         session_id = ctx.request.headers.get("mcp-session-id") if ctx.request is not None else None
-        key, now = session_id or id(params), time.monotonic()
-        _, subscribed, _ = self.clients.pop(key, (None, set(), now))
-        self.clients[key] = (ctx.session, subscribed, now)  # most recently heard from last
-        while self.clients and (
-            len(self.clients) > MAX_LISTENING_CLIENTS or self.idle(next(iter(self.clients.values())), now)
-        ):
-            del self.clients[next(iter(self.clients))]
-        return subscribed
-
-    def idle(self, entry: tuple[Any, set[str], float], now: float) -> bool:
-        return self.forget_after is not None and now - entry[2] > self.forget_after
+        client = self.heard(session_id or id(params))
+        client.session = ctx.session
+        return client.subscribed
 
     def forget(self, session_id: str) -> None:
-        """An HTTP session ended (the client deleted it)."""
+        """An HTTP session ended (the client deleted it, or room was made)."""
         self.clients.pop(session_id, None)
 
     def subscribe(self, ctx: Request, uri: str) -> None:
@@ -2463,13 +2982,15 @@ class LiveUpdates:
             await self.bus.publish(ResourcesListChanged())
         for uri in updated:
             await self.bus.publish(ResourceUpdated(uri=uri))
-        for key, (session, subscribed, _) in list(self.clients.items()):
+        for key, client in list(self.clients.items()):
+            if client.session is None:  # initialized over HTTP, no request since
+                continue
             try:
                 if relisted:
-                    await session.send_resource_list_changed()
+                    await client.session.send_resource_list_changed()
                 for uri in updated:
-                    if uri in subscribed:
-                        await session.send_resource_updated(uri)
+                    if uri in client.subscribed:
+                        await client.session.send_resource_updated(uri)
             except Exception:  # a client that went away must not silence the others
                 self.clients.pop(key, None)
 
@@ -2676,9 +3197,18 @@ TOOLS: dict[str, Tool] = {
             title="Validate ROBOT.md",
             description="Check the manifest against the ROBOT.md v1 schema, camera/driver cross-references "
             "and the required prose sections, exactly as `robot-md validate` does. Returns ok, a one-line "
-            "summary when valid, errors and warnings. An invalid manifest is a normal result (ok: false).",
+            "summary when valid, errors and warnings (robot-md's strings), and hints of ours: keys the "
+            "schema does not know that look misspelt (did you mean …?). An invalid manifest is a normal "
+            "result.",
             output_schema=object_schema(
-                ok={"type": "boolean"}, summary=TEXT, errors=STRINGS, warnings=STRINGS
+                ok={"type": "boolean"},
+                summary=TEXT,
+                errors=STRINGS,
+                warnings=STRINGS,
+                hints={
+                    **STRINGS,
+                    "description": "ours, not robot-md's: misspelt keys (did you mean …?) and other advice",
+                },
             ),
             answer=as_json(lambda snap: snap.report.as_dict()),
         ),
@@ -2731,7 +3261,13 @@ def _unavailable(error: ManifestError, shown_path: str | None) -> Exception:
     from mcp import MCPError
     from mcp.types import INTERNAL_ERROR
 
-    return MCPError(INTERNAL_ERROR, f"{NAME}: {error.for_people(shown_path)}")
+    return MCPError(INTERNAL_ERROR, for_agents(error, shown_path))
+
+
+def for_agents(error: ManifestError, shown_path: str | None) -> str:
+    """`robot-md-mcp: <what> (<path>)`, and where a YAML slip probably is, on one line."""
+    hints = [f"; hint: {advice}" for advice in yaml_advice(error)]
+    return f"{NAME}: {error.for_people(shown_path)}{''.join(hints)}"
 
 
 def _listed(entry: Prompt | Tool) -> dict[str, Any]:
@@ -2950,7 +3486,7 @@ class Handlers:
         try:
             texts, data = tool.answer(await self.file.version_async(), arguments)
         except ManifestError as e:
-            return failed(f"{NAME}: {e.for_people(self.shown_path)}")
+            return failed(for_agents(e, self.shown_path))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text) for text in texts], structured_content=data
         )
@@ -3066,6 +3602,70 @@ async def explain_pre_initialize(ctx: Request, call_next: CallNext) -> HandlerRe
         ) from None
 
 
+# What a malformed field of a request's params should hold, where the field's
+# name alone does not say (the spec's two kinds of reference).
+PARAM_SHAPES = {
+    ("completion/complete", "ref"): 'ref must be {"type": "ref/prompt", "name": PROMPT} '
+    'or {"type": "ref/resource", "uri": URI}',
+}
+
+
+async def explain_invalid_params(ctx: Request, call_next: CallNext) -> HandlerResult:
+    """Server middleware: params the SDK's models refuse get its bare
+    "Invalid request parameters"; say which fields are missing or malformed
+    (and what a reference looks like), as initialize's answer does. The
+    places come from the params as sent, never the SDK's model names."""
+    from mcp import MCPError
+    from mcp.types import INVALID_PARAMS
+
+    try:
+        return await call_next(ctx)
+    except ValueError as e:  # pydantic's ValidationError (no SDK class to name)
+        if not callable(getattr(e, "errors", None)):
+            raise
+        missing, malformed = _bad_fields(ctx.params, e.errors())  # type: ignore[attr-defined]
+        said = ([f"lacks {', '.join(missing)}"] if missing else []) + (
+            [f"has a malformed {', '.join(malformed)}"] if malformed else []
+        )
+        shapes = [PARAM_SHAPES[ctx.method, f] for f in malformed if (ctx.method, f) in PARAM_SHAPES]
+        message = f"Invalid request parameters: {ctx.method} {' and '.join(said) or 'has malformed params'}"
+        raise MCPError(
+            INVALID_PARAMS,
+            message + (f" ({'; '.join(shapes)})" if shapes else ""),
+            data={"missing": missing, "malformed": malformed},
+        ) from None
+
+
+def _bad_fields(params: Any, problems: list[Any]) -> tuple[list[str], list[str]]:
+    """Each problem's place in the params as sent (dotted, cut short): a
+    field that is absent is missing; else the deepest part of the place the
+    params hold is malformed (a union's alternatives end there)."""
+    missing: list[str] = []
+    malformed: list[str] = []
+    for problem in problems[:10]:
+        loc = list(problem.get("loc", ()))
+        loc = loc[1:] if loc[:1] == ["params"] else loc
+        path = _held_part(params, loc, problem.get("type") == "missing")
+        place = ".".join(map(str, path))[:80] or "params"
+        absent = problem.get("type") == "missing" and len(path) == len(loc)
+        (missing if absent else malformed).append(place)
+    return list(dict.fromkeys(missing)), [f for f in dict.fromkeys(malformed) if f not in missing]
+
+
+def _held_part(params: Any, loc: list[Any], missing: bool) -> list[Any]:
+    """The longest start of `loc` the params hold (all of it for a missing last field)."""
+    data, path = {} if params is None else params, []
+    for i, key in enumerate(loc):
+        if isinstance(data, dict) and key in data:
+            data = data[key]
+        elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+            data = data[key]
+        elif not (i == len(loc) - 1 and missing):
+            break
+        path.append(key)
+    return path
+
+
 # The 2026-07-28 era stamps serverInfo into every result's _meta; ours carries
 # a ~2.5 KB icon, which only discovery needs (a client shows it once).
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
@@ -3174,7 +3774,9 @@ def build_server(
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
     )
-    server.middleware.extend([explain_pre_initialize, live.remember, light_server_info])
+    server.middleware.extend(
+        [explain_pre_initialize, explain_invalid_params, live.remember, light_server_info]
+    )
     # MCP Apps (the robot card): SEP-2133's place for extensions, which the SDK
     # sends in the 2026-07-28 era (older initialize results have no such field).
     server.extensions = {APPS_EXTENSION: {}}
@@ -3256,6 +3858,23 @@ def classify_message(data: Any) -> tuple[Any, dict[str, Any] | None]:
 
     if not isinstance(data, dict):
         return None, error_answer(None, types.INVALID_REQUEST, NOT_JSONRPC)
+    answer_id, problem = _id_problem(data)
+    if problem is None:
+        problem = _text_problem(data, answer_id)
+    if problem is not None:
+        return None, problem
+    if data.get("method") == "initialize" and answer_id is not None:
+        data, answer = completed_initialize(data)
+        if answer is not None:
+            return None, answer
+    return _as_jsonrpc(data, answer_id)
+
+
+def _id_problem(data: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+    """The id an error answers with (None: the message has no usable one), and the
+    error for an id or a method that no JSON-RPC message may have (None: fine)."""
+    from mcp import types
+
     request_id = data.get("id")
     usable_id = isinstance(request_id, (int, str)) and not isinstance(request_id, bool)
     if "method" in data and "id" in data and not usable_id:
@@ -3266,17 +3885,28 @@ def classify_message(data: Any) -> tuple[Any, dict[str, Any] | None]:
         return None, error_answer(None, types.INVALID_REQUEST, message)
     answer_id = request_id if usable_id and "method" in data else None
     if "method" in data and not isinstance(data["method"], str):  # not a response either
-        return None, error_answer(answer_id, types.INVALID_REQUEST, NOT_JSONRPC)
-    if has_lone_surrogate(data):
-        if answer_id is not None and not has_lone_surrogate({**data, "params": None}):
-            message = "Invalid params: " + NOT_TEXT.format(what="a string in the params")
-            return None, error_answer(answer_id, types.INVALID_PARAMS, message)
-        message = "Invalid Request: " + NOT_TEXT.format(what="a string in the message")
-        return None, error_answer(answer_id, types.INVALID_REQUEST, message)
-    if data.get("method") == "initialize" and usable_id:
-        data, answer = completed_initialize(data)
-        if answer is not None:
-            return None, answer
+        return answer_id, error_answer(answer_id, types.INVALID_REQUEST, NOT_JSONRPC)
+    return answer_id, None
+
+
+def _text_problem(data: dict[str, Any], answer_id: Any) -> dict[str, Any] | None:
+    """The error for a message holding a string that is not Unicode text (None: none does):
+    invalid params when only the params hold it."""
+    from mcp import types
+
+    if not has_lone_surrogate(data):
+        return None
+    if answer_id is not None and not has_lone_surrogate({**data, "params": None}):
+        message = "Invalid params: " + NOT_TEXT.format(what="a string in the params")
+        return error_answer(answer_id, types.INVALID_PARAMS, message)
+    message = "Invalid Request: " + NOT_TEXT.format(what="a string in the message")
+    return error_answer(answer_id, types.INVALID_REQUEST, message)
+
+
+def _as_jsonrpc(data: dict[str, Any], answer_id: Any) -> tuple[Any, dict[str, Any] | None]:
+    """A message whose envelope is sound, as the SDK's JSON-RPC type, or the error."""
+    from mcp import types
+
     try:
         parsed = types.jsonrpc_message_adapter.validate_python(data)
     except (ValueError, RecursionError):  # pydantic's ValidationError, or nested too deeply
@@ -3368,15 +3998,23 @@ def _read_lines(wire_in: Any, deliver: Callable[[Any], None]) -> None:
 
 
 class _Unanswered:
-    """Ids of the client's requests the server has not answered yet."""
+    """Ids of the client's requests the server has not answered yet (batch
+    members too: each is a request of its own). `none_left` is set exactly
+    while there are none: a request that arrives after it was set re-arms
+    it, so at the end of input it waits for whatever is unanswered then."""
 
     def __init__(self) -> None:
         import anyio
 
         self.ids: collections.Counter[Any] = collections.Counter()
         self.none_left = anyio.Event()
+        self.none_left.set()
 
     def add(self, request_id: Any) -> None:
+        import anyio
+
+        if self.none_left.is_set():  # an anyio Event cannot be cleared: a fresh one
+            self.none_left = anyio.Event()
         self.ids[request_id] += 1
 
     def done(self, request_id: Any) -> None:
@@ -3409,9 +4047,14 @@ class _Batches:
             result = getattr(message, "result", None)
             self.revision = result.get("protocolVersion") if isinstance(result, dict) else self.revision
 
-    def start(self, request_ids: list[Any], answers: list[str]) -> str | None:
-        """A new batch, with the errors some members got already; its array
-        now if none of it waits for the server (none at all: notifications)."""
+    def start(self, members: list[tuple[Any, dict[str, Any] | None]]) -> str | None:
+        """A new batch of (message, error) pairs, as classify_line gives them;
+        its array now if none of it waits for the server (none at all:
+        notifications). The HTTP wire gathers its batches here too."""
+        from mcp import types
+
+        answers = [json.dumps(a, ensure_ascii=False) for _, a in members if a is not None]
+        request_ids = [m.id for m, _ in members if isinstance(m, types.JSONRPCRequest)]
         if request_ids:
             self.waiting.append((collections.Counter(request_ids), answers))
             return None
@@ -3447,7 +4090,6 @@ async def _relay_stdin(
     """stdin lines → messages for the server, or answers for the client;
     at the end, up to `grace_seconds` for the requests still running."""
     import anyio
-    from mcp import types
 
     async with to_server, answers:
         async for line in lines:
@@ -3456,9 +4098,7 @@ async def _relay_stdin(
             message, answer = classify_line(line, batches=batches.revision == BATCH_REVISION)
             members = message if isinstance(message, list) else [(message, answer)]
             if isinstance(message, list):
-                errors = [json.dumps(a, ensure_ascii=False) for m, a in members if a is not None]
-                ids = [m.id for m, _ in members if isinstance(m, types.JSONRPCRequest)]
-                ready = batches.start(ids, errors)
+                ready = batches.start(members)
                 if ready is not None:
                     await answers.send(ready)
             elif answer is not None:
@@ -3466,9 +4106,8 @@ async def _relay_stdin(
             for member, _ in members:
                 if member is not None:
                     await _to_server(member, to_server, answers, unanswered, batches)
-        if unanswered.ids:
-            with anyio.move_on_after(grace_seconds):
-                await unanswered.none_left.wait()
+        with anyio.move_on_after(grace_seconds):
+            await unanswered.none_left.wait()
 
 
 async def _to_server(
@@ -3562,18 +4201,23 @@ def _stdio_wire() -> Iterator[tuple[Any, Any]]:
     try:
         yield wire_in, wire_out
     finally:
-        with contextlib.suppress(OSError):
-            wire_out.flush()
         os.dup2(wire_out.fileno(), 1)
-        wire_out.close()
+        with contextlib.suppress(OSError):  # a stdout that takes nothing (/dev/full, a closed pipe)
+            wire_out.close()
 
 
-def end_at_once(signum: int, frame: Any) -> None:
-    """Ctrl-C while serving over stdio: the process ends now, exit 130,
-    whatever it is doing (writing to a client that stopped reading, a worker
-    preparing a slow manifest): a read-only server has nothing to finish.
-    (SIGTERM keeps the system's default: it ends the process as at once.)"""
-    os._exit(ExitCode.INTERRUPTED)
+def end_now(code: int, descriptors: Iterable[int]) -> None:
+    """End the process at once, `descriptors` closed first: a thread stuck in a
+    read of the file system keeps the process, and every descriptor it holds,
+    until that read returns, and no client may wait on that. A negative code
+    is death by that signal, as the system's default action would be."""
+    for fd in descriptors:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code if code >= 0 else 128 - code)
 
 
 def serve_stdio(
@@ -3591,8 +4235,18 @@ def serve_stdio(
     import anyio.from_thread
     import anyio.lowlevel
 
+    wire = [0, 1, 2]  # closed before the process ends on a signal, the wire's own copies too
+
+    def end(signum: int, frame: Any) -> None:
+        """Ctrl-C: exit 130, whatever the server is doing (writing to a client
+        that stopped reading, a worker preparing a slow manifest, a read the
+        file system does not answer): a read-only server has nothing to
+        finish. SIGTERM: death by it, as its default action, the wire closed first."""
+        end_now(ExitCode.INTERRUPTED if signum == signal.SIGINT else -signum, wire)
+
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, end_at_once)
+        signal.signal(signal.SIGINT, end)
+        signal.signal(signal.SIGTERM, end)
     log_to_stderr()
     with sdk_loading():
         server = build_server(manifest_file, poll_seconds=poll_seconds)
@@ -3621,7 +4275,10 @@ def serve_stdio(
                 reading.cancel_scope.cancel()  # the server ended first: stop reading
 
     with _stdio_wire() as (wire_in, wire_out):
+        wire.extend((wire_in.fileno(), wire_out.fileno()))
         anyio.run(run, wire_in, wire_out)
+    if manifest_file.reads.in_flight():  # stuck: exiting would keep stdout open until it returns
+        end_now(ExitCode.OK, [0, 1, 2])
     return ExitCode.OK
 
 
@@ -3629,20 +4286,24 @@ def serve_stdio(
 # 9. Streamable HTTP
 # ---------------------------------------------------------------------------
 
-# The SDK serves MCP at /mcp. One small ASGI layer in front of it sees every
-# request first: Host and Origin allow-lists (DNS rebinding), the bearer token,
-# and /healthz. The address is resolved, the token read and the port bound
-# before anything is imported; uvicorn, starlette and the SDK's HTTP modules
-# load only on this path.
+# The SDK's Streamable HTTP app serves every route: MCP at /mcp, /healthz among
+# its custom routes. HttpGuard, one ASGI layer of ours in front of the whole
+# app, sees every request first, so a route added later sits behind it too:
+# Host and Origin allow-lists (DNS rebinding), the bearer token, deadlines for
+# request bodies, and room made for a newcomer's session. The SDK's own
+# parameters hold what they cover (body size, idle sessions). The address is
+# resolved, the token read and the port bound before anything is imported;
+# uvicorn, starlette and the SDK's HTTP modules load only on this path.
 
 TOKEN_ENV = "ROBOT_MD_MCP_TOKEN"  # noqa: S105 (a variable name)
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/healthz"
+OPEN_PATHS = frozenset({HEALTH_PATH})  # answered without the token: they tell nothing about the robot
 MIN_TOKEN_CHARS = 16
 MAX_TOKEN_FILE_BYTES = 4096  # a token file holds one token
 MAX_HTTP_BODY_BYTES = 256 * 1024  # one JSON-RPC message; ours are tiny
 MAX_HTTP_HEADER_BYTES = 16 * 1024  # all headers of a request
-MAX_HTTP_CONCURRENCY = 128  # open connections; beyond that, room is made (request_head_deadline)
+MAX_HTTP_CONCURRENCY = 128  # open connections; beyond that, room is made (with_head_deadline)
 MAX_MCP_SESSIONS = 256  # handshake-era sessions at once; beyond that, the least recently used closes
 MAX_NOTIFICATIONS_IN_FLIGHT = 32  # of MAX_HTTP_CONCURRENCY: the rest stay for requests
 MCP_SESSION_IDLE_SECONDS = 600.0
@@ -3650,6 +4311,7 @@ HEAD_SECONDS = 5.0  # for a request head, after connecting or after the last ans
 BODY_SECONDS = 10.0  # for a whole request body, after its head
 BODY_GAP_SECONDS = 5.0  # between two parts of a body (or after `Expect: 100-continue`)
 NEW_CONNECTION_SECONDS = 1.0  # a connection this new is spared when making room (it may be about to speak)
+HEALTHY = b'{"status": "ok"}'
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _HOST_NAME = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?")
 _MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"  # noqa: S105
@@ -3683,15 +4345,9 @@ class HttpListener:
 
     socket: Any = field(repr=False)
     url: str  # where clients connect (MCP endpoint)
-    loopback: bool  # bound to a loopback address only
     allowed_hosts: tuple[str, ...]  # exact Host header values, lowercase
     token: str | None = field(default=None, repr=False)
     hint: str = ""  # for the start line
-
-    @property
-    def allowed_origins(self) -> tuple[str, ...]:
-        """Browser origins of our own hosts; every other Origin is foreign."""
-        return tuple(f"{scheme}://{host}" for host in self.allowed_hosts for scheme in ("http", "https"))
 
 
 def parse_listen_address(value: str) -> tuple[str, int]:
@@ -3726,25 +4382,29 @@ def _check_token_file(st: os.stat_result, source: str) -> None:
         )
 
 
+def _token_file_text(token_file: str, source: str) -> str:
+    try:
+        with open(Path(token_file).expanduser(), "rb", opener=_open_nonblocking) as f:
+            _check_token_file(os.fstat(f.fileno()), source)
+            data = f.read(MAX_TOKEN_FILE_BYTES + 1)
+        if len(data) > MAX_TOKEN_FILE_BYTES:  # refused, not cut: a cut token would never match
+            raise HttpSetupError(
+                f"the {source} is longer than {MAX_TOKEN_FILE_BYTES:,} bytes; it should hold one token"
+            )
+        return data.decode("utf-8")
+    except OSError as e:
+        raise HttpSetupError(f"cannot read the {source}: {_os_reason(e)}") from None
+    except UnicodeDecodeError:
+        raise HttpSetupError(f"the {source} is not UTF-8 text") from None
+
+
 def read_token(token_file: str | None, environ: Mapping[str, str] | None = None) -> str | None:
     """The bearer token from --token-file, else $ROBOT_MD_MCP_TOKEN, else None.
     Messages name where the token came from, never the token."""
     environ = os.environ if environ is None else environ
     if token_file is not None:
         source = f"token file {token_file}"
-        try:
-            with open(Path(token_file).expanduser(), "rb", opener=_open_nonblocking) as f:
-                _check_token_file(os.fstat(f.fileno()), source)
-                data = f.read(MAX_TOKEN_FILE_BYTES + 1)
-            if len(data) > MAX_TOKEN_FILE_BYTES:  # refused, not cut: a cut token would never match
-                raise HttpSetupError(
-                    f"the {source} is longer than {MAX_TOKEN_FILE_BYTES:,} bytes; it should hold one token"
-                )
-            text = data.decode("utf-8")
-        except OSError as e:
-            raise HttpSetupError(f"cannot read the {source}: {_os_reason(e)}") from None
-        except UnicodeDecodeError:
-            raise HttpSetupError(f"the {source} is not UTF-8 text") from None
+        text = _token_file_text(token_file, source)
     elif environ.get(TOKEN_ENV, "").strip():
         source, text = f"${TOKEN_ENV}", environ[TOKEN_ENV]
     else:
@@ -3756,6 +4416,19 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
             f"without spaces; make one with: {_MAKE_TOKEN}"
         )
     return token
+
+
+def _address_info(host: str, port: int, shown: str) -> tuple[Any, ...]:
+    """The one getaddrinfo answer to listen at ("localhost": 127.0.0.1 before ::1)."""
+    import socket
+
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as e:
+        reason = getattr(e, "strerror", None) or str(e)
+        raise HttpSetupError(f"cannot listen on {shown}: {reason.lower()}") from None
+    found.sort(key=lambda info: info[0] != socket.AF_INET)
+    return tuple(found[0])
 
 
 def _listening_socket(address_info: tuple[Any, ...], shown: str) -> Any:
@@ -3777,6 +4450,31 @@ def _listening_socket(address_info: tuple[Any, ...], shown: str) -> Any:
     return sock
 
 
+def _extra_hosts(allow_hosts: Iterable[str]) -> list[str]:
+    """--allow-host names, lowercase; HttpSetupError for one that is no host name."""
+    for name in allow_hosts:
+        if not _HOST_NAME.fullmatch(name):
+            raise HttpSetupError(f"--allow-host {name!r}: expected a host name or address, maybe with :PORT")
+    return [name.lower() for name in allow_hosts]
+
+
+def _allowed_hosts(given: str, ip: Any, port: int, extra: list[str]) -> tuple[str, ...]:
+    """The Host header values that name this server: the loopback names when
+    it listens there (or everywhere), its address and the name it was given
+    (e.g. pi.local), each with :PORT (and bare on port 80); --allow-host
+    names as given, and with :PORT when they have none."""
+    names = list(_LOOPBACK_NAMES) if ip.is_loopback or ip.is_unspecified else []
+    if not ip.is_unspecified:
+        names.append(f"[{ip}]" if ip.version == 6 else str(ip))
+    if not (ip.is_unspecified or ip.is_loopback) and given.lower() != str(ip):
+        names.append(f"[{given}]" if ":" in given else given.lower())
+    allowed = [f"{name}:{port}" for name in names] + (names if port == 80 else [])
+    for name in extra:
+        has_port = bool(cast("re.Match[str]", _HOST_NAME.fullmatch(name))[2])
+        allowed += [name] if has_port else [name, f"{name}:{port}"]
+    return tuple(dict.fromkeys(allowed))
+
+
 def open_listener(
     address: str,
     allow_hosts: Iterable[str] = (),
@@ -3785,26 +4483,14 @@ def open_listener(
 ) -> HttpListener:
     """Check every --http setting and bind the port; HttpSetupError says what is wrong."""
     import ipaddress
-    import socket
 
     host, port = parse_listen_address(address)
-    extra: list[str] = []
-    for name in allow_hosts:
-        if not _HOST_NAME.fullmatch(name):
-            raise HttpSetupError(f"--allow-host {name!r}: expected a host name or address, maybe with :PORT")
-        extra.append(name.lower())
+    extra = _extra_hosts(allow_hosts)
     token = read_token(token_file, environ)
     shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    try:
-        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except (OSError, UnicodeError) as e:
-        reason = getattr(e, "strerror", None) or str(e)
-        raise HttpSetupError(f"cannot listen on {shown}: {reason.lower()}") from None
-    found.sort(key=lambda info: info[0] != socket.AF_INET)  # "localhost": 127.0.0.1 before ::1
-    address_info = found[0]
+    address_info = _address_info(host, port, shown)
     ip = ipaddress.ip_address(str(address_info[4][0]).split("%")[0])
-    wildcard, loopback = ip.is_unspecified, ip.is_loopback
-    if not loopback and token is None:
+    if not ip.is_loopback and token is None:
         raise HttpSetupError(
             f"refusing to serve on {shown} (reachable from other machines) without a bearer token: "
             f"pass --token-file PATH or set ${TOKEN_ENV} (make one with: {_MAKE_TOKEN}), "
@@ -3812,244 +4498,305 @@ def open_listener(
         )
     sock = _listening_socket(address_info, shown)
     port = sock.getsockname()[1]
-    bracketed = f"[{ip}]" if ip.version == 6 else str(ip)
-    names = [*_LOOPBACK_NAMES, bracketed] if loopback else list(_LOOPBACK_NAMES) if wildcard else [bracketed]
-    if not wildcard and not loopback and host.lower() != str(ip):
-        names.append(f"[{host}]" if ":" in host else host.lower())  # the name it was given, e.g. pi.local
-    allowed = [f"{name}:{port}" for name in names] + (names if port == 80 else [])
-    for name in extra:
-        allowed += [name] if _HOST_NAME.fullmatch(name)[2] else [name, f"{name}:{port}"]  # type: ignore[index]
+    everywhere = " (all interfaces; other machines must use a name given with --allow-host)"
     return HttpListener(
         socket=sock,
-        url=f"http://{bracketed}:{port}{MCP_PATH}",
-        loopback=loopback,
-        allowed_hosts=tuple(dict.fromkeys(allowed)),
+        url=f"http://{f'[{ip}]' if ip.version == 6 else ip}:{port}{MCP_PATH}",
+        allowed_hosts=_allowed_hosts(host, ip, port, extra),
         token=token,
-        hint=" (all interfaces; other machines must use a name given with --allow-host)"
-        if wildcard and not extra
-        else "",
+        hint=everywhere if ip.is_unspecified and not extra else "",
     )
 
 
-class HttpGuard:
-    """ASGI middleware in front of the SDK's app: a header size cap (431), Host
-    (421) and Origin (403) allow-lists for every request, /healthz, then the
-    bearer token (401) for everything else, compared in constant time. A
-    request body must come within the body deadlines (408); a full session
-    table makes room for a newcomer's initialize (SessionTable)."""
+@dataclass(frozen=True)
+class HttpAnswer:
+    """An answer of ours rather than the SDK's: a refusal, a batch's answers."""
 
-    def __init__(
-        self,
-        app: Any,
-        listener: HttpListener,
-        on_session_end: Callable[[str], None],
-        limits: HttpLimits = HttpLimits(),
-    ) -> None:
+    status: int
+    body: bytes
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+    content_type: bytes = b"text/plain; charset=utf-8"
+
+    async def send(self, send: Send) -> None:
+        length = (b"content-length", str(len(self.body)).encode())
+        headers = [(b"content-type", self.content_type), length, *self.headers]
+        await send({"type": "http.response.start", "status": self.status, "headers": headers})
+        await send({"type": "http.response.body", "body": self.body})
+
+
+def _header(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> str | None:
+    """A header's value when it comes exactly once, else None."""
+    values = [v for k, v in headers if k == name]
+    return values[0].decode("latin-1") if len(values) == 1 else None
+
+
+def _replayed(parts: list[Message], receive: Receive | None = None) -> Receive:
+    """A receive() that hands over `parts` first, then the peer's own messages
+    (a disconnect, while an event stream is open); for a request of ours,
+    with no peer, nothing more."""
+    import anyio
+
+    pending = collections.deque(parts)
+    then = receive or cast("Receive", anyio.sleep_forever)
+
+    async def replay() -> Message:
+        return pending.popleft() if pending else await then()
+
+    return replay
+
+
+def _body_message(body: bytes) -> Message:
+    return {"type": "http.request", "body": body, "more_body": False}
+
+
+async def _read_body(receive: Receive, limits: HttpLimits) -> list[Message] | HttpAnswer | None:
+    """The request body's parts, up to the first past MAX_HTTP_BODY_BYTES
+    (we stop holding more there; the SDK, given the same limit, refuses the
+    request with 413); 408 when the body does not come within the body
+    deadline or a gap between its parts is too long (the SDK waits for a
+    body as long as its peer likes); None if the peer left."""
+    import anyio
+
+    parts: list[Message] = []
+    size, deadline = 0, anyio.current_time() + limits.body_seconds
+    while not parts or (parts[-1].get("more_body") and size <= MAX_HTTP_BODY_BYTES):
+        with anyio.move_on_after(min(limits.body_gap_seconds, deadline - anyio.current_time())) as waited:
+            message = await receive()
+        if waited.cancelled_caught:
+            late = b"Request Timeout: the request body did not come in time"
+            return HttpAnswer(408, late, ((b"connection", b"close"),))
+        if message["type"] != "http.request":
+            return None
+        parts.append(message)
+        size += len(message.get("body", b""))
+    return parts
+
+
+def _jsonrpc_answers(headers: Iterable[tuple[bytes, bytes]], body: bytes) -> list[dict[str, Any]]:
+    """The JSON-RPC answers in one of the SDK's responses: a JSON body, or
+    the data lines of an event stream (it answers a POST as one, and offers
+    no public way to answer a message other than through its app)."""
+    kind = _header(headers, b"content-type") or ""
+    if kind.startswith("text/event-stream"):
+        texts = [row[5:] for row in body.splitlines() if row.startswith(b"data:")]
+    else:
+        texts = [body] if kind.startswith("application/json") and body.strip() else []
+    found: list[dict[str, Any]] = []
+    for text in texts:
+        with contextlib.suppress(ValueError):
+            data = json.loads(text)
+            found += [m for m in (data if isinstance(data, list) else [data]) if "method" not in m]
+    return found
+
+
+class HttpGuard:
+    """ASGI layer in front of the SDK's whole app. For every request: a
+    header size cap (431), Host (421) and Origin (403) allow-lists, then the
+    bearer token (401) on every path but OPEN_PATHS, compared in constant
+    time. A POST to /mcp is read within the body deadlines (408) and
+    classified as a stdio line is (section 8): errors and batches are
+    answered here, the rest goes to the SDK. The session table is
+    LiveUpdates.clients (section 6): a full one makes room for a newcomer's
+    initialize by closing the least recently used session. (The SDK's own
+    token check needs OAuth settings and, like its Host check, guards /mcp only.)"""
+
+    def __init__(self, app: ASGIApp, listener: HttpListener, live: LiveUpdates, limits: HttpLimits) -> None:
         self.app = app
-        self.on_session_end = on_session_end
+        self.live = live
         self.limits = limits
-        self.sessions = SessionTable(limits.sessions, limits.session_idle_seconds)
         self.hosts = frozenset(listener.allowed_hosts)
-        self.origins = frozenset(listener.allowed_origins)
+        # Browser origins of our own hosts; every other Origin is foreign.
+        self.origins = frozenset(f"{s}://{host}" for host in self.hosts for s in ("http", "https"))
         self.token = None if listener.token is None else listener.token.encode("ascii")
         self.notifications_in_flight = 0
         self.log = logging.getLogger(NAME)
         self.noted: set[str] = set()
-        # Sessions whose initialize settled on BATCH_REVISION: they may send batches.
-        self.batch_sessions: collections.OrderedDict[str, None] = collections.OrderedDict()
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)  # lifespan (websockets are off)
             return
-        headers: list[tuple[bytes, bytes]] = scope["headers"]
-        refusal = self.refusal(scope, headers)
+        refusal = self.refusal(scope)
         if refusal is not None:
-            await _respond(send, *refusal)
-            return
-        opening = False
-        if scope["method"] == "POST" and scope["path"] == MCP_PATH:
-            body = await _whole_body(receive, self.limits)
-            if not isinstance(body, bytes):
-                if body is not None:  # else the peer left: nobody to answer
-                    await _respond(send, *body, extra=[(b"connection", b"close")])
-                return
-            batches = self._single(headers, b"mcp-session-id") in self.batch_sessions
-            message, answer = classify_line(body, batches=batches)
-            if answer is not None:  # answered as over stdio: one JSON-RPC error, never a pydantic dump
-                await _respond(send, 400, json.dumps(answer).encode(), content_type=b"application/json")
-                return
-            if isinstance(message, list):
-                await self.answer_batch(scope, headers, message, send)
-                return
-            if message is not None and not (hasattr(message, "id") and hasattr(message, "method")):
-                await self.forward_notification(scope, headers, _replayed(body, receive), send)
-                return
-            if getattr(message, "method", None) == "initialize":  # as completed_initialize left it
-                body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-                send = self.noting_batch_session(message, send)
-            receive = _replayed(body, receive)
-            opening = getattr(message, "method", None) == "initialize"
-        await self.forward_in_session(scope, headers, receive, send, opening)
+            await refusal.send(send)
+        elif scope["method"] == "POST" and scope["path"] == MCP_PATH:
+            await self.post(scope, receive, send)
+        else:
+            await self.in_session(scope, receive, send)
 
-    async def forward_in_session(
-        self, scope: dict[str, Any], headers: Any, receive: Any, send: Any, opening: bool
+    def refusal(self, scope: Scope) -> HttpAnswer | None:
+        """Our answer to a request refused before it reaches any route, else None."""
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        # uvicorn's h11_max_incomplete_event_size bounds a head still arriving, not one that came whole.
+        if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
+            return HttpAnswer(431, b"Request Header Fields Too Large")
+        host = _header(headers, b"host")
+        if host is None or host.lower() not in self.hosts:
+            allowed = ", ".join(sorted(self.hosts))
+            self._note(f"refused a request for Host {host!r}; allowed: {allowed} (--allow-host adds names)")
+            return HttpAnswer(421, b"Invalid Host header")
+        origin = _header(headers, b"origin")
+        if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
+            self._note(f"refused a request from foreign Origin {origin!r}")
+            return HttpAnswer(403, b"Invalid Origin header")
+        if self.token is None or scope["path"] in OPEN_PATHS or self._authorized(headers):
+            return None
+        self._note("refused a request without the right bearer token")
+        challenge = ((b"www-authenticate", b'Bearer realm="robot-md-mcp"'),)
+        return HttpAnswer(401, b"Unauthorized: send Authorization: Bearer <token>", challenge)
+
+    async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A message to /mcp: answered here when it is no message MCP accepts
+        (as over stdio: one JSON-RPC error, never a pydantic dump) or a batch."""
+        from mcp import types
+
+        parts = await _read_body(receive, self.limits)
+        if parts is None:  # the peer left: nobody to answer
+            return
+        if isinstance(parts, HttpAnswer):
+            await parts.send(send)
+            return
+        body = b"".join(part.get("body", b"") for part in parts)
+        if len(body) > MAX_HTTP_BODY_BYTES:  # the SDK's max_request_body_size refuses it (413)
+            await self.app(scope, _replayed(parts, receive), send)
+            return
+        client = self.live.clients.get(_header(scope["headers"], b"mcp-session-id"))
+        batches = client is not None and client.protocol_version == BATCH_REVISION
+        message, answer = classify_line(body, batches=batches)
+        if answer is not None:
+            json_answer = HttpAnswer(400, json.dumps(answer).encode(), content_type=b"application/json")
+            await json_answer.send(send)
+        elif isinstance(message, list):
+            await self.answer_batch(scope, message, send)
+        elif message is not None and not isinstance(message, types.JSONRPCRequest):
+            await self.forward_notification(scope, _replayed([_body_message(body)], receive), send)
+        elif isinstance(message, types.JSONRPCRequest) and message.method == "initialize":
+            # with clientInfo, as classify_line completed it
+            body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+            asked = str((message.params or {}).get("protocolVersion", ""))
+            await self.in_session(scope, _replayed([_body_message(body)], receive), send, opening=asked)
+        else:
+            await self.in_session(scope, _replayed([_body_message(body)], receive), send)
+
+    async def in_session(
+        self, scope: Scope, receive: Receive, send: Send, opening: str | None = None
     ) -> None:
         """forward(), keeping the session table: room made before an
-        initialize, the session it opens, the use of one, its end."""
-        session = self._single(headers, b"mcp-session-id")
-        if opening and session is None:
-            for idle in self.sessions.making_room():
-                await self.end_session(idle)
-        with self.sessions.using(session):
-            status, answered_for = await self.forward(scope, headers, receive, send)
+        initialize (`opening`: the revision it asks for), the session it
+        opens, each use of one, its end."""
+        session = _header(scope["headers"], b"mcp-session-id")
+        if opening is not None and session is None:
+            await self.make_room(scope)
+        with self.in_use(session):
+            status, answered_for = await self.forward(scope, receive, send)
         if session is None and answered_for is not None and status < 400:
-            self.sessions.opened(answered_for)
-        if session is not None and (scope["method"] == "DELETE" or status == 404):  # ended, or gone
-            self.sessions.ended(session)
-            self.batch_sessions.pop(session, None)
-            self.on_session_end(session)
+            self.live.heard(answered_for).protocol_version = opening
+        elif session is not None and (scope["method"] == "DELETE" or status == 404):  # ended, or gone
+            self.live.forget(session)
 
-    async def end_session(self, session_id: str) -> None:
-        """Close a session as its client would, with a DELETE (the SDK's
-        public way), to make room for a newcomer's."""
-        host = min(self.hosts).encode("latin-1")
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0", "spec_version": "2.3"},
-            "http_version": "1.1",
-            "method": "DELETE",
-            "scheme": "http",
-            "path": MCP_PATH,
-            "raw_path": MCP_PATH.encode(),
-            "query_string": b"",
-            "root_path": "",
-            "headers": [(b"host", host), (b"mcp-session-id", session_id.encode("latin-1"))],
-            "client": None,
-            "server": None,
-            "state": {},
-        }
+    @contextlib.contextmanager
+    def in_use(self, session: str | None) -> Iterator[None]:
+        """A session's request or stream in flight: it is not closed to make
+        room while another session could be; it counts as used when done."""
+        client = self.live.clients.get(session)
+        if client is None:
+            yield
+            return
+        client.in_flight += 1
+        try:
+            yield
+        finally:
+            client.in_flight -= 1
+            if session in self.live.clients:
+                self.live.heard(session)
 
-        async def no_body() -> dict[str, Any]:
-            return {"type": "http.request", "body": b"", "more_body": False}
+    async def make_room(self, scope: Scope) -> None:
+        """At the session limit, close the least recently used session (one
+        not in use, if there is one) for a newcomer's: the SDK's own limit
+        (max_sessions) refuses newcomers with 503, so one peer opening
+        sessions and pinging them would lock everyone else out. It is closed
+        as its client would, with a DELETE to the SDK's app (the SDK has no
+        other public way), in the guise of the newcomer's request."""
+        self.live.forget_idle(time.monotonic())
+        if len(self.live.clients) < self.limits.sessions:
+            return
+        unused = [key for key, client in self.live.clients.items() if not client.in_flight]
+        least_recent = unused[0] if unused else next(iter(self.live.clients))
+        self.live.forget(least_recent)
+        headers = [(b"host", min(self.hosts).encode()), (b"mcp-session-id", least_recent.encode())]
+        delete = {**scope, "method": "DELETE", "path": MCP_PATH, "query_string": b"", "headers": headers}
 
-        async def unheard(message: dict[str, Any]) -> None:
+        async def unheard(message: Message) -> None:
             pass
 
-        await self.app(scope, no_body, unheard)
-        self.batch_sessions.pop(session_id, None)
-        self.on_session_end(session_id)
+        await self.app(delete, _replayed([_body_message(b"")]), unheard)
 
-    def noting_batch_session(self, initialize: Any, send: Any) -> Any:
-        """send(), noting the session an initialize asking for BATCH_REVISION
-        opens (a server that supports a revision answers with it)."""
-        if (initialize.params or {}).get("protocolVersion") != BATCH_REVISION:
-            return send
-
-        async def noting(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                session = dict(message.get("headers", [])).get(b"mcp-session-id")
-                if session is not None:
-                    self.batch_sessions[session.decode("latin-1")] = None
-                    while len(self.batch_sessions) > MAX_MCP_SESSIONS:
-                        self.batch_sessions.popitem(last=False)
-            await send(message)
-
-        return noting
-
-    async def answer_batch(self, scope: dict[str, Any], headers: Any, members: list[Any], send: Any) -> None:
-        """A batch (2025-03-26 sessions only): each member to the SDK as a
-        POST of its own, in order; the answers back as one JSON array, or
-        202 when none is due (only notifications), as JSON-RPC says."""
-        import anyio
-
-        answers = [answer for _, answer in members if answer is not None]
-        for message, _ in members:
-            if message is None:
-                continue
-            body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-            start: dict[str, Any] = {}
-            chunks: list[bytes] = []
-
-            async def capture(event: dict[str, Any], start: Any = start, chunks: Any = chunks) -> None:
-                if event["type"] == "http.response.start":
-                    start.update(event)
-                else:
-                    chunks.append(event.get("body", b""))
-
-            length = [(b"content-length", str(len(body)).encode())]
-            one = [(k, v) for k, v in headers if k != b"content-length"] + length
-            await self.forward({**scope, "headers": one}, one, _replayed(body, anyio.sleep_forever), capture)
-            answers += _jsonrpc_answers(dict(start.get("headers", [])), b"".join(chunks))
-        if not answers:
-            await _respond(send, 202, b"")
-            return
-        await _respond(send, 200, json.dumps(answers).encode(), content_type=b"application/json")
-
-    async def forward_notification(
-        self, scope: dict[str, Any], headers: Any, receive: Any, send: Any
+    async def answer_batch(
+        self, scope: Scope, members: list[tuple[Any, dict[str, Any] | None]], send: Send
     ) -> None:
+        """A batch (2025-03-26 sessions only): each member to the SDK in
+        order as a POST of its own (an SDK session takes one message per
+        POST); its answers gathered by stdio's _Batches, back as one JSON
+        array, or 202 when none is due (only notifications), as JSON-RPC says."""
+        batches = _Batches()
+        ready = batches.start(members)
+        for message, _ in members:
+            if message is not None:
+                for answer in await self.forward_member(scope, message):
+                    ready = batches.answered(answer.get("id"), json.dumps(answer, ensure_ascii=False))
+        ready = ready or next(iter(batches.unfinished()), None)  # a member the SDK left unanswered
+        if ready is None:
+            await HttpAnswer(202, b"").send(send)
+        else:
+            await HttpAnswer(200, ready.encode("utf-8"), content_type=b"application/json").send(send)
+
+    async def forward_member(self, scope: Scope, message: types.JSONRPCMessage) -> list[dict[str, Any]]:
+        """One member of a batch to the SDK; the answers it gave."""
+        body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        headers = [(k, v) for k, v in scope["headers"] if k != b"content-length"]
+        headers.append((b"content-length", str(len(body)).encode()))
+        events: list[Message] = []
+
+        async def kept(event: Message) -> None:
+            events.append(event)
+
+        await self.forward({**scope, "headers": headers}, _replayed([_body_message(body)]), kept)
+        answer_headers = events[0].get("headers", []) if events else []
+        return _jsonrpc_answers(answer_headers, b"".join(e.get("body", b"") for e in events[1:]))
+
+    async def forward_notification(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A notification (or a response) to the SDK, within a budget of its
         own: the SDK queues them per session, so a client's flood would
         otherwise take the slots every client's requests need."""
         if self.notifications_in_flight >= MAX_NOTIFICATIONS_IN_FLIGHT:
-            await _respond(send, 503, b"Service Unavailable: too many notifications in flight")
+            await HttpAnswer(503, b"Service Unavailable: too many notifications in flight").send(send)
             return
         self.notifications_in_flight += 1
         try:
-            await self.forward(scope, headers, receive, send)
+            await self.forward(scope, receive, send)
         finally:
             self.notifications_in_flight -= 1
 
-    def refusal(self, scope: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> tuple[Any, ...] | None:
-        """(status, body, extra headers) for a request refused here, else None."""
-        if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
-            return 431, b"Request Header Fields Too Large"
-        host = self._single(headers, b"host")
-        if host is None or host.lower() not in self.hosts:
-            allowed = ", ".join(sorted(self.hosts))
-            self._note(f"refused a request for Host {host!r}; allowed: {allowed} (--allow-host adds names)")
-            return 421, b"Invalid Host header"
-        origin = self._single(headers, b"origin")
-        if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
-            self._note(f"refused a request from foreign Origin {origin!r}")
-            return 403, b"Invalid Origin header"
-        if scope["path"] == HEALTH_PATH:
-            if scope["method"] not in ("GET", "HEAD"):
-                return 405, b"Method Not Allowed", [(b"allow", b"GET, HEAD")]
-            body = b"" if scope["method"] == "HEAD" else HEALTHY
-            return 200, body, [], b"application/json", len(HEALTHY)
-        if self.token is not None and not self._authorized(headers):
-            self._note("refused a request without the right bearer token")
-            challenge = [(b"www-authenticate", b'Bearer realm="robot-md-mcp"')]
-            return 401, b"Unauthorized: send Authorization: Bearer <token>", challenge
-        return None
+    async def forward(self, scope: Scope, receive: Receive, send: Send) -> tuple[int, str | None]:
+        """The request, checked, to the SDK's app; the answer's status and the
+        session it names (0 and None: it gave none). An event stream the SDK
+        dropped (shutdown, session closed) is ended cleanly."""
+        started: list[Message] = []
+        ended = False
 
-    async def forward(
-        self, scope: dict[str, Any], headers: Any, receive: Any, send: Any
-    ) -> tuple[int, str | None]:
-        """The request, checked, to the SDK's app; the answer's status and session (0, None: none)."""
-        progress = {"http.response.start": False, "done": False}
-        answer: list[Any] = [0, None]  # status, Mcp-Session-Id
-
-        async def watched_send(message: dict[str, Any]) -> None:
-            progress[message["type"]] = True
-            progress["done"] |= message["type"] == "http.response.body" and not message.get("more_body")
+        async def watched(message: Message) -> None:
+            nonlocal ended
             if message["type"] == "http.response.start":
-                answer[0] = message["status"]
-                answer[1] = self._single(list(message.get("headers", ())), b"mcp-session-id")
+                started.append(message)
+            ended |= message["type"] == "http.response.body" and not message.get("more_body")
             await send(message)
 
-        await self.app({**scope, "headers": headers}, receive, watched_send)
-        if progress["http.response.start"] and not progress["done"]:
-            # An event stream the SDK dropped (shutdown, session closed): end it cleanly.
+        await self.app(scope, receive, watched)
+        if started and not ended:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-        return answer[0], answer[1]
-
-    @staticmethod
-    def _single(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
-        values = [v for k, v in headers if k == name]
-        return values[0].decode("latin-1") if len(values) == 1 else None
+        if not started:
+            return 0, None
+        return started[0]["status"], _header(started[0].get("headers", ()), b"mcp-session-id")
 
     def _authorized(self, headers: list[tuple[bytes, bytes]]) -> bool:
         import hmac
@@ -4067,129 +4814,17 @@ class HttpGuard:
             self.log.warning("%s: %s", NAME, message)
 
 
-HEALTHY = b'{"status": "ok"}'
-
-
-class SessionTable:
-    """The handshake-era sessions the SDK holds, least recently used first.
-    A full table makes room for a newcomer's initialize by closing the one
-    used least recently (one not in use, if there is one): without that,
-    one peer opening sessions and pinging them refuses everyone else's."""
-
-    def __init__(self, limit: int, idle_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.limit, self.idle_seconds, self.clock = limit, idle_seconds, clock
-        self.last_used: collections.OrderedDict[str, float] = collections.OrderedDict()
-        self.in_use: collections.Counter[str] = collections.Counter()  # requests and streams in flight
-
-    def opened(self, session: str) -> None:
-        self.last_used[session] = self.clock()
-
-    def ended(self, session: str) -> None:
-        self.last_used.pop(session, None)
-        self.in_use.pop(session, None)
-
-    @contextlib.contextmanager
-    def using(self, session: str | None) -> Iterator[None]:
-        known = session is not None and session in self.last_used
-        if known:
-            self.in_use[session] += 1  # type: ignore[index]
-        try:
-            yield
-        finally:
-            if known and session in self.last_used:
-                self.in_use[session] -= 1  # type: ignore[index]
-                self.last_used[session] = self.clock()  # type: ignore[index]
-                self.last_used.move_to_end(session)  # type: ignore[arg-type]
-
-    def making_room(self) -> list[str]:
-        """The sessions to close before one more opens (forgotten here)."""
-        now = self.clock()
-        for session, last in list(self.last_used.items()):  # the SDK has closed these as idle
-            if not self.in_use[session] and now - last > self.idle_seconds:
-                self.ended(session)
-        if len(self.last_used) < self.limit:
-            return []
-        unused = (s for s in self.last_used if not self.in_use[s])
-        least_recent = next(unused, next(iter(self.last_used)))
-        self.ended(least_recent)
-        return [least_recent]
-
-
-async def _whole_body(receive: Any, limits: HttpLimits) -> bytes | tuple[int, bytes] | None:
-    """The request's body; else the refusal to answer with: 413 past
-    MAX_HTTP_BODY_BYTES, 408 when it does not come within the body deadline
-    or a gap between its parts is too long; None if the peer left."""
-    import anyio
-
-    chunks, size = [], 0
-    deadline = anyio.current_time() + limits.body_seconds
-    while True:
-        wait = min(limits.body_gap_seconds, deadline - anyio.current_time())
-        with anyio.move_on_after(wait) as waited:
-            message = await receive()
-        if waited.cancelled_caught:
-            return 408, b"Request Timeout: the request body did not come in time"
-        if message["type"] != "http.request":
-            return None
-        chunks.append(message.get("body", b""))
-        size += len(chunks[-1])
-        if size > MAX_HTTP_BODY_BYTES:
-            return 413, b"Payload Too Large"
-        if not message.get("more_body"):
-            return b"".join(chunks)
-
-
-def _jsonrpc_answers(headers: dict[bytes, bytes], body: bytes) -> list[Any]:
-    """The JSON-RPC answers in one of the SDK's responses: a JSON body, or
-    the data lines of an event stream."""
-    kind = headers.get(b"content-type", b"")
-    if kind.startswith(b"text/event-stream"):
-        texts = [row[5:] for row in body.splitlines() if row.startswith(b"data:")]
-    else:
-        texts = [body] if kind.startswith(b"application/json") and body.strip() else []
-    found: list[Any] = []
-    for text in texts:
-        with contextlib.suppress(ValueError):
-            data = json.loads(text)
-            found += [m for m in (data if isinstance(data, list) else [data]) if "method" not in m]
-    return found
-
-
-def _replayed(body: bytes, receive: Any) -> Any:
-    """A receive() that hands over `body` first, then the peer's own messages
-    (a disconnect, while an event stream is open)."""
-    pending = [{"type": "http.request", "body": body, "more_body": False}]
-
-    async def replay() -> Any:
-        return pending.pop() if pending else await receive()
-
-    return replay
-
-
-async def _respond(
-    send: Any,
-    status: int,
-    body: bytes,
-    extra: list[tuple[bytes, bytes]] | None = None,
-    content_type: bytes = b"text/plain; charset=utf-8",
-    length: int | None = None,
-) -> None:
-    size = str(len(body) if length is None else length).encode()
-    headers = [(b"content-type", content_type), (b"content-length", size)]
-    await send({"type": "http.response.start", "status": status, "headers": headers + (extra or [])})
-    await send({"type": "http.response.body", "body": body})
-
-
-def request_head_deadline(protocol: Any, limits: HttpLimits = HttpLimits()) -> Any:
-    """uvicorn's h11 protocol class, made to close a connection whose next
-    request head has not come within the keep-alive timeout and, past
-    `limits.connections`, to make room for a newcomer (connections_to_close).
+def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
+    """uvicorn's h11 protocol class (given through its public
+    `Config(http=...)`), made to close a connection whose next request head
+    has not come within the keep-alive timeout and, past
+    `limits.connections`, to make room for a newcomer (connections_to_close):
     uvicorn stops its clock at a request's first byte and, full, answers 503
-    to everyone, with no public setting for either; its public
-    `Config(http=...)` takes a protocol class, and this subclass uses names of
-    uvicorn 0.54 that tests/test_canaries.py checks (docs/robustness.md)."""
+    to everyone, with no public setting for either. It uses uvicorn 0.54's
+    internals; tests/test_canaries.py exercises each behaviour through a
+    real server."""
 
-    class ProgressDeadlines(protocol):  # type: ignore[misc]
+    class HeadDeadline(protocol):  # type: ignore[misc]
         waiting_since = 0.0  # the last step: connected, a head came, an answer went
         connected_at = 0.0
         stepped: Any = None  # the request whose head came at waiting_since
@@ -4198,7 +4833,9 @@ def request_head_deadline(protocol: Any, limits: HttpLimits = HttpLimits()) -> A
             super().connection_made(transport)
             self._expect_request()
             self.connected_at = self.waiting_since
-            self._make_room()
+            others = [c for c in self.connections if c is not self and not c.transport.is_closing()]
+            for connection in connections_to_close(others, limits, time.monotonic()):
+                connection.transport.close()
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
@@ -4209,45 +4846,41 @@ def request_head_deadline(protocol: Any, limits: HttpLimits = HttpLimits()) -> A
             super().on_response_complete()
             self._expect_request()
 
-        def _waiting(self) -> bool:
-            """Waiting for a request head (none yet, or the last one answered)."""
-            at_rest = self.cycle is None or self.cycle.response_complete
-            return at_rest and not self.transport.is_closing()
-
-        def _stalled(self) -> bool:
-            """Waiting on the peer: for a head or a body, or for it to read
-            an event stream (a read stream too: until its buffers fill, a
-            server cannot tell it from one nobody reads) or a stuck answer."""
-            if self.transport.is_closing() or self._waiting():
-                return self._waiting()
-            if not self.cycle.response_started:
-                return bool(self.cycle.more_body)  # else: being answered
-            return self.scope["method"] == "GET" or bool(self.flow.write_paused)
-
         def _expect_request(self) -> None:
             waiting_after, self.waiting_since = self.cycle, time.monotonic()
 
             def check() -> None:
-                if self.cycle is waiting_after and self._waiting():
+                if self.cycle is waiting_after and _waiting_for_head(self):
                     self.transport.close()
 
             self.loop.call_later(self.timeout_keep_alive, check)
 
-        def _make_room(self) -> None:
-            others = [c for c in self.connections if c is not self and not c.transport.is_closing()]
-            for connection in connections_to_close(others, limits, time.monotonic()):
-                connection.transport.close()
+    return HeadDeadline
 
-    return ProgressDeadlines
+
+def _waiting_for_head(connection: Any) -> bool:
+    """Whether a connection waits for a request head (none yet, or the last one answered)."""
+    at_rest = connection.cycle is None or connection.cycle.response_complete
+    return at_rest and not connection.transport.is_closing()
+
+
+def _stalled(connection: Any) -> bool:
+    """Whether a connection waits on its peer: for a head or a body, or for
+    it to read an event stream (a read stream too: until its buffers fill, a
+    server cannot tell it from one nobody reads) or a stuck answer."""
+    if connection.transport.is_closing() or _waiting_for_head(connection):
+        return _waiting_for_head(connection)
+    if not connection.cycle.response_started:
+        return bool(connection.cycle.more_body)  # else: being answered
+    return connection.scope["method"] == "GET" or bool(connection.flow.write_paused)
 
 
 def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> list[Any]:
     """Which open connections make room for a newcomer: those longest
-    without progress (waiting for a head or a body, or holding an event
-    stream or an answer nobody reads); never one being answered, nor one in
-    its first `limits.new_connection_seconds` (about to speak) until twice
-    the limit are open. uvicorn's own limit (503 to all) is four times ours."""
-    stalled = sorted((c for c in others if c._stalled()), key=lambda c: c.waiting_since)
+    without progress (_stalled); never one being answered, nor one in its
+    first `limits.new_connection_seconds` (about to speak) until twice the
+    limit are open. uvicorn's own limit (503 to all) is four times ours."""
+    stalled = sorted((c for c in others if _stalled(c)), key=lambda c: c.waiting_since)
     new: list[Any] = []  # in their first moments, waiting for a first head
     old: list[Any] = []
     for c in stalled:
@@ -4259,11 +4892,19 @@ def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> l
     return closing + new[: max(0, over_hard - len(closing))]
 
 
-def http_app(manifest_file: ManifestFile, listener: HttpListener, limits: HttpLimits = HttpLimits()) -> Any:
-    """The ASGI app: HttpGuard in front of the SDK's Streamable HTTP app.
-    Errors name the manifest by its file name: a remote client has no use
-    for the server's folder layout."""
+def http_app(
+    manifest_file: ManifestFile, listener: HttpListener, limits: HttpLimits = HttpLimits()
+) -> HttpGuard:
+    """HttpGuard in front of the SDK's Streamable HTTP app. Errors name the
+    manifest by its file name: a remote client has no use for the server's
+    folder layout."""
     from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.requests import Request as HttpRequest
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    async def health(request: HttpRequest) -> Response:
+        return Response(HEALTHY, media_type="application/json")
 
     server = build_server(
         manifest_file,
@@ -4273,16 +4914,16 @@ def http_app(manifest_file: ManifestFile, listener: HttpListener, limits: HttpLi
     )
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
-        # One Host/Origin check: HttpGuard's, which sees every request first
-        # (the SDK's would be a second, case-sensitive one).
+        custom_starlette_routes=[Route(HEALTH_PATH, health, methods=["GET", "HEAD"])],
+        # HttpGuard checks Host and Origin for every route; the SDK's check
+        # guards /mcp only, and matches Host case-sensitively.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=MAX_HTTP_BODY_BYTES,
-        # HttpGuard keeps the table at limits.sessions, closing the least
-        # recently used; this is a backstop for initializes still in flight.
-        max_sessions=limits.sessions + 4 * limits.connections,
         session_idle_timeout=limits.session_idle_seconds,
+        # HttpGuard makes room at limits.sessions; this bounds initializes still in flight.
+        max_sessions=limits.sessions + 4 * limits.connections,
     )
-    return HttpGuard(app, listener, on_session_end=server.live.forget, limits=limits)
+    return HttpGuard(app, listener, server.live, limits)
 
 
 def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
@@ -4292,7 +4933,7 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
     return uvicorn.Server(
         uvicorn.Config(
             app,
-            http=request_head_deadline(H11Protocol, limits),
+            http=with_head_deadline(H11Protocol, limits),
             loop="asyncio",
             ws="none",
             lifespan="on",
@@ -4301,11 +4942,38 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
             server_header=False,
             proxy_headers=False,  # no proxy is trusted to speak for a client
             h11_max_incomplete_event_size=MAX_HTTP_HEADER_BYTES,
-            limit_concurrency=4 * limits.connections,  # see request_head_deadline
+            limit_concurrency=4 * limits.connections,  # see with_head_deadline
             timeout_keep_alive=limits.head_seconds,  # type: ignore[arg-type]
             timeout_graceful_shutdown=3,
         )
     )
+
+
+# A read under way this long when the server is told to stop is taken for stuck
+# (a healthy one, even over a network, takes milliseconds): ending then keeps
+# the stop within a second.
+_STUCK_SECONDS = 0.25
+
+
+def end_if_stuck_when_stopped(server: Any, reads: OneReadAtATime, listener: HttpListener) -> None:
+    """On a daemon thread while serving: told to stop (Ctrl-C, SIGTERM: uvicorn
+    sets `should_exit`) while a read of the file is stuck, the server ends
+    at once, exit 0, its listener and connections closed first, rather than
+    wait on a read the file system may never answer (uvicorn's graceful stop
+    would, and so would the process's exit: see end_now)."""
+    while not (server.should_exit and reads.in_flight(_STUCK_SECONDS)):
+        time.sleep(0.1)
+    with contextlib.suppress(Exception):  # stderr is best effort
+        print(f"{NAME}: stopped; the file system has not answered a read of {reads.path}", file=sys.stderr)
+        sys.stderr.flush()
+    sockets = [listener.socket.fileno(), 0, 1, 2]
+    for _ in range(3):  # the set belongs to the event loop's thread: it may change while copied
+        with contextlib.suppress(RuntimeError):
+            connections = list(server.server_state.connections)
+            found = [c.transport.get_extra_info("socket") for c in connections if c.transport]
+            sockets += [sock.fileno() for sock in found if sock is not None]
+            break
+    end_now(ExitCode.OK, sockets)
 
 
 def serve_http(
@@ -4340,6 +5008,8 @@ def serve_http(
             flush=True,
         )
         if not stopping:
+            args = (running[0], manifest_file.reads, listener)
+            threading.Thread(target=end_if_stuck_when_stopped, args=args, daemon=True).start()
             running[0].run(sockets=[listener.socket])
     finally:
         for sig, handler in previous.items():
@@ -4407,7 +5077,7 @@ VERBS: dict[str, Verb] = {
     ),
     "validate": Verb(
         "validate [PATH] [--json]",
-        "check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body",
+        "check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body; hints name misspelt keys",
         options=(_ROBOT, Option("--json", "", "print the validate tool's result as JSON")),
     ),
     "render": Verb("render [PATH]", "print PATH's frontmatter as canonical YAML", options=(_ROBOT,)),
@@ -4601,7 +5271,42 @@ def lazy_imports_from_here_on() -> None:
         sys.set_lazy_imports("all")
 
 
+class BestEffortStderr(io.TextIOBase):
+    """The process's stderr, for people, written best effort: a full disk
+    (/dev/full) or a reader that went away (a broken pipe) loses the line,
+    never the server. Unbuffered, so nothing is left to fail at exit."""
+
+    encoding = "utf-8"
+
+    def __init__(self, encoding: str) -> None:
+        super().__init__()
+        self.encoding = encoding
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return 2
+
+    def write(self, text: str) -> int:
+        data = text.encode(self.encoding, "backslashreplace")
+        try:
+            while data:
+                data = data[os.write(2, data) :]
+        except OSError:
+            pass
+        return len(text)
+
+
+def best_effort_stderr() -> None:
+    """The process's own stderr (not one a caller put in its place) becomes best effort."""
+    if sys.stderr is sys.__stderr__ or 2 in CLOSED_AT_START:
+        sys.stderr = BestEffortStderr(getattr(sys.stderr, "encoding", None) or "utf-8")
+
+
 def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
+    open_closed_standard_fds()
+    best_effort_stderr()
     lazy_imports_from_here_on()
     if signal.getsignal(signal.SIGINT) is _end_while_loading:
         # From here a Ctrl-C is a KeyboardInterrupt, answered below with 130
@@ -4663,6 +5368,7 @@ def load_manifest(
         environ = {k: v for k, v in environ.items() if k != PATH_ENV}
     if word is not None and not command.said_verb and _looks_like_a_verb(word):
         raise UsageError(f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder")
+    manifest_file = None
     try:
         manifest_file = ManifestFile(resolve_manifest_path(word, environ), keys)
         snap = manifest_file.version()
@@ -4671,7 +5377,12 @@ def load_manifest(
         hint = f"pass a path: {invoked_as()} /path/to/{MANIFEST_FILENAME}"
         raise Exit(ExitCode.USAGE, f"{NAME}: {e.what}; {hint}", e) from None
     except ManifestError as e:
-        raise Exit(ExitCode.CANNOT_USE, e.one_line(), e) from None
+        line = "\n".join([e.one_line(), *(f"  hint: {advice}" for advice in yaml_advice(e))])
+        if manifest_file is not None and manifest_file.reads.in_flight():
+            # Stuck: the process lives on until the read returns; whoever started it hears now.
+            print(line, file=sys.stderr, flush=True)
+            end_now(ExitCode.CANNOT_USE, [0, 1, 2])
+        raise Exit(ExitCode.CANNOT_USE, line, e) from None
 
 
 # A variable a client left as written in its config, e.g. "${CLAUDE_PROJECT_DIR}"
@@ -4728,19 +5439,33 @@ def run_validate(command: Command, machine: Machine) -> int:
         return report.code
     if report.ok:
         print(f"✓ {report.summary}")
+    slips = list(report.misspelt)
     for error in report.errors:
         print(f"✗ {error}")
-        for hint in hints(error):
+        explained = [m for m in slips if m.explains(error)]
+        slips = [m for m in slips if m not in explained]
+        for hint in [*hints(error), *(m.hint for m in explained)]:
             print(f"  hint: {hint}")
+    for slip in slips:
+        print(f"  hint: {slip.hint}")
     for warning in report.warnings:
         print(f"! {warning}")
     return report.code
+
+
+# Over stdio the answers go to stdout: started without one, nothing can be served.
+NO_STDOUT = (
+    f"{NAME}: cannot serve over stdio: stdout was closed when it started "
+    "(the client reads answers there; or serve over HTTP with --http PORT)"
+)
 
 
 def run_serve(command: Command, machine: Machine) -> int:
     http = command.http
     if http is None and (command.allow_host or command.token_file is not None):
         raise UsageError("--allow-host and --token-file need --http [HOST:]PORT")
+    if http is None and 1 in CLOSED_AT_START:
+        raise Exit(ExitCode.CANNOT_USE, NO_STDOUT)
     manifest_file, snap = load_manifest(command, machine, keys=trusted_keys(command, machine))
     robot = cast(str, snap.manifest.robot_name)
     if http is None:

@@ -1,5 +1,5 @@
 """Build robot-md-mcp's zipapps: dist/robot-md-mcp.pyz for every supported machine, plus one slim pyz
-per (platform, CPython) target. Run by `./build.sh pyz` in a venv holding shiv==1.0.8 and packaging;
+per (platform, CPython) target. Run by `./build.sh pyz` in a venv holding packaging;
 docs/packaging.md says what each step does and why."""
 
 from __future__ import annotations
@@ -110,6 +110,10 @@ class BuildError(Exception):
     pass
 
 
+class Refused(Exception):
+    """No pyz serves the machine or CPython `--here` builds for: one line, exit 2."""
+
+
 def target_name(target: Target) -> str:
     return f"{target[0]}-cp{target[1].replace('.', '')}"
 
@@ -177,15 +181,17 @@ def resolve(target: Target, cache: Path) -> list[Path]:
     return [cache / name for name in names]
 
 
-def wheels_for_all(cache: Path, project_wheel: Path | None, jobs: int = 4) -> Wheels:
+def wheels_for_all(
+    cache: Path, project_wheel: Path | None, targets: list[Target] = TARGETS, jobs: int = 4
+) -> Wheels:
     """{target: wheels} (+ project_wheel, checked for closure). An abi3 wheel (cryptography) is
     taken as the platform's oldest CPython takes it, so all CPythons share one build."""
     cache.mkdir(parents=True, exist_ok=True)
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        resolved = dict(zip(TARGETS, pool.map(lambda t: resolve(t, cache), TARGETS), strict=True))
+        resolved = dict(zip(targets, pool.map(lambda t: resolve(t, cache), targets), strict=True))
     chosen: Wheels = {}
     for (plat, py), wheels in resolved.items():
-        oldest = {parse_wheel_filename(w.name)[0]: w for w in resolved[(plat, PYTHONS[0])]}
+        oldest = {parse_wheel_filename(w.name)[0]: w for w in resolved.get((plat, PYTHONS[0]), wheels)}
         for i, wheel in enumerate(wheels):
             base = oldest.get(parse_wheel_filename(wheel.name)[0])
             if base and "abi3" in wheel.name.split("-")[-2].split(".") and base.name.split("-")[-2] == "abi3":
@@ -315,30 +321,61 @@ def place(tree: Tree, targets: list[Target]) -> dict[str, list[Target]]:
     it is not restricted to some platforms or CPythons, else the coarsest split that agrees (by
     CPython, platform or both); the most common content stays shared (docs/packaging.md)."""
     present = sorted(tree)
-    restricted = set()
-    for how in ("python", "platform") if len(present) < len(targets) else ():
-        if {t for t in targets if GROUPINGS[how](t) in {GROUPINGS[how](p) for p in present}} == set(present):
-            restricted.add(how)
+    restricted = _restrictions(present, targets)
     if not restricted and _consistent(tree, present):
         return {"": present}
+    groups = _split(tree, present, restricted)
+    result = {"_platform/" + key: group for key, group in groups.items()}
+    if len(present) == len(targets):
+        shared = _most_common(tree, groups)
+        for key in shared:
+            del result["_platform/" + key]
+        result[""] = [t for key in shared for t in groups[key]]
+    return result
+
+
+def _restrictions(present: list[Target], targets: list[Target]) -> set[str]:
+    """The groupings ("python", "platform") by which a distribution present on only some targets
+    is restricted: it is on every target of the CPythons (platforms) it is on at all."""
+    if len(present) == len(targets):
+        return set()
+    restricted = set()
+    for how in ("python", "platform"):
+        if {t for t in targets if GROUPINGS[how](t) in {GROUPINGS[how](p) for p in present}} == set(present):
+            restricted.add(how)
+    return restricted
+
+
+def _split(tree: Tree, present: list[Target], restricted: set[str]) -> dict[str, list[Target]]:
+    """The coarsest grouping of present (by CPython, platform, or both) that keeps the restrictions
+    and whose every group agrees on its files."""
     for how, dims in (("python", {"python"}), ("platform", {"platform"}), ("target", {"python", "platform"})):
         groups: dict[str, list[Target]] = defaultdict(list)
         for t in present:
             groups[GROUPINGS[how](t)].append(t)
         if restricted <= dims and all(_consistent(tree, g) for g in groups.values()):
             break
-    result = {"_platform/" + key: group for key, group in groups.items()}
-    if len(present) == len(targets):
-        popularity: dict[frozenset[tuple[str, str]], int] = defaultdict(int)
-        for group in groups.values():
-            popularity[_content(tree, group)] += len(group)
-        shared: list[Target] = []
-        for key, group in sorted(groups.items(), key=lambda kv: (-popularity[_content(tree, kv[1])], kv[0])):
-            if _consistent(tree, shared + group):
-                shared += group
-                del result["_platform/" + key]
-        result[""] = shared
-    return result
+    return groups
+
+
+def _most_common(tree: Tree, groups: dict[str, list[Target]]) -> list[str]:
+    """The group keys that can share the tree: the most common content first, then each group that
+    agrees with those taken."""
+    popularity: dict[frozenset[tuple[str, str]], int] = defaultdict(int)
+    for group in groups.values():
+        popularity[_content(tree, group)] += len(group)
+    shared: list[Target] = []
+    keys = []
+    for key, group in sorted(groups.items(), key=lambda kv: (-popularity[_content(tree, kv[1])], kv[0])):
+        if _consistent(tree, shared + group):
+            shared += group
+            keys.append(key)
+    return keys
+
+
+def _mode(name: str) -> int:
+    """A member's file mode: the same on every build machine, whatever its umask."""
+    return 0o100755 if name.endswith(NATIVE) else 0o100644
 
 
 def write_tree(layout: Layout, site: Path) -> None:
@@ -351,7 +388,7 @@ def write_tree(layout: Layout, site: Path) -> None:
                 out = site / dest
                 out.parent.mkdir(parents=True, exist_ok=True)
                 out.write_bytes(read(z, member, cpu))
-                out.chmod(0o755 if dest.endswith(NATIVE) else 0o644)  # not the builder's umask
+                out.chmod(_mode(dest) & 0o777)  # not the builder's umask
 
 
 def _oldest_system(wheel: Path, prefix: str) -> list[int] | None:
@@ -397,30 +434,27 @@ def index(users: Users, targets: list[Target]) -> bytes:
     return json.dumps({"only": only}, sort_keys=True, separators=(",", ":")).encode()
 
 
-def finish(shiv_out: Path, site: Path, out: Path, targets: Targets, pyz_index: bytes) -> None:
-    """Rewrite shiv's zip as the pyz: its site-packages, the bytecode in site, the index and our
-    entry as __main__.py, whose build id digests everything it unpacks (docs/packaging.md)."""
-    with zipfile.ZipFile(shiv_out) as shiv_zip:
-        found: dict[str, tuple[int, Callable[[], bytes]]] = {
-            i.filename: (i.external_attr, functools.partial(shiv_zip.read, i))
-            for i in shiv_zip.infolist()
-            if i.filename.startswith("site-packages/")
-        }
-        for pyc in site.rglob("*.pyc"):
-            found[f"site-packages/{pyc.relative_to(site).as_posix()}"] = (0o100644 << 16, pyc.read_bytes)
-        found[INDEX] = (0o100644 << 16, lambda: pyz_index)
-        digest = hashlib.sha256(entry(targets, "0" * 16))
-        for name in sorted(found):
-            data = found[name][1]()
-            digest.update(b"%d:%s:%d:" % (len(name), name.encode(), len(data)) + data)
-        found["__main__.py"] = (0o100644 << 16, lambda: entry(targets, digest.hexdigest()[:16]))
-        with out.open("wb") as f:
-            f.write(SHEBANG)
-            with zipfile.ZipFile(f, "w") as archive:
-                for name in sorted(found, key=lambda n: (n != "__main__.py", n)):
-                    info = zipfile.ZipInfo(name, DATE)
-                    info.external_attr = found[name][0]
-                    archive.writestr(info, found[name][1](), zipfile.ZIP_DEFLATED)
+def write_pyz(site: Path, out: Path, targets: Targets, pyz_index: bytes) -> None:
+    """The pyz: the tree in site (with any bytecode made there) under site-packages/, the index, and
+    our entry as __main__.py, whose build id digests everything it unpacks (docs/packaging.md)."""
+    found: dict[str, tuple[int, Callable[[], bytes]]] = {
+        f"site-packages/{path.relative_to(site).as_posix()}": (_mode(path.name) << 16, path.read_bytes)
+        for path in site.rglob("*")
+        if path.is_file()
+    }
+    found[INDEX] = (0o100644 << 16, lambda: pyz_index)
+    digest = hashlib.sha256(entry(targets, "0" * 16))
+    for name in sorted(found):
+        data = found[name][1]()
+        digest.update(b"%d:%s:%d:" % (len(name), name.encode(), len(data)) + data)
+    found["__main__.py"] = (0o100644 << 16, lambda: entry(targets, digest.hexdigest()[:16]))
+    with out.open("wb") as f:
+        f.write(SHEBANG)
+        with zipfile.ZipFile(f, "w") as archive:
+            for name in sorted(found, key=lambda n: (n != "__main__.py", n)):
+                info = zipfile.ZipInfo(name, DATE)
+                info.external_attr = found[name][0]
+                archive.writestr(info, found[name][1](), zipfile.ZIP_DEFLATED)
     out.chmod(0o755)
 
 
@@ -474,18 +508,12 @@ def compile_bytecode(site: Path, python: str, loaded: list[str]) -> None:
 
 def build_one(wheels: Wheels, out: Path, bytecode: str | None = None, loaded: tuple[str, ...] = ()) -> Path:
     with tempfile.TemporaryDirectory() as work:
-        site, zipped = Path(work) / "site", Path(work) / "shiv.pyz"
+        site = Path(work) / "site"
         layout, users = plan(wheels)
         write_tree(layout, site)
-        # shiv zips the tree through its documented command line; finish() rewrites that zip.
-        cmd = [sys.executable, "-m", "shiv", "--site-packages", str(site), "--reproducible"]
-        cmd += ["-e", "robot_md_mcp:main", "-p", "/usr/bin/env python3", "-o", str(zipped)]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode:
-            raise BuildError(f"shiv failed: {(done.stdout + done.stderr)[-2000:]}")
         if bytecode and loaded:
             compile_bytecode(site, bytecode, list(loaded))
-        finish(zipped, site, out, guard_targets(wheels), index(users, sorted(wheels)))
+        write_pyz(site, out, guard_targets(wheels), index(users, sorted(wheels)))
     return out
 
 
@@ -502,26 +530,68 @@ def build_all(wheels: Wheels, dist: Path, version: str) -> None:
     with concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1) as pool:
         slim: list[concurrent.futures.Future[Path]] = []
         for t in TARGETS:
-            name = f"robot-md-mcp-{version}-{GROUPINGS['python'](t)}-{PLATFORMS[t[0]][2]}.pyz"
+            name = slim_name(t, version)
             slim.append(pool.submit(build_one, {t: wheels[t]}, dist / name, pythons.get(t[1]), loaded))
         build_one(wheels, dist / "robot-md-mcp.pyz")
         for job in slim:
             job.result()
 
 
+def slim_name(target: Target, version: str) -> str:
+    """robot-md-mcp-0.9.0-cp312-manylinux_x86_64.pyz: the slim file for target."""
+    return f"robot-md-mcp-{version}-{GROUPINGS['python'](target)}-{PLATFORMS[target[0]][2]}.pyz"
+
+
+def here_target() -> Target:
+    """The target of the interpreter running the build, for `--here`; Refused (one line) if no pyz
+    serves it (pyz_guard.buildable_here)."""
+    this = GUARD["describe_this_interpreter"]()
+    name, problem = GUARD["buildable_here"](this)
+    if problem:
+        raise Refused(problem)
+    major, minor = this["version"][:2]
+    return (name.rsplit("-", 1)[0], f"{major}.{minor}")
+
+
+def build_here(project_wheel: Path, cache: Path, dist: Path, version: str) -> None:
+    """Only the slim pyz for this machine and CPython, with bytecode this CPython made."""
+    host = here_target()
+    wheels = wheels_for_all(cache, project_wheel, [host])
+    loaded = tuple(session_files(host, wheels[host]))
+    print(f"a session loads {len(loaded)} files; bytecode for them made by {sys.executable}", flush=True)
+    build_one(wheels, dist / slim_name(host, version), sys.executable, loaded)
+
+
+def build(args: argparse.Namespace) -> None:
+    """The release set, or with --here only this machine's slim pyz, into args.dist (emptied of pyz)."""
+    version = str(parse_wheel_filename(args.project_wheel.name)[1])
+    cache, project_wheel = args.cache.resolve(), args.project_wheel.resolve()
+    if args.here:
+        here_target()  # refused before anything is downloaded
+    args.dist.mkdir(parents=True, exist_ok=True)
+    for old in args.dist.glob("robot-md-mcp*.pyz"):
+        old.unlink()
+    if args.here:
+        build_here(project_wheel, cache, args.dist, version)
+        return
+    started = time.monotonic()
+    wheels = wheels_for_all(cache, project_wheel)
+    print(f"wheels ready ({time.monotonic() - started:.0f} s)", flush=True)
+    build_all(wheels, args.dist, version)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     for option in ("--project-wheel", "--dist", "--cache"):
         parser.add_argument(option, type=Path, required=True)
+    parser.add_argument("--here", action="store_true", help="only the slim pyz for this machine and CPython")
     args = parser.parse_args()
     started = time.monotonic()
     try:
-        wheels = wheels_for_all(args.cache.resolve(), args.project_wheel.resolve())
-        print(f"wheels ready ({time.monotonic() - started:.0f} s)", flush=True)
-        args.dist.mkdir(parents=True, exist_ok=True)
-        for old in args.dist.glob("robot-md-mcp*.pyz"):
-            old.unlink()
-        build_all(wheels, args.dist, str(parse_wheel_filename(args.project_wheel.name)[1]))
+        build(args)
+    except Refused as e:
+        print(e, file=sys.stderr)
+        return 2
     except BuildError as e:
         print(f"build_pyz: {e}", file=sys.stderr)
         return 1

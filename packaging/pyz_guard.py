@@ -94,19 +94,32 @@ def span(pythons):  # type: (List[str]) -> str
 def _advice(this, key, target, targets, path):
     # type: (Dict[str, Any], Optional[str], Optional[Target], Dict[str, Target], str) -> str
     """What to do instead, when this file cannot serve the interpreter (the system itself is fine)."""
-    system, machine, bits = this["sys_platform"], (this["machine"] or "").lower(), this["pointer_bits"]
-    newest = "3.%d" % SUPPORTED[1]
+    system = this["sys_platform"]
     if target and is_slim(targets):  # the right system, the wrong interpreter
         command = ("py -" if system == "win32" else "python") + target["pythons"][0]
         return "run it with %s, or download %s.pyz (the universal file)" % (command, NAME)
-    for version in sorted(target["pythons"], key=_version_tuple, reverse=True) if target else []:
-        for folder in path.split(os.pathsep) if system != "win32" else []:  # the newest on PATH
-            candidate = os.path.join(folder, "python" + version)
-            if folder and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-                return "run it with python%s (it is on your PATH)" % version
+    on_path = _python_on_path(target["pythons"] if target else [], path if system != "win32" else "")
+    if on_path:
+        return "run it with python%s (it is on your PATH)" % on_path
     if key and not target:  # a platform the universal file serves, not this slim one
         where = (NAME,) + tuple(this["version"][:2]) + (key,)
         return "download %s.pyz (the universal file), or the slim file for CPython %d.%d on %s" % where
+    return install_advice(system, this["machine"], this["pointer_bits"])
+
+
+def _python_on_path(pythons, path):  # type: (List[str], str) -> Optional[str]
+    """The newest of pythons (["3.11", ...]) found as an executable pythonX.Y on path, or None."""
+    for version in sorted(pythons, key=_version_tuple, reverse=True):
+        for folder in path.split(os.pathsep):
+            candidate = os.path.join(folder, "python" + version)
+            if folder and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return version
+    return None
+
+
+def install_advice(system, machine, bits):  # type: (str, Optional[str], int) -> str
+    """How to get an interpreter a pyz serves on this system (or why none will)."""
+    newest, machine = "3.%d" % SUPPORTED[1], (machine or "").lower()
     if system == "win32":
         return "install 64-bit Python %s from python.org or the Microsoft Store" % newest
     if system == "darwin":
@@ -134,13 +147,41 @@ def check(this, targets=None, path=None):
     served = target and not problem and "%d.%d" % version[:2] in target["pythons"]
     if served and implementation == "cpython" and gil:
         return key, None
-    flavour = implementation if implementation == "cpython" else implementation + " (not CPython)"
-    flavour += "" if gil else " free-threaded"
-    machine, why = this["machine"] or "?", problem or _advice(this, key, target, targets, path)
-    release = ".".join(map(str, version[:3]))
-    what = (sys.executable or "python", flavour, release, this["sys_platform"], machine, why)
+    why = problem or _advice(this, key, target, targets, path)
     needs = "this file is for" if is_slim(targets) else "needs"
-    return None, "%s: %s %s; this is %s %s %s on %s %s - %s" % ((NAME, needs, supported(targets)) + what)
+    return None, "%s: %s %s; this is %s - %s" % (NAME, needs, supported(targets), describe(this), why)
+
+
+def describe(this):  # type: (Dict[str, Any]) -> str
+    """`/usr/bin/python3 cpython 3.12.1 on linux x86_64` (`pypy (not CPython)`, `... free-threaded`)."""
+    implementation = this["implementation"]
+    flavour = implementation if implementation == "cpython" else implementation + " (not CPython)"
+    flavour += "" if not this["free_threaded"] else " free-threaded"
+    release = ".".join(map(str, this["version"][:3]))
+    what = (sys.executable or "python", flavour, release, this["sys_platform"], this["machine"] or "?")
+    return "%s %s %s on %s %s" % what
+
+
+def buildable_here(this):  # type: (Dict[str, Any]) -> Verdict
+    """(the target, e.g. linux-x86_64-cp312, None) if a slim pyz can serve the interpreter `this`
+    describes (`./build.sh pyz --here`), else (None, one line saying why not and what to do)."""
+    key = platform_key(this["sys_platform"], this["machine"], this["pointer_bits"])
+    version = tuple(this["version"])
+    if key is None and this["pointer_bits"] != 64:
+        why = install_advice(this["sys_platform"], this["machine"], this["pointer_bits"])
+    elif key is None:
+        why = "no pyz serves this platform: try `pipx install %s`" % NAME
+    elif key.startswith("linux-") and this["libc"][0] != "glibc":
+        why = "no pyz serves musl (Alpine): use a glibc system, or `pipx install %s`" % NAME
+    elif this["implementation"] != "cpython" or this["free_threaded"]:
+        why = "a pyz serves CPython with the GIL only: run the build with one (PYTHON=python3.X)"
+    elif not SUPPORTED[0] <= version[1] <= SUPPORTED[1] or version[0] != 3:
+        why = "a pyz serves CPython %s only: run the build with one (PYTHON=python3.X)" % span(
+            ["3.%d" % SUPPORTED[0], "3.%d" % SUPPORTED[1]]
+        )
+    else:
+        return target_name(key, version), None
+    return None, "%s: cannot build a pyz for %s - %s" % (NAME, describe(this), why)
 
 
 def supported(targets):  # type: (Dict[str, Target]) -> str
@@ -474,7 +515,10 @@ def _prepare(this, key):  # type: (Dict[str, Any], str) -> Tuple[str, List[str]]
     if state == "absent":
         notice = "%s: first run of this build: unpacking to %s (takes a few seconds, once)" % (NAME, copy)
         passed = " (passed over: %s)" % "; ".join(skipped) if skipped else ""
-        sys.stderr.write(notice + passed + "\n")
+        try:
+            sys.stderr.write(notice + passed + "\n")
+        except (AttributeError, OSError, ValueError):  # no stderr (None), or one that takes nothing
+            pass  # a notice for people: best effort, as the server's own log lines
         unpack(os.path.abspath(sys.argv[0]), copy, dirs, target_name(key, this["version"]))
         state, problem = copy_state(copy, uid)
     if problem:

@@ -380,6 +380,16 @@ class RawServer:
             drain.join(timeout=5)
         return code, b"".join(self.stdout_lines), self.stderr
 
+    def end_input(self, timeout: float = 20) -> tuple[int, bytes, str]:
+        """Close stdin at once (the client is done) and let the process end by itself: exit code,
+        all stdout, stderr."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        return self.finish(timeout)
+
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()

@@ -3,34 +3,53 @@ docstrings say which), a test here fails loudly when that dependency changes."""
 
 from __future__ import annotations
 
-import inspect
+import signal
 import socket
+import threading
 import time
+from typing import Any
 
 from serving import Served
 
-import robot_md_mcp as rmm
+
+def _trickle_until_closed(sock: socket.socket, data: bytes, every: float) -> float:
+    """Send `data` a byte every `every` seconds until the server closes the connection; the
+    seconds that took (fails if all of it went out first: the head was never cut)."""
+    started = time.monotonic()
+    sock.settimeout(every)
+    for byte in data:
+        try:
+            sock.sendall(bytes([byte]))
+            if sock.recv(1) == b"":
+                return time.monotonic() - started
+        except TimeoutError:
+            continue  # still open: nothing to read yet
+        except OSError:  # reset by the server
+            return time.monotonic() - started
+    raise AssertionError("the whole head went out: nobody closed the connection")
 
 
-def test_uvicorn_protocol_canary() -> None:
-    """request_head_deadline() subclasses uvicorn's H11Protocol (passed through the public
-    Config(http=...)) and uses these names of it and of its request cycle and flow control;
-    uvicorn has no public request-head deadline and no way to make room when full."""
-    from uvicorn.protocols.http import flow_control, h11_impl
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    source = inspect.getsource(h11_impl)
-    for name in ("def connection_made", "def on_response_complete", "def data_received", "self.cycle"):
-        assert name in source, f"uvicorn's H11Protocol changed: {name} is gone"
-    for name in ("self.loop", "self.timeout_keep_alive", "self.connections", "self.transport", "self.scope"):
-        assert name in source, f"uvicorn's H11Protocol changed: {name} is gone"
-    for name in ("self.response_complete", "self.response_started", "self.more_body", "self.flow"):
-        assert name in source, f"uvicorn's RequestResponseCycle changed: {name} is gone"
-    for name in ("len(self.connections) >= self.limit_concurrency", "self.connections.discard(self)"):
-        assert name in source, f"uvicorn's H11Protocol changed: {name} is gone"
-    assert "self.write_paused" in inspect.getsource(flow_control), "uvicorn's FlowControl changed"
-    subclass = rmm.request_head_deadline(H11Protocol, rmm.HttpLimits())
-    assert issubclass(subclass, H11Protocol)
+def test_uvicorn_head_deadline_canary() -> None:
+    """with_head_deadline() extends uvicorn's H11Protocol (through the public Config(http=...))
+    using uvicorn internals; this exercises what it must do through a real server, so a uvicorn
+    release that changes them fails here: a head trickled in a byte at a time, on a new
+    connection and on one kept alive after an answer, is cut at the head deadline (0.3 s here),
+    where uvicorn alone stops its clock at the first byte; requests meanwhile are answered."""
+    served = Served(limits={"head_seconds": 0.3})
+    head = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\nX-Pad: {'a' * 400}\r\n\r\n".encode()
+    try:
+        with socket.create_connection(("127.0.0.1", served.port), timeout=15) as fresh:
+            assert 0.25 <= _trickle_until_closed(fresh, head, 0.05) < 10
+        with socket.create_connection(("127.0.0.1", served.port), timeout=15) as kept:
+            kept.sendall(head)
+            answer = b""
+            while not answer.endswith(b'{"status": "ok"}'):
+                answer += kept.recv(4096)
+            assert answer.startswith(b"HTTP/1.1 200"), answer
+            assert 0.25 <= _trickle_until_closed(kept, head, 0.05) < 10
+        assert served.request("GET", "/healthz")[0] == 200
+    finally:
+        assert served.stop() == 0
 
 
 def test_a_silent_connection_is_closed_after_the_keep_alive_timeout() -> None:
@@ -102,3 +121,33 @@ def test_a_request_before_initialize_is_told_to_initialize_first() -> None:
     }
     assert "result" in answers[2]
     assert answers[3]["error"]["code"] == -32602 and "initialize first" not in answers[3]["error"]["message"]
+
+
+def test_uvicorn_server_canary() -> None:
+    """end_if_stuck_when_stopped() reads uvicorn.Server's `should_exit` (which uvicorn's signal
+    handling sets, and serve_http sets too) and closes the sockets of `server_state.connections`
+    (each a protocol with its `transport`): there is no public list of a server's connections.
+    Exercised on a real server, with the SDK's HTTP stack loaded (sse-starlette, which it brings,
+    wraps Server.handle_exit)."""
+    import mcp.server.streamable_http  # noqa: F401
+    import uvicorn
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+
+    listening = socket.create_server(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
+    thread.start()
+    with socket.create_connection(listening.getsockname(), timeout=5) as client:
+        deadline = time.monotonic() + 5
+        while not server.server_state.connections and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (connection,) = list(server.server_state.connections)
+        ours = connection.transport.get_extra_info("socket")
+        assert ours is not None and ours.getpeername() == client.getsockname()
+        assert server.should_exit is False
+        server.handle_exit(signal.SIGINT, None)
+        assert server.should_exit is True
+    thread.join(10)
+    assert not thread.is_alive(), "uvicorn.Server did not stop once should_exit was set"

@@ -223,6 +223,7 @@ def test_validate_json_on_a_missing_file(tmp_path: Path) -> None:
         "summary": "",
         "errors": [f"file not found: {tmp_path / 'nope.md'}"],
         "warnings": [],
+        "hints": [],
     }
     plain = run("validate", str(tmp_path / "nope.md"))
     assert (plain.returncode, plain.stdout) == (1, "")

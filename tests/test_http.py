@@ -7,6 +7,7 @@ then are reached through 127.0.0.1 only)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import http.client
 import json
 import os
@@ -34,7 +35,7 @@ from http_served import (
     open_session,
     raw_request,
 )
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from serving import INIT, INIT_PARAMS, MCP_HEADERS, Served, run
 
@@ -225,6 +226,65 @@ def test_allow_host_adds_names() -> None:
             assert served.initialize({"Host": host})[0] == 421, host
     finally:
         assert served.stop() == 0
+
+
+async def _guarded_status(app: object, path: str, method: str, headers: list[tuple[bytes, bytes]]) -> int:
+    """The status the app answers one request with, in-process (no body, the peer then silent)."""
+    statuses: list[int] = []
+    pending = [{"type": "http.request", "body": b"", "more_body": False}]
+
+    async def receive() -> dict:
+        if pending:
+            return pending.pop()
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async def send(message: dict) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode(), "headers": headers}
+    scope |= {"query_string": b"", "root_path": "", "scheme": "http", "http_version": "1.1"}
+    await app(scope, receive, send)  # type: ignore[operator]
+    return statuses[0]
+
+
+@functools.cache
+def _guard_with_token(token: str) -> m.HttpGuard:
+    """The app `serve --http` serves, with a token, built once (the examples add routes to it)."""
+    listener = m.HttpListener(socket=None, url="", allowed_hosts=("127.0.0.1:9",), token=token)
+    return m.http_app(m.ManifestFile(EXAMPLE), listener)
+
+
+@pytest.mark.anyio
+@settings(max_examples=25, deadline=None)
+@given(
+    added=st.from_regex(r"/[a-z][a-z0-9_-]{0,12}", fullmatch=True),
+    method=st.sampled_from(["GET", "POST", "DELETE", "HEAD", "PUT"]),
+)
+async def test_every_route_even_one_added_later_sits_behind_the_guard(added: str, method: str) -> None:
+    """One guard in front of the whole app: every route the SDK's app serves, and one added to it
+    afterwards (as a later REST bridge would be), refuses a foreign Host (421), a foreign Origin
+    (403) and a request without the token (401), except the open /healthz, which needs no token."""
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    async def bridge(request: object) -> Response:
+        return Response(b"bridged")
+
+    assume(added not in (m.MCP_PATH, m.HEALTH_PATH))
+    token = "t" * 16
+    guard = _guard_with_token(token)
+    routes: list = guard.app.routes  # type: ignore[attr-defined]
+    routes.append(Route(added, bridge, methods=[method]))
+    host, bearer = (b"host", b"127.0.0.1:9"), (b"authorization", f"Bearer {token}".encode())
+    for route in [r.path for r in routes]:
+        assert await _guarded_status(guard, route, method, [(b"host", b"evil.example:9"), bearer]) == 421
+        foreign = [host, bearer, (b"origin", b"http://evil.example")]
+        assert await _guarded_status(guard, route, method, foreign) == 403
+        status = await _guarded_status(guard, route, method, [host])
+        assert (status != 401) if route in m.OPEN_PATHS else (status == 401), (route, status)
+    assert await _guarded_status(guard, added, method, [host, bearer]) == 200  # and it is served
 
 
 # --- bearer token ------------------------------------------------------------------

@@ -4,9 +4,13 @@ aside), and the sections before the server never import the SDK."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
+import textwrap
+from pathlib import Path
 
-from conftest import ROOT
+import pytest
+from conftest import ROOT, need
 
 SOURCE = (ROOT / "robot_md_mcp.py").read_text(encoding="utf-8")
 BANNER = re.compile(r"^# (\d+)\. ", re.M)
@@ -102,3 +106,47 @@ def test_the_sections_before_the_server_never_import_the_sdk() -> None:
         for alias in (sub.names if isinstance(sub, ast.Import) else [ast.alias(sub.module or "")])
     }
     assert not imported & {"mcp", "starlette", "uvicorn"}, imported
+
+
+# --- small functions: cyclomatic complexity (radon) and length --------------------------------------
+
+MAX_COMPLEXITY = 15
+MAX_LINES = 80
+
+
+def oversized(source: str) -> list[str]:
+    """`name (line N): complexity C, L lines` for each function, method or closure over the limits."""
+    need(importlib.util.find_spec("radon") is not None, "radon (the test extra)")
+    from radon.complexity import cc_visit
+
+    todo, found = list(cc_visit(source)), []
+    while todo:
+        block = todo.pop()
+        todo += [*getattr(block, "methods", []), *getattr(block, "closures", [])]
+        lines = block.endline - block.lineno + 1
+        if not hasattr(block, "methods") and (block.complexity > MAX_COMPLEXITY or lines > MAX_LINES):
+            found.append(f"{block.name} (line {block.lineno}): complexity {block.complexity}, {lines} lines")
+    return sorted(found)
+
+
+@pytest.mark.parametrize("branches", [0, MAX_COMPLEXITY - 1, MAX_COMPLEXITY, 40])
+def test_the_gate_measures_complexity_and_length(branches: int) -> None:
+    """A function with n ifs has complexity n + 1; a nested one and a method count too."""
+    body = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(branches))
+    source = f"def f(x):\n{body}    return -1\n"
+    over = branches + 1 > MAX_COMPLEXITY or 2 * branches + 2 > MAX_LINES
+    assert oversized(source) == (
+        [f"f (line 1): complexity {branches + 1}, {2 * branches + 2} lines"] if over else []
+    )
+    nested = "class Arm:\n    def move(self, x):\n        def inner(x):\n" + textwrap.indent(body, "        ")
+    nested += "            return -1\n        return inner(x)\n"
+    assert bool(oversized(nested)) is (branches + 1 > MAX_COMPLEXITY or 2 * branches + 2 > MAX_LINES)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "packaging").glob("*.py")), ids=lambda p: p.name)
+def test_packaging_functions_are_small(path: Path) -> None:
+    assert not oversized(path.read_text(encoding="utf-8")), oversized(path.read_text(encoding="utf-8"))
+
+
+def test_module_functions_are_small() -> None:
+    assert not oversized(SOURCE), "\n".join(oversized(SOURCE))

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 from conftest import EXAMPLE, need
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from serving import PROC, RawServer, is_jsonrpc, line
 
 import robot_md_mcp as rmm
@@ -471,3 +473,95 @@ def test_stdin_closing_with_many_requests_in_flight(tmp_path: Path, tail: bytes)
             else:  # the cut line, read at EOF, is not JSON
                 assert (answer["id"], answer["error"]["code"]) == (None, PARSE_ERROR), answer
         assert answered == set(sent)  # every request that arrived before EOF is answered
+
+
+# --- malformed params: the error names what is wrong ----------------------------------------
+
+VALID_COMPLETION = {
+    "ref": {"type": "ref/prompt", "name": "explain-capability"},
+    "argument": {"name": "capability", "value": "arm"},
+    "context": {"arguments": {"capability": "arm"}},
+}
+REQUIRED = ["ref", "ref.type", "ref.name", "argument", "argument.name", "argument.value"]
+TYPED = {  # each field, and what it must be
+    "ref": dict,
+    "ref.type": str,
+    "ref.name": str,
+    "argument": dict,
+    "argument.name": str,
+    "argument.value": str,
+    "context": dict,
+    "context.arguments": dict,
+}
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=5), inner, max_size=2),
+    max_leaves=4,
+)
+
+
+def wrong_for(kind: type, optional: bool) -> st.SearchStrategy[Any]:
+    """A JSON value that is not a `kind` (nor null, where null means absent)."""
+    return JSON_VALUES.filter(lambda v: not isinstance(v, kind) and not (optional and v is None))
+
+
+@st.composite
+def malformed_completions(draw: Any) -> tuple[dict[str, Any], list[str]]:
+    """Valid completion params with one to three fields deleted, of a wrong type, or (ref.type) an
+    unknown kind of reference; and the fields changed."""
+    params = json.loads(json.dumps(VALID_COMPLETION))
+    changed: list[str] = []
+    for field in draw(st.lists(st.sampled_from(sorted(TYPED)), min_size=1, max_size=3, unique=True)):
+        if any(field.startswith(f + ".") or f.startswith(field + ".") for f in changed):
+            continue  # one change per branch: a deleted parent has no child to change
+        *parents, key = field.split(".")
+        holder = params
+        for parent in parents:
+            holder = holder[parent]
+        how = draw(
+            st.sampled_from(
+                ["delete", "wrong type", "unknown ref"] if field == "ref.type" else ["delete", "wrong type"]
+            )
+        )
+        if how == "delete" and field in REQUIRED:
+            del holder[key]
+        elif how == "unknown ref":
+            holder[key] = draw(st.text(max_size=12).filter(lambda t: t not in ("ref/prompt", "ref/resource")))
+        else:
+            holder[key] = draw(wrong_for(TYPED[field], optional=field.startswith("context")))
+        changed.append(field)
+    return params, changed
+
+
+@given(drawn=malformed_completions())
+@settings(
+    max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_malformed_completion_params_get_an_error_naming_the_problem(server: RawServer, drawn) -> None:
+    params, changed = drawn
+    if not changed:
+        return
+    answer = server.request("completion/complete", params)
+    assert answer["error"]["code"] == INVALID_PARAMS, answer
+    message, named = answer["error"]["message"], answer["error"]["data"]
+    fields = named["missing"] + named["malformed"]
+    assert message.startswith("Invalid request parameters: completion/complete "), message
+    assert fields and all(f in message for f in fields), answer
+    for field in changed:  # each change is named, itself or the field holding it
+        assert any(field == f or field.startswith(f + ".") for f in fields), (field, answer)
+    if "ref" in fields and "ref" in named["malformed"]:  # and what a reference looks like
+        assert '"ref/prompt"' in message and '"ref/resource"' in message, message
+    assert server.fence() == []
+
+
+@pytest.mark.parametrize("kind", ["ref/nope", "ref/tool", "", "REF/PROMPT"])
+def test_an_unknown_kind_of_reference_is_named(server: RawServer, kind: str) -> None:
+    params = {**VALID_COMPLETION, "ref": {"type": kind, "name": "explain-capability"}}
+    error = server.request("completion/complete", params)["error"]
+    assert error["data"] == {"missing": [], "malformed": ["ref"]}, error
+    assert "ref/prompt" in error["message"] and "ref/resource" in error["message"], error
+    assert server.result("completion/complete", VALID_COMPLETION)["completion"]["values"] == [
+        "arm.pick",
+        "arm.place",
+        "arm.reach",
+    ]

@@ -35,6 +35,7 @@ from conftest import (
     run_session,
     sid_cpythons,
 )
+from serving import RawServer, full_session
 
 pytestmark = pytest.mark.heavy
 
@@ -328,6 +329,19 @@ def test_first_run_line_once_and_old_copies_pruned(pyz: Path, guard, tmp_path: P
     assert second.stderr == ""
     assert _copies(root) == sorted([ours.name, recent.name])
     assert time.time() - ours.stat().st_mtime < 60  # each run marks its copy used
+
+
+@pytest.mark.parametrize("stderr", ["closed", "/dev/full"])
+def test_first_run_with_stderr_unusable(pyz: Path, tmp_path: Path, stderr: str) -> None:
+    """The first run's notice is best effort: with stderr closed or on /dev/full the pyz unpacks and
+    runs (docs/robustness.md, standard descriptors at start)."""
+    env = {**os.environ, "SHIV_ROOT": str(tmp_path / "shiv")}
+    command = [sys.executable, str(pyz), "--version"]
+    if stderr == "closed":
+        command = ["/bin/sh", "-c", 'exec 2>&- "$@"', "sh", *command]
+    with open(os.devnull if stderr == "closed" else stderr, "wb") as err:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=err, env=env, timeout=300)
+    assert done.returncode == 0 and done.stdout.decode().startswith("robot-md-mcp "), done
 
 
 def _as(uid: int) -> list[str]:
@@ -645,3 +659,41 @@ def test_debian_sids_cpython_runs_the_pyz_and_the_wheel(version: str, dist: Path
     assert done.returncode == 0, done.stderr[-3000:]
     session = run_session(*in_sid(venv / "bin" / "robot-md-mcp", EXAMPLE, bind=(tmp_path,)), timeout=300)
     assert session.returncode == 0 and session.stdout.startswith("ok: "), session.stderr[-2000:]
+
+
+# --- `./build.sh pyz --here`: just this machine's slim pyz -----------------------------------------
+
+
+def test_build_here_makes_only_this_machines_slim_pyz(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`./build.sh pyz --here`: one slim pyz, for this machine and the CPython that ran the build, with
+    that CPython's bytecode, within the slim budget, in SHA256SUMS; a full session through it."""
+    dist, minor = tmp_path / "dist", sys.version_info[1]
+    env = {**os.environ, "PYTHON": sys.executable, "DIST": str(dist)}
+    done = subprocess.run(
+        ["bash", str(ROOT / "build.sh"), "pyz", "--here"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (built,) = dist.glob("*.pyz")
+    digest = hashlib.sha256(built.read_bytes()).hexdigest()
+    assert (dist / "SHA256SUMS").read_text() == f"{digest}  {built.name}\n"
+    assert built.stat().st_size <= 16e6
+    (guard_file := tmp_path / "guard_here.py").write_bytes(zipfile.ZipFile(built).read("__main__.py"))
+    entry = _load("guard_here", guard_file)
+    key, problem = entry.check(entry.describe_this_interpreter())
+    assert (
+        problem is None and list(entry.TARGETS) == [key] and entry.TARGETS[key]["pythons"] == [f"3.{minor}"]
+    )
+    need(build_pyz is not None, "the `packaging` library")
+    assert built.name.endswith(f"-cp3{minor}-{build_pyz.PLATFORMS[key][2]}.pyz")
+    names = zipfile.ZipFile(built).namelist()
+    assert [n for n in names if n.endswith(f".cpython-3{minor}.pyc")], "no bytecode for this CPython"
+    monkeypatch.setenv("SHIV_ROOT", str(tmp_path / "root"))
+    with RawServer(EXAMPLE, command=[sys.executable, str(built)], cwd=None) as server:
+        summary = full_session(server, "bob", timeout=120)
+    assert summary.startswith("ok:"), summary

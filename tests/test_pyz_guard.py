@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -17,6 +18,8 @@ from typing import Any
 
 import pytest
 from conftest import ROOT, cpython, need, posix_only
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 GUARD_FILE = ROOT / "packaging" / "pyz_guard.py"
 OTHER = 65534  # nobody: "another user" when the tests run as root
@@ -232,6 +235,80 @@ def test_platform_keys() -> None:
     assert guard.copy_name("0123456789abcdef", "linux-x86_64", (3, 12, 1)) == (
         "robot-md-mcp_0123456789abcdef_linux-x86_64-cp312"
     )
+
+
+# --- `./build.sh pyz --here`: a slim pyz for exactly the interpreters a pyz serves ---------------
+
+INTERPRETERS = st.fixed_dictionaries(
+    {
+        "implementation": st.sampled_from(["cpython", "pypy", "graalpy"]),
+        "version": st.tuples(st.sampled_from([2, 3, 4]), st.integers(0, 20), st.integers(0, 12)),
+        "sys_platform": st.sampled_from(["linux", "linux2", "darwin", "win32", "freebsd14", "cygwin"]),
+        "machine": st.sampled_from(
+            ["x86_64", "AMD64", "aarch64", "arm64", "armv7l", "armv6l", "i686", "riscv64"]
+        ),
+        "pointer_bits": st.sampled_from([32, 64]),
+        "libc": st.sampled_from([("glibc", "2.36"), ("", ""), ("musl", "1.2")]),
+        "os_release": st.just("14.0"),
+        "free_threaded": st.booleans(),
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(INTERPRETERS)
+def test_here_builds_exactly_where_the_universal_pyz_serves(this: dict[str, Any]) -> None:
+    """`pyz --here` builds for an interpreter if and only if the universal file serves it, and then
+    for that target; otherwise one line naming the interpreter and what to do instead."""
+    this["libc"] = this["libc"] if this["sys_platform"].startswith("linux") else ("", "")
+    served, _ = guard.check(this, targets=UNIVERSAL, path="")
+    name, problem = guard.buildable_here(this)
+    if served:
+        assert (name, problem) == (guard.target_name(served, this["version"]), None)
+    else:
+        assert name is None and problem and "\n" not in problem, problem
+        assert problem.startswith("robot-md-mcp: cannot build a pyz for ")
+        assert f"{this['machine']} - " in problem and ".".join(map(str, this["version"])) in problem
+
+
+@pytest.mark.parametrize(
+    ("fake", "why"),
+    [
+        ({"machine": "armv7l", "pointer_bits": 32}, "this is a 32-bit system: install the 64-bit one"),
+        ({"libc": ("", "")}, "no pyz serves musl (Alpine)"),
+        ({"version": (3, 9, 2)}, f"a pyz serves CPython {RANGE} only"),
+        ({"version": (3, guard.SUPPORTED[1] + 1, 0)}, f"a pyz serves CPython {RANGE} only"),
+        ({"implementation": "pypy"}, "a pyz serves CPython with the GIL only"),
+    ],
+)
+def test_build_here_refuses_in_one_line(fake: dict[str, Any], why: str, tmp_path: Path) -> None:
+    """The real `./build.sh pyz --here`, told it runs elsewhere (PYZ_HERE_AS, its documented override):
+    one line, exit 2, before anything is downloaded or made."""
+    need(shutil.which("bash") is not None, "bash")
+    env = {
+        **os.environ,
+        "PYZ_HERE_AS": json.dumps(fake),
+        "DIST": str(tmp_path / "dist"),
+        "PYTHON": sys.executable,
+    }
+    done = subprocess.run(
+        ["bash", str(ROOT / "build.sh"), "pyz", "--here"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("robot-md-mcp: cannot build a pyz for ") and why in done.stderr, done.stderr
+    assert not (tmp_path / "dist").exists()
+
+
+def test_build_here_is_named_in_the_help_and_the_readme() -> None:
+    need(shutil.which("bash") is not None, "bash")
+    done = subprocess.run(
+        ["bash", str(ROOT / "build.sh"), "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and "./build.sh pyz --here" in done.stdout, done.stdout
+    assert [line for line in (ROOT / "README.md").read_text().splitlines() if "./build.sh pyz --here" in line]
+    wrong = subprocess.run(["bash", str(ROOT / "build.sh"), "pyz", "--there"], capture_output=True, text=True)
+    assert wrong.returncode == 2 and "./build.sh pyz --here" in wrong.stderr
 
 
 # --- which members a first run unpacks -----------------------------------------------------------
@@ -683,9 +760,10 @@ def test_entry_point_override(monkeypatch: pytest.MonkeyPatch) -> None:
     assert guard.entry_point({}) is main
 
 
-def test_build_uses_only_shivs_command_line() -> None:
-    """Issue #11: shiv builds the zip through its documented command line; nothing imports or
-    patches its modules (shiv.builder.MAIN_TEMPLATE, _bootstrap), in the build or in the pyz."""
+def test_the_pyz_is_written_by_the_build_not_shiv() -> None:
+    """Issue #28: shiv's zip was rewritten keeping only its site-packages, so the build writes the zip
+    itself (docs/packaging.md says which of shiv's conventions the pyz keeps, and why none of its code
+    runs): nothing in the build or the pyz imports, patches or runs shiv, and build.sh installs none."""
     for path in (ROOT / "packaging" / "build_pyz.py", GUARD_FILE):
         tree = ast.parse(path.read_text())
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
@@ -693,3 +771,8 @@ def test_build_uses_only_shivs_command_line() -> None:
         assert not [m for m in imported if m.split(".")[0] in ("shiv", "_bootstrap")], path.name
         attributes = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
         assert not {"MAIN_TEMPLATE", "extract_site_packages", "bootstrap", "FileLock"} & attributes, path.name
+        strings = {
+            n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        }
+        assert path == GUARD_FILE or "shiv" not in strings  # as in [python, "-m", "shiv", ...]
+    assert "shiv" not in (ROOT / "build.sh").read_text().split("TOOL_PINS=(", 1)[1].split(")", 1)[0]

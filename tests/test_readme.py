@@ -11,6 +11,8 @@ import json
 import os
 import re
 import shutil
+import signal
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -362,6 +364,7 @@ def test_limit_messages_quoted_in_robustness(tmp_path: Path) -> None:
         "MAX_DEPTH": _refusal(front + "x: " + "[" * deep + "]" * deep + "\n---\n"),
         "MAX_VALUES": _refusal(front + "a0: &a0 [" + "1, " * 9 + "1]\n" + aliases + "---\n"),
         "MAX_STDIO_LINE_BYTES": too_long["error"]["message"],
+        "READ_DEADLINE_SECONDS": rmm.OneReadAtATime(big, rmm.READ_DEADLINE_SECONDS).stalled().what,
     }
     rows = limit_rows()
     for name, message in messages.items():
@@ -505,3 +508,38 @@ def test_performance_budgets_are_the_bench_s() -> None:
     ]
     judged = [(limit, unit.split()[0]) for limit, _, unit in bench.BUDGETS.values()]
     assert sorted(stated) == sorted(judged)
+
+
+# --- the exit codes -----------------------------------------------------------------------------
+
+
+def exit_code_table() -> dict[int, str]:
+    (rows,) = [t for t in tables(README) if t and "exit code" in t[0]]
+    return {int(row["exit code"]): row["meaning"] for row in rows}
+
+
+def test_exit_code_table_names_every_exit_code() -> None:
+    """Every ExitCode is a row, and so is each code `validate` has of its own (robot-md's)."""
+    validate_codes = {rmm.VALID, rmm.FILE_ERROR, rmm.SCHEMA_VIOLATION, rmm.MISSING_BODY_SECTION}
+    assert set(exit_code_table()) == {int(c) for c in rmm.ExitCode} | validate_codes
+
+
+def test_exit_code_table_is_what_the_server_does(tmp_path: Path) -> None:
+    """The codes the table gives for a signal, per transport, and for the end of input and a closed
+    stdout, measured: each situation's words stand in the row of the code it exits with."""
+    from serving import RawServer, Served, run, server_argv
+
+    measured: dict[tuple[str, ...], int] = {}
+    with RawServer(EXAMPLE) as stdio:
+        stdio.handshake()
+        stdio.proc.send_signal(signal.SIGINT)
+        measured["Ctrl-C", "stdio"] = stdio.proc.wait(timeout=20)
+    for sig, name in ((signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM")):
+        measured[name, "HTTP"] = Served().stop(sig)
+    measured[("closed stdin",)] = run(EXAMPLE).returncode
+    closed_stdout = ["/bin/sh", "-c", 'exec 1>&- "$@"', "sh", *server_argv(EXAMPLE)]
+    stdout_closed = subprocess.run(closed_stdout, capture_output=True, timeout=60)
+    measured[("stdout is closed",)] = stdout_closed.returncode
+    table = exit_code_table()
+    for words, code in measured.items():
+        assert code in table and all(w in table[code] for w in words), (words, code, table.get(code))

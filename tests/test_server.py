@@ -104,7 +104,7 @@ async def test_tools_are_described_for_agents(connect, manifest_path) -> None:
             False,
             False,
         )
-    assert tools["validate"].output_schema["required"] == ["ok", "summary", "errors", "warnings"]
+    assert tools["validate"].output_schema["required"] == ["ok", "summary", "errors", "warnings", "hints"]
     # Hosts that render MCP Apps show brief's result as the robot card; no other tool has a view.
     assert [t.meta for t in tools.values()] == [{"ui": {"resourceUri": rmm.CARD_URI}}] + [None] * 6
 

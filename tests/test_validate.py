@@ -47,6 +47,7 @@ def test_report_as_dict_is_the_tools_shape() -> None:
         ("summary", ""),
         ("errors", ["e"]),
         ("warnings", ["w"]),
+        ("hints", []),
     ]
 
 
@@ -63,6 +64,7 @@ def test_check_text_turns_parse_errors_into_code_1() -> None:
         "summary": "",
         "errors": [rmm.NO_FRONTMATTER],
         "warnings": [],
+        "hints": [],
     }
 
 

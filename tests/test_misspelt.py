@@ -1,0 +1,511 @@
+"""Misspelt keys named (section 3's `misspelt_keys`): every property schema.json names, three levels deep,
+misspelt by the slips people make (deletions, insertions, substitutions, swaps of neighbours, case,
+`-` for `_`, a unit suffix swapped or left off) gets a hint naming the key it should be; keys far from
+any known key get none; nothing under `extensions`; and the hint reaches `validate` (text, --json, the
+tool), the briefing and the startup line, quoting the manifest's key."""
+
+from __future__ import annotations
+
+import json
+import string
+import time
+import unicodedata
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import robot_md_mcp as rmm
+
+SCHEMA = json.loads((ROOT / "schema.json").read_text(encoding="utf-8"))
+EXAMPLE = ROOT / "examples" / "bob.ROBOT.md"
+
+
+def places(
+    node: dict[str, Any], path: tuple[str, ...] = (), depth: int = 0
+) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
+    """(path, object schema) of every mapping whose keys the schema names, down to three levels of
+    keys: `[]` stands for a list's item, `<name>` for a key of the operator's own."""
+    node = rmm._shape(node)
+    if path and path[-1] == "extensions":
+        return
+    if isinstance(node.get("items"), dict):
+        yield from places(node["items"], (*path, "[]"), depth)
+        return
+    properties = node.get("properties") or {}
+    if properties and depth < 3:
+        yield path, properties
+    for key, sub in properties.items():
+        if depth + 1 < 3:
+            yield from places(sub, (*path, key), depth + 1)
+    entries = node.get("additionalProperties")
+    if isinstance(entries, dict) and not properties and depth + 1 < 3:
+        yield from places(entries, (*path, "<name>"), depth + 1)
+
+
+PLACES = list(places(SCHEMA))
+PROPERTIES = [(path, key, sorted(props)) for path, props in PLACES for key in props]
+
+
+def manifest_at(path: tuple[str, ...], keys: dict[str, Any]) -> dict[str, Any]:
+    """A frontmatter holding `keys` in the mapping at `path`."""
+    value: Any = keys
+    for part in reversed(path):
+        value = [value] if part == "[]" else {"ready" if part == "<name>" else part: value}
+    return value  # type: ignore[no-any-return]
+
+
+def osa(a: str, b: str) -> int:
+    """Optimal string alignment distance (the test's own, textbook dynamic programme)."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+LETTERS = string.ascii_lowercase + string.digits + "_"
+
+
+@st.composite
+def slip(draw: st.DrawFn, word: str) -> str:
+    """One deletion, insertion, substitution or swap of neighbours in `word` (never a no-op)."""
+    kinds = ["insert", *(["delete", "substitute"] if word else []), *(["swap"] if len(word) > 1 else [])]
+    kind = draw(st.sampled_from(kinds))
+    i = draw(st.integers(0, len(word) - (kind != "insert") - (kind == "swap")))
+    if kind == "insert":
+        return word[:i] + draw(st.sampled_from(LETTERS)) + word[i:]
+    if kind == "delete":
+        return word[:i] + word[i + 1 :]
+    if kind == "swap":
+        swapped = word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+        return swapped if swapped != word else word + draw(st.sampled_from(LETTERS))
+    letter = draw(st.sampled_from([c for c in LETTERS if c != word[i]]))
+    return word[:i] + letter + word[i + 1 :]
+
+
+@st.composite
+def misspelling(draw: st.DrawFn, key: str) -> str:
+    """`key` with as many slips as a hint allows for it (each in its own part of the key, so two
+    never undo or overlap each other), a case or `-` change, or its unit suffix swapped or dropped."""
+    allowed = rmm.slips_allowed(key)
+    stem, _, unit = key.rpartition("_")
+    ways = ["case"] + (["slips"] if allowed else []) + (["unit"] if stem and unit in rmm._UNIT_WORDS else [])
+    way = draw(st.sampled_from(ways))
+    if way == "case":
+        changed = key.upper() if draw(st.booleans()) else key.replace("_", "-")
+        return changed if changed != key else key.capitalize() if key.capitalize() != key else key + "X"
+    if way == "unit":
+        other = draw(st.sampled_from(sorted((rmm._UNIT_WORDS - {unit}) | {""})))
+        return f"{stem}_{other}" if other else stem
+    count = draw(st.integers(1, allowed))
+    cut = draw(st.integers(0, len(key))) if count == 2 else len(key)
+    left, right = key[:cut], key[cut:]
+    left = draw(slip(left))
+    if count == 2:
+        right = draw(slip(right))
+    return left + right
+
+
+def unknown_there(word: str, path: tuple[str, ...], props: list[str]) -> bool:
+    """Not a key the schema knows at that place, nor one a level down (those get a hint naming their
+    place, tested below)."""
+    folded = rmm._folded(word)
+    if folded in {rmm._folded(p) for p in props}:
+        return False
+    below = rmm._schema_keys()
+    for part in path:
+        nxt = below.items if part == "[]" else below.entries if part == "<name>" else below.known.get(part)
+        assert nxt is not None
+        below = nxt
+    return folded not in below.below
+
+
+def check_misspelling_is_named(data: st.DataObject) -> None:
+    path, key, props = data.draw(st.sampled_from(PROPERTIES))
+    typo = data.draw(misspelling(key))
+    if not unknown_there(typo, path, props):
+        return  # the slip made another known key (e.g. rrn -> rmn): nothing to name
+    siblings = {p: None for p in props if p != key}  # a whole mapping with one key misspelt
+    found = rmm.misspelt_keys(manifest_at(path, {**siblings, typo: 1}))
+    assert [(m.key, m.meant) for m in found] == [(typo, (key,))], (path, key, typo)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_every_property_misspelt_is_named(data: st.DataObject) -> None:
+    check_misspelling_is_named(data)
+
+
+@pytest.mark.heavy
+@settings(max_examples=5_000, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(data=st.data())
+def test_every_property_misspelt_is_named_at_length(data: st.DataObject) -> None:
+    check_misspelling_is_named(data)
+
+
+@pytest.mark.parametrize(
+    ("path", "key", "props"), PROPERTIES, ids=[".".join((*p, k)) for p, k, _ in PROPERTIES]
+)
+def test_every_property_with_one_slip_is_named_alone(
+    path: tuple[str, ...], key: str, props: list[str]
+) -> None:
+    """Each property, with its last letter doubled (or its case changed, for one-letter keys), alone
+    in its mapping: the hint names it, and only it or keys as near."""
+    typo = key + key[-1] if rmm.slips_allowed(key) else key.upper()
+    (found,) = rmm.misspelt_keys(manifest_at(path, {typo: 1}))
+    assert key in found.meant
+    assert all(osa(rmm._folded(typo), rmm._folded(m)) <= osa(rmm._folded(typo), key) for m in found.meant)
+
+
+def test_there_are_properties_three_levels_deep() -> None:
+    depths = {sum(part not in ("[]",) for part in path) + 1 for path, _, _ in PROPERTIES}
+    assert depths == {1, 2, 3}
+    assert (("safety", "estop"), "response_ms") in {(p, k) for p, k, _ in PROPERTIES}
+    assert (("physics", "kinematics", "[]"), "a_mm") in {(p, k) for p, k, _ in PROPERTIES}
+
+
+def far(word: str, props: list[str]) -> bool:
+    """Further from every key than a hint allows, and no unit suffix of one swapped."""
+    folded = rmm._folded(word)
+    return all(
+        osa(folded, rmm._folded(p)) > rmm.slips_allowed(p) and not rmm._unit_swapped(folded, rmm._folded(p))
+        for p in props
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_keys_far_from_every_known_key_get_no_hint(data: st.DataObject) -> None:
+    path, props = data.draw(st.sampled_from(PLACES))
+    word = data.draw(st.text(LETTERS + "-", min_size=1, max_size=30))
+    if not far(word, sorted(props)) or not unknown_there(word, path, sorted(props)):
+        return
+    assert rmm.misspelt_keys(manifest_at(path, {word: 1})) == ()
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        (("drivers", "[]"), "host"),  # a network driver's host: two slips from port, and not it
+        (("drivers", "[]"), "topic"),  # ROS drivers (robot-md's own turtlebot preset)
+        (("metadata",), "url"),  # two slips from rrn
+        (("metadata",), "owner"),
+        (("safety",), "notes"),
+        ((), "x-vendor"),
+        (("physics",), "wheel_base_mm"),
+        (("safety", "estop"), "button"),
+    ],
+)
+def test_keys_people_add_get_no_hint(path: tuple[str, ...], key: str) -> None:
+    assert rmm.misspelt_keys(manifest_at(path, {key: 1})) == ()
+
+
+@settings(max_examples=100, deadline=None)
+@given(key=st.sampled_from(sorted(SCHEMA["properties"])), nested=st.booleans())
+def test_nothing_under_extensions(key: str, nested: bool) -> None:
+    typo = key + "s"
+    inside = {typo: {typo: 1}} if nested else {typo: 1}
+    assert rmm.misspelt_keys({"extensions": inside, "metadata": {"robot_name": "r"}}) == ()
+
+
+def test_the_corpus_gets_no_false_hint() -> None:
+    """Real manifests (tests/corpus) hold keys of their own and get no hint; only an actuator package
+    (not a robot's manifest) has `version` and `license` at the top, which are metadata's."""
+    hints = {}
+    for path in sorted((ROOT / "tests" / "corpus").glob("*.md")):
+        try:
+            manifest = rmm.parse(rmm.read_source(path).text)
+        except rmm.ManifestError:
+            continue
+        found = rmm.misspelt_keys(manifest.frontmatter)
+        if found:
+            hints[path.name] = [(m.key, m.meant) for m in found]
+    assert hints == {
+        "soact__actuator-package-ROBOT.ROBOT.md": [
+            ("version", ("metadata.version",)),
+            ("license", ("metadata.license",)),
+        ]
+    }
+
+
+@pytest.mark.heavy
+def test_robot_md_presets_get_no_hint() -> None:
+    """robot-md 1.10.6's own presets (what `robot-md init` writes a manifest from) use keys of their own
+    (a driver's `topic`, a preset's `match`): none gets a hint."""
+    import yaml
+    from conftest import install_reference, need
+
+    reference = install_reference()
+    need(reference is not None, "robot-md 1.10.6 from PyPI (its presets)")
+    assert reference is not None
+    presets = sorted((reference / "robot_md" / "presets").glob("*.yaml"))
+    assert len(presets) >= 16
+    hinted = {}
+    for preset in presets:
+        found = rmm.misspelt_keys(yaml.safe_load(preset.read_text(encoding="utf-8")))
+        if found:
+            hinted[preset.name] = [m.hint for m in found]
+    assert hinted == {}
+
+
+def test_a_key_one_level_too_high_is_named_with_its_place() -> None:
+    fm = {"robot_name": "bob", "max_linear_velocity_ms": 1, "metadata": {"response_ms": 5}}
+    found = {m.key: m.meant for m in rmm.misspelt_keys(fm)}
+    assert found == {
+        "robot_name": ("metadata.robot_name",),
+        "max_linear_velocity_ms": ("safety.max_linear_velocity_ms",),
+    }
+
+
+def test_unit_of_the_suggested_field_is_named() -> None:
+    (found,) = rmm.misspelt_keys({"safety": {"max_linear_velocity_mps": 0.5}})
+    assert found.hint == (
+        '"max_linear_velocity_mps" in safety is not a field this schema knows — '
+        "did you mean max_linear_velocity_ms (m/s)?"
+    )
+    (found,) = rmm.misspelt_keys({"safety": {"estop": {"response_s": 0.1, "software": True}}})
+    assert found.meant == ("response_ms",) and "(ms)" in found.hint
+
+
+def test_the_hint_quotes_the_key_and_shows_what_is_invisible() -> None:
+    for typo in ("capabilites\u202e", "capabilite\n", 'capabilites"'):
+        (found,) = rmm.misspelt_keys({typo: []})
+        assert found.hint.startswith(json.dumps(rmm.visible(typo), ensure_ascii=False) + " at the top level")
+        assert "\n" not in found.hint and "\u202e" not in found.hint
+    (found,) = rmm.misspelt_keys({"physics": {"poses": {"a\u200bb": {"jonts": {}}}}})
+    assert found.hint.startswith('"jonts" in physics.poses."a<U+200B>b" is not')
+
+
+DANGEROUS = ["\n", "\r", "\u2028", "\u202e", "\u200b", "\x1b", '"', "\\", "`", "#", "|", "\ufeff", "\x85"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    place=st.sampled_from([path for path, props in PLACES if any(len(p) >= 5 for p in props)]),
+    chars=st.lists(st.sampled_from(DANGEROUS), min_size=1, max_size=2),
+    data=st.data(),
+)
+def test_a_hint_is_one_line_of_ours_whatever_the_key_holds(
+    place: tuple[str, ...], chars: list[str], data: st.DataObject
+) -> None:
+    """A key one or two dangerous characters from a known one: the hint names it, quoted, on one
+    line, with nothing invisible left in it."""
+    props = dict(PLACES)[place]
+    key = data.draw(st.sampled_from([p for p in props if len(p) >= 5]))
+    at = data.draw(st.integers(0, len(key)))
+    typo = key[:at] + "".join(chars) + key[at:]
+    (found,) = rmm.misspelt_keys(manifest_at(place, {typo: 1}))
+    assert key in found.meant
+    assert found.hint.startswith(json.dumps(rmm.visible(typo), ensure_ascii=False))
+    assert found.hint.splitlines() == [found.hint]
+    assert not any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in found.hint)
+
+
+def test_a_hostile_number_of_unknown_keys_costs_little() -> None:
+    fm = {f"{name}{i}"[: len(name)]: i for i in range(20_000) for name in ["capabilitiez"]}
+    fm.update({f"k{i:05d}": i for i in range(20_000)})
+    started = time.perf_counter()
+    rmm.misspelt_keys(fm)
+    assert time.perf_counter() - started < 0.5
+
+
+def test_only_the_first_keys_are_examined() -> None:
+    fm = {f"zz{i}": i for i in range(rmm.MAX_KEYS_EXAMINED)}
+    assert rmm.misspelt_keys({**fm, "capabilites": []}) == ()
+    assert rmm.misspelt_keys({"capabilites": [], **fm}) != ()
+
+
+# --- Units: a table we keep by hand, covering every numeric field -------------------------------
+
+
+def numeric_fields(node: Any, path: str = "") -> Iterator[str]:
+    node = rmm._shape(node)
+    kinds = node.get("type")
+    kinds = set(kinds if isinstance(kinds, list) else [kinds])
+    items = node.get("items")
+    item_kinds = rmm._shape(items).get("type") if isinstance(items, dict) else None
+    if kinds & {"number", "integer"} or ("array" in kinds and item_kinds in ("number", "integer")):
+        yield path
+    for key, sub in (node.get("properties") or {}).items():
+        yield from numeric_fields(sub, f"{path}.{key}" if path else key)
+    if isinstance(items, dict) and item_kinds not in ("number", "integer"):
+        yield from numeric_fields(items, f"{path}[]")
+    entries = node.get("additionalProperties")
+    if isinstance(entries, dict):
+        yield from numeric_fields(entries, f"{path}.<name>")
+
+
+def test_units_cover_every_numeric_field() -> None:
+    fields = set(numeric_fields(SCHEMA))
+    assert "safety.max_linear_velocity_ms" in fields and "safety.estop.response_ms" in fields
+    assert fields == set(rmm.UNITS), (sorted(fields - set(rmm.UNITS)), sorted(set(rmm.UNITS) - fields))
+    assert (
+        rmm.UNITS["safety.max_linear_velocity_ms"] == "m/s" and rmm.UNITS["safety.estop.response_ms"] == "ms"
+    )
+
+
+# --- Where the hints reach ----------------------------------------------------------------------
+
+ROVER = """---
+rcan_version: "3.0"
+metadata:
+  robot_name: rover
+physics:
+  type: wheeled
+  dof: 2
+drivers:
+  - id: base
+    protocol: ros2
+capabilites:
+  - nav.go_to
+safety:
+  max_linear_velocity_mps: 0.5
+  estop:
+    software: true
+    response_ms: 100
+---
+
+# rover
+
+## Identity
+
+## What rover Can Do
+
+## Safety Gates
+"""
+
+
+def test_validate_text_json_and_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "ROBOT.md"
+    path.write_text(ROVER, encoding="utf-8")
+    assert rmm.main(["validate", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "✓ rover (wheeled, 2 DoF, 0 capabilities)",
+        '  hint: "capabilites" at the top level is not a field this schema knows — '
+        "did you mean capabilities?",
+        '  hint: "max_linear_velocity_mps" in safety is not a field this schema knows — '
+        "did you mean max_linear_velocity_ms (m/s)?",
+    ]
+    assert rmm.main(["validate", "--json", str(path)]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert list(answer) == ["ok", "summary", "errors", "warnings", "hints"]
+    assert answer["hints"] == [line.removeprefix("  hint: ") for line in out[1:]]
+    assert (answer["errors"], answer["warnings"]) == ([], [])  # robot-md's own strings: none
+
+
+def test_the_briefing_names_the_key_where_it_would_say_not_declared() -> None:
+    manifest = rmm.parse(ROVER)
+    text = rmm.context(manifest)
+    capabilities = text.split("## Capabilities (0)", 1)[1].split("## Safety", 1)[0]
+    assert '- Not read: "capabilites" at the top level is not a field' in capabilities
+    safety = text.split("## Safety\n", 1)[1].split("## Validation", 1)[0]
+    assert "- Max linear velocity: not declared" in safety
+    assert (
+        '- Not read: "max_linear_velocity_mps" in safety is not a field this schema knows — did you mean '
+        "max_linear_velocity_ms (m/s)?" in safety
+    )
+
+
+def test_the_startup_line_names_a_misspelt_metadata(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "ROBOT.md"
+    path.write_text(ROVER.replace("metadata:", "metdata:"), encoding="utf-8")
+    assert rmm.main([str(path)]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        "robot-md-mcp: metadata.robot_name is missing or not a non-empty string; "
+        '"metdata" at the top level is not a field this schema knows — did you mean metadata? '
+        f"({path})"
+    )
+    path.write_text(ROVER.replace("robot_name:", "robot_nme:"), encoding="utf-8")
+    assert rmm.main([str(path)]) == 1
+    assert "did you mean robot_name?" in capsys.readouterr().err
+
+
+@pytest.mark.anyio
+async def test_the_validate_tool_carries_hints(tmp_path: Path) -> None:
+    from mcp import Client
+
+    path = tmp_path / "ROBOT.md"
+    path.write_text(ROVER, encoding="utf-8")
+    async with Client(rmm.build_server(rmm.ManifestFile(path)), mode="legacy") as client:
+        result = await client.call_tool("validate", {})
+    assert result.structured_content is not None
+    assert result.structured_content["hints"] == rmm.validate(rmm.parse(ROVER)).hints()
+    assert len(result.structured_content["hints"]) == 2
+
+
+# --- Indentation: a block YAML read as empty, and where a YAML error's slip really is -----------
+
+
+def test_a_block_read_as_empty_asks_if_it_is_indented(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "ROBOT.md"
+    path.write_text(
+        ROVER.replace("    software: true\n    response_ms: 100", "  software: true\n  response_ms: 100")
+    )
+    assert rmm.main(["validate", str(path)]) == 2
+    out = capsys.readouterr().out.splitlines()
+    at = out.index("✗ schema: safety.estop: None is not of type 'object'")
+    assert out[at + 1].startswith("  hint: YAML read safety.estop as empty: is it indented?")
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "line", "words"),
+    [
+        (
+            "  robot_name: rover\n",
+            "  robot_name: rover\n  model r1\n  version: v1\n",
+            4,
+            "the key on line 8 has no ':' after it (YAML noticed at line 9)",
+        ),
+        ("  type: wheeled\n", "  type wheeled\n", 6, "line 9 lacks its ':'"),  # YAML's place: line 10
+        ("    protocol: ros2\n", "   protocol: ros2\n", 10, "line 13 is indented differently"),
+        ("    software: true\n", "   software: true\n", 16, "line 20 is indented deeper"),
+        ("  dof: 2\n", "    dof: 2\n", 7, "line 10 is indented deeper"),
+        ("  dof: 2\n", "\tdof: 2\n", 7, "line 10 holds a tab"),
+    ],
+)
+def test_a_yaml_slip_is_placed_on_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], before: str, after: str, line: int, words: str
+) -> None:
+    """Lines are the file's, blank lines before and after the opening `---` counted."""
+    path = tmp_path / "ROBOT.md"
+    text = "\n\n" + ROVER.replace(before, after).replace("---\n", "---\n\n", 1)
+    path.write_text(text, encoding="utf-8")
+    assert text.splitlines()[line + 3 - 1] == after.splitlines()[0]  # ROBOT.md's line 1 is the file's 4
+    assert rmm.main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and err[0].startswith("robot-md-mcp: frontmatter YAML parse error")
+    assert err[1].startswith("  hint: ") and words in err[1], err
+    assert rmm.main(["validate", "--json", str(path)]) == 1
+    assert json.loads(capsys.readouterr().out)["hints"] == [err[1].removeprefix("  hint: ")]
+
+
+@pytest.mark.anyio
+async def test_an_agent_reading_a_broken_file_gets_the_hint(tmp_path: Path) -> None:
+    """The file breaks while served: the tool call's error carries the same hint as `validate`."""
+    from mcp import Client
+
+    path = tmp_path / "ROBOT.md"
+    path.write_text(ROVER, encoding="utf-8")
+    async with Client(rmm.build_server(rmm.ManifestFile(path)), mode="legacy") as client:
+        path.write_text(ROVER.replace("  type: wheeled\n", "  type wheeled\n"), encoding="utf-8")
+        result = await client.call_tool("validate", {})
+    assert result.is_error
+    (text,) = [item.text for item in result.content if item.type == "text"]
+    assert text.startswith("robot-md-mcp: frontmatter YAML parse error: ")
+    assert text.endswith(
+        f"({path}); hint: line 7 is indented deeper than the key above it, "
+        "or line 6 lacks its ':' or a closing quote"
+    ), text
