@@ -5436,7 +5436,13 @@ def run_validate(command: Command, machine: Machine) -> int:
     _utf8_stdout()
     if as_json:
         print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
-        return report.code
+    else:
+        _print_report(report)
+    return report.code
+
+
+def _print_report(report: Report) -> None:
+    """validate for people: ✓ or one ✗ line per error, its hints, ! per warning."""
     if report.ok:
         print(f"✓ {report.summary}")
     slips = list(report.misspelt)
@@ -5450,7 +5456,6 @@ def run_validate(command: Command, machine: Machine) -> int:
         print(f"  hint: {slip.hint}")
     for warning in report.warnings:
         print(f"! {warning}")
-    return report.code
 
 
 # Over stdio the answers go to stdout: started without one, nothing can be served.
