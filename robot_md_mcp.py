@@ -1355,18 +1355,23 @@ def _look(value: Any, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt], b
         return
     for key, sub in value.items():
         inner = keys.known.get(key) if isinstance(key, str) else None
-        if inner is None and keys.entries is not None:
-            inner = keys.entries
-        if inner is not None:
-            if isinstance(sub, (dict, list)):
-                _look(sub, inner, (*at, key), found, budget)
-        elif keys.known and isinstance(key, str) and budget[0] > 0:
+        inner = keys.entries if inner is None else inner
+        if inner is not None and isinstance(sub, (dict, list)):
+            _look(sub, inner, (*at, key), found, budget)
+        elif inner is None and keys.known and isinstance(key, str) and budget[0] > 0:
             budget[0] -= 1
-            meant = keys.below.get(_folded(key)) or nearest_keys(
-                key, tuple(k for k in keys.known if k not in value)
-            )
-            if meant:
-                found.append(Misspelt(at, key, meant, keys.place))
+            _note_slip(value, key, keys, at, found)
+
+
+def _note_slip(
+    mapping: dict[Any, Any], key: str, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt]
+) -> None:
+    """`key`, unknown in `mapping`, as a slip of the key it most likely means (if any)."""
+    meant = keys.below.get(_folded(key)) or nearest_keys(
+        key, tuple(k for k in keys.known if k not in mapping)
+    )
+    if meant:
+        found.append(Misspelt(at, key, meant, keys.place))
 
 
 def _folded(key: str) -> str:
@@ -2965,13 +2970,15 @@ class LiveUpdates:
         while True:
             await anyio.sleep(self.poll_seconds)
             try:
-                last, updated, relisted = await anyio.to_thread.run_sync(self.check, last)
+                snap, updated, relisted = await anyio.to_thread.run_sync(self.check, last)
             except ManifestError as e:
+                log.debug("looked at the file: %s", e.one_line())
                 if e.one_line() != trouble:  # once per distinct problem, not every poll
                     log.warning("%s; live updates resume once it is fixed", e.one_line())
                 trouble = e.one_line()
                 continue
-            trouble = ""
+            log.debug("looked at the file: version %s", snap.digest)
+            last, trouble = snap, ""
             if updated or relisted:
                 await self.publish(updated, relisted)
 
@@ -3525,6 +3532,8 @@ class LogBudget(logging.Filter):
         self.held_back = 0
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.INFO:  # debug lines come only when asked for, at our own pace
+            return True
         now = self.clock()
         while self.passed and now - self.passed[0] >= self.window:
             self.passed.popleft()
@@ -5436,15 +5445,16 @@ def run_validate(command: Command, machine: Machine) -> int:
     _utf8_stdout()
     if as_json:
         print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
-    else:
-        _print_report(report)
+        return report.code
+    if report.ok:
+        print(f"✓ {report.summary}")
+    _print_findings(report)
     return report.code
 
 
-def _print_report(report: Report) -> None:
-    """validate for people: ✓ or one ✗ line per error, its hints, ! per warning."""
-    if report.ok:
-        print(f"✓ {report.summary}")
+def _print_findings(report: Report) -> None:
+    """Each error (with its hints: ours, and the misspelt keys it comes from), the hints for
+    misspelt keys no error explains, then each warning."""
     slips = list(report.misspelt)
     for error in report.errors:
         print(f"✗ {error}")
@@ -5471,17 +5481,63 @@ def run_serve(command: Command, machine: Machine) -> int:
         raise UsageError("--allow-host and --token-file need --http [HOST:]PORT")
     if http is None and 1 in CLOSED_AT_START:
         raise Exit(ExitCode.CANNOT_USE, NO_STDOUT)
+    limits = serve_settings(machine.environ)
     manifest_file, snap = load_manifest(command, machine, keys=trusted_keys(command, machine))
     robot = cast(str, snap.manifest.robot_name)
     if http is None:
         if sys.stdin is not None and sys.stdin.isatty():
             print(_banner(manifest_file.path, robot), file=sys.stderr)
-        return serve_stdio(manifest_file)
+        return serve_stdio(manifest_file, poll_seconds=limits.poll_seconds)
     try:
         listener = open_listener(http, list(command.allow_host), command.token_file, machine.environ)
     except HttpSetupError as e:
         raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {e}") from None
-    return serve_http(manifest_file, listener, robot)
+    return serve_http(manifest_file, listener, robot, limits)
+
+
+POLL_SECONDS_ENV = "ROBOT_MD_MCP_POLL_SECONDS"
+HTTP_LIMITS_ENV = "ROBOT_MD_MCP_HTTP_LIMITS"
+DEBUG_ENV = "ROBOT_MD_MCP_DEBUG"
+# The shortest wait a setting may ask for: below it a poller or a deadline spins rather than waits.
+MIN_SETTING_SECONDS = 0.01
+# What $ROBOT_MD_MCP_HTTP_LIMITS may lower. Not the log window: a shorter one would let more lines through.
+HTTP_SETTINGS = tuple(
+    f.name for f in dataclasses.fields(HttpLimits) if f.name not in ("log_window_seconds", "poll_seconds")
+)
+
+
+def serve_settings(environ: Mapping[str, str]) -> HttpLimits:
+    """The limits to serve with: the defaults, lowered by $ROBOT_MD_MCP_POLL_SECONDS and
+    $ROBOT_MD_MCP_HTTP_LIMITS ("name=value,..."), never raised, so a setting can only shorten a wait
+    or tighten a limit (tests use them to wait tenths of a second); $ROBOT_MD_MCP_DEBUG=1 adds a
+    line each time the poller looks at the file. Exit 1 on a setting outside its bounds."""
+    if environ.get(DEBUG_ENV, "").strip() not in ("", "0"):
+        logging.getLogger(NAME).setLevel(logging.DEBUG)
+    poll = environ.get(POLL_SECONDS_ENV, "").strip()
+    wanted = {POLL_SECONDS_ENV: poll} if poll else {}
+    for pair in filter(str.strip, environ.get(HTTP_LIMITS_ENV, "").split(",")):
+        name, sep, text = pair.partition("=")
+        if not sep or name.strip() not in HTTP_SETTINGS:
+            raise Exit(
+                ExitCode.CANNOT_USE,
+                f"{NAME}: ${HTTP_LIMITS_ENV}: {pair.strip()!r} is not NAME=VALUE, "
+                f"NAME one of {', '.join(HTTP_SETTINGS)}",
+            )
+        wanted[name.strip()] = text.strip()
+    defaults, chosen = HttpLimits(), dict[str, Any]()
+    for name, text in wanted.items():
+        field_name = "poll_seconds" if name == POLL_SECONDS_ENV else name
+        default = getattr(defaults, field_name)
+        low = 1 if isinstance(default, int) else MIN_SETTING_SECONDS
+        try:
+            value = type(default)(text)
+        except ValueError:
+            value = float("nan")
+        if not low <= value <= default:  # NaN too
+            where = f"${name}" if name == POLL_SECONDS_ENV else f"${HTTP_LIMITS_ENV}: {name}"
+            raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {where} is {text!r}; it may be {low} to {default}")
+        chosen[field_name] = value
+    return dataclasses.replace(defaults, **chosen)
 
 
 def trusted_keys(command: Command, machine: Machine) -> TrustedKeys | None:

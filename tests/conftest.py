@@ -223,26 +223,6 @@ def universal_pyz(built_dist: Path) -> Path:
     return built_dist / "robot-md-mcp.pyz"
 
 
-def run_session(*command: str | Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    """tests/pyz_session.py: one full MCP session through any stdio server command."""
-    return subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "tests" / "pyz_session.py"),
-            "--expect-robot",
-            "bob",
-            "--timeout",
-            str(timeout),
-            "--",
-            *map(str, command),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=timeout * 4,
-        cwd=ROOT,
-    )
-
-
 def build_bundle(dist: Path) -> Path:
     """`packaging/build_mcpb.py --dist DIST`: the MCP Bundle and dist/server.json (Python only; the
     wheels its Python range is checked with are cached in .cache/wheels, shared with the pyz build)."""

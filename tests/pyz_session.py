@@ -4,7 +4,7 @@
     python tests/pyz_session.py [--expect-robot NAME] [--timeout S] -- CMD [ARG...]
 
 e.g. `python tests/pyz_session.py -- python3 dist/robot-md-mcp.pyz examples/bob.ROBOT.md`.
-A thin command line over the test harness (tests/serving.py: `RawServer`, `full_session`), which
+A thin command line over the test harness (tests/serving.py: `launched_session`), which
 is standard library only, so this runs on a bare CI runner, under emulation, or beside any
 interpreter the pyz is being proven on. Prints one summary line; exit 1 on failure.
 """
@@ -15,7 +15,7 @@ import argparse
 import subprocess
 import sys
 
-from serving import RawServer, full_session
+from serving import launched_session
 
 
 def main() -> int:
@@ -28,8 +28,7 @@ def main() -> int:
     if not command:
         parser.error("give the server command after --")
     try:
-        with RawServer(command=command, cwd=None) as server:
-            print(full_session(server, args.expect_robot, args.timeout))
+        print(launched_session(*command, expect_robot=args.expect_robot, timeout=args.timeout))
     except (AssertionError, OSError, ValueError, subprocess.TimeoutExpired) as e:
         print(f"pyz-session: FAILED: {e}", file=sys.stderr)
         return 1

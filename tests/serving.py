@@ -1,12 +1,13 @@
-"""The one test harness for our server as a real process: over stdio (`RawServer`), over HTTP
-(`Served`), or run once as a command (`run`, `run_measured`); from the module, a pyz or any other
-command and interpreter (`command=`), with small HttpLimits or a fast poll passed in (`limits=`,
-`poll_seconds=`). Tests of what the handlers answer use the SDK's in-process Client instead
-(`build_server`); a subprocess is for when the wire, the process, signals or the command line is
-the point.
+"""Where every test starts our server: in this process through the SDK's Client (`in_process`), as
+a real process over stdio (`RawServer`; `run`, `answers` and `run_measured` run the command line
+once), over HTTP (`Served`); a launcher proven by one full session (`launched_session`); and the
+SDK's Client over real stdio where a host's view is the point (`launched`). From the module, a pyz
+or any other command and interpreter (`command=`), with lower HttpLimits, a fast poll or debug
+lines through the settings the server reads (`settings()`).
 
-Standard library only, and no pytest: tests/pyz_session.py imports it to run a full session under
-any interpreter a pyz is proven on (another CPython, an emulated Pi, Debian sid's userland)."""
+Standard library only but for `in_process` and `launched`, and no pytest: tests/pyz_session.py
+imports it to run a full session under any interpreter a pyz is proven on (another CPython, an
+emulated Pi, Debian sid's userland)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,8 @@ EXAMPLE = ROOT / "examples" / "bob.ROBOT.md"
 PYTHON = os.environ.get("ROBOT_MD_MCP_TEST_PYTHON") or sys.executable
 # Tests start the server as SERVER: `python robot_md_mcp.py ARGS` but for one thing, the module
 # comes from its cached bytecode (conftest compiles it once per run), where a script is compiled
-# anew at every start - ~0.1 s of CPU, hundreds of starts a run. sys.argv and sys.path[0] are what
-# the script form gives the module.
+# anew at every start, hundreds of starts a run. sys.argv and sys.path[0] are what the script form
+# gives the module.
 BOOT = (
     "import os, sys\ndel sys.argv[0]\nsys.path[0] = os.path.dirname(sys.argv[0])\n"
     "import robot_md_mcp\nsys.exit(robot_md_mcp.main())\n"
@@ -53,42 +54,72 @@ MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, 
 PROC = Path("/proc/self/status")  # VmHWM (peak RSS) is read from /proc
 _EOF = object()
 
-# Runs the module's command line with `limits` (HttpLimits fields, times in seconds) and
-# `poll_seconds` in place of the defaults: serve_http and build_server are wrapped with them.
-TUNED = """
-import functools, json, sys
-sys.path.insert(0, sys.argv[1])
-import robot_md_mcp as m
-tuning, sys.argv = json.loads(sys.argv[2]), [sys.argv[1] + "/robot_md_mcp.py", *sys.argv[3:]]
-if tuning["limits"] is not None:
-    m.serve_http = functools.partial(m.serve_http, limits=m.HttpLimits(**tuning["limits"]))
-if tuning["poll_seconds"] is not None:
-    m.build_server = functools.partial(m.build_server, poll_seconds=tuning["poll_seconds"])
-sys.exit(m.main())
-"""
 
-
-def server_argv(
-    *args: str | Path,
-    command: Sequence[str | Path] | None = None,
-    limits: dict[str, float] | None = None,
-    poll_seconds: float | None = None,
-) -> list[str]:
+def server_argv(*args: str | Path, command: Sequence[str | Path] | None = None) -> list[str]:
     """The argv that starts our server with `args`: `command` (default SERVER; a pyz, a launcher,
-    `python -c …`) followed by them. `limits` or `poll_seconds` run the module through TUNED under
-    `command`'s interpreter."""
-    head = [str(part) for part in (command or SERVER)]
-    if limits is not None or poll_seconds is not None:
-        tuning = json.dumps({"limits": limits, "poll_seconds": poll_seconds})
-        head = [head[0], "-c", TUNED, str(ROOT), tuning]
-    return [*head, *map(str, args)]
+    `python -c …`) followed by them."""
+    return [*map(str, command or SERVER), *map(str, args)]
+
+
+def settings(
+    limits: Mapping[str, float] | None = None, poll_seconds: float | None = None, debug: bool = False
+) -> dict[str, str]:
+    """The environment that has the server serve with lower `limits` (HttpLimits fields, times in
+    seconds) and poll the file every `poll_seconds`, and with `debug`, log a line each time its
+    poller looks at the file (docs/development.md: the settings the server reads)."""
+    env = {}
+    if limits:
+        env["ROBOT_MD_MCP_HTTP_LIMITS"] = ",".join(f"{name}={value}" for name, value in limits.items())
+    if poll_seconds is not None:
+        env["ROBOT_MD_MCP_POLL_SECONDS"] = str(poll_seconds)
+    if debug:
+        env["ROBOT_MD_MCP_DEBUG"] = "1"
+    return env
 
 
 def environment(env: dict[str, str] | None = None, inherit: bool = True) -> dict[str, str]:
     """This process's environment (unless not `inherit`) with `env` over it, without ROBOT_MD_PATH
     unless `env` sets it (a developer's own must not leak in)."""
     base = {k: v for k, v in os.environ.items() if k != "ROBOT_MD_PATH"} if inherit else {}
-    return {**base, **{k: v for k, v in (env or {}).items() if inherit or k != "ROBOT_MD_PATH"}}
+    return {**base, **(env or {})}
+
+
+# --- through the SDK's own Client (these two import the SDK; the rest of this file does not) ---
+
+
+def in_process(source: Path | Any, mode: str = "auto", keys: Any = None, **build: Any) -> Any:
+    """The SDK's Client talking to our server in this process: the manifest at `source` (with
+    trusted `keys`), served by `build_server(ManifestFile(source, keys), **build)`, or an already
+    built server a test has reached into. Milliseconds, where a process takes a second. `mode`:
+    "legacy" (the handshake era) or "auto" (2026-07-28 when both sides speak it)."""
+    from mcp import Client
+
+    import robot_md_mcp
+
+    if isinstance(source, (str, Path)):
+        source = robot_md_mcp.build_server(robot_md_mcp.ManifestFile(Path(source), keys), **build)
+    return Client(source, mode=mode)
+
+
+def launched(
+    *args: str | Path,
+    command: Sequence[str | Path] | None = None,
+    mode: str = "legacy",
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    errlog: Any = None,
+    message_handler: Any = None,
+) -> Any:
+    """The SDK's Client over real stdio to `command` (default SERVER; a pyz, an install entry, a
+    launcher) with `args`, as a host starts it: `env` over this process's environment (`settings()`
+    for a fast poll or debug lines), the server's stderr to `errlog` (default: ours)."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    head, *rest = server_argv(*args, command=command)
+    params = StdioServerParameters(command=head, args=rest, env=environment(env), cwd=cwd)
+    transport = stdio_client(params, errlog=errlog or sys.stderr)
+    return Client(transport, mode=mode, message_handler=message_handler)
 
 
 # --- run once ----------------------------------------------------------------------------
@@ -198,18 +229,22 @@ class RawServer:
         self,
         *args: str | Path,
         command: Sequence[str | Path] | None = None,
-        limits: dict[str, float] | None = None,
+        limits: Mapping[str, float] | None = None,
         poll_seconds: float | None = None,
         id_prefix: str = "",
         stdin: Any = subprocess.PIPE,
         cwd: Path | None = ROOT,
+        env: dict[str, str] | None = None,
+        inherit_env: bool = True,
     ) -> None:
         """`id_prefix` makes our own request ids strings no other sender uses (a test that writes
         generated requests itself must never see their late answers taken for ours); `stdin` may be
-        a terminal's file descriptor instead of a pipe; `cwd` None: this process's."""
-        argv = server_argv(*args, command=command, limits=limits, poll_seconds=poll_seconds)
+        a terminal's file descriptor instead of a pipe; `cwd` None: this process's; `env` over this
+        process's environment, or the whole of it when not `inherit_env`."""
+        argv = server_argv(*args, command=command)
+        env = environment({**settings(limits, poll_seconds), **(env or {})}, inherit_env)
         pipe = subprocess.PIPE
-        self.proc = subprocess.Popen(argv, stdin=stdin, stdout=pipe, stderr=pipe, cwd=cwd)
+        self.proc = subprocess.Popen(argv, stdin=stdin, stdout=pipe, stderr=pipe, cwd=cwd, env=env)
         self.stdout_lines: list[bytes] = []
         self._stderr = bytearray()
         self._inbox: queue.Queue[Any] = queue.Queue()
@@ -464,6 +499,21 @@ def full_session(server: RawServer, expect_robot: str | None, timeout: float) ->
     )
 
 
+def launched_session(
+    *command: str | Path,
+    expect_robot: str | None = "bob",
+    timeout: float = 120,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    inherit_env: bool = True,
+) -> str:
+    """A launcher (a pyz under any interpreter, the bundle's entry, an install entry, the emulated
+    Pi) proven by one `full_session` through `command`: its summary line, or AssertionError saying
+    what went wrong. `timeout`: seconds per reply (emulation and a cold uv cache are slow)."""
+    with RawServer(command=command, cwd=cwd, env=env, inherit_env=inherit_env) as server:
+        return full_session(server, expect_robot, timeout)
+
+
 def _suggestion(server: RawServer, prompt: str, argument: str, timeout: float) -> str:
     """The server's first completion for a prompt argument, else a plain action in words."""
     ref = {"type": "ref/prompt", "name": prompt}
@@ -485,23 +535,16 @@ class Served:
         env: dict[str, str] | None = None,
         path: Path = EXAMPLE,
         command: Sequence[str | Path] | None = None,
-        limits: dict[str, float] | None = None,
+        limits: Mapping[str, float] | None = None,
         poll_seconds: float | None = None,
     ) -> None:
-        argv = server_argv(
-            path,
-            *(args or ("--http", "127.0.0.1:0")),
-            command=command,
-            limits=limits,
-            poll_seconds=poll_seconds,
-        )
         self.proc = subprocess.Popen(
-            argv,
+            server_argv(path, *(args or ("--http", "127.0.0.1:0")), command=command),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, **settings(limits, poll_seconds), **(env or {})},
         )
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)

@@ -15,6 +15,7 @@ from cases import CASES
 from conftest import EXAMPLE, corpus_files
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS, EmbeddedResource, PromptReference, ResourceTemplateReference
+from serving import in_process
 from text_structure import read_markdown, segments
 
 import robot_md_mcp as rmm
@@ -267,7 +268,7 @@ def test_prose_section() -> None:
 @pytest.fixture(params=["legacy", "auto"])
 def client(request, manifest_path):
     def connect(text: str = GOOD) -> Client:
-        return Client(rmm.build_server(rmm.ManifestFile(manifest_path(text))), mode=request.param)
+        return in_process(manifest_path(text), request.param)
 
     return connect
 

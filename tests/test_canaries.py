@@ -9,6 +9,7 @@ import threading
 import time
 from typing import Any
 
+import serving
 from serving import Served
 
 
@@ -82,16 +83,9 @@ def test_a_silent_connection_is_closed_after_the_keep_alive_timeout() -> None:
 def test_a_request_before_initialize_is_told_to_initialize_first() -> None:
     """explain_pre_initialize() recognises the SDK's pre-initialize refusal by its code and text;
     if the SDK rewords it, this fails. A bad request after initialize keeps the SDK's answer."""
-    import json
-    import subprocess
-    import sys
+    from conftest import EXAMPLE
 
-    from conftest import EXAMPLE, ROOT
-
-    def line(message: dict) -> str:
-        return json.dumps(message) + "\n"
-
-    initialize = {
+    initialize: dict = {
         "jsonrpc": "2.0",
         "id": 2,
         "method": "initialize",
@@ -101,20 +95,13 @@ def test_a_request_before_initialize_is_told_to_initialize_first() -> None:
             "clientInfo": {"name": "t", "version": "0"},
         },
     }
-    sent = (
-        line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-        + line(initialize)
-        + line({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        + line({"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {}})
-    )
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "robot_md_mcp.py"), str(EXAMPLE)],
-        input=sent,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
+    sent: list[dict] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        initialize,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {}},
+    ]
+    answers = serving.answers(EXAMPLE, messages=sent)[0]
     assert answers[1]["error"] == {
         "code": -32602,
         "message": "Invalid request parameters: send initialize first (tools/list came before it)",

@@ -1,21 +1,27 @@
-"""Section 7: the command line, as a user's shell or a client's spawn sees it."""
+"""Section 10: the command line, as a user's shell or a client's spawn sees it."""
 
 from __future__ import annotations
 
 import array
+import dataclasses
 import json
+import logging
 import os
+import shlex
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from conftest import CORPUS, EXAMPLE, posix_only
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from serving import MODULE, RawServer, run, server_argv
+
+import robot_md_mcp as rmm
 
 GOOD = EXAMPLE.read_text(encoding="utf-8")
 
@@ -269,7 +275,7 @@ def test_other_invocations_agree() -> None:
 @posix_only
 def test_render_into_a_closed_pipe_is_quiet() -> None:
     done = subprocess.run(
-        f"{sys.executable} {MODULE} render {EXAMPLE} | head -c 10 >/dev/null",
+        f"{shlex.join(server_argv('render', EXAMPLE))} | head -c 10 >/dev/null",
         shell=True,
         capture_output=True,
         text=True,
@@ -451,3 +457,97 @@ def test_a_signal_ends_a_server_whose_worker_is_busy(sig: str, manifest_path) ->
         assert server.proc.wait(timeout=5) == SIGNALS[sig][1]
         assert time.monotonic() - started < 1.0
         assert "Traceback" not in server.stderr
+
+
+# --- the settings the server reads: they only shorten waits and lower limits -------------------
+
+DEFAULTS = rmm.HttpLimits()
+SETTINGS = [(rmm.HTTP_LIMITS_ENV, name) for name in rmm.HTTP_SETTINGS] + [
+    (rmm.POLL_SECONDS_ENV, "poll_seconds")
+]
+
+
+def _setting(variable: str, name: str, text: str) -> dict[str, str]:
+    return {variable: text if variable == rmm.POLL_SECONDS_ENV else f"{name}={text}"}
+
+
+def _number(text: str, kind: type) -> float | None:
+    """What `text` says as a number of `kind` (a count is a whole number), else None."""
+    try:
+        return kind(text)
+    except ValueError:
+        return None
+
+
+@given(
+    setting=st.sampled_from(SETTINGS),
+    text=st.floats().map(repr)
+    | st.integers(-10, 10_000).map(str)
+    | st.text(st.characters(exclude_characters=","), max_size=8),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_setting_is_taken_only_within_its_bounds(setting: tuple[str, str], text: str) -> None:
+    """Any text for any setting: taken when it is a number between the setting's floor and its
+    default (never above: a setting cannot raise a limit or lengthen a wait), else refused in one
+    line naming it; nothing else changes."""
+    variable, name = setting
+    default = getattr(DEFAULTS, name)
+    low = 1 if isinstance(default, int) else rmm.MIN_SETTING_SECONDS
+    wanted = _number(text.strip(), type(default))
+    taken = wanted is not None and low <= wanted <= default
+    if not text.strip() and variable == rmm.POLL_SECONDS_ENV:
+        taken, wanted = True, default  # unset
+    try:
+        got = rmm.serve_settings(_setting(variable, name, text))
+    except rmm.Exit as e:
+        assert e.code == rmm.ExitCode.CANNOT_USE and "\n" not in e.line and variable in e.line
+        assert not taken, (text, e.line)
+        return
+    assert taken, text
+    assert got == dataclasses.replace(DEFAULTS, **{name: cast(Any, wanted)})
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {rmm.HTTP_LIMITS_ENV: "log_window_seconds=1"},  # a shorter window lets more lines through
+        {rmm.HTTP_LIMITS_ENV: "poll_seconds=0.1"},  # that one has its own variable
+        {rmm.HTTP_LIMITS_ENV: "token=x"},
+        {rmm.HTTP_LIMITS_ENV: "head_seconds"},
+        {rmm.HTTP_LIMITS_ENV: "head_seconds=0.5,connections=0"},
+    ],
+)
+def test_settings_that_are_no_limit_or_would_loosen_one_are_refused(environ: dict[str, str]) -> None:
+    with pytest.raises(rmm.Exit) as e:
+        rmm.serve_settings(environ)
+    assert e.value.code == rmm.ExitCode.CANNOT_USE and rmm.HTTP_LIMITS_ENV in e.value.line
+
+
+def test_no_setting_serves_with_the_defaults_and_several_combine() -> None:
+    assert rmm.serve_settings({}) == DEFAULTS
+    both = {rmm.HTTP_LIMITS_ENV: " head_seconds=0.5 , sessions=3,", rmm.POLL_SECONDS_ENV: "0.05"}
+    assert rmm.serve_settings(both) == dataclasses.replace(
+        DEFAULTS, head_seconds=0.5, sessions=3, poll_seconds=0.05
+    )
+
+
+def test_a_bad_setting_is_one_line_before_anything_is_served() -> None:
+    done = run(EXAMPLE, env={rmm.POLL_SECONDS_ENV: "0"})
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == f"robot-md-mcp: ${rmm.POLL_SECONDS_ENV} is '0'; it may be 0.01 to 0.5\n"
+
+
+def test_debug_lines_are_ours_only_and_never_held_back_by_the_log_budget() -> None:
+    """$ROBOT_MD_MCP_DEBUG=1 turns on our logger's debug lines (the SDK's stay off), and the log
+    budget, there for what peers make us write, lets them all through."""
+    ours = logging.getLogger(rmm.NAME)
+    try:
+        rmm.serve_settings({rmm.DEBUG_ENV: "1"})
+        assert ours.isEnabledFor(logging.DEBUG) and not logging.getLogger("mcp").isEnabledFor(logging.DEBUG)
+    finally:
+        ours.setLevel(logging.NOTSET)
+    budget = rmm.LogBudget(lines=2, window=10.0, clock=lambda: 0.0)
+    record = logging.LogRecord(rmm.NAME, logging.DEBUG, __file__, 1, "looked at the file", None, None)
+    assert all(budget.filter(record) for _ in range(100))
+    record.levelno = logging.WARNING
+    assert [budget.filter(record) for _ in range(3)] == [True, True, False]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import stored_reference
 from conftest import EXAMPLE, ROOT, install_reference, need, posix_only, run_reference
+from serving import run
 
 import robot_md_mcp as rmm
 
@@ -219,20 +220,11 @@ def test_utf8_whatever_the_locale(tmp_path: Path) -> None:
         [sys.executable, "-c", probe], env=env, capture_output=True, text=True
     ).stdout.strip()
     assert encoding.lower() in {"ansi_x3.4-1968", "ascii", "us-ascii"}
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "robot_md_mcp.py"), "validate", "--json", str(path)],
-        env=env,
-        capture_output=True,
-    )
+    done = run("validate", "--json", path, env=env, inherit_env=False)
     assert done.returncode == 0, done.stderr
-    assert '"ok": true' in done.stdout.decode("utf-8")
-    rendered = subprocess.run(
-        [sys.executable, str(ROOT / "robot_md_mcp.py"), "render", str(path)],
-        env=env,
-        capture_output=True,
-        check=True,
-    ).stdout.decode("utf-8")
-    assert "manufacturer: cräigm26" in rendered
+    assert '"ok": true' in done.stdout
+    rendered = run("render", path, env=env, inherit_env=False)
+    assert rendered.returncode == 0 and "manufacturer: cräigm26" in rendered.stdout, rendered.stderr
 
 
 def test_sets_are_deterministic(tmp_path: Path) -> None:
@@ -244,21 +236,9 @@ def test_sets_are_deterministic(tmp_path: Path) -> None:
     path.write_text(text, encoding="utf-8")
     outputs = set()
     for seed in range(4):
-        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
-        validate = subprocess.run(
-            [sys.executable, str(ROOT / "robot_md_mcp.py"), "validate", "--json", str(path)],
-            env=env,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-        )
-        render = subprocess.run(
-            [sys.executable, str(ROOT / "robot_md_mcp.py"), "render", str(path)],
-            env=env,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-        )
+        env = {"PYTHONHASHSEED": str(seed)}
+        validate = run("validate", "--json", path, env=env)
+        render = run("render", path, env=env)
         outputs.add(validate.stdout + render.stdout)
     assert len(outputs) == 1
     (out,) = outputs
@@ -282,12 +262,7 @@ def test_alias_bombs_and_deep_nesting(tmp_path: Path) -> None:
     ]:
         path = tmp_path / "ROBOT.md"
         path.write_text(f"---\n{frontmatter}---\n# x\n", encoding="utf-8")
-        done = subprocess.run(
-            [sys.executable, str(ROOT / "robot_md_mcp.py"), str(path)],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
+        done = run(path, timeout=10)
         assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
         assert done.stderr.startswith(tuple(f"robot-md-mcp: {m}" for m in messages)), done.stderr
         assert done.stderr.endswith(f" ({path})\n")
@@ -302,11 +277,6 @@ def test_oversized_files_and_fifos(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo.md"
     os.mkfifo(fifo)
     for path, message in [(big, "file is larger than the 1024 KiB limit"), (fifo, "not a regular file")]:
-        done = subprocess.run(
-            [sys.executable, str(ROOT / "robot_md_mcp.py"), "validate", "--json", str(path)],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
+        done = run("validate", "--json", path, timeout=10)
         assert done.returncode == 1
         assert f'"{message}: {path}"' in done.stdout

@@ -15,7 +15,6 @@ import re
 import secrets
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import EXAMPLE, ROOT, posix_only
+from conftest import EXAMPLE, posix_only
 from http_served import (
     HOSTILE_KINDS,
     SESSION_HEADERS,
@@ -470,7 +469,7 @@ def test_a_slow_manifest_never_stalls_serving(tmp_path: Path) -> None:
         ((status, _, body),) = answers
         assert status == 200 and b'"id":7' in body.replace(b" ", b""), body[:300]
         assert b"0.7 kg" in body or b'"error"' in body, body[:300]  # the new version, or why it cannot be
-        # Stalled, /healthz would wait for the read's version (the old code stalled it 0.62 s).
+        # /healthz never waits for the read's version.
         assert meanwhile >= 2 and slowest < 0.45, (meanwhile, slowest)
     finally:
         assert served.stop() == 0
@@ -563,7 +562,7 @@ def test_a_flood_of_garbage_requests_writes_few_log_lines() -> None:
     """400 requests that are not HTTP (uvicorn logs each): stderr gets at most the log budget (5 lines
     in any 10 s here, 20 by default) per window and a line saying how many were held back, never a
     traceback."""
-    budget = {"log_lines": 5, "log_window_seconds": 10.0}
+    budget = {"log_lines": 5}
     served = Served(limits=budget)
     try:
         started = time.monotonic()
@@ -572,7 +571,7 @@ def test_a_flood_of_garbage_requests_writes_few_log_lines() -> None:
                 peer.sendall(b"GARBAGE \x00\x01\r\n\r\n")
                 while peer.recv(4096):
                     pass
-        windows = 1 + int((time.monotonic() - started) // budget["log_window_seconds"])
+        windows = 1 + int((time.monotonic() - started) // m.LOG_WINDOW_SECONDS)
         assert served.request("GET", "/healthz")[0] == 200
     finally:
         assert served.stop() == 0
@@ -769,14 +768,7 @@ def test_startup_checks_come_first_and_never_import_the_sdk(tmp_path: Path) -> N
         "codes = [int(c) for c in codes]\n"
         "print(codes, sorted(n for n in ('mcp', 'uvicorn', 'starlette', 'anyio') if n in sys.modules))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(broken), str(EXAMPLE)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, m.TOKEN_ENV: ""},
-    )
+    done = run(broken, EXAMPLE, command=[sys.executable, "-c", code], env={m.TOKEN_ENV: ""})
     assert done.stdout == "[1, 1] []\n", done.stderr
     assert "robot_name" in done.stderr.splitlines()[0]
 
@@ -907,14 +899,9 @@ def test_a_body_that_stops_is_cut_at_the_gap_deadline(quick_server: Served, expe
     assert quick_server.initialize()[0] == 200
 
 
-SMALL = {
-    **QUICK,
-    "head_seconds": 30.0,
-    "body_seconds": 60.0,
-    "body_gap_seconds": 30.0,
-    "connections": 16,
-    "new_connection_seconds": 0.2,
-}
+# The deadlines stay at their defaults (5 s and more): far off for a scenario of a second or two, so what
+# closes a stalled peer there is the need for room, not a deadline.
+SMALL = {"connections": 16, "new_connection_seconds": 0.2}
 
 
 @pytest.fixture(scope="module")
@@ -931,8 +918,7 @@ def test_peers_stalled_past_the_head_cannot_lock_out_clients_that_speak(
     a trickle, or `Expect: 100-continue` then nothing), or hold an event stream they never read, with
     deadlines far off: the ones that have gone longest without progress are closed to make room (they
     come back at once), and every request from a client that speaks is answered, /healthz and
-    initialize alike. (Before, 127 head-only peers got everyone else a 503.) New connections are
-    spared 0.2 s here (1 s by default)."""
+    initialize alike, never a 503. New connections are spared 0.2 s here (1 s by default)."""
     served = small_server
     peers = int(2 * SMALL["connections"] - 2)
     displaced = 2 * peers - int(SMALL["connections"])  # reconnections that show room was made
@@ -1144,7 +1130,7 @@ def _budget_run(times: list[float], lines: int = 20, window: float = 10.0) -> li
 @given(st.lists(st.floats(0, 100, allow_nan=False), max_size=300).map(sorted))
 def test_the_log_budget_holds_in_every_window_of_its_length(times: list[float]) -> None:
     """Sliding, not fixed: no span of 10 s lets through more than 20 lines, wherever it starts
-    (a fixed window let 40 through in 0.47 s across its boundary)."""
+    (a fixed window would let twice that through across its boundary)."""
     passed = _budget_run(times)
     for i, start in enumerate(passed):
         assert sum(1 for t in passed[i:] if t - start < 10.0) <= 20

@@ -1,4 +1,4 @@
-"""Section 7, `install`: the server entry written into each client's real config
+"""Section 10: the command line's `install`: the server entry written into each client's real config
 file, in temp homes laid out as macOS, Windows and Linux."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pytest
 from conftest import EXAMPLE, ROOT, posix_only
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from serving import launched, run, server_argv
 
 import robot_md_mcp as rmm
 
@@ -544,15 +545,8 @@ def test_launch_command_for_each_way_of_running(monkeypatch, tmp_path: Path) -> 
 
 def run_cli(*args: str, env: dict[str, str], python_args: tuple[str, ...] = (MODULE,), cwd: Path = ROOT):
     full_env = {k: v for k, v in os.environ.items() if k not in ("ROBOT_MD_PATH", "XDG_CONFIG_HOME")}
-    return subprocess.run(
-        [sys.executable, *python_args, "install", *args],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env={**full_env, **env},
-        cwd=cwd,
-        timeout=60,
-    )
+    command = [sys.executable, *python_args]
+    return run("install", *args, command=command, env={**full_env, **env}, inherit_env=False, cwd=cwd)
 
 
 def test_a_real_zipapp_installs_itself(tmp_path: Path) -> None:
@@ -711,19 +705,13 @@ def test_claude_code_uninstall_finds_user_and_local_entries(tmp_path: Path) -> N
     env, state = fake_claude(tmp_path)
     ours = {"user": {"robot-md": COMMAND}, "local": {"robot-md": COMMAND}, "project": {"robot-md": COMMAND}}
     state.write_text(json.dumps(ours))
-    uninstall = [sys.executable, MODULE, "uninstall", "claude-code"]
-    done = subprocess.run(uninstall, capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
+    uninstall = ["uninstall", "claude-code"]
+    done = run(*uninstall, env=env)
     assert done.returncode == 0 and "from Claude Code's user and local config" in done.stdout, done
     assert json.loads(state.read_text()) == {"user": {}, "local": {}, "project": {"robot-md": COMMAND}}
-    done = subprocess.run(uninstall, capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
+    done = run(*uninstall, env=env)
     assert done.returncode == 0 and done.stdout.endswith("; nothing changed\n"), done
-    done = subprocess.run(
-        [*uninstall, "--scope", "project"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env},
-        timeout=60,
-    )
+    done = run(*uninstall, "--scope", "project", env=env)
     assert done.returncode == 0 and json.loads(state.read_text())["project"] == {}
 
 
@@ -768,14 +756,7 @@ def test_the_real_claude_code_finds_the_install_from_any_folder(tmp_path: Path) 
     assert got.returncode == 0 and "Scope: User config" in got.stdout, got.stdout
     done = run_cli("claude-code", str(EXAMPLE), env=env, cwd=elsewhere)
     assert done.returncode == 0 and done.stdout.endswith("with this command; nothing changed\n"), done
-    gone = subprocess.run(
-        [sys.executable, MODULE, "uninstall", "claude-code"],
-        capture_output=True,
-        text=True,
-        cwd=old,
-        env={**os.environ, **env},
-        timeout=300,
-    )
+    gone = run("uninstall", "claude-code", cwd=old, env=env, timeout=300)
     assert gone.returncode == 0 and "from Claude Code's user and local config" in gone.stdout, gone
     for folder in (old, elsewhere):
         assert claude_in(folder, "mcp", "get", "robot-md").returncode != 0
@@ -787,8 +768,6 @@ def test_the_real_claude_code_finds_the_install_from_any_folder(tmp_path: Path) 
 @pytest.mark.anyio
 @pytest.mark.parametrize("client", ["claude-desktop", "vscode"])
 async def test_installed_entry_starts_a_working_server(tmp_path: Path, client: str) -> None:
-    from mcp import Client, StdioServerParameters
-
     home, xdg = tmp_path / "home", tmp_path / "xdg"
     home.mkdir()
     env = {"HOME": str(home), "APPDATA": str(home / "AppData"), "XDG_CONFIG_HOME": str(xdg)}
@@ -801,8 +780,7 @@ async def test_installed_entry_starts_a_working_server(tmp_path: Path, client: s
     assert list(home.iterdir()) == []  # XDG_CONFIG_HOME won over ~/.config
     again = run_cli(client, str(EXAMPLE), env=env)
     assert again.returncode == 0 and "nothing changed" in again.stdout
-    params = StdioServerParameters(command=entry["command"], args=entry["args"], cwd=tmp_path)
-    async with Client(params, mode="legacy") as mcp_client:
+    async with launched(*entry["args"], command=[entry["command"]], cwd=tmp_path) as mcp_client:
         uris = [r.uri for r in (await mcp_client.list_resources()).resources]
         assert uris == [f"robot-md://bob/{v.kind}" for v in rmm.VIEWS]
 
@@ -823,9 +801,9 @@ def test_cli_refusal_is_one_line(tmp_path: Path) -> None:
 
 def test_help_mentions_install() -> None:
     for args in (["--help"], ["install", "--help"]):
-        done = subprocess.run([sys.executable, MODULE, *args], capture_output=True, text=True, timeout=60)
+        done = run(*args)
         assert done.returncode == 0 and "install CLIENT [PATH]" in done.stdout
-    done = subprocess.run([sys.executable, MODULE, "validate", "--help"], capture_output=True, text=True)
+    done = run("validate", "--help")
     assert done.returncode == 0 and "usage:" in done.stdout
 
 
@@ -901,7 +879,7 @@ def test_claude_code_uninstall_prints_or_runs_claude_mcp_remove(install: Install
 def run_install_cli(home: Path, *args: str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("ROBOT_MD_PATH", "XDG_CONFIG_HOME")}
     return subprocess.Popen(
-        [sys.executable, MODULE, *args],
+        server_argv(*args),
         env={**env, "HOME": str(home)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -910,7 +888,7 @@ def run_install_cli(home: Path, *args: str) -> subprocess.Popen:
 
 
 def test_concurrent_installs_and_uninstalls_keep_every_entry(tmp_path: Path) -> None:
-    """Real processes at once (the review lost one entry in 6 of 6 rounds): each keeps the others' work."""
+    """Real processes at once: each keeps the others' work (no entry lost to a concurrent write)."""
     home = tmp_path / "home"
     path = home / ".cursor" / "mcp.json"
     for _ in range(2):
@@ -996,7 +974,7 @@ def saving_at(monkeypatch, steps: set[int], save: Callable[[int], object]) -> li
 def test_a_client_saving_its_config_during_install_keeps_its_change(
     install: Installer, monkeypatch, how: str, verb: str
 ) -> None:
-    """Another process rewrites the config after install read it (the review: lost 5 of 5)."""
+    """Another process rewrites the config after install read it: its write and ours both survive."""
     path = install.file("cursor")
     write_json(path, {"mcpServers": {"robot-md": MCP_SERVERS} if verb == "uninstall" else {}})
     with monkeypatch.context() as patched:
@@ -1072,7 +1050,8 @@ def test_a_backup_that_is_a_folder_is_named_as_the_problem(install: Installer) -
 @pytest.mark.parametrize("verb", ["install", "uninstall"])
 @pytest.mark.parametrize("shape", ["object", "array"])
 def test_a_config_nested_990_deep_is_one_line(tmp_path: Path, verb: str, shape: str) -> None:
-    """The review's RecursionError traceback: now one line and exit 1, in a real process."""
+    """A config nested deeper than we read: one line and exit 1 in a real process, never a
+    RecursionError traceback, and the file untouched."""
     home = tmp_path / "home"
     path = home / ".cursor" / "mcp.json"
     path.parent.mkdir(parents=True)
@@ -1104,7 +1083,7 @@ OURS: dict[str, dict[str, Any]] = {
     "pipx run": {"command": "pipx", "args": ["run", "robot-md-mcp", "/r"]},
     "this very copy": {"command": sys.executable, "args": [MODULE, "/r"]},
 }
-FOREIGN = {  # the review's four, and more that mention robot-md-mcp without running it
+FOREIGN = {  # entries that mention robot-md-mcp without running it
     "node bridge": {"command": "node", "args": ["/opt/robot-md-mcp/bridge.js"]},
     "docker image": {"command": "docker", "args": ["run", "-i", "--rm", "ghcr.io/me/robot-md-mcp:latest"]},
     "env note": {"command": "npx", "args": ["other-server"], "env": {"NOTE": "replaces robot-md-mcp"}},

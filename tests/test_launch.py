@@ -14,8 +14,7 @@ import pytest
 from conftest import EXAMPLE, ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mcp import Client
-from serving import MCP_HEADERS, Served, answers, run
+from serving import MCP_HEADERS, Served, answers, in_process, run
 
 import robot_md_mcp as rmm
 
@@ -263,7 +262,7 @@ def test_unexpanded_path_and_nothing_to_find_is_the_usual_exit_2(tmp_path: Path)
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_server_info_names_title_description_website_and_icon(mode: str) -> None:
-    async with Client(rmm.build_server(rmm.ManifestFile(EXAMPLE)), mode=mode) as client:
+    async with in_process(EXAMPLE, mode) as client:
         info, caps = client.server_info, client.server_capabilities
     assert info is not None and info.icons is not None
     assert (info.name, info.version, info.title) == (rmm.NAME, rmm.__version__, "ROBOT.md robot facts")

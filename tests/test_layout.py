@@ -1,5 +1,6 @@
 """The module reads top-down: each numbered section uses only the sections above it (type annotations
-aside), and the sections before the server never import the SDK."""
+aside), and the sections before the server never import the SDK; and what the docs and the test files
+say is in a section is there."""
 
 from __future__ import annotations
 
@@ -150,3 +151,75 @@ def test_packaging_functions_are_small(path: Path) -> None:
 
 def test_module_functions_are_small() -> None:
     assert not oversized(SOURCE), "\n".join(oversized(SOURCE))
+
+
+# A name and the section it is said to be in, either way round: "`TOOLS` (section 7)", "`parse` (§2)",
+# "(§8 `classify_line`", "Section 10, `install`".
+NAME_THEN_SECTION = re.compile(r"`([A-Za-z_][\w.]*)`\s*\((?:section|§)\s*(\d+)\b", re.I)
+SECTION_THEN_NAME = re.compile(r"(?:section|§)\s*(\d+),?\s+`([A-Za-z_][\w.]*)`", re.I)
+# A row of development.md's table of sections: "| 1. Reading | what | `name`, `name` |".
+SECTION_ROW = re.compile(r"^\| (\d+)\. [^|]*\|[^|]*\|(.*)\|$", re.M)
+DOCS = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+
+
+def section_claims(text: str) -> list[tuple[str, int]]:
+    """Every (name, section) a text claims."""
+    claims = [(name, int(n)) for name, n in NAME_THEN_SECTION.findall(text)]
+    claims += [(name, int(n)) for n, name in SECTION_THEN_NAME.findall(text)]
+    for n, names in SECTION_ROW.findall(text):
+        claims += [(name, int(n)) for name in re.findall(r"`([A-Za-z_][\w.]*)`", names)]
+    return claims
+
+
+def wrong_claims(claims: list[tuple[str, int]]) -> list[str]:
+    """The claims about the module that are not true: the name is not defined there (for
+    `Class.attribute`: the class is, and has it)."""
+    import robot_md_mcp
+
+    names, starts = defined_names(ast.parse(SOURCE)), section_starts()
+    wrong = []
+    for name, claimed in claims:
+        top, _, attribute = name.partition(".")
+        if top not in names or (attribute and not hasattr(getattr(robot_md_mcp, top), attribute)):
+            wrong.append(f"{name} (said to be in §{claimed}) is not defined in the module")
+        elif section_of(names[top], starts) != claimed:
+            wrong.append(f"{name} is in §{section_of(names[top], starts)}, not §{claimed}")
+    return wrong
+
+
+def test_every_section_the_docs_name_a_definition_in_is_where_it_is() -> None:
+    claims = {doc.name: section_claims(doc.read_text(encoding="utf-8")) for doc in DOCS}
+    assert sum(map(len, claims.values())) >= 30, claims  # the table of sections, the how-to-change table
+    wrong = [f"{doc}: {line}" for doc, found in claims.items() for line in wrong_claims(found)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_each_section_test_file_names_its_section() -> None:
+    """A test file that opens with "Section N" is about what section N's banner says, and any name
+    it gives beside the number is defined there."""
+    titles = {int(m[1]): m[2].lower() for m in re.finditer(r"^# (\d+)\. (.*)$", SOURCE, re.M)}
+    wrong = []
+    for test in sorted((ROOT / "tests").glob("test_*.py")):
+        opening = test.read_text(encoding="utf-8").split("\n\n", 1)[0]
+        said = re.match(r'"""Section (\d+)\b', opening)
+        if said is None:
+            continue
+        words = {w for w in re.findall(r"[a-z]{4,}", titles.get(int(said[1]), ""))}
+        if not any(w in opening.lower() for w in words):
+            wrong.append(f"{test.name} says section {said[1]}, whose banner is {titles.get(int(said[1]))!r}")
+        wrong += [f"{test.name}: {line}" for line in wrong_claims(section_claims(opening))]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_claims_finder_sees_both_orders_and_the_table() -> None:
+    text = "a `TOOLS` (section 7) and (§8 `classify_line`, or §9 `HttpGuard`)\n| 2. Parsing | x | `parse` |\n"
+    assert sorted(section_claims(text)) == [
+        ("HttpGuard", 9),
+        ("TOOLS", 7),
+        ("classify_line", 8),
+        ("parse", 2),
+    ]
+    assert wrong_claims([("TOOLS", 6), ("nothing_here", 1), ("ManifestFile.version_async", 5)]) == [
+        "TOOLS is in §7, not §6",
+        "nothing_here (said to be in §1) is not defined in the module",
+    ]

@@ -5,19 +5,21 @@ the file, so that a test waits for what the poller did, never a fixed time."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import sys
 import time
 import warnings
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from conftest import EXAMPLE, ROOT
-from mcp import Client, MCPError, StdioServerParameters
+from conftest import EXAMPLE
+from mcp import Client, MCPError
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotification, TextResourceContents
+from serving import in_process, launched, settings
 
 import robot_md_mcp as rmm
 
@@ -27,6 +29,7 @@ RENAMED = GOOD.replace("robot_name: bob", "robot_name: bob2")
 DEADLINE = 2.0  # seconds from the edit to the notification
 POLL = 0.05  # seconds between the test servers' looks at the file
 SAFETY = "robot-md://bob/safety"
+LOOKED = "looked at the file: "  # the server's debug line after each look (ROBOT_MD_MCP_DEBUG)
 
 
 class Inbox:
@@ -51,33 +54,6 @@ class Inbox:
         return [m for at, m in self.items if at >= since and not isinstance(m, Exception)]
 
 
-# `robot-md-mcp PATH` over stdio (PATH is argv[3]), polling every argv[4] seconds, writing a line to
-# the file argv[2] each time its poller has looked at the file: the version's digest, or "broken".
-WATCHED = """
-import sys
-from pathlib import Path
-sys.path.insert(0, sys.argv[1])
-import robot_md_mcp as m
-
-looks = open(sys.argv[2], "a", buffering=1)
-check = m.LiveUpdates.check
-
-def logged(self, last):
-    try:
-        snap, *changed = check(self, last)
-    except m.ManifestError:
-        looks.write("broken\\n")
-        raise
-    looks.write(snap.digest + "\\n")
-    return (snap, *changed)
-
-m.LiveUpdates.check = logged
-manifest = m.ManifestFile(Path(sys.argv[3]))
-manifest.servable(manifest.version())  # read first, as the command line does
-sys.exit(m.serve_stdio(manifest, poll_seconds=float(sys.argv[4])))
-"""
-
-
 async def read_text(client: Client, uri: str) -> str:
     (contents,) = (await client.read_resource(uri)).contents
     assert isinstance(contents, TextResourceContents), contents
@@ -94,20 +70,25 @@ def digest(text: str) -> str:
 
 
 class Watched:
-    """The served file, and the poller's looks at it (one line each)."""
+    """The served file, and the poller's looks at it: the debug lines of its server's stderr."""
 
     def __init__(self, path: Path) -> None:
-        self.path, self.looks = path, path.with_name("looks")
-        self.looks.touch()
+        self.path, self.log = path, path.with_name("stderr")
+        self.log.touch()
 
-    def stdio(self, mode: str, inbox: Inbox) -> Client:
-        args = ["-c", WATCHED, str(ROOT), str(self.looks), str(self.path), str(POLL)]
-        return Client(
-            StdioServerParameters(command=sys.executable, args=args), mode=mode, message_handler=inbox
-        )
+    @contextlib.asynccontextmanager
+    async def stdio(self, mode: str, inbox: Inbox) -> AsyncIterator[Client]:
+        env = settings(poll_seconds=POLL, debug=True)
+        with self.log.open("a", encoding="utf-8") as errlog:
+            async with launched(
+                self.path, mode=mode, env=env, errlog=errlog, message_handler=inbox
+            ) as client:
+                yield client
 
     def seen(self) -> list[str]:
-        return self.looks.read_text().splitlines()
+        """One entry per look: the digest of the version it found, or "broken"."""
+        looks = [line[len(LOOKED) :] for line in self.log.read_text().splitlines() if line.startswith(LOOKED)]
+        return [look.removeprefix("version ") if look.startswith("version ") else "broken" for look in looks]
 
     def edit(self, text: str | None) -> tuple[float, int]:
         """The file rewritten (None: deleted): when, and how many looks came before."""
@@ -227,7 +208,7 @@ def test_changes_names_what_changed() -> None:
 async def test_the_watcher_stops_with_the_session(manifest_path) -> None:
     """In process: leaving the client ends the lifespan's poller task."""
     server = rmm.build_server(rmm.ManifestFile(manifest_path(GOOD)))
-    async with Client(server, mode="legacy") as client:
+    async with in_process(server, "legacy") as client:
         await client.list_resources()
         tasks = {t.get_name() for t in __import__("asyncio").all_tasks()}
         assert any("watch_safely" in name for name in tasks)
@@ -244,7 +225,7 @@ async def test_subscriptions_hold_only_what_this_server_serves(manifest_path) ->
     server = rmm.build_server(rmm.ManifestFile(manifest_path(GOOD)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # resources/subscribe is deprecated from 2026-07-28
-        async with Client(server, mode="legacy") as client:
+        async with in_process(server, "legacy") as client:
             import gc
             import tracemalloc
 
@@ -359,7 +340,7 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
             looks.append(path.read_text(encoding="utf-8"))
 
     server.live.check = looking
-    async with Client(server, mode="legacy") as client:
+    async with in_process(server, "legacy") as client:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             await client.subscribe_resource("robot-md://bob/safety")

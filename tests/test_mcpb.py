@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE, ROOT, build_bundle, in_sid, need
 from packaging.specifiers import SpecifierSet
+from serving import launched_session, run
 
 import robot_md_mcp as rmm
 
@@ -86,8 +87,7 @@ def test_version_equals_the_module_version(manifest: dict) -> None:
     assert manifest["version"] == rmm.__version__
     assert bundle_project(build_mcpb.bundle_pyproject(A_RANGE))["version"] == rmm.__version__
     # and what the module itself says, run as the bundle runs it (a script)
-    script = [sys.executable, str(ROOT / "robot_md_mcp.py"), "--version"]
-    done = subprocess.run(script, capture_output=True, text=True, check=True)
+    done = run("--version", command=[sys.executable, ROOT / "robot_md_mcp.py"])
     assert done.stdout.split() == ["robot-md-mcp", rmm.__version__]
 
 
@@ -200,7 +200,7 @@ def test_the_range_is_the_cpythons_the_pyz_files_serve_each_resolved_everywhere(
 def test_a_pin_without_a_wheel_anywhere_stops_the_build_in_one_line(
     monkeypatch, tmp_path: Path, no_wheel: tuple[str, str]
 ) -> None:
-    """Issue #18: the bundle admits no CPython for which uv would build a pin from source; one
+    """The bundle admits no CPython for which uv would build a pin from source; one
     platform and CPython without a wheel stops the build, naming them and pip's reason."""
     stub_pip(monkeypatch, no_wheel)
     with pytest.raises(SystemExit) as stopped:
@@ -366,21 +366,11 @@ def substitute(value: str, dirname: Path) -> str:
 
 
 def session(command: list[str], env: dict[str, str]) -> str:
-    """tests/pyz_session.py through `command`, started in / with `env` (the session helper runs
-    on this interpreter; the server command is found on env's PATH)."""
+    """A full session through `command`, started in / with `env` as the whole environment (the
+    command is found on env's PATH); 600 s per reply: the first waits while uv installs."""
     started = time.monotonic()
-    helper = [sys.executable, str(ROOT / "tests" / "pyz_session.py"), "--expect-robot", "bob"]
-    helper += ["--timeout", "600"]  # per reply: the first waits while uv installs
-    done = subprocess.run(
-        [*helper, "--", *command],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        cwd=Path(ROOT.anchor),
-        env=env,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    line = f"{done.stdout.strip()} (wall {time.monotonic() - started:.1f} s, cold uv cache)"
+    summary = launched_session(*command, timeout=600, cwd=Path(ROOT.anchor), env=env, inherit_env=False)
+    line = f"{summary} (wall {time.monotonic() - started:.1f} s, cold uv cache)"
     print(line)
     return line
 

@@ -12,7 +12,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, ROOT, need, run_session
+from conftest import EXAMPLE, ROOT, need
+from serving import launched_session
 
 import robot_md_mcp as rmm
 
@@ -148,8 +149,7 @@ def test_pipx_install_from_a_git_tag(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True, done.stderr
-    session = run_session(command, EXAMPLE)
-    assert session.returncode == 0, session.stderr
+    assert launched_session(command, EXAMPLE).startswith("ok: ")
 
 
 def test_uvx_runs_a_git_tag(tmp_path: Path) -> None:

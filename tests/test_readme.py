@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import EXAMPLE, ROOT, need
-from mcp import Client, StdioServerParameters
+from serving import launched
 
 import robot_md_mcp as rmm
 
@@ -153,8 +153,7 @@ async def test_claude_desktop_snippet_works_as_written(universal_pyz: Path) -> N
     entry = claude_desktop_entry()
     need(shutil.which("python3") is not None, "python3 on PATH")
     filled = {"/path/to/robot-md-mcp.pyz": str(universal_pyz), "/path/to/ROBOT.md": str(EXAMPLE)}
-    params = StdioServerParameters(command=entry["command"], args=[filled[a] for a in entry["args"]])
-    async with Client(params, mode="legacy") as client:
+    async with launched(*[filled[a] for a in entry["args"]], command=[entry["command"]]) as client:
         assert client.server_info is not None and client.server_info.name == "robot-md-mcp"
         uris = [r.uri for r in (await client.list_resources()).resources]
         assert uris == [f"robot-md://bob/{v.kind}" for v in rmm.VIEWS]
@@ -176,9 +175,7 @@ async def test_the_quick_start_command_serves() -> None:
     # that is not there)
     interpreter = command.read_text(encoding="utf-8", errors="replace").splitlines()[0].removeprefix("#!")
     need(Path(interpreter.split()[0]).exists(), f"{command}'s Python ({interpreter}) is on this machine")
-    async with Client(
-        StdioServerParameters(command=str(command), args=[str(EXAMPLE)]), mode="legacy"
-    ) as client:
+    async with launched(EXAMPLE, command=[command]) as client:
         assert (await client.call_tool("validate", {})).structured_content["ok"] is True
 
 

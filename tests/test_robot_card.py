@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import CORPUS, EXAMPLE, ROOT
-from mcp import Client
-from serving import RawServer
+from serving import RawServer, in_process
 
 import robot_md_mcp as rmm
 
@@ -36,7 +35,7 @@ async def test_the_card_is_one_page_for_every_manifest(mode: str, manifest_path,
         path = tmp_path / f"{len(pages)}" / "ROBOT.md"
         path.parent.mkdir()
         path.write_bytes(content)
-        async with Client(rmm.build_server(rmm.ManifestFile(path)), mode=mode) as client:
+        async with in_process(path, mode) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             uri = tools["brief"].meta["ui"]["resourceUri"]  # type: ignore[index]
             (page,) = (await client.read_resource(uri)).contents

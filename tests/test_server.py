@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, SERVER, posix_only
-from mcp import Client, MCPError, StdioServerParameters
-from serving import RawServer
+from conftest import EXAMPLE, posix_only
+from mcp import Client, MCPError
+from serving import RawServer, in_process, launched
 
 import robot_md_mcp as rmm
 
@@ -23,13 +23,8 @@ KINDS = ["context", "identity", "frontmatter", "capabilities", "safety"]
 KINDS += ["poses", "calibration_status", "learned_skills", "signature", "body"]
 
 
-def in_process(path: Path, mode: str) -> Client:
-    return Client(rmm.build_server(rmm.ManifestFile(path)), mode=mode)
-
-
 def over_stdio(path: Path, mode: str) -> Client:
-    params = StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], str(path)])
-    return Client(params, mode=mode)
+    return launched(path, mode=mode)
 
 
 CONNECT = {"in-process": in_process, "stdio": over_stdio}
@@ -217,7 +212,7 @@ async def test_each_version_is_validated_once(manifest_path, mode, monkeypatch) 
 
     monkeypatch.setattr(rmm, "validate", counted)
     path = manifest_path(GOOD)
-    async with Client(rmm.build_server(rmm.ManifestFile(path)), mode=mode) as client:
+    async with in_process(path, mode) as client:
         for _ in range(2):
             await client.read_resource("robot-md://bob/context")
             await client.call_tool("validate", {})

@@ -17,9 +17,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mcp import Client
 from mcp.types import TextContent, TextResourceContents
-from serving import answers
+from serving import answers, in_process
 
 import robot_md_mcp as rmm
 
@@ -228,8 +227,7 @@ def test_any_signed_text_verifies_and_any_changed_byte_does_not(prose: str, cut:
 async def test_verify_tool_and_signature_resource_in_process(tmp_path, keys, mode) -> None:
     path = tmp_path / "ROBOT.md"
     path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
-    server = rmm.build_server(rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys))))
-    async with Client(server, mode=mode) as client:
+    async with in_process(path, mode, keys=rmm.load_trusted_keys(str(keys))) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         schema = tools["verify"].output_schema
         assert schema is not None and schema["required"] == ["accepted", "kid", "reason", "fingerprint"]
@@ -437,7 +435,7 @@ def test_a_hostile_footer_costs_little(text: str) -> None:
 
     started = time.perf_counter()
     assert not rmm.check_signature(text, None).accepted
-    assert time.perf_counter() - started < 1.0  # measured: under 0.05 s
+    assert time.perf_counter() - started < 1.0
 
 
 def test_signing_the_file_notifies_who_reads_its_verdict(tmp_path, keys) -> None:

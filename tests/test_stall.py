@@ -27,8 +27,8 @@ import pytest
 from conftest import EXAMPLE, need
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp import Client, MCPError
-from serving import MCP_HEADERS, SERVER, RawServer, Served
+from mcp import MCPError
+from serving import MCP_HEADERS, SERVER, RawServer, Served, in_process
 
 import robot_md_mcp as rmm
 
@@ -178,7 +178,7 @@ async def test_with_a_read_stuck_the_server_answers_everything_else(
     path = manifest_path(EXAMPLE.read_bytes())
     deadline = 0.5
     uri = "robot-md://bob/identity"
-    async with Client(rmm.build_server(rmm.ManifestFile(path, read_deadline=deadline)), mode=mode) as client:
+    async with in_process(rmm.build_server(rmm.ManifestFile(path, read_deadline=deadline)), mode) as client:
         assert "bob" in str(await client.read_resource(uri))
         gated.gate.clear()
         failures: list[tuple[float, str]] = []

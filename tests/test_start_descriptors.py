@@ -30,13 +30,24 @@ from typing import Any
 
 import pytest
 from conftest import EXAMPLE
-from serving import HANDSHAKE_VERSION, INIT, INIT_PARAMS, MCP_HEADERS, is_jsonrpc, line, server_argv
+from serving import (
+    HANDSHAKE_VERSION,
+    INIT,
+    INIT_PARAMS,
+    MCP_HEADERS,
+    environment,
+    is_jsonrpc,
+    line,
+    server_argv,
+    settings,
+)
 
 import robot_md_mcp as rmm
 
 GOOD = EXAMPLE.read_text(encoding="utf-8")
 BROKEN = "---\nrobot_name: [unclosed\n---\n"
 POLL = 0.05  # seconds between the poller's looks at the file
+POLLING = environment(settings(poll_seconds=POLL))
 FDS = {0: "stdin", 1: "stdout", 2: "stderr"}
 STATES = ["closed", "devnull", "devfull", "gone"]  # gone: a pipe whose other end is closed
 QUICK = {("stdio", 0, "closed"), ("stdio", 1, "closed"), ("http", 2, "devfull"), ("http", 2, "gone")}
@@ -52,8 +63,10 @@ def cases() -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def started(argv: list[str], fd: int, state: str) -> Iterator[subprocess.Popen[bytes]]:
-    """argv with `fd` in `state` ("pipe": a pipe of ours, as the other two are)."""
+def started(
+    argv: list[str], fd: int, state: str, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """argv with `fd` in `state` ("pipe": a pipe of ours, as the other two are), in `env`."""
     streams: dict[str, Any] = {name: subprocess.PIPE for name in FDS.values()}
     ours: list[int] = []
     if state == "closed":  # the shell closes it, then becomes the server
@@ -68,7 +81,7 @@ def started(argv: list[str], fd: int, state: str) -> Iterator[subprocess.Popen[b
         os.close(gone)
         ours.append(keep)
         streams[FDS[fd]] = keep
-    proc = subprocess.Popen(argv, **streams)
+    proc = subprocess.Popen(argv, env=env, **streams)
     for descriptor in ours:
         os.close(descriptor)
     try:
@@ -91,8 +104,8 @@ def stderr_of(proc: subprocess.Popen[bytes]) -> str:
 
 
 def serve_stdio(manifest: Path, fd: int, state: str) -> None:
-    argv = server_argv(manifest, poll_seconds=POLL)
-    with started(argv, fd, state) as proc:
+    argv = server_argv(manifest)
+    with started(argv, fd, state, env=POLLING) as proc:
         if fd == 0:
             stdin_is_not_ours(proc, state)
         elif fd == 1 and state == "closed":
@@ -214,7 +227,7 @@ def test_the_control_the_log_line_reaches_a_usable_stderr(tmp_path: Path) -> Non
     stderr within the time they allow it."""
     manifest = tmp_path / "ROBOT.md"
     manifest.write_text(GOOD, encoding="utf-8")
-    with started(server_argv(manifest, poll_seconds=POLL), 0, "pipe") as proc:
+    with started(server_argv(manifest), 0, "pipe", env=POLLING) as proc:
         a_session(proc, manifest)
         err = stderr_of(proc)
         assert proc.wait(timeout=30) == 0, err

@@ -17,8 +17,7 @@ from conftest import EXAMPLE, corpus_files
 from fuzz_strategies import manifest_files, mutants
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp import Client
-from serving import RawServer
+from serving import RawServer, in_process
 
 import robot_md_mcp as rmm
 
@@ -116,7 +115,7 @@ async def test_check_action_gives_what_the_check_safety_prompt_gives(mode: str, 
     path = manifest_path(EXAMPLE.read_bytes())
     prompt: Any
     checked: Any
-    async with Client(rmm.build_server(rmm.ManifestFile(path)), mode=mode) as client:
+    async with in_process(path, mode) as client:
         prompt = await client.get_prompt("check-safety", {"action": ACTION})
         checked = await client.call_tool("check_action", {"action": ACTION})
     assert not checked.is_error
@@ -139,7 +138,7 @@ async def test_bad_arguments_say_what_to_send(mode: str, manifest_path) -> None:
     too. Each is a tool error the model reads and can correct, and the server goes on serving."""
     path = manifest_path(EXAMPLE.read_bytes())
     unknown: Any
-    async with Client(rmm.build_server(rmm.ManifestFile(path)), mode=mode) as client:
+    async with in_process(path, mode) as client:
         unknown = await client.call_tool("view", {"kind": "safety-limits"})
         missing: Any = await client.call_tool("view", {})
         empty: Any = await client.call_tool("check_action", {"action": "  "})
