@@ -106,7 +106,7 @@ if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads onl
     import subprocess  # loaded by install only, to run claude
 
     from mcp import types
-    from mcp.server import ServerRequestContext
+    from mcp.server import Server, ServerRequestContext
     from mcp.server.context import CallNext, HandlerResult
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -1355,18 +1355,23 @@ def _look(value: Any, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt], b
         return
     for key, sub in value.items():
         inner = keys.known.get(key) if isinstance(key, str) else None
-        if inner is None and keys.entries is not None:
-            inner = keys.entries
-        if inner is not None:
-            if isinstance(sub, (dict, list)):
-                _look(sub, inner, (*at, key), found, budget)
-        elif keys.known and isinstance(key, str) and budget[0] > 0:
+        inner = keys.entries if inner is None else inner
+        if inner is not None and isinstance(sub, (dict, list)):
+            _look(sub, inner, (*at, key), found, budget)
+        elif inner is None and keys.known and isinstance(key, str) and budget[0] > 0:
             budget[0] -= 1
-            meant = keys.below.get(_folded(key)) or nearest_keys(
-                key, tuple(k for k in keys.known if k not in value)
-            )
-            if meant:
-                found.append(Misspelt(at, key, meant, keys.place))
+            _note_slip(value, key, keys, at, found)
+
+
+def _note_slip(
+    mapping: dict[Any, Any], key: str, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt]
+) -> None:
+    """`key`, unknown in `mapping`, as a slip of the key it most likely means (if any)."""
+    meant = keys.below.get(_folded(key)) or nearest_keys(
+        key, tuple(k for k in keys.known if k not in mapping)
+    )
+    if meant:
+        found.append(Misspelt(at, key, meant, keys.place))
 
 
 def _folded(key: str) -> str:
@@ -3732,23 +3737,12 @@ def server_identity() -> dict[str, Any]:
     return {"title": TITLE, "description": DESCRIPTION, "website_url": WEBSITE, "icons": [icon]}
 
 
-def build_server(
-    manifest_file: ManifestFile,
-    shown_path: str | None = None,
-    forget_after: float | None = None,
-    poll_seconds: float = POLL_SECONDS,
-) -> Any:
-    """A low-level SDK server whose handlers are Handlers' methods; its
-    live updates (`.live`) run while a transport serves it. `forget_after`:
-    how long a silent HTTP session is remembered (the SDK closes it then);
-    `poll_seconds`: how often the file is looked at for changes."""
+def _robot_server_class() -> type[Server[dict[str, Any]]]:
+    """The SDK's low-level Server, advertising what this server's notifications need."""
     from mcp.server import NotificationOptions, Server
-    from mcp.server.subscriptions import ListenHandler
     from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-    class RobotServer(Server):
-        live: LiveUpdates
-
+    class RobotServer(Server[dict[str, Any]]):
         def get_capabilities(self, notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
             # Renames change the resource list: advertise listChanged for
             # resources (and only them) in every era and on every transport,
@@ -3762,9 +3756,26 @@ def build_server(
                 capabilities.logging = None
             return capabilities
 
-    live = LiveUpdates(manifest_file, forget_after, poll_seconds)
+    return RobotServer
+
+
+def build_server(
+    manifest_file: ManifestFile,
+    shown_path: str | None = None,
+    forget_after: float | None = None,
+    poll_seconds: float = POLL_SECONDS,
+    live: LiveUpdates | None = None,
+) -> Server[dict[str, Any]]:
+    """A low-level SDK server whose handlers are Handlers' methods; its live
+    updates (`live`, else new ones: `forget_after` is how long a silent HTTP
+    session is remembered, `poll_seconds` how often the file is looked at)
+    run while a transport serves it."""
+    from mcp import types
+    from mcp.server.subscriptions import ListenHandler
+
+    live = live or LiveUpdates(manifest_file, forget_after, poll_seconds)
     handlers = Handlers(manifest_file, live, shown_path)
-    server = RobotServer(
+    server = _robot_server_class()(
         NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -3790,10 +3801,7 @@ def build_server(
     server.extensions = {APPS_EXTENSION: {}}
     # Registered rather than passed as on_set_logging_level=, which warns
     # (MCPDeprecationWarning: protocol logging ends with 2026-07-28).
-    from mcp import types
-
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, handlers.set_logging_level)
-    server.live = live
     return server
 
 
@@ -5225,12 +5233,8 @@ def http_app(
         return Response(HEALTHY, media_type="application/json")
 
     rest = RestApi(manifest_file, bearer=listener.token is not None)
-    server = build_server(
-        manifest_file,
-        manifest_file.path.name,
-        forget_after=limits.session_idle_seconds,
-        poll_seconds=limits.poll_seconds,
-    )
+    live = LiveUpdates(manifest_file, limits.session_idle_seconds, limits.poll_seconds)
+    server = build_server(manifest_file, manifest_file.path.name, live=live)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         custom_starlette_routes=[Route(HEALTH_PATH, health, methods=["GET", "HEAD"]), *rest.routes()],
@@ -5244,7 +5248,7 @@ def http_app(
     )
     app.add_exception_handler(404, rest.not_found)  # every unknown path and wrong method: JSON
     app.add_exception_handler(405, _not_allowed)
-    return HttpGuard(app, listener, server.live, limits)
+    return HttpGuard(app, listener, live, limits)
 
 
 def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
@@ -5376,11 +5380,12 @@ class Verb:
 ROBOT_OPTION = "--robot"
 _ROBOT = Option(ROBOT_OPTION, "PATH", "the same as PATH")
 _INSTALLING = (
-    Option("--name", "NAME", "the server's name in the client's config (default: robot-md)"),
-    Option("--scope", "SCOPE", "claude-code: user (the default: seen from any folder), local or project"),
-    Option("--workspace", "DIR", "vscode only: DIR/.vscode/mcp.json instead of the user profile's"),
+    Option("--name", "NAME", "the entry's name in the client's config (default: robot-md)"),
+    Option("--scope", "SCOPE", "claude-code only: user (the default), local or project"),
+    Option("--workspace", "DIR", "vscode only: write DIR/.vscode/mcp.json"),
     Option("--dry-run", "", "print what would change, and change nothing"),
 )
+# Each option's help is one line; the README says the rest.
 VERBS: dict[str, Verb] = {
     "serve": Verb(
         "[serve] [PATH] [--trusted-keys DIR] [--http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]]",
@@ -5388,30 +5393,11 @@ VERBS: dict[str, Verb] = {
         options=(
             _ROBOT,
             Option(
-                "--trusted-keys",
-                "DIR",
-                "check the manifest's ROBOT-MD-SIG signature, offline, against DIR's <kid>.pem Ed25519 "
-                f"public keys (else ${TRUSTED_KEYS_ENV})",
+                "--trusted-keys", "DIR", f"check ROBOT-MD-SIG against DIR's keys (else ${TRUSTED_KEYS_ENV})"
             ),
-            Option(
-                "--http",
-                "[HOST:]PORT",
-                "serve Streamable HTTP at /mcp instead of stdio; HOST defaults to 127.0.0.1, PORT 0 picks a "
-                'free one; GET /healthz answers {"status": "ok"}',
-            ),
-            Option(
-                "--allow-host",
-                "NAME",
-                "another name requests may give in Host (besides the listening address); no foreign Origin "
-                "is ever served",
-                repeats=True,
-            ),
-            Option(
-                "--token-file",
-                "FILE",
-                f"the bearer token (else ${TOKEN_ENV}) every request but /healthz must send as "
-                "`Authorization: Bearer TOKEN`; required for a non-loopback HOST",
-            ),
+            Option("--http", "[HOST:]PORT", "serve Streamable HTTP at /mcp (HOST 127.0.0.1, PORT 0: any)"),
+            Option("--allow-host", "NAME", "another name requests may give in Host", repeats=True),
+            Option("--token-file", "FILE", f"the bearer token (else ${TOKEN_ENV}); required off loopback"),
         ),
     ),
     "validate": Verb(
@@ -5778,6 +5764,13 @@ def run_validate(command: Command, machine: Machine) -> int:
         return report.code
     if report.ok:
         print(f"✓ {report.summary}")
+    _print_findings(report)
+    return report.code
+
+
+def _print_findings(report: Report) -> None:
+    """Each error (with its hints: ours, and the misspelt keys it comes from), the hints for
+    misspelt keys no error explains, then each warning."""
     slips = list(report.misspelt)
     for error in report.errors:
         print(f"✗ {error}")
@@ -5789,7 +5782,6 @@ def run_validate(command: Command, machine: Machine) -> int:
         print(f"  hint: {slip.hint}")
     for warning in report.warnings:
         print(f"! {warning}")
-    return report.code
 
 
 # Over stdio the answers go to stdout: started without one, nothing can be served.
@@ -5935,22 +5927,12 @@ CLIENT_FILES = {
 }
 CLIENTS = (*CLIENT_FILES, "claude-code")
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
-# Real configs nest under 10 levels; json's parser and its indenting writer
-# recurse once a level and hit Python's limit near 990, so a config nested
-# deeper than this is refused before either runs.
-MAX_CONFIG_DEPTH = 100
 # Another process (a client, another install) may save the config while we
 # edit it: the edit is redone on what it saved, this many times at most.
 CONFIG_EDIT_ATTEMPTS = 5
+DEEPER_THAN_PYTHON = "nests deeper than Python's JSON reader goes; not a client config"
 CONFIG_LOCK_SECONDS = 10  # how long an install waits for another to finish with the folder
 DEFAULT_SERVER_NAME = "robot-md"
-# Names a JavaScript client (all four are) finds on any object it reads the
-# config into: `servers[name]` would be Object's own member, and `__proto__`
-# swaps the object's prototype. An entry under one is lost or worse.
-JS_OBJECT_MEMBERS = frozenset(
-    "__proto__ constructor prototype hasOwnProperty isPrototypeOf propertyIsEnumerable toLocaleString "
-    "toString valueOf __defineGetter__ __defineSetter__ __lookupGetter__ __lookupSetter__".split()
-)
 
 
 def config_path(
@@ -5990,46 +5972,13 @@ class _Refused(Exception):
         self.where: Path | None = None  # the config file, once known
 
 
-# VS Code's JSONC: // and /* */ comments, trailing commas. Strings are matched
-# (and kept) first, so "http://x" is not a comment. What a pattern starts it
-# consumes (an unclosed string to its line's end, an unclosed comment to the
-# end of the file), so no scan starts over: linear in the file's size.
-_JSON_STRING = r'("[^"\\\n]*(?:\\.[^"\\\n]*)*"?)'
-_JSONC_COMMENT = re.compile(_JSON_STRING + r"|//[^\n]*|/\*(?:.*?\*/|.*)", re.DOTALL)
-_JSONC_TRAILING_COMMA = re.compile(_JSON_STRING + r"|,(?=\s*[}\]])")
-_MAYBE_TRAILING_COMMA = re.compile(r",\s*[}\]]")
-_NOT_A_BRACKET = re.compile(r"[^][{}]+")
-_BRACKET_STEP = {"{": 1, "[": 1, "}": -1, "]": -1}
-
-
-def _is_jsonc(text: str) -> bool:
-    """Would it parse once comments and trailing commas are dropped?"""
-    if "/" not in text and not _MAYBE_TRAILING_COMMA.search(text):
-        return False  # neither a comment nor a trailing comma: not JSONC (and no scan)
-    for pattern in (_JSONC_COMMENT, _JSONC_TRAILING_COMMA):
-        text = pattern.sub(lambda m: m.group(1) or "", text)  # keep strings, drop the rest
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _nesting(text: str) -> int:
-    """How deep objects and arrays nest, strings and comments aside: one
-    linear pass, so a hostile file is refused before a parser recurses."""
-    brackets = _NOT_A_BRACKET.sub("", _JSONC_COMMENT.sub("", text))
-    return max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
-
-
 def edited_config(
-    text: str | None, key: str, change: Callable[[dict[str, Any]], str | None], by_hand: str
+    text: str | None, key: str, change: Callable[[dict[str, Any]], str | None]
 ) -> tuple[str | None, str]:
     """The config's text after change(its `key` object), and the status
     change() returns ("unchanged", text None, if it returns None).
-    Everything else keeps its place; what cannot be kept raises _Refused
-    (`by_hand`: what to do instead where only comments are in the way)."""
-    config = _loaded_config(text, by_hand)
+    Everything else keeps its place; what cannot be kept raises _Refused."""
+    config = _loaded_config(text, key)
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
         raise _Refused(f'has a "{key}" that is not a JSON object')
@@ -6042,27 +5991,28 @@ def edited_config(
         new = json.dumps(config, indent=indent.group(0) if indent else 2, ensure_ascii=False, allow_nan=False)
         new.encode("utf-8")
     except (ValueError, UnicodeEncodeError):
-        raise _Refused(
-            "holds a number too large for JSON or text that is not Unicode; fix it by hand"
-        ) from None
+        raise _Refused("holds NaN, Infinity or text that is not Unicode; fix it by hand") from None
+    except RecursionError:
+        raise _Refused(DEEPER_THAN_PYTHON) from None
     return new + "\n", status
 
 
-def _loaded_config(text: str | None, by_hand: str) -> dict[str, Any]:
+def _loaded_config(text: str | None, key: str) -> dict[str, Any]:
     if text is None or not text.strip():
         return {}
-    if _nesting(text) > MAX_CONFIG_DEPTH:
-        raise _Refused(f"nests more than {MAX_CONFIG_DEPTH} levels deep; not a client config")
     try:
-        config = json.loads(text, object_pairs_hook=_no_repeated_keys, parse_constant=_not_json)
+        config = json.loads(text, object_pairs_hook=_no_repeated_keys)
     except json.JSONDecodeError as e:
-        if _is_jsonc(text):
-            raise _Refused(
-                f"has comments or trailing commas (JSONC) that rewriting would lose; {by_hand}",
-                paste_by_hand=True,
-            ) from None
+        # JSONC (VS Code allows comments and trailing commas) is not rewritten:
+        # a faithful rewrite needs a JSONC editor, a runtime dependency.
         where = f"{e.msg} at line {e.lineno} column {e.colno}"
-        raise _Refused(f"is not valid JSON ({where}); fix it or move it aside") from None
+        raise _Refused(
+            f'is not strict JSON ({where}); if it has comments or trailing commas, edit its "{key}" '
+            "object by hand; else fix it or move it aside",
+            paste_by_hand=True,
+        ) from None
+    except RecursionError:
+        raise _Refused(DEEPER_THAN_PYTHON) from None
     if not isinstance(config, dict):
         raise _Refused("does not hold a JSON object at the top level")
     return config
@@ -6075,10 +6025,6 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         repeated = next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i]))
         raise _Refused(f"has the key {repeated!r} twice in one object; keep one and try again")
     return seen
-
-
-def _not_json(word: str) -> Any:
-    raise _Refused(f"holds {word}, which strict JSON does not allow; fix it by hand")
 
 
 def _read_config(path: Path) -> bytes | None:
@@ -6109,47 +6055,26 @@ class _Changed(Exception):
     """The config is no longer what the edit was made on: read it again."""
 
 
-def _in_its_own_form(text: str, old: bytes | None) -> bytes:
-    """The new text with the old file's byte order mark and line endings
-    (a Windows editor's BOM and CRLF stay; json.dumps writes neither)."""
-    if old is None:
-        return text.encode("utf-8")
-    if (first_break := re.search(rb"\r?\n", old)) is not None and first_break.group() == b"\r\n":
-        text = text.replace("\n", "\r\n")  # JSON strings hold no raw newline: only structure changes
-    return (b"\xef\xbb\xbf" if old.startswith(b"\xef\xbb\xbf") else b"") + text.encode("utf-8")
-
-
 def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
     """Write `data` to `path` atomically (a temp file beside it, then
     os.replace: a crash leaves the old file or the new one, never half),
-    with the old file's mode and owner and its bytes in `<path>.bak`.
+    with the old file's mode and its bytes in `<path>.bak`.
     Compare and swap: just before the replace the file is read again, and
     _Changed if it no longer holds `old`. Returns the backup, None if new."""
     import tempfile
 
-    try:
-        was = None if old is None else os.stat(path)
-    except FileNotFoundError:
-        raise _Changed from None
-    if was is not None and old is not None and was.st_nlink > 1:
-        # Hard links: rewritten in its own inode so its names stay one file; not
-        # atomic, so the backup is written and synced first.
-        kept = _back_up(path, old, was)
-        _unchanged_since_read(path, old)
-        with open(path, "r+b") as f:
-            _write_synced(f, data)
-        return kept
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             _write_synced(f, data)
         backup = None
-        if was is not None and old is not None:
-            os.chmod(tmp, stat.S_IMODE(was.st_mode))  # mkstemp makes 0600; keep the file's own mode
-            _give_owner(tmp, was)
-            backup = _back_up(path, old, was)
-        else:  # a new file: its folder's owner's, like the folders made for it
-            _give_owner(tmp, os.stat(path.parent), required=False)
+        if old is not None:
+            try:
+                mode = stat.S_IMODE(os.stat(path).st_mode)
+            except FileNotFoundError:
+                raise _Changed from None
+            os.chmod(tmp, mode)  # mkstemp makes 0600; keep the file's own mode
+            backup = _back_up(path, old, mode)
         _unchanged_since_read(path, old)
         os.replace(tmp, path)
     finally:
@@ -6160,7 +6085,6 @@ def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
 
 def _write_synced(f: BinaryIO, data: bytes) -> None:
     f.write(data)
-    f.truncate()
     f.flush()
     os.fsync(f.fileno())
 
@@ -6174,7 +6098,7 @@ def _unchanged_since_read(path: Path, old: bytes | None) -> None:
         raise _Changed from None
 
 
-def _back_up(path: Path, old: bytes, was: os.stat_result) -> Path:
+def _back_up(path: Path, old: bytes, mode: int) -> Path:
     """`<path>.bak`, made afresh: whatever was there is removed first (a
     symlink itself, not its target) and the create never follows one."""
     backup = path.with_name(path.name + ".bak")
@@ -6182,40 +6106,13 @@ def _back_up(path: Path, old: bytes, was: os.stat_result) -> Path:
     try:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(backup)
-        with os.fdopen(os.open(backup, flags, stat.S_IMODE(was.st_mode)), "wb") as f:
+        with os.fdopen(os.open(backup, flags, mode), "wb") as f:
             _write_synced(f, old)
-        _give_owner(backup, was)
     except OSError as e:
         if os.path.isdir(backup) and not os.path.islink(backup):
             raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside") from None
         raise _Refused(f"cannot be backed up: cannot write {backup}: {_os_reason(e)}") from None
     return backup
-
-
-def _give_owner(path: str | Path, was: os.stat_result, required: bool = True) -> None:
-    """Give `path` the owner and group of `was` (root editing a user's
-    config: sudo with their HOME). Only root can give a file away: where
-    that fails and the owner differs, a config is refused, a folder stays ours."""
-    now = os.stat(path)
-    if not hasattr(os, "chown") or (now.st_uid, now.st_gid) == (was.st_uid, was.st_gid):
-        return  # Windows files have no POSIX owner
-    try:
-        os.chown(path, was.st_uid, was.st_gid)
-    except PermissionError:
-        if required and now.st_uid != was.st_uid:  # only the group differs: writable, as before
-            raise _Refused(f"belongs to another user (uid {was.st_uid}); run this as that user") from None
-
-
-def _make_folders(folder: Path) -> None:
-    """The config's missing folders (~/.cursor), each owned like the folder
-    it is made in, so root with a user's HOME leaves them the user's."""
-    missing = []
-    while not os.path.lexists(folder) and folder.parent != folder:
-        missing.append(folder)
-        folder = folder.parent
-    for new in reversed(missing):
-        new.mkdir(exist_ok=True)
-        _give_owner(new, os.stat(new.parent), required=False)
 
 
 @contextlib.contextmanager
@@ -6278,10 +6175,6 @@ def _install_target(command: Command) -> Target:
     # `claude mcp add` accepts only these characters.
     if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
         raise UsageError(f"--name {name!r}: use letters, digits, '-' and '_' only")
-    if name in JS_OBJECT_MEMBERS:
-        raise UsageError(
-            f"--name {name!r}: a JavaScript client reading the config treats it specially; choose another"
-        )
     if command.scope is not None and client != "claude-code":
         raise UsageError("--scope is for claude-code only")
     if command.scope not in (None, *CLAUDE_CODE_SCOPES):
@@ -6308,7 +6201,7 @@ def run_install(command: Command, machine: Machine) -> int:
         raise Exit(
             e.code, f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
         ) from None
-    launch = [*outliving_caches(launch_command(), machine), str(manifest_file.path)]
+    launch = [*lasting(launch_command()), str(manifest_file.path)]
     _utf8_stdout()
     if target.client == "claude-code":
         code = claude_code_add(target, launch, command.dry_run, machine)
@@ -6489,74 +6382,37 @@ class ConfigEdit:
     def _edited(self, path: Path, key: str) -> tuple[bytes | None, str | None, str]:
         """The file's bytes as read, its new text (None: unchanged) and the status."""
         old = _read_config(path)
-        if self.entry is not None:
-            by_hand = f'paste the entry printed below into its "{key}" object by hand'
-        else:
-            by_hand = f'remove "{self.target.name}" from its "{key}" object by hand'
-        return (old, *edited_config(_config_text(old), key, self.change, by_hand))
+        return (old, *edited_config(_config_text(old), key, self.change))
 
     def _write(self, path: Path, key: str) -> tuple[str, Path | None]:
         """Read, edit and replace, in turn with our other installs (the lock)
         and redone when a client saved the file in between (_Changed)."""
-        _make_folders(path.parent)
+        path.parent.mkdir(parents=True, exist_ok=True)
         with _config_lock(path.parent):
             for _ in range(CONFIG_EDIT_ATTEMPTS):
                 old, new_text, status = self._edited(path, key)
                 if new_text is None:
                     return status, None  # another install made the same change meanwhile
                 with contextlib.suppress(_Changed):
-                    return status, _replace_file(path, _in_its_own_form(new_text, old), old)
+                    return status, _replace_file(path, new_text.encode("utf-8"), old)
         raise _Refused(
             f"changed {CONFIG_EDIT_ATTEMPTS} times while being edited (is a client saving it?); nothing "
             "written; try again"
         )
 
 
-def outliving_caches(launch: list[str], machine: Machine) -> list[str]:
-    """A launch command that outlives caches. Run from uvx's or `pipx run`'s
-    cache, the program itself vanishes with the cache (`uv cache clean`), so
-    a client is given `uvx --from SPEC robot-md-mcp` instead, which fetches
-    it again when needed; with no uvx (or uv) on PATH, a one-line refusal."""
-    if not any(_in_a_cache(part) for part in launch[:2]):
-        return launch
-    path = machine.environ.get("PATH")
-    uvx, uv = shutil.which("uvx", path=path), shutil.which("uv", path=path)
-    spec = install_spec()
-    if uvx:
-        return [uvx, "--from", spec, NAME]
-    if uv:
-        return [uv, "tool", "run", "--from", spec, NAME]
-    raise Exit(
-        ExitCode.CANNOT_USE,
-        f"{NAME}: nothing installed: this copy runs from a cache that a clean removes; install it for good "
-        f"(pipx install '{spec}') and run install from there, or put uvx on PATH",
-    )
-
-
-def _in_a_cache(path: str) -> bool:
-    """A file in uv's cache (uvx) or pipx's cache (`pipx run`)."""
-    parts = Path(path).parts
-    uv_cache = "uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts)
-    return uv_cache or ("pipx" in parts and ".cache" in parts)
-
-
-def install_spec() -> str:
-    """What uvx or pipx should install to get this very program: the place it
-    was installed from (PEP 610's direct_url.json), else this release."""
-    from importlib import metadata
-
-    try:
-        origin = json.loads(metadata.distribution(NAME).read_text("direct_url.json") or "null")
-    except (metadata.PackageNotFoundError, ValueError):
-        origin = None
-    if not isinstance(origin, dict) or not isinstance(origin.get("url"), str):
-        return f"{NAME}=={__version__}"
-    vcs = origin.get("vcs_info")
-    if isinstance(vcs, dict):
-        revision = vcs.get("requested_revision") or vcs.get("commit_id")
-        return f"{vcs.get('vcs', 'git')}+{origin['url']}" + (f"@{revision}" if revision else "")
-    url: str = origin["url"]
-    return url.removeprefix("file://") if url.startswith("file://") else url
+def lasting(launch: list[str]) -> list[str]:
+    """The launch command, unless it runs from uv's or `pipx run`'s cache:
+    `uv cache clean` would delete the program a client was told to start."""
+    for parts in (Path(word).parts for word in launch[:2]):
+        uv_cache = "uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts)
+        if uv_cache or ("pipx" in parts and ".cache" in parts):
+            raise Exit(
+                ExitCode.CANNOT_USE,
+                f"{NAME}: nothing installed: this copy runs from a cache that a clean removes; install it "
+                "for good (uv tool install or pipx install) and run install from there",
+            )
+    return launch
 
 
 # --- claude-code: Claude Code keeps its config itself; `claude mcp` edits it

@@ -215,8 +215,10 @@ def test_file_mode_kept_and_symlinks_written_through(install: Installer, tmp_pat
 
 @pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"], ids=["no-bom", "bom"])
 @pytest.mark.parametrize("newline", [b"\n", b"\r\n"], ids=["lf", "crlf"])
-def test_bom_and_line_endings_are_kept_on_rewrite(install: Installer, bom: bytes, newline: bytes) -> None:
-    """A Windows editor's BOM and CRLF survive install and uninstall; the round trip gives the file back."""
+def test_bom_and_crlf_files_are_read_and_written_as_plain_utf8(
+    install: Installer, bom: bytes, newline: bytes
+) -> None:
+    """A Windows editor's BOM and CRLF are read; the rewrite is UTF-8 with LF (docs/clients.md)."""
     path = install.file("cursor")
     path.parent.mkdir(parents=True)
     original = (
@@ -225,11 +227,11 @@ def test_bom_and_line_endings_are_kept_on_rewrite(install: Installer, bom: bytes
     path.write_bytes(original)
     assert install("cursor", str(EXAMPLE)).code == 0
     written = path.read_bytes()
-    assert written.startswith(bom + b"{" + newline)
-    assert written.count(b"\n") == written.count(newline)  # every line ending as the file had them
-    assert json.loads(written.decode("utf-8-sig")) == {"a": "x\ny", "mcpServers": {"robot-md": MCP_SERVERS}}
+    assert written.startswith(b"{\n") and b"\r" not in written
+    assert json.loads(written) == {"a": "x\ny", "mcpServers": {"robot-md": MCP_SERVERS}}
+    assert path.with_name("mcp.json.bak").read_bytes() == original
     assert install("cursor", verb="uninstall").code == 0
-    assert path.read_bytes() == original
+    assert json.loads(path.read_bytes()) == {"a": "x\ny", "mcpServers": {}}
 
 
 def test_empty_files_are_accepted(install: Installer) -> None:
@@ -263,33 +265,33 @@ def test_a_failed_write_leaves_the_original(install: Installer, monkeypatch, fai
 # --- refusing --------------------------------------------------------------------
 
 REFUSED = {
-    "not JSON": (b'{"mcpServers": {', "is not valid JSON (Expecting property name enclosed in double quotes"),
+    "not JSON": (b'{"mcpServers": {', "is not strict JSON (Expecting property name enclosed"),
     "not UTF-8": (b'{"a": "caf\xe9"}', "is not UTF-8 text"),
     "top level a list": (b"[]", "does not hold a JSON object at the top level"),
     "top level a string": (b'"x"', "does not hold a JSON object at the top level"),
     "servers a list": (b'{"mcpServers": []}', 'has a "mcpServers" that is not a JSON object'),
     "servers null": (b'{"mcpServers": null}', 'has a "mcpServers" that is not a JSON object'),
-    "line comment": (b'{\n  // mine\n  "mcpServers": {}\n}\n', "has comments or trailing commas (JSONC)"),
+    "line comment": (b'{\n  // mine\n  "mcpServers": {}\n}\n', "is not strict JSON ("),
     "block comment": (
         b'{"a": "http://x" /* c */, "mcpServers": {}}',
-        "has comments or trailing commas (JSONC)",
+        "is not strict JSON (",
     ),
     "trailing comma": (
         b'{"mcpServers": {"x": {"command": "y"},},}',
-        "has comments or trailing commas (JSONC)",
+        "is not strict JSON (",
     ),
     "a number too large for JSON": (
         b'{"mcpServers": {}, "zoom": 1e400}',
-        "holds a number too large for JSON or text that is not Unicode",
+        "holds NaN, Infinity or text that is not Unicode; fix it by hand",
     ),
-    "NaN": (b'{"mcpServers": {}, "zoom": NaN}', "holds NaN, which strict JSON does not allow"),
+    "NaN": (b'{"mcpServers": {}, "zoom": NaN}', "holds NaN, Infinity or text that is not Unicode"),
     "repeated mcpServers": (
         b'{"mcpServers": {"a": {"command": "x"}}, "mcpServers": {"b": {"command": "y"}}}',
         "has the key 'mcpServers' twice in one object",
     ),
     "a lone surrogate": (
         b'{"mcpServers": {}, "name": "\\ud800"}',
-        "holds a number too large for JSON or text that is not Unicode",
+        "holds NaN, Infinity or text that is not Unicode; fix it by hand",
     ),
 }
 
@@ -306,7 +308,7 @@ def test_refuses_files_it_cannot_keep(install: Installer, case: str) -> None:
     assert done.err.startswith(f"robot-md-mcp: nothing installed: {path} {reason}")
     assert path.read_bytes() == content
     assert siblings(path) == {path.name}
-    if "JSONC" in reason:  # the entry to paste by hand, as a JSON object member
+    if "strict JSON" in reason:  # the entry to paste by hand, as a JSON object member
         assert json.loads("{" + done.out + "}") == {"robot-md": MCP_SERVERS}
     else:
         assert done.out == ""
@@ -358,7 +360,7 @@ def test_vscode_jsonc_refusal_prints_its_shape(install: Installer) -> None:
     path.parent.mkdir(parents=True)
     path.write_text('{\n  "servers": {\n    // "old": {}\n  }\n}\n', encoding="utf-8")
     done = install("vscode", str(EXAMPLE))
-    assert done.code == 1 and 'into its "servers" object by hand' in done.err
+    assert done.code == 1 and 'edit its "servers" object by hand' in done.err
     assert json.loads("{" + done.out + "}") == {"robot-md": VSCODE}
 
 
@@ -480,44 +482,6 @@ def test_usage_errors_exit_2(install: Installer, args: list[str], message: str) 
     done = install(*args)
     assert done.code == 2 and done.out == ""
     assert done.err.startswith("robot-md-mcp: ") and message in done.err and done.err.count("\n") == 1
-    assert list(install.home.iterdir()) == []
-
-
-# Object.prototype's members (ECMAScript 2025, 20.1.3 and B.2.2) and `prototype`: names a JavaScript
-# client finds on any object it reads the config into.
-JS_SPECIAL = {
-    "__proto__",
-    "constructor",
-    "prototype",
-    "hasOwnProperty",
-    "isPrototypeOf",
-    "propertyIsEnumerable",
-    "toLocaleString",
-    "toString",
-    "valueOf",
-    "__defineGetter__",
-    "__defineSetter__",
-    "__lookupGetter__",
-    "__lookupSetter__",
-}
-SERVER_NAMES = st.one_of(
-    st.sampled_from(sorted(JS_SPECIAL)),
-    st.sampled_from(sorted(JS_SPECIAL)).map(lambda n: n.swapcase()),  # JavaScript is case-sensitive
-    st.sampled_from(sorted(JS_SPECIAL)).map(lambda n: n + "_"),
-    st.text("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", min_size=1, max_size=20),
-)
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=SERVER_NAMES)
-def test_a_name_javascript_treats_specially_is_refused_in_one_line(install: Installer, name: str) -> None:
-    for verb, args in (("install", ["cursor", str(EXAMPLE)]), ("uninstall", ["cursor"])):
-        done = install(*args, f"--name={name}", "--dry-run", verb=verb)  # = : a name may start with -
-        if name in JS_SPECIAL:
-            assert done.code == 2 and done.out == "" and done.err.count("\n") == 1, done
-            assert done.err.startswith(f"robot-md-mcp: --name {name!r}: ") and "JavaScript" in done.err
-        else:
-            assert done.code == 0, done
     assert list(install.home.iterdir()) == []
 
 
@@ -826,10 +790,11 @@ def test_cli_refusal_is_one_line(tmp_path: Path) -> None:
     path.parent.mkdir()
     path.write_text("{oops", encoding="utf-8")
     done = run_cli("cursor", str(EXAMPLE), env={"HOME": str(tmp_path)})
-    assert done.returncode == 1 and done.stdout == ""
+    assert done.returncode == 1 and json.loads("{" + done.stdout + "}") == {"robot-md": ENTRY["cursor"]}
     assert done.stderr == (
-        f"robot-md-mcp: nothing installed: {path} is not valid JSON (Expecting property name enclosed in "
-        "double quotes at line 1 column 2); fix it or move it aside\n"
+        f"robot-md-mcp: nothing installed: {path} is not strict JSON (Expecting property name enclosed in "
+        'double quotes at line 1 column 2); if it has comments or trailing commas, edit its "mcpServers" '
+        "object by hand; else fix it or move it aside\n"
     )
     assert path.read_text(encoding="utf-8") == "{oops"
 
@@ -851,55 +816,18 @@ def test_help_mentions_install() -> None:
     ["home/.cache/uv/archive-v0/Ab12/bin", "home/.local/share/pipx/.cache/0d5e/bin"],
     ids=["uvx", "pipx"],
 )
-def test_install_from_a_cache_writes_a_command_that_outlives_it(
+def test_install_from_a_cache_is_refused_in_one_line(
     install: Installer, tmp_path: Path, monkeypatch, cache: str
 ) -> None:
     """Run by uvx (or `pipx run`), the program lives in a cache that `uv cache clean` empties:
-    the config gets `uvx --from SPEC robot-md-mcp` instead; with no uvx or uv, one line."""
+    an entry naming it would stop working, so nothing is written."""
     script = tmp_path / cache / "robot-md-mcp"
     script.parent.mkdir(parents=True)
     script.write_text("#!/bin/sh\n", encoding="utf-8")
     monkeypatch.setattr(sys, "argv", [str(script), "install"])
-    uvx = tmp_path / "tools" / "uvx"
-    uvx.parent.mkdir()
-    uvx.write_text("#!/bin/sh\n", encoding="utf-8")
-    uvx.chmod(0o755)
-    monkeypatch.setattr(rmm, "install_spec", lambda: "git+https://example.org/robot-md-mcp@v1")
-    done = install("cursor", str(EXAMPLE), PATH=str(uvx.parent))
-    assert done.code == 0, done.err
-    entry = json.loads(install.file("cursor").read_text())["mcpServers"]["robot-md"]
-    assert entry == {
-        "command": str(uvx),
-        "args": ["--from", "git+https://example.org/robot-md-mcp@v1", "robot-md-mcp", str(EXAMPLE)],
-    }
-    install.file("cursor").unlink()
-    done = install("cursor", str(EXAMPLE), PATH=str(tmp_path / "nothing-here"))
-    assert done.code == 1 and done.err.count("\n") == 1
+    done = install("cursor", str(EXAMPLE))
+    assert done.code == 1 and done.err.count("\n") == 1 and done.out == ""
     assert "runs from a cache that a clean removes" in done.err and not install.file("cursor").exists()
-
-
-def test_install_spec_follows_where_it_came_from(monkeypatch) -> None:
-    from importlib import metadata
-
-    class Dist:
-        def __init__(self, text: str | None) -> None:
-            self.text = text
-
-        def read_text(self, name: str) -> str | None:
-            return self.text
-
-    cases = {
-        None: f"robot-md-mcp=={rmm.__version__}",
-        '{"url": "https://github.com/o/robot-md-mcp", "vcs_info": {"vcs": "git", '
-        '"requested_revision": "v0.1.0", "commit_id": "abc"}}': "git+https://github.com/o/robot-md-mcp@v0.1.0",
-        '{"url": "https://github.com/o/r", "vcs_info": {"vcs": "git", "commit_id": "abc"}}': (
-            "git+https://github.com/o/r@abc"
-        ),
-        '{"url": "file:///home/me/robot-md-mcp", "dir_info": {}}': "/home/me/robot-md-mcp",
-    }
-    for text, spec in cases.items():
-        monkeypatch.setattr(metadata, "distribution", lambda name, text=text: Dist(text))
-        assert rmm.install_spec() == spec
 
 
 def test_uninstall_removes_our_entry_and_nothing_else(install: Installer) -> None:
@@ -934,7 +862,7 @@ def test_uninstall_is_as_careful_as_install(install: Installer, tmp_path: Path) 
     path.parent.mkdir(parents=True)
     path.write_text('{"servers": {"robot-md": {"command": "robot-md-mcp"}}, // mine\n}', encoding="utf-8")
     done = install("vscode", verb="uninstall")
-    assert done.code == 1 and 'remove "robot-md" from its "servers" object by hand' in done.err
+    assert done.code == 1 and done.out == "" and 'edit its "servers" object by hand' in done.err
     path.write_text('{"servers": {}, "servers": {}}', encoding="utf-8")
     assert "has the key 'servers' twice" in install("vscode", verb="uninstall").err
 
@@ -1027,7 +955,7 @@ def saving_at(monkeypatch, steps: set[int], save: Callable[[int], object]) -> li
     """Run save(step) just before the install's k-th file step (reads, edits, backups) for k in `steps`."""
     done: list[int] = []
     count = iter(range(10_000))
-    for name in ("_read_config", "edited_config", "_back_up", "_in_its_own_form"):
+    for name in ("_read_config", "edited_config", "_back_up"):
         real = getattr(rmm, name)
 
         def hooked(*args, real=real, **kwargs):
@@ -1103,42 +1031,6 @@ def test_a_concurrent_writer_at_any_step_loses_nothing(
 # --- keeping the user's file as it was -----------------------------------------
 
 
-@posix_only
-@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() != 0, reason="root edits a user's config")
-def test_root_editing_a_users_config_keeps_it_theirs(tmp_path: Path, capsys, monkeypatch) -> None:
-    """`sudo` with the user's HOME: their file, its backup and a new ~/.cursor stay theirs (nobody: 65534)."""
-    monkeypatch.setattr(sys, "argv", [MODULE])
-    home = tmp_path / "home"
-    user = (65534, 65534)
-    path = home / ".config" / "Claude" / "claude_desktop_config.json"
-    write_json(path, {"mcpServers": {}})
-    for p in (home, home / ".config", path.parent, path):
-        os.chown(p, *user)
-    path.chmod(0o640)
-    machine = rmm.Machine("linux", {"HOME": str(home)}, home)
-    assert rmm.main(["install", "claude-desktop", str(EXAMPLE)], machine) == 0
-    assert rmm.main(["install", "cursor", str(EXAMPLE)], machine) == 0
-    capsys.readouterr()
-    for p in (path, path.with_name(path.name + ".bak"), home / ".cursor", home / ".cursor" / "mcp.json"):
-        assert (p.stat().st_uid, p.stat().st_gid) == user, p
-    assert path.stat().st_mode & 0o777 == 0o640
-    assert path.with_name(path.name + ".bak").stat().st_mode & 0o777 == 0o640
-
-
-def test_a_hard_linked_config_is_edited_in_place(install: Installer, tmp_path: Path) -> None:
-    """Both names still share one file after install and uninstall; the backup holds the version before."""
-    path = install.file("cursor")
-    original = write_json(path, {"mcpServers": {}})
-    other = tmp_path / "dotfiles-mcp.json"
-    os.link(path, other)
-    assert install("cursor", str(EXAMPLE)).code == 0
-    assert os.path.samefile(path, other) and path.stat().st_nlink == 2
-    assert json.loads(other.read_text())["mcpServers"] == {"robot-md": MCP_SERVERS}
-    assert path.with_name("mcp.json.bak").read_bytes() == original
-    assert install("cursor", verb="uninstall").code == 0
-    assert os.path.samefile(path, other) and other.read_bytes() == original
-
-
 def test_a_backup_that_is_a_folder_is_named_as_the_problem(install: Installer) -> None:
     path = install.file("cursor")
     original = write_json(path, {"mcpServers": {}})
@@ -1156,7 +1048,7 @@ def test_a_backup_that_is_a_folder_is_named_as_the_problem(install: Installer) -
 
 
 @pytest.mark.parametrize("verb", ["install", "uninstall"])
-@pytest.mark.parametrize("shape", ["object", "array", "jsonc"])
+@pytest.mark.parametrize("shape", ["object", "array"])
 def test_a_config_nested_990_deep_is_one_line(tmp_path: Path, verb: str, shape: str) -> None:
     """A config nested deeper than we read: one line and exit 1 in a real process, never a
     RecursionError traceback, and the file untouched."""
@@ -1164,36 +1056,14 @@ def test_a_config_nested_990_deep_is_one_line(tmp_path: Path, verb: str, shape: 
     path = home / ".cursor" / "mcp.json"
     path.parent.mkdir(parents=True)
     deep = '{"a":' * 990 + "1" + "}" * 990 if shape == "object" else "[" * 990 + "]" * 990
-    text = '{"mcpServers": {}, "deep": ' + deep + "}" + ("// mine\n" if shape == "jsonc" else "")
+    text = '{"mcpServers": {}, "deep": ' + deep + "}"
     path.write_text(text, encoding="utf-8")
     args = [verb, "cursor", *([str(EXAMPLE)] if verb == "install" else [])]
     done = run_install_cli(home, *args)
     err = done.communicate(timeout=60)[1]
     assert done.returncode == 1 and err.count("\n") == 1, err
-    assert err.endswith(f"{path} nests more than {rmm.MAX_CONFIG_DEPTH} levels deep; not a client config\n")
+    assert err.endswith(f"{path} {rmm.DEEPER_THAN_PYTHON}\n")
     assert path.read_text(encoding="utf-8") == text
-
-
-# Shapes that make a naive scan start over at every position (quadratic time): each is read in one pass.
-SLOW_SHAPES = {
-    "unclosed comments": "{" + "/*a" * 350_000,
-    "unclosed strings": '"a\n' * 350_000 + "//",
-    "quotes": '"' * 1_000_000 + "//",
-    "backslashes": '"\\' * 500_000 + "//",
-    "commas": ", " * 500_000 + "]",
-    "line comments": "//\n" * 350_000,
-    "brackets": "[]" * 500_000,
-}
-
-
-@pytest.mark.parametrize("shape", SLOW_SHAPES)
-def test_the_jsonc_and_nesting_scans_are_linear(shape: str) -> None:
-    """About 1 MiB of each shape is judged within seconds (quadratic would take hours)."""
-    text = SLOW_SHAPES[shape]
-    started = time.monotonic()
-    assert not rmm._is_jsonc(text)
-    assert rmm._nesting(text) <= 1
-    assert time.monotonic() - started < 10
 
 
 # --- uninstall: only what runs this program ---------------------------------------
@@ -1299,17 +1169,15 @@ FOREIGN_ENTRY = st.sampled_from(list(FOREIGN.values())) | st.dictionaries(
     ),
     servers=st.dictionaries(st.text(min_size=1).filter(lambda k: k != "robot-md"), FOREIGN_ENTRY, max_size=4),
     indent=st.sampled_from([2, 4, "\t"]),
-    bom=st.booleans(),
-    crlf=st.booleans(),
 )
 def test_any_config_survives_install_and_uninstall_but_our_entry(
-    install: Installer, other: dict, servers: dict, indent: int | str, bom: bool, crlf: bool
+    install: Installer, other: dict, servers: dict, indent: int | str
 ) -> None:
     path = install.file("cursor")
     path.parent.mkdir(parents=True, exist_ok=True)
     config = {**other, "mcpServers": servers}
     text = json.dumps(config, indent=indent, ensure_ascii=False) + "\n"
-    original = (b"\xef\xbb\xbf" if bom else b"") + text.replace("\n", "\r\n" if crlf else "\n").encode()
+    original = text.encode()
     path.write_bytes(original)
     assert install("cursor", str(EXAMPLE)).code == 0
     installed = json.loads(path.read_bytes().decode("utf-8-sig"), object_pairs_hook=list)
@@ -1323,8 +1191,7 @@ def test_robustness_page_states_the_install_limits_as_the_code_has_them() -> Non
     page = (ROOT / "docs" / "robustness.md").read_text(encoding="utf-8")
     rows = {line.split("`")[1]: line for line in page.splitlines() if line.startswith("|") and "`" in line}
     assert f"| {rmm.MAX_CONFIG_BYTES // 2**20} MiB |" in rows["MAX_CONFIG_BYTES"]
-    assert f"| {rmm.MAX_CONFIG_DEPTH} levels |" in rows["MAX_CONFIG_DEPTH"]
     assert f"| {rmm.CONFIG_EDIT_ATTEMPTS} tries |" in rows["CONFIG_EDIT_ATTEMPTS"]
     assert f"| {rmm.CONFIG_LOCK_SECONDS} s |" in rows["CONFIG_LOCK_SECONDS"]
-    assert f"nests more than {rmm.MAX_CONFIG_DEPTH} levels deep; not a client config" in page
+    assert rmm.DEEPER_THAN_PYTHON in page
     assert f"changed {rmm.CONFIG_EDIT_ATTEMPTS} times while being edited" in page

@@ -329,9 +329,11 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
         return real_prepared(self)
 
     monkeypatch.setattr(rmm.Snapshot, "prepared", prepared)
-    server = rmm.build_server(rmm.ManifestFile(path), poll_seconds=POLL)
+    manifest_file = rmm.ManifestFile(path)
+    live = rmm.LiveUpdates(manifest_file, None, POLL)
+    server = rmm.build_server(manifest_file, live=live)
     looks: list[str] = []
-    check = server.live.check
+    check = live.check
 
     def looking(last: rmm.Snapshot | None) -> tuple[rmm.Snapshot, list[str], bool]:
         try:
@@ -339,7 +341,7 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
         finally:
             looks.append(path.read_text(encoding="utf-8"))
 
-    server.live.check = looking
+    live.check = looking  # type: ignore[method-assign]
     async with in_process(server, "legacy") as client:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

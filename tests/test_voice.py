@@ -158,6 +158,29 @@ def _unknown_resource(manifest: rmm.Manifest, report: rmm.Report) -> Exception:
     return caught.value
 
 
+def card_text(text: str) -> str:
+    """The robot card's data (the brief tool's structuredContent) as JSON."""
+    return json.dumps(rmm.robot_card(*served(text)), ensure_ascii=False)
+
+
+def card_structure(made: str) -> Any:
+    """The card's data with every string a placeholder (the card sets each as text, never markup):
+    its keys, its lists' lengths, what is null; the validation as robot-md's report made it."""
+
+    def shape(value: Any) -> Any:
+        if isinstance(value, str):
+            return PLACEHOLDER
+        if isinstance(value, list):
+            return [shape(v) for v in value]
+        if isinstance(value, dict):
+            return {k: shape(v) for k, v in value.items()}
+        return value
+
+    card = json.loads(made)
+    card["validation"] = sorted(card["validation"])
+    return shape(card)
+
+
 @dataclasses.dataclass(frozen=True)
 class Writer:
     """Something the server writes from a manifest: its name, how the server makes it from the
@@ -175,6 +198,7 @@ WRITERS: tuple[Writer, ...] = (
     Writer("context", lambda text: rmm.context(*served(text)), briefing_structure),
     *(Writer(f"prompt {name}", prompt_text(name), prompt_structure, not_verbatim) for name in rmm.PROMPTS),
     *(Writer(f"view {v.kind}", view_text(v), json_structure) for v in rmm.VIEWS if v.mime_type == JSON),
+    Writer("the robot card's data", card_text, card_structure),
     Writer("an undeclared capability's error", error_text(_undeclared), structure),
     Writer("an unknown resource's error", error_text(_unknown_resource), structure),
     Writer(
@@ -505,3 +529,13 @@ def test_bob_with_a_zero_width_space_validates_and_is_shown() -> None:
     assert rmm.check_text(text).ok
     manifest, _ = served(text)
     assert rmm.identity(manifest).startswith('name: "bob<U+200B>" | ')
+
+
+def test_the_card_sets_manifest_text_as_text_never_as_markup() -> None:
+    """The card's script writes what the tool result holds with textContent: no API of its parses
+    a string as HTML or code, so no value in the card's data can add markup or script."""
+    script = rmm.CARD_HTML
+    parsers = ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function(")
+    for api in (*parsers, "srcdoc"):
+        assert api not in script, api
+    assert "textContent" in script
