@@ -5933,6 +5933,13 @@ CONFIG_EDIT_ATTEMPTS = 5
 DEEPER_THAN_PYTHON = "nests deeper than Python's JSON reader goes; not a client config"
 CONFIG_LOCK_SECONDS = 10  # how long an install waits for another to finish with the folder
 DEFAULT_SERVER_NAME = "robot-md"
+# Names a JavaScript client (all four are) finds on any object it reads the
+# config into: `servers[name]` would be Object's own member, and `__proto__`
+# swaps the object's prototype. An entry under one is lost or worse.
+JS_OBJECT_MEMBERS = frozenset(
+    "__proto__ constructor prototype hasOwnProperty isPrototypeOf propertyIsEnumerable toLocaleString "
+    "toString valueOf __defineGetter__ __defineSetter__ __lookupGetter__ __lookupSetter__".split()
+)
 
 
 def config_path(
@@ -6175,6 +6182,10 @@ def _install_target(command: Command) -> Target:
     # `claude mcp add` accepts only these characters.
     if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
         raise UsageError(f"--name {name!r}: use letters, digits, '-' and '_' only")
+    if name in JS_OBJECT_MEMBERS:
+        raise UsageError(
+            f"--name {name!r}: a JavaScript client reading the config treats it specially; choose another"
+        )
     if command.scope is not None and client != "claude-code":
         raise UsageError("--scope is for claude-code only")
     if command.scope not in (None, *CLAUDE_CODE_SCOPES):

@@ -485,6 +485,44 @@ def test_usage_errors_exit_2(install: Installer, args: list[str], message: str) 
     assert list(install.home.iterdir()) == []
 
 
+# Object.prototype's members (ECMAScript 2025, 20.1.3 and B.2.2) and `prototype`: names a JavaScript
+# client finds on any object it reads the config into.
+JS_SPECIAL = {
+    "__proto__",
+    "constructor",
+    "prototype",
+    "hasOwnProperty",
+    "isPrototypeOf",
+    "propertyIsEnumerable",
+    "toLocaleString",
+    "toString",
+    "valueOf",
+    "__defineGetter__",
+    "__defineSetter__",
+    "__lookupGetter__",
+    "__lookupSetter__",
+}
+SERVER_NAMES = st.one_of(
+    st.sampled_from(sorted(JS_SPECIAL)),
+    st.sampled_from(sorted(JS_SPECIAL)).map(lambda n: n.swapcase()),  # JavaScript is case-sensitive
+    st.sampled_from(sorted(JS_SPECIAL)).map(lambda n: n + "_"),
+    st.text("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", min_size=1, max_size=20),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=SERVER_NAMES)
+def test_a_name_javascript_treats_specially_is_refused_in_one_line(install: Installer, name: str) -> None:
+    for verb, args in (("install", ["cursor", str(EXAMPLE)]), ("uninstall", ["cursor"])):
+        done = install(*args, f"--name={name}", "--dry-run", verb=verb)  # = : a name may start with -
+        if name in JS_SPECIAL:
+            assert done.code == 2 and done.out == "" and done.err.count("\n") == 1, done
+            assert done.err.startswith(f"robot-md-mcp: --name {name!r}: ") and "JavaScript" in done.err
+        else:
+            assert done.code == 0, done
+    assert list(install.home.iterdir()) == []
+
+
 # --- dry run ---------------------------------------------------------------------
 
 
