@@ -3159,6 +3159,19 @@ def _verified(signature: Signature | None) -> dict[str, Any]:
     return {key: found.get(key) for key in ("accepted", "kid", "reason", "fingerprint")}
 
 
+# What `validate` answers (the tool, `validate --json`, POST /validate): Report.as_dict().
+REPORT_SCHEMA = object_schema(
+    ok={"type": "boolean"},
+    summary=TEXT,
+    errors=STRINGS,
+    warnings=STRINGS,
+    hints={
+        **STRINGS,
+        "description": "ours, not robot-md's: misspelt keys (did you mean …?) and other advice",
+    },
+)
+
+
 TOOLS: dict[str, Tool] = {
     tool.name: tool
     for tool in (
@@ -3207,16 +3220,7 @@ TOOLS: dict[str, Tool] = {
             "summary when valid, errors and warnings (robot-md's strings), and hints of ours: keys the "
             "schema does not know that look misspelt (did you mean …?). An invalid manifest is a normal "
             "result.",
-            output_schema=object_schema(
-                ok={"type": "boolean"},
-                summary=TEXT,
-                errors=STRINGS,
-                warnings=STRINGS,
-                hints={
-                    **STRINGS,
-                    "description": "ours, not robot-md's: misspelt keys (did you mean …?) and other advice",
-                },
-            ),
+            output_schema=REPORT_SCHEMA,
             answer=as_json(lambda snap: snap.report.as_dict()),
         ),
         Tool(
@@ -4536,6 +4540,27 @@ class HttpAnswer:
         await send({"type": "http.response.body", "body": self.body})
 
 
+JSON_TYPE = b"application/json"
+
+
+def error_body(message: str) -> bytes:
+    """Every error the REST paths (and the guard) answer: one JSON object, one line of text."""
+    return json.dumps({"error": " ".join(message.split())}, ensure_ascii=False).encode("utf-8")
+
+
+def refused(status: int, message: str, headers: tuple[tuple[bytes, bytes], ...] = ()) -> HttpAnswer:
+    return HttpAnswer(status, error_body(message), headers, JSON_TYPE)
+
+
+def json_answer(value: Any) -> HttpAnswer:
+    return HttpAnswer(200, to_json(value).encode("utf-8"), content_type=JSON_TYPE)
+
+
+def _theirs(text: str) -> str:
+    """A client's words (a path, a robot name) inside our message: short, quoted."""
+    return quoted(_echoed(text))
+
+
 def _header(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> str | None:
     """A header's value when it comes exactly once, else None."""
     values = [v for k, v in headers if k == name]
@@ -4575,8 +4600,7 @@ async def _read_body(receive: Receive, limits: HttpLimits) -> list[Message] | Ht
         with anyio.move_on_after(min(limits.body_gap_seconds, deadline - anyio.current_time())) as waited:
             message = await receive()
         if waited.cancelled_caught:
-            late = b"Request Timeout: the request body did not come in time"
-            return HttpAnswer(408, late, ((b"connection", b"close"),))
+            return refused(408, "the request body did not come in time", ((b"connection", b"close"),))
         if message["type"] != "http.request":
             return None
         parts.append(message)
@@ -4633,6 +4657,8 @@ class HttpGuard:
             await refusal.send(send)
         elif scope["method"] == "POST" and scope["path"] == MCP_PATH:
             await self.post(scope, receive, send)
+        elif scope["method"] in ("POST", "PUT", "PATCH"):
+            await self.bounded(scope, receive, send)
         else:
             await self.in_session(scope, receive, send)
 
@@ -4641,21 +4667,21 @@ class HttpGuard:
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         # uvicorn's h11_max_incomplete_event_size bounds a head still arriving, not one that came whole.
         if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
-            return HttpAnswer(431, b"Request Header Fields Too Large")
+            return refused(431, "request headers larger than 16 KiB")
         host = _header(headers, b"host")
         if host is None or host.lower() not in self.hosts:
             allowed = ", ".join(sorted(self.hosts))
             self._note(f"refused a request for Host {host!r}; allowed: {allowed} (--allow-host adds names)")
-            return HttpAnswer(421, b"Invalid Host header")
+            return refused(421, f"Host {_theirs(host or '')} does not name this server")
         origin = _header(headers, b"origin")
         if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
             self._note(f"refused a request from foreign Origin {origin!r}")
-            return HttpAnswer(403, b"Invalid Origin header")
+            return refused(403, f"requests from pages at Origin {_theirs(origin or '')} are not allowed")
         if self.token is None or scope["path"] in OPEN_PATHS or self._authorized(headers):
             return None
         self._note("refused a request without the right bearer token")
         challenge = ((b"www-authenticate", b'Bearer realm="robot-md-mcp"'),)
-        return HttpAnswer(401, b"Unauthorized: send Authorization: Bearer <token>", challenge)
+        return refused(401, "send the token: Authorization: Bearer <token>", challenge)
 
     async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A message to /mcp: answered here when it is no message MCP accepts
@@ -4689,6 +4715,20 @@ class HttpGuard:
             await self.in_session(scope, _replayed([_body_message(body)], receive), send, opening=asked)
         else:
             await self.in_session(scope, _replayed([_body_message(body)], receive), send)
+
+    async def bounded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A request with a body to any other route (the REST paths): read
+        within the body deadlines and size limit (413) before it goes on."""
+        parts = await _read_body(receive, self.limits)
+        if parts is None:  # the peer left: nobody to answer
+            return
+        if isinstance(parts, HttpAnswer):
+            await parts.send(send)
+        elif sum(len(part.get("body", b"")) for part in parts) > MAX_HTTP_BODY_BYTES:
+            limit = f"the request body is larger than {MAX_HTTP_BODY_BYTES // 1024} KiB"
+            await refused(413, limit, ((b"connection", b"close"),)).send(send)
+        else:
+            await self.forward(scope, _replayed(parts, receive), send)
 
     async def in_session(
         self, scope: Scope, receive: Receive, send: Send, opening: str | None = None
@@ -4781,7 +4821,7 @@ class HttpGuard:
         own: the SDK queues them per session, so a client's flood would
         otherwise take the slots every client's requests need."""
         if self.notifications_in_flight >= MAX_NOTIFICATIONS_IN_FLIGHT:
-            await HttpAnswer(503, b"Service Unavailable: too many notifications in flight").send(send)
+            await refused(503, "too many notifications in flight").send(send)
             return
         self.notifications_in_flight += 1
         try:
@@ -4904,6 +4944,280 @@ def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> l
     return closing + new[: max(0, over_hard - len(closing))]
 
 
+# --- REST: the views, validate and render for clients that speak no MCP -----
+# The paths of the TypeScript robot-md-mcp's REST bridge (robot-md-http), so a
+# client written for it finds them here, plus every view of the VIEWS table;
+# all behind HttpGuard, like /mcp. A POSTed manifest is untrusted text: the
+# file's parse path (decode, parse with its budgets, on a worker thread), at
+# most MAX_REST_PARSES at once. Every error is {"error": "<one line>"}.
+
+REST_HEALTH_PATH = "/health"
+OPENAPI_PATH = "/openapi.json"
+VALIDATE_PATH = "/validate"
+RENDER_PATH = "/render"
+ROBOTS_PATH = "/robots"
+MAX_REST_PARSES = 2  # POSTed manifests parsed at once; beyond that 503 with Retry-After
+REST_RETRY_SECONDS = 1
+YAML_MIME_TYPE = "application/yaml"
+ERROR_SCHEMA = object_schema(error={**TEXT, "description": "one line saying what is wrong"})
+HEALTH_SCHEMA = object_schema(ok={"const": True}, robot={**TEXT, "description": "metadata.robot_name"})
+
+
+def from_posted(body: bytes, made: Callable[[Snapshot], Any]) -> Any:
+    """What `made` makes of a POSTed manifest read as the file's bytes would
+    be: decoded, parsed within the same budgets; any failure, running out
+    of memory included, a one-line ManifestError."""
+    try:
+        return made(Snapshot(parse(decode(body).text), ""))
+    except ManifestError:
+        raise
+    except Exception as e:  # MemoryError and RecursionError included, as for the file
+        why = "out of memory" if isinstance(e, MemoryError) else f"{type(e).__name__}: {e}"
+        raise ManifestError(_cut(f"cannot prepare this manifest: {why}")) from None
+
+
+def validate_json(body: bytes) -> str:
+    """What `validate --json` prints for this text (parse errors included)."""
+    try:
+        report: Report = from_posted(body, lambda snap: snap.report)
+    except ManifestError as e:
+        report = Report.from_error(e)
+    return json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n"
+
+
+def render_yaml(body: bytes) -> tuple[int, bytes]:
+    """What `render` prints for this text (200), or 422 and the error that
+    `render` would print instead."""
+    try:
+        rendered: str = from_posted(body, lambda snap: snap.rendered)
+    except ManifestError as e:
+        return 422, error_body(f"cannot render this manifest: {e.for_people()}")
+    return 200, rendered.encode("utf-8")
+
+
+def unknown_robot(asked: str, name: str, kind: str) -> str:
+    """The 404 for a robot name this server does not serve: which one it does, and where."""
+    where = f"{ROBOTS_PATH}/<that name, URL-encoded>/{kind}"
+    return f"no robot {_theirs(asked)} here; this server serves the robot {quoted(name)}: GET {where}"
+
+
+def _json_content(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _errors(*statuses: int) -> dict[str, Any]:
+    """OpenAPI responses for these error statuses: all the one error shape."""
+    reasons = {
+        400: "the request body is empty",
+        401: "the bearer token is missing or wrong",
+        403: "a browser page from a foreign Origin",
+        404: "no robot by that name here (the message names the robot served)",
+        408: "the request body did not come in time",
+        413: f"the request body is larger than {MAX_HTTP_BODY_BYTES // 1024} KiB",
+        421: "a Host header that does not name this server",
+        422: "the text cannot be parsed as a ROBOT.md",
+        431: "request headers too large",
+        503: "the served manifest cannot be used now, or (POST) the server is busy: see Retry-After",
+    }
+    error = {"$ref": "#/components/schemas/Error"}
+    return {str(s): _json_content(error, reasons[s]) for s in statuses}
+
+
+_GUARD_ERRORS = (403, 421, 431)
+
+
+def _operation(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer: bool) -> dict[str, Any]:
+    guard = (*_GUARD_ERRORS, *((401,) if bearer else ()))
+    return {"summary": summary, "responses": {"200": ok, **_errors(*sorted({*errors, *guard}))}}
+
+
+def _posting(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer: bool) -> dict[str, Any]:
+    """A POST that takes a ROBOT.md text as its body."""
+    # Any bytes but none: the text is read as the file's would be, so no JSON Schema type narrows it.
+    text = {"schema": {"not": {"const": ""}}}
+    body = {
+        "required": True,
+        "description": f"a ROBOT.md file's text, UTF-8, at most {MAX_HTTP_BODY_BYTES // 1024} KiB, not empty "
+        "(any Content-Type: the bytes are read as the file's would be)",
+        "content": {"text/markdown": text, "text/plain": text},
+    }
+    return {"post": {**_operation(summary, ok, (400, 408, 413, *errors, 503), bearer), "requestBody": body}}
+
+
+def _view_path(view: View, robot: str | None, bearer: bool) -> dict[str, Any]:
+    name: dict[str, Any] = {"name": "name", "in": "path", "required": True, "schema": TEXT}
+    name["description"] = "the robot's metadata.robot_name (GET /health names it)"
+    if robot is not None:
+        name["example"] = robot
+    ok = {"description": view.description, "content": {view.mime_type: {"schema": view.schema}}}
+    get = _operation(view.title, ok, (404, 503), bearer)
+    return {"get": {**get, "operationId": f"get_{view.kind}", "parameters": [name]}}
+
+
+def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
+    """The OpenAPI 3.1 description of the REST paths, built from VIEWS."""
+    report = _json_content({"$ref": "#/components/schemas/Report"}, "what `validate --json` prints")
+    rendered = {
+        "description": "the canonical YAML `render` prints",
+        "content": {YAML_MIME_TYPE: {"schema": TEXT}},
+    }
+    health = _json_content(HEALTH_SCHEMA, "the robot served")
+    paths: dict[str, Any] = {
+        REST_HEALTH_PATH: {"get": _operation("The robot served", health, (503,), bearer)},
+        OPENAPI_PATH: {
+            "get": _operation(
+                "This description", _json_content({"type": "object"}, "OpenAPI 3.1"), (), bearer
+            )
+        },
+        VALIDATE_PATH: _posting("Validate a ROBOT.md (as `validate --json`)", report, (), bearer),
+        RENDER_PATH: _posting("Render a ROBOT.md's frontmatter as canonical YAML", rendered, (422,), bearer),
+        **{f"{ROBOTS_PATH}/{{name}}/{view.kind}": _view_path(view, robot, bearer) for view in VIEWS},
+    }
+    served = f"the robot {quoted(robot)}" if robot is not None else "one robot"
+    document: dict[str, Any] = {
+        "openapi": "3.1.0",
+        "info": {
+            "title": f"{NAME} REST",
+            "version": __version__,
+            "description": f"ROBOT.md of {served}, read-only",
+        },
+        "paths": paths,
+        "components": {"schemas": {"Error": ERROR_SCHEMA, "Report": REPORT_SCHEMA}},
+    }
+    if bearer:
+        document["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+        document["security"] = [{"bearer": []}]
+    return document
+
+
+class RestApi:
+    """The REST routes' handlers, for one served file."""
+
+    def __init__(self, manifest_file: ManifestFile, bearer: bool) -> None:
+        self.file = manifest_file
+        self.bearer = bearer
+        self.parsing = 0  # POSTed manifests being parsed now
+
+    def routes(self) -> list[Any]:
+        from starlette.routing import Route
+
+        views = [
+            Route(f"{ROBOTS_PATH}/{{name:path}}/{view.kind}", self.view_handler(view), methods=["GET"])
+            for view in VIEWS
+        ]
+        return [
+            Route(REST_HEALTH_PATH, self.health, methods=["GET"]),
+            Route(OPENAPI_PATH, self.openapi, methods=["GET"]),
+            Route(VALIDATE_PATH, self.validate, methods=["POST"]),
+            Route(RENDER_PATH, self.render, methods=["POST"]),
+            *views,
+        ]
+
+    async def named(self) -> tuple[Snapshot, str] | HttpAnswer:
+        """The file as it is now and its robot's name, or 503 saying why not."""
+        try:
+            snap = self.file.servable(await self.file.version_async())
+        except ManifestError as e:
+            return refused(503, f"the manifest cannot be served: {e.for_people(self.file.path.name)}")
+        return snap, cast(str, snap.manifest.robot_name)
+
+    async def health(self, request: Any) -> Any:
+        found = await self.named()
+        if isinstance(found, HttpAnswer):
+            return _response(found)
+        return _response(json_answer({"ok": True, "robot": found[1]}))
+
+    async def openapi(self, request: Any) -> Any:
+        found = await self.named()
+        robot = None if isinstance(found, HttpAnswer) else found[1]
+        return _response(json_answer(openapi_document(robot, self.bearer)))
+
+    def view_handler(self, view: View) -> Callable[[Any], Any]:
+        async def answer(request: Any) -> Any:
+            return _response(await self.view(view, request.path_params["name"]))
+
+        return answer
+
+    async def view(self, view: View, asked: str) -> HttpAnswer:
+        found = await self.named()
+        if isinstance(found, HttpAnswer):
+            return found
+        snap, name = found
+        if asked != name:
+            return refused(404, unknown_robot(asked, name, view.kind))
+        try:
+            text = snap.text(view)
+        except ManifestError as e:
+            return refused(503, f"{view.kind}: {e.what}")
+        kind = view.mime_type + ("; charset=utf-8" if view.mime_type.startswith("text/") else "")
+        return HttpAnswer(200, text.encode("utf-8"), content_type=kind.encode())
+
+    async def not_found(self, request: Any, exc: Any) -> Any:
+        """Every unknown path: 404 JSON. Under /robots/ it names the robot and
+        the views served (a name no route pattern matches, e.g. with a
+        newline, is still looked up: routes match no line breaks)."""
+        path: str = request.scope["path"]
+        name, _, kind = path.removeprefix(ROBOTS_PATH + "/").rpartition("/")
+        if path.startswith(ROBOTS_PATH + "/") and kind in VIEW and request.method in ("GET", "HEAD"):
+            return _response(await self.view(VIEW[kind], name))
+        if path.startswith(ROBOTS_PATH + "/"):
+            views = ", ".join(view.kind for view in VIEWS)
+            message = (
+                f"no such path: {_theirs(path)}; GET {ROBOTS_PATH}/<robot>/<view> with a view of: {views}"
+            )
+        else:
+            message = f"no such path: {_theirs(path)}; the paths served are listed at {OPENAPI_PATH}"
+        return _response(refused(404, message))
+
+    async def validate(self, request: Any) -> Any:
+        async def work(body: bytes) -> HttpAnswer:
+            import anyio.to_thread
+
+            text = await anyio.to_thread.run_sync(validate_json, body)
+            return HttpAnswer(200, text.encode("utf-8"), content_type=JSON_TYPE)
+
+        return _response(await self.parsed(request, work))
+
+    async def render(self, request: Any) -> Any:
+        async def work(body: bytes) -> HttpAnswer:
+            import anyio.to_thread
+
+            status, text = await anyio.to_thread.run_sync(render_yaml, body)
+            kind = f"{YAML_MIME_TYPE}; charset=utf-8" if status == 200 else "application/json"
+            return HttpAnswer(status, text, content_type=kind.encode())
+
+        return _response(await self.parsed(request, work))
+
+    async def parsed(self, request: Any, work: Callable[[bytes], Any]) -> HttpAnswer:
+        """`work` on the request body, if it has one and a parse slot is free."""
+        body = await request.body()  # HttpGuard read it within the limits already
+        if not body:
+            return refused(400, "send a ROBOT.md text as the request body")
+        if self.parsing >= MAX_REST_PARSES:
+            busy = f"busy: {MAX_REST_PARSES} manifests are being parsed; retry in {REST_RETRY_SECONDS} s"
+            return refused(503, busy, ((b"retry-after", str(REST_RETRY_SECONDS).encode()),))
+        self.parsing += 1
+        try:
+            return cast(HttpAnswer, await work(body))
+        finally:
+            self.parsing -= 1
+
+
+def _response(answer: HttpAnswer) -> Any:
+    """Our answer (its status, headers and content type) as a starlette Response."""
+    from starlette.responses import Response
+
+    headers = {k.decode(): v.decode() for k, v in answer.headers}
+    return Response(answer.body, answer.status, headers, media_type=answer.content_type.decode())
+
+
+async def _not_allowed(request: Any, exc: Any) -> Any:
+    allowed = (exc.headers or {}).get("Allow", "")
+    message = f"{request.method} is not allowed on {_theirs(request.url.path)}; allowed: {allowed}"
+    headers = ((b"allow", allowed.encode()),)
+    return _response(refused(405, message, headers))
+
+
 def http_app(
     manifest_file: ManifestFile, listener: HttpListener, limits: HttpLimits = HttpLimits()
 ) -> HttpGuard:
@@ -4918,11 +5232,12 @@ def http_app(
     async def health(request: HttpRequest) -> Response:
         return Response(HEALTHY, media_type="application/json")
 
+    rest = RestApi(manifest_file, bearer=listener.token is not None)
     live = LiveUpdates(manifest_file, limits.session_idle_seconds, limits.poll_seconds)
     server = build_server(manifest_file, manifest_file.path.name, live=live)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
-        custom_starlette_routes=[Route(HEALTH_PATH, health, methods=["GET", "HEAD"])],
+        custom_starlette_routes=[Route(HEALTH_PATH, health, methods=["GET", "HEAD"]), *rest.routes()],
         # HttpGuard checks Host and Origin for every route; the SDK's check
         # guards /mcp only, and matches Host case-sensitively.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
@@ -4931,6 +5246,8 @@ def http_app(
         # HttpGuard makes room at limits.sessions; this bounds initializes still in flight.
         max_sessions=limits.sessions + 4 * limits.connections,
     )
+    app.add_exception_handler(404, rest.not_found)  # every unknown path and wrong method: JSON
+    app.add_exception_handler(405, _not_allowed)
     return HttpGuard(app, listener, live, limits)
 
 
@@ -5010,8 +5327,8 @@ def serve_http(
         guard = "bearer token required" if listener.token else "no token: this machine only"
         print(
             f"{NAME} {__version__}: serving robot {quoted(robot)} from {manifest_file.path} at {listener.url}"
-            f"{listener.hint} (MCP over Streamable HTTP; {guard}; health check at {HEALTH_PATH}; "
-            "Ctrl-C quits)",
+            f"{listener.hint} (MCP over Streamable HTTP, REST described at {OPENAPI_PATH}; {guard}; "
+            f"health check at {HEALTH_PATH}; Ctrl-C quits)",
             file=sys.stderr,
             flush=True,
         )

@@ -202,6 +202,16 @@ WRITERS: tuple[Writer, ...] = (
     Writer("an undeclared capability's error", error_text(_undeclared), structure),
     Writer("an unknown resource's error", error_text(_unknown_resource), structure),
     Writer(
+        "an unknown robot's REST error",
+        lambda text: rmm.unknown_robot("alice", str(served(text)[0].robot_name), "context"),
+        structure,
+    ),
+    Writer(
+        "the OpenAPI description's text",
+        lambda text: rmm.openapi_document(str(served(text)[0].robot_name), False)["info"]["description"],
+        structure,
+    ),
+    Writer(
         "the start line",
         lambda text: rmm._banner(Path("/srv/ROBOT.md"), str(served(text)[0].robot_name)),
         structure,
