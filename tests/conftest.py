@@ -6,11 +6,13 @@ import functools
 import json
 import os
 import py_compile
+import secrets
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ import pytest
 from serving import EXAMPLE as EXAMPLE
 from serving import ROOT as ROOT
 from serving import SERVER as SERVER
+from serving import Served
 
 CORPUS = ROOT / "tests" / "corpus"
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -235,3 +238,22 @@ def build_bundle(dist: Path) -> Path:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     print(done.stdout, end="")
     return dist
+
+
+# --- a server over HTTP that wants a bearer token (test_http, test_rest) -----------------------
+
+
+@pytest.fixture(scope="module")
+def token() -> str:
+    return "tok-" + secrets.token_urlsafe(24)
+
+
+@pytest.fixture(scope="module")
+def token_server(token: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`--http` on a free loopback port with `token` in a private token file; stopped cleanly."""
+    token_file = tmp_path_factory.mktemp("token") / "token"
+    token_file.write_text(token + "\n", encoding="utf-8")
+    token_file.chmod(0o600)
+    served = Served("--http", "127.0.0.1:0", "--token-file", str(token_file))
+    yield served
+    assert served.stop() == 0

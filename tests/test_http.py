@@ -12,7 +12,6 @@ import http.client
 import json
 import os
 import re
-import secrets
 import signal
 import socket
 import sys
@@ -47,21 +46,6 @@ def server():
     yield served
     assert served.stop() == 0
     assert "Traceback" not in served.stderr and "Warning" not in served.stderr, served.stderr
-
-
-@pytest.fixture(scope="module")
-def token() -> str:
-    return "tok-" + secrets.token_urlsafe(24)
-
-
-@pytest.fixture(scope="module")
-def token_server(token: str, tmp_path_factory):
-    token_file = tmp_path_factory.mktemp("token") / "token"
-    token_file.write_text(token + "\n", encoding="utf-8")
-    token_file.chmod(0o600)
-    served = Served("--http", "0", "--token-file", str(token_file))
-    yield served
-    assert served.stop() == 0
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ guard's refusals on the new routes, over real HTTP on 127.0.0.1 (raw requests: h
 from __future__ import annotations
 
 import json
-import secrets
 import threading
 from pathlib import Path
 from urllib.parse import quote
@@ -29,21 +28,6 @@ def server():
     yield served
     assert served.stop() == 0
     assert "Traceback" not in served.stderr, served.stderr
-
-
-@pytest.fixture(scope="module")
-def token() -> str:
-    return "tok-" + secrets.token_urlsafe(24)
-
-
-@pytest.fixture(scope="module")
-def token_server(token: str, tmp_path_factory):
-    token_file = tmp_path_factory.mktemp("token") / "token"
-    token_file.write_text(token + "\n", encoding="utf-8")
-    token_file.chmod(0o600)
-    served = Served("--http", "127.0.0.1:0", "--token-file", str(token_file))
-    yield served
-    assert served.stop() == 0
 
 
 def robot_name() -> str:
