@@ -5930,7 +5930,9 @@ MAX_CONFIG_BYTES = 16 * 1024 * 1024
 # Another process (a client, another install) may save the config while we
 # edit it: the edit is redone on what it saved, this many times at most.
 CONFIG_EDIT_ATTEMPTS = 5
-DEEPER_THAN_PYTHON = "nests deeper than Python's JSON reader goes; not a client config"
+# Client configs nest a few levels; any CPython reads 100 (how deep its own JSON reader goes varies).
+MAX_CONFIG_DEPTH = 100
+TOO_DEEP = f"nests more than {MAX_CONFIG_DEPTH} levels deep; not a client config"
 CONFIG_LOCK_SECONDS = 10  # how long an install waits for another to finish with the folder
 DEFAULT_SERVER_NAME = "robot-md"
 # Names a JavaScript client (all four are) finds on any object it reads the
@@ -6000,7 +6002,7 @@ def edited_config(
     except (ValueError, UnicodeEncodeError):
         raise _Refused("holds NaN, Infinity or text that is not Unicode; fix it by hand") from None
     except RecursionError:
-        raise _Refused(DEEPER_THAN_PYTHON) from None
+        raise _Refused(TOO_DEEP) from None
     return new + "\n", status
 
 
@@ -6019,10 +6021,23 @@ def _loaded_config(text: str | None, key: str) -> dict[str, Any]:
             paste_by_hand=True,
         ) from None
     except RecursionError:
-        raise _Refused(DEEPER_THAN_PYTHON) from None
+        raise _Refused(TOO_DEEP) from None
     if not isinstance(config, dict):
         raise _Refused("does not hold a JSON object at the top level")
+    if _depth(config) > MAX_CONFIG_DEPTH:
+        raise _Refused(TOO_DEEP)
     return config
+
+
+def _depth(value: Any) -> int:
+    """How deep JSON objects and arrays nest in `value` (without recursion)."""
+    deepest, level = 0, [(value, 1)]
+    while level:
+        item, depth = level.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            level += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
+    return deepest
 
 
 def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

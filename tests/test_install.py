@@ -1100,7 +1100,7 @@ def test_a_config_nested_990_deep_is_one_line(tmp_path: Path, verb: str, shape: 
     done = run_install_cli(home, *args)
     err = done.communicate(timeout=60)[1]
     assert done.returncode == 1 and err.count("\n") == 1, err
-    assert err.endswith(f"{path} {rmm.DEEPER_THAN_PYTHON}\n")
+    assert err.endswith(f"{path} {rmm.TOO_DEEP}\n")
     assert path.read_text(encoding="utf-8") == text
 
 
@@ -1231,5 +1231,5 @@ def test_robustness_page_states_the_install_limits_as_the_code_has_them() -> Non
     assert f"| {rmm.MAX_CONFIG_BYTES // 2**20} MiB |" in rows["MAX_CONFIG_BYTES"]
     assert f"| {rmm.CONFIG_EDIT_ATTEMPTS} tries |" in rows["CONFIG_EDIT_ATTEMPTS"]
     assert f"| {rmm.CONFIG_LOCK_SECONDS} s |" in rows["CONFIG_LOCK_SECONDS"]
-    assert rmm.DEEPER_THAN_PYTHON in page
+    assert rmm.TOO_DEEP in page
     assert f"changed {rmm.CONFIG_EDIT_ATTEMPTS} times while being edited" in page
