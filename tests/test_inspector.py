@@ -20,6 +20,7 @@ BOB_IS_VALID = {
     "summary": "bob (arm+camera, 6 DoF, 5 capabilities)",
     "errors": [],
     "warnings": [],
+    "hints": [],
 }
 
 

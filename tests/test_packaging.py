@@ -103,6 +103,7 @@ def test_installed_package_finds_its_schema(wheel: Path, tmp_path: Path) -> None
         "summary": "bob (arm+camera, 6 DoF, 5 capabilities)",
         "errors": [],
         "warnings": [],
+        "hints": [],
     }
 
 

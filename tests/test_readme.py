@@ -163,6 +163,7 @@ async def test_claude_desktop_snippet_works_as_written(universal_pyz: Path) -> N
             "summary": "bob (arm+camera, 6 DoF, 5 capabilities)",
             "errors": [],
             "warnings": [],
+            "hints": [],
         }
 
 
