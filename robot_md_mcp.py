@@ -108,6 +108,7 @@ if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads onl
     from mcp import types
     from mcp.server import Server, ServerRequestContext
     from mcp.server.context import CallNext, HandlerResult
+    from starlette.responses import Response
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     Request = ServerRequestContext[Any, Any]
@@ -4302,14 +4303,9 @@ def serve_stdio(
 # 9. Streamable HTTP
 # ---------------------------------------------------------------------------
 
-# The SDK's Streamable HTTP app serves every route: MCP at /mcp, /healthz among
-# its custom routes. HttpGuard, one ASGI layer of ours in front of the whole
-# app, sees every request first, so a route added later sits behind it too:
-# Host and Origin allow-lists (DNS rebinding), the bearer token, deadlines for
-# request bodies, and room made for a newcomer's session. The SDK's own
-# parameters hold what they cover (body size, idle sessions). The address is
-# resolved, the token read and the port bound before anything is imported;
-# uvicorn, starlette and the SDK's HTTP modules load only on this path.
+# The SDK's Streamable HTTP app serves every route (/mcp, /healthz, REST);
+# HttpGuard, one ASGI layer in front of the whole app, checks every request.
+# The port is bound and the token read before uvicorn or the SDK is imported.
 
 TOKEN_ENV = "ROBOT_MD_MCP_TOKEN"  # noqa: S105 (a variable name)
 MCP_PATH = "/mcp"
@@ -4327,7 +4323,8 @@ HEAD_SECONDS = 5.0  # for a request head, after connecting or after the last ans
 BODY_SECONDS = 10.0  # for a whole request body, after its head
 BODY_GAP_SECONDS = 5.0  # between two parts of a body (or after `Expect: 100-continue`)
 NEW_CONNECTION_SECONDS = 1.0  # a connection this new is spared when making room (it may be about to speak)
-HEALTHY = b'{"status": "ok"}'
+JSON_TYPE = "application/json"
+_CLOSE = {"connection": "close"}
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _HOST_NAME = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?")
 _MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"  # noqa: S105
@@ -4335,8 +4332,7 @@ _MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"  #
 
 @dataclass(frozen=True)
 class HttpLimits:
-    """How long a peer may keep us waiting, how much it may hold and how
-    many log lines it may cost us, and how often the file is looked at: the
+    """What a peer may cost us, and how often the file is looked at: the
     defaults serve; tests pass small values instead of waiting them out."""
 
     head_seconds: float = HEAD_SECONDS
@@ -4367,46 +4363,34 @@ class HttpListener:
 
 
 def parse_listen_address(value: str) -> tuple[str, int]:
-    """`PORT`, `HOST:PORT` or `[IPv6]:PORT` (host defaults to 127.0.0.1;
-    port 0 picks a free one)."""
-    if value.startswith("["):
-        host, bracket, port = value[1:].partition("]:")
-        if not bracket:
-            host = ""
-    elif ":" in value:
-        host, _, port = value.rpartition(":")
-        if ":" in host:
-            raise HttpSetupError(f"--http {value!r}: put an IPv6 address in brackets: [ADDRESS]:PORT")
-    else:
-        host, port = "127.0.0.1", value
-    if not host or not re.fullmatch(r"[0-9]{1,5}", port) or int(port) > 65535:
-        raise HttpSetupError(
-            f"--http {value!r}: expected [HOST:]PORT with PORT 0-65535 (IPv6: [ADDRESS]:PORT)"
-        )
-    return host, int(port)
-
-
-def _check_token_file(st: os.stat_result, source: str) -> None:
-    """A regular file that only its owner can read or write, as ssh wants of
-    a private key: a token others can read is not a secret."""
-    if not stat.S_ISREG(st.st_mode):
-        raise HttpSetupError(f"the {source} is not a regular file")
-    if os.name != "nt" and st.st_mode & 0o077:
-        raise HttpSetupError(
-            f"the {source} can be read or changed by other users (mode {stat.S_IMODE(st.st_mode):04o}); "
-            f"make it private: chmod 600 {source.removeprefix('token file ')}"
-        )
+    """`PORT`, `HOST:PORT` or `[IPv6]:PORT` (host 127.0.0.1 by default; port 0 picks a free one)."""
+    found = re.fullmatch(r"(?:\[([^\]]+)\]:|([^:]+):)?([0-9]{1,5})", value)
+    if found is None and value.count(":") > 1 and not value.startswith("["):
+        raise HttpSetupError(f"--http {value!r}: put an IPv6 address in brackets: [ADDRESS]:PORT")
+    if found is None or int(found[3]) > 65535:
+        expected = "expected [HOST:]PORT with PORT 0-65535 (IPv6: [ADDRESS]:PORT)"
+        raise HttpSetupError(f"--http {value!r}: {expected}")
+    return found[1] or found[2] or "127.0.0.1", int(found[3])
 
 
 def _token_file_text(token_file: str, source: str) -> str:
+    """The text of a token file only its owner can read or change (as ssh
+    wants of a key), refused whole if longer than a token: cut, it would
+    never match."""
     try:
         with open(Path(token_file).expanduser(), "rb", opener=_open_nonblocking) as f:
-            _check_token_file(os.fstat(f.fileno()), source)
+            mode = os.fstat(f.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                raise HttpSetupError(f"the {source} is not a regular file")
+            if os.name != "nt" and mode & 0o077:
+                raise HttpSetupError(
+                    f"the {source} can be read or changed by other users (mode {stat.S_IMODE(mode):04o}); "
+                    f"make it private: chmod 600 {token_file}"
+                )
             data = f.read(MAX_TOKEN_FILE_BYTES + 1)
-        if len(data) > MAX_TOKEN_FILE_BYTES:  # refused, not cut: a cut token would never match
-            raise HttpSetupError(
-                f"the {source} is longer than {MAX_TOKEN_FILE_BYTES:,} bytes; it should hold one token"
-            )
+        if len(data) > MAX_TOKEN_FILE_BYTES:
+            too_long = f"longer than {MAX_TOKEN_FILE_BYTES:,} bytes; it should hold one token"
+            raise HttpSetupError(f"the {source} is {too_long}")
         return data.decode("utf-8")
     except OSError as e:
         raise HttpSetupError(f"cannot read the {source}: {_os_reason(e)}") from None
@@ -4417,13 +4401,11 @@ def _token_file_text(token_file: str, source: str) -> str:
 def read_token(token_file: str | None, environ: Mapping[str, str] | None = None) -> str | None:
     """The bearer token from --token-file, else $ROBOT_MD_MCP_TOKEN, else None.
     Messages name where the token came from, never the token."""
-    environ = os.environ if environ is None else environ
+    source, text = f"${TOKEN_ENV}", (os.environ if environ is None else environ).get(TOKEN_ENV, "")
     if token_file is not None:
         source = f"token file {token_file}"
         text = _token_file_text(token_file, source)
-    elif environ.get(TOKEN_ENV, "").strip():
-        source, text = f"${TOKEN_ENV}", environ[TOKEN_ENV]
-    else:
+    elif not text.strip():
         return None
     token = text.strip()
     if len(token) < MIN_TOKEN_CHARS or not re.fullmatch(r"[\x21-\x7e]+", token):
@@ -4434,60 +4416,39 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
     return token
 
 
-def _address_info(host: str, port: int, shown: str) -> tuple[Any, ...]:
-    """The one getaddrinfo answer to listen at ("localhost": 127.0.0.1 before ::1)."""
+def _listening_socket(host: str, port: int, shown: str) -> Any:
+    """A socket listening at the address (for "localhost": 127.0.0.1 before ::1)."""
     import socket
 
+    sock = None
     try:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except (OSError, UnicodeError) as e:
-        reason = getattr(e, "strerror", None) or str(e)
-        raise HttpSetupError(f"cannot listen on {shown}: {reason.lower()}") from None
-    found.sort(key=lambda info: info[0] != socket.AF_INET)
-    return tuple(found[0])
-
-
-def _listening_socket(address_info: tuple[Any, ...], shown: str) -> Any:
-    """A socket bound and listening at one getaddrinfo answer; HttpSetupError
-    says why not."""
-    import socket
-
-    family, kind, proto, _, sockaddr = address_info
-    sock = socket.socket(family, kind, proto)
-    try:
+        family, kind, proto, _, address = min(found, key=lambda info: info[0] != socket.AF_INET)
+        sock = socket.socket(family, kind, proto)
         if os.name != "nt":  # on Windows SO_REUSEADDR would let two servers share a port
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(sockaddr)
+        sock.bind(address)
         sock.listen(128)
-        sock.set_inheritable(True)
-    except OSError as e:
-        sock.close()
-        raise HttpSetupError(f"cannot listen on {shown}: {_os_reason(e)}") from None
+    except (OSError, UnicodeError) as e:
+        if sock is not None:
+            sock.close()
+        reason = getattr(e, "strerror", None) or str(e)
+        raise HttpSetupError(f"cannot listen on {shown}: {reason.lower()}") from None
     return sock
 
 
-def _extra_hosts(allow_hosts: Iterable[str]) -> list[str]:
-    """--allow-host names, lowercase; HttpSetupError for one that is no host name."""
-    for name in allow_hosts:
-        if not _HOST_NAME.fullmatch(name):
-            raise HttpSetupError(f"--allow-host {name!r}: expected a host name or address, maybe with :PORT")
-    return [name.lower() for name in allow_hosts]
-
-
-def _allowed_hosts(given: str, ip: Any, port: int, extra: list[str]) -> tuple[str, ...]:
-    """The Host header values that name this server: the loopback names when
-    it listens there (or everywhere), its address and the name it was given
-    (e.g. pi.local), each with :PORT (and bare on port 80); --allow-host
-    names as given, and with :PORT when they have none."""
+def _allowed_hosts(given: str, ip: Any, port: int, extra: Iterable[str]) -> tuple[str, ...]:
+    """The Host values naming this server: the loopback names when it listens
+    there (or everywhere), its address and the name it was given, each with
+    :PORT (and bare on port 80); --allow-host names, with :PORT if they have none."""
     names = list(_LOOPBACK_NAMES) if ip.is_loopback or ip.is_unspecified else []
     if not ip.is_unspecified:
         names.append(f"[{ip}]" if ip.version == 6 else str(ip))
-    if not (ip.is_unspecified or ip.is_loopback) and given.lower() != str(ip):
-        names.append(f"[{given}]" if ":" in given else given.lower())
+    if not (ip.is_unspecified or ip.is_loopback):
+        names.append(f"[{given.lower()}]" if ":" in given else given.lower())
     allowed = [f"{name}:{port}" for name in names] + (names if port == 80 else [])
-    for name in extra:
-        has_port = bool(cast("re.Match[str]", _HOST_NAME.fullmatch(name))[2])
-        allowed += [name] if has_port else [name, f"{name}:{port}"]
+    for name in map(str.lower, extra):
+        allowed += [name] if ":" in name.rpartition("]")[2] else [name, f"{name}:{port}"]
     return tuple(dict.fromkeys(allowed))
 
 
@@ -4501,59 +4462,39 @@ def open_listener(
     import ipaddress
 
     host, port = parse_listen_address(address)
-    extra = _extra_hosts(allow_hosts)
+    for name in allow_hosts:
+        if not _HOST_NAME.fullmatch(name):
+            raise HttpSetupError(f"--allow-host {name!r}: expected a host name or address, maybe with :PORT")
     token = read_token(token_file, environ)
     shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    address_info = _address_info(host, port, shown)
-    ip = ipaddress.ip_address(str(address_info[4][0]).split("%")[0])
+    sock = _listening_socket(host, port, shown)
+    bound, port = sock.getsockname()[:2]
+    ip = ipaddress.ip_address(bound.split("%")[0])
     if not ip.is_loopback and token is None:
+        sock.close()
         raise HttpSetupError(
             f"refusing to serve on {shown} (reachable from other machines) without a bearer token: "
-            f"pass --token-file PATH or set ${TOKEN_ENV} (make one with: {_MAKE_TOKEN}), "
-            "or bind 127.0.0.1"
+            f"pass --token-file PATH or set ${TOKEN_ENV} (make one with: {_MAKE_TOKEN}), or bind 127.0.0.1"
         )
-    sock = _listening_socket(address_info, shown)
-    port = sock.getsockname()[1]
     everywhere = " (all interfaces; other machines must use a name given with --allow-host)"
     return HttpListener(
         socket=sock,
         url=f"http://{f'[{ip}]' if ip.version == 6 else ip}:{port}{MCP_PATH}",
-        allowed_hosts=_allowed_hosts(host, ip, port, extra),
+        allowed_hosts=_allowed_hosts(host, ip, port, allow_hosts),
         token=token,
-        hint=everywhere if ip.is_unspecified and not extra else "",
+        hint=everywhere if ip.is_unspecified and not allow_hosts else "",
     )
 
 
-@dataclass(frozen=True)
-class HttpAnswer:
-    """An answer of ours rather than the SDK's: a refusal, a batch's answers."""
-
-    status: int
-    body: bytes
-    headers: tuple[tuple[bytes, bytes], ...] = ()
-    content_type: bytes = b"text/plain; charset=utf-8"
-
-    async def send(self, send: Send) -> None:
-        length = (b"content-length", str(len(self.body)).encode())
-        headers = [(b"content-type", self.content_type), length, *self.headers]
-        await send({"type": "http.response.start", "status": self.status, "headers": headers})
-        await send({"type": "http.response.body", "body": self.body})
-
-
-JSON_TYPE = b"application/json"
-
-
 def error_body(message: str) -> bytes:
-    """Every error the REST paths (and the guard) answer: one JSON object, one line of text."""
+    """Every error the guard and the REST paths answer: one JSON object, one line of text."""
     return json.dumps({"error": " ".join(message.split())}, ensure_ascii=False).encode("utf-8")
 
 
-def refused(status: int, message: str, headers: tuple[tuple[bytes, bytes], ...] = ()) -> HttpAnswer:
-    return HttpAnswer(status, error_body(message), headers, JSON_TYPE)
+def refused(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
+    from starlette.responses import Response
 
-
-def json_answer(value: Any) -> HttpAnswer:
-    return HttpAnswer(200, to_json(value).encode("utf-8"), content_type=JSON_TYPE)
+    return Response(error_body(message), status, headers, JSON_TYPE)
 
 
 def _theirs(text: str) -> str:
@@ -4567,74 +4508,58 @@ def _header(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> str | None:
     return values[0].decode("latin-1") if len(values) == 1 else None
 
 
-def _replayed(parts: list[Message], receive: Receive | None = None) -> Receive:
-    """A receive() that hands over `parts` first, then the peer's own messages
-    (a disconnect, while an event stream is open); for a request of ours,
-    with no peer, nothing more."""
+def _replayed(body: bytes, receive: Receive | None = None) -> Receive:
+    """A receive() that hands over `body`, then the peer's own messages (a
+    disconnect, while an event stream is open); with no peer, nothing more."""
     import anyio
 
-    pending = collections.deque(parts)
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
     then = receive or cast("Receive", anyio.sleep_forever)
 
     async def replay() -> Message:
-        return pending.popleft() if pending else await then()
+        return pending.pop() if pending else await then()
 
     return replay
 
 
-def _body_message(body: bytes) -> Message:
-    return {"type": "http.request", "body": body, "more_body": False}
+def _kept(events: list[Message]) -> Send:
+    """A send() for a request of ours: what the app answers, kept in `events`."""
+
+    async def keep(message: Message) -> None:
+        events.append(message)
+
+    return keep
 
 
-async def _read_body(receive: Receive, limits: HttpLimits) -> list[Message] | HttpAnswer | None:
-    """The request body's parts, up to the first past MAX_HTTP_BODY_BYTES
-    (we stop holding more there; the SDK, given the same limit, refuses the
-    request with 413); 408 when the body does not come within the body
-    deadline or a gap between its parts is too long (the SDK waits for a
-    body as long as its peer likes); None if the peer left."""
+async def _read_body(receive: Receive, limits: HttpLimits, size_refused: bool) -> bytes | Response | None:
+    """The body, within the body deadline and gaps (408; the SDK waits as long
+    as a peer likes), up to the first part past MAX_HTTP_BODY_BYTES (then 413
+    if `size_refused`, else the SDK answers it); None if the peer left."""
     import anyio
 
-    parts: list[Message] = []
-    size, deadline = 0, anyio.current_time() + limits.body_seconds
-    while not parts or (parts[-1].get("more_body") and size <= MAX_HTTP_BODY_BYTES):
+    parts: list[bytes] = []
+    more, size, deadline = True, 0, anyio.current_time() + limits.body_seconds
+    while more and size <= MAX_HTTP_BODY_BYTES:
         with anyio.move_on_after(min(limits.body_gap_seconds, deadline - anyio.current_time())) as waited:
             message = await receive()
         if waited.cancelled_caught:
-            return refused(408, "the request body did not come in time", ((b"connection", b"close"),))
+            return refused(408, "the request body did not come in time", _CLOSE)
         if message["type"] != "http.request":
             return None
-        parts.append(message)
-        size += len(message.get("body", b""))
-    return parts
-
-
-def _jsonrpc_answers(headers: Iterable[tuple[bytes, bytes]], body: bytes) -> list[dict[str, Any]]:
-    """The JSON-RPC answers in one of the SDK's responses: a JSON body, or
-    the data lines of an event stream (it answers a POST as one, and offers
-    no public way to answer a message other than through its app)."""
-    kind = _header(headers, b"content-type") or ""
-    if kind.startswith("text/event-stream"):
-        texts = [row[5:] for row in body.splitlines() if row.startswith(b"data:")]
-    else:
-        texts = [body] if kind.startswith("application/json") and body.strip() else []
-    found: list[dict[str, Any]] = []
-    for text in texts:
-        with contextlib.suppress(ValueError):
-            data = json.loads(text)
-            found += [m for m in (data if isinstance(data, list) else [data]) if "method" not in m]
-    return found
+        parts.append(message.get("body", b""))
+        more, size = message.get("more_body", False), size + len(parts[-1])
+    if size > MAX_HTTP_BODY_BYTES and size_refused:
+        return refused(413, f"the request body is larger than {MAX_HTTP_BODY_BYTES // 1024} KiB", _CLOSE)
+    return b"".join(parts)
 
 
 class HttpGuard:
-    """ASGI layer in front of the SDK's whole app. For every request: a
-    header size cap (431), Host (421) and Origin (403) allow-lists, then the
-    bearer token (401) on every path but OPEN_PATHS, compared in constant
-    time. A POST to /mcp is read within the body deadlines (408) and
-    classified as a stdio line is (section 8): errors and batches are
-    answered here, the rest goes to the SDK. The session table is
-    LiveUpdates.clients (section 6): a full one makes room for a newcomer's
-    initialize by closing the least recently used session. (The SDK's own
-    token check needs OAuth settings and, like its Host check, guards /mcp only.)"""
+    """ASGI layer in front of the SDK's whole app, so of every route: headers
+    within MAX_HTTP_HEADER_BYTES (431), Host (421) and Origin (403), the token
+    (401) but on OPEN_PATHS, bodies within deadlines (408) and size (413).
+    (The SDK's Host check guards /mcp only, case-sensitively; its token check
+    needs OAuth.) Messages to /mcp are classified as stdio lines are (section
+    8); the one session table is LiveUpdates.clients (section 6)."""
 
     def __init__(self, app: ASGIApp, listener: HttpListener, live: LiveUpdates, limits: HttpLimits) -> None:
         self.app = app
@@ -4645,24 +4570,19 @@ class HttpGuard:
         self.origins = frozenset(f"{s}://{host}" for host in self.hosts for s in ("http", "https"))
         self.token = None if listener.token is None else listener.token.encode("ascii")
         self.notifications_in_flight = 0
-        self.log = logging.getLogger(NAME)
         self.noted: set[str] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)  # lifespan (websockets are off)
-            return
-        refusal = self.refusal(scope)
-        if refusal is not None:
-            await refusal.send(send)
-        elif scope["method"] == "POST" and scope["path"] == MCP_PATH:
-            await self.post(scope, receive, send)
+        elif (refusal := self.refusal(scope)) is not None:
+            await refusal(scope, receive, send)
         elif scope["method"] in ("POST", "PUT", "PATCH"):
-            await self.bounded(scope, receive, send)
+            await self.with_body(scope, receive, send)
         else:
             await self.in_session(scope, receive, send)
 
-    def refusal(self, scope: Scope) -> HttpAnswer | None:
+    def refusal(self, scope: Scope) -> Response | None:
         """Our answer to a request refused before it reaches any route, else None."""
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         # uvicorn's h11_max_incomplete_event_size bounds a head still arriving, not one that came whole.
@@ -4680,95 +4600,120 @@ class HttpGuard:
         if self.token is None or scope["path"] in OPEN_PATHS or self._authorized(headers):
             return None
         self._note("refused a request without the right bearer token")
-        challenge = ((b"www-authenticate", b'Bearer realm="robot-md-mcp"'),)
+        challenge = {"www-authenticate": 'Bearer realm="robot-md-mcp"'}
         return refused(401, "send the token: Authorization: Bearer <token>", challenge)
 
-    async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """A message to /mcp: answered here when it is no message MCP accepts
-        (as over stdio: one JSON-RPC error, never a pydantic dump) or a batch."""
-        from mcp import types
+    def _authorized(self, headers: list[tuple[bytes, bytes]]) -> bool:
+        import hmac
 
-        parts = await _read_body(receive, self.limits)
-        if parts is None:  # the peer left: nobody to answer
+        scheme, _, credentials = (_header(headers, b"authorization") or "").partition(" ")
+        matches = hmac.compare_digest(credentials.strip().encode("latin-1"), cast(bytes, self.token))
+        return matches and scheme.lower() == "bearer"
+
+    def _note(self, message: str) -> None:
+        """Log each distinct refusal once (a flood of them must not flood stderr)."""
+        if message not in self.noted and len(self.noted) < 100:
+            self.noted.add(message)
+            logging.getLogger(NAME).warning("%s: %s", NAME, message)
+
+    async def with_body(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await _read_body(receive, self.limits, size_refused=scope["path"] != MCP_PATH)
+        if body is None:  # the peer left: nobody to answer
             return
-        if isinstance(parts, HttpAnswer):
-            await parts.send(send)
-            return
-        body = b"".join(part.get("body", b"") for part in parts)
-        if len(body) > MAX_HTTP_BODY_BYTES:  # the SDK's max_request_body_size refuses it (413)
-            await self.app(scope, _replayed(parts, receive), send)
-            return
+        if not isinstance(body, bytes):
+            await body(scope, receive, send)
+        elif scope["path"] == MCP_PATH and scope["method"] == "POST" and len(body) <= MAX_HTTP_BODY_BYTES:
+            await self.post(scope, body, receive, send)
+        else:  # past the limit, a POST to /mcp gets the SDK's 413 (max_request_body_size)
+            await self.forward(scope, _replayed(body, receive), send)
+
+    async def post(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
+        """A message to /mcp, answered here when MCP takes no such message (as
+        over stdio: a JSON-RPC error, never a pydantic dump) or a batch. The
+        SDK queues notifications per session: they get a budget of their own,
+        or one client's flood would take the slots every client's requests need."""
+        from mcp import types
+        from starlette.responses import Response
+
         client = self.live.clients.get(_header(scope["headers"], b"mcp-session-id"))
         batches = client is not None and client.protocol_version == BATCH_REVISION
-        message, answer = classify_line(body, batches=batches)
-        if answer is not None:
-            json_answer = HttpAnswer(400, json.dumps(answer).encode(), content_type=b"application/json")
-            await json_answer.send(send)
+        message, error = classify_line(body, batches=batches)
+        if error is not None:
+            await Response(json.dumps(error), 400, media_type=JSON_TYPE)(scope, receive, send)
         elif isinstance(message, list):
-            await self.answer_batch(scope, message, send)
+            await self.answer_batch(scope, message, receive, send)
         elif message is not None and not isinstance(message, types.JSONRPCRequest):
-            await self.forward_notification(scope, _replayed([_body_message(body)], receive), send)
+            if self.notifications_in_flight >= MAX_NOTIFICATIONS_IN_FLIGHT:
+                await refused(503, "too many notifications in flight")(scope, receive, send)
+                return
+            self.notifications_in_flight += 1
+            try:
+                await self.forward(scope, _replayed(body, receive), send)
+            finally:
+                self.notifications_in_flight -= 1
         elif isinstance(message, types.JSONRPCRequest) and message.method == "initialize":
             # with clientInfo, as classify_line completed it
             body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
             asked = str((message.params or {}).get("protocolVersion", ""))
-            await self.in_session(scope, _replayed([_body_message(body)], receive), send, opening=asked)
+            await self.in_session(scope, _replayed(body, receive), send, opening=asked)
         else:
-            await self.in_session(scope, _replayed([_body_message(body)], receive), send)
+            await self.in_session(scope, _replayed(body, receive), send)
 
-    async def bounded(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """A request with a body to any other route (the REST paths): read
-        within the body deadlines and size limit (413) before it goes on."""
-        parts = await _read_body(receive, self.limits)
-        if parts is None:  # the peer left: nobody to answer
-            return
-        if isinstance(parts, HttpAnswer):
-            await parts.send(send)
-        elif sum(len(part.get("body", b"")) for part in parts) > MAX_HTTP_BODY_BYTES:
-            limit = f"the request body is larger than {MAX_HTTP_BODY_BYTES // 1024} KiB"
-            await refused(413, limit, ((b"connection", b"close"),)).send(send)
-        else:
-            await self.forward(scope, _replayed(parts, receive), send)
+    async def answer_batch(
+        self, scope: Scope, members: list[tuple[Any, dict[str, Any] | None]], receive: Receive, send: Send
+    ) -> None:
+        """A batch (2025-03-26 sessions only): each member to the SDK as a POST
+        of its own (its sessions take messages only through its app, one per
+        POST, answered as an event stream); the answers gathered by stdio's
+        _Batches into one array, or 202 when none is due, as JSON-RPC says."""
+        from starlette.responses import Response
+
+        batches = _Batches()
+        ready = batches.start(members)
+        for message, _ in members:
+            events: list[Message] = []
+            if message is not None:
+                body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+                await self.forward(scope, _replayed(body), _kept(events))
+            said = b"".join(event.get("body", b"") for event in events)
+            for text in [row[5:] for row in said.splitlines() if row.startswith(b"data:")] or [said]:
+                with contextlib.suppress(ValueError):  # none (202), or not the SDK's JSON-RPC
+                    found = json.loads(text)
+                    if isinstance(found, dict) and "method" not in found:
+                        ready = batches.answered(found.get("id"), json.dumps(found, ensure_ascii=False))
+        ready = ready or next(iter(batches.unfinished()), None)  # a member the SDK left unanswered
+        answer = Response(ready, 200, media_type=JSON_TYPE) if ready else Response(status_code=202)
+        await answer(scope, receive, send)
 
     async def in_session(
         self, scope: Scope, receive: Receive, send: Send, opening: str | None = None
     ) -> None:
-        """forward(), keeping the session table: room made before an
-        initialize (`opening`: the revision it asks for), the session it
-        opens, each use of one, its end."""
+        """forward(), keeping the session table: room made for an initialize
+        (`opening`: the revision it asks for), the session it opens, each use
+        of one (not closed for room while in use, if another can be), its end."""
         session = _header(scope["headers"], b"mcp-session-id")
         if opening is not None and session is None:
             await self.make_room(scope)
-        with self.in_use(session):
-            status, answered_for = await self.forward(scope, receive, send)
-        if session is None and answered_for is not None and status < 400:
-            self.live.heard(answered_for).protocol_version = opening
+        client = self.live.clients.get(session)
+        if client is not None:
+            client.in_flight += 1
+        try:
+            status, opened = await self.forward(scope, receive, send)
+        finally:
+            if client is not None:
+                client.in_flight -= 1
+                if session in self.live.clients:
+                    self.live.heard(session)
+        if session is None and opened is not None and status < 400:
+            self.live.heard(opened).protocol_version = opening
         elif session is not None and (scope["method"] == "DELETE" or status == 404):  # ended, or gone
             self.live.forget(session)
 
-    @contextlib.contextmanager
-    def in_use(self, session: str | None) -> Iterator[None]:
-        """A session's request or stream in flight: it is not closed to make
-        room while another session could be; it counts as used when done."""
-        client = self.live.clients.get(session)
-        if client is None:
-            yield
-            return
-        client.in_flight += 1
-        try:
-            yield
-        finally:
-            client.in_flight -= 1
-            if session in self.live.clients:
-                self.live.heard(session)
-
     async def make_room(self, scope: Scope) -> None:
-        """At the session limit, close the least recently used session (one
-        not in use, if there is one) for a newcomer's: the SDK's own limit
-        (max_sessions) refuses newcomers with 503, so one peer opening
-        sessions and pinging them would lock everyone else out. It is closed
-        as its client would, with a DELETE to the SDK's app (the SDK has no
-        other public way), in the guise of the newcomer's request."""
+        """At the session limit, close the least recently used session (one not
+        in use, if any): the SDK's own limit (max_sessions) answers newcomers
+        503, so one peer opening sessions could lock everyone else out. Closed
+        as its client would, by a DELETE to the SDK's app (no other public way)."""
         self.live.forget_idle(time.monotonic())
         if len(self.live.clients) < self.limits.sessions:
             return
@@ -4777,62 +4722,11 @@ class HttpGuard:
         self.live.forget(least_recent)
         headers = [(b"host", min(self.hosts).encode()), (b"mcp-session-id", least_recent.encode())]
         delete = {**scope, "method": "DELETE", "path": MCP_PATH, "query_string": b"", "headers": headers}
-
-        async def unheard(message: Message) -> None:
-            pass
-
-        await self.app(delete, _replayed([_body_message(b"")]), unheard)
-
-    async def answer_batch(
-        self, scope: Scope, members: list[tuple[Any, dict[str, Any] | None]], send: Send
-    ) -> None:
-        """A batch (2025-03-26 sessions only): each member to the SDK in
-        order as a POST of its own (an SDK session takes one message per
-        POST); its answers gathered by stdio's _Batches, back as one JSON
-        array, or 202 when none is due (only notifications), as JSON-RPC says."""
-        batches = _Batches()
-        ready = batches.start(members)
-        for message, _ in members:
-            if message is not None:
-                for answer in await self.forward_member(scope, message):
-                    ready = batches.answered(answer.get("id"), json.dumps(answer, ensure_ascii=False))
-        ready = ready or next(iter(batches.unfinished()), None)  # a member the SDK left unanswered
-        if ready is None:
-            await HttpAnswer(202, b"").send(send)
-        else:
-            await HttpAnswer(200, ready.encode("utf-8"), content_type=b"application/json").send(send)
-
-    async def forward_member(self, scope: Scope, message: types.JSONRPCMessage) -> list[dict[str, Any]]:
-        """One member of a batch to the SDK; the answers it gave."""
-        body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-        headers = [(k, v) for k, v in scope["headers"] if k != b"content-length"]
-        headers.append((b"content-length", str(len(body)).encode()))
-        events: list[Message] = []
-
-        async def kept(event: Message) -> None:
-            events.append(event)
-
-        await self.forward({**scope, "headers": headers}, _replayed([_body_message(body)]), kept)
-        answer_headers = events[0].get("headers", []) if events else []
-        return _jsonrpc_answers(answer_headers, b"".join(e.get("body", b"") for e in events[1:]))
-
-    async def forward_notification(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """A notification (or a response) to the SDK, within a budget of its
-        own: the SDK queues them per session, so a client's flood would
-        otherwise take the slots every client's requests need."""
-        if self.notifications_in_flight >= MAX_NOTIFICATIONS_IN_FLIGHT:
-            await refused(503, "too many notifications in flight").send(send)
-            return
-        self.notifications_in_flight += 1
-        try:
-            await self.forward(scope, receive, send)
-        finally:
-            self.notifications_in_flight -= 1
+        await self.app(delete, _replayed(b""), _kept([]))
 
     async def forward(self, scope: Scope, receive: Receive, send: Send) -> tuple[int, str | None]:
-        """The request, checked, to the SDK's app; the answer's status and the
-        session it names (0 and None: it gave none). An event stream the SDK
-        dropped (shutdown, session closed) is ended cleanly."""
+        """To the SDK's app; the answer's status and the session it names (0,
+        None: no answer). An event stream the SDK dropped is ended cleanly."""
         started: list[Message] = []
         ended = False
 
@@ -4850,31 +4744,44 @@ class HttpGuard:
             return 0, None
         return started[0]["status"], _header(started[0].get("headers", ()), b"mcp-session-id")
 
-    def _authorized(self, headers: list[tuple[bytes, bytes]]) -> bool:
-        import hmac
 
-        values = [v for k, v in headers if k == b"authorization"]
-        scheme, _, credentials = (values[0] if len(values) == 1 else b"").partition(b" ")
-        assert self.token is not None
-        matches = hmac.compare_digest(credentials.strip(), self.token)
-        return matches and scheme.lower() == b"bearer"
+def _waiting_for_head(connection: Any) -> bool:
+    """Whether a uvicorn connection waits for a request head (none yet, or the last one answered)."""
+    at_rest = connection.cycle is None or connection.cycle.response_complete
+    return at_rest and not connection.transport.is_closing()
 
-    def _note(self, message: str) -> None:
-        """Log each distinct refusal once (a flood of them must not flood stderr)."""
-        if message not in self.noted and len(self.noted) < 100:
-            self.noted.add(message)
-            self.log.warning("%s: %s", NAME, message)
+
+def _stalled(connection: Any) -> bool:
+    """Whether a connection waits on its peer: for a head or a body, or to read
+    an event stream (read or not: until its buffers fill, a server cannot tell)
+    or a stuck answer."""
+    if connection.transport.is_closing() or _waiting_for_head(connection):
+        return _waiting_for_head(connection)
+    if not connection.cycle.response_started:
+        return bool(connection.cycle.more_body)  # else: being answered
+    return connection.scope["method"] == "GET" or bool(connection.flow.write_paused)
+
+
+def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> list[Any]:
+    """Which connections make room for a newcomer: those longest without
+    progress (_stalled), never one being answered, nor one in its first
+    `limits.new_connection_seconds` until twice the limit are open."""
+    stalled = sorted((c for c in others if _stalled(c)), key=lambda c: c.waiting_since)
+    new: list[Any] = []  # in their first moments, waiting for a first head
+    old: list[Any] = []
+    for c in stalled:
+        (new if c.cycle is None and now - c.connected_at < limits.new_connection_seconds else old).append(c)
+    closing = old[: max(0, len(others) + 1 - limits.connections)]
+    return closing + new[: max(0, len(others) + 1 - 2 * limits.connections - len(closing))]
 
 
 def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
-    """uvicorn's h11 protocol class (given through its public
-    `Config(http=...)`), made to close a connection whose next request head
-    has not come within the keep-alive timeout and, past
-    `limits.connections`, to make room for a newcomer (connections_to_close):
-    uvicorn stops its clock at a request's first byte and, full, answers 503
-    to everyone, with no public setting for either. It uses uvicorn 0.54's
-    internals; tests/test_canaries.py exercises each behaviour through a
-    real server."""
+    """uvicorn's h11 protocol (through its public `Config(http=...)`), closing
+    a connection whose next request head has not come within the keep-alive
+    timeout, and making room past `limits.connections`: uvicorn stops that
+    clock at a request's first byte and, full, answers 503 to all, with no
+    setting for either. It uses uvicorn 0.54's internals: tests/test_canaries.py
+    drives each behaviour through a real server."""
 
     class HeadDeadline(protocol):  # type: ignore[misc]
         waiting_since = 0.0  # the last step: connected, a head came, an answer went
@@ -4910,40 +4817,6 @@ def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
     return HeadDeadline
 
 
-def _waiting_for_head(connection: Any) -> bool:
-    """Whether a connection waits for a request head (none yet, or the last one answered)."""
-    at_rest = connection.cycle is None or connection.cycle.response_complete
-    return at_rest and not connection.transport.is_closing()
-
-
-def _stalled(connection: Any) -> bool:
-    """Whether a connection waits on its peer: for a head or a body, or for
-    it to read an event stream (a read stream too: until its buffers fill, a
-    server cannot tell it from one nobody reads) or a stuck answer."""
-    if connection.transport.is_closing() or _waiting_for_head(connection):
-        return _waiting_for_head(connection)
-    if not connection.cycle.response_started:
-        return bool(connection.cycle.more_body)  # else: being answered
-    return connection.scope["method"] == "GET" or bool(connection.flow.write_paused)
-
-
-def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> list[Any]:
-    """Which open connections make room for a newcomer: those longest
-    without progress (_stalled); never one being answered, nor one in its
-    first `limits.new_connection_seconds` (about to speak) until twice the
-    limit are open. uvicorn's own limit (503 to all) is four times ours."""
-    stalled = sorted((c for c in others if _stalled(c)), key=lambda c: c.waiting_since)
-    new: list[Any] = []  # in their first moments, waiting for a first head
-    old: list[Any] = []
-    for c in stalled:
-        fresh = c.cycle is None and now - c.connected_at < limits.new_connection_seconds
-        (new if fresh else old).append(c)
-    over_soft = len(others) + 1 - limits.connections
-    over_hard = len(others) + 1 - 2 * limits.connections
-    closing = old[: max(0, over_soft)]
-    return closing + new[: max(0, over_hard - len(closing))]
-
-
 # --- REST: the views, validate and render for clients that speak no MCP -----
 # The paths of the TypeScript robot-md-mcp's REST bridge (robot-md-http), so a
 # client written for it finds them here, plus every view of the VIEWS table;
@@ -4961,6 +4834,12 @@ REST_RETRY_SECONDS = 1
 YAML_MIME_TYPE = "application/yaml"
 ERROR_SCHEMA = object_schema(error={**TEXT, "description": "one line saying what is wrong"})
 HEALTH_SCHEMA = object_schema(ok={"const": True}, robot={**TEXT, "description": "metadata.robot_name"})
+
+
+def json_answer(value: Any) -> Response:
+    from starlette.responses import Response
+
+    return Response(to_json(value).encode("utf-8"), 200, media_type=JSON_TYPE)
 
 
 def from_posted(body: bytes, made: Callable[[Snapshot], Any]) -> Any:
@@ -5113,7 +4992,7 @@ class RestApi:
             *views,
         ]
 
-    async def named(self) -> tuple[Snapshot, str] | HttpAnswer:
+    async def named(self) -> tuple[Snapshot, str] | Response:
         """The file as it is now and its robot's name, or 503 saying why not."""
         try:
             snap = self.file.servable(await self.file.version_async())
@@ -5123,24 +5002,24 @@ class RestApi:
 
     async def health(self, request: Any) -> Any:
         found = await self.named()
-        if isinstance(found, HttpAnswer):
-            return _response(found)
-        return _response(json_answer({"ok": True, "robot": found[1]}))
+        return found if not isinstance(found, tuple) else json_answer({"ok": True, "robot": found[1]})
 
     async def openapi(self, request: Any) -> Any:
         found = await self.named()
-        robot = None if isinstance(found, HttpAnswer) else found[1]
-        return _response(json_answer(openapi_document(robot, self.bearer)))
+        robot = found[1] if isinstance(found, tuple) else None
+        return json_answer(openapi_document(robot, self.bearer))
 
     def view_handler(self, view: View) -> Callable[[Any], Any]:
         async def answer(request: Any) -> Any:
-            return _response(await self.view(view, request.path_params["name"]))
+            return await self.view(view, request.path_params["name"])
 
         return answer
 
-    async def view(self, view: View, asked: str) -> HttpAnswer:
+    async def view(self, view: View, asked: str) -> Response:
+        from starlette.responses import Response
+
         found = await self.named()
-        if isinstance(found, HttpAnswer):
+        if not isinstance(found, tuple):
             return found
         snap, name = found
         if asked != name:
@@ -5149,8 +5028,7 @@ class RestApi:
             text = snap.text(view)
         except ManifestError as e:
             return refused(503, f"{view.kind}: {e.what}")
-        kind = view.mime_type + ("; charset=utf-8" if view.mime_type.startswith("text/") else "")
-        return HttpAnswer(200, text.encode("utf-8"), content_type=kind.encode())
+        return Response(text.encode("utf-8"), 200, media_type=view.mime_type)  # text/ types: charset=utf-8
 
     async def not_found(self, request: Any, exc: Any) -> Any:
         """Every unknown path: 404 JSON. Under /robots/ it names the robot and
@@ -5159,7 +5037,7 @@ class RestApi:
         path: str = request.scope["path"]
         name, _, kind = path.removeprefix(ROBOTS_PATH + "/").rpartition("/")
         if path.startswith(ROBOTS_PATH + "/") and kind in VIEW and request.method in ("GET", "HEAD"):
-            return _response(await self.view(VIEW[kind], name))
+            return await self.view(VIEW[kind], name)
         if path.startswith(ROBOTS_PATH + "/"):
             views = ", ".join(view.kind for view in VIEWS)
             message = (
@@ -5167,70 +5045,61 @@ class RestApi:
             )
         else:
             message = f"no such path: {_theirs(path)}; the paths served are listed at {OPENAPI_PATH}"
-        return _response(refused(404, message))
+        return refused(404, message)
 
     async def validate(self, request: Any) -> Any:
-        async def work(body: bytes) -> HttpAnswer:
+        async def work(body: bytes) -> Response:
             import anyio.to_thread
+            from starlette.responses import Response
 
             text = await anyio.to_thread.run_sync(validate_json, body)
-            return HttpAnswer(200, text.encode("utf-8"), content_type=JSON_TYPE)
+            return Response(text.encode("utf-8"), 200, media_type=JSON_TYPE)
 
-        return _response(await self.parsed(request, work))
+        return await self.parsed(request, work)
 
     async def render(self, request: Any) -> Any:
-        async def work(body: bytes) -> HttpAnswer:
+        async def work(body: bytes) -> Response:
             import anyio.to_thread
+            from starlette.responses import Response
 
             status, text = await anyio.to_thread.run_sync(render_yaml, body)
-            kind = f"{YAML_MIME_TYPE}; charset=utf-8" if status == 200 else "application/json"
-            return HttpAnswer(status, text, content_type=kind.encode())
+            kind = f"{YAML_MIME_TYPE}; charset=utf-8" if status == 200 else JSON_TYPE
+            return Response(text, status, media_type=kind)
 
-        return _response(await self.parsed(request, work))
+        return await self.parsed(request, work)
 
-    async def parsed(self, request: Any, work: Callable[[bytes], Any]) -> HttpAnswer:
+    async def parsed(self, request: Any, work: Callable[[bytes], Any]) -> Response:
         """`work` on the request body, if it has one and a parse slot is free."""
         body = await request.body()  # HttpGuard read it within the limits already
         if not body:
             return refused(400, "send a ROBOT.md text as the request body")
         if self.parsing >= MAX_REST_PARSES:
             busy = f"busy: {MAX_REST_PARSES} manifests are being parsed; retry in {REST_RETRY_SECONDS} s"
-            return refused(503, busy, ((b"retry-after", str(REST_RETRY_SECONDS).encode()),))
+            return refused(503, busy, {"retry-after": str(REST_RETRY_SECONDS)})
         self.parsing += 1
         try:
-            return cast(HttpAnswer, await work(body))
+            return cast("Response", await work(body))
         finally:
             self.parsing -= 1
-
-
-def _response(answer: HttpAnswer) -> Any:
-    """Our answer (its status, headers and content type) as a starlette Response."""
-    from starlette.responses import Response
-
-    headers = {k.decode(): v.decode() for k, v in answer.headers}
-    return Response(answer.body, answer.status, headers, media_type=answer.content_type.decode())
 
 
 async def _not_allowed(request: Any, exc: Any) -> Any:
     allowed = (exc.headers or {}).get("Allow", "")
     message = f"{request.method} is not allowed on {_theirs(request.url.path)}; allowed: {allowed}"
-    headers = ((b"allow", allowed.encode()),)
-    return _response(refused(405, message, headers))
+    return refused(405, message, {"allow": allowed})
 
 
 def http_app(
     manifest_file: ManifestFile, listener: HttpListener, limits: HttpLimits = HttpLimits()
 ) -> HttpGuard:
     """HttpGuard in front of the SDK's Streamable HTTP app. Errors name the
-    manifest by its file name: a remote client has no use for the server's
-    folder layout."""
+    manifest by its file name: a remote client has no use for our folders."""
     from mcp.server.transport_security import TransportSecuritySettings
-    from starlette.requests import Request as HttpRequest
     from starlette.responses import Response
     from starlette.routing import Route
 
-    async def health(request: HttpRequest) -> Response:
-        return Response(HEALTHY, media_type="application/json")
+    async def health(request: Any) -> Response:
+        return Response(b'{"status": "ok"}', media_type=JSON_TYPE)
 
     rest = RestApi(manifest_file, bearer=listener.token is not None)
     live = LiveUpdates(manifest_file, limits.session_idle_seconds, limits.poll_seconds)
@@ -5238,12 +5107,11 @@ def http_app(
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         custom_starlette_routes=[Route(HEALTH_PATH, health, methods=["GET", "HEAD"]), *rest.routes()],
-        # HttpGuard checks Host and Origin for every route; the SDK's check
-        # guards /mcp only, and matches Host case-sensitively.
+        # HttpGuard checks Host and Origin on every route; the SDK's check guards /mcp only, case-sensitively.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=MAX_HTTP_BODY_BYTES,
         session_idle_timeout=limits.session_idle_seconds,
-        # HttpGuard makes room at limits.sessions; this bounds initializes still in flight.
+        # HttpGuard makes room at limits.sessions (the SDK's limit refuses, 503); this bounds initializes.
         max_sessions=limits.sessions + 4 * limits.connections,
     )
     app.add_exception_handler(404, rest.not_found)  # every unknown path and wrong method: JSON
@@ -5274,19 +5142,12 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
     )
 
 
-# A read under way this long when the server is told to stop is taken for stuck
-# (a healthy one, even over a network, takes milliseconds): ending then keeps
-# the stop within a second.
-_STUCK_SECONDS = 0.25
-
-
 def end_if_stuck_when_stopped(server: Any, reads: OneReadAtATime, listener: HttpListener) -> None:
-    """On a daemon thread while serving: told to stop (Ctrl-C, SIGTERM: uvicorn
-    sets `should_exit`) while a read of the file is stuck, the server ends
-    at once, exit 0, its listener and connections closed first, rather than
-    wait on a read the file system may never answer (uvicorn's graceful stop
-    would, and so would the process's exit: see end_now)."""
-    while not (server.should_exit and reads.in_flight(_STUCK_SECONDS)):
+    """On a daemon thread: told to stop (uvicorn sets `should_exit`) while a
+    read of the file is stuck (0.25 s under way; a healthy one takes
+    milliseconds), end at once, exit 0, its sockets closed first, rather than
+    wait on a read the file system may never answer (see end_now)."""
+    while not (server.should_exit and reads.in_flight(0.25)):
         time.sleep(0.1)
     with contextlib.suppress(Exception):  # stderr is best effort
         print(f"{NAME}: stopped; the file system has not answered a read of {reads.path}", file=sys.stderr)
@@ -5307,23 +5168,23 @@ def serve_http(
     """Serve MCP over Streamable HTTP until Ctrl-C or SIGTERM (exit 0)."""
     import signal
 
-    running: list[Any] = []  # the uvicorn server, once there is one
+    server: Any = None
     stopping: list[int] = []
 
     def stop(signum: int, frame: Any) -> None:
         stopping.append(signum)
-        for server in running:
+        if server is not None:
             server.should_exit = True
 
-    # A signal before uvicorn takes over (or while it starts) stops it;
-    # uvicorn handles them while it serves, then restores ours and re-raises
-    # what it caught, which this handler absorbs: exit 0, no traceback.
+    # A signal before uvicorn serves stops it; uvicorn handles them while it
+    # serves, then restores ours and re-raises what it caught, which this
+    # handler absorbs: exit 0, no traceback.
     signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])]
     previous = {sig: signal.signal(sig, stop) for sig in signals}
     log_to_stderr(limits.log_lines, limits.log_window_seconds)
     try:
         with sdk_loading():
-            running.append(uvicorn_server(http_app(manifest_file, listener, limits), limits))
+            server = uvicorn_server(http_app(manifest_file, listener, limits), limits)
         guard = "bearer token required" if listener.token else "no token: this machine only"
         print(
             f"{NAME} {__version__}: serving robot {quoted(robot)} from {manifest_file.path} at {listener.url}"
@@ -5333,9 +5194,9 @@ def serve_http(
             flush=True,
         )
         if not stopping:
-            args = (running[0], manifest_file.reads, listener)
+            args = (server, manifest_file.reads, listener)
             threading.Thread(target=end_if_stuck_when_stopped, args=args, daemon=True).start()
-            running[0].run(sockets=[listener.socket])
+            server.run(sockets=[listener.socket])
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
