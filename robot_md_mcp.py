@@ -4332,8 +4332,7 @@ _MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"  #
 
 @dataclass(frozen=True)
 class HttpLimits:
-    """What a peer may cost us, and how often the file is looked at: the
-    defaults serve; tests pass small values instead of waiting them out."""
+    """What a peer may cost us: the defaults serve; tests pass small values instead of waiting them out."""
 
     head_seconds: float = HEAD_SECONDS
     body_seconds: float = BODY_SECONDS
@@ -4373,38 +4372,30 @@ def parse_listen_address(value: str) -> tuple[str, int]:
     return found[1] or found[2] or "127.0.0.1", int(found[3])
 
 
-def _token_file_text(token_file: str, source: str) -> str:
-    """The text of a token file only its owner can read or change (as ssh
-    wants of a key), refused whole if longer than a token: cut, it would
-    never match."""
-    try:
-        with open(Path(token_file).expanduser(), "rb", opener=_open_nonblocking) as f:
-            mode = os.fstat(f.fileno()).st_mode
-            if not stat.S_ISREG(mode):
-                raise HttpSetupError(f"the {source} is not a regular file")
-            if os.name != "nt" and mode & 0o077:
-                raise HttpSetupError(
-                    f"the {source} can be read or changed by other users (mode {stat.S_IMODE(mode):04o}); "
-                    f"make it private: chmod 600 {token_file}"
-                )
-            data = f.read(MAX_TOKEN_FILE_BYTES + 1)
-        if len(data) > MAX_TOKEN_FILE_BYTES:
-            too_long = f"longer than {MAX_TOKEN_FILE_BYTES:,} bytes; it should hold one token"
-            raise HttpSetupError(f"the {source} is {too_long}")
-        return data.decode("utf-8")
-    except OSError as e:
-        raise HttpSetupError(f"cannot read the {source}: {_os_reason(e)}") from None
-    except UnicodeDecodeError:
-        raise HttpSetupError(f"the {source} is not UTF-8 text") from None
-
-
 def read_token(token_file: str | None, environ: Mapping[str, str] | None = None) -> str | None:
-    """The bearer token from --token-file, else $ROBOT_MD_MCP_TOKEN, else None.
-    Messages name where the token came from, never the token."""
+    """The bearer token from --token-file (private, as ssh wants of a key; past a token's size refused, not
+    cut: it would never match), else $ROBOT_MD_MCP_TOKEN, else None. Messages name where it came from,
+    never the token."""
     source, text = f"${TOKEN_ENV}", (os.environ if environ is None else environ).get(TOKEN_ENV, "")
     if token_file is not None:
         source = f"token file {token_file}"
-        text = _token_file_text(token_file, source)
+        try:
+            with open(Path(token_file).expanduser(), "rb", opener=_open_nonblocking) as f:
+                mode = os.fstat(f.fileno()).st_mode
+                if not stat.S_ISREG(mode):
+                    raise HttpSetupError(f"the {source} is not a regular file")
+                if os.name != "nt" and mode & 0o077:
+                    private = f"(mode {stat.S_IMODE(mode):04o}); make it private: chmod 600 {token_file}"
+                    raise HttpSetupError(f"the {source} can be read or changed by other users {private}")
+                data = f.read(MAX_TOKEN_FILE_BYTES + 1)
+            if len(data) > MAX_TOKEN_FILE_BYTES:
+                too_long = f"longer than {MAX_TOKEN_FILE_BYTES:,} bytes; it should hold one token"
+                raise HttpSetupError(f"the {source} is {too_long}")
+            text = data.decode("utf-8")
+        except OSError as e:
+            raise HttpSetupError(f"cannot read the {source}: {_os_reason(e)}") from None
+        except UnicodeDecodeError:
+            raise HttpSetupError(f"the {source} is not UTF-8 text") from None
     elif not text.strip():
         return None
     token = text.strip()
@@ -4417,7 +4408,7 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
 
 
 def _listening_socket(host: str, port: int, shown: str) -> Any:
-    """A socket listening at the address (for "localhost": 127.0.0.1 before ::1)."""
+    """Listening at the address (for "localhost": 127.0.0.1 before ::1)."""
     import socket
 
     sock = None
@@ -4438,9 +4429,8 @@ def _listening_socket(host: str, port: int, shown: str) -> Any:
 
 
 def _allowed_hosts(given: str, ip: Any, port: int, extra: Iterable[str]) -> tuple[str, ...]:
-    """The Host values naming this server: the loopback names when it listens
-    there (or everywhere), its address and the name it was given, each with
-    :PORT (and bare on port 80); --allow-host names, with :PORT if they have none."""
+    """The Host values naming this server: the loopback names when it listens there (or everywhere), its
+    address and the name it was given, with :PORT (bare too on port 80); --allow-host names (:PORT added)."""
     names = list(_LOOPBACK_NAMES) if ip.is_loopback or ip.is_unspecified else []
     if not ip.is_unspecified:
         names.append(f"[{ip}]" if ip.version == 6 else str(ip))
@@ -4509,8 +4499,7 @@ def _header(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> str | None:
 
 
 def _replayed(body: bytes, receive: Receive | None = None) -> Receive:
-    """A receive() that hands over `body`, then the peer's own messages (a
-    disconnect, while an event stream is open); with no peer, nothing more."""
+    """A receive() that hands over `body`, then the peer's own messages (with no peer, nothing more)."""
     import anyio
 
     pending = [{"type": "http.request", "body": body, "more_body": False}]
@@ -4532,9 +4521,8 @@ def _kept(events: list[Message]) -> Send:
 
 
 async def _read_body(receive: Receive, limits: HttpLimits, size_refused: bool) -> bytes | Response | None:
-    """The body, within the body deadline and gaps (408; the SDK waits as long
-    as a peer likes), up to the first part past MAX_HTTP_BODY_BYTES (then 413
-    if `size_refused`, else the SDK answers it); None if the peer left."""
+    """The body within the body deadlines (408: the SDK waits as long as a peer likes), up to the first part
+    past MAX_HTTP_BODY_BYTES (then 413 if `size_refused`); None if the peer left."""
     import anyio
 
     parts: list[bytes] = []
@@ -4554,12 +4542,10 @@ async def _read_body(receive: Receive, limits: HttpLimits, size_refused: bool) -
 
 
 class HttpGuard:
-    """ASGI layer in front of the SDK's whole app, so of every route: headers
-    within MAX_HTTP_HEADER_BYTES (431), Host (421) and Origin (403), the token
-    (401) but on OPEN_PATHS, bodies within deadlines (408) and size (413).
-    (The SDK's Host check guards /mcp only, case-sensitively; its token check
-    needs OAuth.) Messages to /mcp are classified as stdio lines are (section
-    8); the one session table is LiveUpdates.clients (section 6)."""
+    """ASGI layer in front of the SDK's whole app, so of every route: headers within MAX_HTTP_HEADER_BYTES
+    (431), Host (421), Origin (403), the token (401) but on OPEN_PATHS, bodies within deadlines (408) and
+    size (413). (The SDK's Host check guards /mcp only, case-sensitively; its token check needs OAuth.) The
+    one session table is LiveUpdates.clients (section 6)."""
 
     def __init__(self, app: ASGIApp, listener: HttpListener, live: LiveUpdates, limits: HttpLimits) -> None:
         self.app = app
@@ -4628,10 +4614,9 @@ class HttpGuard:
             await self.forward(scope, _replayed(body, receive), send)
 
     async def post(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
-        """A message to /mcp, answered here when MCP takes no such message (as
-        over stdio: a JSON-RPC error, never a pydantic dump) or a batch. The
-        SDK queues notifications per session: they get a budget of their own,
-        or one client's flood would take the slots every client's requests need."""
+        """A message to /mcp, classified as a stdio line is (section 8): errors and batches answered here. The
+        SDK queues notifications per session: a budget of their own keeps a flood from taking the slots
+        every client's requests need."""
         from mcp import types
         from starlette.responses import Response
 
@@ -4662,10 +4647,9 @@ class HttpGuard:
     async def answer_batch(
         self, scope: Scope, members: list[tuple[Any, dict[str, Any] | None]], receive: Receive, send: Send
     ) -> None:
-        """A batch (2025-03-26 sessions only): each member to the SDK as a POST
-        of its own (its sessions take messages only through its app, one per
-        POST, answered as an event stream); the answers gathered by stdio's
-        _Batches into one array, or 202 when none is due, as JSON-RPC says."""
+        """A batch (2025-03-26 sessions only): each member to the SDK as a POST of its own (its sessions take
+        messages only through its app, one per POST, answered as an event stream); the answers gathered by
+        stdio's _Batches into one array, or 202 when none is due."""
         from starlette.responses import Response
 
         batches = _Batches()
@@ -4688,9 +4672,8 @@ class HttpGuard:
     async def in_session(
         self, scope: Scope, receive: Receive, send: Send, opening: str | None = None
     ) -> None:
-        """forward(), keeping the session table: room made for an initialize
-        (`opening`: the revision it asks for), the session it opens, each use
-        of one (not closed for room while in use, if another can be), its end."""
+        """forward(), keeping the session table: room made for an initialize (`opening`: the revision it
+        asks), the session it opens, each use (one in flight is closed for room last), its end."""
         session = _header(scope["headers"], b"mcp-session-id")
         if opening is not None and session is None:
             await self.make_room(scope)
@@ -4710,10 +4693,8 @@ class HttpGuard:
             self.live.forget(session)
 
     async def make_room(self, scope: Scope) -> None:
-        """At the session limit, close the least recently used session (one not
-        in use, if any): the SDK's own limit (max_sessions) answers newcomers
-        503, so one peer opening sessions could lock everyone else out. Closed
-        as its client would, by a DELETE to the SDK's app (no other public way)."""
+        """At the limit, close the least recently used session (the SDK's max_sessions would answer 503, so
+        one peer could lock all others out) by a DELETE to the SDK's app: it has no other public way."""
         self.live.forget_idle(time.monotonic())
         if len(self.live.clients) < self.limits.sessions:
             return
@@ -4725,8 +4706,7 @@ class HttpGuard:
         await self.app(delete, _replayed(b""), _kept([]))
 
     async def forward(self, scope: Scope, receive: Receive, send: Send) -> tuple[int, str | None]:
-        """To the SDK's app; the answer's status and the session it names (0,
-        None: no answer). An event stream the SDK dropped is ended cleanly."""
+        """To the SDK's app: its answer's status and session (0, None: none); a dropped stream ended."""
         started: list[Message] = []
         ended = False
 
@@ -4752,9 +4732,8 @@ def _waiting_for_head(connection: Any) -> bool:
 
 
 def _stalled(connection: Any) -> bool:
-    """Whether a connection waits on its peer: for a head or a body, or to read
-    an event stream (read or not: until its buffers fill, a server cannot tell)
-    or a stuck answer."""
+    """Whether a connection waits on its peer: for a head or a body, or to read an event stream (read or not:
+    until its buffers fill, a server cannot tell) or a stuck answer."""
     if connection.transport.is_closing() or _waiting_for_head(connection):
         return _waiting_for_head(connection)
     if not connection.cycle.response_started:
@@ -4763,9 +4742,8 @@ def _stalled(connection: Any) -> bool:
 
 
 def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> list[Any]:
-    """Which connections make room for a newcomer: those longest without
-    progress (_stalled), never one being answered, nor one in its first
-    `limits.new_connection_seconds` until twice the limit are open."""
+    """Which connections make room for a newcomer: those longest _stalled; one in its first
+    `limits.new_connection_seconds` (about to speak) only past twice the limit."""
     stalled = sorted((c for c in others if _stalled(c)), key=lambda c: c.waiting_since)
     new: list[Any] = []  # in their first moments, waiting for a first head
     old: list[Any] = []
@@ -4776,12 +4754,10 @@ def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> l
 
 
 def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
-    """uvicorn's h11 protocol (through its public `Config(http=...)`), closing
-    a connection whose next request head has not come within the keep-alive
-    timeout, and making room past `limits.connections`: uvicorn stops that
-    clock at a request's first byte and, full, answers 503 to all, with no
-    setting for either. It uses uvicorn 0.54's internals: tests/test_canaries.py
-    drives each behaviour through a real server."""
+    """uvicorn's h11 protocol (given to its public Config(http=...)) closing a connection whose next head is
+    late, and making room past `limits.connections`: uvicorn stops that clock at a head's first byte and,
+    full, answers 503 to all. It uses uvicorn 0.54's internals: tests/test_canaries.py drives each
+    behaviour through a real server."""
 
     class HeadDeadline(protocol):  # type: ignore[misc]
         waiting_since = 0.0  # the last step: connected, a head came, an answer went
@@ -5092,8 +5068,8 @@ async def _not_allowed(request: Any, exc: Any) -> Any:
 def http_app(
     manifest_file: ManifestFile, listener: HttpListener, limits: HttpLimits = HttpLimits()
 ) -> HttpGuard:
-    """HttpGuard in front of the SDK's Streamable HTTP app. Errors name the
-    manifest by its file name: a remote client has no use for our folders."""
+    """HttpGuard in front of the SDK's Streamable HTTP app. Errors name the manifest by its file name: a
+    remote client has no use for our folders."""
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.responses import Response
     from starlette.routing import Route
@@ -5143,10 +5119,9 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
 
 
 def end_if_stuck_when_stopped(server: Any, reads: OneReadAtATime, listener: HttpListener) -> None:
-    """On a daemon thread: told to stop (uvicorn sets `should_exit`) while a
-    read of the file is stuck (0.25 s under way; a healthy one takes
-    milliseconds), end at once, exit 0, its sockets closed first, rather than
-    wait on a read the file system may never answer (see end_now)."""
+    """On a daemon thread: told to stop (uvicorn sets `should_exit`) while a read of the file is stuck (0.25 s
+    under way; a healthy one takes milliseconds), end at once, exit 0, sockets closed first (end_now says
+    why)."""
     while not (server.should_exit and reads.in_flight(0.25)):
         time.sleep(0.1)
     with contextlib.suppress(Exception):  # stderr is best effort
