@@ -4452,6 +4452,7 @@ def open_listener(
     import ipaddress
 
     host, port = parse_listen_address(address)
+    allow_hosts = list(allow_hosts)
     for name in allow_hosts:
         if not _HOST_NAME.fullmatch(name):
             raise HttpSetupError(f"--allow-host {name!r}: expected a host name or address, maybe with :PORT")
