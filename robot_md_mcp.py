@@ -5075,15 +5075,13 @@ def http_app(
     from starlette.responses import Response
     from starlette.routing import Route
 
-    async def health(request: Any) -> Response:
-        return Response(b'{"status": "ok"}', media_type=JSON_TYPE)
-
+    healthy = Response(b'{"status": "ok"}', media_type=JSON_TYPE)  # an ASGI app: the same answer every time
     rest = RestApi(manifest_file, bearer=listener.token is not None)
     live = LiveUpdates(manifest_file, limits.session_idle_seconds, limits.poll_seconds)
     server = build_server(manifest_file, manifest_file.path.name, live=live)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
-        custom_starlette_routes=[Route(HEALTH_PATH, health, methods=["GET", "HEAD"]), *rest.routes()],
+        custom_starlette_routes=[Route(HEALTH_PATH, healthy, methods=["GET", "HEAD"]), *rest.routes()],
         # HttpGuard checks Host and Origin on every route; the SDK's check guards /mcp only, case-sensitively.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=MAX_HTTP_BODY_BYTES,
