@@ -5350,8 +5350,7 @@ def serve_http(
 
 @dataclass(frozen=True)
 class Option:
-    """One option of a command: `value` names what it takes in help ("" for
-    a flag that takes none); `repeats`: it may come again (each kept)."""
+    """An option: `value` names what it takes ("" for a flag); `repeats`: it may come again, each kept."""
 
     flag: str
     value: str
@@ -5366,9 +5365,8 @@ class Option:
 
 @dataclass(frozen=True)
 class Verb:
-    """A command: its synopsis (help's usage line, as the README quotes it),
-    what it does, its positional words in order (all optional but CLIENT)
-    and its options."""
+    """A command: its usage line (the README quotes it), what it does, its words in order (all optional
+    but CLIENT) and its options."""
 
     synopsis: str
     summary: str
@@ -5377,8 +5375,7 @@ class Verb:
 
 
 # robot-md-pendant starts its server as `robot-md-mcp --robot PATH`.
-ROBOT_OPTION = "--robot"
-_ROBOT = Option(ROBOT_OPTION, "PATH", "the same as PATH")
+_ROBOT = Option("--robot", "PATH", "the same as PATH")
 _INSTALLING = (
     Option("--name", "NAME", "the entry's name in the client's config (default: robot-md)"),
     Option("--scope", "SCOPE", "claude-code only: user (the default), local or project"),
@@ -5465,33 +5462,23 @@ class UsageError(Exception):
 
 
 class Exit(Exception):
-    """Stop with one line on stderr and this exit code; `error` is the
-    manifest problem behind it, if any."""
+    """Stop with one line on stderr and this exit code; `error`: the manifest problem behind it, if any."""
 
     def __init__(self, code: int, line: str, error: ManifestError | None = None) -> None:
         super().__init__(line)
         self.code, self.line, self.error = code, line, error
 
 
-def synopsis(prog: str) -> str:
-    """Every command's usage line (the start of --help, quoted in the README)."""
-    lines = [f"{prog} {verb.synopsis}" for verb in VERBS.values()] + [f"{prog} --help | --version"]
-    return "usage: " + "\n       ".join(lines)
-
-
-def verb_parser(
-    verb: str, prog: str, usage: str | None = None, description: str | None = None
-) -> argparse.ArgumentParser:
-    """argparse for one verb, from its row in VERBS. It never exits: errors
-    come back as argparse.ArgumentError (exit_on_error=False, 3.9+) and the
-    words it does not know as extras, so each is our one line, exit 2."""
+def verb_parser(verb: str, prog: str, usage: str = "", about: str = "") -> argparse.ArgumentParser:
+    """argparse for a row of VERBS. It never exits (exit_on_error=False): its errors, and the words and
+    options it leaves over, come back to parse_command_line, to be our one line and exit 2."""
     import argparse
 
     spec = VERBS[verb]
     parser = argparse.ArgumentParser(
         prog=f"{prog} {verb}",
         usage=usage or f"{prog} {spec.synopsis}",
-        description=description or spec.summary,
+        description=about or spec.summary,
         epilog=HELP_NOTES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         add_help=False,
@@ -5500,9 +5487,9 @@ def verb_parser(
     )
     parser.add_argument("words", nargs="*", help=argparse.SUPPRESS)
     for option in spec.options:
-        if option.flag == ROBOT_OPTION:  # a missing value reads as "", for our own line
+        if option is _ROBOT:  # a missing value reads as "", for our own line
             parser.add_argument(option.flag, nargs="?", const="", action="append", help=argparse.SUPPRESS)
-        elif option.value:  # every value kept: we check which may repeat
+        elif option.value:  # every value kept: parse_command_line says which may repeat
             parser.add_argument(option.flag, metavar=option.value, help=option.help, action="append")
         else:
             parser.add_argument(option.flag, help=option.help, action="store_true")
@@ -5520,12 +5507,11 @@ def parse_command_line(args: list[str]) -> Command:
         given, extras = verb_parser(verb, NAME).parse_known_args(rest)
     except argparse.ArgumentError as e:
         raise UsageError(str(e)) from None
-    words = [*given.words, *_extra_words(extras, verb)]
-    values = {option.key: getattr(given, option.key) for option in spec.options}
-    robot = values.pop("robot", None)
+    values = vars(given)
+    words, robot = [*values.pop("words"), *_extra_words(extras, verb)], values.pop("robot", None)
     if robot is not None:
         if not all(robot) or len(robot) > 1 or words:
-            raise UsageError(f"{ROBOT_OPTION} takes the manifest's path, once, in place of PATH")
+            raise UsageError(f"{_ROBOT.flag} takes the manifest's path, once, in place of PATH")
         words = robot
     if len(words) > len(spec.words):
         takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
@@ -5538,8 +5524,8 @@ def parse_command_line(args: list[str]) -> Command:
 
 
 def _extra_words(extras: list[str], verb: str) -> list[str]:
-    """What argparse left over: words that came after an option (kept), or an
-    option this verb does not take (UsageError). After `--` all are words."""
+    """What argparse left over: words that came after an option (kept), or an option this verb does
+    not take (UsageError). After `--` all are words."""
     at = extras.index("--") if "--" in extras else len(extras)
     for word in extras[:at]:
         if word.startswith("-") and word != "-":
@@ -5548,58 +5534,73 @@ def _extra_words(extras: list[str], verb: str) -> list[str]:
 
 
 def _checked(option: Option, value: bool | list[str]) -> bool | str | tuple[str, ...]:
-    """An option's value as Command holds it: a flag's bool, every value of
-    one that repeats, else its one value."""
+    """A flag's bool, every value of an option that repeats, else its one value."""
     if isinstance(value, bool):
         return value
     if not all(value):  # --name= (argparse itself refuses --name with nothing after it)
         raise UsageError(f"{option.flag} needs a value")
-    if option.repeats:
-        return tuple(value)
-    if len(value) > 1:
+    if len(value) > 1 and not option.repeats:
         raise UsageError(f"{option.flag} may be given once")
-    return value[0]
+    return tuple(value) if option.repeats else value[0]
 
 
 def help_text(verb: str | None, prog: str) -> str:
-    """`COMMAND --help`: that verb's; `--help`: every usage line, the commands,
-    and serve's options (serve is the default command)."""
+    """`COMMAND --help`: that command's; `--help`: every usage line (the README quotes them), the
+    commands, and serve's options (serve is the default command)."""
     if verb is not None:
         return verb_parser(verb, prog).format_help()
+    usage = [f"{prog} {v.synopsis}" for v in VERBS.values()] + [f"{prog} --help | --version"]
     commands = "\n".join(f"  {name:<10} {v.summary}" for name, v in VERBS.items())
     about = f"commands:\n{commands}\n\nserve's options ({prog} COMMAND --help: another's):"
-    return verb_parser("serve", prog, synopsis(prog).removeprefix("usage: "), about).format_help()
+    return verb_parser("serve", prog, "\n       ".join(usage), about).format_help()
+
+
+def _run_as_package() -> bool:
+    """`python -m robot_md_mcp` with the package installed: its interpreter imports it from any folder.
+    (From a checkout, -m finds the module only in the current folder: that counts as a file.)"""
+    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return main_spec is not None and main_spec.name == "robot_md_mcp.__main__"
+
+
+def _run_by_python(path: str) -> bool:
+    """The module's file, or a zipapp (shiv keeps the .pyz path in argv[0], even when renamed)."""
+    import zipfile  # only here: most runs never need it
+
+    return path.endswith((".py", ".pyz")) or (os.path.isfile(path) and zipfile.is_zipfile(path))
 
 
 def invoked_as() -> str:
-    """The command as the user ran it, for help and hints: robot-md-mcp,
-    python3 robot-md-mcp.pyz, python3 -m robot_md_mcp, ..."""
+    """The command as the user ran it, for help and hints: robot-md-mcp, python3 robot-md-mcp.pyz, ..."""
     python = os.path.basename(sys.executable or "python3").removesuffix(".exe")
-    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    if main_spec is not None and main_spec.name == "robot_md_mcp.__main__":
-        return f"{python} -m robot_md_mcp"
     argv0 = sys.argv[0] if sys.argv and sys.argv[0] else NAME
-    if argv0.endswith((".py", ".pyz")) or (os.path.isfile(argv0) and _is_zip(argv0)):
+    if _run_as_package():
+        return f"{python} -m robot_md_mcp"
+    if _run_by_python(argv0):
         return f"{python} {argv0}"
     script = os.path.basename(argv0).removesuffix(".exe")
     return script if script.startswith(NAME) else NAME
 
 
-def lazy_imports_from_here_on() -> None:
-    """CPython 3.15+ (PEP 810): every module-level import from now on is lazy,
-    so the SDK loads only what a session uses (docs/performance.md, "Lazy
-    imports on CPython 3.15"). Only the command line does this:
-    importing this module as a library leaves the importer's mode alone. A
-    mode the user chose (-X lazy_imports, PYTHON_LAZY_IMPORTS) stands."""
-    chosen = os.environ.get("PYTHON_LAZY_IMPORTS") or sys._xoptions.get("lazy_imports")
-    if hasattr(sys, "set_lazy_imports") and not chosen:
-        sys.set_lazy_imports("all")
+def launch_command() -> list[str]:
+    """How a client should start the program running now: absolute paths only, as a client spawns it
+    from its own folder, with its own PATH."""
+    me = os.path.abspath(sys.argv[0] if sys.argv else "")
+    if _run_as_package():
+        return [sys.executable, "-m", "robot_md_mcp"]
+    if me.endswith(".exe"):  # a Windows console-script launcher
+        return [me]
+    if _run_by_python(me):  # pinned to the interpreter running it now
+        return [sys.executable, me]
+    if os.path.isfile(me + ".exe"):  # pip's Windows launchers strip ".exe" from argv[0]
+        return [me + ".exe"]
+    if os.path.isfile(me):  # a console script (it names its own interpreter)
+        return [me]
+    return [sys.executable, os.path.abspath(__file__)]  # imported and called (python -c, an embedding)
 
 
 class BestEffortStderr(io.TextIOBase):
-    """The process's stderr, for people, written best effort: a full disk
-    (/dev/full) or a reader that went away (a broken pipe) loses the line,
-    never the server. Unbuffered, so nothing is left to fail at exit."""
+    """The process's stderr, for people, best effort: a full disk (/dev/full) or a reader gone (a broken
+    pipe) loses the line, never the server. Unbuffered, so nothing is left to fail at exit."""
 
     encoding = "utf-8"
 
@@ -5615,28 +5616,30 @@ class BestEffortStderr(io.TextIOBase):
 
     def write(self, text: str) -> int:
         data = text.encode(self.encoding, "backslashreplace")
-        try:
+        with contextlib.suppress(OSError):
             while data:
                 data = data[os.write(2, data) :]
-        except OSError:
-            pass
         return len(text)
 
 
-def best_effort_stderr() -> None:
-    """The process's own stderr (not one a caller put in its place) becomes best effort."""
+def prepare_the_process() -> None:
+    """What only the command line does, first: no standard fd left closed; the process's own stderr
+    (not one a caller put in its place) best effort; Ctrl-C a KeyboardInterrupt again, answered with
+    130 once a command has cleaned up (serving over stdio sets its own)."""
+    open_closed_standard_fds()
     if sys.stderr is sys.__stderr__ or 2 in CLOSED_AT_START:
         sys.stderr = BestEffortStderr(getattr(sys.stderr, "encoding", None) or "utf-8")
+    # CPython 3.15+ (PEP 810): every import from here lazy, so the SDK loads only what a session uses
+    # (docs/performance.md, "Lazy imports on CPython 3.15"); a mode the user chose stands.
+    chosen = os.environ.get("PYTHON_LAZY_IMPORTS") or sys._xoptions.get("lazy_imports")
+    if hasattr(sys, "set_lazy_imports") and not chosen:
+        sys.set_lazy_imports("all")
+    if signal.getsignal(signal.SIGINT) is _end_while_loading:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
-    open_closed_standard_fds()
-    best_effort_stderr()
-    lazy_imports_from_here_on()
-    if signal.getsignal(signal.SIGINT) is _end_while_loading:
-        # From here a Ctrl-C is a KeyboardInterrupt, answered below with 130
-        # once a command has cleaned up; serving over stdio sets its own.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    prepare_the_process()
     args = sys.argv[1:] if argv is None else list(argv)
     before_dashes = args[: args.index("--")] if "--" in args else args
     try:
@@ -5648,8 +5651,7 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
             return ExitCode.OK
         command = parse_command_line(args)
         if libyaml_missing() and command.verb in ("serve", "validate", "render"):
-            print(f"{NAME}: cannot start: {libyaml_missing()}", file=sys.stderr)
-            return ExitCode.CANNOT_USE
+            raise Exit(ExitCode.CANNOT_USE, f"{NAME}: cannot start: {libyaml_missing()}")
         run = {
             "serve": run_serve,
             "validate": run_validate,
@@ -5678,20 +5680,42 @@ def version_line() -> str:
     return f"{NAME} {__version__}" + (f" (pyz, platform {pyz['platform']})" if pyz else "")
 
 
+# A variable a client left as written in its config, e.g. "${CLAUDE_PROJECT_DIR}"
+# (hosts that do not expand them in a plugin's .mcp.json pass it on literally).
+_PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
+
+
+def unexpanded(path: str | None) -> bool:
+    """A path that holds a `${…}` placeholder and names nothing on disk."""
+    return path is not None and _PLACEHOLDER.search(path) is not None and not os.path.exists(path)
+
+
+def _ignoring(what: str, instead: str) -> None:
+    print(
+        f"{NAME}: ignoring {what}: it holds a variable the client did not expand; "
+        f"{instead} the nearest {MANIFEST_FILENAME}",
+        file=sys.stderr,
+    )
+
+
+def _names_a_path(word: str) -> bool:
+    """An existing file or folder, or a word that looks like a path (else: a mistyped command)."""
+    return os.path.exists(word) or "/" in word or os.sep in word or word.lower().endswith(".md")
+
+
 def load_manifest(
     command: Command, machine: Machine, *, servable: bool = True, keys: TrustedKeys | None = None
 ) -> tuple[ManifestFile, Snapshot]:
-    """The manifest a command names (PATH, else $ROBOT_MD_PATH, else the
-    nearest ROBOT.md), read and parsed, and for serving, named; else Exit:
-    code 2 when there is none to find, 1 when it cannot be used."""
+    """The manifest a command names (PATH, else $ROBOT_MD_PATH, else the nearest ROBOT.md), read,
+    parsed and, for serving, named; else Exit: 2 when there is none to find, 1 when it cannot be used."""
     word, environ = command.path, machine.environ
     if unexpanded(word):
-        _say_unexpanded(f"the path argument {word!r}", f"looking in ${PATH_ENV}, then for")
+        _ignoring(f"the path argument {word!r}", f"looking in ${PATH_ENV}, then for")
         word = None
     if unexpanded(environ.get(PATH_ENV)):
-        _say_unexpanded(f"${PATH_ENV} ({environ[PATH_ENV]!r})", "looking for")
+        _ignoring(f"${PATH_ENV} ({environ[PATH_ENV]!r})", "looking for")
         environ = {k: v for k, v in environ.items() if k != PATH_ENV}
-    if word is not None and not command.said_verb and _looks_like_a_verb(word):
+    if word is not None and not command.said_verb and not _names_a_path(word):
         raise UsageError(f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder")
     manifest_file = None
     try:
@@ -5710,30 +5734,6 @@ def load_manifest(
         raise Exit(ExitCode.CANNOT_USE, line, e) from None
 
 
-# A variable a client left as written in its config, e.g. "${CLAUDE_PROJECT_DIR}"
-# (hosts that do not expand them in a plugin's .mcp.json pass it on literally).
-_PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
-
-
-def unexpanded(path: str | None) -> bool:
-    """A path that holds a `${…}` placeholder and names nothing on disk."""
-    return path is not None and _PLACEHOLDER.search(path) is not None and not os.path.exists(path)
-
-
-def _say_unexpanded(what: str, instead: str) -> None:
-    print(
-        f"{NAME}: ignoring {what}: it holds a variable the client did not expand; "
-        f"{instead} the nearest {MANIFEST_FILENAME}",
-        file=sys.stderr,
-    )
-
-
-def _looks_like_a_verb(word: str) -> bool:
-    """A first word that names nothing on disk and does not look like a path (a mistyped command)."""
-    looks_like_path = any(sep in word for sep in ("/", os.sep)) or word.lower().endswith(".md")
-    return not looks_like_path and not os.path.exists(word)
-
-
 def _utf8_stdout() -> None:
     # Windows pipes default to the ANSI code page; manifests are UTF-8.
     if hasattr(sys.stdout, "reconfigure"):
@@ -5748,18 +5748,16 @@ def run_render(command: Command, machine: Machine) -> int:
 
 
 def run_validate(command: Command, machine: Machine) -> int:
-    """The reference's report: its strings exactly with --json; for people,
-    one line each, file errors with their place in the file, and hints."""
-    as_json = command.json
+    """The reference's report: its strings exactly with --json; for people, one line each, file errors
+    with their place in the file, and hints."""
     try:
-        _, snap = load_manifest(command, machine, servable=False)
-        report = snap.report
+        report = load_manifest(command, machine, servable=False)[1].report
     except Exit as e:
-        if not as_json or e.code != ExitCode.CANNOT_USE or e.error is None:
+        if not command.json or e.code != ExitCode.CANNOT_USE or e.error is None:
             raise
         report = Report.from_error(e.error)
     _utf8_stdout()
-    if as_json:
+    if command.json:
         print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
         return report.code
     if report.ok:
@@ -5769,8 +5767,8 @@ def run_validate(command: Command, machine: Machine) -> int:
 
 
 def _print_findings(report: Report) -> None:
-    """Each error (with its hints: ours, and the misspelt keys it comes from), the hints for
-    misspelt keys no error explains, then each warning."""
+    """Each error with its hints (ours, and the misspelt keys it comes from), the misspelt keys no error
+    explains, then each warning."""
     slips = list(report.misspelt)
     for error in report.errors:
         print(f"✗ {error}")
@@ -5798,7 +5796,12 @@ def run_serve(command: Command, machine: Machine) -> int:
     if http is None and 1 in CLOSED_AT_START:
         raise Exit(ExitCode.CANNOT_USE, NO_STDOUT)
     limits = serve_settings(machine.environ)
-    manifest_file, snap = load_manifest(command, machine, keys=trusted_keys(command, machine))
+    folder = command.trusted_keys or machine.environ.get(TRUSTED_KEYS_ENV) or None
+    try:
+        keys = None if folder is None else load_trusted_keys(folder)
+    except ManifestError as e:
+        raise Exit(ExitCode.CANNOT_USE, e.one_line(), e) from None
+    manifest_file, snap = load_manifest(command, machine, keys=keys)
     robot = cast(str, snap.manifest.robot_name)
     if http is None:
         if sys.stdin is not None and sys.stdin.isatty():
@@ -5809,6 +5812,16 @@ def run_serve(command: Command, machine: Machine) -> int:
     except HttpSetupError as e:
         raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {e}") from None
     return serve_http(manifest_file, listener, robot, limits)
+
+
+def _banner(path: Path, robot: str) -> str:
+    command, *args = launch_command()
+    entry = json.dumps({"command": command, "args": [*args, str(path)]})
+    return (
+        f"{NAME} {__version__}: serving robot {quoted(robot)} from {path} over stdio; waiting for an MCP "
+        f'client (Ctrl-C quits). For Claude Desktop add "robot-md": {entry} under "mcpServers" '
+        "in claude_desktop_config.json."
+    )
 
 
 POLL_SECONDS_ENV = "ROBOT_MD_MCP_POLL_SECONDS"
@@ -5823,86 +5836,34 @@ HTTP_SETTINGS = tuple(
 
 
 def serve_settings(environ: Mapping[str, str]) -> HttpLimits:
-    """The limits to serve with: the defaults, lowered by $ROBOT_MD_MCP_POLL_SECONDS and
-    $ROBOT_MD_MCP_HTTP_LIMITS ("name=value,..."), never raised, so a setting can only shorten a wait
-    or tighten a limit (tests use them to wait tenths of a second); $ROBOT_MD_MCP_DEBUG=1 adds a
-    line each time the poller looks at the file. Exit 1 on a setting outside its bounds."""
+    """The defaults, lowered (never raised: a setting only shortens a wait or tightens a limit) by
+    $ROBOT_MD_MCP_POLL_SECONDS and $ROBOT_MD_MCP_HTTP_LIMITS ("name=value,..."); $ROBOT_MD_MCP_DEBUG=1
+    logs each look at the file. Exit 1 on a setting outside its bounds."""
     if environ.get(DEBUG_ENV, "").strip() not in ("", "0"):
         logging.getLogger(NAME).setLevel(logging.DEBUG)
     poll = environ.get(POLL_SECONDS_ENV, "").strip()
-    wanted = {POLL_SECONDS_ENV: poll} if poll else {}
+    wanted = {"poll_seconds": (f"${POLL_SECONDS_ENV}", poll)} if poll else {}
     for pair in filter(str.strip, environ.get(HTTP_LIMITS_ENV, "").split(",")):
-        name, sep, text = pair.partition("=")
-        if not sep or name.strip() not in HTTP_SETTINGS:
+        name, sep, text = (part.strip() for part in pair.partition("="))
+        if not sep or name not in HTTP_SETTINGS:
             raise Exit(
                 ExitCode.CANNOT_USE,
                 f"{NAME}: ${HTTP_LIMITS_ENV}: {pair.strip()!r} is not NAME=VALUE, "
                 f"NAME one of {', '.join(HTTP_SETTINGS)}",
             )
-        wanted[name.strip()] = text.strip()
-    defaults, chosen = HttpLimits(), dict[str, Any]()
-    for name, text in wanted.items():
-        field_name = "poll_seconds" if name == POLL_SECONDS_ENV else name
-        default = getattr(defaults, field_name)
+        wanted[name] = (f"${HTTP_LIMITS_ENV}: {name}", text)
+    chosen: dict[str, Any] = {}
+    defaults = HttpLimits()
+    for name, (where, text) in wanted.items():
+        default = getattr(defaults, name)
         low = 1 if isinstance(default, int) else MIN_SETTING_SECONDS
         try:
-            value = type(default)(text)
+            chosen[name] = type(default)(text)
         except ValueError:
-            value = float("nan")
-        if not low <= value <= default:  # NaN too
-            where = f"${name}" if name == POLL_SECONDS_ENV else f"${HTTP_LIMITS_ENV}: {name}"
+            chosen[name] = math.nan
+        if not low <= chosen[name] <= default:  # NaN too
             raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {where} is {text!r}; it may be {low} to {default}")
-        chosen[field_name] = value
     return dataclasses.replace(defaults, **chosen)
-
-
-def trusted_keys(command: Command, machine: Machine) -> TrustedKeys | None:
-    """The keys --trusted-keys DIR (else $ROBOT_MD_TRUSTED_KEYS) names, if any; Exit if unreadable."""
-    folder = command.trusted_keys or machine.environ.get(TRUSTED_KEYS_ENV) or None
-    try:
-        return None if folder is None else load_trusted_keys(folder)
-    except ManifestError as e:
-        raise Exit(ExitCode.CANNOT_USE, e.one_line(), e) from None
-
-
-def launch_command() -> list[str]:
-    """How a client should start the program that is running now. Absolute
-    paths only: a client spawns it from its own folder, with its own PATH."""
-    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    if main_spec is not None and main_spec.name == "robot_md_mcp.__main__":
-        # `python -m robot_md_mcp` with the installed package: this interpreter
-        # imports it from any folder. (From a checkout, -m finds the module only
-        # in the current folder, so that case takes the file path below.)
-        return [sys.executable, "-m", "robot_md_mcp"]
-    me = os.path.abspath(sys.argv[0] if sys.argv else "")
-    if me.endswith(".exe"):  # a Windows console-script launcher
-        return [me]
-    if me.endswith((".py", ".pyz")) or (os.path.isfile(me) and _is_zip(me)):
-        # The module itself, or a zipapp (shiv keeps the .pyz path in argv[0],
-        # even when renamed): pin the interpreter that is running it now.
-        return [sys.executable, me]
-    if os.path.isfile(me + ".exe"):  # pip's Windows launchers strip ".exe" from argv[0]
-        return [me + ".exe"]
-    if os.path.isfile(me):  # a console script (it names its own interpreter)
-        return [me]
-    # Imported and called from elsewhere (python -c, an embedding): run this file.
-    return [sys.executable, os.path.abspath(__file__)]
-
-
-def _is_zip(path: str) -> bool:
-    import zipfile  # only here: most runs never need it
-
-    return zipfile.is_zipfile(path)
-
-
-def _banner(path: Path, robot: str) -> str:
-    command, *args = launch_command()
-    entry = json.dumps({"command": command, "args": [*args, str(path)]})
-    return (
-        f"{NAME} {__version__}: serving robot {quoted(robot)} from {path} over stdio; waiting for an MCP "
-        f'client (Ctrl-C quits). For Claude Desktop add "robot-md": {entry} under "mcpServers" '
-        "in claude_desktop_config.json."
-    )
 
 
 # --- install: put the server into a client's MCP config --------------------
