@@ -4236,6 +4236,40 @@ def end_now(code: int, descriptors: Iterable[int]) -> None:
     os._exit(code if code >= 0 else 128 - code)
 
 
+async def _serve_the_wire(
+    server: Server[dict[str, Any]], wire_in: Any, wire_out: Any, eof_grace_seconds: float
+) -> None:
+    """One session over the wire: stdin's lines read on a thread of their own and relayed to the
+    server, its answers written to stdout."""
+    import threading
+
+    import anyio
+    import anyio.from_thread
+    import anyio.lowlevel
+
+    lines_in, lines = anyio.create_memory_object_stream[Any](16)
+    to_server, server_in = anyio.create_memory_object_stream[Any](16)
+    server_out, outgoing = anyio.create_memory_object_stream[Any](16)
+    token = anyio.lowlevel.current_token()
+    reader = threading.Thread(
+        target=_read_lines,
+        args=(wire_in, lambda line: anyio.from_thread.run(lines_in.send, line, token=token)),
+        daemon=True,
+        name="stdin",
+    )
+    reader.start()
+    unanswered, batches = _Unanswered(), _Batches()
+    async with anyio.create_task_group() as writing:
+        # The writer ends once every sender is closed: all answers are out.
+        writing.start_soon(_write_stdout, outgoing, wire_out, unanswered, batches)
+        async with anyio.create_task_group() as reading:
+            relay = (lines, to_server, server_out.clone(), unanswered, batches, eof_grace_seconds)
+            reading.start_soon(_relay_stdin, *relay)
+            async with server_out:
+                await server.run(server_in, server_out, server.create_initialization_options())
+            reading.cancel_scope.cancel()  # the server ended first: stop reading
+
+
 def serve_stdio(
     manifest_file: ManifestFile,
     poll_seconds: float = POLL_SECONDS,
@@ -4248,8 +4282,6 @@ def serve_stdio(
     import threading
 
     import anyio
-    import anyio.from_thread
-    import anyio.lowlevel
 
     wire = [0, 1, 2]  # closed before the process ends on a signal, the wire's own copies too
 
@@ -4266,33 +4298,9 @@ def serve_stdio(
     log_to_stderr()
     with sdk_loading():
         server = build_server(manifest_file, poll_seconds=poll_seconds)
-
-    async def run(wire_in: Any, wire_out: Any) -> None:
-        lines_in, lines = anyio.create_memory_object_stream[Any](16)
-        to_server, server_in = anyio.create_memory_object_stream[Any](16)
-        server_out, outgoing = anyio.create_memory_object_stream[Any](16)
-        token = anyio.lowlevel.current_token()
-        reader = threading.Thread(
-            target=_read_lines,
-            args=(wire_in, lambda line: anyio.from_thread.run(lines_in.send, line, token=token)),
-            daemon=True,
-            name="stdin",
-        )
-        reader.start()
-        unanswered, batches = _Unanswered(), _Batches()
-        async with anyio.create_task_group() as writing:
-            # The writer ends once every sender is closed: all answers are out.
-            writing.start_soon(_write_stdout, outgoing, wire_out, unanswered, batches)
-            async with anyio.create_task_group() as reading:
-                relay = (lines, to_server, server_out.clone(), unanswered, batches, eof_grace_seconds)
-                reading.start_soon(_relay_stdin, *relay)
-                async with server_out:
-                    await server.run(server_in, server_out, server.create_initialization_options())
-                reading.cancel_scope.cancel()  # the server ended first: stop reading
-
     with _stdio_wire() as (wire_in, wire_out):
         wire.extend((wire_in.fileno(), wire_out.fileno()))
-        anyio.run(run, wire_in, wire_out)
+        anyio.run(_serve_the_wire, server, wire_in, wire_out, eof_grace_seconds)
     if manifest_file.reads.in_flight():  # stuck: exiting would keep stdout open until it returns
         end_now(ExitCode.OK, [0, 1, 2])
     return ExitCode.OK
