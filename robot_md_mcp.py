@@ -5688,14 +5688,10 @@ def version_line() -> str:
     return f"{NAME} {__version__}" + (f" (pyz, platform {pyz['platform']})" if pyz else "")
 
 
-# A variable a client left as written in its config, e.g. "${CLAUDE_PROJECT_DIR}"
-# (hosts that do not expand them in a plugin's .mcp.json pass it on literally).
-_PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
-
-
 def unexpanded(path: str | None) -> bool:
-    """A path that holds a `${…}` placeholder and names nothing on disk."""
-    return path is not None and _PLACEHOLDER.search(path) is not None and not os.path.exists(path)
+    """A path holding a variable the client left as written (e.g. "${CLAUDE_PROJECT_DIR}": hosts that do
+    not expand them in a plugin's .mcp.json pass them on) and naming nothing on disk."""
+    return path is not None and re.search(r"\$\{[^}]*\}", path) is not None and not os.path.exists(path)
 
 
 def _ignoring(what: str, instead: str) -> None:
