@@ -5366,15 +5366,13 @@ class Option:
     repeats: bool = False
 
     @property
-    def key(self) -> str:
-        """Its name in Command (and argparse's): --token-file → token_file."""
+    def key(self) -> str:  # its name in Command, as in argparse: --token-file → token_file
         return self.flag[2:].replace("-", "_")
 
 
 @dataclass(frozen=True)
 class Verb:
-    """A command: its usage line (the README quotes it), what it does, its words in order (all optional
-    but CLIENT) and its options."""
+    """A command: its usage line (the README quotes it), what it does, its words (optional but CLIENT)."""
 
     synopsis: str
     summary: str
@@ -5532,9 +5530,8 @@ def parse_command_line(args: list[str]) -> Command:
 
 
 def _extra_words(extras: list[str], verb: str) -> list[str]:
-    """What argparse left over: words that came after an option (kept), or an option this verb does
-    not take (UsageError). After `--` all are words."""
-    at = extras.index("--") if "--" in extras else len(extras)
+    """argparse's leftovers: words after an option (kept), an option it does not know (UsageError)."""
+    at = extras.index("--") if "--" in extras else len(extras)  # after `--`, all are words
     for word in extras[:at]:
         if word.startswith("-") and word != "-":
             raise UsageError(f"unknown option {word}" + ("" if verb == "serve" else f" for {verb}"))
