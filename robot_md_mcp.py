@@ -1621,20 +1621,22 @@ def safety_rows(fm: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _other_safety_keys(fm: dict[str, Any]) -> list[str]:
+def _other_safety_keys(fm: dict[str, Any], slips: tuple[Misspelt, ...]) -> list[str]:
+    """Safety keys the briefing has no line for, but misspelt ones (their own "Not read:" line names them)."""
     safety = fm.get("safety")
     known = {"estop", "hitl_gates", "failsafe_behavior", "workspace_bounds_m", *(k for _, k, _ in _LIMITS)}
+    known |= {slip.key for slip in slips if slip.at == ("safety",)}
     return [str(k) for k in (safety if isinstance(safety, dict) else {}) if k not in known]
 
 
-def _safety_lines(fm: dict[str, Any]) -> list[str]:
+def _safety_lines(fm: dict[str, Any], slips: tuple[Misspelt, ...]) -> list[str]:
     alert = _safety_alert(fm)
     lines = [f"- **{alert[0]}**{alert[1]} {_APPROVAL}"] if alert else []
     (estop_label, estop), *limits = safety_rows(fm)
     lines.append(f"- {estop_label}: {estop}")
     lines += _gate_lines(_get(fm, "safety", "hitl_gates"))
     lines += [f"- {label}: {value}" for label, value in limits]
-    others = _other_safety_keys(fm)
+    others = _other_safety_keys(fm, slips)
     if others:
         lines.append(f"- Also declared (see the safety resource): {', '.join(map(quoted, others))}")
     return lines
@@ -1709,7 +1711,7 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
         "",
         "The robot can do only what is listed here.",
     ]
-    lines += ["", "## Safety", "", *_safety_lines(fm), *_slip_lines(report, "Safety")]
+    lines += ["", "## Safety", "", *_safety_lines(fm, report.misspelt), *_slip_lines(report, "Safety")]
     lines += ["", "## Validation", "", *_validation_lines(report)]
     lines += ["", "## Calibration, poses and learned skills", "", *_calibration_lines(fm)]
     if manifest.signature is not None:
@@ -2277,7 +2279,7 @@ def _card_safety(fm: dict[str, Any]) -> dict[str, Any]:
         "limits": [{"label": label, "value": _declared_or_none(value)} for label, value in safety_rows(fm)],
         "gates": [{"scope": _declared_or_none(scope), "rule": rule} for scope, rule in gates],
         "gates_note": gates_note,
-        "also_declared": _other_safety_keys(fm),
+        "also_declared": _other_safety_keys(fm, ()),  # the card has no "Not read:" line
     }
 
 
