@@ -5679,18 +5679,18 @@ def version_line() -> str:
     return f"{NAME} {__version__}" + (f" (pyz, platform {pyz['platform']})" if pyz else "")
 
 
-def unexpanded(path: str | None) -> bool:
-    """A path holding a variable the client left as written (e.g. "${CLAUDE_PROJECT_DIR}": hosts that do
-    not expand them in a plugin's .mcp.json pass them on) and naming nothing on disk."""
-    return path is not None and re.search(r"\$\{[^}]*\}", path) is not None and not os.path.exists(path)
-
-
-def _ignoring(what: str, instead: str) -> None:
+def expanded(path: str | None, what: str, instead: str) -> str | None:
+    """The path, or None (said in one line) if it holds a variable the client left as written (e.g.
+    "${CLAUDE_PROJECT_DIR}": hosts that do not expand them in a plugin's .mcp.json pass them on) and
+    names nothing on disk."""
+    if path is None or re.search(r"\$\{[^}]*\}", path) is None or os.path.exists(path):
+        return path
     print(
         f"{NAME}: ignoring {what}: it holds a variable the client did not expand; "
         f"{instead} the nearest {MANIFEST_FILENAME}",
         file=sys.stderr,
     )
+    return None
 
 
 def _names_a_path(word: str) -> bool:
@@ -5703,18 +5703,14 @@ def load_manifest(
 ) -> tuple[ManifestFile, Snapshot]:
     """The manifest a command names (PATH, else $ROBOT_MD_PATH, else the nearest ROBOT.md), read,
     parsed and, for serving, named; else Exit: 2 when there is none to find, 1 when it cannot be used."""
-    word, environ = command.path, machine.environ
-    if unexpanded(word):
-        _ignoring(f"the path argument {word!r}", f"looking in ${PATH_ENV}, then for")
-        word = None
-    if unexpanded(environ.get(PATH_ENV)):
-        _ignoring(f"${PATH_ENV} ({environ[PATH_ENV]!r})", "looking for")
-        environ = {k: v for k, v in environ.items() if k != PATH_ENV}
+    word = expanded(command.path, f"the path argument {command.path!r}", f"looking in ${PATH_ENV}, then for")
+    given = machine.environ.get(PATH_ENV)
+    from_environ = expanded(given, f"${PATH_ENV} ({given!r})", "looking for") or ""
     if word is not None and not command.said_verb and not _names_a_path(word):
         raise UsageError(f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder")
     manifest_file = None
     try:
-        manifest_file = ManifestFile(resolve_manifest_path(word, environ), keys)
+        manifest_file = ManifestFile(resolve_manifest_path(word, {PATH_ENV: from_environ}), keys)
         snap = manifest_file.version()
         return manifest_file, manifest_file.servable(snap) if servable else snap
     except NoManifestFound as e:
