@@ -990,10 +990,11 @@ def client_saves(path: Path, key: str, how: str) -> None:
 
 
 def saving_at(monkeypatch, steps: set[int], save: Callable[[int], object]) -> list[int]:
-    """Run save(step) just before the install's k-th file step (reads, edits, backups) for k in `steps`."""
+    """Run save(step) just before the install's k-th read or edit of the config for k in `steps` (a save
+    anywhere between two of them, the last check included, is seen only by the next read)."""
     done: list[int] = []
     count = iter(range(10_000))
-    for name in ("_read_config", "edited_config", "_back_up"):
+    for name in ("_read_config", "edited_config"):
         real = getattr(rmm, name)
 
         def hooked(*args, real=real, **kwargs):
