@@ -97,7 +97,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 
@@ -5912,11 +5912,8 @@ def _banner(path: Path, robot: str) -> str:
 
 @dataclass(frozen=True)
 class ClientFile:
-    """A client that keeps its MCP servers in a JSON file: the object mapping names to entries, and
-    what the user does once it changed."""
-
-    key: str
-    next_step: str
+    key: str  # the object in the client's JSON file that maps server names to entries
+    next_step: str  # what the user does once it changed
 
 
 # Claude Code keeps its own config: `claude mcp add` writes it.
@@ -5954,14 +5951,11 @@ def config_path(
         return home / ".cursor" / "mcp.json"  # the same on every OS
     if client == "vscode" and workspace is not None:
         return workspace / ".vscode" / "mcp.json"
-    # Both apps are Electron apps: their settings live in Electron's appData.
-    if platform == "darwin":
-        app_data = home / "Library" / "Application Support"
-    elif platform == "win32":
-        app_data = Path(environ["APPDATA"]) if environ.get("APPDATA") else home / "AppData" / "Roaming"
-    else:  # XDG: a relative XDG_CONFIG_HOME is invalid and must be ignored
-        xdg = environ.get("XDG_CONFIG_HOME", "")
-        app_data = Path(xdg) if os.path.isabs(xdg) else home / ".config"
+    xdg = environ.get("XDG_CONFIG_HOME", "")  # a relative one is invalid, and ignored
+    app_data = {  # both are Electron apps: their settings live in Electron's appData
+        "darwin": home / "Library" / "Application Support",
+        "win32": Path(environ.get("APPDATA") or home / "AppData" / "Roaming"),
+    }.get(platform, Path(xdg) if os.path.isabs(xdg) else home / ".config")
     if client == "claude-desktop":
         return app_data / "Claude" / "claude_desktop_config.json"
     return app_data / "Code" / "User" / "mcp.json"
@@ -6005,10 +5999,11 @@ def run_install(command: Command, machine: Machine) -> int:
         raise Exit(
             e.code, f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
         ) from None
-    launch = [*launch_command(), str(manifest_file.path)]
+    launch, path = [*launch_command(), str(manifest_file.path)], manifest_file.path
     for parts in (Path(word).parts for word in launch[:2]):  # `uv cache clean` would delete the program
-        uv_cache = "uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts)
-        if uv_cache or ("pipx" in parts and ".cache" in parts):
+        if ("uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts)) or (
+            "pipx" in parts and ".cache" in parts
+        ):
             raise Exit(
                 ExitCode.CANNOT_USE,
                 f"{NAME}: nothing installed: this copy runs from a cache that a clean removes; install it "
@@ -6019,18 +6014,19 @@ def run_install(command: Command, machine: Machine) -> int:
         code = claude_code_add(command, launch, machine)
     else:
         code = edit_config(command, server_entry(command, launch), machine)
-    notes = []
-    if not snap.report.ok:
-        count, path = len(snap.report.errors), shlex.quote(str(manifest_file.path))
-        see = f"see why: {invoked_as()} validate {path}"
-        notes.append(f"does not validate ({count} error{'s' * (count != 1)}); agents are told so; {see}")
-    if snap.manifest.frontmatter.get("safety") is None:
-        notes.append(
-            "declares no safety block; agents are told to treat every motion as needing the operator's "
-            "approval"
+    if count := len(snap.report.errors):
+        see = f"see why: {invoked_as()} validate {shlex.quote(str(path))}"
+        print(
+            f"{NAME}: note: {path} does not validate ({count} error{'s' * (count != 1)}); agents are told "
+            f"so; {see}",
+            file=sys.stderr,
         )
-    for note in notes:
-        print(f"{NAME}: note: {manifest_file.path} {note}", file=sys.stderr)
+    if snap.manifest.frontmatter.get("safety") is None:
+        print(
+            f"{NAME}: note: {path} declares no safety block; agents are told to treat every motion as "
+            "needing the operator's approval",
+            file=sys.stderr,
+        )
     return code
 
 
@@ -6073,20 +6069,17 @@ class _Changed(Exception):
 
 
 def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine) -> int:
-    """Add `entry` to the client's config file, or remove ours (entry None), and say what changed. A
-    symlinked config is written through; nothing is written outside --workspace; a dry run prints."""
+    """Add `entry` to the client's config file, or remove ours (entry None), and say what changed."""
     client, name = cast(str, command.client), cast(str, command.name)
     workspace = None if command.workspace is None else Path(command.workspace)
     found = config_path(client, machine.platform, machine.environ, machine.user_home(), workspace)
-    path = Path(os.path.realpath(found))
+    path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through
     done = "installed" if entry is not None else "removed"
     try:
         if workspace is not None and not path.is_relative_to(os.path.realpath(workspace)):
             raise _Refused(
                 f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
             )
-        if entry is not None and not command.dry_run:
-            path.parent.mkdir(parents=True, exist_ok=True)
         status, text, backup = _edit_file(path, CLIENT_FILES[client].key, name, entry, command.dry_run)
     except _Refused as e:
         if e.paste_by_hand and entry is not None:  # the entry as a member of the servers object
@@ -6112,8 +6105,10 @@ def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine
 def _edit_file(
     path: Path, key: str, name: str, entry: dict[str, Any] | None, dry_run: bool
 ) -> tuple[str, str | None, Path | None]:
-    """The status, the new text (None: unchanged) and the backup. Read, edited and replaced in turn
-    with our other installs (the lock), and redone if a client saved the file meanwhile (_Changed)."""
+    """The status, the new text (None: unchanged) and the backup. Edited in turn with our other
+    installs (the lock), and redone if a client saved the file meanwhile (_Changed)."""
+    if entry is not None and not dry_run:
+        path.parent.mkdir(parents=True, exist_ok=True)
     with _config_lock(path.parent):
         for _ in range(CONFIG_EDIT_ATTEMPTS):
             old = _read_config(path)
@@ -6149,7 +6144,7 @@ def edited_config(
     data: bytes | None, key: str, name: str, entry: dict[str, Any] | None
 ) -> tuple[str | None, str]:
     """The config's new text with `entry` under `name` in its `key` object, or ours removed (entry
-    None), and the status: added, updated, removed, or unchanged (text None)."""
+    None), and the status: added, updated or removed (text None: unchanged)."""
     text, config = _loaded_config(data, key)
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
@@ -6159,9 +6154,10 @@ def edited_config(
     if servers.get(name) == entry:
         return None, "unchanged"
     status = "removed" if entry is None else "updated" if name in servers else "added"
-    servers[name] = entry
     if entry is None:
         del servers[name]
+    else:
+        servers[name] = entry
     indent = re.search(r"^[ \t]+(?=\S)", text, re.MULTILINE)  # the file's own, else 2 spaces
     try:  # strict JSON only: no Infinity for 1e400, no lone surrogates
         new = json.dumps(config, indent=indent.group(0) if indent else 2, ensure_ascii=False, allow_nan=False)
@@ -6172,8 +6168,7 @@ def edited_config(
 
 
 def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
-    """The config's text and its JSON object ({} for an empty file), or _Refused if strict JSON
-    cannot rewrite it as it is."""
+    """The config's text and JSON object ({} for an empty file), unless strict JSON cannot keep it."""
     try:
         text = (data or b"").decode("utf-8-sig")  # Windows editors may add a BOM
         config = json.loads(text, object_pairs_hook=_no_repeated_keys) if text.strip() else {}
@@ -6213,63 +6208,53 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
-    """Compare and swap: `data` and the old bytes written to temp files beside the config (its mode
-    kept) and renamed into place, so a crash leaves the old file or the new one, never half, and the
-    backup `<path>.bak` is made afresh, never through a symlink; the config only if it still holds
-    `old` (else _Changed). Returns the backup, None for a new file."""
+    """Compare and swap: the new bytes and the old (for `<path>.bak`) go to temp files beside the
+    config, its mode kept, then renamed into place (a crash leaves the old file or the new, a link at
+    the backup's name is replaced, never followed); the config only if it still holds `old`, else
+    _Changed. Returns the backup, None for a new file."""
     import tempfile
 
+    backup = None if old is None else path.with_name(path.name + ".bak")
+    if backup is not None and os.path.isdir(backup) and not os.path.islink(backup):
+        raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside")
+    mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None  # else mkstemp's 0600
     temps: list[str] = []
-
-    def staged(content: bytes, mode: int | None) -> str:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        temps.append(tmp)
-        with os.fdopen(fd, "wb") as f:
-            f.write(content)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:  # mkstemp makes 0600
-            os.chmod(tmp, mode)
-        return tmp
-
     try:
-        if old is None:
-            new, backup = staged(data, None), None
-        else:
-            try:
-                mode = stat.S_IMODE(os.stat(path).st_mode)
-            except FileNotFoundError:
-                raise _Changed from None
-            new, backup = staged(data, mode), path.with_name(path.name + ".bak")
-            try:
-                os.replace(staged(old, mode), backup)
-            except OSError:
-                if os.path.isdir(backup) and not os.path.islink(backup):
-                    raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside") from None
-                raise
+        for content in (data,) if old is None else (data, old):
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            temps.append(tmp)
+            with os.fdopen(fd, "wb") as f:
+                f.write(content)
+                f.flush()
+                os.fsync(f.fileno())
+            if mode is not None:
+                os.chmod(tmp, mode)
+        if backup is not None:
+            os.replace(temps[1], backup)
         if _read_config(path) != old:
             raise _Changed
-        os.replace(new, path)
-        return backup
+        os.replace(temps[0], path)
     finally:
         for tmp in temps:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+    return backup
 
 
 @contextlib.contextmanager
 def _config_lock(folder: Path, wait_seconds: float = CONFIG_LOCK_SECONDS) -> Iterator[None]:
-    """Our installs and uninstalls take turns on a config folder: an advisory flock on the folder
-    itself, so no lock file is left beside the user's config. Where there is none (Windows, a file
-    system without locks, a folder not made yet) the compare and swap alone guards."""
+    """Our installs and uninstalls take turns on a config folder (without them, concurrent installs
+    lose entries): an advisory flock on the folder itself, so no lock file is left beside the user's
+    config. Without one (Windows, a folder not made yet) the compare and swap alone guards."""
     try:
-        fd = os.open(folder, os.O_RDONLY)
         import fcntl
-    except (OSError, ImportError):
+
+        fd = os.open(folder, os.O_RDONLY)
+    except (ImportError, OSError):
         yield
         return
+    deadline = time.monotonic() + wait_seconds
     try:
-        deadline = time.monotonic() + wait_seconds
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -6281,31 +6266,28 @@ def _config_lock(folder: Path, wait_seconds: float = CONFIG_LOCK_SECONDS) -> Ite
                         "try again"
                     ) from None
                 time.sleep(0.02)
-            except OSError:  # no locks on this file system
+            except OSError:  # a file system without locks
                 break
         yield
     finally:
         os.close(fd)  # releases the lock
 
 
-# What starts this program, as install writes it or the README shows by hand:
-# its console script (robot-md-mcp), the module or a pyz run by a Python
-# (robot_md_mcp.py, robot-md-mcp-0.1.0-….pyz, -m robot_md_mcp), and uvx, uv
-# or pipx running the robot-md-mcp package.
+# What starts this program, as install writes it or the README shows by hand: its console script
+# (robot-md-mcp), the module or a pyz run by a Python (robot_md_mcp.py, robot-md-mcp-0.1.0-….pyz,
+# -m robot_md_mcp), and uvx, uv or pipx running the robot-md-mcp package.
 _OUR_PROGRAM = re.compile(r"robot[-_]md[-_]mcp(?:\.py|(?:[-_.][\w.+-]*)?\.pyz)?", re.IGNORECASE)
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*w?|py", re.IGNORECASE)
 _RUNNERS = {"uvx": (), "uv": ("tool", "run"), "pipx": ("run",)}  # and what comes before the package
-# A Python's and the runners' options that take the next word as their value.
-_OPTIONS_WITH_VALUES = frozenset(
+_OPTIONS_WITH_VALUES = frozenset(  # a Python's and the runners'
     "-X -W --from --spec --with --with-editable --with-requirements --python -p --index --index-url "
     "--extra-index-url --pip-args -w".split()
 )
 
 
 def _runs_this_program(entry: Any) -> bool:
-    """Is this config entry a command that starts robot-md-mcp? Judged by
-    its command line only, never by a mention elsewhere (a bridge's URL, a
-    docker image, a note in env)."""
+    """Is this config entry a command that starts robot-md-mcp? Judged by its command line only, never
+    by a mention elsewhere (a bridge's URL, a docker image, a note in env)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
     args = entry.get("args", [])
@@ -6316,8 +6298,8 @@ def _runs_this_program(entry: Any) -> bool:
 
 
 def _program_run_by(argv: list[str]) -> str:
-    """The name of the program a command line runs, itself or through a Python (`python3 -X utf8
-    file.pyz`, `py -3.12 -m module`) or a runner (`uvx --from URL package`)."""
+    """The name of the program a command line runs: itself, or what a Python (`python3 -X utf8 a.pyz`,
+    `py -3.12 -m module`) or a runner (`uvx --from URL package`) runs."""
     program, rest = _file_name(argv[0]), argv[1:]
     before = _RUNNERS.get(program.lower(), () if _PYTHON.fullmatch(program) else None)
     if before is None:
@@ -6340,30 +6322,23 @@ def _file_name(word: str) -> str:
 # --- claude-code: Claude Code keeps its config itself; `claude mcp` edits it
 
 
-class ClaudeCodeEntry(NamedTuple):
-    scope: str  # user, local or project
-    command: str
-    args: str  # joined by spaces, as `claude mcp get` shows them
-
-
 def claude_code_add(command: Command, launch: list[str], machine: Machine) -> int:
-    """`claude mcp add` in the user scope unless told (seen from every folder).
-    Already there with this command: nothing changed; with another command
-    of ours: replaced; someone else's under that name: left as it is."""
+    """`claude mcp add` in the user scope unless told (seen from every folder). Already there with this
+    command: nothing changed; with another command of ours: replaced; someone else's: left as it is."""
     name, scope = cast(str, command.name), command.scope or "user"
     add = ["claude", "mcp", "add", "--scope", scope, name, "--", *launch]
     claude = _claude(command.dry_run, machine, [add])
     if claude is None:
         return ExitCode.OK
     done, status = _claude_code(claude, add), "added"
-    there = None if done.returncode == 0 else claude_code_entry(claude, name)
-    if there == (scope, launch[0], " ".join(launch[1:])):
+    there = None if done.returncode == 0 else claude_code_entry(claude, name, scope)
+    if there == " ".join(launch):
         print(
             f'{NAME}: "{name}" is already in Claude Code\'s {scope} config with this command; nothing changed'
         )
         return ExitCode.OK
-    if there is not None and there.scope == scope:  # another command under this name, in this scope
-        if not _runs_this_program({"command": there.command, "args": there.args.split(" ")}):
+    if there is not None:  # another command under this name, in this scope
+        if not _runs_this_program({"command": there.split(" ")[0], "args": there.split(" ")[1:]}):
             raise Exit(
                 ExitCode.CANNOT_USE,
                 f'{NAME}: nothing installed: Claude Code\'s {scope} config has a "{name}" that is not '
@@ -6401,16 +6376,19 @@ def claude_code_remove(command: Command, machine: Machine) -> int:
     return ExitCode.OK
 
 
-def claude_code_entry(claude: str, name: str) -> ClaudeCodeEntry | None:
-    """Claude Code's server `name`, from the text of `claude mcp get` (the CLI has no JSON for it; the
-    heavy test runs the real one): `Scope: User config …`, `Command:`, `Args:`."""
+def claude_code_entry(claude: str, name: str, scope: str) -> str | None:
+    """The command line (its words joined by spaces) of Claude Code's server `name` if it is in `scope`,
+    from `claude mcp get`'s text (no JSON there; the heavy test runs the real CLI): `Scope: User config
+    …`, `Command:`, `Args:`."""
     done = _claude_code(claude, ["claude", "mcp", "get", name])
     fields = dict(re.findall(r"^ *(Scope|Command|Args): ?(.*)$", done.stdout, re.MULTILINE))
-    if done.returncode != 0 or not {"Scope", "Command"} <= fields.keys():
+    if (
+        done.returncode != 0
+        or "Command" not in fields
+        or fields.get("Scope", "").split(" ")[0].lower() != scope
+    ):
         return None
-    return ClaudeCodeEntry(
-        fields["Scope"].split(" ", 1)[0].lower(), fields["Command"], fields.get("Args", "")
-    )
+    return f"{fields['Command']} {fields.get('Args', '')}".rstrip(" ")
 
 
 def _claude(dry_run: bool, machine: Machine, lines: list[list[str]]) -> str | None:
