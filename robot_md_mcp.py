@@ -6208,10 +6208,9 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
-    """Compare and swap: the new bytes and the old (for `<path>.bak`) go to temp files beside the
-    config, its mode kept, then renamed into place (a crash leaves the old file or the new, a link at
-    the backup's name is replaced, never followed); the config only if it still holds `old`, else
-    _Changed. Returns the backup, None for a new file."""
+    """Compare and swap: the new bytes and the old go to temp files beside the config (its mode kept),
+    renamed to `<path>.bak` (a link there is replaced, never followed) and, if the config still holds
+    `old` (else _Changed), over the config: a crash leaves the old file or the new. Returns the backup."""
     import tempfile
 
     backup = None if old is None else path.with_name(path.name + ".bak")
@@ -6243,31 +6242,28 @@ def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
 
 @contextlib.contextmanager
 def _config_lock(folder: Path, wait_seconds: float = CONFIG_LOCK_SECONDS) -> Iterator[None]:
-    """Our installs and uninstalls take turns on a config folder (without them, concurrent installs
-    lose entries): an advisory flock on the folder itself, so no lock file is left beside the user's
-    config. Without one (Windows, a folder not made yet) the compare and swap alone guards."""
+    """Our installs and uninstalls take turns on a config folder (at once, they lose entries despite
+    the compare and swap): a flock on the folder itself, so no lock file is left beside the config."""
     try:
         import fcntl
 
         fd = os.open(folder, os.O_RDONLY)
-    except (ImportError, OSError):
+    except (ImportError, OSError):  # Windows, a folder not made yet: the compare and swap alone guards
         yield
         return
-    deadline = time.monotonic() + wait_seconds
     try:
-        while True:
+        for _ in range(math.ceil(wait_seconds / 0.02) + 1):
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise _Refused(
-                        f"is still being edited by another install or uninstall after {wait_seconds:g} s; "
-                        "try again"
-                    ) from None
                 time.sleep(0.02)
             except OSError:  # a file system without locks
                 break
+        else:
+            raise _Refused(
+                f"is still being edited by another install or uninstall after {wait_seconds:g} s; try again"
+            )
         yield
     finally:
         os.close(fd)  # releases the lock
@@ -6377,18 +6373,17 @@ def claude_code_remove(command: Command, machine: Machine) -> int:
 
 
 def claude_code_entry(claude: str, name: str, scope: str) -> str | None:
-    """The command line (its words joined by spaces) of Claude Code's server `name` if it is in `scope`,
-    from `claude mcp get`'s text (no JSON there; the heavy test runs the real CLI): `Scope: User config
-    …`, `Command:`, `Args:`."""
+    """The command line (words joined by spaces) of Claude Code's server `name` if it is in `scope`, from
+    `claude mcp get`'s `Scope: User config …`, `Command:`, `Args:` (no JSON; a heavy test runs the CLI)."""
     done = _claude_code(claude, ["claude", "mcp", "get", name])
     fields = dict(re.findall(r"^ *(Scope|Command|Args): ?(.*)$", done.stdout, re.MULTILINE))
     if (
-        done.returncode != 0
-        or "Command" not in fields
-        or fields.get("Scope", "").split(" ")[0].lower() != scope
+        done.returncode == 0
+        and fields.get("Scope", "").lower().startswith(f"{scope} ")
+        and "Command" in fields
     ):
-        return None
-    return f"{fields['Command']} {fields.get('Args', '')}".rstrip(" ")
+        return f"{fields['Command']} {fields.get('Args', '')}".rstrip(" ")
+    return None
 
 
 def _claude(dry_run: bool, machine: Machine, lines: list[list[str]]) -> str | None:
