@@ -6040,19 +6040,15 @@ def run_uninstall(command: Command, machine: Machine) -> int:
 
 
 def server_entry(command: Command, launch: list[str]) -> dict[str, Any]:
-    """The config value that starts `launch` (an argv list)."""
-    if command.workspace is not None:  # a file people commit: no paths of this machine in it
-        launch = [_in_workspace(arg, Path(command.workspace)) for arg in launch]
+    """The config value that starts `launch` (an argv list). In a workspace's file (people commit it),
+    a path inside the workspace is written as VS Code's ${workspaceFolder}/…"""
+    args, folder = list(launch), command.workspace
+    for i, arg in enumerate(args):
+        if folder is not None and os.path.isabs(arg) and Path(arg).is_relative_to(folder):
+            inside = Path(arg).relative_to(folder).as_posix()
+            args[i] = "${workspaceFolder}" + ("" if inside == "." else f"/{inside}")
     kind = {"type": "stdio"} if command.client == "vscode" else {}  # VS Code's shape names the transport
-    return {**kind, "command": launch[0], "args": launch[1:]}
-
-
-def _in_workspace(arg: str, workspace: Path) -> str:
-    """An absolute path inside the workspace as VS Code's ${workspaceFolder}/…"""
-    if not os.path.isabs(arg) or not Path(arg).is_relative_to(workspace):
-        return arg
-    inside = Path(arg).relative_to(workspace).as_posix()
-    return "${workspaceFolder}" + ("" if inside == "." else f"/{inside}")
+    return {**kind, "command": args[0], "args": args[1:]}
 
 
 class _Refused(Exception):
