@@ -443,26 +443,18 @@ _CAMERA_PROTOCOLS = frozenset({"depthai", "realsense", "v4l2", "zed", "uvc"})
 _DELIMITER = re.compile(r"^-{3,}\s*$", re.MULTILINE)
 
 # Hostile-input budgets: YAML aliases can make a 1 KiB file expand to
-# billions of values, and self-referencing aliases never end.
-# Depth: the deepest path is render (PyYAML's emitter), 3 Python frames a
-# level; under CPython's default limit of 1,000 frames it fails at 330 levels
-# (3.10-3.13, measured). At the limit below, 85 frames are left for whoever
-# calls it (the server's worker threads and the CLI use under 30).
+# billions of values, and self-referencing aliases never end. Each limit is
+# measured, not picked (docs/robustness.md gives the figures by name).
+# Depth: render (PyYAML's emitter) is the deepest path, 3 Python frames a
+# level; the limit leaves frames for whoever calls it.
 _FRAMES_PER_LEVEL, _FRAMES_FOR_CALLERS = 3, 100
 MAX_DEPTH = (1000 - _FRAMES_FOR_CALLERS) // _FRAMES_PER_LEVEL
-# Nodes as written (before alias expansion). PyYAML builds each one in Python
-# (~25 µs): a 1 MiB file of small values took 6-16 s and 260 MiB a request.
+# Nodes as written (before alias expansion): PyYAML builds each in Python.
 # Real manifests have a few hundred.
 MAX_NODES = 10_000
 # What a version costs once YAML aliases and merges are expanded, each alias
-# counted every time it is used (measured on 2 cores, PyYAML 6.0.3 and 6.0.4):
-# - values: jsonschema spends ~12 µs on each value where the schema looks
-#   (5,000 aliases of one driver, 260,000 values: validate took 3.3 s);
-# - characters of text (a scalar's characters as shown; four a character in
-#   a string that render must escape): PyYAML's emitter writes ~1.7 µs a
-#   character (one 40 KB string aliased 2,000 times: render took 86 s);
-# - characters as shown in the JSON views, indentation included: ~65 ns a
-#   character (a 290-deep list aliased 1,600 times: 275 million, 611 MiB).
+# counted every time it is used: values (jsonschema's time), characters of
+# text (the emitter's, for render) and characters as shown in the JSON views.
 # At these limits each costs well under half a second; real manifests use
 # about 1% of each.
 MAX_VALUES = 20_000
@@ -477,7 +469,7 @@ TOO_BIG_TO_SHOW = (
 )
 # Python refuses to turn a longer integer into text (int_max_str_digits), so
 # no view, message or render could show it; a sexagesimal one (`1:2:3`) also
-# takes PyYAML quadratic time to build (165 KB of it: 2.7 s).
+# takes PyYAML quadratic time to build (docs/robustness.md).
 MAX_INT_DIGITS = 4300
 TOO_LONG_INTEGER = f"frontmatter has an integer too long to show: more than {MAX_INT_DIGITS:,} digits"
 _SEXAGESIMAL_INT = re.compile(r"[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+")
@@ -528,8 +520,8 @@ def stable_order(values: Iterable[Any]) -> list[Any]:
 
 # PyYAML built from source without LibYAML has no CSafeLoader. The module
 # still imports (on PyYAML's pure loader); the command line refuses to run on
-# it (libyaml_missing): its error messages are not robot-md's, and it takes
-# 3.2 s to read a 1 MiB scalar that LibYAML reads in 0.04 s.
+# it (libyaml_missing): its error messages are not robot-md's, and it is
+# some 80 times slower (docs/parity.md).
 _SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -804,7 +796,7 @@ def json_safe(
             f"cannot be shown as JSON: the YAML alias at {where} refers to a value containing it"
         )
     # Aliases share one value: convert it once (an alias bomb within budget
-    # took 1.2 s to convert value by value). Safe: a value converted without
+    # is slow value by value). Safe: a value converted without
     # error contains none of its ancestors, wherever else it appears.
     _done = {} if _done is None else _done
     if id(value) not in _done:
@@ -1621,20 +1613,22 @@ def safety_rows(fm: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _other_safety_keys(fm: dict[str, Any]) -> list[str]:
+def _other_safety_keys(fm: dict[str, Any], slips: tuple[Misspelt, ...]) -> list[str]:
+    """Safety keys the briefing has no line for, but misspelt ones (their own "Not read:" line names them)."""
     safety = fm.get("safety")
     known = {"estop", "hitl_gates", "failsafe_behavior", "workspace_bounds_m", *(k for _, k, _ in _LIMITS)}
+    known |= {slip.key for slip in slips if slip.at == ("safety",)}
     return [str(k) for k in (safety if isinstance(safety, dict) else {}) if k not in known]
 
 
-def _safety_lines(fm: dict[str, Any]) -> list[str]:
+def _safety_lines(fm: dict[str, Any], slips: tuple[Misspelt, ...]) -> list[str]:
     alert = _safety_alert(fm)
     lines = [f"- **{alert[0]}**{alert[1]} {_APPROVAL}"] if alert else []
     (estop_label, estop), *limits = safety_rows(fm)
     lines.append(f"- {estop_label}: {estop}")
     lines += _gate_lines(_get(fm, "safety", "hitl_gates"))
     lines += [f"- {label}: {value}" for label, value in limits]
-    others = _other_safety_keys(fm)
+    others = _other_safety_keys(fm, slips)
     if others:
         lines.append(f"- Also declared (see the safety resource): {', '.join(map(quoted, others))}")
     return lines
@@ -1709,7 +1703,7 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
         "",
         "The robot can do only what is listed here.",
     ]
-    lines += ["", "## Safety", "", *_safety_lines(fm), *_slip_lines(report, "Safety")]
+    lines += ["", "## Safety", "", *_safety_lines(fm, report.misspelt), *_slip_lines(report, "Safety")]
     lines += ["", "## Validation", "", *_validation_lines(report)]
     lines += ["", "## Calibration, poses and learned skills", "", *_calibration_lines(fm)]
     if manifest.signature is not None:
@@ -2277,7 +2271,7 @@ def _card_safety(fm: dict[str, Any]) -> dict[str, Any]:
         "limits": [{"label": label, "value": _declared_or_none(value)} for label, value in safety_rows(fm)],
         "gates": [{"scope": _declared_or_none(scope), "rule": rule} for scope, rule in gates],
         "gates_note": gates_note,
-        "also_declared": _other_safety_keys(fm),
+        "also_declared": _other_safety_keys(fm, ()),  # the card has no "Not read:" line
     }
 
 
