@@ -6008,8 +6008,8 @@ def run_install(command: Command, machine: Machine) -> int:
         code = claude_code_add(command, launch, machine)
     else:
         code = edit_config(command, server_entry(command, launch), machine)
-    if count := len(snap.report.errors):
-        see = f"see why: {invoked_as()} validate {shlex.quote(str(path))}"
+    if not snap.report.ok:
+        count, see = len(snap.report.errors), f"see why: {invoked_as()} validate {shlex.quote(str(path))}"
         print(
             f"{NAME}: note: {path} does not validate ({count} error{'s' * (count != 1)}); agents are told "
             f"so; {see}",
