@@ -97,7 +97,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 
@@ -444,26 +444,18 @@ _CAMERA_PROTOCOLS = frozenset({"depthai", "realsense", "v4l2", "zed", "uvc"})
 _DELIMITER = re.compile(r"^-{3,}\s*$", re.MULTILINE)
 
 # Hostile-input budgets: YAML aliases can make a 1 KiB file expand to
-# billions of values, and self-referencing aliases never end.
-# Depth: the deepest path is render (PyYAML's emitter), 3 Python frames a
-# level; under CPython's default limit of 1,000 frames it fails at 330 levels
-# (3.10-3.13, measured). At the limit below, 85 frames are left for whoever
-# calls it (the server's worker threads and the CLI use under 30).
+# billions of values, and self-referencing aliases never end. Each limit is
+# measured, not picked (docs/robustness.md gives the figures by name).
+# Depth: render (PyYAML's emitter) is the deepest path, 3 Python frames a
+# level; the limit leaves frames for whoever calls it.
 _FRAMES_PER_LEVEL, _FRAMES_FOR_CALLERS = 3, 100
 MAX_DEPTH = (1000 - _FRAMES_FOR_CALLERS) // _FRAMES_PER_LEVEL
-# Nodes as written (before alias expansion). PyYAML builds each one in Python
-# (~25 µs): a 1 MiB file of small values took 6-16 s and 260 MiB a request.
+# Nodes as written (before alias expansion): PyYAML builds each in Python.
 # Real manifests have a few hundred.
 MAX_NODES = 10_000
 # What a version costs once YAML aliases and merges are expanded, each alias
-# counted every time it is used (measured on 2 cores, PyYAML 6.0.3 and 6.0.4):
-# - values: jsonschema spends ~12 µs on each value where the schema looks
-#   (5,000 aliases of one driver, 260,000 values: validate took 3.3 s);
-# - characters of text (a scalar's characters as shown; four a character in
-#   a string that render must escape): PyYAML's emitter writes ~1.7 µs a
-#   character (one 40 KB string aliased 2,000 times: render took 86 s);
-# - characters as shown in the JSON views, indentation included: ~65 ns a
-#   character (a 290-deep list aliased 1,600 times: 275 million, 611 MiB).
+# counted every time it is used: values (jsonschema's time), characters of
+# text (the emitter's, for render) and characters as shown in the JSON views.
 # At these limits each costs well under half a second; real manifests use
 # about 1% of each.
 MAX_VALUES = 20_000
@@ -478,7 +470,7 @@ TOO_BIG_TO_SHOW = (
 )
 # Python refuses to turn a longer integer into text (int_max_str_digits), so
 # no view, message or render could show it; a sexagesimal one (`1:2:3`) also
-# takes PyYAML quadratic time to build (165 KB of it: 2.7 s).
+# takes PyYAML quadratic time to build (docs/robustness.md).
 MAX_INT_DIGITS = 4300
 TOO_LONG_INTEGER = f"frontmatter has an integer too long to show: more than {MAX_INT_DIGITS:,} digits"
 _SEXAGESIMAL_INT = re.compile(r"[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+")
@@ -529,8 +521,8 @@ def stable_order(values: Iterable[Any]) -> list[Any]:
 
 # PyYAML built from source without LibYAML has no CSafeLoader. The module
 # still imports (on PyYAML's pure loader); the command line refuses to run on
-# it (libyaml_missing): its error messages are not robot-md's, and it takes
-# 3.2 s to read a 1 MiB scalar that LibYAML reads in 0.04 s.
+# it (libyaml_missing): its error messages are not robot-md's, and it is
+# some 80 times slower (docs/parity.md).
 _SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -805,7 +797,7 @@ def json_safe(
             f"cannot be shown as JSON: the YAML alias at {where} refers to a value containing it"
         )
     # Aliases share one value: convert it once (an alias bomb within budget
-    # took 1.2 s to convert value by value). Safe: a value converted without
+    # is slow value by value). Safe: a value converted without
     # error contains none of its ancestors, wherever else it appears.
     _done = {} if _done is None else _done
     if id(value) not in _done:
@@ -1622,20 +1614,22 @@ def safety_rows(fm: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _other_safety_keys(fm: dict[str, Any]) -> list[str]:
+def _other_safety_keys(fm: dict[str, Any], slips: tuple[Misspelt, ...]) -> list[str]:
+    """Safety keys the briefing has no line for, but misspelt ones (their own "Not read:" line names them)."""
     safety = fm.get("safety")
     known = {"estop", "hitl_gates", "failsafe_behavior", "workspace_bounds_m", *(k for _, k, _ in _LIMITS)}
+    known |= {slip.key for slip in slips if slip.at == ("safety",)}
     return [str(k) for k in (safety if isinstance(safety, dict) else {}) if k not in known]
 
 
-def _safety_lines(fm: dict[str, Any]) -> list[str]:
+def _safety_lines(fm: dict[str, Any], slips: tuple[Misspelt, ...]) -> list[str]:
     alert = _safety_alert(fm)
     lines = [f"- **{alert[0]}**{alert[1]} {_APPROVAL}"] if alert else []
     (estop_label, estop), *limits = safety_rows(fm)
     lines.append(f"- {estop_label}: {estop}")
     lines += _gate_lines(_get(fm, "safety", "hitl_gates"))
     lines += [f"- {label}: {value}" for label, value in limits]
-    others = _other_safety_keys(fm)
+    others = _other_safety_keys(fm, slips)
     if others:
         lines.append(f"- Also declared (see the safety resource): {', '.join(map(quoted, others))}")
     return lines
@@ -1710,7 +1704,7 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
         "",
         "The robot can do only what is listed here.",
     ]
-    lines += ["", "## Safety", "", *_safety_lines(fm), *_slip_lines(report, "Safety")]
+    lines += ["", "## Safety", "", *_safety_lines(fm, report.misspelt), *_slip_lines(report, "Safety")]
     lines += ["", "## Validation", "", *_validation_lines(report)]
     lines += ["", "## Calibration, poses and learned skills", "", *_calibration_lines(fm)]
     if manifest.signature is not None:
@@ -2278,7 +2272,7 @@ def _card_safety(fm: dict[str, Any]) -> dict[str, Any]:
         "limits": [{"label": label, "value": _declared_or_none(value)} for label, value in safety_rows(fm)],
         "gates": [{"scope": _declared_or_none(scope), "rule": rule} for scope, rule in gates],
         "gates_note": gates_note,
-        "also_declared": _other_safety_keys(fm),
+        "also_declared": _other_safety_keys(fm, ()),  # the card has no "Not read:" line
     }
 
 
@@ -4237,6 +4231,40 @@ def end_now(code: int, descriptors: Iterable[int]) -> None:
     os._exit(code if code >= 0 else 128 - code)
 
 
+async def _serve_the_wire(
+    server: Server[dict[str, Any]], wire_in: Any, wire_out: Any, eof_grace_seconds: float
+) -> None:
+    """One session over the wire: stdin's lines read on a thread of their own and relayed to the
+    server, its answers written to stdout."""
+    import threading
+
+    import anyio
+    import anyio.from_thread
+    import anyio.lowlevel
+
+    lines_in, lines = anyio.create_memory_object_stream[Any](16)
+    to_server, server_in = anyio.create_memory_object_stream[Any](16)
+    server_out, outgoing = anyio.create_memory_object_stream[Any](16)
+    token = anyio.lowlevel.current_token()
+    reader = threading.Thread(
+        target=_read_lines,
+        args=(wire_in, lambda line: anyio.from_thread.run(lines_in.send, line, token=token)),
+        daemon=True,
+        name="stdin",
+    )
+    reader.start()
+    unanswered, batches = _Unanswered(), _Batches()
+    async with anyio.create_task_group() as writing:
+        # The writer ends once every sender is closed: all answers are out.
+        writing.start_soon(_write_stdout, outgoing, wire_out, unanswered, batches)
+        async with anyio.create_task_group() as reading:
+            relay = (lines, to_server, server_out.clone(), unanswered, batches, eof_grace_seconds)
+            reading.start_soon(_relay_stdin, *relay)
+            async with server_out:
+                await server.run(server_in, server_out, server.create_initialization_options())
+            reading.cancel_scope.cancel()  # the server ended first: stop reading
+
+
 def serve_stdio(
     manifest_file: ManifestFile,
     poll_seconds: float = POLL_SECONDS,
@@ -4249,8 +4277,6 @@ def serve_stdio(
     import threading
 
     import anyio
-    import anyio.from_thread
-    import anyio.lowlevel
 
     wire = [0, 1, 2]  # closed before the process ends on a signal, the wire's own copies too
 
@@ -4267,33 +4293,9 @@ def serve_stdio(
     log_to_stderr()
     with sdk_loading():
         server = build_server(manifest_file, poll_seconds=poll_seconds)
-
-    async def run(wire_in: Any, wire_out: Any) -> None:
-        lines_in, lines = anyio.create_memory_object_stream[Any](16)
-        to_server, server_in = anyio.create_memory_object_stream[Any](16)
-        server_out, outgoing = anyio.create_memory_object_stream[Any](16)
-        token = anyio.lowlevel.current_token()
-        reader = threading.Thread(
-            target=_read_lines,
-            args=(wire_in, lambda line: anyio.from_thread.run(lines_in.send, line, token=token)),
-            daemon=True,
-            name="stdin",
-        )
-        reader.start()
-        unanswered, batches = _Unanswered(), _Batches()
-        async with anyio.create_task_group() as writing:
-            # The writer ends once every sender is closed: all answers are out.
-            writing.start_soon(_write_stdout, outgoing, wire_out, unanswered, batches)
-            async with anyio.create_task_group() as reading:
-                relay = (lines, to_server, server_out.clone(), unanswered, batches, eof_grace_seconds)
-                reading.start_soon(_relay_stdin, *relay)
-                async with server_out:
-                    await server.run(server_in, server_out, server.create_initialization_options())
-                reading.cancel_scope.cancel()  # the server ended first: stop reading
-
     with _stdio_wire() as (wire_in, wire_out):
         wire.extend((wire_in.fileno(), wire_out.fileno()))
-        anyio.run(run, wire_in, wire_out)
+        anyio.run(_serve_the_wire, server, wire_in, wire_out, eof_grace_seconds)
     if manifest_file.reads.in_flight():  # stuck: exiting would keep stdout open until it returns
         end_now(ExitCode.OK, [0, 1, 2])
     return ExitCode.OK
@@ -5185,8 +5187,7 @@ def serve_http(
 
 @dataclass(frozen=True)
 class Option:
-    """One option of a command: `value` names what it takes in help ("" for
-    a flag that takes none); `repeats`: it may come again (each kept)."""
+    """An option: `value` names what it takes ("" for a flag); `repeats`: it may come again, each kept."""
 
     flag: str
     value: str
@@ -5194,16 +5195,13 @@ class Option:
     repeats: bool = False
 
     @property
-    def key(self) -> str:
-        """Its name in Command (and argparse's): --token-file → token_file."""
+    def key(self) -> str:  # its name in Command, as in argparse: --token-file → token_file
         return self.flag[2:].replace("-", "_")
 
 
 @dataclass(frozen=True)
 class Verb:
-    """A command: its synopsis (help's usage line, as the README quotes it),
-    what it does, its positional words in order (all optional but CLIENT)
-    and its options."""
+    """A command: its usage line (the README quotes it), what it does, its words (optional but CLIENT)."""
 
     synopsis: str
     summary: str
@@ -5212,8 +5210,7 @@ class Verb:
 
 
 # robot-md-pendant starts its server as `robot-md-mcp --robot PATH`.
-ROBOT_OPTION = "--robot"
-_ROBOT = Option(ROBOT_OPTION, "PATH", "the same as PATH")
+_ROBOT = Option("--robot", "PATH", "the same as PATH")
 _INSTALLING = (
     Option("--name", "NAME", "the entry's name in the client's config (default: robot-md)"),
     Option("--scope", "SCOPE", "claude-code only: user (the default), local or project"),
@@ -5300,33 +5297,23 @@ class UsageError(Exception):
 
 
 class Exit(Exception):
-    """Stop with one line on stderr and this exit code; `error` is the
-    manifest problem behind it, if any."""
+    """Stop with one line on stderr and this exit code; `error`: the manifest problem behind it, if any."""
 
     def __init__(self, code: int, line: str, error: ManifestError | None = None) -> None:
         super().__init__(line)
         self.code, self.line, self.error = code, line, error
 
 
-def synopsis(prog: str) -> str:
-    """Every command's usage line (the start of --help, quoted in the README)."""
-    lines = [f"{prog} {verb.synopsis}" for verb in VERBS.values()] + [f"{prog} --help | --version"]
-    return "usage: " + "\n       ".join(lines)
-
-
-def verb_parser(
-    verb: str, prog: str, usage: str | None = None, description: str | None = None
-) -> argparse.ArgumentParser:
-    """argparse for one verb, from its row in VERBS. It never exits: errors
-    come back as argparse.ArgumentError (exit_on_error=False, 3.9+) and the
-    words it does not know as extras, so each is our one line, exit 2."""
+def verb_parser(verb: str, prog: str, usage: str = "", about: str = "") -> argparse.ArgumentParser:
+    """argparse for a row of VERBS. It never exits (exit_on_error=False): its errors, and the words and
+    options it leaves over, come back to parse_command_line, to be our one line and exit 2."""
     import argparse
 
     spec = VERBS[verb]
     parser = argparse.ArgumentParser(
         prog=f"{prog} {verb}",
         usage=usage or f"{prog} {spec.synopsis}",
-        description=description or spec.summary,
+        description=about or spec.summary,
         epilog=HELP_NOTES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         add_help=False,
@@ -5335,9 +5322,9 @@ def verb_parser(
     )
     parser.add_argument("words", nargs="*", help=argparse.SUPPRESS)
     for option in spec.options:
-        if option.flag == ROBOT_OPTION:  # a missing value reads as "", for our own line
+        if option is _ROBOT:  # a missing value reads as "", for our own line
             parser.add_argument(option.flag, nargs="?", const="", action="append", help=argparse.SUPPRESS)
-        elif option.value:  # every value kept: we check which may repeat
+        elif option.value:  # every value kept: parse_command_line says which may repeat
             parser.add_argument(option.flag, metavar=option.value, help=option.help, action="append")
         else:
             parser.add_argument(option.flag, help=option.help, action="store_true")
@@ -5355,12 +5342,11 @@ def parse_command_line(args: list[str]) -> Command:
         given, extras = verb_parser(verb, NAME).parse_known_args(rest)
     except argparse.ArgumentError as e:
         raise UsageError(str(e)) from None
-    words = [*given.words, *_extra_words(extras, verb)]
-    values = {option.key: getattr(given, option.key) for option in spec.options}
-    robot = values.pop("robot", None)
+    values = vars(given)
+    words, robot = [*values.pop("words"), *_extra_words(extras, verb)], values.pop("robot", None)
     if robot is not None:
         if not all(robot) or len(robot) > 1 or words:
-            raise UsageError(f"{ROBOT_OPTION} takes the manifest's path, once, in place of PATH")
+            raise UsageError(f"{_ROBOT.flag} takes the manifest's path, once, in place of PATH")
         words = robot
     if len(words) > len(spec.words):
         takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
@@ -5373,9 +5359,8 @@ def parse_command_line(args: list[str]) -> Command:
 
 
 def _extra_words(extras: list[str], verb: str) -> list[str]:
-    """What argparse left over: words that came after an option (kept), or an
-    option this verb does not take (UsageError). After `--` all are words."""
-    at = extras.index("--") if "--" in extras else len(extras)
+    """argparse's leftovers: words after an option (kept), an option it does not know (UsageError)."""
+    at = extras.index("--") if "--" in extras else len(extras)  # after `--`, all are words
     for word in extras[:at]:
         if word.startswith("-") and word != "-":
             raise UsageError(f"unknown option {word}" + ("" if verb == "serve" else f" for {verb}"))
@@ -5383,58 +5368,73 @@ def _extra_words(extras: list[str], verb: str) -> list[str]:
 
 
 def _checked(option: Option, value: bool | list[str]) -> bool | str | tuple[str, ...]:
-    """An option's value as Command holds it: a flag's bool, every value of
-    one that repeats, else its one value."""
+    """A flag's bool, every value of an option that repeats, else its one value."""
     if isinstance(value, bool):
         return value
     if not all(value):  # --name= (argparse itself refuses --name with nothing after it)
         raise UsageError(f"{option.flag} needs a value")
-    if option.repeats:
-        return tuple(value)
-    if len(value) > 1:
+    if len(value) > 1 and not option.repeats:
         raise UsageError(f"{option.flag} may be given once")
-    return value[0]
+    return tuple(value) if option.repeats else value[0]
 
 
 def help_text(verb: str | None, prog: str) -> str:
-    """`COMMAND --help`: that verb's; `--help`: every usage line, the commands,
-    and serve's options (serve is the default command)."""
+    """`COMMAND --help`: that command's; `--help`: every usage line (the README quotes them), the
+    commands, and serve's options (serve is the default command)."""
     if verb is not None:
         return verb_parser(verb, prog).format_help()
+    usage = [f"{prog} {v.synopsis}" for v in VERBS.values()] + [f"{prog} --help | --version"]
     commands = "\n".join(f"  {name:<10} {v.summary}" for name, v in VERBS.items())
     about = f"commands:\n{commands}\n\nserve's options ({prog} COMMAND --help: another's):"
-    return verb_parser("serve", prog, synopsis(prog).removeprefix("usage: "), about).format_help()
+    return verb_parser("serve", prog, "\n       ".join(usage), about).format_help()
+
+
+def _run_as_package() -> bool:
+    """`python -m robot_md_mcp` with the package installed: its interpreter imports it from any folder.
+    (From a checkout, -m finds the module only in the current folder: that counts as a file.)"""
+    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return main_spec is not None and main_spec.name == "robot_md_mcp.__main__"
+
+
+def _run_by_python(path: str) -> bool:
+    """The module's file, or a zipapp (shiv keeps the .pyz path in argv[0], even when renamed)."""
+    import zipfile  # only here: most runs never need it
+
+    return path.endswith((".py", ".pyz")) or (os.path.isfile(path) and zipfile.is_zipfile(path))
 
 
 def invoked_as() -> str:
-    """The command as the user ran it, for help and hints: robot-md-mcp,
-    python3 robot-md-mcp.pyz, python3 -m robot_md_mcp, ..."""
+    """The command as the user ran it, for help and hints: robot-md-mcp, python3 robot-md-mcp.pyz, ..."""
     python = os.path.basename(sys.executable or "python3").removesuffix(".exe")
-    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    if main_spec is not None and main_spec.name == "robot_md_mcp.__main__":
-        return f"{python} -m robot_md_mcp"
     argv0 = sys.argv[0] if sys.argv and sys.argv[0] else NAME
-    if argv0.endswith((".py", ".pyz")) or (os.path.isfile(argv0) and _is_zip(argv0)):
+    if _run_as_package():
+        return f"{python} -m robot_md_mcp"
+    if _run_by_python(argv0):
         return f"{python} {argv0}"
     script = os.path.basename(argv0).removesuffix(".exe")
     return script if script.startswith(NAME) else NAME
 
 
-def lazy_imports_from_here_on() -> None:
-    """CPython 3.15+ (PEP 810): every module-level import from now on is lazy,
-    so the SDK loads only what a session uses (docs/performance.md, "Lazy
-    imports on CPython 3.15"). Only the command line does this:
-    importing this module as a library leaves the importer's mode alone. A
-    mode the user chose (-X lazy_imports, PYTHON_LAZY_IMPORTS) stands."""
-    chosen = os.environ.get("PYTHON_LAZY_IMPORTS") or sys._xoptions.get("lazy_imports")
-    if hasattr(sys, "set_lazy_imports") and not chosen:
-        sys.set_lazy_imports("all")
+def launch_command() -> list[str]:
+    """How a client should start the program running now: absolute paths only, as a client spawns it
+    from its own folder, with its own PATH."""
+    me = os.path.abspath(sys.argv[0] if sys.argv else "")
+    if _run_as_package():
+        return [sys.executable, "-m", "robot_md_mcp"]
+    if me.endswith(".exe"):  # a Windows console-script launcher
+        return [me]
+    if _run_by_python(me):  # pinned to the interpreter running it now
+        return [sys.executable, me]
+    if os.path.isfile(me + ".exe"):  # pip's Windows launchers strip ".exe" from argv[0]
+        return [me + ".exe"]
+    if os.path.isfile(me):  # a console script (it names its own interpreter)
+        return [me]
+    return [sys.executable, os.path.abspath(__file__)]  # imported and called (python -c, an embedding)
 
 
 class BestEffortStderr(io.TextIOBase):
-    """The process's stderr, for people, written best effort: a full disk
-    (/dev/full) or a reader that went away (a broken pipe) loses the line,
-    never the server. Unbuffered, so nothing is left to fail at exit."""
+    """The process's stderr, for people, best effort: a full disk (/dev/full) or a reader gone (a broken
+    pipe) loses the line, never the server. Unbuffered, so nothing is left to fail at exit."""
 
     encoding = "utf-8"
 
@@ -5450,28 +5450,30 @@ class BestEffortStderr(io.TextIOBase):
 
     def write(self, text: str) -> int:
         data = text.encode(self.encoding, "backslashreplace")
-        try:
+        with contextlib.suppress(OSError):
             while data:
                 data = data[os.write(2, data) :]
-        except OSError:
-            pass
         return len(text)
 
 
-def best_effort_stderr() -> None:
-    """The process's own stderr (not one a caller put in its place) becomes best effort."""
+def prepare_the_process() -> None:
+    """What only the command line does, first: no standard fd left closed; the process's own stderr
+    (not one a caller put in its place) best effort; Ctrl-C a KeyboardInterrupt again, answered with
+    130 once a command has cleaned up (serving over stdio sets its own)."""
+    open_closed_standard_fds()
     if sys.stderr is sys.__stderr__ or 2 in CLOSED_AT_START:
         sys.stderr = BestEffortStderr(getattr(sys.stderr, "encoding", None) or "utf-8")
+    # CPython 3.15+ (PEP 810): every import from here lazy, so the SDK loads only what a session uses
+    # (docs/performance.md, "Lazy imports on CPython 3.15"); a mode the user chose stands.
+    chosen = os.environ.get("PYTHON_LAZY_IMPORTS") or sys._xoptions.get("lazy_imports")
+    if hasattr(sys, "set_lazy_imports") and not chosen:
+        sys.set_lazy_imports("all")
+    if signal.getsignal(signal.SIGINT) is _end_while_loading:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
-    open_closed_standard_fds()
-    best_effort_stderr()
-    lazy_imports_from_here_on()
-    if signal.getsignal(signal.SIGINT) is _end_while_loading:
-        # From here a Ctrl-C is a KeyboardInterrupt, answered below with 130
-        # once a command has cleaned up; serving over stdio sets its own.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    prepare_the_process()
     args = sys.argv[1:] if argv is None else list(argv)
     before_dashes = args[: args.index("--")] if "--" in args else args
     try:
@@ -5483,8 +5485,7 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
             return ExitCode.OK
         command = parse_command_line(args)
         if libyaml_missing() and command.verb in ("serve", "validate", "render"):
-            print(f"{NAME}: cannot start: {libyaml_missing()}", file=sys.stderr)
-            return ExitCode.CANNOT_USE
+            raise Exit(ExitCode.CANNOT_USE, f"{NAME}: cannot start: {libyaml_missing()}")
         run = {
             "serve": run_serve,
             "validate": run_validate,
@@ -5513,24 +5514,38 @@ def version_line() -> str:
     return f"{NAME} {__version__}" + (f" (pyz, platform {pyz['platform']})" if pyz else "")
 
 
+def expanded(path: str | None, what: str, instead: str) -> str | None:
+    """The path, or None (said in one line) if it holds a variable the client left as written (e.g.
+    "${CLAUDE_PROJECT_DIR}": hosts that do not expand them in a plugin's .mcp.json pass them on) and
+    names nothing on disk."""
+    if path is None or re.search(r"\$\{[^}]*\}", path) is None or os.path.exists(path):
+        return path
+    print(
+        f"{NAME}: ignoring {what}: it holds a variable the client did not expand; "
+        f"{instead} the nearest {MANIFEST_FILENAME}",
+        file=sys.stderr,
+    )
+    return None
+
+
+def _names_a_path(word: str) -> bool:
+    """An existing file or folder, or a word that looks like a path (else: a mistyped command)."""
+    return os.path.exists(word) or "/" in word or os.sep in word or word.lower().endswith(".md")
+
+
 def load_manifest(
     command: Command, machine: Machine, *, servable: bool = True, keys: TrustedKeys | None = None
 ) -> tuple[ManifestFile, Snapshot]:
-    """The manifest a command names (PATH, else $ROBOT_MD_PATH, else the
-    nearest ROBOT.md), read and parsed, and for serving, named; else Exit:
-    code 2 when there is none to find, 1 when it cannot be used."""
-    word, environ = command.path, machine.environ
-    if unexpanded(word):
-        _say_unexpanded(f"the path argument {word!r}", f"looking in ${PATH_ENV}, then for")
-        word = None
-    if unexpanded(environ.get(PATH_ENV)):
-        _say_unexpanded(f"${PATH_ENV} ({environ[PATH_ENV]!r})", "looking for")
-        environ = {k: v for k, v in environ.items() if k != PATH_ENV}
-    if word is not None and not command.said_verb and _looks_like_a_verb(word):
+    """The manifest a command names (PATH, else $ROBOT_MD_PATH, else the nearest ROBOT.md), read,
+    parsed and, for serving, named; else Exit: 2 when there is none to find, 1 when it cannot be used."""
+    word = expanded(command.path, f"the path argument {command.path!r}", f"looking in ${PATH_ENV}, then for")
+    given = machine.environ.get(PATH_ENV)
+    from_environ = expanded(given, f"${PATH_ENV} ({given!r})", "looking for") or ""
+    if word is not None and not command.said_verb and not _names_a_path(word):
         raise UsageError(f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder")
     manifest_file = None
     try:
-        manifest_file = ManifestFile(resolve_manifest_path(word, environ), keys)
+        manifest_file = ManifestFile(resolve_manifest_path(word, {PATH_ENV: from_environ}), keys)
         snap = manifest_file.version()
         return manifest_file, manifest_file.servable(snap) if servable else snap
     except NoManifestFound as e:
@@ -5543,30 +5558,6 @@ def load_manifest(
             print(line, file=sys.stderr, flush=True)
             end_now(ExitCode.CANNOT_USE, [0, 1, 2])
         raise Exit(ExitCode.CANNOT_USE, line, e) from None
-
-
-# A variable a client left as written in its config, e.g. "${CLAUDE_PROJECT_DIR}"
-# (hosts that do not expand them in a plugin's .mcp.json pass it on literally).
-_PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
-
-
-def unexpanded(path: str | None) -> bool:
-    """A path that holds a `${…}` placeholder and names nothing on disk."""
-    return path is not None and _PLACEHOLDER.search(path) is not None and not os.path.exists(path)
-
-
-def _say_unexpanded(what: str, instead: str) -> None:
-    print(
-        f"{NAME}: ignoring {what}: it holds a variable the client did not expand; "
-        f"{instead} the nearest {MANIFEST_FILENAME}",
-        file=sys.stderr,
-    )
-
-
-def _looks_like_a_verb(word: str) -> bool:
-    """A first word that names nothing on disk and does not look like a path (a mistyped command)."""
-    looks_like_path = any(sep in word for sep in ("/", os.sep)) or word.lower().endswith(".md")
-    return not looks_like_path and not os.path.exists(word)
 
 
 def _utf8_stdout() -> None:
@@ -5583,18 +5574,16 @@ def run_render(command: Command, machine: Machine) -> int:
 
 
 def run_validate(command: Command, machine: Machine) -> int:
-    """The reference's report: its strings exactly with --json; for people,
-    one line each, file errors with their place in the file, and hints."""
-    as_json = command.json
+    """The reference's report: its strings exactly with --json; for people, one line each, file errors
+    with their place in the file, and hints."""
     try:
-        _, snap = load_manifest(command, machine, servable=False)
-        report = snap.report
+        report = load_manifest(command, machine, servable=False)[1].report
     except Exit as e:
-        if not as_json or e.code != ExitCode.CANNOT_USE or e.error is None:
+        if not command.json or e.code != ExitCode.CANNOT_USE or e.error is None:
             raise
         report = Report.from_error(e.error)
     _utf8_stdout()
-    if as_json:
+    if command.json:
         print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
         return report.code
     if report.ok:
@@ -5604,8 +5593,8 @@ def run_validate(command: Command, machine: Machine) -> int:
 
 
 def _print_findings(report: Report) -> None:
-    """Each error (with its hints: ours, and the misspelt keys it comes from), the hints for
-    misspelt keys no error explains, then each warning."""
+    """Each error with its hints (ours, and the misspelt keys it comes from), the misspelt keys no error
+    explains, then each warning."""
     slips = list(report.misspelt)
     for error in report.errors:
         print(f"✗ {error}")
@@ -5633,7 +5622,12 @@ def run_serve(command: Command, machine: Machine) -> int:
     if http is None and 1 in CLOSED_AT_START:
         raise Exit(ExitCode.CANNOT_USE, NO_STDOUT)
     limits = serve_settings(machine.environ)
-    manifest_file, snap = load_manifest(command, machine, keys=trusted_keys(command, machine))
+    folder = command.trusted_keys or machine.environ.get(TRUSTED_KEYS_ENV) or None
+    try:
+        keys = None if folder is None else load_trusted_keys(folder)
+    except ManifestError as e:
+        raise Exit(ExitCode.CANNOT_USE, e.one_line(), e) from None
+    manifest_file, snap = load_manifest(command, machine, keys=keys)
     robot = cast(str, snap.manifest.robot_name)
     if http is None:
         if sys.stdin is not None and sys.stdin.isatty():
@@ -5644,6 +5638,16 @@ def run_serve(command: Command, machine: Machine) -> int:
     except HttpSetupError as e:
         raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {e}") from None
     return serve_http(manifest_file, listener, robot, limits)
+
+
+def _banner(path: Path, robot: str) -> str:
+    command, *args = launch_command()
+    entry = json.dumps({"command": command, "args": [*args, str(path)]})
+    return (
+        f"{NAME} {__version__}: serving robot {quoted(robot)} from {path} over stdio; waiting for an MCP "
+        f'client (Ctrl-C quits). For Claude Desktop add "robot-md": {entry} under "mcpServers" '
+        "in claude_desktop_config.json."
+    )
 
 
 POLL_SECONDS_ENV = "ROBOT_MD_MCP_POLL_SECONDS"
@@ -5658,86 +5662,34 @@ HTTP_SETTINGS = tuple(
 
 
 def serve_settings(environ: Mapping[str, str]) -> HttpLimits:
-    """The limits to serve with: the defaults, lowered by $ROBOT_MD_MCP_POLL_SECONDS and
-    $ROBOT_MD_MCP_HTTP_LIMITS ("name=value,..."), never raised, so a setting can only shorten a wait
-    or tighten a limit (tests use them to wait tenths of a second); $ROBOT_MD_MCP_DEBUG=1 adds a
-    line each time the poller looks at the file. Exit 1 on a setting outside its bounds."""
+    """The defaults, lowered (never raised: a setting only shortens a wait or tightens a limit) by
+    $ROBOT_MD_MCP_POLL_SECONDS and $ROBOT_MD_MCP_HTTP_LIMITS ("name=value,..."); $ROBOT_MD_MCP_DEBUG=1
+    logs each look at the file. Exit 1 on a setting outside its bounds."""
     if environ.get(DEBUG_ENV, "").strip() not in ("", "0"):
         logging.getLogger(NAME).setLevel(logging.DEBUG)
     poll = environ.get(POLL_SECONDS_ENV, "").strip()
-    wanted = {POLL_SECONDS_ENV: poll} if poll else {}
+    wanted = {"poll_seconds": (f"${POLL_SECONDS_ENV}", poll)} if poll else {}
     for pair in filter(str.strip, environ.get(HTTP_LIMITS_ENV, "").split(",")):
-        name, sep, text = pair.partition("=")
-        if not sep or name.strip() not in HTTP_SETTINGS:
+        name, sep, text = (part.strip() for part in pair.partition("="))
+        if not sep or name not in HTTP_SETTINGS:
             raise Exit(
                 ExitCode.CANNOT_USE,
                 f"{NAME}: ${HTTP_LIMITS_ENV}: {pair.strip()!r} is not NAME=VALUE, "
                 f"NAME one of {', '.join(HTTP_SETTINGS)}",
             )
-        wanted[name.strip()] = text.strip()
-    defaults, chosen = HttpLimits(), dict[str, Any]()
-    for name, text in wanted.items():
-        field_name = "poll_seconds" if name == POLL_SECONDS_ENV else name
-        default = getattr(defaults, field_name)
+        wanted[name] = (f"${HTTP_LIMITS_ENV}: {name}", text)
+    chosen: dict[str, Any] = {}
+    defaults = HttpLimits()
+    for name, (where, text) in wanted.items():
+        default = getattr(defaults, name)
         low = 1 if isinstance(default, int) else MIN_SETTING_SECONDS
         try:
-            value = type(default)(text)
+            chosen[name] = type(default)(text)
         except ValueError:
-            value = float("nan")
-        if not low <= value <= default:  # NaN too
-            where = f"${name}" if name == POLL_SECONDS_ENV else f"${HTTP_LIMITS_ENV}: {name}"
+            chosen[name] = math.nan
+        if not low <= chosen[name] <= default:  # NaN too
             raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {where} is {text!r}; it may be {low} to {default}")
-        chosen[field_name] = value
     return dataclasses.replace(defaults, **chosen)
-
-
-def trusted_keys(command: Command, machine: Machine) -> TrustedKeys | None:
-    """The keys --trusted-keys DIR (else $ROBOT_MD_TRUSTED_KEYS) names, if any; Exit if unreadable."""
-    folder = command.trusted_keys or machine.environ.get(TRUSTED_KEYS_ENV) or None
-    try:
-        return None if folder is None else load_trusted_keys(folder)
-    except ManifestError as e:
-        raise Exit(ExitCode.CANNOT_USE, e.one_line(), e) from None
-
-
-def launch_command() -> list[str]:
-    """How a client should start the program that is running now. Absolute
-    paths only: a client spawns it from its own folder, with its own PATH."""
-    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    if main_spec is not None and main_spec.name == "robot_md_mcp.__main__":
-        # `python -m robot_md_mcp` with the installed package: this interpreter
-        # imports it from any folder. (From a checkout, -m finds the module only
-        # in the current folder, so that case takes the file path below.)
-        return [sys.executable, "-m", "robot_md_mcp"]
-    me = os.path.abspath(sys.argv[0] if sys.argv else "")
-    if me.endswith(".exe"):  # a Windows console-script launcher
-        return [me]
-    if me.endswith((".py", ".pyz")) or (os.path.isfile(me) and _is_zip(me)):
-        # The module itself, or a zipapp (shiv keeps the .pyz path in argv[0],
-        # even when renamed): pin the interpreter that is running it now.
-        return [sys.executable, me]
-    if os.path.isfile(me + ".exe"):  # pip's Windows launchers strip ".exe" from argv[0]
-        return [me + ".exe"]
-    if os.path.isfile(me):  # a console script (it names its own interpreter)
-        return [me]
-    # Imported and called from elsewhere (python -c, an embedding): run this file.
-    return [sys.executable, os.path.abspath(__file__)]
-
-
-def _is_zip(path: str) -> bool:
-    import zipfile  # only here: most runs never need it
-
-    return zipfile.is_zipfile(path)
-
-
-def _banner(path: Path, robot: str) -> str:
-    command, *args = launch_command()
-    entry = json.dumps({"command": command, "args": [*args, str(path)]})
-    return (
-        f"{NAME} {__version__}: serving robot {quoted(robot)} from {path} over stdio; waiting for an MCP "
-        f'client (Ctrl-C quits). For Claude Desktop add "robot-md": {entry} under "mcpServers" '
-        "in claude_desktop_config.json."
-    )
 
 
 # --- install: put the server into a client's MCP config --------------------
@@ -5747,11 +5699,8 @@ def _banner(path: Path, robot: str) -> str:
 
 @dataclass(frozen=True)
 class ClientFile:
-    """A client that keeps its MCP servers in a JSON file: the object in it
-    that maps server names to entries, and what the user does once it changed."""
-
-    key: str
-    next_step: str
+    key: str  # the object in the client's JSON file that maps server names to entries
+    next_step: str  # what the user does once it changed
 
 
 # Claude Code keeps its own config: `claude mcp add` writes it.
@@ -5761,6 +5710,8 @@ CLIENT_FILES = {
     "vscode": ClientFile("servers", 'in VS Code, run "MCP: List Servers" to start it'),
 }
 CLIENTS = (*CLIENT_FILES, "claude-code")
+CLAUDE_CODE_SCOPES = ("user", "local", "project")
+DEFAULT_SERVER_NAME = "robot-md"
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 # Another process (a client, another install) may save the config while we
 # edit it: the edit is redone on what it saved, this many times at most.
@@ -5769,7 +5720,6 @@ CONFIG_EDIT_ATTEMPTS = 5
 MAX_CONFIG_DEPTH = 100
 TOO_DEEP = f"nests more than {MAX_CONFIG_DEPTH} levels deep; not a client config"
 CONFIG_LOCK_SECONDS = 10  # how long an install waits for another to finish with the folder
-DEFAULT_SERVER_NAME = "robot-md"
 # Names a JavaScript client (all four are) finds on any object it reads the
 # config into: `servers[name]` would be Object's own member, and `__proto__`
 # swaps the object's prototype. An entry under one is lost or worse.
@@ -5788,105 +5738,177 @@ def config_path(
         return home / ".cursor" / "mcp.json"  # the same on every OS
     if client == "vscode" and workspace is not None:
         return workspace / ".vscode" / "mcp.json"
-    # Both apps are Electron apps: their settings live in Electron's appData.
-    if platform == "darwin":
-        app_data = home / "Library" / "Application Support"
-    elif platform == "win32":
-        app_data = Path(environ["APPDATA"]) if environ.get("APPDATA") else home / "AppData" / "Roaming"
-    else:  # XDG: a relative XDG_CONFIG_HOME is invalid and must be ignored
-        xdg = environ.get("XDG_CONFIG_HOME", "")
-        app_data = Path(xdg) if os.path.isabs(xdg) else home / ".config"
+    xdg = environ.get("XDG_CONFIG_HOME", "")  # a relative one is invalid, and ignored
+    app_data = {  # both are Electron apps: their settings live in Electron's appData
+        "darwin": home / "Library" / "Application Support",
+        "win32": Path(environ.get("APPDATA") or home / "AppData" / "Roaming"),
+    }.get(platform, Path(xdg) if os.path.isabs(xdg) else home / ".config")
     if client == "claude-desktop":
         return app_data / "Claude" / "claude_desktop_config.json"
     return app_data / "Code" / "User" / "mcp.json"
 
 
-def server_entry(client: str, command: list[str]) -> dict[str, Any]:
-    """The config value that starts `command` (an argv list)."""
-    kind = {"type": "stdio"} if client == "vscode" else {}  # VS Code's shape names the transport
-    return {**kind, "command": command[0], "args": command[1:]}
+def _install_target(command: Command) -> Command:
+    """The command with CLIENT, --name, --scope and --workspace checked (else UsageError), the name
+    defaulted and the workspace folder made absolute."""
+    client, scope, workspace = command.client, command.scope, command.workspace
+    name = command.name or DEFAULT_SERVER_NAME
+    if client not in CLIENTS:
+        got = f"unknown client {client!r}" if client else "install needs a client"
+        raise UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
+    folder = None if workspace is None else os.path.abspath(os.path.expanduser(workspace))
+    # The first that applies is told. Clients use the name in tool names (mcp__robot-md__validate).
+    wrong = {
+        f"--name {name!r}: use letters, digits, '-' and '_' only": not re.fullmatch(r"[A-Za-z0-9_-]+", name),
+        f"--name {name!r}: a JavaScript client reading the config treats it specially; choose another": (
+            name in JS_OBJECT_MEMBERS
+        ),
+        "--scope is for claude-code only": scope is not None and client != "claude-code",
+        f"--scope {scope!r}: choose one of {', '.join(CLAUDE_CODE_SCOPES)}": (
+            scope not in (None, *CLAUDE_CODE_SCOPES)
+        ),
+        "--workspace is for vscode only": workspace is not None and client != "vscode",
+        f"--workspace {workspace!r} is not a folder": folder is not None and not os.path.isdir(folder),
+    }
+    told = next((line for line, applies in wrong.items() if applies), None)
+    if told is not None:
+        raise UsageError(told)
+    return dataclasses.replace(command, name=name, workspace=folder)
+
+
+def run_install(command: Command, machine: Machine) -> int:
+    """Add this server for the manifest (found as serving finds it) to a client's config. A manifest
+    the server could not start with is refused; one that does not validate is installed with a note."""
+    command = _install_target(command)
+    try:
+        manifest_file, snap = load_manifest(command, machine)
+    except Exit as e:
+        raise Exit(
+            e.code, f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
+        ) from None
+    launch, path = [*launch_command(), str(manifest_file.path)], manifest_file.path
+    for parts in (Path(word).parts for word in launch[:2]):  # `uv cache clean` would delete the program
+        if ("uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts)) or (
+            "pipx" in parts and ".cache" in parts
+        ):
+            raise Exit(
+                ExitCode.CANNOT_USE,
+                f"{NAME}: nothing installed: this copy runs from a cache that a clean removes; install it "
+                "for good (uv tool install or pipx install) and run install from there",
+            )
+    _utf8_stdout()
+    if command.client == "claude-code":
+        code = claude_code_add(command, launch, machine)
+    else:
+        code = edit_config(command, server_entry(command, launch), machine)
+    if not snap.report.ok:
+        count, see = len(snap.report.errors), f"see why: {invoked_as()} validate {shlex.quote(str(path))}"
+        print(
+            f"{NAME}: note: {path} does not validate ({count} error{'s' * (count != 1)}); agents are told "
+            f"so; {see}",
+            file=sys.stderr,
+        )
+    if snap.manifest.frontmatter.get("safety") is None:
+        print(
+            f"{NAME}: note: {path} declares no safety block; agents are told to treat every motion as "
+            "needing the operator's approval",
+            file=sys.stderr,
+        )
+    return code
+
+
+def run_uninstall(command: Command, machine: Machine) -> int:
+    """Remove this server's entry (NAME) from a client's config, and nothing else."""
+    command = _install_target(command)
+    _utf8_stdout()
+    if command.client == "claude-code":
+        return claude_code_remove(command, machine)
+    return edit_config(command, None, machine)
+
+
+def server_entry(command: Command, launch: list[str]) -> dict[str, Any]:
+    """The config value that starts `launch` (an argv list). In a workspace's file (people commit it),
+    a path inside the workspace is written as VS Code's ${workspaceFolder}/…"""
+    args, folder = list(launch), command.workspace
+    for i, arg in enumerate(args):
+        if folder is not None and os.path.isabs(arg) and Path(arg).is_relative_to(folder):
+            inside = Path(arg).relative_to(folder).as_posix()
+            args[i] = "${workspaceFolder}" + ("" if inside == "." else f"/{inside}")
+    kind = {"type": "stdio"} if command.client == "vscode" else {}  # VS Code's shape names the transport
+    return {**kind, "command": args[0], "args": args[1:]}
 
 
 class _Refused(Exception):
-    """A config file install will not touch; the text says why (after the path)."""
+    """A config file install will not touch; the text says why (after the path). paste_by_hand: it
+    may be JSONC its client reads, so the entry is printed for the user to add by hand."""
 
     def __init__(self, why: str, paste_by_hand: bool = False) -> None:
         super().__init__(why)
         self.paste_by_hand = paste_by_hand
-        self.where: Path | None = None  # the config file, once known
 
 
-def edited_config(
-    text: str | None, key: str, change: Callable[[dict[str, Any]], str | None]
-) -> tuple[str | None, str]:
-    """The config's text after change(its `key` object), and the status
-    change() returns ("unchanged", text None, if it returns None).
-    Everything else keeps its place; what cannot be kept raises _Refused."""
-    config = _loaded_config(text, key)
-    servers = config.setdefault(key, {})
-    if not isinstance(servers, dict):
-        raise _Refused(f'has a "{key}" that is not a JSON object')
-    status = change(servers)
-    if status is None:
-        return None, "unchanged"
-    # Keep the file's own indentation (its first indented line), else 2 spaces.
-    indent = re.search(r"^[ \t]+(?=\S)", text or "", re.MULTILINE)
-    try:  # strict JSON only: no Infinity for 1e400, no lone surrogates
-        new = json.dumps(config, indent=indent.group(0) if indent else 2, ensure_ascii=False, allow_nan=False)
-        new.encode("utf-8")
-    except (ValueError, UnicodeEncodeError):
-        raise _Refused("holds NaN, Infinity or text that is not Unicode; fix it by hand") from None
-    except RecursionError:
-        raise _Refused(TOO_DEEP) from None
-    return new + "\n", status
+class _Changed(Exception):
+    """The config is no longer what the edit was made on: read it again."""
 
 
-def _loaded_config(text: str | None, key: str) -> dict[str, Any]:
-    if text is None or not text.strip():
-        return {}
+def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine) -> int:
+    """Add `entry` to the client's config file, or remove ours (entry None), and say what changed."""
+    client, name = cast(str, command.client), cast(str, command.name)
+    workspace = None if command.workspace is None else Path(command.workspace)
+    found = config_path(client, machine.platform, machine.environ, machine.user_home(), workspace)
+    path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through
+    done = "installed" if entry is not None else "removed"
     try:
-        config = json.loads(text, object_pairs_hook=_no_repeated_keys)
-    except json.JSONDecodeError as e:
-        # JSONC (VS Code allows comments and trailing commas) is not rewritten:
-        # a faithful rewrite needs a JSONC editor, a runtime dependency.
-        where = f"{e.msg} at line {e.lineno} column {e.colno}"
-        raise _Refused(
-            f'is not strict JSON ({where}); if it has comments or trailing commas, edit its "{key}" '
-            "object by hand; else fix it or move it aside",
-            paste_by_hand=True,
+        if workspace is not None and not path.is_relative_to(os.path.realpath(workspace)):
+            raise _Refused(
+                f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
+            )
+        status, text, backup = _edit_file(path, CLIENT_FILES[client].key, name, entry, command.dry_run)
+    except _Refused as e:
+        if e.paste_by_hand and entry is not None:  # the entry as a member of the servers object
+            print("\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1]))
+        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing {done}: {path} {e}") from None
+    except OSError as e:
+        raise Exit(
+            ExitCode.CANNOT_USE, f"{NAME}: nothing {done}: cannot write {path}: {_os_reason(e)}"
         ) from None
-    except RecursionError:
-        raise _Refused(TOO_DEEP) from None
-    if not isinstance(config, dict):
-        raise _Refused("does not hold a JSON object at the top level")
-    if _depth(config) > MAX_CONFIG_DEPTH:
-        raise _Refused(TOO_DEEP)
-    return config
+    if text is None:
+        there = f"is already in {path} with this command" if entry is not None else f"is not in {path}"
+        print(f'{NAME}: "{name}" {there}; nothing changed')
+        return ExitCode.OK
+    verb, where = {"added": ("add", "to"), "updated": ("update", "in"), "removed": ("remove", "from")}[status]
+    if command.dry_run:
+        print(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}:\n{text}', end="")
+    else:
+        kept = f"backup: {backup}" if backup else "new file"
+        print(f'{NAME}: {status} "{name}" {where} {path} ({kept}); {CLIENT_FILES[client].next_step}')
+    return ExitCode.OK
 
 
-def _depth(value: Any) -> int:
-    """How deep JSON objects and arrays nest in `value` (without recursion)."""
-    deepest, level = 0, [(value, 1)]
-    while level:
-        item, depth = level.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, depth)
-            level += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
-    return deepest
-
-
-def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object whose keys repeat would lose all but the last on rewriting."""
-    seen = dict(pairs)
-    if len(seen) != len(pairs):
-        repeated = next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i]))
-        raise _Refused(f"has the key {repeated!r} twice in one object; keep one and try again")
-    return seen
+def _edit_file(
+    path: Path, key: str, name: str, entry: dict[str, Any] | None, dry_run: bool
+) -> tuple[str, str | None, Path | None]:
+    """The status, the new text (None: unchanged) and the backup. Edited in turn with our other
+    installs (the lock), and redone if a client saved the file meanwhile (_Changed)."""
+    if entry is not None and not dry_run:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    with _config_lock(path.parent):
+        for _ in range(CONFIG_EDIT_ATTEMPTS):
+            old = _read_config(path)
+            text, status = edited_config(old, key, name, entry)
+            if text is None or dry_run:
+                return status, text, None
+            with contextlib.suppress(_Changed):
+                return status, text, _replace_file(path, text.encode("utf-8"), old)
+    raise _Refused(
+        f"changed {CONFIG_EDIT_ATTEMPTS} times while being edited (is a client saving it?); nothing written; "
+        "try again"
+    )
 
 
 def _read_config(path: Path) -> bytes | None:
-    """The file's bytes, None if it does not exist yet. Opened without
-    blocking and read only if it is a regular file (a FIFO must not hang us)."""
+    """The file's bytes, None if there is none. Opened without blocking and
+    read only if it is a regular file (a FIFO must not hang us)."""
     try:
         with open(path, "rb", opener=_open_nonblocking) as f:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
@@ -5897,271 +5919,177 @@ def _read_config(path: Path) -> bytes | None:
     except OSError as e:
         raise _Refused(f"cannot be read: {_os_reason(e)}") from None
     if len(data) > MAX_CONFIG_BYTES:
-        raise _Refused(f"is larger than {MAX_CONFIG_BYTES // 1024 // 1024} MiB; not a client config")
+        raise _Refused(f"is larger than {MAX_CONFIG_BYTES // 2**20} MiB; not a client config")
     return data
 
 
-def _config_text(data: bytes | None) -> str | None:
+def edited_config(
+    data: bytes | None, key: str, name: str, entry: dict[str, Any] | None
+) -> tuple[str | None, str]:
+    """The config's new text with `entry` under `name` in its `key` object, or ours removed (entry
+    None), and the status: added, updated or removed (text None: unchanged)."""
+    text, config = _loaded_config(data, key)
+    servers = config.setdefault(key, {})
+    if not isinstance(servers, dict):
+        raise _Refused(f'has a "{key}" that is not a JSON object')
+    if entry is None and name in servers and not _runs_this_program(servers[name]):
+        raise _Refused(f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)')
+    if servers.get(name) == entry:
+        return None, "unchanged"
+    status = "removed" if entry is None else "updated" if name in servers else "added"
+    if entry is None:
+        del servers[name]
+    else:
+        servers[name] = entry
+    indent = re.search(r"^[ \t]+(?=\S)", text, re.MULTILINE)  # the file's own, else 2 spaces
+    try:  # strict JSON only: no Infinity for 1e400, no lone surrogates
+        new = json.dumps(config, indent=indent.group(0) if indent else 2, ensure_ascii=False, allow_nan=False)
+        new.encode("utf-8")
+    except (ValueError, UnicodeEncodeError):
+        raise _Refused("holds NaN, Infinity or text that is not Unicode; fix it by hand") from None
+    return new + "\n", status
+
+
+def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
+    """The config's text and JSON object ({} for an empty file), unless strict JSON cannot keep it."""
     try:
-        return None if data is None else data.decode("utf-8-sig")  # Windows editors may add a BOM
+        text = (data or b"").decode("utf-8-sig")  # Windows editors may add a BOM
+        config = json.loads(text, object_pairs_hook=_no_repeated_keys) if text.strip() else {}
     except UnicodeDecodeError:
         raise _Refused("is not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        # JSONC (VS Code allows comments and trailing commas) is not rewritten:
+        # a faithful rewrite needs a JSONC editor, a runtime dependency.
+        raise _Refused(
+            f"is not strict JSON ({e.msg} at line {e.lineno} column {e.colno}); if it has comments or "
+            f'trailing commas, edit its "{key}" object by hand; else fix it or move it aside',
+            paste_by_hand=True,
+        ) from None
+    except RecursionError:
+        raise _Refused(TOO_DEEP) from None
+    if not isinstance(config, dict):
+        raise _Refused("does not hold a JSON object at the top level")
+    deepest, level = 0, [(config, 1)]  # how deep objects and arrays nest, without recursion
+    while level:
+        item, depth = level.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            level += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
+    if deepest > MAX_CONFIG_DEPTH:
+        raise _Refused(TOO_DEEP)
+    return text, config
 
 
-class _Changed(Exception):
-    """The config is no longer what the edit was made on: read it again."""
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys repeat would lose all but the last on rewriting."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _Refused(f"has the key {key!r} twice in one object; keep one and try again")
+        seen[key] = value
+    return seen
 
 
 def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
-    """Write `data` to `path` atomically (a temp file beside it, then
-    os.replace: a crash leaves the old file or the new one, never half),
-    with the old file's mode and its bytes in `<path>.bak`.
-    Compare and swap: just before the replace the file is read again, and
-    _Changed if it no longer holds `old`. Returns the backup, None if new."""
+    """Compare and swap: the new bytes and the old go to temp files beside the config (its mode kept),
+    renamed to `<path>.bak` (a link there is replaced, never followed) and, if the config still holds
+    `old` (else _Changed), over the config: a crash leaves the old file or the new. Returns the backup."""
     import tempfile
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    backup = None if old is None else path.with_name(path.name + ".bak")
+    if backup is not None and os.path.isdir(backup) and not os.path.islink(backup):
+        raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside")
+    mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None  # else mkstemp's 0600
+    temps: list[str] = []
     try:
-        with os.fdopen(fd, "wb") as f:
-            _write_synced(f, data)
-        backup = None
-        if old is not None:
-            try:
-                mode = stat.S_IMODE(os.stat(path).st_mode)
-            except FileNotFoundError:
-                raise _Changed from None
-            os.chmod(tmp, mode)  # mkstemp makes 0600; keep the file's own mode
-            backup = _back_up(path, old, mode)
-        _unchanged_since_read(path, old)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return backup
-
-
-def _write_synced(f: BinaryIO, data: bytes) -> None:
-    f.write(data)
-    f.flush()
-    os.fsync(f.fileno())
-
-
-def _unchanged_since_read(path: Path, old: bytes | None) -> None:
-    """The compare of compare-and-swap: the file still holds what was edited."""
-    try:
+        for content in (data,) if old is None else (data, old):
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            temps.append(tmp)
+            with os.fdopen(fd, "wb") as f:
+                f.write(content)
+                f.flush()
+                os.fsync(f.fileno())
+            if mode is not None:
+                os.chmod(tmp, mode)
+        if backup is not None:
+            os.replace(temps[1], backup)
         if _read_config(path) != old:
             raise _Changed
-    except _Refused:
-        raise _Changed from None
-
-
-def _back_up(path: Path, old: bytes, mode: int) -> Path:
-    """`<path>.bak`, made afresh: whatever was there is removed first (a
-    symlink itself, not its target) and the create never follows one."""
-    backup = path.with_name(path.name + ".bak")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(backup)
-        with os.fdopen(os.open(backup, flags, mode), "wb") as f:
-            _write_synced(f, old)
-    except OSError as e:
-        if os.path.isdir(backup) and not os.path.islink(backup):
-            raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside") from None
-        raise _Refused(f"cannot be backed up: cannot write {backup}: {_os_reason(e)}") from None
+        os.replace(temps[0], path)
+    finally:
+        for tmp in temps:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
     return backup
 
 
 @contextlib.contextmanager
 def _config_lock(folder: Path, wait_seconds: float = CONFIG_LOCK_SECONDS) -> Iterator[None]:
-    """Our installs and uninstalls take turns on a config folder: an
-    advisory flock on the folder itself, so no lock file is left beside the
-    user's config. Windows (and a file system without locks) has none:
-    there the re-read just before the replace is the only guard."""
-    fd = None
-    if sys.platform != "win32":
-        with contextlib.suppress(OSError):
-            fd = os.open(folder, os.O_RDONLY)
+    """Our installs and uninstalls take turns on a config folder (at once, they lose entries despite
+    the compare and swap): a flock on the folder itself, so no lock file is left beside the config."""
     try:
-        deadline = time.monotonic() + wait_seconds
-        while fd is not None and not _took_lock(fd):
-            if time.monotonic() > deadline:
-                raise _Refused(
-                    f"is still being edited by another install or uninstall after {wait_seconds:g} s; "
-                    "try again"
-                )
-            time.sleep(0.02)
+        import fcntl
+
+        fd = os.open(folder, os.O_RDONLY)
+    except (ImportError, OSError):  # Windows, a folder not made yet: the compare and swap alone guards
+        yield
+        return
+    try:
+        for _ in range(math.ceil(wait_seconds / 0.02) + 1):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                time.sleep(0.02)
+            except OSError:  # a file system without locks
+                break
+        else:
+            raise _Refused(
+                f"is still being edited by another install or uninstall after {wait_seconds:g} s; try again"
+            )
         yield
     finally:
-        if fd is not None:
-            os.close(fd)  # releases the lock
+        os.close(fd)  # releases the lock
 
 
-def _took_lock(fd: int) -> bool:
-    import fcntl
-
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    except OSError:
-        pass  # no locks on this file system: the re-read still guards
-    return True
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where install and uninstall write: CLIENT, the server's NAME, and
-    claude-code's --scope or vscode's --workspace folder, checked."""
-
-    client: str
-    name: str
-    scope: str | None = None
-    workspace: Path | None = None
-
-
-CLAUDE_CODE_SCOPES = ("user", "local", "project")
-
-
-def _install_target(command: Command) -> Target:
-    client, name = command.client, command.name or DEFAULT_SERVER_NAME
-    if client not in CLIENTS:
-        got = f"unknown client {client!r}" if client else "install needs a client"
-        raise UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
-    # Clients use the name in tool names (mcp__robot-md__validate), and
-    # `claude mcp add` accepts only these characters.
-    if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
-        raise UsageError(f"--name {name!r}: use letters, digits, '-' and '_' only")
-    if name in JS_OBJECT_MEMBERS:
-        raise UsageError(
-            f"--name {name!r}: a JavaScript client reading the config treats it specially; choose another"
-        )
-    if command.scope is not None and client != "claude-code":
-        raise UsageError("--scope is for claude-code only")
-    if command.scope not in (None, *CLAUDE_CODE_SCOPES):
-        raise UsageError(f"--scope {command.scope!r}: choose one of {', '.join(CLAUDE_CODE_SCOPES)}")
-    if command.workspace is None:
-        return Target(client, name, command.scope)
-    if client != "vscode":
-        raise UsageError("--workspace is for vscode only")
-    workspace = Path(os.path.abspath(Path(command.workspace).expanduser()))
-    if not workspace.is_dir():
-        raise UsageError(f"--workspace {command.workspace!r} is not a folder")
-    return Target(client, name, workspace=workspace)
-
-
-def run_install(command: Command, machine: Machine) -> int:
-    """Add this server, for the manifest, to a client's MCP config: the
-    same path resolution as serving, and a manifest the server could not
-    start with is refused; one that does not validate is installed (the
-    server tells agents so), with a note saying how to see why."""
-    target = _install_target(command)
-    try:
-        manifest_file, snap = load_manifest(command, machine)
-    except Exit as e:
-        raise Exit(
-            e.code, f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
-        ) from None
-    launch = [*lasting(launch_command()), str(manifest_file.path)]
-    _utf8_stdout()
-    if target.client == "claude-code":
-        code = claude_code_add(target, launch, command.dry_run, machine)
-    else:
-        code = _add_to_file(target, launch, machine, command.dry_run)
-    _say_what_the_manifest_lacks(manifest_file.path, snap)
-    return code
-
-
-def _add_to_file(target: Target, launch: list[str], machine: Machine, dry_run: bool) -> int:
-    if target.workspace is not None:  # a file people commit: no paths of this machine in it
-        launch = [_in_workspace(arg, target.workspace) for arg in launch]
-    return ConfigEdit(target, server_entry(target.client, launch)).apply(machine, dry_run)
-
-
-def _in_workspace(arg: str, workspace: Path) -> str:
-    """An absolute path inside the workspace as VS Code's ${workspaceFolder}/…"""
-    if not os.path.isabs(arg) or not Path(arg).is_relative_to(workspace):
-        return arg
-    inside = Path(arg).relative_to(workspace).as_posix()
-    return "${workspaceFolder}" + ("" if inside == "." else f"/{inside}")
-
-
-def _say_what_the_manifest_lacks(path: Path, snap: Snapshot) -> None:
-    """Installed all the same, one line each: it does not validate, it has
-    no safety block (agents are then told every motion needs the operator)."""
-    if not snap.report.ok:
-        count = len(snap.report.errors)
-        print(
-            f"{NAME}: note: {path} does not validate ({count} error{'s' * (count != 1)}); agents are told "
-            f"so; see why: {invoked_as()} validate {shlex.quote(str(path))}",
-            file=sys.stderr,
-        )
-    if snap.manifest.frontmatter.get("safety") is None:
-        print(
-            f"{NAME}: note: {path} declares no safety block; agents are told to treat every motion as "
-            "needing the operator's approval",
-            file=sys.stderr,
-        )
-
-
-def run_uninstall(command: Command, machine: Machine) -> int:
-    """Remove this server's entry (NAME) from a client's MCP config, and
-    nothing else: an entry of that name that is not robot-md-mcp's stays."""
-    target = _install_target(command)
-    _utf8_stdout()
-    if target.client == "claude-code":
-        return claude_code_remove(target, command.dry_run, machine)
-    return ConfigEdit(target, entry=None).apply(machine, command.dry_run)
-
-
-# What starts this program, as install writes it or the README shows by hand:
-# its console script (robot-md-mcp), the module or a pyz run by a Python
-# (robot_md_mcp.py, robot-md-mcp-0.1.0-….pyz, -m robot_md_mcp), and uvx, uv
-# or pipx running the robot-md-mcp package.
+# What starts this program, as install writes it or the README shows by hand: its console script
+# (robot-md-mcp), the module or a pyz run by a Python (robot_md_mcp.py, robot-md-mcp-0.1.0-….pyz,
+# -m robot_md_mcp), and uvx, uv or pipx running the robot-md-mcp package.
 _OUR_PROGRAM = re.compile(r"robot[-_]md[-_]mcp(?:\.py|(?:[-_.][\w.+-]*)?\.pyz)?", re.IGNORECASE)
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*w?|py", re.IGNORECASE)
 _RUNNERS = {"uvx": (), "uv": ("tool", "run"), "pipx": ("run",)}  # and what comes before the package
-_RUNNER_OPTIONS_WITH_VALUES = frozenset(
-    "--from --spec --with --with-editable --with-requirements --python -p --index --index-url "
+_OPTIONS_WITH_VALUES = frozenset(  # a Python's and the runners'
+    "-X -W --from --spec --with --with-editable --with-requirements --python -p --index --index-url "
     "--extra-index-url --pip-args -w".split()
 )
 
 
 def _runs_this_program(entry: Any) -> bool:
-    """Is this config entry a command that starts robot-md-mcp? Judged by
-    its command line only, never by a mention elsewhere (a bridge's URL, a
-    docker image, a note in env)."""
+    """Is this config entry a command that starts robot-md-mcp? Judged by its command line only, never
+    by a mention elsewhere (a bridge's URL, a docker image, a note in env)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
     args = entry.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         return False
-    argv = [entry["command"], *args]
-    me = launch_command()
-    if argv[: len(me)] == me:  # this very copy, whatever its file is called
-        return True
-    return _OUR_PROGRAM.fullmatch(_program_run_by(argv)) is not None
+    argv, me = [entry["command"], *args], launch_command()
+    return argv[: len(me)] == me or _OUR_PROGRAM.fullmatch(_program_run_by(argv)) is not None
 
 
 def _program_run_by(argv: list[str]) -> str:
-    """The name of the program a command line runs, through a Python
-    (`python3 -X utf8 file.pyz`, `py -3.12 -m module`) or a runner (uvx)."""
+    """The name of the program a command line runs: itself, or what a Python (`python3 -X utf8 a.pyz`,
+    `py -3.12 -m module`) or a runner (`uvx --from URL package`) runs."""
     program, rest = _file_name(argv[0]), argv[1:]
-    if _PYTHON.fullmatch(program):
-        while rest and rest[0].startswith("-") and rest[0] != "-m":
-            rest = rest[2:] if rest[0] in ("-X", "-W") else rest[1:]
-        if rest[:1] == ["-m"]:
-            return rest[1] if len(rest) > 1 else ""
-        return _file_name(rest[0]) if rest else ""
-    before = _RUNNERS.get(program.lower())
+    before = _RUNNERS.get(program.lower(), () if _PYTHON.fullmatch(program) else None)
     if before is None:
         return program
     if tuple(rest[: len(before)]) != before:
         return ""
     rest = rest[len(before) :]
-    while rest and rest[0].startswith("-"):
-        rest = rest[2:] if rest[0] in _RUNNER_OPTIONS_WITH_VALUES else rest[1:]
-    return re.split(r"[@=<>!~\[;\s]", rest[0])[0] if rest else ""
+    while rest and rest[0].startswith("-") and rest[0] != "-m":
+        rest = rest[2:] if rest[0] in _OPTIONS_WITH_VALUES else rest[1:]
+    rest = rest[1:] if rest[:1] == ["-m"] else rest
+    return re.split(r"[@=<>!~\[;\s]", _file_name(rest[0]))[0] if rest else ""  # a package's version cut off
 
 
 def _file_name(word: str) -> str:
@@ -6170,188 +6098,87 @@ def _file_name(word: str) -> str:
     return name[:-4] if name.lower().endswith(".exe") else name
 
 
-@dataclass(frozen=True)
-class ConfigEdit:
-    """Adding a server's entry to a client's config file, or removing it
-    (entry None), with the same care for both: strict JSON kept, a backup
-    made afresh, nothing written outside a --workspace, a dry run that only
-    prints, no update lost to another install or a client saving the file
-    meanwhile, and an entry of that name that is not ours left as it is."""
-
-    target: Target
-    entry: dict[str, Any] | None
-
-    def change(self, servers: dict[str, Any]) -> str | None:
-        """Edit the servers object: "added", "updated", "removed", or None if nothing changes."""
-        name = self.target.name
-        if self.entry is not None:
-            status = None if servers.get(name) == self.entry else "updated" if name in servers else "added"
-            servers[name] = self.entry
-            return status
-        if name in servers and not _runs_this_program(servers[name]):
-            raise _Refused(
-                f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)'
-            )
-        return "removed" if servers.pop(name, None) is not None else None
-
-    @property
-    def done(self) -> str:
-        return "installed" if self.entry is not None else "removed"
-
-    def apply(self, machine: Machine, dry_run: bool) -> int:
-        try:
-            return self._apply(machine, dry_run)
-        except _Refused as e:
-            if e.paste_by_hand and self.entry is not None:  # the entry as a member of the servers object
-                shown = json.dumps({self.target.name: self.entry}, indent=2).splitlines()[1:-1]
-                print("\n".join(line[2:] for line in shown))
-            raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing {self.done}: {e.where} {e}") from None
-
-    def _apply(self, machine: Machine, dry_run: bool) -> int:
-        client, name, workspace = self.target.client, self.target.name, self.target.workspace
-        key = CLIENT_FILES[client].key
-        found = config_path(client, machine.platform, machine.environ, machine.user_home(), workspace)
-        path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through
-        try:
-            if workspace is not None and not path.is_relative_to(os.path.realpath(workspace)):
-                raise _Refused(
-                    f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
-                )
-            backup: Path | None = None
-            _, new_text, status = self._edited(path, key)
-            if new_text is not None and not dry_run:
-                status, backup = self._write(path, key)
-        except _Refused as e:
-            e.where = path
-            raise
-        except OSError as e:
-            message = f"{NAME}: nothing {self.done}: cannot write {path}: {_os_reason(e)}"
-            raise Exit(ExitCode.CANNOT_USE, message) from None
-        where = {"added": "to", "updated": "in", "removed": "from"}.get(status, "in")
-        if status == "unchanged":
-            what = "is already in {} with this command" if self.entry is not None else "is not in {}"
-            print(f'{NAME}: "{name}" {what.format(path)}; nothing changed')
-        elif dry_run:
-            verb = {"added": "add", "updated": "update", "removed": "remove"}[status]
-            print(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}:')
-            sys.stdout.write(new_text or "")
-        else:
-            kept = f"backup: {backup}" if backup else "new file"
-            print(f'{NAME}: {status} "{name}" {where} {path} ({kept}); {CLIENT_FILES[client].next_step}')
-        return ExitCode.OK
-
-    def _edited(self, path: Path, key: str) -> tuple[bytes | None, str | None, str]:
-        """The file's bytes as read, its new text (None: unchanged) and the status."""
-        old = _read_config(path)
-        return (old, *edited_config(_config_text(old), key, self.change))
-
-    def _write(self, path: Path, key: str) -> tuple[str, Path | None]:
-        """Read, edit and replace, in turn with our other installs (the lock)
-        and redone when a client saved the file in between (_Changed)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with _config_lock(path.parent):
-            for _ in range(CONFIG_EDIT_ATTEMPTS):
-                old, new_text, status = self._edited(path, key)
-                if new_text is None:
-                    return status, None  # another install made the same change meanwhile
-                with contextlib.suppress(_Changed):
-                    return status, _replace_file(path, new_text.encode("utf-8"), old)
-        raise _Refused(
-            f"changed {CONFIG_EDIT_ATTEMPTS} times while being edited (is a client saving it?); nothing "
-            "written; try again"
-        )
-
-
-def lasting(launch: list[str]) -> list[str]:
-    """The launch command, unless it runs from uv's or `pipx run`'s cache:
-    `uv cache clean` would delete the program a client was told to start."""
-    for parts in (Path(word).parts for word in launch[:2]):
-        uv_cache = "uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts)
-        if uv_cache or ("pipx" in parts and ".cache" in parts):
-            raise Exit(
-                ExitCode.CANNOT_USE,
-                f"{NAME}: nothing installed: this copy runs from a cache that a clean removes; install it "
-                "for good (uv tool install or pipx install) and run install from there",
-            )
-    return launch
-
-
 # --- claude-code: Claude Code keeps its config itself; `claude mcp` edits it
 
 
-def claude_code_add(target: Target, launch: list[str], dry_run: bool, machine: Machine) -> int:
-    """`claude mcp add` in the user scope unless told (seen from every folder).
-    Already there with this command: nothing changed; with another command
-    of ours: replaced; someone else's under that name: left as it is."""
-    scope = target.scope or "user"
-    add = ["claude", "mcp", "add", "--scope", scope, target.name, "--", *launch]
-    claude = None if dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
+def claude_code_add(command: Command, launch: list[str], machine: Machine) -> int:
+    """`claude mcp add` in the user scope unless told (seen from every folder). Already there with this
+    command: nothing changed; with another command of ours: replaced; someone else's: left as it is."""
+    name, scope = cast(str, command.name), command.scope or "user"
+    add = ["claude", "mcp", "add", "--scope", scope, name, "--", *launch]
+    claude = _claude(command.dry_run, machine, [add])
     if claude is None:
-        return _print_instead([add], dry_run, machine)
+        return ExitCode.OK
     done, status = _claude_code(claude, add), "added"
-    there = None if done.returncode == 0 else claude_code_entry(claude, target.name)
-    if there == (scope, launch[0], " ".join(launch[1:])):
+    there = None if done.returncode == 0 else claude_code_entry(claude, name, scope)
+    if there == " ".join(launch):
         print(
-            f'{NAME}: "{target.name}" is already in Claude Code\'s {scope} config with this command; '
-            "nothing changed"
+            f'{NAME}: "{name}" is already in Claude Code\'s {scope} config with this command; nothing changed'
         )
         return ExitCode.OK
-    if there is not None and there.scope == scope:  # another command under this name, in this scope
-        if not _runs_this_program({"command": there.command, "args": there.args.split(" ")}):
+    if there is not None:  # another command under this name, in this scope
+        if not _runs_this_program({"command": there.split(" ")[0], "args": there.split(" ")[1:]}):
             raise Exit(
                 ExitCode.CANNOT_USE,
-                f'{NAME}: nothing installed: Claude Code\'s {scope} config has a "{target.name}" that is not '
+                f'{NAME}: nothing installed: Claude Code\'s {scope} config has a "{name}" that is not '
                 "robot-md-mcp's; left as it is (--name picks another)",
             )
-        _claude_code(claude, ["claude", "mcp", "remove", "--scope", scope, target.name])
+        _claude_code(claude, ["claude", "mcp", "remove", "--scope", scope, name])
         done, status = _claude_code(claude, add), "updated"
     if done.returncode != 0:
         raise Exit(
             ExitCode.CANNOT_USE,
             f"{NAME}: `claude mcp add` failed (exit {done.returncode}): {_last_line(done)}",
         )
-    print(f'{NAME}: {status} "{target.name}" in Claude Code\'s {scope} config: ran {_shown(add, machine)}')
+    print(f'{NAME}: {status} "{name}" in Claude Code\'s {scope} config: ran {_shown(add, machine)}')
     return ExitCode.OK
 
 
-def claude_code_remove(target: Target, dry_run: bool, machine: Machine) -> int:
+def claude_code_remove(command: Command, machine: Machine) -> int:
     """`claude mcp remove` from the scope given, else from the user scope and
     the local one (where earlier versions of install put it)."""
-    scopes = [target.scope] if target.scope else ["user", "local"]
-    lines = [["claude", "mcp", "remove", "--scope", scope, target.name] for scope in scopes]
-    claude = None if dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
+    scopes = [command.scope] if command.scope else ["user", "local"]
+    lines = [["claude", "mcp", "remove", "--scope", scope, cast(str, command.name)] for scope in scopes]
+    claude = _claude(command.dry_run, machine, lines)
     if claude is None:
-        return _print_instead(lines, dry_run, machine)
-    runs = {scope: _claude_code(claude, line) for scope, line in zip(scopes, lines, strict=True)}
-    removed = [scope for scope, done in runs.items() if done.returncode == 0]
+        return ExitCode.OK
+    runs = [_claude_code(claude, line) for line in lines]
+    removed = [scope for scope, done in zip(scopes, runs, strict=True) if done.returncode == 0]
     if removed:
-        print(f'{NAME}: removed "{target.name}" from Claude Code\'s {" and ".join(removed)} config')
+        print(f'{NAME}: removed "{command.name}" from Claude Code\'s {" and ".join(removed)} config')
     else:
-        why = _last_line(runs[scopes[-1]])
+        why = _last_line(runs[-1])
         print(
-            f'{NAME}: "{target.name}" is not in Claude Code\'s {" or ".join(scopes)} config ({why}); '
+            f'{NAME}: "{command.name}" is not in Claude Code\'s {" or ".join(scopes)} config ({why}); '
             "nothing changed"
         )
     return ExitCode.OK
 
 
-class ClaudeCodeEntry(NamedTuple):
-    scope: str  # user, local or project
-    command: str
-    args: str  # joined by spaces, as `claude mcp get` shows them
-
-
-def claude_code_entry(claude: str, name: str) -> ClaudeCodeEntry | None:
-    """The scope, command and arguments (joined by spaces) of Claude Code's
-    server `name`, from the text of `claude mcp get` (the CLI has no JSON for
-    it; the heavy test runs the real one): `Scope: User config …`, `Command:`, `Args:`."""
+def claude_code_entry(claude: str, name: str, scope: str) -> str | None:
+    """The command line (words joined by spaces) of Claude Code's server `name` if it is in `scope`, from
+    `claude mcp get`'s `Scope: User config …`, `Command:`, `Args:` (no JSON; a heavy test runs the CLI)."""
     done = _claude_code(claude, ["claude", "mcp", "get", name])
     fields = dict(re.findall(r"^ *(Scope|Command|Args): ?(.*)$", done.stdout, re.MULTILINE))
-    if done.returncode != 0 or not {"Scope", "Command"} <= fields.keys():
-        return None
-    return ClaudeCodeEntry(
-        fields["Scope"].split(" ", 1)[0].lower(), fields["Command"], fields.get("Args", "")
-    )
+    if (
+        done.returncode == 0
+        and fields.get("Scope", "").lower().startswith(f"{scope} ")
+        and "Command" in fields
+    ):
+        return f"{fields['Command']} {fields.get('Args', '')}".rstrip(" ")
+    return None
+
+
+def _claude(dry_run: bool, machine: Machine, lines: list[list[str]]) -> str | None:
+    """The claude CLI to run `lines` with; None once they are printed instead (a dry run, or claude
+    is not on PATH: then run them where it is)."""
+    claude = None if dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
+    if claude is None:
+        print("\n".join(_shown(argv, machine) for argv in lines))
+        if not dry_run:
+            above = "the lines above" if len(lines) > 1 else "the line above"
+            print(f"{NAME}: claude is not on PATH; run {above} where it is", file=sys.stderr)
+    return claude
 
 
 def _claude_code(claude: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
@@ -6363,24 +6190,13 @@ def _claude_code(claude: str, argv: list[str]) -> subprocess.CompletedProcess[st
 
 
 def _last_line(done: subprocess.CompletedProcess[str]) -> str:
-    lines = (done.stderr.strip() or done.stdout.strip() or "no message").splitlines()
-    return lines[-1]
+    return (done.stderr.strip() or done.stdout.strip() or "no message").splitlines()[-1]
 
 
 def _shown(argv: list[str], machine: Machine) -> str:
     import subprocess
 
     return subprocess.list2cmdline(argv) if machine.platform == "win32" else shlex.join(argv)
-
-
-def _print_instead(lines: list[list[str]], dry_run: bool, machine: Machine) -> int:
-    """The lines to run, for a dry run or where claude is not on PATH."""
-    for argv in lines:
-        print(_shown(argv, machine))
-    if not dry_run:
-        above = "the lines above" if len(lines) > 1 else "the line above"
-        print(f"{NAME}: claude is not on PATH; run {above} where it is", file=sys.stderr)
-    return ExitCode.OK
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ a real process over stdio (`RawServer`; `run`, `answers` and `run_measured` run 
 once), over HTTP (`Served`); a launcher proven by one full session (`launched_session`); and the
 SDK's Client over real stdio where a host's view is the point (`launched`). From the module, a pyz
 or any other command and interpreter (`command=`), with lower HttpLimits, a fast poll or debug
-lines through the settings the server reads (`settings()`).
+lines through the settings the server reads (`settings()`), or with a fault injected (`faulty()`).
 
 Standard library only but for `in_process` and `launched`, and no pytest: tests/pyz_session.py
 imports it to run a full session under any interpreter a pyz is proven on (another CPython, an
@@ -37,10 +37,9 @@ PYTHON = os.environ.get("ROBOT_MD_MCP_TEST_PYTHON") or sys.executable
 # comes from its cached bytecode (conftest compiles it once per run), where a script is compiled
 # anew at every start, hundreds of starts a run. sys.argv and sys.path[0] are what the script form
 # gives the module.
-BOOT = (
-    "import os, sys\ndel sys.argv[0]\nsys.path[0] = os.path.dirname(sys.argv[0])\n"
-    "import robot_md_mcp\nsys.exit(robot_md_mcp.main())\n"
-)
+BOOT_PATH = "import os, sys\ndel sys.argv[0]\nsys.path[0] = os.path.dirname(sys.argv[0])\n"
+BOOT_MAIN = "import robot_md_mcp\nsys.exit(robot_md_mcp.main())\n"
+BOOT = BOOT_PATH + BOOT_MAIN
 SERVER = [PYTHON, "-c", BOOT, str(MODULE)]
 HANDSHAKE_VERSION = "2025-11-25"
 REQUEST_DEADLINE = 2.0  # seconds for any one request, however hostile the file
@@ -59,6 +58,52 @@ def server_argv(*args: str | Path, command: Sequence[str | Path] | None = None) 
     """The argv that starts our server with `args`: `command` (default SERVER; a pyz, a launcher,
     `python -c …`) followed by them."""
     return [*map(str, command or SERVER), *map(str, args)]
+
+
+# Faults a test injects on purpose, which no setting of the shipped server may offer: the server started
+# from source as SERVER does, with one of these done first. `faulty(fault, *words)` is its command.
+_FAULTS = {
+    # `import NAME` fails as it does when NAME is not installed (a broken install).
+    "missing": "sys.modules[sys.argv.pop(1)] = None",
+    # PyYAML built without LibYAML: its C extension is missing.
+    "no-libyaml": "sys.modules['yaml._yaml'] = None",
+    # A signal (NUMBER) arrives as MODULE starts loading.
+    "signal-while-loading": """import importlib.abc
+module, number = sys.argv.pop(1), int(sys.argv.pop(1))
+class Interrupt(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == module:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), number)
+        return None
+sys.meta_path.insert(0, Interrupt())""",
+    # parse() spins for a minute on a manifest that holds "slow-marker" (the worker preparing a version).
+    "slow-parse": """import time
+import robot_md_mcp
+real = robot_md_mcp.parse
+def slow(text):
+    end = time.monotonic() + 60 * ("slow-marker" in text)
+    while time.monotonic() < end:
+        pass
+    return real(text)
+robot_md_mcp.parse = slow""",
+}
+
+
+# How `faulty` starts the module: as SERVER does, as `python robot_md_mcp.py` runs it, or as the
+# `robot-md-mcp` console script does (the module tells a program run from a library import by these).
+_STARTS = {
+    "module": BOOT_MAIN,
+    "script": "import runpy\nrunpy.run_path(sys.argv[0], run_name='__main__')\n",
+    "launcher": "sys.argv[0] = os.path.join(sys.path[0], 'robot-md-mcp')\n" + BOOT_MAIN,
+}
+
+
+def faulty(fault: str, *words: str | int, start: str = "module") -> list[str]:
+    """The command that starts the module (`start`, a key of _STARTS) with `fault` (a key of _FAULTS)
+    injected first; `words` are the fault's own (a module name, a signal number), the server's
+    arguments follow."""
+    return [PYTHON, "-c", f"{BOOT_PATH}{_FAULTS[fault]}\n{_STARTS[start]}", str(MODULE), *map(str, words)]
 
 
 def settings(

@@ -19,7 +19,7 @@ import pytest
 from conftest import CORPUS, EXAMPLE, posix_only
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from serving import MODULE, RawServer, run, server_argv
+from serving import MODULE, RawServer, faulty, run, server_argv
 
 import robot_md_mcp as rmm
 
@@ -301,14 +301,8 @@ def test_startup_errors_never_import_the_sdk(tmp_path: Path) -> None:
 def test_a_missing_dependency_is_one_line(missing: str) -> None:
     """A broken install (a dependency deleted or never installed) is found when the SDK or the
     validator first loads, after startup checks: one line naming it, exit 1, no traceback."""
-    code = (
-        "import sys\n"
-        f"sys.modules[{missing!r}] = None  # what `import {missing}` sees when it is not installed\n"
-        "import robot_md_mcp as m\n"
-        "sys.exit(m.main(sys.argv[1:]))\n"
-    )
     args = ["validate", str(EXAMPLE)] if missing == "jsonschema" else [str(EXAMPLE)]
-    done = run(*args, command=[sys.executable, "-c", code])
+    done = run(*args, command=faulty("missing", missing))
     assert done.returncode == 1
     (line,) = done.stderr.splitlines()
     assert line.startswith("robot-md-mcp: cannot start: ")
@@ -319,42 +313,10 @@ def test_a_missing_dependency_is_one_line(missing: str) -> None:
 # --- signals: Ctrl-C (exit 130) and SIGTERM end the server at once, quietly, whatever it is doing
 
 SIGNALS = {"SIGINT": (signal.SIGINT, 130), "SIGTERM": (signal.SIGTERM, -signal.SIGTERM)}
+
+
 # Sends the signal to itself when `sys.argv[1]` is first imported, then runs the
 # program as `python robot_md_mcp.py` does, or as pip's `robot-md-mcp` launcher does.
-SIGNAL_DURING_IMPORT = """
-import importlib.abc, os, runpy, sys
-module, number, form, sys.argv = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
-class Interrupt(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name == module:
-            sys.meta_path.remove(self)
-            os.kill(os.getpid(), number)
-        return None
-sys.meta_path.insert(0, Interrupt())
-if form == "script":
-    runpy.run_path(sys.argv[0], run_name="__main__")
-else:
-    sys.argv[0] = os.path.join(os.path.dirname(sys.argv[0]), "robot-md-mcp")
-    from robot_md_mcp import main
-    sys.exit(main())
-"""
-# The server, with parse() spinning for a minute (on the worker that prepares
-# a new version) when the manifest holds "slow-marker".
-SLOW_PARSE = """
-import sys, time
-import robot_md_mcp as m
-real = m.parse
-def slow(text):
-    if "slow-marker" in text:
-        end = time.monotonic() + 60
-        while time.monotonic() < end:
-            pass
-    return real(text)
-m.parse = slow
-sys.exit(m.main(sys.argv[1:]))
-"""
-
-
 def _wait_until_full(pipe: int, timeout: float = 30) -> None:
     """Until the pipe holds over half what it can (Linux: 64 KiB unless resized; partly filled pages
     leave the rest) and has not grown for 0.2 s: its writer is blocked on it."""
@@ -395,15 +357,7 @@ def _ends_quietly(proc: subprocess.Popen, sig: int, code: int) -> None:
 def test_a_signal_while_the_program_loads_ends_it_quietly(module: str, form: str, sig: str) -> None:
     """Ctrl-C while the module's own imports or the SDK load: 130 and no traceback (not Python's -2)."""
     number, code = SIGNALS[sig]
-    loading: list[str | Path] = [
-        sys.executable,
-        "-c",
-        SIGNAL_DURING_IMPORT,
-        module,
-        str(int(number)),
-        form,
-        MODULE,
-    ]
+    loading = faulty("signal-while-loading", module, int(number), start=form)
     done = run(EXAMPLE, command=loading)
     assert (done.returncode, done.stderr) == (code, "")
 
@@ -439,7 +393,7 @@ def test_a_signal_ends_a_server_whose_client_stopped_reading(sig: str) -> None:
 def test_a_signal_ends_a_server_whose_worker_is_busy(sig: str, manifest_path) -> None:
     """A worker preparing a new version for a minute: a signal still ends the server at once."""
     path = manifest_path(GOOD)
-    server = RawServer(path, command=[sys.executable, "-c", SLOW_PARSE])
+    server = RawServer(path, command=faulty("slow-parse"))
     with server:
         server.handshake()
         path.write_text(GOOD.replace("\n---", "\n# slow-marker\n---", 1), encoding="utf-8")

@@ -211,6 +211,8 @@ def test_file_mode_kept_and_symlinks_written_through(install: Installer, tmp_pat
     assert path.is_symlink()
     assert json.loads(real.read_text())["mcpServers"]["robot-md"] == MCP_SERVERS
     assert real.stat().st_mode & 0o777 == 0o640
+    backup = real.with_name("claude.json.bak")  # beside the real file, and no more readable than it
+    assert json.loads(backup.read_text()) == {} and backup.stat().st_mode & 0o777 == 0o640
 
 
 @pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"], ids=["no-bom", "bom"])
@@ -990,10 +992,11 @@ def client_saves(path: Path, key: str, how: str) -> None:
 
 
 def saving_at(monkeypatch, steps: set[int], save: Callable[[int], object]) -> list[int]:
-    """Run save(step) just before the install's k-th file step (reads, edits, backups) for k in `steps`."""
+    """Run save(step) just before the install's k-th read or edit of the config for k in `steps` (a save
+    anywhere between two of them, the last check included, is seen only by the next read)."""
     done: list[int] = []
     count = iter(range(10_000))
-    for name in ("_read_config", "edited_config", "_back_up"):
+    for name in ("_read_config", "edited_config"):
         real = getattr(rmm, name)
 
         def hooked(*args, real=real, **kwargs):
@@ -1083,6 +1086,21 @@ def test_a_backup_that_is_a_folder_is_named_as_the_problem(install: Installer) -
 
 
 # --- bounded and linear ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
+def test_a_key_repeated_after_many_is_refused_at_once(install: Installer, verb: str) -> None:
+    """The repeated-key check is linear: 200,000 keys, then one again, is refused in well under a second
+    of work (a check that looks back over the keys each time takes minutes)."""
+    path = install.file("cursor")
+    path.parent.mkdir(parents=True)
+    keys = "".join(f'"k{i}": 0, ' for i in range(200_000))
+    content = ('{"mcpServers": {}, "many": {' + keys + '"k0": 1}}').encode()
+    path.write_bytes(content)
+    started = time.monotonic()
+    done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
+    assert done.code == 1 and "has the key 'k0' twice in one object" in done.err
+    assert time.monotonic() - started < 10 and path.read_bytes() == content
 
 
 @pytest.mark.parametrize("verb", ["install", "uninstall"])

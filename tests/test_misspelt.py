@@ -509,3 +509,23 @@ async def test_an_agent_reading_a_broken_file_gets_the_hint(tmp_path: Path) -> N
         f"({path}); hint: line 7 is indented deeper than the key above it, "
         "or line 6 lacks its ':' or a closing quote"
     ), text
+
+
+SAFETY_KEYS = [key for path, key, _ in PROPERTIES if path == ("safety",)]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_a_misspelt_safety_key_is_named_once_as_not_read(data: st.DataObject) -> None:
+    """The briefing's Safety section names a misspelt safety key on its "Not read:" line only,
+    never also among the keys it lists as declared; a key it does not know stays listed there."""
+    key = data.draw(st.sampled_from(SAFETY_KEYS))
+    typo = data.draw(misspelling(key))
+    if not unknown_there(typo, ("safety",), [k for p, k, _ in PROPERTIES if p == ("safety",)]):
+        return  # the slip made another known key: nothing to name
+    fm = {"rcan_version": "3.0", "metadata": {"robot_name": "bob"}, "safety": {typo: 1, "team_colour": 1}}
+    manifest = rmm.parse("---\n" + json.dumps(fm) + "\n---\n# bob\n")
+    safety = rmm.context(manifest).split("## Safety\n", 1)[1].split("## Validation", 1)[0]
+    named = [line for line in safety.splitlines() if json.dumps(typo) in line]
+    assert len(named) == 1 and named[0].startswith("- Not read: "), (typo, safety)
+    assert '"team_colour"' in safety

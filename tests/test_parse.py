@@ -328,17 +328,12 @@ def test_a_pyyaml_without_libyaml_is_one_line_and_exit_1(tmp_path: Path) -> None
     """As PyYAML built from source without LibYAML: the module imports, each verb says why in one
     line and exits 1 (no AttributeError traceback at import)."""
     import subprocess
-    import sys
 
-    from conftest import ROOT
+    from serving import faulty
 
-    simulate = (
-        "import runpy, sys; sys.modules['yaml._yaml'] = None; sys.argv = sys.argv[1:]; "
-        "runpy.run_path(sys.argv[0], run_name='__main__')"
-    )
     for verb in ([], ["validate"], ["validate", "--json"], ["render"]):
         done = subprocess.run(
-            [sys.executable, "-c", simulate, str(ROOT / "robot_md_mcp.py"), *verb, str(EXAMPLE)],
+            [*faulty("no-libyaml", start="script"), *verb, str(EXAMPLE)],
             capture_output=True,
             text=True,
             timeout=30,
@@ -348,7 +343,7 @@ def test_a_pyyaml_without_libyaml_is_one_line_and_exit_1(tmp_path: Path) -> None
         assert done.stderr.startswith("robot-md-mcp: cannot start: PyYAML ") and done.stderr.count("\n") == 1
         assert "without LibYAML" in done.stderr
     done = subprocess.run(
-        [sys.executable, "-c", simulate, str(ROOT / "robot_md_mcp.py"), "--version"],
+        [*faulty("no-libyaml", start="script"), "--version"],
         capture_output=True,
         text=True,
         timeout=30,

@@ -197,7 +197,10 @@ def test_version_line_of_a_pyz(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_usage_is_the_help_text() -> None:
-    lines = [line.strip().removeprefix("usage: ") for line in rmm.synopsis("robot-md-mcp").splitlines()]
+    lines = [
+        line.strip().removeprefix("usage: ")
+        for line in rmm.help_text(None, "robot-md-mcp").split("\n\n")[0].splitlines()
+    ]
     assert "```\n" + "\n".join(lines) + "\n```" in README
 
 
