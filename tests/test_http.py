@@ -804,6 +804,18 @@ def test_listener_repr_hides_the_token(token: str) -> None:
         listener.socket.close()
 
 
+def test_allow_host_names_may_come_from_any_iterable() -> None:
+    """--allow-host names are checked, then allowed: read once, so a generator gives the same hosts."""
+    listener = m.open_listener(
+        "127.0.0.1:0", allow_hosts=(name for name in ["Robot.test", "bench.local:8443"])
+    )
+    try:
+        port = listener.url.rsplit(":", 1)[1].split("/")[0]
+        assert {"robot.test", f"robot.test:{port}", "bench.local:8443"} <= set(listener.allowed_hosts)
+    finally:
+        listener.socket.close()
+
+
 # --- no peer that is not making progress holds a slot (small limits: no waiting out real ones) ----
 
 QUICK = {"head_seconds": 0.5, "body_seconds": 1.0, "body_gap_seconds": 0.6}
