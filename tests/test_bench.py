@@ -49,6 +49,8 @@ def test_smoke_run_measures_every_budget(built_dist: Path, tmp_path: Path) -> No
     assert sizes["slim_min"] <= sizes["slim_here"] <= sizes["slim_max"] < sizes["universal"]
     for kind in ("slim", "universal"):  # each first run was checked to unpack into a fresh folder
         assert report["pyz"][kind]["first_run_ms"] > 0 and report["pyz"][kind]["warm_ms"] > 0
-    if not why_no_sid:  # both modes ran a full session on CPython 3.15
-        assert all(report["lazy"][mode]["initialize_ms"] > 0 for mode in ("lazy", "eager"))
+    if not why_no_sid:  # both modes ran a full session on CPython 3.15, ours and the floor's
+        modes = ("lazy", "eager", "floor lazy", "floor eager")
+        assert all(report["lazy"][mode]["initialize_ms"] > 0 for mode in modes)
+        assert 0 < report["lazy"]["floor_ratio"] < 2
     assert "budgets" in done.stdout and "robot-md-mcp" in done.stdout
