@@ -442,14 +442,18 @@ class RawServer:
         return self.proc.poll() is None
 
     def close(self, timeout: float = 10) -> int:
-        """Close stdin (the end of the session) and wait for the exit code."""
+        """Close stdin (the end of the session) and wait for the exit code, and for the last of its
+        output to be read (a process may end before our drains have taken its last line)."""
         try:
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
         except BrokenPipeError:
             pass
         try:
-            return self.proc.wait(timeout=timeout)
+            code = self.proc.wait(timeout=timeout)
+            for drain in self._drains:
+                drain.join(timeout=5)
+            return code
         finally:
             self.kill()
 
