@@ -4409,8 +4409,8 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
     return token
 
 
-def _listening_socket(host: str, port: int, shown: str) -> Any:
-    """Listening at the address (for "localhost": 127.0.0.1 before ::1)."""
+def _bound_socket(host: str, port: int, shown: str) -> Any:
+    """Bound to the address (for "localhost": 127.0.0.1 before ::1), listening only once told to."""
     import socket
 
     sock = None
@@ -4421,7 +4421,6 @@ def _listening_socket(host: str, port: int, shown: str) -> Any:
         if os.name != "nt":  # on Windows SO_REUSEADDR would let two servers share a port
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
-        sock.listen(128)
     except (OSError, UnicodeError) as e:
         if sock is not None:
             sock.close()
@@ -4460,7 +4459,7 @@ def open_listener(
             raise HttpSetupError(f"--allow-host {name!r}: expected a host name or address, maybe with :PORT")
     token = read_token(token_file, environ)
     shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    sock = _listening_socket(host, port, shown)
+    sock = _bound_socket(host, port, shown)
     bound, port = sock.getsockname()[:2]
     ip = ipaddress.ip_address(bound.split("%")[0])
     if not ip.is_loopback and token is None:
@@ -4469,6 +4468,11 @@ def open_listener(
             f"refusing to serve on {shown} (reachable from other machines) without a bearer token: "
             f"pass --token-file PATH or set ${TOKEN_ENV} (make one with: {_MAKE_TOKEN}), or bind 127.0.0.1"
         )
+    try:
+        sock.listen(128)  # only now: off loopback, nothing is ever accepted without a token
+    except OSError as e:  # another server listens on the port (both with SO_REUSEADDR)
+        sock.close()
+        raise HttpSetupError(f"cannot listen on {shown}: {_os_reason(e)}") from None
     everywhere = " (all interfaces; other machines must use a name given with --allow-host)"
     return HttpListener(
         socket=sock,
