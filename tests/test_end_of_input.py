@@ -140,7 +140,7 @@ def test_every_request_before_the_end_of_input_is_answered_long_form(tmp_path: P
 
 
 def test_thirty_reads_just_after_an_edit_are_all_answered(tmp_path: Path) -> None:
-    """The case the review measured: 0 of 30 answered when the file had just changed."""
+    """Thirty reads sent at once, the file edited just before, then the end of input: all thirty answered."""
     session = {
         "revision": "2025-11-25",
         "edit": True,

@@ -11,8 +11,8 @@ transports (docs/robustness.md, "Standard descriptors"). The rule:
 
 Each case logs a line on purpose while serving (over stdio the live-update poller finds the file
 broken; over HTTP a request with a foreign Host is refused), and a control case with stderr a pipe
-of ours shows the line is written. The cases the review found run in the default tier; the whole
-matrix in the heavy one."""
+of ours shows the line is written. Six cases (QUICK: each fd closed over stdio, stderr
+closed, full or gone over HTTP) run in the default tier; the whole matrix in the heavy one."""
 
 from __future__ import annotations
 
