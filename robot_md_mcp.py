@@ -2732,6 +2732,12 @@ class _Preparation:
         return self.snap
 
 
+def cannot_prepare(what: str, e: Exception) -> str:
+    """The one line for a failure preparing a manifest that is not a ManifestError."""
+    why = "out of memory" if isinstance(e, MemoryError) else f"{type(e).__name__}: {e}"
+    return _cut(f"cannot prepare {what}: {why}")
+
+
 class ManifestFile:
     """The served file, read again on every `version()` so an edit shows on
     the next request (no restart); parsed only when its content changed, once
@@ -2819,10 +2825,7 @@ class ManifestFile:
         except ManifestError as e:
             raise e.about(self.path) from None
         except Exception as e:  # MemoryError and RecursionError included
-            why = "out of memory" if isinstance(e, MemoryError) else f"{type(e).__name__}: {e}"
-            raise ManifestError(
-                _cut(f"cannot prepare this version of the manifest: {why}"), self.path
-            ) from None
+            raise ManifestError(cannot_prepare("this version of the manifest", e), self.path) from None
         self.last = snap
         return snap
 
@@ -4834,8 +4837,7 @@ def from_posted(body: bytes, made: Callable[[Snapshot], Any]) -> Any:
     except ManifestError:
         raise
     except Exception as e:  # MemoryError and RecursionError included, as for the file
-        why = "out of memory" if isinstance(e, MemoryError) else f"{type(e).__name__}: {e}"
-        raise ManifestError(_cut(f"cannot prepare this manifest: {why}")) from None
+        raise ManifestError(cannot_prepare("this manifest", e)) from None
 
 
 def validate_json(body: bytes) -> str:
