@@ -572,7 +572,9 @@ _Loader.add_constructor("tag:yaml.org,2002:set", _construct_set)
 class Post:
     """Stands in for python-frontmatter's `Post(content, handler, **metadata)`:
     calling it raises the very TypeError the reference reports as a parse error
-    for top-level keys named `content`/`handler`/`self` or keys not strings."""
+    for top-level keys named `content`/`handler`/`self` or keys not strings.
+    Its name is the reference's because that message names it: "frontmatter
+    parse error: Post.__init__() got multiple values for argument 'content'"."""
 
     def __init__(self, content: str, handler: object = None, **metadata: Any) -> None:
         self.metadata = metadata
@@ -2687,12 +2689,12 @@ class Snapshot:
     def prepared(self) -> Snapshot:
         """This version with everything a request may ask for made now (on
         a worker thread, when serving: never on the event loop)."""
-        self.served()
+        self.resource_texts()
         self.report  # noqa: B018 - made and kept
         self.rendered  # noqa: B018 - made and kept
         return self
 
-    def served(self) -> dict[str, str]:
+    def resource_texts(self) -> dict[str, str]:
         """URI → text of every resource this version serves ({} without a
         robot_name). A view that cannot be shown compares by its error."""
         name = self.manifest.robot_name
@@ -2711,7 +2713,7 @@ def changes(old: Snapshot, new: Snapshot) -> tuple[list[str], bool]:
     """What a client must hear when the file goes from `old` to `new`: the
     URIs whose text changed (those that appeared or vanished included), and
     whether the set of URIs changed (the robot was renamed)."""
-    before, after = old.served(), new.served()
+    before, after = old.resource_texts(), new.resource_texts()
     updated = [uri for uri in {**before, **after} if before.get(uri) != after.get(uri)]
     return updated, before.keys() != after.keys()
 
@@ -2829,9 +2831,9 @@ class ManifestFile:
         self.last = snap
         return snap
 
-    def servable(self, snap: Snapshot) -> Snapshot:
-        """`snap`, if it can be served: it has a robot_name to name the
-        resource URIs."""
+    def require_robot_name(self, snap: Snapshot) -> Snapshot:
+        """`snap`, if it has the robot_name that resource URIs carry (a
+        server needs one); else ManifestError."""
         if snap.manifest.robot_name is None:
             why = "metadata.robot_name is missing or not a non-empty string"
             slips = [m.hint for m in misspelt_keys(snap.manifest.frontmatter) if _names_robot(m)]
@@ -2955,7 +2957,7 @@ class LiveUpdates:
 
     def check(self, last: Snapshot | None) -> tuple[Snapshot, list[str], bool]:
         """The file now and what changed since `last` (runs on a worker thread)."""
-        snap = self.file.servable(self.file.version(prepare=True))
+        snap = self.file.require_robot_name(self.file.version(prepare=True))
         if last is None or snap.digest == last.digest:
             return snap, [], False
         return (snap, *changes(last, snap))
@@ -3296,21 +3298,21 @@ class Handlers:
         self.live = live
         self.shown_path = shown_path
 
-    async def named(self) -> tuple[Snapshot, str]:
+    async def current_robot(self) -> tuple[Snapshot, str]:
         """The file as it is now and the robot's name its URIs carry; a
         broken or unnamed file fails this request only."""
         try:
-            snap = self.file.servable(await self.file.version_async())
+            snap = self.file.require_robot_name(await self.file.version_async())
         except ManifestError as e:
             raise _unavailable(e, self.shown_path) from None
-        return snap, cast(str, snap.manifest.robot_name)  # named() checked it
+        return snap, cast(str, snap.manifest.robot_name)  # require_robot_name checked it
 
     async def list_resources(
         self, ctx: Request, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         from mcp import types
 
-        _, name = await self.named()
+        _, name = await self.current_robot()
         return types.ListResourcesResult(
             resources=[
                 types.Resource(
@@ -3356,7 +3358,7 @@ class Handlers:
                 uri=CARD_URI, mime_type=CARD_MIME_TYPE, text=CARD_HTML, _meta={"ui": {"prefersBorder": True}}
             )
             return types.ReadResourceResult(contents=[card])
-        snap, name = await self.named()
+        snap, name = await self.current_robot()
         view = self.view_of(params.uri, name)
         return types.ReadResourceResult(contents=[self.contents(snap, name, view)])
 
@@ -3387,7 +3389,7 @@ class Handlers:
 
         uri = params.uri
         if len(uri) > MAX_ECHOED_URI or uri.startswith("robot-md://"):
-            _, name = await self.named()
+            _, name = await self.current_robot()
             self.view_of(uri, name)
             self.live.subscribe(ctx, uri)
         return types.EmptyResult()
@@ -3425,7 +3427,7 @@ class Handlers:
         for arg, about in prompt.arguments:
             if not str(args.get(arg) or "").strip():
                 raise _invalid(f"Prompt {prompt.name!r} needs the argument {arg!r}: {about}", argument=arg)
-        snap, name = await self.named()
+        snap, name = await self.current_robot()
         try:
             parts = prompt.parts(snap.manifest, snap.report, args)
         except BadArgument as e:
@@ -4977,20 +4979,20 @@ class RestApi:
             *views,
         ]
 
-    async def named(self) -> tuple[Snapshot, str] | Response:
+    async def current_robot(self) -> tuple[Snapshot, str] | Response:
         """The file as it is now and its robot's name, or 503 saying why not."""
         try:
-            snap = self.file.servable(await self.file.version_async())
+            snap = self.file.require_robot_name(await self.file.version_async())
         except ManifestError as e:
             return refused(503, f"the manifest cannot be served: {e.for_people(self.file.path.name)}")
         return snap, cast(str, snap.manifest.robot_name)
 
     async def health(self, request: Any) -> Any:
-        found = await self.named()
+        found = await self.current_robot()
         return found if not isinstance(found, tuple) else json_answer({"ok": True, "robot": found[1]})
 
     async def openapi(self, request: Any) -> Any:
-        found = await self.named()
+        found = await self.current_robot()
         robot = found[1] if isinstance(found, tuple) else None
         return json_answer(openapi_document(robot, self.bearer))
 
@@ -5003,7 +5005,7 @@ class RestApi:
     async def view(self, view: View, asked: str) -> Response:
         from starlette.responses import Response
 
-        found = await self.named()
+        found = await self.current_robot()
         if not isinstance(found, tuple):
             return found
         snap, name = found
@@ -5540,10 +5542,11 @@ def _names_a_path(word: str) -> bool:
 
 
 def load_manifest(
-    command: Command, machine: Machine, *, servable: bool = True, keys: TrustedKeys | None = None
+    command: Command, machine: Machine, *, named: bool = True, keys: TrustedKeys | None = None
 ) -> tuple[ManifestFile, Snapshot]:
     """The manifest a command names (PATH, else $ROBOT_MD_PATH, else the nearest ROBOT.md), read,
-    parsed and, for serving, named; else Exit: 2 when there is none to find, 1 when it cannot be used."""
+    parsed and, if `named`, with a robot_name (serving needs one); else Exit: 2 when there is none to
+    find, 1 when it cannot be used."""
     word = expanded(command.path, f"the path argument {command.path!r}", f"looking in ${PATH_ENV}, then for")
     given = machine.environ.get(PATH_ENV)
     from_environ = expanded(given, f"${PATH_ENV} ({given!r})", "looking for") or ""
@@ -5553,7 +5556,7 @@ def load_manifest(
     try:
         manifest_file = ManifestFile(resolve_manifest_path(word, {PATH_ENV: from_environ}), keys)
         snap = manifest_file.version()
-        return manifest_file, manifest_file.servable(snap) if servable else snap
+        return manifest_file, manifest_file.require_robot_name(snap) if named else snap
     except NoManifestFound as e:
         hint = f"pass a path: {invoked_as()} /path/to/{MANIFEST_FILENAME}"
         raise Exit(ExitCode.USAGE, f"{NAME}: {e.what}; {hint}", e) from None
@@ -5573,7 +5576,7 @@ def _utf8_stdout() -> None:
 
 
 def run_render(command: Command, machine: Machine) -> int:
-    _, snap = load_manifest(command, machine, servable=False)
+    _, snap = load_manifest(command, machine, named=False)
     _utf8_stdout()
     sys.stdout.write(snap.rendered)
     return ExitCode.OK
@@ -5583,7 +5586,7 @@ def run_validate(command: Command, machine: Machine) -> int:
     """The reference's report: its strings exactly with --json; for people, one line each, file errors
     with their place in the file, and hints."""
     try:
-        report = load_manifest(command, machine, servable=False)[1].report
+        report = load_manifest(command, machine, named=False)[1].report
     except Exit as e:
         if not command.json or e.code != ExitCode.CANNOT_USE or e.error is None:
             raise

@@ -39,7 +39,7 @@ def snapshot(data: bytes, tmp_path: Path) -> rmm.Snapshot | None:
         return None
 
 
-def servable() -> list[Path]:
+def with_a_robot_name() -> list[Path]:
     """The corpus files a server serves (they parse and name their robot)."""
     found = []
     for path in corpus_files():
@@ -51,7 +51,7 @@ def servable() -> list[Path]:
     return found
 
 
-SERVABLE = servable()
+NAMED_ROBOTS = with_a_robot_name()
 
 
 # --- over a real stdio process, by a client that never calls resources/* ---------------
@@ -86,14 +86,14 @@ def test_a_tools_only_agent_gets_every_view_of_every_corpus_file(era: str, tmp_p
     """One server per era on one file, which each corpus file in turn becomes (the server reads
     the file on every request): `brief` is the context resource's text exactly, each `view` the
     resource's text, and its value the resource's JSON (or text)."""
-    assert len(SERVABLE) >= 13
+    assert len(NAMED_ROBOTS) >= 13
     path = tmp_path / "ROBOT.md"
     path.write_bytes(EXAMPLE.read_bytes())
     with RawServer(path) as server:
         client = ToolsOnly(server, era)
         tools = {t["name"]: t for t in client.call("tools/list")["tools"]}
         assert list(tools)[:3] == ["brief", "view", "check_action"]
-        for source in [EXAMPLE, *SERVABLE]:
+        for source in [EXAMPLE, *NAMED_ROBOTS]:
             path.write_bytes(source.read_bytes())
             snap = rmm.ManifestFile(path).version()
             briefed = client.tool("brief")
