@@ -4575,10 +4575,8 @@ class HttpGuard:
             await self.app(scope, receive, send)  # lifespan (websockets are off)
         elif (refusal := self.refusal(scope)) is not None:
             await refusal(scope, receive, send)
-        elif scope["method"] in ("POST", "PUT", "PATCH"):
+        else:  # any method may bring a body, and the SDK's app reads it on /mcp whatever the method
             await self.with_body(scope, receive, send)
-        else:
-            await self.in_session(scope, receive, send)
 
     def refusal(self, scope: Scope) -> Response | None:
         """Our answer to a request refused before it reaches any route, else None."""
@@ -4622,8 +4620,8 @@ class HttpGuard:
             await body(scope, receive, send)
         elif scope["path"] == MCP_PATH and scope["method"] == "POST" and len(body) <= MAX_HTTP_BODY_BYTES:
             await self.post(scope, body, receive, send)
-        else:  # past the limit, a POST to /mcp gets the SDK's 413 (max_request_body_size)
-            await self.forward(scope, _replayed(body, receive), send)
+        else:  # past the limit, a request to /mcp gets the SDK's 413 (max_request_body_size)
+            await self.in_session(scope, _replayed(body, receive), send)
 
     async def post(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
         """A message to /mcp, classified as a stdio line is (section 8): errors and batches answered here. The

@@ -897,6 +897,46 @@ def test_a_body_that_stops_is_cut_at_the_gap_deadline(quick_server: Served, expe
     assert quick_server.initialize()[0] == 200
 
 
+BODY_METHODS = ["GET", "HEAD", "DELETE", "OPTIONS", "PUT", "PATCH", "POST", "FOO"]
+BODY_PATHS = [m.MCP_PATH, m.HEALTH_PATH, m.REST_HEALTH_PATH, m.VALIDATE_PATH, "/robots/bob/context", "/nope"]
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    requests=st.lists(
+        st.tuples(st.sampled_from(BODY_METHODS), st.sampled_from(BODY_PATHS), st.booleans()),
+        min_size=1,
+        max_size=12,
+    )
+)
+@example(requests=[(method, m.MCP_PATH, True) for method in BODY_METHODS])
+def test_a_body_that_never_comes_holds_no_request_of_any_method_or_path(
+    quick_server: Served, requests: list[tuple[str, str, bool]]
+) -> None:
+    """Any method on any path (the SDK's app reads the body of every request to /mcp, whatever its
+    method) with a body announced and never sent, with or without a session: each connection is closed
+    within the body deadlines, and the server answers others meanwhile."""
+    port = quick_server.port
+    session = {"Mcp_Session_Id": "f" * 32, "MCP_Protocol_Version": "2025-06-18"}
+    peers = [
+        _held(
+            port,
+            raw_request(
+                port, method, path, Content_Length="100", **SESSION_HEADERS, **(session if sid else {})
+            )
+            + b"{",
+        )
+        for method, path, sid in requests
+    ]
+    assert quick_server.request("GET", "/healthz")[0] == 200
+    limit = QUICK["body_seconds"] + QUICK["head_seconds"] + 3
+    for (method, path, _), peer in zip(requests, peers):
+        received, took = _closed_within(peer, limit)
+        assert took < limit, (method, path, received)
+        assert not received or received.startswith(b"HTTP/1.1 "), (method, path, received)
+    assert "Traceback" not in quick_server.stderr, quick_server.stderr
+
+
 # The deadlines stay at their defaults (5 s and more): far off for a scenario of a second or two, so what
 # closes a stalled peer there is the need for room, not a deadline.
 SMALL = {"connections": 16, "new_connection_seconds": 0.2}
