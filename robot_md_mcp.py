@@ -4603,7 +4603,8 @@ class HttpGuard:
         import hmac
 
         scheme, _, credentials = (_header(headers, b"authorization") or "").partition(" ")
-        matches = hmac.compare_digest(credentials.strip().encode("latin-1"), cast(bytes, self.token))
+        # Only spaces: str.strip() would also drop \xa0 and \x85, letting in a token with one of them.
+        matches = hmac.compare_digest(credentials.lstrip(" ").encode("latin-1"), cast(bytes, self.token))
         return matches and scheme.lower() == "bearer"
 
     def _note(self, message: str) -> None:

@@ -294,6 +294,26 @@ def test_token_is_required(token_server: Served, token: str) -> None:
     assert token_server.initialize({"Authorization": f"Bearer {token}", "Host": "evil.example.com"})[0] == 421
 
 
+# What a header value may hold (RFC 9110 field-vchar: visible ASCII and obs-text), but for spaces and
+# tabs, which may separate the scheme from the token.
+FIELD_CHARS = st.characters(codec="latin-1", categories=None, exclude_characters=" \t").filter(
+    lambda c: "\x21" <= c <= "\x7e" or c >= "\x80"
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(before=st.text(FIELD_CHARS, max_size=3), after=st.text(FIELD_CHARS, max_size=3))
+@example(before="", after="\xa0")
+@example(before="\x85", after="")
+def test_only_the_token_itself_is_let_in(token_server: Served, token: str, before: str, after: str) -> None:
+    """The token with anything before or after it (bytes Python takes for spaces, \\xa0 and \\x85, too)
+    is a wrong token: 401 on every guarded path; the token itself, after one or more spaces, is let in."""
+    for path in (m.REST_HEALTH_PATH, "/robots/bob/identity"):
+        sent = {"Authorization": f"Bearer   {before}{token}{after}"}
+        status = token_server.request("GET", path, headers=sent)[0]
+        assert status == (200 if before + after == "" else 401), (path, sent)
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_sdk_client_with_token(token_server: Served, token: str, mode: str) -> None:
