@@ -4633,7 +4633,10 @@ class HttpGuard:
 
         client = self.live.clients.get(_header(scope["headers"], b"mcp-session-id"))
         batches = client is not None and client.protocol_version == BATCH_REVISION
+        body = body.removeprefix(b"\xef\xbb\xbf")  # a BOM: read past, as classify_line does (not the SDK)
         message, error = classify_line(body, batches=batches)
+        if message is None and error is None:  # blank: a line stdio skips, but a POST needs an answer
+            error = error_answer(None, types.PARSE_ERROR, "Parse error: the request body is empty")
         if error is not None:
             await Response(json.dumps(error), 400, media_type=JSON_TYPE)(scope, receive, send)
         elif isinstance(message, list):

@@ -514,7 +514,6 @@ def test_malformed_messages_are_answered_as_over_stdio(
     assert error["id"] == (7 if b'"id": 7' in body else None)
 
 
-@pytest.mark.heavy
 def _session(server: Served, version: str) -> dict[str, str]:
     """The headers of a new handshake-era session at `version`, initialized."""
     init = {**INIT, "params": {**INIT_PARAMS, "protocolVersion": version}}
@@ -551,6 +550,39 @@ def test_a_batch_in_a_2025_03_26_session_gets_one_array_of_answers(server: Serve
     assert answers[3]["error"]["code"] == -32601 and answers[None]["error"]["code"] == -32600
     notifications = [{"jsonrpc": "2.0", "method": "notifications/initialized"}]
     assert server.request("POST", "/mcp", json.dumps(notifications).encode(), session)[:1] == (202,)
+
+
+JSON_SPACE = st.text(" \t\r\n", max_size=3)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(bom=st.booleans(), before=JSON_SPACE, after=JSON_SPACE, request_id=st.integers(0, 2**40))
+@example(bom=True, before="", after="", request_id=1)
+def test_a_body_is_read_as_the_same_line_over_stdio(
+    server: Served, bom: bool, before: str, after: str, request_id: int
+) -> None:
+    """A UTF-8 BOM and JSON's whitespace around a message, which stdio reads past, are read past over
+    HTTP too: the ping is answered, never the SDK's parse error."""
+    session = _session(server, "2025-06-18")
+    ping = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
+    body = ("\ufeff" * bom + before + ping + after).encode()
+    assert m.classify_line(body)[1] is None  # as over stdio
+    status, _, answer = server.request("POST", "/mcp", body, session)
+    assert status == 200 and f'{{"jsonrpc":"2.0","id":{request_id},"result":{{}}}}' in answer.decode(), answer
+
+
+@pytest.mark.parametrize("body", [b"", b" ", b"\r\n", b"\xef\xbb\xbf", b"\t \n"])
+def test_an_empty_body_is_our_parse_error(server: Served, body: bytes) -> None:
+    """Over stdio a blank line is skipped; a POST needs an answer: -32700 in our words, no session."""
+    session = _session(server, "2025-06-18")
+    for headers in (MCP_HEADERS, session):
+        status, fields, answer = server.request("POST", "/mcp", body, headers)
+        assert status == 400 and "mcp-session-id" not in fields, (status, fields)
+        assert json.loads(answer) == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32700, "message": "Parse error: the request body is empty"},
+        }
 
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
