@@ -3824,6 +3824,9 @@ NOT_JSONRPC = (
     'Invalid Request: not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0", a string method, '
     "an integer or string id, object params)"
 )
+# The deepest message taken, on both wires: the SDK's HTTP transport parses a body again, with
+# pydantic-core, which stops past 201 levels (Python's json goes on to about 1,000).
+MAX_MESSAGE_DEPTH = 200
 # Lone surrogate escapes are legal JSON but not Unicode: no MCP string holds one.
 NOT_TEXT = "{what} holds a lone surrogate escape (\\ud800 to \\udfff, unpaired), which is not Unicode text"
 
@@ -3877,6 +3880,9 @@ def classify_message(data: Any) -> tuple[Any, dict[str, Any] | None]:
     answer_id, problem = _id_problem(data)
     if problem is None:
         problem = _text_problem(data, answer_id)
+    if problem is None and nesting(data) > MAX_MESSAGE_DEPTH:
+        deep = f"Invalid Request: nested deeper than {MAX_MESSAGE_DEPTH} levels"
+        problem = error_answer(answer_id, types.INVALID_REQUEST, deep)
     if problem is not None:
         return None, problem
     if data.get("method") == "initialize" and answer_id is not None:
@@ -3933,6 +3939,17 @@ def _as_jsonrpc(data: dict[str, Any], answer_id: Any) -> tuple[Any, dict[str, An
     if "method" in data and not isinstance(parsed, meant):
         return None, error_answer(answer_id, types.INVALID_REQUEST, NOT_JSONRPC)
     return parsed, None
+
+
+def nesting(value: Any) -> int:
+    """How deep a decoded JSON value nests arrays and objects (a scalar: 0)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        deepest = max(deepest, depth if isinstance(item, (dict, list)) else 0)
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
 
 
 def has_lone_surrogate(value: Any) -> bool:

@@ -571,6 +571,65 @@ def test_a_body_is_read_as_the_same_line_over_stdio(
     assert status == 200 and f'{{"jsonrpc":"2.0","id":{request_id},"result":{{}}}}' in answer.decode(), answer
 
 
+def _nested(depth: int, kinds: list[bool]) -> object:
+    """Arrays and objects (by `kinds`, in turn) nested `depth` deep."""
+    value: object = 1
+    for level in range(depth):
+        value = {"k": value} if kinds[level % len(kinds)] else [value]
+    return value
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    depth=st.integers(1, 400),
+    kinds=st.lists(st.booleans(), min_size=1, max_size=4),
+    batch=st.booleans(),
+    request_id=st.integers(1, 2**40),
+)
+@example(depth=m.MAX_MESSAGE_DEPTH - 2, kinds=[False], batch=False, request_id=1)
+@example(depth=m.MAX_MESSAGE_DEPTH - 1, kinds=[False], batch=False, request_id=2)
+@example(depth=m.MAX_MESSAGE_DEPTH - 2, kinds=[True], batch=True, request_id=3)
+@example(depth=300, kinds=[False], batch=True, request_id=4)
+def test_a_deeply_nested_message_is_answered_as_over_stdio_with_its_id(
+    server: Served, depth: int, kinds: list[bool], batch: bool, request_id: int
+) -> None:
+    """A request whose params nest deep (alone, or last in a 2025-03-26 batch after a ping): the answer
+    stdio's classify_line gives it, with its id, never the SDK's parse error with none (its parser
+    stops at a depth Python's goes past), and no other member's answer lost."""
+    session = _session(server, "2025-03-26" if batch else "2025-06-18")
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "ping", "params": {"x": _nested(depth, kinds)}}
+    sent = [{"jsonrpc": "2.0", "id": "first", "method": "ping"}, message] if batch else message
+    body = json.dumps(sent).encode()
+    error = m.classify_line(body, batches=True)[0][1][1] if batch else m.classify_line(body)[1]
+    assert (error is None) == (depth + 2 <= m.MAX_MESSAGE_DEPTH)
+    status, _, answer = server.request("POST", "/mcp", body, session)
+    got = answer.decode()
+    if error is not None:
+        assert error["id"] == request_id and error["error"]["code"] == -32600, error
+    if batch:
+        assert status == 200 and {a["id"]: a for a in json.loads(got)} == {
+            "first": {"jsonrpc": "2.0", "id": "first", "result": {}},
+            request_id: error or {"jsonrpc": "2.0", "id": request_id, "result": {}},
+        }
+    elif error is None:
+        assert status == 200 and f'{{"jsonrpc":"2.0","id":{request_id},"result":{{}}}}' in got, got
+    else:
+        assert (status, json.loads(got)) == (400, error)
+
+
+@pytest.mark.parametrize("depth", [m.MAX_MESSAGE_DEPTH - 3, m.MAX_MESSAGE_DEPTH - 2, 300])
+def test_a_deeply_nested_initialize_is_refused_in_one_line_with_its_id(server: Served, depth: int) -> None:
+    """Capabilities nested deep: served up to MAX_MESSAGE_DEPTH, else -32600 with the id (never a 500:
+    the initialize passed on is written anew, and pydantic writes no deeper than 257 levels)."""
+    init = {**INIT, "id": 5, "params": {**INIT_PARAMS, "capabilities": {"x": _nested(depth, [True])}}}
+    status, _, answer = server.request("POST", "/mcp", json.dumps(init).encode(), MCP_HEADERS)
+    if depth + 3 <= m.MAX_MESSAGE_DEPTH:
+        assert status == 200 and b'"protocolVersion"' in answer, (status, answer)
+    else:
+        assert status == 400 and json.loads(answer)["id"] == 5 and b"nested deeper" in answer, answer
+    assert "Exception" not in server.stderr, server.stderr
+
+
 @pytest.mark.parametrize("body", [b"", b" ", b"\r\n", b"\xef\xbb\xbf", b"\t \n"])
 def test_an_empty_body_is_our_parse_error(server: Served, body: bytes) -> None:
     """Over stdio a blank line is skipped; a POST needs an answer: -32700 in our words, no session."""

@@ -228,6 +228,20 @@ def test_nesting_deeper_than_the_parser_takes_is_a_parse_error(server: RawServer
     still_serving(server)
 
 
+@pytest.mark.parametrize("extra", [-1, 0, 1, 100])
+def test_a_message_nested_past_the_limit_is_refused_with_its_id(server: RawServer, extra: int) -> None:
+    """Up to MAX_MESSAGE_DEPTH levels (the envelope and params count) a ping is answered; past it,
+    -32600 with its id: what HTTP answers too, whose SDK parser stops past 201 levels."""
+    depth = rmm.MAX_MESSAGE_DEPTH + extra - 2
+    server.write(line(request(42, params={"x": json.loads("[" * depth + "]" * depth)})))
+    (answer,) = server.fence()
+    if extra <= 0:
+        assert answer == {"jsonrpc": "2.0", "id": 42, "result": {}}, answer
+    else:
+        assert (answer["id"], answer["error"]["code"]) == (42, INVALID_REQUEST), answer
+    still_serving(server)
+
+
 def test_an_answer_that_cannot_be_written_fails_its_request_only() -> None:
     """Whatever the server makes that cannot be written as UTF-8 JSON becomes an error answer
     to that request (its id kept); other messages are written as they are."""
