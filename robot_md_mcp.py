@@ -4764,12 +4764,15 @@ def _waiting_for_head(connection: Any) -> bool:
 
 def _stalled(connection: Any) -> bool:
     """Whether a connection waits on its peer: for a head or a body, or to read an event stream (read or not:
-    until its buffers fill, a server cannot tell) or a stuck answer."""
+    until its buffers fill, a server cannot tell) or a stuck answer. The event streams that never end: GET
+    /mcp, and a 2026-07-28 `subscriptions/listen` POST (whose mcp-method header the SDK holds to its body)."""
     if connection.transport.is_closing() or _waiting_for_head(connection):
         return _waiting_for_head(connection)
     if not connection.cycle.response_started:
         return bool(connection.cycle.more_body)  # else: being answered
-    return connection.scope["method"] == "GET" or bool(connection.flow.write_paused)
+    scope = connection.scope
+    listening = (b"mcp-method", b"subscriptions/listen") in scope["headers"]
+    return scope["method"] == "GET" or listening or bool(connection.flow.write_paused)
 
 
 def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> list[Any]:

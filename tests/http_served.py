@@ -88,7 +88,35 @@ async def open_session(port: int, conn: tuple | None = None) -> str | None:
 # A dropped peer comes back after this pause. (Without one, peers beyond the limit make a flood of
 # connections, which costs the processor whatever the rules: docs/robustness.md says so.)
 RECONNECT_SECONDS = 0.1
-HOSTILE_KINDS = ("silent", "head-only", "trickle", "expect-then-silent", "session-hoarder", "unread-stream")
+HOSTILE_KINDS = (
+    "silent",
+    "head-only",
+    "trickle",
+    "expect-then-silent",
+    "session-hoarder",
+    "unread-stream",
+    "listen-stream",
+)
+# A 2026-07-28 `subscriptions/listen` stream: a POST whose answer is an event stream that never ends.
+LISTEN = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "subscriptions/listen",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+            "notifications": {"resourcesListChanged": True},
+        },
+    }
+).encode()
+LISTEN_HEADERS = {
+    **SESSION_HEADERS,
+    "MCP_Protocol_Version": "2026-07-28",
+    "Mcp_Method": "subscriptions/listen",
+}
 
 
 def _closed_by_the_server(writer: asyncio.StreamWriter) -> bool:
@@ -134,6 +162,8 @@ async def _hostile_once(kind: str, port: int, sessions: int) -> None:
                     )
                 )[0] == 404:
                     held[i % len(held)] = await open_session(port, (reader, writer)) or held[i % len(held)]
+        elif kind == "listen-stream":  # a stream it reads, as a 2026-07-28 client waiting for changes
+            writer.write(raw_request(port, "POST", body=LISTEN, **LISTEN_HEADERS))
         elif kind == "unread-stream":  # an event stream it never reads
             session = await open_session(port, (reader, writer))
             headers = {

@@ -1059,7 +1059,9 @@ def small_server():
     yield from served_with(SMALL)
 
 
-@pytest.mark.parametrize("kind", ["head-only", "expect-then-silent", "trickle", "unread-stream"])
+@pytest.mark.parametrize(
+    "kind", ["head-only", "expect-then-silent", "trickle", "unread-stream", "listen-stream"]
+)
 def test_peers_stalled_past_the_head_cannot_lock_out_clients_that_speak(
     small_server: Served, kind: str
 ) -> None:
