@@ -4789,9 +4789,10 @@ def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> l
 
 def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
     """uvicorn's h11 protocol (given to its public Config(http=...)) closing a connection whose next head is
-    late, and making room past `limits.connections`: uvicorn stops that clock at a head's first byte and,
-    full, answers 503 to all. It uses uvicorn 0.54's internals: tests/test_canaries.py drives each
-    behaviour through a real server."""
+    late, making room past `limits.connections` (uvicorn stops that clock at a head's first byte and,
+    full, answers 503 to all), and closing the _stalled ones at once when stopping. It uses uvicorn 0.54's
+    internals: tests/test_canaries.py drives each behaviour through a real server (the stop:
+    test_http.py's test_signals_stop_cleanly)."""
 
     class HeadDeadline(protocol):  # type: ignore[misc]
         waiting_since = 0.0  # the last step: connected, a head came, an answer went
@@ -4814,6 +4815,14 @@ def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
         def on_response_complete(self) -> None:
             super().on_response_complete()
             self._expect_request()
+
+        def shutdown(self) -> None:
+            # Stopping, uvicorn waits for every request (3 s), then cancels each with a line of its own:
+            # one that waits on its peer (a listen stream, a body that stopped) is closed at once.
+            if _stalled(self):
+                self.transport.close()
+            else:
+                super().shutdown()
 
         def _expect_request(self) -> None:
             waiting_after, self.waiting_since = self.cycle, time.monotonic()

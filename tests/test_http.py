@@ -25,6 +25,8 @@ import pytest
 from conftest import EXAMPLE, posix_only
 from http_served import (
     HOSTILE_KINDS,
+    LISTEN,
+    LISTEN_HEADERS,
     SESSION_HEADERS,
     HostilePeers,
     exchange,
@@ -881,10 +883,22 @@ def test_signals_stop_cleanly(sig: int) -> None:
     stream = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
     stream.request("GET", "/mcp", headers={"Accept": "text/event-stream", **session})
     assert stream.getresponse().status == 200
+    # Peers the server waits on: a 2026-07-28 listen stream (read), a body that stopped, a head alone.
+    port = served.port
+    listening = _held(port, raw_request(port, "POST", body=LISTEN, **LISTEN_HEADERS))
+    assert listening.recv(100).startswith(b"HTTP/1.1 200 ")
+    waiting = [
+        _held(port, raw_request(port, "POST", path, Content_Length="100", **SESSION_HEADERS) + b"{")
+        for path in (m.MCP_PATH, m.VALIDATE_PATH)
+    ]
+    waiting.append(_held(port, b"GET /healthz HTTP/1.1\r\n"))
+    time.sleep(0.2)
     started = time.monotonic()
     assert served.stop(sig) == 0
-    assert time.monotonic() - started < 10
-    stream.close()
+    # uvicorn's own graceful shutdown waits 3 s for them, then cancels them with a line each.
+    assert time.monotonic() - started < 2.5
+    for peer in (stream, listening, *waiting):
+        peer.close()
     assert "Traceback" not in served.stderr and "Error" not in served.stderr, served.stderr
 
 
