@@ -4737,18 +4737,28 @@ class HttpGuard:
         await self.app(delete, _replayed(b""), _kept([]))
 
     async def forward(self, scope: Scope, receive: Receive, send: Send) -> tuple[int, str | None]:
-        """To the SDK's app: its answer's status and session (0, None: none); a dropped stream ended."""
+        """To the SDK's app: its answer's status and session (0, None: none); a dropped stream ended. The
+        SDK answers a notification 202 before handing it on: if its session closed meanwhile, it answers
+        again (500) and raises ClosedResourceError; the peer has its one answer, and the SDK logged why."""
+        import anyio
+
         started: list[Message] = []
         ended = False
 
         async def watched(message: Message) -> None:
             nonlocal ended
+            if ended:
+                return
             if message["type"] == "http.response.start":
                 started.append(message)
             ended |= message["type"] == "http.response.body" and not message.get("more_body")
             await send(message)
 
-        await self.app(scope, receive, watched)
+        try:
+            await self.app(scope, receive, watched)
+        except anyio.ClosedResourceError:
+            if not ended:
+                raise
         if started and not ended:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         if not started:
