@@ -479,6 +479,31 @@ _SEXAGESIMAL_INT = re.compile(r"[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+")
 MAX_MESSAGE_CHARS = 1_000
 
 
+# Defined here, beside the Manifest that carries one; section 4 checks signatures.
+@dataclass(frozen=True)
+class Signature:
+    """What robot-md-gateway would say of the file, checked against the trusted keys:
+    `accepted`, the footer's `kid`, the gateway's `reason`, and the SHA-256 of the
+    trusted key (its DER SubjectPublicKeyInfo) that was used, if any."""
+
+    signed: bool
+    kid: str | None
+    accepted: bool
+    reason: str
+    fingerprint: str | None = None
+    trusted_keys: int | None = None  # how many keys are trusted; None: no folder was given
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "signed": self.signed,
+            "accepted": self.accepted,
+            "kid": self.kid,
+            "reason": self.reason,
+            "fingerprint": self.fingerprint,
+            "trusted_keys": self.trusted_keys,
+        }
+
+
 @dataclass(frozen=True)
 class Manifest:
     """A parsed ROBOT.md: the frontmatter mapping (legacy fields upgraded,
@@ -1964,30 +1989,6 @@ def load_trusted_keys(folder: str) -> TrustedKeys:
         except OSError:
             continue  # unreadable: that kid is simply not trusted
     return TrustedKeys(os.path.abspath(path), {k: v for k, v in pems.items() if len(v) <= MAX_KEY_BYTES})
-
-
-@dataclass(frozen=True)
-class Signature:
-    """What robot-md-gateway would say of the file, checked against the trusted keys:
-    `accepted`, the footer's `kid`, the gateway's `reason`, and the SHA-256 of the
-    trusted key (its DER SubjectPublicKeyInfo) that was used, if any."""
-
-    signed: bool
-    kid: str | None
-    accepted: bool
-    reason: str
-    fingerprint: str | None = None
-    trusted_keys: int | None = None  # how many keys are trusted; None: no folder was given
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "signed": self.signed,
-            "accepted": self.accepted,
-            "kid": self.kid,
-            "reason": self.reason,
-            "fingerprint": self.fingerprint,
-            "trusted_keys": self.trusted_keys,
-        }
 
 
 def check_signature(text: str, keys: TrustedKeys | None) -> Signature:
