@@ -159,9 +159,10 @@ def test_module_functions_are_small() -> None:
 
 
 # A name and the section it is said to be in, either way round: "`TOOLS` (section 7)", "`parse` (§2)",
-# "(§8 `classify_line`", "Section 10, `install`".
-NAME_THEN_SECTION = re.compile(r"`([A-Za-z_][\w.]*)`\s*\((?:section|§)\s*(\d+)\b", re.I)
-SECTION_THEN_NAME = re.compile(r"(?:section|§)\s*(\d+),?\s+`([A-Za-z_][\w.]*)`", re.I)
+# "`VERBS` row (section 10)", "(`serve_settings`, section 10)", "(§8 `classify_line`", "Section 10,
+# `install`", "§8's `_Batches`".
+NAME_THEN_SECTION = re.compile(r"`([A-Za-z_][\w.]*)`(?:\s+row)?(?:\s*\(|,\s*)(?:section|§)\s*(\d+)\b", re.I)
+SECTION_THEN_NAME = re.compile(r"(?:section|§)\s*(\d+)(?:'s)?,?\s+`([A-Za-z_][\w.]*)`", re.I)
 # A row of development.md's table of sections: "| 1. Reading | what | `name`, `name` |".
 SECTION_ROW = re.compile(r"^\| (\d+)\. [^|]*\|[^|]*\|(.*)\|$", re.M)
 DOCS = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
@@ -217,12 +218,18 @@ def test_each_section_test_file_names_its_section() -> None:
 
 
 def test_the_claims_finder_sees_both_orders_and_the_table() -> None:
-    text = "a `TOOLS` (section 7) and (§8 `classify_line`, or §9 `HttpGuard`)\n| 2. Parsing | x | `parse` |\n"
+    text = (
+        "a `TOOLS` (section 7) and (§8 `classify_line`, or §9 `HttpGuard`)\n| 2. Parsing | x | `parse` |\n"
+        "its `VERBS` row (section 10); read at start (`serve_settings`, section 10); through §8's `_Batches`\n"
+    )
     assert sorted(section_claims(text)) == [
         ("HttpGuard", 9),
         ("TOOLS", 7),
+        ("VERBS", 10),
+        ("_Batches", 8),
         ("classify_line", 8),
         ("parse", 2),
+        ("serve_settings", 10),
     ]
     assert wrong_claims([("TOOLS", 6), ("nothing_here", 1), ("ManifestFile.version_async", 5)]) == [
         "TOOLS is in §7, not §6",
