@@ -341,7 +341,7 @@ class OneReadAtATime:
         arrived = self._last_number()
         while True:
             job = self._join_or_start()
-            job.finished.wait(self._left(job))
+            job.finished.wait(self._seconds_left(job))
             source = self._outcome(job, arrived)
             if source is not None:
                 return source
@@ -357,7 +357,7 @@ class OneReadAtATime:
             done = loop.create_future()
             job = self._join_or_start(functools.partial(loop.call_soon_threadsafe, _settle, done))
             if not job.finished.is_set():
-                timer = loop.call_later(self._left(job), _settle, done)
+                timer = loop.call_later(self._seconds_left(job), _settle, done)
                 try:
                     await done
                 finally:
@@ -383,7 +383,7 @@ class OneReadAtATime:
         with self._lock:
             return self._current.number if self._current else 0
 
-    def _left(self, job: _Read) -> float:
+    def _seconds_left(self, job: _Read) -> float:
         return max(0.0, job.started + self.deadline - time.monotonic())
 
     def _outcome(self, job: _Read, arrived: int) -> Source | None:
@@ -630,9 +630,11 @@ def parse(text: str) -> Manifest:
     except yaml.YAMLError as e:
         # LibYAML counts lines from the opening delimiter's line end.
         first_line = text.count("\n", 0, leading + delimiters[0].end())
-        raise ManifestError(_cut(f"frontmatter YAML parse error: {e}"), first_line=first_line) from None
+        raise ManifestError(
+            _capped_message(f"frontmatter YAML parse error: {e}"), first_line=first_line
+        ) from None
     except Exception as e:  # the reference's catch-all, e.g. a date like 2026-13-45
-        raise ManifestError(_cut(f"frontmatter parse error: {e}")) from None
+        raise ManifestError(_capped_message(f"frontmatter parse error: {e}")) from None
     if not metadata:
         raise ManifestError(EMPTY_FRONTMATTER)
     frontmatter = dict(metadata)
@@ -680,7 +682,7 @@ def _too_long_integer(event: yaml.ScalarEvent) -> bool:
     return event.tag == _INT_TAG or bool(event.implicit[0] and _SEXAGESIMAL_INT.fullmatch(event.value))
 
 
-def _cut(message: str) -> str:
+def _capped_message(message: str) -> str:
     """A message at most MAX_MESSAGE_CHARS long (one that quotes a huge value)."""
     if len(message) <= MAX_MESSAGE_CHARS:
         return message
@@ -1017,7 +1019,7 @@ def _schema_findings(fm: Any) -> list[tuple[_PathKey, str]]:
     return [
         (
             _PathKey(e.path),
-            _cut(f"schema: {'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"),
+            _capped_message(f"schema: {'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"),
         )
         for e in schema_validator().iter_errors(fm)
     ]
@@ -1286,7 +1288,9 @@ class Misspelt:
             f"{name} ({UNITS[self.field(name)]})" if self.field(name) in UNITS else name
             for name in self.meant
         )
-        return _cut(f"{quoted(self.key)}{where} is not a field this schema knows — did you mean {options}?")
+        return _capped_message(
+            f"{quoted(self.key)}{where} is not a field this schema knows — did you mean {options}?"
+        )
 
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -1361,15 +1365,17 @@ def misspelt_keys(fm: Any) -> tuple[Misspelt, ...]:
     """Every key the schema does not know at its place that is one or two typing slips (or a unit
     suffix) away from a key it knows there, in file order; the first MAX_KEYS_EXAMINED unknown keys."""
     found: list[Misspelt] = []
-    _look(fm, _schema_keys(), (), found, [MAX_KEYS_EXAMINED])
+    _find_slips(fm, _schema_keys(), (), found, [MAX_KEYS_EXAMINED])
     return tuple(found)
 
 
-def _look(value: Any, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt], budget: list[int]) -> None:
+def _find_slips(
+    value: Any, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt], budget: list[int]
+) -> None:
     if isinstance(value, list):
         for i, item in enumerate(value if keys.items else ()):
             if isinstance(item, (dict, list)):  # scalars hold no keys
-                _look(item, cast(_Keys, keys.items), (*at, i), found, budget)
+                _find_slips(item, cast(_Keys, keys.items), (*at, i), found, budget)
         return
     if not isinstance(value, dict):
         return
@@ -1377,7 +1383,7 @@ def _look(value: Any, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt], b
         inner = keys.known.get(key) if isinstance(key, str) else None
         inner = keys.entries if inner is None else inner
         if inner is not None and isinstance(sub, (dict, list)):
-            _look(sub, inner, (*at, key), found, budget)
+            _find_slips(sub, inner, (*at, key), found, budget)
         elif inner is None and keys.known and isinstance(key, str) and budget[0] > 0:
             budget[0] -= 1
             _note_slip(value, key, keys, at, found)
@@ -1506,7 +1512,7 @@ def _one_line(text: Any) -> str:
     return " ".join(str(text).split())
 
 
-def _get(fm: Any, *keys: str) -> Any:
+def _value_at(fm: Any, *keys: str) -> Any:
     """fm[k1][k2]...: _ABSENT if a level is missing or null, None if a level
     that should be a mapping is not one."""
     value = fm
@@ -1541,7 +1547,7 @@ _NUMBER = (int, float)
 
 def rrn_of(fm: dict[str, Any]) -> str | None:
     """metadata.rrn if the robot is registered (a non-empty string)."""
-    rrn = _get(fm, "metadata", "rrn")
+    rrn = _value_at(fm, "metadata", "rrn")
     return " ".join(rrn.split()) or None if isinstance(rrn, str) else None
 
 
@@ -1585,7 +1591,7 @@ def identity(manifest: Manifest) -> str:
     gateway if the file was read; text values quoted(), so no value holds a
     separator or a label."""
     fm = manifest.frontmatter
-    values = {label: _described(_get(fm, *path), kind) for label, path, kind in _IDENTITY_FIELDS}
+    values = {label: _described(_value_at(fm, *path), kind) for label, path, kind in _IDENTITY_FIELDS}
     values["capabilities"] = _capability_count(fm)
     values["rrn"] = rrn_text(fm)
     order = ("name", "type", "dof", "capabilities", "manufacturer", "model", "version", "rrn")
@@ -1614,12 +1620,12 @@ def _safety_alert(fm: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def _estop_text(fm: dict[str, Any]) -> str:
-    estop = _get(fm, "safety", "estop")
+    estop = _value_at(fm, "safety", "estop")
     if estop is _ABSENT or estop is None:
         return NOT_DECLARED if estop is _ABSENT else UNKNOWN
-    software = _described(_get(estop, "software"), bool)
-    hardware = _described(_get(estop, "hardware"), bool)
-    response = _described(_get(estop, "response_ms"), _NUMBER, "ms")
+    software = _described(_value_at(estop, "software"), bool)
+    hardware = _described(_value_at(estop, "hardware"), bool)
+    response = _described(_value_at(estop, "response_ms"), _NUMBER, "ms")
     return f"software {software}, hardware {hardware}, response {response}"
 
 
@@ -1627,8 +1633,8 @@ def safety_rows(fm: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, value) of each safety limit the briefing names, E-stop first; a value is
     "not declared" or "unknown" where the manifest does not say."""
     rows = [("E-stop", _estop_text(fm))]
-    rows += [(label, _described(_get(fm, "safety", key), _NUMBER, unit)) for label, key, unit in _LIMITS]
-    bounds = _get(fm, "safety", "workspace_bounds_m")
+    rows += [(label, _described(_value_at(fm, "safety", key), _NUMBER, unit)) for label, key, unit in _LIMITS]
+    bounds = _value_at(fm, "safety", "workspace_bounds_m")
     if (
         isinstance(bounds, list)
         and bounds
@@ -1637,7 +1643,7 @@ def safety_rows(fm: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("Workspace bounds", f"{' x '.join(map(str, bounds))} m"))
     else:
         rows.append(("Workspace bounds", _described(bounds, ())))
-    rows.append(("Failsafe on lost comms", _described(_get(fm, "safety", "failsafe_behavior"), str)))
+    rows.append(("Failsafe on lost comms", _described(_value_at(fm, "safety", "failsafe_behavior"), str)))
     return rows
 
 
@@ -1654,7 +1660,7 @@ def _safety_lines(fm: dict[str, Any], slips: tuple[Misspelt, ...]) -> list[str]:
     lines = [f"- **{alert[0]}**{alert[1]} {_APPROVAL}"] if alert else []
     (estop_label, estop), *limits = safety_rows(fm)
     lines.append(f"- {estop_label}: {estop}")
-    lines += _gate_lines(_get(fm, "safety", "hitl_gates"))
+    lines += _gate_lines(_value_at(fm, "safety", "hitl_gates"))
     lines += [f"- {label}: {value}" for label, value in limits]
     others = _other_safety_keys(fm, slips)
     if others:
@@ -1670,8 +1676,8 @@ def gate_rows(gates: Any) -> tuple[str | None, list[tuple[str, str]]]:
         return UNKNOWN, []
     rows = []
     for gate in gates:
-        scope = _described(_get(gate, "scope"), str)
-        auth = _get(gate, "require_auth")
+        scope = _described(_value_at(gate, "scope"), str)
+        auth = _value_at(gate, "require_auth")
         if isinstance(auth, bool):
             rule = "operator authorization required" if auth else "no authorization required"
         else:
@@ -1711,7 +1717,7 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
     fm = manifest.frontmatter
     report = report or validate(manifest)
     lines = [
-        f"# Robot briefing: {_described(_get(fm, 'metadata', 'robot_name'), str)}",
+        f"# Robot briefing: {_described(_value_at(fm, 'metadata', 'robot_name'), str)}",
         "",
         "Generated from the robot's ROBOT.md. This server is read-only: it describes the robot and "
         "cannot move it. Check any action against the Safety section; where a limit is not declared, "
@@ -1743,7 +1749,7 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
 def _identity_lines(fm: dict[str, Any]) -> list[str]:
     return [
         *(
-            f"- {_heading(label)}: {_described(_get(fm, *path), kind)}"
+            f"- {_heading(label)}: {_described(_value_at(fm, *path), kind)}"
             for label, path, kind in _IDENTITY_FIELDS
         ),
         f"- RRN: {rrn_text(fm)}",
@@ -1839,7 +1845,7 @@ DOCTOR_NOTE = (
 )
 
 
-def _block(value: Any) -> dict[Any, Any]:
+def _mapping_or_empty(value: Any) -> dict[Any, Any]:
     """A block as robot-md reads it (`fm.get(key) or {}`), one that is not a mapping as empty."""
     return value if isinstance(value, dict) else {}
 
@@ -1859,7 +1865,7 @@ def _as_list(value: Any) -> list[Any]:
 def doctor_summary(manifest: Manifest, report: Report) -> dict[str, Any]:
     """robot-md's doctor_summary: schema status, identity, drivers, gates, E-stop, registration."""
     fm = manifest.frontmatter
-    metadata, safety, physics = (_block(fm.get(key)) for key in ("metadata", "safety", "physics"))
+    metadata, safety, physics = (_mapping_or_empty(fm.get(key)) for key in ("metadata", "safety", "physics"))
     rrn = metadata.get("rrn") or None
     capabilities = fm.get("capabilities") or []
     return {
@@ -1892,7 +1898,7 @@ def _joints(value: Any) -> Any:
 
 def poses(fm: dict[str, Any]) -> dict[Any, Any]:
     """physics.poses by name: joints, description, source, taught_at."""
-    declared = _block(_block(fm.get("physics")).get("poses"))
+    declared = _mapping_or_empty(_mapping_or_empty(fm.get("physics")).get("poses"))
     return {
         name: {
             "joints": _joints(pose.get("joints")),
@@ -1908,13 +1914,13 @@ def poses(fm: dict[str, Any]) -> dict[Any, Any]:
 def calibration_status(fm: dict[str, Any]) -> dict[str, str]:
     """Each "ok" or "missing": the zero pose (every kinematic joint's zero_pose_steps),
     the hand-eye extrinsic (any solver camera's), the `ready` pose."""
-    physics = _block(fm.get("physics"))
+    physics = _mapping_or_empty(fm.get("physics"))
     joints = physics.get("kinematics")
     # Every joint as robot-md iterates them (a mapping or string gives no joints that count).
     zero = isinstance(joints, list) and bool(joints)
     zero = zero and all(isinstance(j, dict) and j.get("zero_pose_steps") is not None for j in joints or ())
-    cameras = _entries(_block(physics.get("solver")).get("cameras"))
-    ready = isinstance(_block(physics.get("poses")).get("ready"), dict)
+    cameras = _entries(_mapping_or_empty(physics.get("solver")).get("cameras"))
+    ready = isinstance(_mapping_or_empty(physics.get("poses")).get("ready"), dict)
     return {
         "zero": "ok" if zero else "missing",
         "hand_eye": "ok" if any(c.get("extrinsic") for c in cameras) else "missing",
@@ -2269,7 +2275,7 @@ def _declared_or_none(value: str) -> str | None:
 
 def _card_safety(fm: dict[str, Any]) -> dict[str, Any]:
     alert = _safety_alert(fm)
-    gates_note, gates = gate_rows(_get(fm, "safety", "hitl_gates"))
+    gates_note, gates = gate_rows(_value_at(fm, "safety", "hitl_gates"))
     return {
         "alert": f"{alert[0]}{alert[1]} {_APPROVAL}" if alert else None,
         "limits": [{"label": label, "value": _declared_or_none(value)} for label, value in safety_rows(fm)],
@@ -2287,10 +2293,10 @@ def robot_card(manifest: Manifest, report: Report) -> dict[str, Any]:
     entries, none = capability_entries(fm)
     signature = manifest.signature
     card = {
-        "name": _declared_or_none(_described(_get(fm, "metadata", "robot_name"), str)) or NOT_DECLARED,
+        "name": _declared_or_none(_described(_value_at(fm, "metadata", "robot_name"), str)) or NOT_DECLARED,
         "identity": identity(manifest),
         "facts": [
-            {"label": _heading(label), "value": _declared_or_none(_described(_get(fm, *path), kind))}
+            {"label": _heading(label), "value": _declared_or_none(_described(_value_at(fm, *path), kind))}
             for label, path, kind in _IDENTITY_FIELDS[1:]
         ]
         + [{"label": "RRN", "value": rrn_text(fm)}],
@@ -2544,7 +2550,7 @@ _READ_ONLY = (
 
 def _name(m: Manifest) -> str:
     """The robot's name as our sentences name it: quoted(), never part of the sentence."""
-    return _described(_get(m.frontmatter, "metadata", "robot_name"), str)
+    return _described(_value_at(m.frontmatter, "metadata", "robot_name"), str)
 
 
 def _brief_me(m: Manifest, report: Report, args: Mapping[str, str]) -> list[str | View]:
@@ -2738,7 +2744,7 @@ class _Preparation:
 def cannot_prepare(what: str, e: Exception) -> str:
     """The one line for a failure preparing a manifest that is not a ManifestError."""
     why = "out of memory" if isinstance(e, MemoryError) else f"{type(e).__name__}: {e}"
-    return _cut(f"cannot prepare {what}: {why}")
+    return _capped_message(f"cannot prepare {what}: {why}")
 
 
 class ManifestFile:
@@ -2956,7 +2962,7 @@ class LiveUpdates:
             self.client(ctx)
         return result
 
-    def check(self, last: Snapshot | None) -> tuple[Snapshot, list[str], bool]:
+    def changes_since(self, last: Snapshot | None) -> tuple[Snapshot, list[str], bool]:
         """The file now and what changed since `last` (runs on a worker thread)."""
         snap = self.file.require_robot_name(self.file.version(prepare=True))
         if last is None or snap.digest == last.digest:
@@ -2971,7 +2977,7 @@ class LiveUpdates:
         while True:
             await anyio.sleep(self.poll_seconds)
             try:
-                snap, updated, relisted = await anyio.to_thread.run_sync(self.check, last)
+                snap, updated, relisted = await anyio.to_thread.run_sync(self.changes_since, last)
             except ManifestError as e:
                 log.debug("looked at the file: %s", e.one_line())
                 if e.one_line() != trouble:  # once per distinct problem, not every poll
@@ -4286,7 +4292,7 @@ def serve_stdio(
 
     wire = [0, 1, 2]  # closed before the process ends on a signal, the wire's own copies too
 
-    def end(signum: int, frame: Any) -> None:
+    def end_on_signal(signum: int, frame: Any) -> None:
         """Ctrl-C: exit 130, whatever the server is doing (writing to a client
         that stopped reading, a worker preparing a slow manifest, a read the
         file system does not answer): a read-only server has nothing to
@@ -4294,8 +4300,8 @@ def serve_stdio(
         end_now(ExitCode.INTERRUPTED if signum == signal.SIGINT else -signum, wire)
 
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, end)
-        signal.signal(signal.SIGTERM, end)
+        signal.signal(signal.SIGINT, end_on_signal)
+        signal.signal(signal.SIGTERM, end_on_signal)
     log_to_stderr()
     with sdk_loading():
         server = build_server(manifest_file, poll_seconds=poll_seconds)
@@ -4500,7 +4506,7 @@ def refused(status: int, message: str, headers: Mapping[str, str] | None = None)
     return Response(error_body(message), status, headers, JSON_TYPE)
 
 
-def _theirs(text: str) -> str:
+def _client_words(text: str) -> str:
     """A client's words (a path, a robot name) inside our message: short, quoted."""
     return quoted(_echoed(text))
 
@@ -4524,7 +4530,7 @@ def _replayed(body: bytes, receive: Receive | None = None) -> Receive:
     return replay
 
 
-def _kept(events: list[Message]) -> Send:
+def _collected_into(events: list[Message]) -> Send:
     """A send() for a request of ours: what the app answers, kept in `events`."""
 
     async def keep(message: Message) -> None:
@@ -4591,11 +4597,13 @@ class HttpGuard:
         if host is None or host.lower() not in self.hosts:
             allowed = ", ".join(sorted(self.hosts))
             self._note(f"refused a request for Host {host!r}; allowed: {allowed} (--allow-host adds names)")
-            return refused(421, f"Host {_theirs(host or '')} does not name this server")
+            return refused(421, f"Host {_client_words(host or '')} does not name this server")
         origin = _header(headers, b"origin")
         if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
             self._note(f"refused a request from foreign Origin {origin!r}")
-            return refused(403, f"requests from pages at Origin {_theirs(origin or '')} are not allowed")
+            return refused(
+                403, f"requests from pages at Origin {_client_words(origin or '')} are not allowed"
+            )
         if self.token is None or scope["path"] in OPEN_PATHS or self._authorized(headers):
             return None
         self._note("refused a request without the right bearer token")
@@ -4622,11 +4630,11 @@ class HttpGuard:
         if not isinstance(body, bytes):
             await body(scope, receive, send)
         elif scope["path"] == MCP_PATH and scope["method"] == "POST" and len(body) <= MAX_HTTP_BODY_BYTES:
-            await self.post(scope, body, receive, send)
+            await self.post_message(scope, body, receive, send)
         else:  # past the limit, a POST to /mcp gets the SDK's 413 (max_request_body_size)
             await self.forward(scope, _replayed(body, receive), send)
 
-    async def post(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
+    async def post_message(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
         """A message to /mcp, classified as a stdio line is (section 8): errors and batches answered here. The
         SDK queues notifications per session: a budget of their own keeps a flood from taking the slots
         every client's requests need."""
@@ -4671,7 +4679,7 @@ class HttpGuard:
             events: list[Message] = []
             if message is not None:
                 body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-                await self.forward(scope, _replayed(body), _kept(events))
+                await self.forward(scope, _replayed(body), _collected_into(events))
             said = b"".join(event.get("body", b"") for event in events)
             for text in [row[5:] for row in said.splitlines() if row.startswith(b"data:")] or [said]:
                 with contextlib.suppress(ValueError):  # none (202), or not the SDK's JSON-RPC
@@ -4716,7 +4724,7 @@ class HttpGuard:
         self.live.forget(least_recent)
         headers = [(b"host", min(self.hosts).encode()), (b"mcp-session-id", least_recent.encode())]
         delete = {**scope, "method": "DELETE", "path": MCP_PATH, "query_string": b"", "headers": headers}
-        await self.app(delete, _replayed(b""), _kept([]))
+        await self.app(delete, _replayed(b""), _collected_into([]))
 
     async def forward(self, scope: Scope, receive: Receive, send: Send) -> tuple[int, str | None]:
         """To the SDK's app: its answer's status and session (0, None: none); a dropped stream ended."""
@@ -4797,11 +4805,11 @@ def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
         def _expect_request(self) -> None:
             waiting_after, self.waiting_since = self.cycle, time.monotonic()
 
-            def check() -> None:
+            def close_if_no_head() -> None:
                 if self.cycle is waiting_after and _waiting_for_head(self):
                     self.transport.close()
 
-            self.loop.call_later(self.timeout_keep_alive, check)
+            self.loop.call_later(self.timeout_keep_alive, close_if_no_head)
 
     return HeadDeadline
 
@@ -4865,7 +4873,7 @@ def render_yaml(body: bytes) -> tuple[int, bytes]:
 def unknown_robot(asked: str, name: str, kind: str) -> str:
     """The 404 for a robot name this server does not serve: which one it does, and where."""
     where = f"{ROBOTS_PATH}/<that name, URL-encoded>/{kind}"
-    return f"no robot {_theirs(asked)} here; this server serves the robot {quoted(name)}: GET {where}"
+    return f"no robot {_client_words(asked)} here; this server serves the robot {quoted(name)}: GET {where}"
 
 
 def _json_content(schema: dict[str, Any], description: str) -> dict[str, Any]:
@@ -5028,11 +5036,10 @@ class RestApi:
             return await self.view(VIEW[kind], name)
         if path.startswith(ROBOTS_PATH + "/"):
             views = ", ".join(view.kind for view in VIEWS)
-            message = (
-                f"no such path: {_theirs(path)}; GET {ROBOTS_PATH}/<robot>/<view> with a view of: {views}"
-            )
+            wanted = f"GET {ROBOTS_PATH}/<robot>/<view> with a view of: {views}"
+            message = f"no such path: {_client_words(path)}; {wanted}"
         else:
-            message = f"no such path: {_theirs(path)}; the paths served are listed at {OPENAPI_PATH}"
+            message = f"no such path: {_client_words(path)}; the paths served are listed at {OPENAPI_PATH}"
         return refused(404, message)
 
     async def validate(self, request: Any) -> Any:
@@ -5073,7 +5080,7 @@ class RestApi:
 
 async def _not_allowed(request: Any, exc: Any) -> Any:
     allowed = (exc.headers or {}).get("Allow", "")
-    message = f"{request.method} is not allowed on {_theirs(request.url.path)}; allowed: {allowed}"
+    message = f"{request.method} is not allowed on {_client_words(request.url.path)}; allowed: {allowed}"
     return refused(405, message, {"allow": allowed})
 
 

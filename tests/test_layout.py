@@ -220,7 +220,8 @@ def test_each_section_test_file_names_its_section() -> None:
 def test_the_claims_finder_sees_both_orders_and_the_table() -> None:
     text = (
         "a `TOOLS` (section 7) and (§8 `classify_line`, or §9 `HttpGuard`)\n| 2. Parsing | x | `parse` |\n"
-        "its `VERBS` row (section 10); read at start (`serve_settings`, section 10); through §8's `_Batches`\n"
+        "its `VERBS` row (section 10); read at start (`serve_settings`, section 10);\n"
+        "through §8's `_Batches`\n"
     )
     assert sorted(section_claims(text)) == [
         ("HttpGuard", 9),

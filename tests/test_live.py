@@ -333,15 +333,15 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
     live = rmm.LiveUpdates(manifest_file, None, POLL)
     server = rmm.build_server(manifest_file, live=live)
     looks: list[str] = []
-    check = live.check
+    changes_since = live.changes_since
 
     def looking(last: rmm.Snapshot | None) -> tuple[rmm.Snapshot, list[str], bool]:
         try:
-            return check(last)
+            return changes_since(last)
         finally:
             looks.append(path.read_text(encoding="utf-8"))
 
-    live.check = looking  # type: ignore[method-assign]
+    live.changes_since = looking  # type: ignore[method-assign]
     async with in_process(server, "legacy") as client:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -363,6 +363,6 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
         tasks = {t.get_name() for t in __import__("asyncio").all_tasks()}
         assert any("watch_safely" in name for name in tasks)
         with pytest.raises(rmm.ManifestError, match="out of memory"):  # what the watcher meets, and logs
-            rmm.LiveUpdates(rmm.ManifestFile(path)).check(None)
+            rmm.LiveUpdates(rmm.ManifestFile(path)).changes_since(None)
         edit(path, RENAMED)
         assert await read_text(client, "robot-md://bob2/safety")
