@@ -456,8 +456,8 @@ MAX_NODES = 10_000
 # What a version costs once YAML aliases and merges are expanded, each alias
 # counted every time it is used: values (jsonschema's time), characters of
 # text (the emitter's, for render) and characters as shown in the JSON views.
-# At these limits each costs well under half a second; real manifests use
-# about 1% of each.
+# What each costs at its limit, and what real manifests use of it, is in
+# docs/robustness.md.
 MAX_VALUES = 20_000
 MAX_TEXT_CHARS = 100_000
 MAX_SHOWN_CHARS = 2_000_000
@@ -547,7 +547,7 @@ def stable_order(values: Iterable[Any]) -> list[Any]:
 # PyYAML built from source without LibYAML has no CSafeLoader. The module
 # still imports (on PyYAML's pure loader); the command line refuses to run on
 # it (libyaml_missing): its error messages are not robot-md's, and it is
-# some 80 times slower (docs/parity.md).
+# far slower (docs/parity.md gives the figure).
 _SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -958,8 +958,8 @@ _validator: Any = None
 
 
 def schema_validator() -> Any:
-    """Built once, on first use: importing jsonschema costs ~75 ms that a
-    server answering `initialize` should not pay."""
+    """Built once, on first use: importing jsonschema takes time that a
+    server answering `initialize` should not spend."""
     global _validator
     if _validator is None:
         import jsonschema
@@ -3687,7 +3687,7 @@ def _held_part(params: Any, loc: list[Any], missing: bool) -> list[Any]:
 
 
 # The 2026-07-28 era stamps serverInfo into every result's _meta; ours carries
-# a ~2.5 KB icon, which only discovery needs (a client shows it once).
+# an icon (its size: docs/performance.md), which only discovery needs (a client shows it once).
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 _FULL_SERVER_INFO = frozenset({"server/discover"})
 
