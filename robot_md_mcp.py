@@ -97,21 +97,27 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import yaml
 
 if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads only to serve (section 6)
     import argparse  # loaded by the command line only, to parse one
     import subprocess  # loaded by install only, to run claude
+    from types import FrameType
 
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp import types
     from mcp.server import Server, ServerRequestContext
     from mcp.server.context import CallNext, HandlerResult
+    from mcp.shared.message import SessionMessage
     from starlette.responses import Response
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     Request = ServerRequestContext[Any, Any]
+    # What the stdio wire hands the client besides the server's messages: an answer of
+    # its own (a dict) or a batch's answers, ready (one JSON array as text).
+    WireAnswer = str | dict[str, Any]
 
 __version__ = "0.1.0"
 NAME = "robot-md-mcp"
@@ -3998,13 +4004,13 @@ def completed_initialize(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str
     return data, answer
 
 
-def _read_lines(wire_in: Any, deliver: Callable[[Any], None]) -> None:
+def _read_lines(wire_in: BinaryIO, deliver: Callable[[bytes | object], None]) -> None:
     """On a daemon thread (a blocked read must not keep the process alive
     after Ctrl-C): each line of stdin to deliver(), b"" at the end. A line
     over the limit is skipped to its end and reported as _TOO_LONG. A read
     that fails (EIO: the terminal hung up) is the end too. Ends when
     deliver() fails: the server is gone."""
-    line: Any = None
+    line: Any = None  # bytes, or _TOO_LONG
     while line != b"":
         try:
             line = wire_in.readline(MAX_STDIO_LINE_BYTES + 1)
@@ -4103,9 +4109,9 @@ class _Batches:
 
 
 async def _relay_stdin(
-    lines: Any,
-    to_server: Any,
-    answers: Any,
+    lines: MemoryObjectReceiveStream[bytes | object],  # object: _TOO_LONG
+    to_server: MemoryObjectSendStream[SessionMessage],
+    answers: MemoryObjectSendStream[WireAnswer],
     unanswered: _Unanswered,
     batches: _Batches,
     grace_seconds: float = EOF_GRACE_SECONDS,
@@ -4134,7 +4140,11 @@ async def _relay_stdin(
 
 
 async def _to_server(
-    message: Any, to_server: Any, answers: Any, unanswered: _Unanswered, batches: _Batches
+    message: Any,
+    to_server: MemoryObjectSendStream[SessionMessage],
+    answers: MemoryObjectSendStream[WireAnswer],
+    unanswered: _Unanswered,
+    batches: _Batches,
 ) -> None:
     """One message for the server, with what the wire must remember of it."""
     from mcp import types
@@ -4155,7 +4165,9 @@ async def _to_server(
     await to_server.send(SessionMessage(message))
 
 
-def _outgoing_line(item: Any, unanswered: _Unanswered, batches: _Batches) -> bytes | None:
+def _outgoing_line(
+    item: SessionMessage | WireAnswer, unanswered: _Unanswered, batches: _Batches
+) -> bytes | None:
     """One line of UTF-8 JSON for what the server (or the wire) sends, or
     None while it waits for the rest of its batch. A message that cannot be
     written as JSON fails alone: a request's answer becomes an error answer."""
@@ -4186,7 +4198,12 @@ def _outgoing_line(item: Any, unanswered: _Unanswered, batches: _Batches) -> byt
     return None if ready is None else ready.encode("utf-8") + b"\n"
 
 
-async def _write_stdout(outgoing: Any, wire_out: Any, unanswered: _Unanswered, batches: _Batches) -> None:
+async def _write_stdout(
+    outgoing: MemoryObjectReceiveStream[SessionMessage | WireAnswer],
+    wire_out: BinaryIO,
+    unanswered: _Unanswered,
+    batches: _Batches,
+) -> None:
     """The server's messages and our own answers, one JSON line each. Once
     the client has closed its end, the rest is drained unwritten, so no
     sender ever waits on a wire nobody reads."""
@@ -4199,7 +4216,7 @@ async def _write_stdout(outgoing: Any, wire_out: Any, unanswered: _Unanswered, b
         writable = writable and _put(wire_out, text.encode("utf-8") + b"\n")
 
 
-def _put(wire_out: Any, data: bytes) -> bool:
+def _put(wire_out: BinaryIO, data: bytes) -> bool:
     """Write one line; False once the client has closed its end."""
     try:
         wire_out.write(data)
@@ -4210,7 +4227,7 @@ def _put(wire_out: Any, data: bytes) -> bool:
 
 
 @contextlib.contextmanager
-def _stdio_wire() -> Iterator[tuple[Any, Any]]:
+def _stdio_wire() -> Iterator[tuple[BinaryIO, BinaryIO]]:
     """stdin and stdout as the wire, on descriptors of their own; while
     serving, fd 1 points at stderr, so a stray print cannot corrupt the
     protocol."""
@@ -4244,7 +4261,7 @@ def end_now(code: int, descriptors: Iterable[int]) -> None:
 
 
 async def _serve_the_wire(
-    server: Server[dict[str, Any]], wire_in: Any, wire_out: Any, eof_grace_seconds: float
+    server: Server[dict[str, Any]], wire_in: BinaryIO, wire_out: BinaryIO, eof_grace_seconds: float
 ) -> None:
     """One session over the wire: stdin's lines read on a thread of their own and relayed to the
     server, its answers written to stdout."""
@@ -4254,7 +4271,7 @@ async def _serve_the_wire(
     import anyio.from_thread
     import anyio.lowlevel
 
-    lines_in, lines = anyio.create_memory_object_stream[Any](16)
+    lines_in, lines = anyio.create_memory_object_stream[bytes | object](16)
     to_server, server_in = anyio.create_memory_object_stream[Any](16)
     server_out, outgoing = anyio.create_memory_object_stream[Any](16)
     token = anyio.lowlevel.current_token()
@@ -4292,7 +4309,7 @@ def serve_stdio(
 
     wire = [0, 1, 2]  # closed before the process ends on a signal, the wire's own copies too
 
-    def end_on_signal(signum: int, frame: Any) -> None:
+    def end_on_signal(signum: int, frame: FrameType | None) -> None:
         """Ctrl-C: exit 130, whatever the server is doing (writing to a client
         that stopped reading, a worker preparing a slow manifest, a read the
         file system does not answer): a read-only server has nothing to
