@@ -110,6 +110,7 @@ if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads onl
     from mcp import types
     from mcp.server import Server, ServerRequestContext
     from mcp.server.context import CallNext, HandlerResult
+    from mcp.server.session import ServerSession
     from mcp.shared.message import SessionMessage
     from starlette.responses import Response
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -2877,7 +2878,7 @@ class HandshakeClient:
     what its notifications go through, what it subscribed to, and what HTTP's
     guard keeps of it (section 9) to make room by least recent use."""
 
-    session: Any = None  # the SDK's session, kept from one of its requests
+    session: ServerSession | None = None  # the SDK's session, kept from one of its requests
     subscribed: set[str] = field(default_factory=set)
     heard_at: float = field(default_factory=time.monotonic)
     protocol_version: str | None = None  # what its initialize asked for (HTTP)
@@ -3015,7 +3016,7 @@ class LiveUpdates:
                 self.clients.pop(key, None)
 
     @contextlib.asynccontextmanager
-    async def lifespan(self, server: Any) -> AsyncIterator[dict[str, Any]]:
+    async def lifespan(self, server: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
         """The server's lifespan: watch while a transport serves (stdio: one
         client; HTTP: the app), stop when it ends."""
         import anyio
