@@ -645,7 +645,9 @@ def parse(text: str) -> Manifest:
     if not metadata:
         raise ManifestError(EMPTY_FRONTMATTER)
     frontmatter = dict(metadata)
-    deprecations = _notes(frontmatter.pop("_deprecations")) if "_deprecations" in frontmatter else None
+    deprecations = (
+        _deprecation_notes(frontmatter.pop("_deprecations")) if "_deprecations" in frontmatter else None
+    )
     if _upgrade_legacy_camera(frontmatter):
         deprecations = (*(deprecations or ()), LEGACY_CAMERA_NOTE)
     return Manifest(frontmatter, body.strip(), prose, deprecations)
@@ -768,7 +770,7 @@ def _check_budget(data: Any) -> None:
     walk(data, 1)
 
 
-def _notes(marker: Any) -> tuple[Any, ...]:
+def _deprecation_notes(marker: Any) -> tuple[Any, ...]:
     """A `_deprecations` key written in the file itself: the reference lists
     whatever iterating it yields. Non-iterables (which crash the reference)
     count as one note."""
@@ -2779,7 +2781,7 @@ class ManifestFile:
         """The version the file holds now (`prepare`: everything derived made
         before anyone else can see it)."""
         source = self.reads.source()
-        return self._known(source) or self._new_version(source, prepare)
+        return self._seen_version(source) or self._new_version(source, prepare)
 
     async def version_async(self) -> Snapshot:
         """The version the file holds now, prepared, for a request: read on
@@ -2789,12 +2791,12 @@ class ManifestFile:
         import anyio.to_thread
 
         source = await self.reads.source_async()
-        known = self._known(source)
+        known = self._seen_version(source)
         if known is not None:
             return known
         return await anyio.to_thread.run_sync(self._new_version, source, True)
 
-    def _known(self, source: Source) -> Snapshot | None:
+    def _seen_version(self, source: Source) -> Snapshot | None:
         """The version these bytes were parsed into already, if any (a
         version known to be broken raises its error again)."""
         if self.last is not None and self.last.digest == source.digest:
@@ -2808,7 +2810,7 @@ class ManifestFile:
         else can see it (so a request never makes it on the event loop).
         Callers asking for bytes already being prepared wait for that."""
         with self._lock:
-            snap = self._known(source)
+            snap = self._seen_version(source)
             if snap is not None:
                 return snap
             job = self._preparing.get(source.digest)
@@ -2818,7 +2820,7 @@ class ManifestFile:
         if not mine:
             return job.outcome()
         try:
-            job.snap = self._made(source, prepare)
+            job.snap = self._parsed_version(source, prepare)
         except ManifestError as e:
             job.error = e
             self._failed = (source.digest, e)
@@ -2828,7 +2830,7 @@ class ManifestFile:
             job.finished.set()
         return job.outcome()
 
-    def _made(self, source: Source, prepare: bool) -> Snapshot:
+    def _parsed_version(self, source: Source, prepare: bool) -> Snapshot:
         """Parsed (and prepared), as the latest version; any failure, running
         out of memory included, as a one-line ManifestError about the file."""
         try:
@@ -2933,7 +2935,7 @@ class LiveUpdates:
             if not client.in_flight and now - client.heard_at > self.forget_after:
                 del self.clients[key]
 
-    def client(self, ctx: Request) -> set[str] | None:
+    def subscriptions_of(self, ctx: Request) -> set[str] | None:
         """The URIs this client subscribed to, registering it on first
         sight; None in the 2026 era (no standing connection: it listens)."""
         from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -2952,12 +2954,12 @@ class LiveUpdates:
         self.clients.pop(session_id, None)
 
     def subscribe(self, ctx: Request, uri: str) -> None:
-        subscribed = self.client(ctx)
+        subscribed = self.subscriptions_of(ctx)
         if subscribed is not None and len(subscribed) < MAX_SUBSCRIPTIONS_PER_CLIENT:
             subscribed.add(uri)
 
     def unsubscribe(self, ctx: Request, uri: str) -> None:
-        subscribed = self.client(ctx)
+        subscribed = self.subscriptions_of(ctx)
         if subscribed is not None:
             subscribed.discard(uri)
 
@@ -2966,7 +2968,7 @@ class LiveUpdates:
         hears about renames, whether or not it subscribed."""
         result = await call_next(ctx)
         if ctx.method != "initialize" and ctx.request_id is not None:
-            self.client(ctx)
+            self.subscriptions_of(ctx)
         return result
 
     def changes_since(self, last: Snapshot | None) -> tuple[Snapshot, list[str], bool]:
@@ -4614,17 +4616,19 @@ class HttpGuard:
         host = _header(headers, b"host")
         if host is None or host.lower() not in self.hosts:
             allowed = ", ".join(sorted(self.hosts))
-            self._note(f"refused a request for Host {host!r}; allowed: {allowed} (--allow-host adds names)")
+            self._log_once(
+                f"refused a request for Host {host!r}; allowed: {allowed} (--allow-host adds names)"
+            )
             return refused(421, f"Host {_client_words(host or '')} does not name this server")
         origin = _header(headers, b"origin")
         if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
-            self._note(f"refused a request from foreign Origin {origin!r}")
+            self._log_once(f"refused a request from foreign Origin {origin!r}")
             return refused(
                 403, f"requests from pages at Origin {_client_words(origin or '')} are not allowed"
             )
         if self.token is None or scope["path"] in OPEN_PATHS or self._authorized(headers):
             return None
-        self._note("refused a request without the right bearer token")
+        self._log_once("refused a request without the right bearer token")
         challenge = {"www-authenticate": 'Bearer realm="robot-md-mcp"'}
         return refused(401, "send the token: Authorization: Bearer <token>", challenge)
 
@@ -4635,7 +4639,7 @@ class HttpGuard:
         matches = hmac.compare_digest(credentials.strip().encode("latin-1"), cast(bytes, self.token))
         return matches and scheme.lower() == "bearer"
 
-    def _note(self, message: str) -> None:
+    def _log_once(self, message: str) -> None:
         """Log each distinct refusal once (a flood of them must not flood stderr)."""
         if message not in self.noted and len(self.noted) < 100:
             self.noted.add(message)

@@ -259,16 +259,16 @@ def test_clients_are_forgotten_when_their_http_session_ends_or_goes_idle(manifes
 
     live = rmm.LiveUpdates(rmm.ManifestFile(manifest_path(GOOD)), forget_after=3600)
     live.subscribe(ctx("s1"), "robot-md://bob/safety")
-    assert live.client(ctx("s1")) == {"robot-md://bob/safety"}  # the same session, another request
-    live.client(ctx("s2"))
+    assert live.subscriptions_of(ctx("s1")) == {"robot-md://bob/safety"}  # the same session, another request
+    live.subscriptions_of(ctx("s2"))
     live.forget("s1")
     assert list(live.clients) == ["s2"]
     live.forget_after = 0.0
-    live.client(ctx("s3"))  # s2, idle past forget_after, goes
+    live.subscriptions_of(ctx("s3"))  # s2, idle past forget_after, goes
     assert list(live.clients) == ["s3"]
     live.forget_after = None
     for i in range(rmm.MAX_LISTENING_CLIENTS + 10):
-        live.client(ctx(f"many-{i}"))
+        live.subscriptions_of(ctx(f"many-{i}"))
     assert len(live.clients) == rmm.MAX_LISTENING_CLIENTS
 
 
