@@ -2725,13 +2725,22 @@ class Snapshot:
         return texts
 
 
-def changes(old: Snapshot, new: Snapshot) -> tuple[list[str], bool]:
-    """What a client must hear when the file goes from `old` to `new`: the
+@dataclass(frozen=True)
+class Changes:
+    """What a client must hear when the file becomes the version `now`: the
     URIs whose text changed (those that appeared or vanished included), and
     whether the set of URIs changed (the robot was renamed)."""
+
+    now: Snapshot
+    updated: list[str] = field(default_factory=list)
+    relisted: bool = False
+
+
+def changes(old: Snapshot, new: Snapshot) -> Changes:
+    """The Changes from `old` to `new`."""
     before, after = old.resource_texts(), new.resource_texts()
     updated = [uri for uri in {**before, **after} if before.get(uri) != after.get(uri)]
-    return updated, before.keys() != after.keys()
+    return Changes(new, updated, before.keys() != after.keys())
 
 
 class _Preparation:
@@ -2971,12 +2980,12 @@ class LiveUpdates:
             self.subscriptions_of(ctx)
         return result
 
-    def changes_since(self, last: Snapshot | None) -> tuple[Snapshot, list[str], bool]:
+    def changes_since(self, last: Snapshot | None) -> Changes:
         """The file now and what changed since `last` (runs on a worker thread)."""
         snap = self.file.require_robot_name(self.file.version(prepare=True))
         if last is None or snap.digest == last.digest:
-            return snap, [], False
-        return (snap, *changes(last, snap))
+            return Changes(snap)
+        return changes(last, snap)
 
     async def watch(self) -> None:
         import anyio.to_thread
@@ -2986,17 +2995,17 @@ class LiveUpdates:
         while True:
             await anyio.sleep(self.poll_seconds)
             try:
-                snap, updated, relisted = await anyio.to_thread.run_sync(self.changes_since, last)
+                found = await anyio.to_thread.run_sync(self.changes_since, last)
             except ManifestError as e:
                 log.debug("looked at the file: %s", e.one_line())
                 if e.one_line() != trouble:  # once per distinct problem, not every poll
                     log.warning("%s; live updates resume once it is fixed", e.one_line())
                 trouble = e.one_line()
                 continue
-            log.debug("looked at the file: version %s", snap.digest)
-            last, trouble = snap, ""
-            if updated or relisted:
-                await self.publish(updated, relisted)
+            log.debug("looked at the file: version %s", found.now.digest)
+            last, trouble = found.now, ""
+            if found.updated or found.relisted:
+                await self.publish(found.updated, found.relisted)
 
     async def publish(self, updated: list[str], relisted: bool) -> None:
         from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated

@@ -196,12 +196,14 @@ def test_changes_names_what_changed() -> None:
     def snap(text: str) -> rmm.Snapshot:
         return rmm.Snapshot(rmm.parse(text), text)
 
-    updated, relisted = rmm.changes(snap(GOOD), snap(HEAVIER))
-    assert set(updated) == {f"robot-md://bob/{k}" for k in ("context", "frontmatter", "safety")}
-    assert not relisted
-    updated, relisted = rmm.changes(snap(GOOD), snap(RENAMED))
-    assert relisted and len(updated) == 2 * len(rmm.VIEWS)
-    assert rmm.changes(snap(GOOD), snap(GOOD)) == ([], False)
+    heavier = snap(HEAVIER)
+    found = rmm.changes(snap(GOOD), heavier)
+    assert set(found.updated) == {f"robot-md://bob/{k}" for k in ("context", "frontmatter", "safety")}
+    assert not found.relisted and found.now is heavier
+    found = rmm.changes(snap(GOOD), snap(RENAMED))
+    assert found.relisted and len(found.updated) == 2 * len(rmm.VIEWS)
+    same = snap(GOOD)
+    assert rmm.changes(snap(GOOD), same) == rmm.Changes(same, [], False)
 
 
 @pytest.mark.anyio
@@ -335,7 +337,7 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
     looks: list[str] = []
     changes_since = live.changes_since
 
-    def looking(last: rmm.Snapshot | None) -> tuple[rmm.Snapshot, list[str], bool]:
+    def looking(last: rmm.Snapshot | None) -> rmm.Changes:
         try:
             return changes_since(last)
         finally:
