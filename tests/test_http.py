@@ -929,7 +929,8 @@ def test_signals_stop_cleanly(sig: int) -> None:
     assert served.stop(sig) == 0
     # uvicorn's own graceful shutdown waits 3 s for them, then cancels them with a line each.
     assert time.monotonic() - started < 2.5
-    for peer in (stream, listening, *waiting):
+    stream.close()
+    for peer in (listening, *waiting):
         peer.close()
     assert "Traceback" not in served.stderr and "Error" not in served.stderr, served.stderr
 
@@ -1079,7 +1080,7 @@ def test_a_body_that_never_comes_holds_no_request_of_any_method_or_path(
         _held(
             port,
             raw_request(
-                port, method, path, Content_Length="100", **SESSION_HEADERS, **(session if sid else {})
+                port, method, path, None, Content_Length="100", **SESSION_HEADERS, **(session if sid else {})
             )
             + b"{",
         )
