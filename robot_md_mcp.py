@@ -4688,8 +4688,10 @@ class HttpGuard:
         from mcp import types
         from starlette.responses import Response
 
-        client = self.live.clients.get(_header(scope["headers"], b"mcp-session-id"))
-        batches = client is not None and client.protocol_version == BATCH_REVISION
+        session = _header(scope["headers"], b"mcp-session-id")
+        client = self.live.clients.get(session)
+        # A session the table lacks has ended: a batch's members then get the SDK's 404, as one message would.
+        batches = client.protocol_version == BATCH_REVISION if client else session is not None
         body = body.removeprefix(b"\xef\xbb\xbf")  # a BOM: read past, as classify_line does (not the SDK)
         message, error = classify_line(body, batches=batches)
         if message is None and error is None:  # blank: a line stdio skips, but a POST needs an answer
@@ -4720,7 +4722,7 @@ class HttpGuard:
     ) -> None:
         """A batch (2025-03-26 sessions only): each member to the SDK as a POST of its own (its sessions take
         messages only through its app, one per POST, answered as an event stream); the answers gathered by
-        stdio's _Batches into one array, or 202 when none is due."""
+        stdio's _Batches into one array, or 202 when none is due; the SDK's 404 if the session has ended."""
         from starlette.responses import Response
 
         batches = _Batches()
@@ -4729,7 +4731,11 @@ class HttpGuard:
             events: list[Message] = []
             if message is not None:
                 body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-                await self.forward(scope, _replayed(body), _collected_into(events))
+                if (await self.forward(scope, _replayed(body), _collected_into(events)))[0] == 404:
+                    self.live.forget(cast(str, _header(scope["headers"], b"mcp-session-id")))
+                    for event in events:
+                        await send(event)
+                    return
             said = b"".join(event.get("body", b"") for event in events)
             for text in [row[5:] for row in said.splitlines() if row.startswith(b"data:")] or [said]:
                 with contextlib.suppress(ValueError):  # none (202), or not the SDK's JSON-RPC

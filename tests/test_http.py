@@ -647,6 +647,32 @@ def test_an_empty_body_is_our_parse_error(server: Served, body: bytes) -> None:
         }
 
 
+@pytest.mark.parametrize("ended", ["before", "during"])
+def test_a_batch_whose_session_ended_gets_the_404_that_says_so(server: Served, ended: str) -> None:
+    """A 2025-03-26 batch whose session ends before it comes or while it is served: 404, as any message
+    to an ended session gets, so the client opens a new one (never a -32600 "batch" refusal, nor one
+    bare error object in place of the batch's array)."""
+    session = _session(server, "2025-03-26")
+    pings = [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(3000 if ended == "during" else 3)]
+    answers: list[tuple[int, dict[str, str], bytes]] = []
+    batch = threading.Thread(
+        target=lambda: answers.append(server.request("POST", "/mcp", json.dumps(pings).encode(), session))
+    )
+    if ended == "before":
+        assert server.request("DELETE", "/mcp", None, session)[0] == 200
+    batch.start()
+    if ended == "during":
+        time.sleep(0.2)
+        assert server.request("DELETE", "/mcp", None, session)[0] == 200
+    batch.join(30)
+    ((status, headers, body),) = answers
+    if status == 200:  # the whole batch was served before the DELETE: every answer, in one array
+        assert ended == "during" and len(json.loads(body)) == len(pings), body[:200]
+        return
+    assert (status, headers["content-type"]) == (404, "application/json"), (status, body[:200])
+    assert json.loads(body)["error"]["message"] == "Session not found", body
+
+
 def test_notifications_racing_their_sessions_end_are_answered_once() -> None:
     """Notifications sent while their session is deleted: each gets one answer (202, or 404 once it
     is gone), and nothing but the SDK's own line about it reaches stderr (it answers 202 before it
