@@ -4576,6 +4576,18 @@ def _replayed(body: bytes, receive: Receive | None = None) -> Receive:
     return replay
 
 
+def _answers_in(said: bytes) -> list[dict[str, Any]]:
+    """The JSON-RPC answers in what the SDK's app said to one POST: its event stream's `data:` lines, or one
+    JSON body (none: a 202, or a refusal in words)."""
+    answers = []
+    for text in [row[5:] for row in said.splitlines() if row.startswith(b"data:")] or [said]:
+        with contextlib.suppress(ValueError):
+            found = json.loads(text)
+            if isinstance(found, dict) and "method" not in found:
+                answers.append(found)
+    return answers
+
+
 def _collected_into(events: list[Message]) -> Send:
     """A send() for a request of ours: what the app answers, kept in `events`."""
 
@@ -4722,29 +4734,34 @@ class HttpGuard:
     ) -> None:
         """A batch (2025-03-26 sessions only): each member to the SDK as a POST of its own (its sessions take
         messages only through its app, one per POST, answered as an event stream); the answers gathered by
-        stdio's _Batches into one array, or 202 when none is due; the SDK's 404 if the session has ended."""
+        stdio's _Batches into one array, or 202 when none is due; the SDK's refusal of the POST itself (404:
+        the session has ended; 406, 400: its headers) as it would answer one message."""
         from starlette.responses import Response
 
         batches = _Batches()
         ready = batches.start(members)
         for message, _ in members:
             events: list[Message] = []
+            status = 0
             if message is not None:
                 body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-                if (await self.forward(scope, _replayed(body), _collected_into(events)))[0] == 404:
-                    self.live.forget(cast(str, _header(scope["headers"], b"mcp-session-id")))
-                    for event in events:
-                        await send(event)
-                    return
-            said = b"".join(event.get("body", b"") for event in events)
-            for text in [row[5:] for row in said.splitlines() if row.startswith(b"data:")] or [said]:
-                with contextlib.suppress(ValueError):  # none (202), or not the SDK's JSON-RPC
-                    found = json.loads(text)
-                    if isinstance(found, dict) and "method" not in found:
-                        ready = batches.answered(found.get("id"), json.dumps(found, ensure_ascii=False))
+                status, _ = await self.forward(scope, _replayed(body), _collected_into(events))
+            answers = _answers_in(b"".join(event.get("body", b"") for event in events))
+            if status >= 400 and all(found.get("id") is None for found in answers):  # the POST itself refused
+                await self.refuse_batch(scope, status, events, send)
+                return
+            for found in answers:
+                ready = batches.answered(found.get("id"), json.dumps(found, ensure_ascii=False))
         ready = ready or next(iter(batches.unfinished()), None)  # a member the SDK left unanswered
         answer = Response(ready, 200, media_type=JSON_TYPE) if ready else Response(status_code=202)
         await answer(scope, receive, send)
+
+    async def refuse_batch(self, scope: Scope, status: int, events: list[Message], send: Send) -> None:
+        """The SDK's refusal of a batch's member as the answer to the whole batch (404: its session ended)."""
+        if status == 404:
+            self.live.forget(cast(str, _header(scope["headers"], b"mcp-session-id")))
+        for event in events:
+            await send(event)
 
     async def in_session(
         self, scope: Scope, receive: Receive, send: Send, opening: str | None = None

@@ -673,6 +673,23 @@ def test_a_batch_whose_session_ended_gets_the_404_that_says_so(server: Served, e
     assert json.loads(body)["error"]["message"] == "Session not found", body
 
 
+@pytest.mark.parametrize(
+    "headers",
+    [{"Accept": "application/json"}, {"Accept": "text/event-stream"}, {"Content-Type": "text/plain"}],
+    ids=["json-only", "stream-only", "text-plain"],
+)
+def test_a_batch_refused_for_its_headers_gets_what_one_message_gets(
+    server: Served, headers: dict[str, str]
+) -> None:
+    """Headers the SDK refuses a POST for (Accept, Content-Type) refuse a batch as they refuse one
+    message: the same status and body, never a 200 with one id-less object, nor a 202 with no answers."""
+    session = {**_session(server, "2025-03-26"), **headers}
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    alone = server.request("POST", "/mcp", json.dumps(ping).encode(), session)
+    batch = server.request("POST", "/mcp", json.dumps([ping, {**ping, "id": 2}]).encode(), session)
+    assert alone[0] >= 400 and (batch[0], batch[2]) == (alone[0], alone[2]), (alone, batch)
+
+
 def test_notifications_racing_their_sessions_end_are_answered_once() -> None:
     """Notifications sent while their session is deleted: each gets one answer (202, or 404 once it
     is gone), and nothing but the SDK's own line about it reaches stderr (it answers 202 before it
