@@ -4451,7 +4451,7 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
             if len(data) > MAX_TOKEN_FILE_BYTES:
                 too_long = f"longer than {MAX_TOKEN_FILE_BYTES:,} bytes; it should hold one token"
                 raise HttpSetupError(f"the {source} is {too_long}")
-            text = data.decode("utf-8")
+            text = data.decode("utf-8-sig")  # a BOM (Notepad's UTF-8) is read past, as in a manifest
         except OSError as e:
             raise HttpSetupError(f"cannot read the {source}: {_os_reason(e)}") from None
         except UnicodeDecodeError:

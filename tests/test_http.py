@@ -385,6 +385,16 @@ def test_bad_token_file(tmp_path: Path, content: str, why: str) -> None:
     assert missing.returncode == 1 and "cannot read the token file" in missing.stderr
 
 
+@pytest.mark.parametrize("saved", ["{}", "{}\n", "{}\r\n", "\ufeff{}", "\ufeff{}\r\n", " {} \n\n"])
+def test_a_token_file_as_editors_save_it_is_read(tmp_path: Path, token: str, saved: str) -> None:
+    """A BOM (Notepad's UTF-8), CRLF or blank lines around the token: the token, as a manifest's
+    bytes are read past them too."""
+    path = tmp_path / "token"
+    path.write_text(saved.format(token), encoding="utf-8", newline="")
+    path.chmod(0o600)
+    assert m.read_token(str(path)) == token
+
+
 @pytest.mark.parametrize("size", [m.MAX_TOKEN_FILE_BYTES, m.MAX_TOKEN_FILE_BYTES + 1, 1024 * 1024])
 @pytest.mark.parametrize("padding", ["token", "newlines"])
 def test_a_token_file_longer_than_what_is_read_is_refused_not_cut(
