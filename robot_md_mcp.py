@@ -5976,6 +5976,8 @@ def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
         ) from None
     except RecursionError:
         raise _Refused(TOO_DEEP) from None
+    except ValueError:  # an integer longer than sys.get_int_max_str_digits()
+        raise _Refused("holds a number with more digits than Python reads; fix it by hand") from None
     if not isinstance(config, dict):
         raise _Refused("does not hold a JSON object at the top level")
     deepest, level = 0, [(config, 1)]  # how deep objects and arrays nest, without recursion
@@ -6000,9 +6002,10 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
-    """Compare and swap: the new bytes and the old go to temp files beside the config (its mode kept),
-    renamed to `<path>.bak` (a link there is replaced, never followed) and, if the config still holds
-    `old` (else _Changed), over the config: a crash leaves the old file or the new. Returns the backup."""
+    """Compare and swap: the new bytes and the old go to temp files beside the config (its mode kept);
+    if the config still holds `old` (else _Changed, nothing touched), they are renamed to `<path>.bak`
+    (a link there is replaced, never followed) and over the config: a crash leaves the old file or the
+    new. Returns the backup."""
     import tempfile
 
     backup = None if old is None else path.with_name(path.name + ".bak")
@@ -6020,10 +6023,10 @@ def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
                 os.fsync(f.fileno())
             if mode is not None:
                 os.chmod(tmp, mode)
-        if backup is not None:
-            os.replace(temps[1], backup)
         if _read_config(path) != old:
             raise _Changed
+        if backup is not None:
+            os.replace(temps[1], backup)
         os.replace(temps[0], path)
     finally:
         for tmp in temps:

@@ -295,6 +295,10 @@ REFUSED = {
         b'{"mcpServers": {}, "name": "\\ud800"}',
         "holds NaN, Infinity or text that is not Unicode; fix it by hand",
     ),
+    "an integer of 5000 digits": (  # beyond what Python converts (sys.get_int_max_str_digits)
+        b'{"mcpServers": {}, "id": ' + b"7" * 5000 + b"}",
+        "holds a number with more digits than Python reads; fix it by hand",
+    ),
 }
 
 
@@ -314,6 +318,31 @@ def test_refuses_files_it_cannot_keep(install: Installer, case: str) -> None:
         assert json.loads("{" + done.out + "}") == {"robot-md": MCP_SERVERS}
     else:
         assert done.out == ""
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    content=st.sampled_from([c for c, _ in REFUSED.values()])
+    | st.binary(max_size=40)
+    | st.text(st.sampled_from('{}[]":,-01eE.nN\\ufeff'), max_size=30).map(str.encode),
+    verb=st.sampled_from(["install", "uninstall"]),
+)
+def test_whatever_the_file_holds_a_refusal_leaves_it_and_its_backup(
+    install: Installer, content: bytes, verb: str
+) -> None:
+    """Any bytes: installed (or removed), or refused in one line with the config, the backup (bytes
+    and mode) and the folder exactly as they were; never a traceback."""
+    path = install.file("cursor")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backup = path.with_name("mcp.json.bak")
+    backup.write_bytes(b"the user's own backup")
+    backup.chmod(0o600)
+    path.write_bytes(content)
+    done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
+    if done.code != 0:
+        assert done.code == 1 and done.err.count("\n") == 1, done.err
+        assert path.read_bytes() == content and siblings(path) == {"mcp.json", "mcp.json.bak"}
+        assert backup.read_bytes() == b"the user's own backup" and backup.stat().st_mode & 0o777 == 0o600
 
 
 @posix_only
@@ -1028,14 +1057,18 @@ def test_a_client_saving_its_config_during_install_keeps_its_change(
 
 
 def test_a_client_that_keeps_saving_gets_one_line_and_keeps_its_file(install: Installer, monkeypatch) -> None:
+    """... and its backup: "nothing written" holds for `<file>.bak` too."""
     path = install.file("cursor")
     write_json(path, {"mcpServers": {}})
+    backup = path.with_name("mcp.json.bak")
+    backup.write_bytes(b"an older version")
     with monkeypatch.context() as patched:
         saving_at(patched, set(range(2, 100)), lambda step: write_json(path, {"mcpServers": {}, "n": step}))
         done = install("cursor", str(EXAMPLE))
     assert done.code == 1 and done.err.count("\n") == 1
     assert f"{path} changed {rmm.CONFIG_EDIT_ATTEMPTS} times while being edited" in done.err
     assert "robot-md" not in json.loads(path.read_text())["mcpServers"]
+    assert backup.read_bytes() == b"an older version" and siblings(path) == {"mcp.json", "mcp.json.bak"}
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
