@@ -5570,9 +5570,10 @@ def load_manifest(
 
 
 def _utf8_stdout() -> None:
-    # Windows pipes default to the ANSI code page; manifests are UTF-8.
+    # Windows pipes default to the ANSI code page; manifests are UTF-8. A path that is not (a byte
+    # os.fsdecode kept as a surrogate) is shown escaped, never a traceback.
     if hasattr(sys.stdout, "reconfigure"):
-        sys.stdout.reconfigure(encoding="utf-8")
+        sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace")
 
 
 def run_render(command: Command, machine: Machine) -> int:
@@ -5796,15 +5797,9 @@ def run_install(command: Command, machine: Machine) -> int:
             e.code, f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
         ) from None
     launch, path = [*launch_command(), str(manifest_file.path)], manifest_file.path
-    for parts in (Path(word).parts for word in launch[:2]):  # `uv cache clean` would delete the program
-        if ("uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts)) or (
-            "pipx" in parts and ".cache" in parts
-        ):
-            raise Exit(
-                ExitCode.CANNOT_USE,
-                f"{NAME}: nothing installed: this copy runs from a cache that a clean removes; install it "
-                "for good (uv tool install or pipx install) and run install from there",
-            )
+    why_not = _unusable_launch(launch)
+    if why_not:
+        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing installed: {why_not}")
     _utf8_stdout()
     if command.client == "claude-code":
         code = claude_code_add(command, launch, machine)
@@ -5824,6 +5819,23 @@ def run_install(command: Command, machine: Machine) -> int:
             file=sys.stderr,
         )
     return code
+
+
+def _unusable_launch(launch: list[str]) -> str | None:
+    """Why a client could not start `launch` for long, if so."""
+    for parts in (Path(word).parts for word in launch[:2]):  # `uv cache clean` would delete the program
+        if ("uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts)) or (
+            "pipx" in parts and ".cache" in parts
+        ):
+            return (
+                "this copy runs from a cache that a clean removes; install it for good (uv tool install "
+                "or pipx install) and run install from there"
+            )
+    for word in launch:  # a byte os.fsdecode kept as a surrogate: JSON (and Node's argv) cannot carry it
+        if re.search("[\ud800-\udfff]", word):
+            shown = word.encode("utf-8", "backslashreplace").decode("utf-8")
+            return f"{shown} is not UTF-8, which a client's config cannot hold; rename or move it"
+    return None
 
 
 def run_uninstall(command: Command, machine: Machine) -> int:

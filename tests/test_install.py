@@ -868,6 +868,35 @@ def test_cli_refusal_is_one_line(tmp_path: Path) -> None:
     assert path.read_text(encoding="utf-8") == "{oops"
 
 
+@posix_only
+def test_paths_that_are_not_utf8_are_one_line_never_a_traceback(tmp_path: Path) -> None:
+    """A folder named in Latin-1 (a byte that is not UTF-8): the messages name it as bytes allow; a
+    manifest or program there is refused in one line (a JSON config cannot name it), nothing written."""
+    odd = os.fsdecode(bytes(tmp_path) + b"/caf\xe9")
+    try:
+        os.mkdir(odd)
+    except OSError:
+        pytest.skip("this file system takes only UTF-8 names")
+    home = tmp_path / "home"
+    for verb in ("install", "uninstall"):
+        args = [verb, "vscode", *([str(EXAMPLE)] if verb == "install" else []), "--workspace", odd]
+        done = subprocess.run(server_argv(*args), env={**os.environ, "HOME": str(home)}, capture_output=True)
+        assert done.returncode == 0 and done.stderr == b"", done.stderr
+        assert done.stdout.count(b"\n") == 1 and b"caf" in done.stdout
+    manifest = Path(odd) / "ROBOT.md"
+    manifest.write_bytes(EXAMPLE.read_bytes())
+    for client in ("cursor", "claude-code"):
+        done = subprocess.run(
+            server_argv("install", client, str(manifest), "--dry-run"),
+            env={**os.environ, "HOME": str(home), "PATH": ""},
+            capture_output=True,
+        )
+        assert (done.returncode, done.stdout) == (1, b""), done.stderr
+        assert done.stderr.startswith(b"robot-md-mcp: nothing installed: ") and done.stderr.count(b"\n") == 1
+        assert b"is not UTF-8" in done.stderr
+    assert not home.exists()
+
+
 def test_help_mentions_install() -> None:
     for args in (["--help"], ["install", "--help"]):
         done = run(*args)
