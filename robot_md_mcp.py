@@ -6096,8 +6096,11 @@ def _runs_this_program(entry: Any) -> bool:
     args = entry.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         return False
-    argv, me = [entry["command"], *args], launch_command()
-    return argv[: len(me)] == me or _OUR_PROGRAM.fullmatch(_program_run_by(argv)) is not None
+    argv, me = [entry["command"], *args], launch_command()  # me: joined, as `claude mcp get` shows it
+    return (
+        f"{' '.join(argv)} ".startswith(f"{' '.join(me)} ")
+        or _OUR_PROGRAM.fullmatch(_program_run_by(argv)) is not None
+    )
 
 
 def _program_run_by(argv: list[str]) -> str:
@@ -6135,13 +6138,13 @@ def claude_code_add(command: Command, launch: list[str], machine: Machine) -> in
         return ExitCode.OK
     done, status = _claude_code(claude, add), "added"
     there = None if done.returncode == 0 else claude_code_entry(claude, name, scope)
-    if there == " ".join(launch):
+    if there is not None and " ".join(there) == " ".join(launch):
         print(
             f'{NAME}: "{name}" is already in Claude Code\'s {scope} config with this command; nothing changed'
         )
         return ExitCode.OK
     if there is not None:  # another command under this name, in this scope
-        if not _runs_this_program({"command": there.split(" ")[0], "args": there.split(" ")[1:]}):
+        if not _runs_this_program({"command": there[0], "args": there[1:]}):
             raise Exit(
                 ExitCode.CANNOT_USE,
                 f'{NAME}: nothing installed: Claude Code\'s {scope} config has a "{name}" that is not '
@@ -6179,9 +6182,10 @@ def claude_code_remove(command: Command, machine: Machine) -> int:
     return ExitCode.OK
 
 
-def claude_code_entry(claude: str, name: str, scope: str) -> str | None:
-    """The command line (words joined by spaces) of Claude Code's server `name` if it is in `scope`, from
-    `claude mcp get`'s `Scope: User config …`, `Command:`, `Args:` (no JSON; a heavy test runs the CLI)."""
+def claude_code_entry(claude: str, name: str, scope: str) -> list[str] | None:
+    """The command and its arguments of Claude Code's server `name` if it is in `scope`, from `claude mcp
+    get`'s `Scope: User config …`, `Command:`, `Args:` (no JSON; a heavy test runs the CLI). The CLI joins
+    the arguments with spaces: they are split at each one, the command is kept whole."""
     done = _claude_code(claude, ["claude", "mcp", "get", name])
     fields = dict(re.findall(r"^ *(Scope|Command|Args): ?(.*)$", done.stdout, re.MULTILINE))
     if (
@@ -6189,7 +6193,7 @@ def claude_code_entry(claude: str, name: str, scope: str) -> str | None:
         and fields.get("Scope", "").lower().startswith(f"{scope} ")
         and "Command" in fields
     ):
-        return f"{fields['Command']} {fields.get('Args', '')}".rstrip(" ")
+        return [fields["Command"], *fields.get("Args", "").split(" ")]
     return None
 
 

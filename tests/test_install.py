@@ -759,6 +759,32 @@ def test_claude_code_install_is_idempotent_and_leaves_foreign_entries(tmp_path: 
 
 
 @posix_only
+@pytest.mark.parametrize(
+    "old",
+    [
+        ["/Users/me/Library/Application Support/uv/tools/robot-md-mcp/bin/robot-md-mcp", "/r/ROBOT.md"],
+        ["C:\\Program Files\\Python312\\python.exe", "-m", "robot_md_mcp", "C:\\r\\ROBOT.md"],
+        [sys.executable, "/my robots/robot_md_mcp.py", "/old/ROBOT.md"],  # this very copy
+    ],
+    ids=["console script", "python -m", "this copy"],
+)
+def test_claude_code_replaces_its_own_entry_whose_command_has_spaces(
+    install: Installer, tmp_path: Path, monkeypatch, old: list[str]
+) -> None:
+    """`claude mcp get` joins the words with spaces: a program in a folder with a space in its name is
+    still ours, and replaced."""
+    monkeypatch.setattr(sys, "argv", ["/my robots/robot_md_mcp.py"])
+    env, state = fake_claude(tmp_path)
+    state.write_text(json.dumps({"user": {"robot-md": old}}))
+    done = install("claude-code", str(EXAMPLE), PATH=env["PATH"])
+    assert done.code == 0 and done.out.startswith('robot-md-mcp: updated "robot-md"'), done
+    new = [sys.executable, "/my robots/robot_md_mcp.py", str(EXAMPLE)]
+    assert json.loads(state.read_text()) == {"user": {"robot-md": new}}
+    done = install("claude-code", str(EXAMPLE), PATH=env["PATH"])
+    assert done.code == 0 and done.out.endswith("nothing changed\n"), done
+
+
+@posix_only
 def test_claude_code_failing_is_one_line(tmp_path: Path) -> None:
     env, state = fake_claude(tmp_path, fail=3)
     done = run_cli("claude-code", str(EXAMPLE), env=env)
