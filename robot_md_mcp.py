@@ -5953,7 +5953,7 @@ def edited_config(
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
         raise _Refused(f'has a "{key}" that is not a JSON object')
-    if entry is None and name in servers and not _runs_this_program(servers[name]):
+    if name in servers and not _runs_this_program(servers[name]):  # someone else's: never replaced
         raise _Refused(f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)')
     if servers.get(name) == entry:
         return None, "unchanged"

@@ -565,7 +565,7 @@ def test_dry_run_changes_nothing(install: Installer) -> None:
     assert first == f'robot-md-mcp: dry run, nothing changed; would add "robot-md" to {path}:'
     assert json.loads(rest) == {"mcpServers": {"robot-md": MCP_SERVERS}}
     assert list(install.home.iterdir()) == []  # not even the folders
-    original = write_json(path, {"mcpServers": {"robot-md": {"command": "old"}}})
+    original = write_json(path, {"mcpServers": {"robot-md": {"command": "/old/bin/robot-md-mcp"}}})
     done = install("claude-desktop", str(EXAMPLE), "--dry-run", os_name="macos")
     assert done.out.startswith(f'robot-md-mcp: dry run, nothing changed; would update "robot-md" in {path}:')
     assert path.read_bytes() == original and siblings(path) == {path.name}
@@ -1240,18 +1240,24 @@ FOREIGN = {  # entries that mention robot-md-mcp without running it
 }
 
 
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
 @pytest.mark.parametrize("case", [*OURS, *FOREIGN])
-def test_uninstall_removes_only_an_entry_that_runs_this_program(install: Installer, case: str) -> None:
+def test_only_an_entry_that_runs_this_program_is_replaced_or_removed(
+    install: Installer, case: str, verb: str
+) -> None:
+    """Someone else's server under our name is left as it is by install too (as Claude Code's is)."""
     path = install.file("cursor")
     entry = OURS.get(case) or FOREIGN[case]
     content = write_json(path, {"mcpServers": {"robot-md": entry, "x": {"command": "y"}}})
-    done = install("cursor", verb="uninstall")
+    done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
     if case in OURS:
         assert done.code == 0, done.err
-        assert json.loads(path.read_text())["mcpServers"] == {"x": {"command": "y"}}
+        ours = {"robot-md": MCP_SERVERS} if verb == "install" else {}
+        assert json.loads(path.read_text())["mcpServers"] == {**ours, "x": {"command": "y"}}
     else:
-        assert done.code == 1 and "that is not robot-md-mcp's; left as it is" in done.err
-        assert path.read_bytes() == content
+        assert done.code == 1 and done.err.count("\n") == 1
+        assert "that is not robot-md-mcp's; left as it is (--name picks another)" in done.err
+        assert path.read_bytes() == content and siblings(path) == {"mcp.json"}
 
 
 MENTION = st.sampled_from(["robot-md-mcp", "robot_md_mcp", "/opt/robot-md-mcp/x", "robot-md-mcp.pyz"])
