@@ -6078,8 +6078,8 @@ def _config_lock(folder: Path, wait_seconds: float = CONFIG_LOCK_SECONDS) -> Ite
 
 # What starts this program, as install writes it or the README shows by hand: its console script
 # (robot-md-mcp), the module or a pyz run by a Python (robot_md_mcp.py, robot-md-mcp-0.1.0-….pyz,
-# -m robot_md_mcp), and uvx, uv or pipx running the robot-md-mcp package.
-_OUR_PROGRAM = re.compile(r"robot[-_]md[-_]mcp(?:\.py|(?:[-_.][\w.+-]*)?\.pyz)?", re.IGNORECASE)
+# -m robot_md_mcp), and uvx, uv or pipx running the robot-md-mcp package. robot-md-mcp-evil.pyz is not.
+_OUR_PROGRAM = re.compile(r"robot[-_]md[-_]mcp(?:\.py|(?:-\d[\w.+-]*)?\.pyz)?", re.IGNORECASE)
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*w?|py", re.IGNORECASE)
 _RUNNERS = {"uvx": (), "uv": ("tool", "run"), "pipx": ("run",)}  # and what comes before the package
 _OPTIONS_WITH_VALUES = frozenset(  # a Python's and the runners'
@@ -6113,8 +6113,10 @@ def _program_run_by(argv: list[str]) -> str:
     if tuple(rest[: len(before)]) != before:
         return ""
     rest = rest[len(before) :]
-    while rest and rest[0].startswith("-") and rest[0] != "-m":
+    while rest and rest[0].startswith("-") and rest[0] not in ("-m", "-c", "-"):
         rest = rest[2:] if rest[0] in _OPTIONS_WITH_VALUES else rest[1:]
+    if rest[:1] in (["-c"], ["-"]):  # code given inline or on stdin: no file of ours
+        return ""
     rest = rest[1:] if rest[:1] == ["-m"] else rest
     return re.split(r"[@=<>!~\[;\s]", _file_name(rest[0]))[0] if rest else ""  # a package's version cut off
 

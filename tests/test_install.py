@@ -1237,6 +1237,9 @@ FOREIGN = {  # entries that mention robot-md-mcp without running it
     "python -c": {"command": "python3", "args": ["-c", "import robot_md_mcp"]},
     "uvx other tool": {"command": "uvx", "args": ["--with", "robot-md-mcp", "other-tool"]},
     "no command": {"args": ["robot-md-mcp"]},
+    "python -c, a bare word": {"command": "python3", "args": ["-c", "robot_md_mcp", "/r"]},
+    "python reading stdin": {"command": "python3", "args": ["-", "/src/robot_md_mcp.py"]},
+    "another pyz": {"command": "python3", "args": ["/opt/robot-md-mcp-evil.pyz", "/r"]},
 }
 
 
@@ -1272,6 +1275,25 @@ WORD = st.text(st.characters(codec="utf-8"), max_size=12)
 )
 def test_a_mention_anywhere_but_the_program_is_not_ours(program: str, args: list[str], env: dict) -> None:
     assert not rmm._runs_this_program({"command": program, "args": args, "env": env})
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    stem=st.sampled_from(["robot-md-mcp", "robot_md_mcp", "ROBOT-MD-MCP"]),
+    tail=st.text("abcxyz.-_+", min_size=1, max_size=8).filter(lambda t: not t.startswith("-"))
+    | st.text("abcxyz-", min_size=2, max_size=8).filter(lambda t: t.startswith("-") and not t[1].isdigit()),
+    ending=st.sampled_from(["", ".pyz", ".py", ".exe"]),
+    python=st.booleans(),
+)
+def test_a_program_whose_name_only_begins_like_ours_is_not_ours(
+    stem: str, tail: str, ending: str, python: bool
+) -> None:
+    """robot-md-mcp-evil, robot_md_mcp2.py, robot-md-mcp.evil.pyz: only our own names and our pyz's
+    (robot-md-mcp-<version>-….pyz) count."""
+    program = f"/opt/{stem}{tail}{ending}"
+    assert not rmm._runs_this_program(
+        {"command": "python3", "args": [program]} if python else {"command": program}
+    )
 
 
 @settings(max_examples=200, deadline=None)
