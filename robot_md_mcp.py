@@ -5953,7 +5953,7 @@ def edited_config(
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
         raise _Refused(f'has a "{key}" that is not a JSON object')
-    if name in servers and not _runs_this_program(servers[name]):  # someone else's: never replaced
+    if name in servers and servers[name] != entry and not _runs_this_program(servers[name]):  # not ours
         raise _Refused(f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)')
     if servers.get(name) == entry:
         return None, "unchanged"

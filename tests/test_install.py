@@ -474,6 +474,20 @@ def test_a_workspace_entry_names_what_is_inside_it_by_workspace_folder(
     assert [os.path.normpath(a) for a in expanded] == [sys.executable, str(module), str(manifest)]
 
 
+def test_a_renamed_zipapp_in_the_workspace_installs_again_without_a_change(
+    install: Installer, tmp_path: Path, monkeypatch
+) -> None:
+    """A pyz renamed `rmm` inside the workspace is written as ${workspaceFolder}/rmm: run again, the
+    entry is the one it would write, so nothing changes (its name alone does not say it is ours)."""
+    workspace = tmp_path / "proj"
+    workspace.mkdir()
+    zipfile.ZipFile(workspace / "rmm", "w").close()
+    monkeypatch.setattr(sys, "argv", [str(workspace / "rmm")])
+    for said in ("added", "is already in"):
+        done = install("vscode", str(EXAMPLE), "--workspace", str(workspace))
+        assert done.code == 0 and said in done.out, done
+
+
 def test_a_manifest_that_does_not_validate_installs_with_a_note(install: Installer, tmp_path: Path) -> None:
     manifest = tmp_path / "ROBOT.md"
     manifest.write_text("---\nmetadata:\n  robot_name: rover\n---\n# rover\n", encoding="utf-8")
