@@ -6146,11 +6146,10 @@ def claude_code_add(command: Command, launch: list[str], machine: Machine) -> in
         )
         return ExitCode.OK
     if there is not None:  # another command under this name, in this scope
-        if not _runs_this_program({"command": there[0], "args": there[1:]}):
+        if _someone_elses(there):
             raise Exit(
                 ExitCode.CANNOT_USE,
-                f'{NAME}: nothing installed: Claude Code\'s {scope} config has a "{name}" that is not '
-                "robot-md-mcp's; left as it is (--name picks another)",
+                f"{NAME}: nothing installed: {_not_ours(scope, name)} (--name picks another)",
             )
         _claude_code(claude, ["claude", "mcp", "remove", "--scope", scope, name])
         done, status = _claude_code(claude, add), "updated"
@@ -6164,31 +6163,50 @@ def claude_code_add(command: Command, launch: list[str], machine: Machine) -> in
 
 
 def claude_code_remove(command: Command, machine: Machine) -> int:
-    """`claude mcp remove` from the scope given, else from the user scope and
-    the local one (where earlier versions of install put it)."""
-    scopes = [command.scope] if command.scope else ["user", "local"]
-    lines = [["claude", "mcp", "remove", "--scope", scope, cast(str, command.name)] for scope in scopes]
-    claude = _claude(command.dry_run, machine, lines)
+    """`claude mcp remove` from the scope given, else from the user scope and the local one (where
+    earlier versions of install put it); an entry `claude mcp get` shows there running something else
+    is left as it is (a project one hidden by a local one cannot be seen, and is removed)."""
+    name, scopes = cast(str, command.name), [command.scope] if command.scope else ["user", "local"]
+    lines = {scope: ["claude", "mcp", "remove", "--scope", scope, name] for scope in scopes}
+    claude = _claude(command.dry_run, machine, list(lines.values()))
     if claude is None:
         return ExitCode.OK
-    runs = [_claude_code(claude, line) for line in lines]
-    removed = [scope for scope, done in zip(scopes, runs, strict=True) if done.returncode == 0]
+    theirs = [scope for scope in scopes if _someone_elses(claude_code_entry(claude, name, scope))]
+    runs = {scope: _claude_code(claude, line) for scope, line in lines.items() if scope not in theirs}
+    removed = [scope for scope, done in runs.items() if done.returncode == 0]
+    if theirs and not removed:
+        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing removed: {_not_ours(' and '.join(theirs), name)}")
+    if theirs:
+        print(f"{NAME}: note: {_not_ours(' and '.join(theirs), name)}", file=sys.stderr)
     if removed:
-        print(f'{NAME}: removed "{command.name}" from Claude Code\'s {" and ".join(removed)} config')
+        print(f'{NAME}: removed "{name}" from Claude Code\'s {" and ".join(removed)} config')
     else:
-        why = _last_line(runs[-1])
+        why = _last_line(list(runs.values())[-1])
         print(
-            f'{NAME}: "{command.name}" is not in Claude Code\'s {" or ".join(scopes)} config ({why}); '
-            "nothing changed"
+            f'{NAME}: "{name}" is not in Claude Code\'s {" or ".join(scopes)} config ({why}); nothing changed'
         )
     return ExitCode.OK
+
+
+def _someone_elses(there: list[str] | None) -> bool:
+    """Is what `claude mcp get` showed a command that does not start robot-md-mcp?"""
+    return there is not None and not _runs_this_program({"command": there[0], "args": there[1:]})
+
+
+def _not_ours(scopes: str, name: str) -> str:
+    return f"Claude Code's {scopes} config has a \"{name}\" that is not robot-md-mcp's; left as it is"
 
 
 def claude_code_entry(claude: str, name: str, scope: str) -> list[str] | None:
     """The command and its arguments of Claude Code's server `name` if it is in `scope`, from `claude mcp
     get`'s `Scope: User config …`, `Command:`, `Args:` (no JSON; a heavy test runs the CLI). The CLI joins
     the arguments with spaces: they are split at each one, the command is kept whole."""
-    done = _claude_code(claude, ["claude", "mcp", "get", name])
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as elsewhere:  # no local or project entry hides the user one there
+        done = _claude_code(
+            claude, ["claude", "mcp", "get", name], cwd=elsewhere if scope == "user" else None
+        )
     fields = dict(re.findall(r"^ *(Scope|Command|Args): ?(.*)$", done.stdout, re.MULTILINE))
     if (
         done.returncode == 0
@@ -6211,11 +6229,17 @@ def _claude(dry_run: bool, machine: Machine, lines: list[list[str]]) -> str | No
     return claude
 
 
-def _claude_code(claude: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
+def _claude_code(claude: str, argv: list[str], cwd: str | None = None) -> subprocess.CompletedProcess[str]:
     import subprocess
 
     return subprocess.run(
-        [claude, *argv[1:]], capture_output=True, text=True, encoding="utf-8", errors="replace", check=False
+        [claude, *argv[1:]],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        check=False,
+        cwd=cwd,
     )
 
 

@@ -702,11 +702,14 @@ def test_claude_code_line_is_quoted(install: Installer, tmp_path: Path) -> None:
 
 
 # A stand-in for `claude mcp add|get|remove` (the heavy test below runs the real one): its
-# servers per scope in a JSON file, its exit codes, and `get`'s text as Claude Code words it.
+# servers per scope in a JSON file, its exit codes, and `get`'s text as Claude Code words it. With a
+# "project_dir" in the file, `get` sees the local and project scopes only from that folder, as Claude Code.
 FAKE_CLAUDE = """#!{python}
-import json, pathlib, sys
+import json, os, pathlib, sys
 state = pathlib.Path({state!r})
 servers = json.loads(state.read_text()) if state.exists() else {{}}
+here = servers.get("project_dir", os.getcwd())
+seen = ("local", "project", "user") if os.path.samefile(here, os.getcwd()) else ("user",)
 verb, args = sys.argv[2], sys.argv[3:]
 scope = args[args.index("--scope") + 1] if "--scope" in args else "local"
 name = [a for a in args[: args.index("--") if "--" in args else None] if a not in ("--scope", scope)][0]
@@ -717,8 +720,8 @@ if verb == "add" and name not in servers.get(scope, {{}}):
     print("Added stdio MCP server " + name)
 elif verb == "remove" and name in servers.get(scope, {{}}):
     del servers[scope][name]
-elif verb == "get" and any(name in servers.get(s, {{}}) for s in ("local", "project", "user")):
-    s = next(s for s in ("local", "project", "user") if name in servers.get(s, {{}}))
+elif verb == "get" and any(name in servers.get(s, {{}}) for s in seen):
+    s = next(s for s in seen if name in servers.get(s, {{}}))
     command, *rest = servers[s][name]
     print(name + ":\\n  Scope: " + s.title() + " config (...)\\n  Status: ✔ Connected\\n  Type: stdio")
     print("  Command: " + command + "\\n  Args: " + " ".join(rest) + "\\n  Environment:\\n")
@@ -822,6 +825,41 @@ def test_claude_code_uninstall_finds_user_and_local_entries(tmp_path: Path) -> N
     assert done.returncode == 0 and done.stdout.endswith("; nothing changed\n"), done
     done = run(*uninstall, "--scope", "project", env=env)
     assert done.returncode == 0 and json.loads(state.read_text())["project"] == {}
+
+
+@posix_only
+def test_claude_code_leaves_someone_elses_entry_even_where_ours_wins(tmp_path: Path) -> None:
+    """A local entry of ours hides the user scope's in `claude mcp get` here; install and uninstall look
+    at the user scope from an empty folder, so someone else's entry there is left as it is."""
+    env, state = fake_claude(tmp_path)
+    foreign, old = ["node", "server.js"], ["/old/bin/robot-md-mcp", "/r/ROBOT.md"]
+    state.write_text(
+        json.dumps({"project_dir": str(ROOT), "user": {"robot-md": foreign}, "local": {"robot-md": old}})
+    )
+    done = run_cli("claude-code", str(EXAMPLE), env=env)
+    assert (done.returncode, done.stdout) == (1, ""), done
+    assert done.stderr == (
+        'robot-md-mcp: nothing installed: Claude Code\'s user config has a "robot-md" that is not '
+        "robot-md-mcp's; left as it is (--name picks another)\n"
+    )
+    done = run("uninstall", "claude-code", env=env)
+    assert (
+        done.returncode == 0
+        and done.stdout == 'robot-md-mcp: removed "robot-md" from Claude Code\'s local config\n'
+    )
+    assert done.stderr == (
+        "robot-md-mcp: note: Claude Code's user config has a \"robot-md\" that is not robot-md-mcp's; "
+        "left as it is\n"
+    )
+    assert json.loads(state.read_text()) == {
+        "project_dir": str(ROOT),
+        "user": {"robot-md": foreign},
+        "local": {},
+    }
+    done = run("uninstall", "claude-code", env=env)
+    assert (done.returncode, done.stdout) == (1, "") and done.stderr.count("\n") == 1, done
+    assert done.stderr.startswith("robot-md-mcp: nothing removed: Claude Code's user config has a")
+    assert json.loads(state.read_text())["user"] == {"robot-md": foreign}
 
 
 @pytest.mark.heavy
