@@ -264,6 +264,36 @@ def test_a_failed_write_leaves_the_original(install: Installer, monkeypatch, fai
     assert not backup.exists() or backup.read_bytes() == original
 
 
+@posix_only
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
+def test_a_full_disk_leaves_everything_as_it_was(tmp_path: Path, verb: str) -> None:
+    """A real write that fails (RLIMIT_FSIZE in the child: EFBIG, as ENOSPC would): one line, exit 1,
+    the config and its backup (bytes and mode) as they were, no temp file left."""
+    import resource
+
+    home = tmp_path / "home"
+    path = home / ".cursor" / "mcp.json"
+    servers = {"robot-md": MCP_SERVERS} if verb == "uninstall" else {}
+    original = write_json(path, {"mcpServers": servers, "pad": "x" * 6000})
+    backup = path.with_name("mcp.json.bak")
+    backup.write_bytes(b"an older version")
+    backup.chmod(0o600)
+    args = [verb, "cursor", *([str(EXAMPLE)] if verb == "install" else [])]
+    done = subprocess.run(
+        server_argv(*args),
+        env={**os.environ, "HOME": str(home), "PYTHONDONTWRITEBYTECODE": "1"},
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (1, ""), done
+    done_word = "installed" if verb == "install" else "removed"
+    assert done.stderr == f"robot-md-mcp: nothing {done_word}: cannot write {path}: file too large\n"
+    assert path.read_bytes() == original and siblings(path) == {"mcp.json", "mcp.json.bak"}
+    assert backup.read_bytes() == b"an older version" and backup.stat().st_mode & 0o777 == 0o600
+
+
 # --- refusing --------------------------------------------------------------------
 
 REFUSED = {
@@ -624,6 +654,46 @@ def test_launch_command_for_each_way_of_running(monkeypatch, tmp_path: Path) -> 
     fake_main(monkeypatch, "robot_md_mcp.__main__")  # `python -m robot_md_mcp`, installed package
     monkeypatch.setattr(sys, "argv", ["/site-packages/robot_md_mcp/__main__.py"])
     assert rmm.launch_command() == [sys.executable, "-m", "robot_md_mcp"]
+
+
+def ways_of_running(folder: Path) -> dict[str, tuple[str, str | None]]:
+    """sys.argv[0] and __main__'s spec name of each way this program runs (launch_command's cases)."""
+    pyz = folder / "robot-md-mcp-0.1.0-cp311-manylinux_x86_64.pyz"
+    with zipfile.ZipFile(pyz, "w") as z:
+        z.writestr("__main__.py", "")
+    (folder / "robot-md-mcp").write_bytes(pyz.read_bytes())  # a zipapp without its extension
+    (folder / "bin").mkdir()
+    (folder / "bin" / "robot-md-mcp").write_text("#!/usr/bin/python3\n")  # a console script
+    return {
+        "pyz": (str(pyz), None),
+        "zipapp without extension": (str(folder / "robot-md-mcp"), None),
+        "module file": (MODULE, None),
+        "console script": (str(folder / "bin" / "robot-md-mcp"), None),
+        "python -m": ("/site-packages/robot_md_mcp/__main__.py", "robot_md_mcp.__main__"),
+        "python -c": ("-c", None),
+    }
+
+
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
+def test_an_entry_any_way_of_running_wrote_is_replaced_or_removed_by_any_other(
+    install: Installer, tmp_path: Path, monkeypatch, verb: str
+) -> None:
+    """Installed from the pyz, uninstalled (or installed again) from the console script, ...: every
+    form install itself writes is ours to every other copy."""
+    ways = ways_of_running(tmp_path)
+    path = install.file("cursor")
+    every = list(ways.values())
+    for (wrote, wrote_spec), (runs, runs_spec) in zip(every, every[1:] + every[:1]):  # each writes, each runs
+        write_json(path, {"mcpServers": {"x": {"command": "y"}}})
+        fake_main(monkeypatch, wrote_spec)
+        monkeypatch.setattr(sys, "argv", [wrote])
+        assert install("cursor", str(EXAMPLE)).code == 0
+        fake_main(monkeypatch, runs_spec)
+        monkeypatch.setattr(sys, "argv", [runs])
+        done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
+        assert done.code == 0, (wrote, runs, done)
+        servers = json.loads(path.read_text())["mcpServers"]
+        assert servers.keys() == ({"x", "robot-md"} if verb == "install" else {"x"}), (wrote, runs)
 
 
 def run_cli(*args: str, env: dict[str, str], python_args: tuple[str, ...] = (MODULE,), cwd: Path = ROOT):
