@@ -8,6 +8,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from collections.abc import Callable
@@ -373,6 +374,24 @@ def test_whatever_the_file_holds_a_refusal_leaves_it_and_its_backup(
         assert done.code == 1 and done.err.count("\n") == 1, done.err
         assert path.read_bytes() == content and siblings(path) == {"mcp.json", "mcp.json.bak"}
         assert backup.read_bytes() == b"the user's own backup" and backup.stat().st_mode & 0o777 == 0o600
+
+
+@posix_only
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.text(st.sampled_from("a\n\r\t\x1b\u2028\u202e\x85é"), min_size=1, max_size=6))
+def test_a_folder_name_with_line_breaks_still_gets_one_line(
+    install: Installer, tmp_path: Path, name: str
+) -> None:
+    """Paths are shown with control and format characters as <U+XXXX>: every message is one line."""
+    workspace = Path(tempfile.mkdtemp(dir=tmp_path, prefix=name))
+    done = install("vscode", str(EXAMPLE), "--workspace", str(workspace))
+    assert done.code == 0 and done.out.count("\n") == 1 and done.err == "", done
+    assert install("vscode", str(EXAMPLE), "--workspace", str(workspace)).out.count("\n") == 1
+    (workspace / ".vscode" / "mcp.json").write_text('{"servers": {}, // mine\n}', encoding="utf-8")
+    for verb in ("install", "uninstall"):
+        args = [*([str(EXAMPLE)] if verb == "install" else []), "--workspace", str(workspace)]
+        done = install("vscode", *args, verb=verb)
+        assert done.code == 1 and done.err.count("\n") == 1, done
 
 
 @posix_only
