@@ -1500,6 +1500,29 @@ def test_any_config_survives_install_and_uninstall_but_our_entry(
     assert path.read_bytes() == original
 
 
+NUMBER = st.from_regex(r"-?(0|[1-9][0-9]{0,30})(\.[0-9]{1,25})?([eE][-+]?[0-9]{1,3})?", fullmatch=True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(numbers=st.lists(NUMBER, min_size=1, max_size=6))
+def test_numbers_keep_their_value_for_a_javascript_reader(install: Installer, numbers: list[str]) -> None:
+    """1e5, 1.0, -0, 0.1000000000000000055511, a 31-digit integer: written as Python's json writes
+    them, each is the same number to a reader of doubles, and an integer keeps every digit (or, too
+    large for a double, the file is refused in one line with nothing written)."""
+    path = install.file("cursor")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    original = ('{"mcpServers": {}, "n": [' + ", ".join(numbers) + "]}").encode()
+    path.write_bytes(original)
+    done = install("cursor", str(EXAMPLE))
+    if done.code != 0:
+        assert "Infinity" in done.err and path.read_bytes() == original
+        return
+    written = json.loads(path.read_bytes())["n"]
+    for text, number in zip(numbers, written, strict=True):
+        assert float(number) == float(text)
+        assert not isinstance(json.loads(text), int) or number == int(text)
+
+
 def test_robustness_page_states_the_install_limits_as_the_code_has_them() -> None:
     page = (ROOT / "docs" / "robustness.md").read_text(encoding="utf-8")
     rows = {line.split("`")[1]: line for line in page.splitlines() if line.startswith("|") and "`" in line}
