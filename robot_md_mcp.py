@@ -6161,10 +6161,11 @@ def claude_code_add(command: Command, launch: list[str], machine: Machine) -> in
         _claude_code(claude, ["claude", "mcp", "remove", "--scope", scope, name])
         done, status = _claude_code(claude, add), "updated"
     if done.returncode != 0:
-        raise Exit(
-            ExitCode.CANNOT_USE,
-            f"{NAME}: `claude mcp add` failed (exit {done.returncode}): {_last_line(done)}",
+        gone = f"; the entry it replaces was removed first: it ran {' '.join(there or [])}" * (
+            status == "updated"
         )
+        line = f"{NAME}: `claude mcp add` failed (exit {done.returncode}): {_last_line(done)}{gone}"
+        raise Exit(ExitCode.CANNOT_USE, _one_line(line))
     print(f'{NAME}: {status} "{name}" in Claude Code\'s {scope} config: ran {_shown(add, machine)}')
     return ExitCode.OK
 

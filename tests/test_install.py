@@ -899,6 +899,12 @@ def test_claude_code_failing_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.count("\n") == 1 and not state.exists()
     assert run_cli("claude-code", str(EXAMPLE), "--dry-run", env=env).stdout.startswith("claude mcp add")
     assert not state.exists()  # a dry run never runs claude
+    state.write_text(json.dumps({"user": {"robot-md": ["/old/bin/robot-md-mcp", "/r/ROBOT.md"]}}))
+    done = run_cli("claude-code", str(EXAMPLE), env=env)  # replacing ours: removed, then the add fails
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done
+    assert done.stderr.endswith(
+        "; the entry it replaces was removed first: it ran /old/bin/robot-md-mcp /r/ROBOT.md\n"
+    )
 
 
 @posix_only
