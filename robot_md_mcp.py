@@ -5799,7 +5799,7 @@ def run_install(command: Command, machine: Machine) -> int:
     launch, path = [*launch_command(), str(manifest_file.path)], manifest_file.path
     why_not = _unusable_launch(launch)
     if why_not:
-        raise Exit(ExitCode.CANNOT_USE, _one_line(f"{NAME}: nothing installed: {why_not}"))
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing installed: {why_not}"))
     _utf8_stdout()
     if command.client == "claude-code":
         code = claude_code_add(command, launch, machine)
@@ -5810,10 +5810,10 @@ def run_install(command: Command, machine: Machine) -> int:
         line = (
             f"{NAME}: note: {path} does not validate ({count} error{'s' * (count != 1)}); agents are told so"
         )
-        print(_one_line(f"{line}; {see}"), file=sys.stderr)
+        print(_visible_line(f"{line}; {see}"), file=sys.stderr)
     if snap.manifest.frontmatter.get("safety") is None:
         line = f"{NAME}: note: {path} declares no safety block; agents are told to treat every motion as "
-        print(_one_line(f"{line}needing the operator's approval"), file=sys.stderr)
+        print(_visible_line(f"{line}needing the operator's approval"), file=sys.stderr)
     return code
 
 
@@ -5884,18 +5884,18 @@ def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine
     except _Refused as e:
         if e.paste_by_hand and entry is not None:  # the entry as a member of the servers object
             print("\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1]))
-        raise Exit(ExitCode.CANNOT_USE, _one_line(f"{NAME}: nothing {done}: {path} {e}")) from None
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing {done}: {path} {e}")) from None
     except OSError as e:
         line = f"{NAME}: nothing {done}: cannot write {path}: {_os_reason(e)}"
-        raise Exit(ExitCode.CANNOT_USE, _one_line(line)) from None
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(line)) from None
     if text is None:
         there = f"is already in {path} with this command" if entry is not None else f"is not in {path}"
-        print(_one_line(f'{NAME}: "{name}" {there}; nothing changed'))
+        print(_visible_line(f'{NAME}: "{name}" {there}; nothing changed'))
         return ExitCode.OK
     verb, where = {"added": ("add", "to"), "updated": ("update", "in"), "removed": ("remove", "from")}[status]
     if command.dry_run:
         print(
-            _one_line(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}:'),
+            _visible_line(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}:'),
             text,
             sep="\n",
             end="",
@@ -5903,12 +5903,14 @@ def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine
     else:
         kept = f"backup: {backup}" if backup else "new file"
         print(
-            _one_line(f'{NAME}: {status} "{name}" {where} {path} ({kept}); {CLIENT_FILES[client].next_step}')
+            _visible_line(
+                f'{NAME}: {status} "{name}" {where} {path} ({kept}); {CLIENT_FILES[client].next_step}'
+            )
         )
     return ExitCode.OK
 
 
-def _one_line(text: str) -> str:
+def _visible_line(text: str) -> str:
     """A line of ours that names paths: their line breaks, controls and format characters as <U+XXXX>."""
     return visible(text).replace("\n", "<U+000A>")
 
@@ -6165,7 +6167,7 @@ def claude_code_add(command: Command, launch: list[str], machine: Machine) -> in
             status == "updated"
         )
         line = f"{NAME}: `claude mcp add` failed (exit {done.returncode}): {_last_line(done)}{gone}"
-        raise Exit(ExitCode.CANNOT_USE, _one_line(line))
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(line))
     print(f'{NAME}: {status} "{name}" in Claude Code\'s {scope} config: ran {_shown(add, machine)}')
     return ExitCode.OK
 
