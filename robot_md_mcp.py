@@ -97,21 +97,28 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import yaml
 
 if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads only to serve (section 6)
     import argparse  # loaded by the command line only, to parse one
     import subprocess  # loaded by install only, to run claude
+    from types import FrameType
 
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp import types
     from mcp.server import Server, ServerRequestContext
     from mcp.server.context import CallNext, HandlerResult
+    from mcp.server.session import ServerSession
+    from mcp.shared.message import SessionMessage
     from starlette.responses import Response
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     Request = ServerRequestContext[Any, Any]
+    # What the stdio wire hands the client besides the server's messages: an answer of
+    # its own (a dict) or a batch's answers, ready (one JSON array as text).
+    WireAnswer = str | dict[str, Any]
 
 __version__ = "0.1.0"
 NAME = "robot-md-mcp"
@@ -341,7 +348,7 @@ class OneReadAtATime:
         arrived = self._last_number()
         while True:
             job = self._join_or_start()
-            job.finished.wait(self._left(job))
+            job.finished.wait(self._seconds_left(job))
             source = self._outcome(job, arrived)
             if source is not None:
                 return source
@@ -357,7 +364,7 @@ class OneReadAtATime:
             done = loop.create_future()
             job = self._join_or_start(functools.partial(loop.call_soon_threadsafe, _settle, done))
             if not job.finished.is_set():
-                timer = loop.call_later(self._left(job), _settle, done)
+                timer = loop.call_later(self._seconds_left(job), _settle, done)
                 try:
                     await done
                 finally:
@@ -383,7 +390,7 @@ class OneReadAtATime:
         with self._lock:
             return self._current.number if self._current else 0
 
-    def _left(self, job: _Read) -> float:
+    def _seconds_left(self, job: _Read) -> float:
         return max(0.0, job.started + self.deadline - time.monotonic())
 
     def _outcome(self, job: _Read, arrived: int) -> Source | None:
@@ -456,8 +463,8 @@ MAX_NODES = 10_000
 # What a version costs once YAML aliases and merges are expanded, each alias
 # counted every time it is used: values (jsonschema's time), characters of
 # text (the emitter's, for render) and characters as shown in the JSON views.
-# At these limits each costs well under half a second; real manifests use
-# about 1% of each.
+# What each costs at its limit, and what real manifests use of it, is in
+# docs/robustness.md.
 MAX_VALUES = 20_000
 MAX_TEXT_CHARS = 100_000
 MAX_SHOWN_CHARS = 2_000_000
@@ -477,6 +484,31 @@ _SEXAGESIMAL_INT = re.compile(r"[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+")
 # A message quoting a value (jsonschema's repr of it, a YAML tag) is cut here:
 # robot-md's longest message for a real file is under 200 characters.
 MAX_MESSAGE_CHARS = 1_000
+
+
+# Defined here, beside the Manifest that carries one; section 4 checks signatures.
+@dataclass(frozen=True)
+class Signature:
+    """What robot-md-gateway would say of the file, checked against the trusted keys:
+    `accepted`, the footer's `kid`, the gateway's `reason`, and the SHA-256 of the
+    trusted key (its DER SubjectPublicKeyInfo) that was used, if any."""
+
+    signed: bool
+    kid: str | None
+    accepted: bool
+    reason: str
+    fingerprint: str | None = None
+    trusted_keys: int | None = None  # how many keys are trusted; None: no folder was given
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "signed": self.signed,
+            "accepted": self.accepted,
+            "kid": self.kid,
+            "reason": self.reason,
+            "fingerprint": self.fingerprint,
+            "trusted_keys": self.trusted_keys,
+        }
 
 
 @dataclass(frozen=True)
@@ -522,7 +554,7 @@ def stable_order(values: Iterable[Any]) -> list[Any]:
 # PyYAML built from source without LibYAML has no CSafeLoader. The module
 # still imports (on PyYAML's pure loader); the command line refuses to run on
 # it (libyaml_missing): its error messages are not robot-md's, and it is
-# some 80 times slower (docs/parity.md).
+# far slower (docs/parity.md gives the figure).
 _SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -605,13 +637,17 @@ def parse(text: str) -> Manifest:
     except yaml.YAMLError as e:
         # LibYAML counts lines from the opening delimiter's line end.
         first_line = text.count("\n", 0, leading + delimiters[0].end())
-        raise ManifestError(_cut(f"frontmatter YAML parse error: {e}"), first_line=first_line) from None
+        raise ManifestError(
+            _capped_message(f"frontmatter YAML parse error: {e}"), first_line=first_line
+        ) from None
     except Exception as e:  # the reference's catch-all, e.g. a date like 2026-13-45
-        raise ManifestError(_cut(f"frontmatter parse error: {e}")) from None
+        raise ManifestError(_capped_message(f"frontmatter parse error: {e}")) from None
     if not metadata:
         raise ManifestError(EMPTY_FRONTMATTER)
     frontmatter = dict(metadata)
-    deprecations = _notes(frontmatter.pop("_deprecations")) if "_deprecations" in frontmatter else None
+    deprecations = (
+        _deprecation_notes(frontmatter.pop("_deprecations")) if "_deprecations" in frontmatter else None
+    )
     if _upgrade_legacy_camera(frontmatter):
         deprecations = (*(deprecations or ()), LEGACY_CAMERA_NOTE)
     return Manifest(frontmatter, body.strip(), prose, deprecations)
@@ -655,7 +691,7 @@ def _too_long_integer(event: yaml.ScalarEvent) -> bool:
     return event.tag == _INT_TAG or bool(event.implicit[0] and _SEXAGESIMAL_INT.fullmatch(event.value))
 
 
-def _cut(message: str) -> str:
+def _capped_message(message: str) -> str:
     """A message at most MAX_MESSAGE_CHARS long (one that quotes a huge value)."""
     if len(message) <= MAX_MESSAGE_CHARS:
         return message
@@ -734,7 +770,7 @@ def _check_budget(data: Any) -> None:
     walk(data, 1)
 
 
-def _notes(marker: Any) -> tuple[Any, ...]:
+def _deprecation_notes(marker: Any) -> tuple[Any, ...]:
     """A `_deprecations` key written in the file itself: the reference lists
     whatever iterating it yields. Non-iterables (which crash the reference)
     count as one note."""
@@ -931,8 +967,8 @@ _validator: Any = None
 
 
 def schema_validator() -> Any:
-    """Built once, on first use: importing jsonschema costs ~75 ms that a
-    server answering `initialize` should not pay."""
+    """Built once, on first use: importing jsonschema takes time that a
+    server answering `initialize` should not spend."""
     global _validator
     if _validator is None:
         import jsonschema
@@ -992,7 +1028,7 @@ def _schema_findings(fm: Any) -> list[tuple[_PathKey, str]]:
     return [
         (
             _PathKey(e.path),
-            _cut(f"schema: {'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"),
+            _capped_message(f"schema: {'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"),
         )
         for e in schema_validator().iter_errors(fm)
     ]
@@ -1261,7 +1297,9 @@ class Misspelt:
             f"{name} ({UNITS[self.field(name)]})" if self.field(name) in UNITS else name
             for name in self.meant
         )
-        return _cut(f"{quoted(self.key)}{where} is not a field this schema knows — did you mean {options}?")
+        return _capped_message(
+            f"{quoted(self.key)}{where} is not a field this schema knows — did you mean {options}?"
+        )
 
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -1336,15 +1374,17 @@ def misspelt_keys(fm: Any) -> tuple[Misspelt, ...]:
     """Every key the schema does not know at its place that is one or two typing slips (or a unit
     suffix) away from a key it knows there, in file order; the first MAX_KEYS_EXAMINED unknown keys."""
     found: list[Misspelt] = []
-    _look(fm, _schema_keys(), (), found, [MAX_KEYS_EXAMINED])
+    _find_slips(fm, _schema_keys(), (), found, [MAX_KEYS_EXAMINED])
     return tuple(found)
 
 
-def _look(value: Any, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt], budget: list[int]) -> None:
+def _find_slips(
+    value: Any, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt], budget: list[int]
+) -> None:
     if isinstance(value, list):
         for i, item in enumerate(value if keys.items else ()):
             if isinstance(item, (dict, list)):  # scalars hold no keys
-                _look(item, cast(_Keys, keys.items), (*at, i), found, budget)
+                _find_slips(item, cast(_Keys, keys.items), (*at, i), found, budget)
         return
     if not isinstance(value, dict):
         return
@@ -1352,7 +1392,7 @@ def _look(value: Any, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt], b
         inner = keys.known.get(key) if isinstance(key, str) else None
         inner = keys.entries if inner is None else inner
         if inner is not None and isinstance(sub, (dict, list)):
-            _look(sub, inner, (*at, key), found, budget)
+            _find_slips(sub, inner, (*at, key), found, budget)
         elif inner is None and keys.known and isinstance(key, str) and budget[0] > 0:
             budget[0] -= 1
             _note_slip(value, key, keys, at, found)
@@ -1481,7 +1521,7 @@ def _one_line(text: Any) -> str:
     return " ".join(str(text).split())
 
 
-def _get(fm: Any, *keys: str) -> Any:
+def _value_at(fm: Any, *keys: str) -> Any:
     """fm[k1][k2]...: _ABSENT if a level is missing or null, None if a level
     that should be a mapping is not one."""
     value = fm
@@ -1516,7 +1556,7 @@ _NUMBER = (int, float)
 
 def rrn_of(fm: dict[str, Any]) -> str | None:
     """metadata.rrn if the robot is registered (a non-empty string)."""
-    rrn = _get(fm, "metadata", "rrn")
+    rrn = _value_at(fm, "metadata", "rrn")
     return " ".join(rrn.split()) or None if isinstance(rrn, str) else None
 
 
@@ -1560,7 +1600,7 @@ def identity(manifest: Manifest) -> str:
     gateway if the file was read; text values quoted(), so no value holds a
     separator or a label."""
     fm = manifest.frontmatter
-    values = {label: _described(_get(fm, *path), kind) for label, path, kind in _IDENTITY_FIELDS}
+    values = {label: _described(_value_at(fm, *path), kind) for label, path, kind in _IDENTITY_FIELDS}
     values["capabilities"] = _capability_count(fm)
     values["rrn"] = rrn_text(fm)
     order = ("name", "type", "dof", "capabilities", "manufacturer", "model", "version", "rrn")
@@ -1589,12 +1629,12 @@ def _safety_alert(fm: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def _estop_text(fm: dict[str, Any]) -> str:
-    estop = _get(fm, "safety", "estop")
+    estop = _value_at(fm, "safety", "estop")
     if estop is _ABSENT or estop is None:
         return NOT_DECLARED if estop is _ABSENT else UNKNOWN
-    software = _described(_get(estop, "software"), bool)
-    hardware = _described(_get(estop, "hardware"), bool)
-    response = _described(_get(estop, "response_ms"), _NUMBER, "ms")
+    software = _described(_value_at(estop, "software"), bool)
+    hardware = _described(_value_at(estop, "hardware"), bool)
+    response = _described(_value_at(estop, "response_ms"), _NUMBER, "ms")
     return f"software {software}, hardware {hardware}, response {response}"
 
 
@@ -1602,8 +1642,8 @@ def safety_rows(fm: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, value) of each safety limit the briefing names, E-stop first; a value is
     "not declared" or "unknown" where the manifest does not say."""
     rows = [("E-stop", _estop_text(fm))]
-    rows += [(label, _described(_get(fm, "safety", key), _NUMBER, unit)) for label, key, unit in _LIMITS]
-    bounds = _get(fm, "safety", "workspace_bounds_m")
+    rows += [(label, _described(_value_at(fm, "safety", key), _NUMBER, unit)) for label, key, unit in _LIMITS]
+    bounds = _value_at(fm, "safety", "workspace_bounds_m")
     if (
         isinstance(bounds, list)
         and bounds
@@ -1612,7 +1652,7 @@ def safety_rows(fm: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("Workspace bounds", f"{' x '.join(map(str, bounds))} m"))
     else:
         rows.append(("Workspace bounds", _described(bounds, ())))
-    rows.append(("Failsafe on lost comms", _described(_get(fm, "safety", "failsafe_behavior"), str)))
+    rows.append(("Failsafe on lost comms", _described(_value_at(fm, "safety", "failsafe_behavior"), str)))
     return rows
 
 
@@ -1629,7 +1669,7 @@ def _safety_lines(fm: dict[str, Any], slips: tuple[Misspelt, ...]) -> list[str]:
     lines = [f"- **{alert[0]}**{alert[1]} {_APPROVAL}"] if alert else []
     (estop_label, estop), *limits = safety_rows(fm)
     lines.append(f"- {estop_label}: {estop}")
-    lines += _gate_lines(_get(fm, "safety", "hitl_gates"))
+    lines += _gate_lines(_value_at(fm, "safety", "hitl_gates"))
     lines += [f"- {label}: {value}" for label, value in limits]
     others = _other_safety_keys(fm, slips)
     if others:
@@ -1645,8 +1685,8 @@ def gate_rows(gates: Any) -> tuple[str | None, list[tuple[str, str]]]:
         return UNKNOWN, []
     rows = []
     for gate in gates:
-        scope = _described(_get(gate, "scope"), str)
-        auth = _get(gate, "require_auth")
+        scope = _described(_value_at(gate, "scope"), str)
+        auth = _value_at(gate, "require_auth")
         if isinstance(auth, bool):
             rule = "operator authorization required" if auth else "no authorization required"
         else:
@@ -1686,7 +1726,7 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
     fm = manifest.frontmatter
     report = report or validate(manifest)
     lines = [
-        f"# Robot briefing: {_described(_get(fm, 'metadata', 'robot_name'), str)}",
+        f"# Robot briefing: {_described(_value_at(fm, 'metadata', 'robot_name'), str)}",
         "",
         "Generated from the robot's ROBOT.md. This server is read-only: it describes the robot and "
         "cannot move it. Check any action against the Safety section; where a limit is not declared, "
@@ -1718,7 +1758,7 @@ def context(manifest: Manifest, report: Report | None = None) -> str:
 def _identity_lines(fm: dict[str, Any]) -> list[str]:
     return [
         *(
-            f"- {_heading(label)}: {_described(_get(fm, *path), kind)}"
+            f"- {_heading(label)}: {_described(_value_at(fm, *path), kind)}"
             for label, path, kind in _IDENTITY_FIELDS
         ),
         f"- RRN: {rrn_text(fm)}",
@@ -1814,7 +1854,7 @@ DOCTOR_NOTE = (
 )
 
 
-def _block(value: Any) -> dict[Any, Any]:
+def _mapping_or_empty(value: Any) -> dict[Any, Any]:
     """A block as robot-md reads it (`fm.get(key) or {}`), one that is not a mapping as empty."""
     return value if isinstance(value, dict) else {}
 
@@ -1834,7 +1874,7 @@ def _as_list(value: Any) -> list[Any]:
 def doctor_summary(manifest: Manifest, report: Report) -> dict[str, Any]:
     """robot-md's doctor_summary: schema status, identity, drivers, gates, E-stop, registration."""
     fm = manifest.frontmatter
-    metadata, safety, physics = (_block(fm.get(key)) for key in ("metadata", "safety", "physics"))
+    metadata, safety, physics = (_mapping_or_empty(fm.get(key)) for key in ("metadata", "safety", "physics"))
     rrn = metadata.get("rrn") or None
     capabilities = fm.get("capabilities") or []
     return {
@@ -1867,7 +1907,7 @@ def _joints(value: Any) -> Any:
 
 def poses(fm: dict[str, Any]) -> dict[Any, Any]:
     """physics.poses by name: joints, description, source, taught_at."""
-    declared = _block(_block(fm.get("physics")).get("poses"))
+    declared = _mapping_or_empty(_mapping_or_empty(fm.get("physics")).get("poses"))
     return {
         name: {
             "joints": _joints(pose.get("joints")),
@@ -1883,13 +1923,13 @@ def poses(fm: dict[str, Any]) -> dict[Any, Any]:
 def calibration_status(fm: dict[str, Any]) -> dict[str, str]:
     """Each "ok" or "missing": the zero pose (every kinematic joint's zero_pose_steps),
     the hand-eye extrinsic (any solver camera's), the `ready` pose."""
-    physics = _block(fm.get("physics"))
+    physics = _mapping_or_empty(fm.get("physics"))
     joints = physics.get("kinematics")
     # Every joint as robot-md iterates them (a mapping or string gives no joints that count).
     zero = isinstance(joints, list) and bool(joints)
     zero = zero and all(isinstance(j, dict) and j.get("zero_pose_steps") is not None for j in joints or ())
-    cameras = _entries(_block(physics.get("solver")).get("cameras"))
-    ready = isinstance(_block(physics.get("poses")).get("ready"), dict)
+    cameras = _entries(_mapping_or_empty(physics.get("solver")).get("cameras"))
+    ready = isinstance(_mapping_or_empty(physics.get("poses")).get("ready"), dict)
     return {
         "zero": "ok" if zero else "missing",
         "hand_eye": "ok" if any(c.get("extrinsic") for c in cameras) else "missing",
@@ -1964,30 +2004,6 @@ def load_trusted_keys(folder: str) -> TrustedKeys:
         except OSError:
             continue  # unreadable: that kid is simply not trusted
     return TrustedKeys(os.path.abspath(path), {k: v for k, v in pems.items() if len(v) <= MAX_KEY_BYTES})
-
-
-@dataclass(frozen=True)
-class Signature:
-    """What robot-md-gateway would say of the file, checked against the trusted keys:
-    `accepted`, the footer's `kid`, the gateway's `reason`, and the SHA-256 of the
-    trusted key (its DER SubjectPublicKeyInfo) that was used, if any."""
-
-    signed: bool
-    kid: str | None
-    accepted: bool
-    reason: str
-    fingerprint: str | None = None
-    trusted_keys: int | None = None  # how many keys are trusted; None: no folder was given
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "signed": self.signed,
-            "accepted": self.accepted,
-            "kid": self.kid,
-            "reason": self.reason,
-            "fingerprint": self.fingerprint,
-            "trusted_keys": self.trusted_keys,
-        }
 
 
 def check_signature(text: str, keys: TrustedKeys | None) -> Signature:
@@ -2268,7 +2284,7 @@ def _declared_or_none(value: str) -> str | None:
 
 def _card_safety(fm: dict[str, Any]) -> dict[str, Any]:
     alert = _safety_alert(fm)
-    gates_note, gates = gate_rows(_get(fm, "safety", "hitl_gates"))
+    gates_note, gates = gate_rows(_value_at(fm, "safety", "hitl_gates"))
     return {
         "alert": f"{alert[0]}{alert[1]} {_APPROVAL}" if alert else None,
         "limits": [{"label": label, "value": _declared_or_none(value)} for label, value in safety_rows(fm)],
@@ -2286,10 +2302,10 @@ def robot_card(manifest: Manifest, report: Report) -> dict[str, Any]:
     entries, none = capability_entries(fm)
     signature = manifest.signature
     card = {
-        "name": _declared_or_none(_described(_get(fm, "metadata", "robot_name"), str)) or NOT_DECLARED,
+        "name": _declared_or_none(_described(_value_at(fm, "metadata", "robot_name"), str)) or NOT_DECLARED,
         "identity": identity(manifest),
         "facts": [
-            {"label": _heading(label), "value": _declared_or_none(_described(_get(fm, *path), kind))}
+            {"label": _heading(label), "value": _declared_or_none(_described(_value_at(fm, *path), kind))}
             for label, path, kind in _IDENTITY_FIELDS[1:]
         ]
         + [{"label": "RRN", "value": rrn_text(fm)}],
@@ -2543,7 +2559,7 @@ _READ_ONLY = (
 
 def _name(m: Manifest) -> str:
     """The robot's name as our sentences name it: quoted(), never part of the sentence."""
-    return _described(_get(m.frontmatter, "metadata", "robot_name"), str)
+    return _described(_value_at(m.frontmatter, "metadata", "robot_name"), str)
 
 
 def _brief_me(m: Manifest, report: Report, args: Mapping[str, str]) -> list[str | View]:
@@ -2709,13 +2725,22 @@ class Snapshot:
         return texts
 
 
-def changes(old: Snapshot, new: Snapshot) -> tuple[list[str], bool]:
-    """What a client must hear when the file goes from `old` to `new`: the
+@dataclass(frozen=True)
+class Changes:
+    """What a client must hear when the file becomes the version `now`: the
     URIs whose text changed (those that appeared or vanished included), and
     whether the set of URIs changed (the robot was renamed)."""
+
+    now: Snapshot
+    updated: list[str] = field(default_factory=list)
+    relisted: bool = False
+
+
+def changes(old: Snapshot, new: Snapshot) -> Changes:
+    """The Changes from `old` to `new`."""
     before, after = old.resource_texts(), new.resource_texts()
     updated = [uri for uri in {**before, **after} if before.get(uri) != after.get(uri)]
-    return updated, before.keys() != after.keys()
+    return Changes(new, updated, before.keys() != after.keys())
 
 
 class _Preparation:
@@ -2737,7 +2762,7 @@ class _Preparation:
 def cannot_prepare(what: str, e: Exception) -> str:
     """The one line for a failure preparing a manifest that is not a ManifestError."""
     why = "out of memory" if isinstance(e, MemoryError) else f"{type(e).__name__}: {e}"
-    return _cut(f"cannot prepare {what}: {why}")
+    return _capped_message(f"cannot prepare {what}: {why}")
 
 
 class ManifestFile:
@@ -2765,7 +2790,7 @@ class ManifestFile:
         """The version the file holds now (`prepare`: everything derived made
         before anyone else can see it)."""
         source = self.reads.source()
-        return self._known(source) or self._new_version(source, prepare)
+        return self._seen_version(source) or self._new_version(source, prepare)
 
     async def version_async(self) -> Snapshot:
         """The version the file holds now, prepared, for a request: read on
@@ -2775,12 +2800,12 @@ class ManifestFile:
         import anyio.to_thread
 
         source = await self.reads.source_async()
-        known = self._known(source)
+        known = self._seen_version(source)
         if known is not None:
             return known
         return await anyio.to_thread.run_sync(self._new_version, source, True)
 
-    def _known(self, source: Source) -> Snapshot | None:
+    def _seen_version(self, source: Source) -> Snapshot | None:
         """The version these bytes were parsed into already, if any (a
         version known to be broken raises its error again)."""
         if self.last is not None and self.last.digest == source.digest:
@@ -2794,7 +2819,7 @@ class ManifestFile:
         else can see it (so a request never makes it on the event loop).
         Callers asking for bytes already being prepared wait for that."""
         with self._lock:
-            snap = self._known(source)
+            snap = self._seen_version(source)
             if snap is not None:
                 return snap
             job = self._preparing.get(source.digest)
@@ -2804,7 +2829,7 @@ class ManifestFile:
         if not mine:
             return job.outcome()
         try:
-            job.snap = self._made(source, prepare)
+            job.snap = self._parsed_version(source, prepare)
         except ManifestError as e:
             job.error = e
             self._failed = (source.digest, e)
@@ -2814,7 +2839,7 @@ class ManifestFile:
             job.finished.set()
         return job.outcome()
 
-    def _made(self, source: Source, prepare: bool) -> Snapshot:
+    def _parsed_version(self, source: Source, prepare: bool) -> Snapshot:
         """Parsed (and prepared), as the latest version; any failure, running
         out of memory included, as a one-line ManifestError about the file."""
         try:
@@ -2864,7 +2889,7 @@ class HandshakeClient:
     what its notifications go through, what it subscribed to, and what HTTP's
     guard keeps of it (section 9) to make room by least recent use."""
 
-    session: Any = None  # the SDK's session, kept from one of its requests
+    session: ServerSession | None = None  # the SDK's session, kept from one of its requests
     subscribed: set[str] = field(default_factory=set)
     heard_at: float = field(default_factory=time.monotonic)
     protocol_version: str | None = None  # what its initialize asked for (HTTP)
@@ -2919,7 +2944,7 @@ class LiveUpdates:
             if not client.in_flight and now - client.heard_at > self.forget_after:
                 del self.clients[key]
 
-    def client(self, ctx: Request) -> set[str] | None:
+    def subscriptions_of(self, ctx: Request) -> set[str] | None:
         """The URIs this client subscribed to, registering it on first
         sight; None in the 2026 era (no standing connection: it listens)."""
         from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -2938,12 +2963,12 @@ class LiveUpdates:
         self.clients.pop(session_id, None)
 
     def subscribe(self, ctx: Request, uri: str) -> None:
-        subscribed = self.client(ctx)
+        subscribed = self.subscriptions_of(ctx)
         if subscribed is not None and len(subscribed) < MAX_SUBSCRIPTIONS_PER_CLIENT:
             subscribed.add(uri)
 
     def unsubscribe(self, ctx: Request, uri: str) -> None:
-        subscribed = self.client(ctx)
+        subscribed = self.subscriptions_of(ctx)
         if subscribed is not None:
             subscribed.discard(uri)
 
@@ -2952,15 +2977,15 @@ class LiveUpdates:
         hears about renames, whether or not it subscribed."""
         result = await call_next(ctx)
         if ctx.method != "initialize" and ctx.request_id is not None:
-            self.client(ctx)
+            self.subscriptions_of(ctx)
         return result
 
-    def check(self, last: Snapshot | None) -> tuple[Snapshot, list[str], bool]:
+    def changes_since(self, last: Snapshot | None) -> Changes:
         """The file now and what changed since `last` (runs on a worker thread)."""
         snap = self.file.require_robot_name(self.file.version(prepare=True))
         if last is None or snap.digest == last.digest:
-            return snap, [], False
-        return (snap, *changes(last, snap))
+            return Changes(snap)
+        return changes(last, snap)
 
     async def watch(self) -> None:
         import anyio.to_thread
@@ -2970,17 +2995,17 @@ class LiveUpdates:
         while True:
             await anyio.sleep(self.poll_seconds)
             try:
-                snap, updated, relisted = await anyio.to_thread.run_sync(self.check, last)
+                found = await anyio.to_thread.run_sync(self.changes_since, last)
             except ManifestError as e:
                 log.debug("looked at the file: %s", e.one_line())
                 if e.one_line() != trouble:  # once per distinct problem, not every poll
                     log.warning("%s; live updates resume once it is fixed", e.one_line())
                 trouble = e.one_line()
                 continue
-            log.debug("looked at the file: version %s", snap.digest)
-            last, trouble = snap, ""
-            if updated or relisted:
-                await self.publish(updated, relisted)
+            log.debug("looked at the file: version %s", found.now.digest)
+            last, trouble = found.now, ""
+            if found.updated or found.relisted:
+                await self.publish(found.updated, found.relisted)
 
     async def publish(self, updated: list[str], relisted: bool) -> None:
         from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated
@@ -3002,7 +3027,7 @@ class LiveUpdates:
                 self.clients.pop(key, None)
 
     @contextlib.asynccontextmanager
-    async def lifespan(self, server: Any) -> AsyncIterator[dict[str, Any]]:
+    async def lifespan(self, server: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
         """The server's lifespan: watch while a transport serves (stdio: one
         client; HTTP: the app), stop when it ends."""
         import anyio
@@ -3680,7 +3705,7 @@ def _held_part(params: Any, loc: list[Any], missing: bool) -> list[Any]:
 
 
 # The 2026-07-28 era stamps serverInfo into every result's _meta; ours carries
-# a ~2.5 KB icon, which only discovery needs (a client shows it once).
+# an icon (its size: docs/performance.md), which only discovery needs (a client shows it once).
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 _FULL_SERVER_INFO = frozenset({"server/discover"})
 
@@ -3991,13 +4016,13 @@ def completed_initialize(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str
     return data, answer
 
 
-def _read_lines(wire_in: Any, deliver: Callable[[Any], None]) -> None:
+def _read_lines(wire_in: BinaryIO, deliver: Callable[[bytes | object], None]) -> None:
     """On a daemon thread (a blocked read must not keep the process alive
     after Ctrl-C): each line of stdin to deliver(), b"" at the end. A line
     over the limit is skipped to its end and reported as _TOO_LONG. A read
     that fails (EIO: the terminal hung up) is the end too. Ends when
     deliver() fails: the server is gone."""
-    line: Any = None
+    line: Any = None  # bytes, or _TOO_LONG
     while line != b"":
         try:
             line = wire_in.readline(MAX_STDIO_LINE_BYTES + 1)
@@ -4096,9 +4121,9 @@ class _Batches:
 
 
 async def _relay_stdin(
-    lines: Any,
-    to_server: Any,
-    answers: Any,
+    lines: MemoryObjectReceiveStream[bytes | object],  # object: _TOO_LONG
+    to_server: MemoryObjectSendStream[SessionMessage],
+    answers: MemoryObjectSendStream[WireAnswer],
     unanswered: _Unanswered,
     batches: _Batches,
     grace_seconds: float = EOF_GRACE_SECONDS,
@@ -4127,7 +4152,11 @@ async def _relay_stdin(
 
 
 async def _to_server(
-    message: Any, to_server: Any, answers: Any, unanswered: _Unanswered, batches: _Batches
+    message: Any,
+    to_server: MemoryObjectSendStream[SessionMessage],
+    answers: MemoryObjectSendStream[WireAnswer],
+    unanswered: _Unanswered,
+    batches: _Batches,
 ) -> None:
     """One message for the server, with what the wire must remember of it."""
     from mcp import types
@@ -4148,7 +4177,9 @@ async def _to_server(
     await to_server.send(SessionMessage(message))
 
 
-def _outgoing_line(item: Any, unanswered: _Unanswered, batches: _Batches) -> bytes | None:
+def _outgoing_line(
+    item: SessionMessage | WireAnswer, unanswered: _Unanswered, batches: _Batches
+) -> bytes | None:
     """One line of UTF-8 JSON for what the server (or the wire) sends, or
     None while it waits for the rest of its batch. A message that cannot be
     written as JSON fails alone: a request's answer becomes an error answer."""
@@ -4179,7 +4210,12 @@ def _outgoing_line(item: Any, unanswered: _Unanswered, batches: _Batches) -> byt
     return None if ready is None else ready.encode("utf-8") + b"\n"
 
 
-async def _write_stdout(outgoing: Any, wire_out: Any, unanswered: _Unanswered, batches: _Batches) -> None:
+async def _write_stdout(
+    outgoing: MemoryObjectReceiveStream[SessionMessage | WireAnswer],
+    wire_out: BinaryIO,
+    unanswered: _Unanswered,
+    batches: _Batches,
+) -> None:
     """The server's messages and our own answers, one JSON line each. Once
     the client has closed its end, the rest is drained unwritten, so no
     sender ever waits on a wire nobody reads."""
@@ -4192,7 +4228,7 @@ async def _write_stdout(outgoing: Any, wire_out: Any, unanswered: _Unanswered, b
         writable = writable and _put(wire_out, text.encode("utf-8") + b"\n")
 
 
-def _put(wire_out: Any, data: bytes) -> bool:
+def _put(wire_out: BinaryIO, data: bytes) -> bool:
     """Write one line; False once the client has closed its end."""
     try:
         wire_out.write(data)
@@ -4203,7 +4239,7 @@ def _put(wire_out: Any, data: bytes) -> bool:
 
 
 @contextlib.contextmanager
-def _stdio_wire() -> Iterator[tuple[Any, Any]]:
+def _stdio_wire() -> Iterator[tuple[BinaryIO, BinaryIO]]:
     """stdin and stdout as the wire, on descriptors of their own; while
     serving, fd 1 points at stderr, so a stray print cannot corrupt the
     protocol."""
@@ -4237,7 +4273,7 @@ def end_now(code: int, descriptors: Iterable[int]) -> None:
 
 
 async def _serve_the_wire(
-    server: Server[dict[str, Any]], wire_in: Any, wire_out: Any, eof_grace_seconds: float
+    server: Server[dict[str, Any]], wire_in: BinaryIO, wire_out: BinaryIO, eof_grace_seconds: float
 ) -> None:
     """One session over the wire: stdin's lines read on a thread of their own and relayed to the
     server, its answers written to stdout."""
@@ -4247,7 +4283,7 @@ async def _serve_the_wire(
     import anyio.from_thread
     import anyio.lowlevel
 
-    lines_in, lines = anyio.create_memory_object_stream[Any](16)
+    lines_in, lines = anyio.create_memory_object_stream[bytes | object](16)
     to_server, server_in = anyio.create_memory_object_stream[Any](16)
     server_out, outgoing = anyio.create_memory_object_stream[Any](16)
     token = anyio.lowlevel.current_token()
@@ -4285,7 +4321,7 @@ def serve_stdio(
 
     wire = [0, 1, 2]  # closed before the process ends on a signal, the wire's own copies too
 
-    def end(signum: int, frame: Any) -> None:
+    def end_on_signal(signum: int, frame: FrameType | None) -> None:
         """Ctrl-C: exit 130, whatever the server is doing (writing to a client
         that stopped reading, a worker preparing a slow manifest, a read the
         file system does not answer): a read-only server has nothing to
@@ -4293,8 +4329,8 @@ def serve_stdio(
         end_now(ExitCode.INTERRUPTED if signum == signal.SIGINT else -signum, wire)
 
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, end)
-        signal.signal(signal.SIGTERM, end)
+        signal.signal(signal.SIGINT, end_on_signal)
+        signal.signal(signal.SIGTERM, end_on_signal)
     log_to_stderr()
     with sdk_loading():
         server = build_server(manifest_file, poll_seconds=poll_seconds)
@@ -4499,7 +4535,7 @@ def refused(status: int, message: str, headers: Mapping[str, str] | None = None)
     return Response(error_body(message), status, headers, JSON_TYPE)
 
 
-def _theirs(text: str) -> str:
+def _client_words(text: str) -> str:
     """A client's words (a path, a robot name) inside our message: short, quoted."""
     return quoted(_echoed(text))
 
@@ -4523,7 +4559,7 @@ def _replayed(body: bytes, receive: Receive | None = None) -> Receive:
     return replay
 
 
-def _kept(events: list[Message]) -> Send:
+def _collected_into(events: list[Message]) -> Send:
     """A send() for a request of ours: what the app answers, kept in `events`."""
 
     async def keep(message: Message) -> None:
@@ -4589,15 +4625,19 @@ class HttpGuard:
         host = _header(headers, b"host")
         if host is None or host.lower() not in self.hosts:
             allowed = ", ".join(sorted(self.hosts))
-            self._note(f"refused a request for Host {host!r}; allowed: {allowed} (--allow-host adds names)")
-            return refused(421, f"Host {_theirs(host or '')} does not name this server")
+            self._log_once(
+                f"refused a request for Host {host!r}; allowed: {allowed} (--allow-host adds names)"
+            )
+            return refused(421, f"Host {_client_words(host or '')} does not name this server")
         origin = _header(headers, b"origin")
         if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
-            self._note(f"refused a request from foreign Origin {origin!r}")
-            return refused(403, f"requests from pages at Origin {_theirs(origin or '')} are not allowed")
+            self._log_once(f"refused a request from foreign Origin {origin!r}")
+            return refused(
+                403, f"requests from pages at Origin {_client_words(origin or '')} are not allowed"
+            )
         if self.token is None or scope["path"] in OPEN_PATHS or self._authorized(headers):
             return None
-        self._note("refused a request without the right bearer token")
+        self._log_once("refused a request without the right bearer token")
         challenge = {"www-authenticate": 'Bearer realm="robot-md-mcp"'}
         return refused(401, "send the token: Authorization: Bearer <token>", challenge)
 
@@ -4608,7 +4648,7 @@ class HttpGuard:
         matches = hmac.compare_digest(credentials.strip().encode("latin-1"), cast(bytes, self.token))
         return matches and scheme.lower() == "bearer"
 
-    def _note(self, message: str) -> None:
+    def _log_once(self, message: str) -> None:
         """Log each distinct refusal once (a flood of them must not flood stderr)."""
         if message not in self.noted and len(self.noted) < 100:
             self.noted.add(message)
@@ -4621,11 +4661,11 @@ class HttpGuard:
         if not isinstance(body, bytes):
             await body(scope, receive, send)
         elif scope["path"] == MCP_PATH and scope["method"] == "POST" and len(body) <= MAX_HTTP_BODY_BYTES:
-            await self.post(scope, body, receive, send)
+            await self.post_message(scope, body, receive, send)
         else:  # past the limit, a POST to /mcp gets the SDK's 413 (max_request_body_size)
             await self.forward(scope, _replayed(body, receive), send)
 
-    async def post(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
+    async def post_message(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
         """A message to /mcp, classified as a stdio line is (section 8): errors and batches answered here. The
         SDK queues notifications per session: a budget of their own keeps a flood from taking the slots
         every client's requests need."""
@@ -4670,7 +4710,7 @@ class HttpGuard:
             events: list[Message] = []
             if message is not None:
                 body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-                await self.forward(scope, _replayed(body), _kept(events))
+                await self.forward(scope, _replayed(body), _collected_into(events))
             said = b"".join(event.get("body", b"") for event in events)
             for text in [row[5:] for row in said.splitlines() if row.startswith(b"data:")] or [said]:
                 with contextlib.suppress(ValueError):  # none (202), or not the SDK's JSON-RPC
@@ -4715,7 +4755,7 @@ class HttpGuard:
         self.live.forget(least_recent)
         headers = [(b"host", min(self.hosts).encode()), (b"mcp-session-id", least_recent.encode())]
         delete = {**scope, "method": "DELETE", "path": MCP_PATH, "query_string": b"", "headers": headers}
-        await self.app(delete, _replayed(b""), _kept([]))
+        await self.app(delete, _replayed(b""), _collected_into([]))
 
     async def forward(self, scope: Scope, receive: Receive, send: Send) -> tuple[int, str | None]:
         """To the SDK's app: its answer's status and session (0, None: none); a dropped stream ended."""
@@ -4796,11 +4836,11 @@ def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
         def _expect_request(self) -> None:
             waiting_after, self.waiting_since = self.cycle, time.monotonic()
 
-            def check() -> None:
+            def close_if_no_head() -> None:
                 if self.cycle is waiting_after and _waiting_for_head(self):
                     self.transport.close()
 
-            self.loop.call_later(self.timeout_keep_alive, check)
+            self.loop.call_later(self.timeout_keep_alive, close_if_no_head)
 
     return HeadDeadline
 
@@ -4864,7 +4904,7 @@ def render_yaml(body: bytes) -> tuple[int, bytes]:
 def unknown_robot(asked: str, name: str, kind: str) -> str:
     """The 404 for a robot name this server does not serve: which one it does, and where."""
     where = f"{ROBOTS_PATH}/<that name, URL-encoded>/{kind}"
-    return f"no robot {_theirs(asked)} here; this server serves the robot {quoted(name)}: GET {where}"
+    return f"no robot {_client_words(asked)} here; this server serves the robot {quoted(name)}: GET {where}"
 
 
 def _json_content(schema: dict[str, Any], description: str) -> dict[str, Any]:
@@ -5027,11 +5067,10 @@ class RestApi:
             return await self.view(VIEW[kind], name)
         if path.startswith(ROBOTS_PATH + "/"):
             views = ", ".join(view.kind for view in VIEWS)
-            message = (
-                f"no such path: {_theirs(path)}; GET {ROBOTS_PATH}/<robot>/<view> with a view of: {views}"
-            )
+            wanted = f"GET {ROBOTS_PATH}/<robot>/<view> with a view of: {views}"
+            message = f"no such path: {_client_words(path)}; {wanted}"
         else:
-            message = f"no such path: {_theirs(path)}; the paths served are listed at {OPENAPI_PATH}"
+            message = f"no such path: {_client_words(path)}; the paths served are listed at {OPENAPI_PATH}"
         return refused(404, message)
 
     async def validate(self, request: Any) -> Any:
@@ -5072,7 +5111,7 @@ class RestApi:
 
 async def _not_allowed(request: Any, exc: Any) -> Any:
     allowed = (exc.headers or {}).get("Allow", "")
-    message = f"{request.method} is not allowed on {_theirs(request.url.path)}; allowed: {allowed}"
+    message = f"{request.method} is not allowed on {_client_words(request.url.path)}; allowed: {allowed}"
     return refused(405, message, {"allow": allowed})
 
 

@@ -84,7 +84,7 @@ def template() -> dict[str, Any]:
 
 def requires_python(cache: Path) -> str:
     """The CPythons the pyz files serve, once build_pyz's own resolver (same cache) finds every pin's
-    wheel for each of them on every platform (issue #18: uv then never builds one from source)."""
+    wheel for each of them on every platform (so uv never builds one from source)."""
     from build_pyz import GUARD, PYTHONS, BuildError, wheels_for_all  # --repository needs no `packaging`
 
     floor = project()["requires-python"]

@@ -58,7 +58,7 @@ Tree = dict[Target, dict[str, tuple[str, Path, str, int | None]]]  # target -> p
 # differs per wheel build (a zipapp is never pip-uninstalled; SBOMs carry random serial numbers).
 DROP_DIRS = {"__pycache__", "tests", "test", "benchmarks"}
 DROP_FILES = ("*.pyi", "*.pyc", *(f"*.dist-info/{n}" for n in ("RECORD", "WHEEL", "INSTALLER", "sboms/*")))
-# pywin32 is ~15 MB per CPython; mcp.os.win32.utilities imports pywintypes, win32api, win32con and
+# pywin32 is large (per CPython); mcp.os.win32.utilities imports pywintypes, win32api, win32con and
 # win32job, and those need _win32sysloader, pywintypes3XY.dll and the bootstrap that pywin32.pth runs.
 PYWIN32_KEEP = """pywin32.pth pywin32-*.dist-info/* pywin32_system32/pywintypes3*.dll win32/License.txt
 win32/_win32sysloader*.pyd win32/win32api*.pyd win32/win32job*.pyd win32/lib/pywin32_bootstrap.py
@@ -518,7 +518,7 @@ def build_one(wheels: Wheels, out: Path, bytecode: str | None = None, loaded: tu
 
 
 def build_all(wheels: Wheels, dist: Path, version: str) -> None:
-    """The universal pyz (no bytecode: five CPythons' worth would add ~20 MB) and the slim ones, with
+    """The universal pyz (no bytecode: every CPython's own would make it much larger) and the slim ones, with
     bytecode for what a session loads made by each CPython found on PATH."""
     key = GUARD["platform_key"](sys.platform, platform.machine(), 64 if sys.maxsize > 2**32 else 32)
     host = (key, f"{sys.version_info[0]}.{sys.version_info[1]}")  # the target this build runs as?

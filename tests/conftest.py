@@ -38,9 +38,9 @@ REFERENCE_DIR = ROOT / ".cache" / "reference-robot-md-1.10.6"
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: one worker per CPU this process may run on, and one more: a test waiting on a
-    server or a deadline leaves its CPU to the spare (on 2 cores, default tier: 2 workers 61-63 s,
-    3 workers 53-57 s, 4 workers 64 s). xdist's own count takes the machine's cores, which
-    overcommits a container limited to a few of them."""
+    server or a deadline leaves its CPU to the spare (docs/development.md#tiers: the counts tried).
+    xdist's own count takes the machine's cores, which overcommits a container limited to a few of
+    them."""
     usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
     return len(usable) + 1
 

@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -218,8 +219,17 @@ atexit.register(peak)
 )
 
 
-def run_measured(*args: str | Path, timeout: float = 30) -> tuple[int, str, str, float, float]:
-    """`run(ARGS)`: exit code, stdout, stderr, seconds and peak RSS in MiB."""
+@dataclass(frozen=True)
+class Measured:
+    """One run of the command line (`done`: exit code, stdout, stderr), its seconds and peak RSS."""
+
+    done: subprocess.CompletedProcess[str]
+    seconds: float
+    peak_mib: float
+
+
+def run_measured(*args: str | Path, timeout: float = 30) -> Measured:
+    """`run(ARGS)`, with the seconds it took and its peak RSS in MiB."""
     with tempfile.TemporaryDirectory() as scratch:
         peak_file = Path(scratch) / "peak"
         started = time.monotonic()
@@ -231,7 +241,7 @@ def run_measured(*args: str | Path, timeout: float = 30) -> tuple[int, str, str,
         )
         elapsed = time.monotonic() - started
         peak = int(peak_file.read_text().split()[1]) / 1024 if peak_file.exists() else float("nan")
-    return done.returncode, done.stdout, done.stderr, elapsed, peak
+    return Measured(done, elapsed, peak)
 
 
 # --- stdio: newline-delimited JSON-RPC ---------------------------------------------------

@@ -191,7 +191,9 @@ def test_startup_and_validate_verb(name: str, tmp_path: Path) -> None:
 
 
 def check_startup(name: str, case: Case, args: tuple[str | Path, ...]) -> None:
-    code, out, err, seconds, peak = run_measured(*args)
+    measured = run_measured(*args)
+    code, out, err = measured.done.returncode, measured.done.stdout, measured.done.stderr
+    seconds, peak = measured.seconds, measured.peak_mib
     print(f"\n{name} ({' '.join(map(str, args[:-1])) or 'serve'}): {seconds:.2f}s, peak {peak:.0f} MiB")
     assert "Traceback" not in err
     assert seconds < REQUEST_DEADLINE, f"{args}: {seconds:.2f}s"

@@ -1,5 +1,5 @@
 """The module reads top-down: each numbered section uses only the sections above it (type annotations
-aside), and the sections before the server never import the SDK; and what the docs and the test files
+included), and the sections before the server never import the SDK; and what the docs and the test files
 say is in a section is there."""
 
 from __future__ import annotations
@@ -44,23 +44,6 @@ def defined_names(tree: ast.Module) -> dict[str, int]:
     return names
 
 
-def annotation_nodes(tree: ast.AST) -> set[int]:
-    """ids of every node inside an annotation (strings at run time here)."""
-    inside: set[int] = set()
-    for node in ast.walk(tree):
-        annotations: list[ast.expr | None] = []
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
-            args += [a for a in (node.args.vararg, node.args.kwarg) if a is not None]
-            annotations = [a.annotation for a in args] + [node.returns]
-        elif isinstance(node, ast.AnnAssign):
-            annotations = [node.annotation]
-        for annotation in annotations:
-            if annotation is not None:
-                inside.update(id(n) for n in ast.walk(annotation))
-    return inside
-
-
 def local_names(node: ast.stmt) -> set[str]:
     """Parameters and names assigned inside a top-level definition (they shadow the module's)."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -74,11 +57,11 @@ def local_names(node: ast.stmt) -> set[str]:
     return local
 
 
-def test_each_section_uses_only_those_above_it() -> None:
-    tree = ast.parse(SOURCE)
-    starts = section_starts()
-    assert [n for _, n in starts] == list(range(1, len(starts) + 1)), "sections numbered 1, 2, 3, … in order"
-    names, in_annotations = defined_names(tree), annotation_nodes(tree)
+def upward_uses(source: str) -> list[str]:
+    """Each use of a top-level name defined in a later section, type annotations included."""
+    tree = ast.parse(source)
+    starts = [(source.count("\n", 0, m.start()) + 1, int(m[1])) for m in BANNER.finditer(source)]
+    names = defined_names(tree)
     upward = set()
     for node in tree.body:
         here = section_of(node.lineno, starts)
@@ -86,11 +69,33 @@ def test_each_section_uses_only_those_above_it() -> None:
         for used in ast.walk(node):
             if not isinstance(used, ast.Name) or not isinstance(used.ctx, ast.Load):
                 continue
-            if used.id in names and used.id not in local and id(used) not in in_annotations:
+            if used.id in names and used.id not in local:
                 there = section_of(names[used.id], starts)
                 if there > here:
                     upward.add(f"§{here} line {used.lineno} uses {used.id} from §{there}")
-    assert not upward, "\n".join(sorted(upward))
+    return sorted(upward)
+
+
+def test_each_section_uses_only_those_above_it() -> None:
+    starts = section_starts()
+    assert [n for _, n in starts] == list(range(1, len(starts) + 1)), "sections numbered 1, 2, 3, … in order"
+    assert not upward_uses(SOURCE), "\n".join(upward_uses(SOURCE))
+
+
+def test_a_use_from_a_later_section_is_found_in_code_and_in_annotations() -> None:
+    source = (
+        "# 1. First\n"
+        "class Arm:\n    grip: Gripper | None = None\n"
+        "def reach(arm: Arm) -> Gripper:\n    return make()\n"
+        "# 2. Second\n"
+        "class Gripper:\n    arm: Arm\n"
+        "def make() -> Gripper:\n    return Gripper()\n"
+    )
+    assert upward_uses(source) == [
+        "§1 line 3 uses Gripper from §2",
+        "§1 line 4 uses Gripper from §2",
+        "§1 line 5 uses make from §2",
+    ]
 
 
 def test_the_sections_before_the_server_never_import_the_sdk() -> None:
@@ -154,9 +159,10 @@ def test_module_functions_are_small() -> None:
 
 
 # A name and the section it is said to be in, either way round: "`TOOLS` (section 7)", "`parse` (§2)",
-# "(§8 `classify_line`", "Section 10, `install`".
-NAME_THEN_SECTION = re.compile(r"`([A-Za-z_][\w.]*)`\s*\((?:section|§)\s*(\d+)\b", re.I)
-SECTION_THEN_NAME = re.compile(r"(?:section|§)\s*(\d+),?\s+`([A-Za-z_][\w.]*)`", re.I)
+# "`VERBS` row (section 10)", "(`serve_settings`, section 10)", "(§8 `classify_line`", "Section 10,
+# `install`", "§8's `_Batches`".
+NAME_THEN_SECTION = re.compile(r"`([A-Za-z_][\w.]*)`(?:\s+row)?(?:\s*\(|,\s*)(?:section|§)\s*(\d+)\b", re.I)
+SECTION_THEN_NAME = re.compile(r"(?:section|§)\s*(\d+)(?:'s)?,?\s+`([A-Za-z_][\w.]*)`", re.I)
 # A row of development.md's table of sections: "| 1. Reading | what | `name`, `name` |".
 SECTION_ROW = re.compile(r"^\| (\d+)\. [^|]*\|[^|]*\|(.*)\|$", re.M)
 DOCS = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
@@ -212,12 +218,19 @@ def test_each_section_test_file_names_its_section() -> None:
 
 
 def test_the_claims_finder_sees_both_orders_and_the_table() -> None:
-    text = "a `TOOLS` (section 7) and (§8 `classify_line`, or §9 `HttpGuard`)\n| 2. Parsing | x | `parse` |\n"
+    text = (
+        "a `TOOLS` (section 7) and (§8 `classify_line`, or §9 `HttpGuard`)\n| 2. Parsing | x | `parse` |\n"
+        "its `VERBS` row (section 10); read at start (`serve_settings`, section 10);\n"
+        "through §8's `_Batches`\n"
+    )
     assert sorted(section_claims(text)) == [
         ("HttpGuard", 9),
         ("TOOLS", 7),
+        ("VERBS", 10),
+        ("_Batches", 8),
         ("classify_line", 8),
         ("parse", 2),
+        ("serve_settings", 10),
     ]
     assert wrong_claims([("TOOLS", 6), ("nothing_here", 1), ("ManifestFile.version_async", 5)]) == [
         "TOOLS is in §7, not §6",

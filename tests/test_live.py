@@ -196,12 +196,14 @@ def test_changes_names_what_changed() -> None:
     def snap(text: str) -> rmm.Snapshot:
         return rmm.Snapshot(rmm.parse(text), text)
 
-    updated, relisted = rmm.changes(snap(GOOD), snap(HEAVIER))
-    assert set(updated) == {f"robot-md://bob/{k}" for k in ("context", "frontmatter", "safety")}
-    assert not relisted
-    updated, relisted = rmm.changes(snap(GOOD), snap(RENAMED))
-    assert relisted and len(updated) == 2 * len(rmm.VIEWS)
-    assert rmm.changes(snap(GOOD), snap(GOOD)) == ([], False)
+    heavier = snap(HEAVIER)
+    found = rmm.changes(snap(GOOD), heavier)
+    assert set(found.updated) == {f"robot-md://bob/{k}" for k in ("context", "frontmatter", "safety")}
+    assert not found.relisted and found.now is heavier
+    found = rmm.changes(snap(GOOD), snap(RENAMED))
+    assert found.relisted and len(found.updated) == 2 * len(rmm.VIEWS)
+    same = snap(GOOD)
+    assert rmm.changes(snap(GOOD), same) == rmm.Changes(same, [], False)
 
 
 @pytest.mark.anyio
@@ -259,16 +261,16 @@ def test_clients_are_forgotten_when_their_http_session_ends_or_goes_idle(manifes
 
     live = rmm.LiveUpdates(rmm.ManifestFile(manifest_path(GOOD)), forget_after=3600)
     live.subscribe(ctx("s1"), "robot-md://bob/safety")
-    assert live.client(ctx("s1")) == {"robot-md://bob/safety"}  # the same session, another request
-    live.client(ctx("s2"))
+    assert live.subscriptions_of(ctx("s1")) == {"robot-md://bob/safety"}  # the same session, another request
+    live.subscriptions_of(ctx("s2"))
     live.forget("s1")
     assert list(live.clients) == ["s2"]
     live.forget_after = 0.0
-    live.client(ctx("s3"))  # s2, idle past forget_after, goes
+    live.subscriptions_of(ctx("s3"))  # s2, idle past forget_after, goes
     assert list(live.clients) == ["s3"]
     live.forget_after = None
     for i in range(rmm.MAX_LISTENING_CLIENTS + 10):
-        live.client(ctx(f"many-{i}"))
+        live.subscriptions_of(ctx(f"many-{i}"))
     assert len(live.clients) == rmm.MAX_LISTENING_CLIENTS
 
 
@@ -333,15 +335,15 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
     live = rmm.LiveUpdates(manifest_file, None, POLL)
     server = rmm.build_server(manifest_file, live=live)
     looks: list[str] = []
-    check = live.check
+    changes_since = live.changes_since
 
-    def looking(last: rmm.Snapshot | None) -> tuple[rmm.Snapshot, list[str], bool]:
+    def looking(last: rmm.Snapshot | None) -> rmm.Changes:
         try:
-            return check(last)
+            return changes_since(last)
         finally:
             looks.append(path.read_text(encoding="utf-8"))
 
-    live.check = looking  # type: ignore[method-assign]
+    live.changes_since = looking  # type: ignore[method-assign]
     async with in_process(server, "legacy") as client:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -363,6 +365,6 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
         tasks = {t.get_name() for t in __import__("asyncio").all_tasks()}
         assert any("watch_safely" in name for name in tasks)
         with pytest.raises(rmm.ManifestError, match="out of memory"):  # what the watcher meets, and logs
-            rmm.LiveUpdates(rmm.ManifestFile(path)).check(None)
+            rmm.LiveUpdates(rmm.ManifestFile(path)).changes_since(None)
         edit(path, RENAMED)
         assert await read_text(client, "robot-md://bob2/safety")

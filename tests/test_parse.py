@@ -327,25 +327,12 @@ def test_a_message_quoting_a_huge_value_is_cut() -> None:
 def test_a_pyyaml_without_libyaml_is_one_line_and_exit_1(tmp_path: Path) -> None:
     """As PyYAML built from source without LibYAML: the module imports, each verb says why in one
     line and exits 1 (no AttributeError traceback at import)."""
-    import subprocess
-
-    from serving import faulty
+    from serving import faulty, run
 
     for verb in ([], ["validate"], ["validate", "--json"], ["render"]):
-        done = subprocess.run(
-            [*faulty("no-libyaml", start="script"), *verb, str(EXAMPLE)],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            stdin=subprocess.DEVNULL,
-        )
+        done = run(*verb, EXAMPLE, command=faulty("no-libyaml", start="script"), timeout=30)
         assert (done.returncode, done.stdout) == (1, ""), done.stderr
         assert done.stderr.startswith("robot-md-mcp: cannot start: PyYAML ") and done.stderr.count("\n") == 1
         assert "without LibYAML" in done.stderr
-    done = subprocess.run(
-        [*faulty("no-libyaml", start="script"), "--version"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    done = run("--version", command=faulty("no-libyaml", start="script"), timeout=30)
     assert done.returncode == 0 and done.stderr == ""

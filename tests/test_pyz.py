@@ -132,7 +132,7 @@ async def test_full_session(version: str, pyz: Path, guard, tmp_path: Path) -> N
 
 def _check_footprint(python: str, copy: Path, guard) -> None:
     """The copy is this build's for this CPython, holds only the compiled files this interpreter
-    loads (not the 25 targets' ~250 MB), and LibYAML made it in (parity with the reference's error
+    loads (not every target's), and LibYAML made it in (parity with the reference's error
     messages depends on it)."""
     tag = subprocess.run(
         [python, "-c", "import sys; print('cp%d%d' % sys.version_info[:2])"], capture_output=True, text=True
@@ -448,8 +448,8 @@ def test_copy_made_by_someone_else_is_refused(pyz: Path, guard, tmp_path: Path) 
 
 
 def test_first_run_on_a_full_disk(pyz: Path, tmp_path: Path) -> None:
-    """A real first run into a 20 MB tmpfs (this interpreter's share of the pyz is ~35 MB): one line
-    saying why, exit 1, nothing left behind, and the next run with room works."""
+    """A real first run into a 20 MB tmpfs (less than this interpreter's share of the pyz: performance.md):
+    one line saying why, exit 1, nothing left behind, and the next run with room works."""
     need(os.geteuid() == 0 and shutil.which("mount") is not None, "root (to mount a small tmpfs)")
     small = tmp_path / "small"
     small.mkdir()

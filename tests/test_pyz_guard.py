@@ -761,9 +761,9 @@ def test_entry_point_override(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_pyz_is_written_by_the_build_not_shiv() -> None:
-    """Issue #28: shiv's zip was rewritten keeping only its site-packages, so the build writes the zip
-    itself (docs/packaging.md says which of shiv's conventions the pyz keeps, and why none of its code
-    runs): nothing in the build or the pyz imports, patches or runs shiv, and build.sh installs none."""
+    """The build writes the zip itself (docs/packaging.md says which of shiv's conventions the pyz
+    keeps, and why none of its code runs): nothing in the build or the pyz imports, patches or runs
+    shiv, and build.sh installs none."""
     for path in (ROOT / "packaging" / "build_pyz.py", GUARD_FILE):
         tree = ast.parse(path.read_text())
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}

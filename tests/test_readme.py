@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -528,7 +527,7 @@ def test_exit_code_table_names_every_exit_code() -> None:
 def test_exit_code_table_is_what_the_server_does(tmp_path: Path) -> None:
     """The codes the table gives for a signal, per transport, and for the end of input and a closed
     stdout, measured: each situation's words stand in the row of the code it exits with."""
-    from serving import RawServer, Served, run, server_argv
+    from serving import SERVER, RawServer, Served, run
 
     measured: dict[tuple[str, ...], int] = {}
     with RawServer(EXAMPLE) as stdio:
@@ -538,8 +537,7 @@ def test_exit_code_table_is_what_the_server_does(tmp_path: Path) -> None:
     for sig, name in ((signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM")):
         measured[name, "HTTP"] = Served().stop(sig)
     measured[("closed stdin",)] = run(EXAMPLE).returncode
-    closed_stdout = ["/bin/sh", "-c", 'exec 1>&- "$@"', "sh", *server_argv(EXAMPLE)]
-    stdout_closed = subprocess.run(closed_stdout, capture_output=True, timeout=60)
+    stdout_closed = run(EXAMPLE, command=["/bin/sh", "-c", 'exec 1>&- "$@"', "sh", *SERVER])
     measured[("stdout is closed",)] = stdout_closed.returncode
     table = exit_code_table()
     for words, code in measured.items():

@@ -1,4 +1,4 @@
-"""REST beside /mcp on the `--http` server (issue #30): the paths of the TypeScript bridge plus every
+"""REST beside /mcp on the `--http` server: the paths of the TypeScript bridge plus every
 view of VIEWS, POST /validate and /render against the command line for the whole corpus, and the
 guard's refusals on the new routes, over real HTTP on 127.0.0.1 (raw requests: http.client)."""
 

@@ -1,4 +1,4 @@
-"""REST (issue #30) judged by the real tools: openapi-spec-validator says /openapi.json is valid
+"""REST judged by the real tools: openapi-spec-validator says /openapi.json is valid
 OpenAPI 3.1, and schemathesis (`--checks all`, bounded examples) finds no failure against the running
 server, with and without a token. Both live in a venv of their own, `.cache/rest-tools/`, made here
 (not the test extra: they are heavy and only these tests use them)."""

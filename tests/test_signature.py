@@ -445,6 +445,6 @@ def test_signing_the_file_notifies_who_reads_its_verdict(tmp_path, keys) -> None
     watched = rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys)))
     before = watched.version()
     path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
-    updated, relisted = rmm.changes(before, watched.version())
-    assert {uri.rpartition("/")[2] for uri in updated} == {"signature", "identity", "context", "body"}
-    assert not relisted
+    found = rmm.changes(before, watched.version())
+    assert {uri.rpartition("/")[2] for uri in found.updated} == {"signature", "identity", "context", "body"}
+    assert not found.relisted

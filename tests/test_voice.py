@@ -1,4 +1,4 @@
-"""Manifest text never speaks in the server's voice (issue #27, item 1).
+"""Manifest text never speaks in the server's voice.
 
 The property: the structure of everything the server writes from a manifest does not depend on what
 the manifest's strings hold. Each WRITER turns a manifest's text into what the server writes, and
