@@ -6281,15 +6281,14 @@ def _claude(dry_run: bool, machine: Machine, lines: list[list[str]]) -> str | No
 def _claude_code(claude: str, argv: list[str], cwd: str | None = None) -> subprocess.CompletedProcess[str]:
     import subprocess
 
-    return subprocess.run(
-        [claude, *argv[1:]],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        check=False,
-        cwd=cwd,
-    )
+    try:
+        return subprocess.run(
+            [claude, *argv[1:]], capture_output=True, text=True, encoding="utf-8", errors="replace", cwd=cwd
+        )
+    except OSError as e:  # on PATH, yet no program (a stale shim whose interpreter is gone)
+        raise Exit(
+            ExitCode.CANNOT_USE, _visible_line(f"{NAME}: cannot run {claude}: {_os_reason(e)}")
+        ) from None
 
 
 def _last_line(done: subprocess.CompletedProcess[str]) -> str:

@@ -908,6 +908,22 @@ def test_claude_code_failing_is_one_line(tmp_path: Path) -> None:
 
 
 @posix_only
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
+def test_a_claude_that_cannot_start_is_one_line(tmp_path: Path, verb: str) -> None:
+    """A `claude` on PATH whose interpreter is gone (a stale npm shim) or that is no program at all."""
+    for content in ("#!/nonexistent/node\n", "\x7fELF not a program"):
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir(exist_ok=True)
+        (bin_dir / "claude").write_text(content, encoding="utf-8")
+        (bin_dir / "claude").chmod(0o755)
+        env = {"HOME": str(tmp_path), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+        done = run(verb, "claude-code", *([str(EXAMPLE)] if verb == "install" else []), env=env)
+        assert (done.returncode, done.stdout) == (1, ""), done
+        assert done.stderr.startswith(f"robot-md-mcp: cannot run {bin_dir / 'claude'}: ")
+        assert done.stderr.count("\n") == 1, done.stderr
+
+
+@posix_only
 def test_claude_code_uninstall_finds_user_and_local_entries(tmp_path: Path) -> None:
     env, state = fake_claude(tmp_path)
     ours = {"user": {"robot-md": COMMAND}, "local": {"robot-md": COMMAND}, "project": {"robot-md": COMMAND}}
