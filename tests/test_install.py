@@ -18,7 +18,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from conftest import EXAMPLE, ROOT, posix_only
+from conftest import EXAMPLE, ROOT, need, posix_only
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serving import launched, run, server_argv
@@ -1084,6 +1084,28 @@ def test_paths_that_are_not_utf8_are_one_line_never_a_traceback(tmp_path: Path) 
         assert done.stderr.startswith(b"robot-md-mcp: nothing installed: ") and done.stderr.count(b"\n") == 1
         assert b"is not UTF-8" in done.stderr
     assert not home.exists()
+
+
+@posix_only
+@pytest.mark.parametrize("verb", ["install", "uninstall", "render", "validate"])
+def test_a_stdout_that_takes_nothing_is_one_line(tmp_path: Path, verb: str) -> None:
+    """stdout on /dev/full: one line on stderr and exit 1, never a traceback (the config written)."""
+    need(os.path.exists("/dev/full"), "/dev/full")
+    home = tmp_path / "home"
+    args = {"install": ["cursor", str(EXAMPLE)], "uninstall": ["cursor"]}.get(verb, [str(EXAMPLE)])
+    if verb == "uninstall":
+        write_json(home / ".cursor" / "mcp.json", {"mcpServers": {"robot-md": MCP_SERVERS}})
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            server_argv(verb, *args),
+            env={**os.environ, "HOME": str(home)},
+            stdout=full,
+            stderr=subprocess.PIPE,
+        )
+    assert done.returncode == 1 and done.stderr == b"robot-md-mcp: stopped: no space left on device\n"
+    if verb in ("install", "uninstall"):
+        servers = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]
+        assert ("robot-md" in servers) == (verb == "install")
 
 
 def test_help_mentions_install() -> None:
