@@ -5552,9 +5552,7 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
     except BrokenPipeError:  # `robot-md-mcp render | head`
         return ExitCode.OK
     except OSError as e:  # none a command expects: a stdout that takes nothing (/dev/full), no temp folder
-        print(
-            f"{NAME}: stopped: {_os_reason(e)}" + (f" ({e.filename})" if e.filename else ""), file=sys.stderr
-        )
+        print(f"{NAME}: stopped: {_os_reason(e)}", file=sys.stderr)
         return ExitCode.CANNOT_USE
     except ModuleNotFoundError as e:  # a broken install (the SDK loads late, so only now)
         print(f"{NAME}: cannot start: {e}; reinstall {NAME} with its dependencies", file=sys.stderr)
