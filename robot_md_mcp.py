@@ -5922,7 +5922,7 @@ def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine
             raise _Refused(
                 f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
             )
-        status, text, backup = _edit_file(path, CLIENT_FILES[client].key, name, entry, command.dry_run)
+        status, text, kept = _edit_file(path, CLIENT_FILES[client].key, name, entry, command.dry_run)
     except _Refused as e:
         if e.paste_by_hand and entry is not None:  # the entry as a member of the servers object
             print("\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1]))
@@ -5943,7 +5943,6 @@ def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine
             end="",
         )
     else:
-        kept = f"backup: {backup}" if backup else "new file"
         print(
             _visible_line(
                 f'{NAME}: {status} "{name}" {where} {path} ({kept}); {CLIENT_FILES[client].next_step}'
@@ -5959,9 +5958,9 @@ def _visible_line(text: str) -> str:
 
 def _edit_file(
     path: Path, key: str, name: str, entry: dict[str, Any] | None, dry_run: bool
-) -> tuple[str, str | None, Path | None]:
-    """The status, the new text (None: unchanged) and the backup. Edited in turn with our other
-    installs (the lock), and redone if a client saved the file meanwhile (_Changed)."""
+) -> tuple[str, str | None, str]:
+    """The status, the new text (None: unchanged) and what was kept of the old. Edited in turn with our
+    other installs (the lock), and redone if a client saved the file meanwhile (_Changed)."""
     if entry is not None and not dry_run:
         path.parent.mkdir(parents=True, exist_ok=True)
     with _config_lock(path.parent):
@@ -5969,7 +5968,7 @@ def _edit_file(
             old = _read_config(path)
             text, status = edited_config(old, key, name, entry)
             if text is None or dry_run:
-                return status, text, None
+                return status, text, ""
             with contextlib.suppress(_Changed):
                 return status, text, _replace_file(path, text.encode("utf-8"), old)
     raise _Refused(
@@ -6064,11 +6063,11 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
-def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
+def _replace_file(path: Path, data: bytes, old: bytes | None) -> str:
     """Compare and swap: the new bytes and the old go to temp files beside the config (its mode kept);
-    if the config still holds `old` (else _Changed, nothing touched), they are renamed to `<path>.bak`
-    (a link there is replaced, never followed) and over the config: a crash leaves the old file or the
-    new. Returns the backup."""
+    if the config still holds `old` (else _Changed, nothing touched), they are renamed over the config
+    (a crash leaves the old file or the new; a locked one, nothing changed) and then to `<path>.bak` (a
+    link there is replaced, never followed). Says what was kept of the old."""
     import tempfile
 
     backup = None if old is None else path.with_name(path.name + ".bak")
@@ -6088,14 +6087,17 @@ def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
                 os.chmod(tmp, mode)
         if _read_config(path) != old:
             raise _Changed
-        if backup is not None:
-            os.replace(temps[1], backup)
         os.replace(temps[0], path)
+        try:
+            if backup is not None:
+                os.replace(temps[1], backup)
+        except OSError as e:  # the config changed all the same
+            return f"no backup: cannot replace {backup}: {_os_reason(e)}"
     finally:
         for tmp in temps:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-    return backup
+    return "new file" if backup is None else f"backup: {backup}"
 
 
 @contextlib.contextmanager

@@ -265,6 +265,37 @@ def test_a_failed_write_leaves_the_original(install: Installer, monkeypatch, fai
     assert not backup.exists() or backup.read_bytes() == original
 
 
+@pytest.mark.parametrize("locked", ["config", "backup"])
+def test_a_locked_config_or_backup_loses_neither(install: Installer, monkeypatch, locked: str) -> None:
+    """A file that cannot be replaced (macOS Finder's Locked, `chattr +i`: EPERM on rename): a locked
+    config is refused with its backup as it was; a locked backup still lets the config change, said so."""
+    path = install.file("cursor")
+    original = write_json(path, {"mcpServers": {}})
+    backup = path.with_name("mcp.json.bak")
+    backup.write_bytes(b"an older version")
+    real_replace = os.replace
+
+    def replace(src, dst, *args, **kwargs):
+        if Path(dst).name == ("mcp.json" if locked == "config" else "mcp.json.bak"):
+            raise PermissionError(1, "Operation not permitted")
+        return real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", replace)
+    done = install("cursor", str(EXAMPLE))
+    monkeypatch.undo()
+    assert siblings(path) == {"mcp.json", "mcp.json.bak"}
+    assert backup.read_bytes() == b"an older version"
+    if locked == "config":
+        assert (
+            done.code == 1
+            and done.err == f"robot-md-mcp: nothing installed: cannot write {path}: operation not permitted\n"
+        )
+        assert path.read_bytes() == original
+    else:
+        assert done.code == 0 and "robot-md" in json.loads(path.read_text())["mcpServers"]
+        assert f"(no backup: cannot replace {backup}: operation not permitted)" in done.out
+
+
 @posix_only
 @pytest.mark.parametrize("verb", ["install", "uninstall"])
 def test_a_full_disk_leaves_everything_as_it_was(tmp_path: Path, verb: str) -> None:
