@@ -6005,6 +6005,8 @@ def edited_config(
         raise _Refused(f'has a "{key}" that is not a JSON object')
     if name in servers and servers[name] != entry and not _runs_this_program(servers[name]):  # not ours
         raise _Refused(f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)')
+    if entry is not None and name in servers:  # ours: what the user added to it (env, disabled...) stays
+        entry = {**servers[name], **entry}
     if servers.get(name) == entry:
         return None, "unchanged"
     status = "removed" if entry is None else "updated" if name in servers else "added"

@@ -189,6 +189,25 @@ def test_changed_entry_is_updated_with_a_backup(install: Installer) -> None:
     assert path.with_name("mcp.json.bak").read_bytes() == before
 
 
+def test_what_the_user_added_to_our_entry_survives_an_update(install: Installer) -> None:
+    """env, disabled, a timeout: the user's own settings on our entry stay, in place; only the command
+    and its arguments are ours to change."""
+    path = install.file("vscode")
+    old = {
+        "type": "stdio",
+        "command": "/old/bin/robot-md-mcp",
+        "env": {"ROBOT_LOG": "1"},
+        "args": ["/r"],
+        "dev": {},
+    }
+    write_json(path, {"servers": {"robot-md": old}})
+    done = install("vscode", str(EXAMPLE))
+    assert done.code == 0 and "updated" in done.out, done
+    entry = json.loads(path.read_text())["servers"]["robot-md"]
+    assert entry == {**old, **VSCODE} and list(entry) == list(old)
+    assert install("vscode", str(EXAMPLE)).out.endswith("nothing changed\n")
+
+
 def test_backup_is_the_file_just_before_the_latest_change(install: Installer) -> None:
     path = install.file("claude-desktop", "windows")
     write_json(path, {"mcpServers": {}})
@@ -1519,7 +1538,7 @@ def test_only_an_entry_that_runs_this_program_is_replaced_or_removed(
     done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
     if case in OURS:
         assert done.code == 0, done.err
-        ours = {"robot-md": MCP_SERVERS} if verb == "install" else {}
+        ours = {"robot-md": {**entry, **MCP_SERVERS}} if verb == "install" else {}  # its other keys stay
         assert json.loads(path.read_text())["mcpServers"] == {**ours, "x": {"command": "y"}}
     else:
         assert done.code == 1 and done.err.count("\n") == 1
