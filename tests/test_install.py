@@ -1533,7 +1533,7 @@ def test_only_an_entry_that_runs_this_program_is_replaced_or_removed(
 ) -> None:
     """Someone else's server under our name is left as it is by install too (as Claude Code's is)."""
     path = install.file("cursor")
-    entry = OURS.get(case) or FOREIGN[case]
+    entry: dict[str, Any] = OURS.get(case) or FOREIGN[case]
     content = write_json(path, {"mcpServers": {"robot-md": entry, "x": {"command": "y"}}})
     done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
     if case in OURS:
