@@ -1510,7 +1510,7 @@ OURS: dict[str, dict[str, Any]] = {
     "pipx run": {"command": "pipx", "args": ["run", "robot-md-mcp", "/r"]},
     "this very copy": {"command": sys.executable, "args": [MODULE, "/r"]},
 }
-FOREIGN = {  # entries that mention robot-md-mcp without running it
+FOREIGN: dict[str, dict[str, Any]] = {  # entries that mention robot-md-mcp without running it
     "node bridge": {"command": "node", "args": ["/opt/robot-md-mcp/bridge.js"]},
     "docker image": {"command": "docker", "args": ["run", "-i", "--rm", "ghcr.io/me/robot-md-mcp:latest"]},
     "env note": {"command": "npx", "args": ["other-server"], "env": {"NOTE": "replaces robot-md-mcp"}},
@@ -1533,7 +1533,7 @@ def test_only_an_entry_that_runs_this_program_is_replaced_or_removed(
 ) -> None:
     """Someone else's server under our name is left as it is by install too (as Claude Code's is)."""
     path = install.file("cursor")
-    entry: dict[str, Any] = OURS.get(case) or FOREIGN[case]
+    entry = OURS.get(case) or FOREIGN[case]
     content = write_json(path, {"mcpServers": {"robot-md": entry, "x": {"command": "y"}}})
     done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
     if case in OURS:
