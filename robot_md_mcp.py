@@ -6254,9 +6254,9 @@ def _not_ours(scopes: str, name: str) -> str:
 
 
 def claude_code_entry(claude: str, name: str, scope: str) -> list[str] | None:
-    """The command and its arguments of Claude Code's server `name` if it is in `scope`, from `claude mcp
-    get`'s `Scope: User config …`, `Command:`, `Args:` (no JSON; a heavy test runs the CLI). The CLI joins
-    the arguments with spaces: they are split at each one, the command is kept whole."""
+    """The command and its arguments of Claude Code's server `name` if it is in `scope` (an HTTP one's
+    command is ""), from `claude mcp get`'s `Scope: User config …`, `Command:`, `Args:` (no JSON; a heavy
+    test runs the CLI). The CLI joins the arguments with spaces: split at each, the command kept whole."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as elsewhere:  # no local or project entry hides the user one there
@@ -6264,12 +6264,8 @@ def claude_code_entry(claude: str, name: str, scope: str) -> list[str] | None:
             claude, ["claude", "mcp", "get", name], cwd=elsewhere if scope == "user" else None
         )
     fields = dict(re.findall(r"^ *(Scope|Command|Args): ?(.*)$", done.stdout, re.MULTILINE))
-    if (
-        done.returncode == 0
-        and fields.get("Scope", "").lower().startswith(f"{scope} ")
-        and "Command" in fields
-    ):
-        return [fields["Command"], *fields.get("Args", "").split(" ")]
+    if done.returncode == 0 and fields.get("Scope", "").lower().startswith(f"{scope} "):
+        return [fields.get("Command", ""), *fields.get("Args", "").split(" ")]  # an HTTP one has no Command
     return None
 
 

@@ -909,9 +909,13 @@ elif verb == "remove" and name in servers.get(scope, {{}}):
     del servers[scope][name]
 elif verb == "get" and any(name in servers.get(s, {{}}) for s in seen):
     s = next(s for s in seen if name in servers.get(s, {{}}))
-    command, *rest = servers[s][name]
-    print(name + ":\\n  Scope: " + s.title() + " config (...)\\n  Status: ✔ Connected\\n  Type: stdio")
-    print("  Command: " + command + "\\n  Args: " + " ".join(rest) + "\\n  Environment:\\n")
+    print(name + ":\\n  Scope: " + s.title() + " config (...)\\n  Status: ✔ Connected")
+    if isinstance(servers[s][name], str):  # a URL: an HTTP server
+        print("  Type: http\\n  URL: " + servers[s][name] + "\\n")
+    else:
+        command, *rest = servers[s][name]
+        print("  Type: stdio\\n  Command: " + command + "\\n  Args: " + " ".join(rest))
+        print("  Environment:\\n")
 else:
     sys.exit("MCP server " + name + " already exists in " + scope if verb == "add" else "No MCP server")
 state.write_text(json.dumps(servers))
@@ -1034,6 +1038,19 @@ def test_claude_code_uninstall_finds_user_and_local_entries(tmp_path: Path) -> N
     assert done.returncode == 0 and done.stdout.endswith("; nothing changed\n"), done
     done = run(*uninstall, "--scope", "project", env=env)
     assert done.returncode == 0 and json.loads(state.read_text())["project"] == {}
+
+
+@posix_only
+def test_claude_code_leaves_an_http_server_under_our_name(tmp_path: Path) -> None:
+    """`claude mcp get` shows a URL, no command: not ours, so neither replaced nor removed."""
+    env, state = fake_claude(tmp_path)
+    theirs = {"user": {"robot-md": "http://127.0.0.1:9/mcp"}}
+    state.write_text(json.dumps(theirs))
+    done = run_cli("claude-code", str(EXAMPLE), env=env)
+    assert done.returncode == 1 and "not robot-md-mcp's" in done.stderr, done
+    done = run("uninstall", "claude-code", "--scope", "user", env=env)
+    assert done.returncode == 1 and "not robot-md-mcp's" in done.stderr, done
+    assert json.loads(state.read_text()) == theirs
 
 
 @posix_only
