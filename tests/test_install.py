@@ -1223,6 +1223,25 @@ def test_a_stdout_that_takes_nothing_is_one_line(tmp_path: Path, verb: str) -> N
         assert ("robot-md" in servers) == (verb == "install")
 
 
+WORDS = st.sampled_from(
+    [
+        *"cursor vscode claude-desktop claude-code CURSOR /etc /dev/null x user project __proto__ ~ 8000".split(),
+        *"--name --scope --workspace --dry-run --json --http -- - -x --name=é".split(),
+        *(str(EXAMPLE), "", "a\nb"),
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(verb=st.sampled_from(["install", "uninstall"]), words=st.lists(WORDS, max_size=6))
+def test_any_command_line_is_an_answer_or_one_line(install: Installer, verb: str, words: list[str]) -> None:
+    """Whatever words follow install or uninstall (claude off PATH): exit 0, or 1 or 2 with one line on
+    stderr; never an exception out of main."""
+    done = install(*words, verb=verb, PATH="")
+    assert done.code in (0, 1, 2), done
+    assert done.err.count("\n") == (0 if done.code == 0 else 1) or "claude is not on PATH" in done.err, done
+
+
 def test_help_mentions_install() -> None:
     for args in (["--help"], ["install", "--help"]):
         done = run(*args)
