@@ -5336,6 +5336,12 @@ class Machine:
     home: Path | None = None  # None: the user's own
 
     def user_home(self) -> Path:
+        """Where clients keep their configs; Exit if $HOME is empty or relative (Python would take / or
+        the current folder, and a config would land there)."""
+        given = self.environ.get("HOME")
+        if self.home is None and self.platform != "win32" and given is not None and not os.path.isabs(given):
+            line = f"{NAME}: $HOME is {given!r}, not an absolute path; set it to yours"
+            raise Exit(ExitCode.CANNOT_USE, line)
         return Path.home() if self.home is None else self.home
 
 
@@ -5924,8 +5930,8 @@ def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine
             )
         status, text, kept = _edit_file(path, CLIENT_FILES[client].key, name, entry, command.dry_run)
     except _Refused as e:
-        if e.paste_by_hand and entry is not None:  # the entry as a member of the servers object
-            print("\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1]))
+        if e.paste_by_hand and entry is not None:
+            print(_as_member(name, entry))
         raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing {done}: {path} {e}")) from None
     except OSError as e:
         line = f"{NAME}: nothing {done}: cannot write {path}: {_os_reason(e)}"
@@ -5935,13 +5941,9 @@ def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine
         print(_visible_line(f'{NAME}: "{name}" {there}; nothing changed'))
         return ExitCode.OK
     verb, where = {"added": ("add", "to"), "updated": ("update", "in"), "removed": ("remove", "from")}[status]
-    if command.dry_run:
-        print(
-            _visible_line(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}:'),
-            text,
-            sep="\n",
-            end="",
-        )
+    if command.dry_run:  # our entry only: the rest of the file may hold other servers' secrets (env)
+        said = _visible_line(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}')
+        print(said + (f":\n{_as_member(name, entry)}" if entry is not None else ""))
     else:
         print(
             _visible_line(
@@ -5949,6 +5951,11 @@ def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine
             )
         )
     return ExitCode.OK
+
+
+def _as_member(name: str, entry: dict[str, Any]) -> str:
+    """The entry as a member of the servers object, to paste there."""
+    return "\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1])
 
 
 def _visible_line(text: str) -> str:

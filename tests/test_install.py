@@ -724,12 +724,17 @@ def test_dry_run_changes_nothing(install: Installer) -> None:
     assert done.code == 0
     first, rest = done.out.split("\n", 1)
     assert first == f'robot-md-mcp: dry run, nothing changed; would add "robot-md" to {path}:'
-    assert json.loads(rest) == {"mcpServers": {"robot-md": MCP_SERVERS}}
+    assert json.loads("{" + rest + "}") == {"robot-md": MCP_SERVERS}  # the member to write, as pasted
     assert list(install.home.iterdir()) == []  # not even the folders
-    original = write_json(path, {"mcpServers": {"robot-md": {"command": "/old/bin/robot-md-mcp"}}})
+    secret = {"command": "npx", "args": ["other"], "env": {"API_KEY": "sk-do-not-print"}}
+    config = {"mcpServers": {"robot-md": {"command": "/old/bin/robot-md-mcp"}, "other": secret}}
+    original = write_json(path, config)
     done = install("claude-desktop", str(EXAMPLE), "--dry-run", os_name="macos")
     assert done.out.startswith(f'robot-md-mcp: dry run, nothing changed; would update "robot-md" in {path}:')
+    assert "sk-do-not-print" not in done.out + done.err  # only our entry is shown, not others' secrets
     assert path.read_bytes() == original and siblings(path) == {path.name}
+    done = install("claude-desktop", "--dry-run", verb="uninstall", os_name="macos")
+    assert done.out == f'robot-md-mcp: dry run, nothing changed; would remove "robot-md" from {path}\n'
 
 
 # --- the command: whatever is running now ------------------------------------------
@@ -817,6 +822,14 @@ def run_cli(*args: str, env: dict[str, str], python_args: tuple[str, ...] = (MOD
     full_env = {k: v for k, v in os.environ.items() if k not in ("ROBOT_MD_PATH", "XDG_CONFIG_HOME")}
     command = [sys.executable, *python_args]
     return run("install", *args, command=command, env={**full_env, **env}, inherit_env=False, cwd=cwd)
+
+
+@pytest.mark.parametrize("home", ["", "relative/home", "~"])
+def test_a_home_that_names_no_folder_is_refused_and_nothing_written(tmp_path: Path, home: str) -> None:
+    done = run_cli("cursor", str(EXAMPLE), env={"HOME": home}, cwd=tmp_path)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == f"robot-md-mcp: $HOME is {home!r}, not an absolute path; set it to yours\n"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_real_zipapp_installs_itself(tmp_path: Path) -> None:
