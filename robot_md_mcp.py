@@ -5584,6 +5584,11 @@ def expanded(path: str | None, what: str, instead: str) -> str | None:
     return None
 
 
+def _visible_line(text: str) -> str:
+    """A line of ours that names paths: their line breaks, controls and format characters as <U+XXXX>."""
+    return visible(text).replace("\n", "<U+000A>")
+
+
 def _names_a_path(word: str) -> bool:
     """An existing file or folder, or a word that looks like a path (else: a mistyped command)."""
     return os.path.exists(word) or "/" in word or os.sep in word or word.lower().endswith(".md")
@@ -5607,9 +5612,10 @@ def load_manifest(
         return manifest_file, manifest_file.require_robot_name(snap) if named else snap
     except NoManifestFound as e:
         hint = f"pass a path: {invoked_as()} /path/to/{MANIFEST_FILENAME}"
-        raise Exit(ExitCode.USAGE, f"{NAME}: {e.what}; {hint}", e) from None
+        raise Exit(ExitCode.USAGE, _visible_line(f"{NAME}: {e.what}; {hint}"), e) from None
     except ManifestError as e:
-        line = "\n".join([e.one_line(), *(f"  hint: {advice}" for advice in yaml_advice(e))])
+        hints = [f"  hint: {advice}" for advice in yaml_advice(e)]
+        line = "\n".join([_visible_line(e.one_line()), *hints])
         if manifest_file is not None and manifest_file.reads.in_flight():
             # Stuck: the process lives on until the read returns; whoever started it hears now.
             print(line, file=sys.stderr, flush=True)
@@ -5684,7 +5690,7 @@ def run_serve(command: Command, machine: Machine) -> int:
     try:
         keys = None if folder is None else load_trusted_keys(folder)
     except ManifestError as e:
-        raise Exit(ExitCode.CANNOT_USE, e.one_line(), e) from None
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(e.one_line()), e) from None
     manifest_file, snap = load_manifest(command, machine, keys=keys)
     robot = cast(str, snap.manifest.robot_name)
     if http is None:
@@ -5956,11 +5962,6 @@ def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine
 def _as_member(name: str, entry: dict[str, Any]) -> str:
     """The entry as a member of the servers object, to paste there."""
     return "\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1])
-
-
-def _visible_line(text: str) -> str:
-    """A line of ours that names paths: their line breaks, controls and format characters as <U+XXXX>."""
-    return visible(text).replace("\n", "<U+000A>")
 
 
 def _edit_file(
