@@ -6023,8 +6023,9 @@ def edited_config(
     else:
         servers[name] = entry
     indent = re.search(r"^[ \t]+(?=\S)", text, re.MULTILINE)  # the file's own, else 2 spaces
-    try:  # strict JSON only: no Infinity for 1e400, no lone surrogates
+    try:  # strict JSON only: no Infinity for 1e400, no lone surrogates; invisible characters escaped
         new = json.dumps(config, indent=indent.group(0) if indent else 2, ensure_ascii=False, allow_nan=False)
+        new = _MAYBE_INVISIBLE.sub(_json_escaped, new)
         new.encode("utf-8")
     except (ValueError, UnicodeEncodeError):
         raise _Refused("holds NaN, Infinity or text that is not Unicode; fix it by hand") from None

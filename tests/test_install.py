@@ -161,6 +161,21 @@ def test_keeps_other_servers_and_keys_in_order(install: Installer) -> None:
     assert f"(backup: {path}.bak)" in done.out
 
 
+@given(st.text(st.characters(categories=["Cc", "Cf", "Zl", "Zp"], exclude_characters="\n\t"), min_size=1))
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_invisible_characters_in_other_entries_stay_escaped(install: Installer, hidden: str) -> None:
+    """A config read with `\u202e` (or any control or format character) escaped is written back escaped:
+    the same value, and nothing the user later reads in an editor is hidden or reordered by us."""
+    path = install.file("cursor")
+    other = {"command": "npx", "args": [f"a{hidden}b"], "env": {f"K{hidden}": hidden}}
+    path.unlink(missing_ok=True)
+    write_json(path, {"mcpServers": {"other": other}})  # json.dumps escapes them (ensure_ascii)
+    assert install("cursor", str(EXAMPLE)).code == 0
+    after = path.read_text(encoding="utf-8")
+    assert json.loads(after)["mcpServers"]["other"] == other
+    assert not any(ch in after.replace("\n", "").replace("\t", "") for ch in hidden)
+
+
 def test_second_identical_install_changes_nothing(install: Installer) -> None:
     path = install.file("cursor")
     original = write_json(path, {"mcpServers": {"other": {"command": "x"}}})
