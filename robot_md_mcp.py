@@ -5823,7 +5823,10 @@ def _install_target(command: Command) -> Command:
     folder = None if workspace is None else os.path.abspath(os.path.expanduser(workspace))
     # The first that applies is told. Clients use the name in tool names (mcp__robot-md__validate).
     wrong = {
-        f"--name {name!r}: use letters, digits, '-' and '_' only": not re.fullmatch(r"[A-Za-z0-9_-]+", name),
+        # Not "-" first: `claude mcp add` would read it as an option (and argparse `--name=--` as none).
+        f"--name {name!r}: use letters, digits, '-' and '_' only, not '-' first": not re.fullmatch(
+            r"[A-Za-z0-9_][A-Za-z0-9_-]*", name
+        ),
         f"--name {name!r}: a JavaScript client reading the config treats it specially; choose another": (
             name in JS_OBJECT_MEMBERS
         ),
