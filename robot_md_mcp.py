@@ -5400,6 +5400,12 @@ class Machine:
     home: Path | None = None  # None: the user's own
 
     def user_home(self) -> Path:
+        """Where clients keep their configs; Exit if $HOME is empty or relative (Python would take / or
+        the current folder, and a config would land there)."""
+        given = self.environ.get("HOME")
+        if self.home is None and self.platform != "win32" and given is not None and not os.path.isabs(given):
+            line = f"{NAME}: $HOME is {given!r}, not an absolute path; set it to yours"
+            raise Exit(ExitCode.CANNOT_USE, line)
         return Path.home() if self.home is None else self.home
 
 
@@ -5615,6 +5621,9 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
         return ExitCode.INTERRUPTED
     except BrokenPipeError:  # `robot-md-mcp render | head`
         return ExitCode.OK
+    except OSError as e:  # none a command expects: a stdout that takes nothing (/dev/full), no temp folder
+        print(f"{NAME}: stopped: {_os_reason(e)}", file=sys.stderr)
+        return ExitCode.CANNOT_USE
     except ModuleNotFoundError as e:  # a broken install (the SDK loads late, so only now)
         print(f"{NAME}: cannot start: {e}; reinstall {NAME} with its dependencies", file=sys.stderr)
         return ExitCode.CANNOT_USE
@@ -5637,6 +5646,11 @@ def expanded(path: str | None, what: str, instead: str) -> str | None:
         file=sys.stderr,
     )
     return None
+
+
+def _visible_line(text: str) -> str:
+    """A line of ours that names paths: their line breaks, controls and format characters as <U+XXXX>."""
+    return visible(text).replace("\n", "<U+000A>")
 
 
 def _names_a_path(word: str) -> bool:
@@ -5662,9 +5676,10 @@ def load_manifest(
         return manifest_file, manifest_file.require_robot_name(snap) if named else snap
     except NoManifestFound as e:
         hint = f"pass a path: {invoked_as()} /path/to/{MANIFEST_FILENAME}"
-        raise Exit(ExitCode.USAGE, f"{NAME}: {e.what}; {hint}", e) from None
+        raise Exit(ExitCode.USAGE, _visible_line(f"{NAME}: {e.what}; {hint}"), e) from None
     except ManifestError as e:
-        line = "\n".join([e.one_line(), *(f"  hint: {advice}" for advice in yaml_advice(e))])
+        hints = [f"  hint: {advice}" for advice in yaml_advice(e)]
+        line = "\n".join([_visible_line(e.one_line()), *hints])
         if manifest_file is not None and manifest_file.reads.in_flight():
             # Stuck: the process lives on until the read returns; whoever started it hears now.
             print(line, file=sys.stderr, flush=True)
@@ -5673,9 +5688,10 @@ def load_manifest(
 
 
 def _utf8_stdout() -> None:
-    # Windows pipes default to the ANSI code page; manifests are UTF-8.
+    # Windows pipes default to the ANSI code page; manifests are UTF-8. A path that is not (a byte
+    # os.fsdecode kept as a surrogate) is shown escaped, never a traceback.
     if hasattr(sys.stdout, "reconfigure"):
-        sys.stdout.reconfigure(encoding="utf-8")
+        sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace")
 
 
 def run_render(command: Command, machine: Machine) -> int:
@@ -5738,7 +5754,7 @@ def run_serve(command: Command, machine: Machine) -> int:
     try:
         keys = None if folder is None else load_trusted_keys(folder)
     except ManifestError as e:
-        raise Exit(ExitCode.CANNOT_USE, e.one_line(), e) from None
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(e.one_line()), e) from None
     manifest_file, snap = load_manifest(command, machine, keys=keys)
     robot = cast(str, snap.manifest.robot_name)
     if http is None:
@@ -5871,7 +5887,10 @@ def _install_target(command: Command) -> Command:
     folder = None if workspace is None else os.path.abspath(os.path.expanduser(workspace))
     # The first that applies is told. Clients use the name in tool names (mcp__robot-md__validate).
     wrong = {
-        f"--name {name!r}: use letters, digits, '-' and '_' only": not re.fullmatch(r"[A-Za-z0-9_-]+", name),
+        # Not "-" first: `claude mcp add` would read it as an option (and argparse `--name=--` as none).
+        f"--name {name!r}: use letters, digits, '-' and '_' only, not '-' first": not re.fullmatch(
+            r"[A-Za-z0-9_][A-Za-z0-9_-]*", name
+        ),
         f"--name {name!r}: a JavaScript client reading the config treats it specially; choose another": (
             name in JS_OBJECT_MEMBERS
         ),
@@ -5899,15 +5918,9 @@ def run_install(command: Command, machine: Machine) -> int:
             e.code, f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
         ) from None
     launch, path = [*launch_command(), str(manifest_file.path)], manifest_file.path
-    for parts in (Path(word).parts for word in launch[:2]):  # `uv cache clean` would delete the program
-        if ("uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts)) or (
-            "pipx" in parts and ".cache" in parts
-        ):
-            raise Exit(
-                ExitCode.CANNOT_USE,
-                f"{NAME}: nothing installed: this copy runs from a cache that a clean removes; install it "
-                "for good (uv tool install or pipx install) and run install from there",
-            )
+    why_not = _unusable_launch(launch)
+    if why_not:
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing installed: {why_not}"))
     _utf8_stdout()
     if command.client == "claude-code":
         code = claude_code_add(command, launch, machine)
@@ -5915,18 +5928,31 @@ def run_install(command: Command, machine: Machine) -> int:
         code = edit_config(command, server_entry(command, launch), machine)
     if not snap.report.ok:
         count, see = len(snap.report.errors), f"see why: {invoked_as()} validate {shlex.quote(str(path))}"
-        print(
-            f"{NAME}: note: {path} does not validate ({count} error{'s' * (count != 1)}); agents are told "
-            f"so; {see}",
-            file=sys.stderr,
+        line = (
+            f"{NAME}: note: {path} does not validate ({count} error{'s' * (count != 1)}); agents are told so"
         )
+        print(_visible_line(f"{line}; {see}"), file=sys.stderr)
     if snap.manifest.frontmatter.get("safety") is None:
-        print(
-            f"{NAME}: note: {path} declares no safety block; agents are told to treat every motion as "
-            "needing the operator's approval",
-            file=sys.stderr,
-        )
+        line = f"{NAME}: note: {path} declares no safety block; agents are told to treat every motion as "
+        print(_visible_line(f"{line}needing the operator's approval"), file=sys.stderr)
     return code
+
+
+def _unusable_launch(launch: list[str]) -> str | None:
+    """Why a client could not start `launch` for long, if so."""
+    for parts in (Path(word).parts for word in launch[:2]):  # `uv cache clean` would delete the program
+        if ("uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts)) or (
+            "pipx" in parts and ".cache" in parts
+        ):
+            return (
+                "this copy runs from a cache that a clean removes; install it for good (uv tool install "
+                "or pipx install) and run install from there"
+            )
+    for word in launch:  # a byte os.fsdecode kept as a surrogate: JSON (and Node's argv) cannot carry it
+        if re.search("[\ud800-\udfff]", word):
+            shown = word.encode("utf-8", "backslashreplace").decode("utf-8")
+            return f"{shown} is not UTF-8, which a client's config cannot hold; rename or move it"
+    return None
 
 
 def run_uninstall(command: Command, machine: Machine) -> int:
@@ -5975,33 +6001,41 @@ def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine
             raise _Refused(
                 f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
             )
-        status, text, backup = _edit_file(path, CLIENT_FILES[client].key, name, entry, command.dry_run)
+        status, text, kept = _edit_file(path, CLIENT_FILES[client].key, name, entry, command.dry_run)
     except _Refused as e:
-        if e.paste_by_hand and entry is not None:  # the entry as a member of the servers object
-            print("\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1]))
-        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing {done}: {path} {e}") from None
+        if e.paste_by_hand and entry is not None:
+            print(_as_member(name, entry))
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing {done}: {path} {e}")) from None
     except OSError as e:
-        raise Exit(
-            ExitCode.CANNOT_USE, f"{NAME}: nothing {done}: cannot write {path}: {_os_reason(e)}"
-        ) from None
+        line = f"{NAME}: nothing {done}: cannot write {path}: {_os_reason(e)}"
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(line)) from None
     if text is None:
         there = f"is already in {path} with this command" if entry is not None else f"is not in {path}"
-        print(f'{NAME}: "{name}" {there}; nothing changed')
+        print(_visible_line(f'{NAME}: "{name}" {there}; nothing changed'))
         return ExitCode.OK
     verb, where = {"added": ("add", "to"), "updated": ("update", "in"), "removed": ("remove", "from")}[status]
-    if command.dry_run:
-        print(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}:\n{text}', end="")
+    if command.dry_run:  # our entry only: the rest of the file may hold other servers' secrets (env)
+        said = _visible_line(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}')
+        print(said + (f":\n{_as_member(name, entry)}" if entry is not None else ""))
     else:
-        kept = f"backup: {backup}" if backup else "new file"
-        print(f'{NAME}: {status} "{name}" {where} {path} ({kept}); {CLIENT_FILES[client].next_step}')
+        print(
+            _visible_line(
+                f'{NAME}: {status} "{name}" {where} {path} ({kept}); {CLIENT_FILES[client].next_step}'
+            )
+        )
     return ExitCode.OK
+
+
+def _as_member(name: str, entry: dict[str, Any]) -> str:
+    """The entry as a member of the servers object, to paste there."""
+    return "\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1])
 
 
 def _edit_file(
     path: Path, key: str, name: str, entry: dict[str, Any] | None, dry_run: bool
-) -> tuple[str, str | None, Path | None]:
-    """The status, the new text (None: unchanged) and the backup. Edited in turn with our other
-    installs (the lock), and redone if a client saved the file meanwhile (_Changed)."""
+) -> tuple[str, str | None, str]:
+    """The status, the new text (None: unchanged) and what was kept of the old. Edited in turn with our
+    other installs (the lock), and redone if a client saved the file meanwhile (_Changed)."""
     if entry is not None and not dry_run:
         path.parent.mkdir(parents=True, exist_ok=True)
     with _config_lock(path.parent):
@@ -6009,7 +6043,7 @@ def _edit_file(
             old = _read_config(path)
             text, status = edited_config(old, key, name, entry)
             if text is None or dry_run:
-                return status, text, None
+                return status, text, ""
             with contextlib.suppress(_Changed):
                 return status, text, _replace_file(path, text.encode("utf-8"), old)
     raise _Refused(
@@ -6044,8 +6078,10 @@ def edited_config(
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
         raise _Refused(f'has a "{key}" that is not a JSON object')
-    if entry is None and name in servers and not _runs_this_program(servers[name]):
+    if name in servers and servers[name] != entry and not _runs_this_program(servers[name]):  # not ours
         raise _Refused(f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)')
+    if entry is not None and name in servers:  # ours: what the user added to it (env, disabled...) stays
+        entry = {**servers[name], **entry}
     if servers.get(name) == entry:
         return None, "unchanged"
     status = "removed" if entry is None else "updated" if name in servers else "added"
@@ -6054,8 +6090,9 @@ def edited_config(
     else:
         servers[name] = entry
     indent = re.search(r"^[ \t]+(?=\S)", text, re.MULTILINE)  # the file's own, else 2 spaces
-    try:  # strict JSON only: no Infinity for 1e400, no lone surrogates
+    try:  # strict JSON only: no Infinity for 1e400, no lone surrogates; invisible characters escaped
         new = json.dumps(config, indent=indent.group(0) if indent else 2, ensure_ascii=False, allow_nan=False)
+        new = _MAYBE_INVISIBLE.sub(_json_escaped, new)
         new.encode("utf-8")
     except (ValueError, UnicodeEncodeError):
         raise _Refused("holds NaN, Infinity or text that is not Unicode; fix it by hand") from None
@@ -6079,6 +6116,8 @@ def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
         ) from None
     except RecursionError:
         raise _Refused(TOO_DEEP) from None
+    except ValueError:  # an integer longer than sys.get_int_max_str_digits()
+        raise _Refused("holds a number with more digits than Python reads; fix it by hand") from None
     if not isinstance(config, dict):
         raise _Refused("does not hold a JSON object at the top level")
     deepest, level = 0, [(config, 1)]  # how deep objects and arrays nest, without recursion
@@ -6102,10 +6141,11 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
-def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
-    """Compare and swap: the new bytes and the old go to temp files beside the config (its mode kept),
-    renamed to `<path>.bak` (a link there is replaced, never followed) and, if the config still holds
-    `old` (else _Changed), over the config: a crash leaves the old file or the new. Returns the backup."""
+def _replace_file(path: Path, data: bytes, old: bytes | None) -> str:
+    """Compare and swap: the new bytes and the old go to temp files beside the config (its mode kept);
+    if the config still holds `old` (else _Changed, nothing touched), they are renamed over the config
+    (a crash leaves the old file or the new; a locked one, nothing changed) and then to `<path>.bak` (a
+    link there is replaced, never followed). Says what was kept of the old."""
     import tempfile
 
     backup = None if old is None else path.with_name(path.name + ".bak")
@@ -6123,16 +6163,19 @@ def _replace_file(path: Path, data: bytes, old: bytes | None) -> Path | None:
                 os.fsync(f.fileno())
             if mode is not None:
                 os.chmod(tmp, mode)
-        if backup is not None:
-            os.replace(temps[1], backup)
         if _read_config(path) != old:
             raise _Changed
         os.replace(temps[0], path)
+        try:
+            if backup is not None:
+                os.replace(temps[1], backup)
+        except OSError as e:  # the config changed all the same
+            return f"no backup: cannot replace {backup}: {_os_reason(e)}"
     finally:
         for tmp in temps:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-    return backup
+    return "new file" if backup is None else f"backup: {backup}"
 
 
 @contextlib.contextmanager
@@ -6166,8 +6209,8 @@ def _config_lock(folder: Path, wait_seconds: float = CONFIG_LOCK_SECONDS) -> Ite
 
 # What starts this program, as install writes it or the README shows by hand: its console script
 # (robot-md-mcp), the module or a pyz run by a Python (robot_md_mcp.py, robot-md-mcp-0.1.0-….pyz,
-# -m robot_md_mcp), and uvx, uv or pipx running the robot-md-mcp package.
-_OUR_PROGRAM = re.compile(r"robot[-_]md[-_]mcp(?:\.py|(?:[-_.][\w.+-]*)?\.pyz)?", re.IGNORECASE)
+# -m robot_md_mcp), and uvx, uv or pipx running the robot-md-mcp package. robot-md-mcp-evil.pyz is not.
+_OUR_PROGRAM = re.compile(r"robot[-_]md[-_]mcp(?:\.py|(?:-\d[\w.+-]*)?\.pyz)?", re.IGNORECASE)
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*w?|py", re.IGNORECASE)
 _RUNNERS = {"uvx": (), "uv": ("tool", "run"), "pipx": ("run",)}  # and what comes before the package
 _OPTIONS_WITH_VALUES = frozenset(  # a Python's and the runners'
@@ -6184,8 +6227,11 @@ def _runs_this_program(entry: Any) -> bool:
     args = entry.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         return False
-    argv, me = [entry["command"], *args], launch_command()
-    return argv[: len(me)] == me or _OUR_PROGRAM.fullmatch(_program_run_by(argv)) is not None
+    argv, me = [entry["command"], *args], launch_command()  # me: joined, as `claude mcp get` shows it
+    return (
+        f"{' '.join(argv)} ".startswith(f"{' '.join(me)} ")
+        or _OUR_PROGRAM.fullmatch(_program_run_by(argv)) is not None
+    )
 
 
 def _program_run_by(argv: list[str]) -> str:
@@ -6198,8 +6244,10 @@ def _program_run_by(argv: list[str]) -> str:
     if tuple(rest[: len(before)]) != before:
         return ""
     rest = rest[len(before) :]
-    while rest and rest[0].startswith("-") and rest[0] != "-m":
+    while rest and rest[0].startswith("-") and rest[0] not in ("-m", "-c", "-"):
         rest = rest[2:] if rest[0] in _OPTIONS_WITH_VALUES else rest[1:]
+    if rest[:1] in (["-c"], ["-"]):  # code given inline or on stdin: no file of ours
+        return ""
     rest = rest[1:] if rest[:1] == ["-m"] else rest
     return re.split(r"[@=<>!~\[;\s]", _file_name(rest[0]))[0] if rest else ""  # a package's version cut off
 
@@ -6223,61 +6271,77 @@ def claude_code_add(command: Command, launch: list[str], machine: Machine) -> in
         return ExitCode.OK
     done, status = _claude_code(claude, add), "added"
     there = None if done.returncode == 0 else claude_code_entry(claude, name, scope)
-    if there == " ".join(launch):
+    if there is not None and " ".join(there) == " ".join(launch):
         print(
             f'{NAME}: "{name}" is already in Claude Code\'s {scope} config with this command; nothing changed'
         )
         return ExitCode.OK
     if there is not None:  # another command under this name, in this scope
-        if not _runs_this_program({"command": there.split(" ")[0], "args": there.split(" ")[1:]}):
+        if _someone_elses(there):
             raise Exit(
                 ExitCode.CANNOT_USE,
-                f'{NAME}: nothing installed: Claude Code\'s {scope} config has a "{name}" that is not '
-                "robot-md-mcp's; left as it is (--name picks another)",
+                f"{NAME}: nothing installed: {_not_ours(scope, name)} (--name picks another)",
             )
         _claude_code(claude, ["claude", "mcp", "remove", "--scope", scope, name])
         done, status = _claude_code(claude, add), "updated"
     if done.returncode != 0:
-        raise Exit(
-            ExitCode.CANNOT_USE,
-            f"{NAME}: `claude mcp add` failed (exit {done.returncode}): {_last_line(done)}",
+        gone = f"; the entry it replaces was removed first: it ran {' '.join(there or [])}" * (
+            status == "updated"
         )
+        line = f"{NAME}: `claude mcp add` failed (exit {done.returncode}): {_last_line(done)}{gone}"
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(line))
     print(f'{NAME}: {status} "{name}" in Claude Code\'s {scope} config: ran {_shown(add, machine)}')
     return ExitCode.OK
 
 
 def claude_code_remove(command: Command, machine: Machine) -> int:
-    """`claude mcp remove` from the scope given, else from the user scope and
-    the local one (where earlier versions of install put it)."""
-    scopes = [command.scope] if command.scope else ["user", "local"]
-    lines = [["claude", "mcp", "remove", "--scope", scope, cast(str, command.name)] for scope in scopes]
-    claude = _claude(command.dry_run, machine, lines)
+    """`claude mcp remove` from the scope given, else from the user scope and the local one (where
+    earlier versions of install put it); an entry `claude mcp get` shows there running something else
+    is left as it is (a project one hidden by a local one cannot be seen, and is removed)."""
+    name, scopes = cast(str, command.name), [command.scope] if command.scope else ["user", "local"]
+    lines = {scope: ["claude", "mcp", "remove", "--scope", scope, name] for scope in scopes}
+    claude = _claude(command.dry_run, machine, list(lines.values()))
     if claude is None:
         return ExitCode.OK
-    runs = [_claude_code(claude, line) for line in lines]
-    removed = [scope for scope, done in zip(scopes, runs, strict=True) if done.returncode == 0]
+    theirs = [scope for scope in scopes if _someone_elses(claude_code_entry(claude, name, scope))]
+    runs = {scope: _claude_code(claude, line) for scope, line in lines.items() if scope not in theirs}
+    removed = [scope for scope, done in runs.items() if done.returncode == 0]
+    if theirs and not removed:
+        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: nothing removed: {_not_ours(' and '.join(theirs), name)}")
+    if theirs:
+        print(f"{NAME}: note: {_not_ours(' and '.join(theirs), name)}", file=sys.stderr)
     if removed:
-        print(f'{NAME}: removed "{command.name}" from Claude Code\'s {" and ".join(removed)} config')
+        print(f'{NAME}: removed "{name}" from Claude Code\'s {" and ".join(removed)} config')
     else:
-        why = _last_line(runs[-1])
+        why = _last_line(list(runs.values())[-1])
         print(
-            f'{NAME}: "{command.name}" is not in Claude Code\'s {" or ".join(scopes)} config ({why}); '
-            "nothing changed"
+            f'{NAME}: "{name}" is not in Claude Code\'s {" or ".join(scopes)} config ({why}); nothing changed'
         )
     return ExitCode.OK
 
 
-def claude_code_entry(claude: str, name: str, scope: str) -> str | None:
-    """The command line (words joined by spaces) of Claude Code's server `name` if it is in `scope`, from
-    `claude mcp get`'s `Scope: User config …`, `Command:`, `Args:` (no JSON; a heavy test runs the CLI)."""
-    done = _claude_code(claude, ["claude", "mcp", "get", name])
+def _someone_elses(there: list[str] | None) -> bool:
+    """Is what `claude mcp get` showed a command that does not start robot-md-mcp?"""
+    return there is not None and not _runs_this_program({"command": there[0], "args": there[1:]})
+
+
+def _not_ours(scopes: str, name: str) -> str:
+    return f"Claude Code's {scopes} config has a \"{name}\" that is not robot-md-mcp's; left as it is"
+
+
+def claude_code_entry(claude: str, name: str, scope: str) -> list[str] | None:
+    """The command and its arguments of Claude Code's server `name` if it is in `scope` (an HTTP one's
+    command is ""), from `claude mcp get`'s `Scope: User config …`, `Command:`, `Args:` (no JSON; a heavy
+    test runs the CLI). The CLI joins the arguments with spaces: split at each, the command kept whole."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as elsewhere:  # no local or project entry hides the user one there
+        done = _claude_code(
+            claude, ["claude", "mcp", "get", name], cwd=elsewhere if scope == "user" else None
+        )
     fields = dict(re.findall(r"^ *(Scope|Command|Args): ?(.*)$", done.stdout, re.MULTILINE))
-    if (
-        done.returncode == 0
-        and fields.get("Scope", "").lower().startswith(f"{scope} ")
-        and "Command" in fields
-    ):
-        return f"{fields['Command']} {fields.get('Args', '')}".rstrip(" ")
+    if done.returncode == 0 and fields.get("Scope", "").lower().startswith(f"{scope} "):
+        return [fields.get("Command", ""), *fields.get("Args", "").split(" ")]  # an HTTP one has no Command
     return None
 
 
@@ -6293,12 +6357,17 @@ def _claude(dry_run: bool, machine: Machine, lines: list[list[str]]) -> str | No
     return claude
 
 
-def _claude_code(claude: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
+def _claude_code(claude: str, argv: list[str], cwd: str | None = None) -> subprocess.CompletedProcess[str]:
     import subprocess
 
-    return subprocess.run(
-        [claude, *argv[1:]], capture_output=True, text=True, encoding="utf-8", errors="replace", check=False
-    )
+    try:
+        return subprocess.run(
+            [claude, *argv[1:]], capture_output=True, text=True, encoding="utf-8", errors="replace", cwd=cwd
+        )
+    except OSError as e:  # on PATH, yet no program (a stale shim whose interpreter is gone)
+        raise Exit(
+            ExitCode.CANNOT_USE, _visible_line(f"{NAME}: cannot run {claude}: {_os_reason(e)}")
+        ) from None
 
 
 def _last_line(done: subprocess.CompletedProcess[str]) -> str:

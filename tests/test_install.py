@@ -8,7 +8,9 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
+import unicodedata
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,7 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from conftest import EXAMPLE, ROOT, posix_only
+from conftest import EXAMPLE, ROOT, need, posix_only
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serving import launched, run, server_argv
@@ -160,6 +162,21 @@ def test_keeps_other_servers_and_keys_in_order(install: Installer) -> None:
     assert f"(backup: {path}.bak)" in done.out
 
 
+@given(st.text(st.characters(categories=["Cc", "Cf", "Zl", "Zp"], exclude_characters="\n\t"), min_size=1))
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_invisible_characters_in_other_entries_stay_escaped(install: Installer, hidden: str) -> None:
+    """A config read with `\u202e` (or any control or format character) escaped is written back escaped:
+    the same value, and nothing the user later reads in an editor is hidden or reordered by us."""
+    path = install.file("cursor")
+    other = {"command": "npx", "args": [f"a{hidden}b"], "env": {f"K{hidden}": hidden}}
+    path.unlink(missing_ok=True)
+    write_json(path, {"mcpServers": {"other": other}})  # json.dumps escapes them (ensure_ascii)
+    assert install("cursor", str(EXAMPLE)).code == 0
+    after = path.read_text(encoding="utf-8")
+    assert json.loads(after)["mcpServers"]["other"] == other
+    assert not any(ch in after.replace("\n", "").replace("\t", "") for ch in hidden)
+
+
 def test_second_identical_install_changes_nothing(install: Installer) -> None:
     path = install.file("cursor")
     original = write_json(path, {"mcpServers": {"other": {"command": "x"}}})
@@ -186,6 +203,25 @@ def test_changed_entry_is_updated_with_a_backup(install: Installer) -> None:
     assert list(data["servers"]) == ["a", "robot-md"]  # replaced in place
     assert data["servers"]["robot-md"] == VSCODE
     assert path.with_name("mcp.json.bak").read_bytes() == before
+
+
+def test_what_the_user_added_to_our_entry_survives_an_update(install: Installer) -> None:
+    """env, disabled, a timeout: the user's own settings on our entry stay, in place; only the command
+    and its arguments are ours to change."""
+    path = install.file("vscode")
+    old = {
+        "type": "stdio",
+        "command": "/old/bin/robot-md-mcp",
+        "env": {"ROBOT_LOG": "1"},
+        "args": ["/r"],
+        "dev": {},
+    }
+    write_json(path, {"servers": {"robot-md": old}})
+    done = install("vscode", str(EXAMPLE))
+    assert done.code == 0 and "updated" in done.out, done
+    entry = json.loads(path.read_text())["servers"]["robot-md"]
+    assert entry == {**old, **VSCODE} and list(entry) == list(old)
+    assert install("vscode", str(EXAMPLE)).out.endswith("nothing changed\n")
 
 
 def test_backup_is_the_file_just_before_the_latest_change(install: Installer) -> None:
@@ -264,6 +300,67 @@ def test_a_failed_write_leaves_the_original(install: Installer, monkeypatch, fai
     assert not backup.exists() or backup.read_bytes() == original
 
 
+@pytest.mark.parametrize("locked", ["config", "backup"])
+def test_a_locked_config_or_backup_loses_neither(install: Installer, monkeypatch, locked: str) -> None:
+    """A file that cannot be replaced (macOS Finder's Locked, `chattr +i`: EPERM on rename): a locked
+    config is refused with its backup as it was; a locked backup still lets the config change, said so."""
+    path = install.file("cursor")
+    original = write_json(path, {"mcpServers": {}})
+    backup = path.with_name("mcp.json.bak")
+    backup.write_bytes(b"an older version")
+    real_replace = os.replace
+
+    def replace(src, dst, *args, **kwargs):
+        if Path(dst).name == ("mcp.json" if locked == "config" else "mcp.json.bak"):
+            raise PermissionError(1, "Operation not permitted")
+        return real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", replace)
+    done = install("cursor", str(EXAMPLE))
+    monkeypatch.undo()
+    assert siblings(path) == {"mcp.json", "mcp.json.bak"}
+    assert backup.read_bytes() == b"an older version"
+    if locked == "config":
+        assert (
+            done.code == 1
+            and done.err == f"robot-md-mcp: nothing installed: cannot write {path}: operation not permitted\n"
+        )
+        assert path.read_bytes() == original
+    else:
+        assert done.code == 0 and "robot-md" in json.loads(path.read_text())["mcpServers"]
+        assert f"(no backup: cannot replace {backup}: operation not permitted)" in done.out
+
+
+@posix_only
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
+def test_a_full_disk_leaves_everything_as_it_was(tmp_path: Path, verb: str) -> None:
+    """A real write that fails (RLIMIT_FSIZE in the child: EFBIG, as ENOSPC would): one line, exit 1,
+    the config and its backup (bytes and mode) as they were, no temp file left."""
+    import resource
+
+    home = tmp_path / "home"
+    path = home / ".cursor" / "mcp.json"
+    servers = {"robot-md": MCP_SERVERS} if verb == "uninstall" else {}
+    original = write_json(path, {"mcpServers": servers, "pad": "x" * 6000})
+    backup = path.with_name("mcp.json.bak")
+    backup.write_bytes(b"an older version")
+    backup.chmod(0o600)
+    args = [verb, "cursor", *([str(EXAMPLE)] if verb == "install" else [])]
+    done = subprocess.run(
+        server_argv(*args),
+        env={**os.environ, "HOME": str(home), "PYTHONDONTWRITEBYTECODE": "1"},
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (1, ""), done
+    done_word = "installed" if verb == "install" else "removed"
+    assert done.stderr == f"robot-md-mcp: nothing {done_word}: cannot write {path}: file too large\n"
+    assert path.read_bytes() == original and siblings(path) == {"mcp.json", "mcp.json.bak"}
+    assert backup.read_bytes() == b"an older version" and backup.stat().st_mode & 0o777 == 0o600
+
+
 # --- refusing --------------------------------------------------------------------
 
 REFUSED = {
@@ -295,6 +392,10 @@ REFUSED = {
         b'{"mcpServers": {}, "name": "\\ud800"}',
         "holds NaN, Infinity or text that is not Unicode; fix it by hand",
     ),
+    "an integer of 5000 digits": (  # beyond what Python converts (sys.get_int_max_str_digits)
+        b'{"mcpServers": {}, "id": ' + b"7" * 5000 + b"}",
+        "holds a number with more digits than Python reads; fix it by hand",
+    ),
 }
 
 
@@ -314,6 +415,49 @@ def test_refuses_files_it_cannot_keep(install: Installer, case: str) -> None:
         assert json.loads("{" + done.out + "}") == {"robot-md": MCP_SERVERS}
     else:
         assert done.out == ""
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    content=st.sampled_from([c for c, _ in REFUSED.values()])
+    | st.binary(max_size=40)
+    | st.text(st.sampled_from('{}[]":,-01eE.nN\\ufeff'), max_size=30).map(str.encode),
+    verb=st.sampled_from(["install", "uninstall"]),
+)
+def test_whatever_the_file_holds_a_refusal_leaves_it_and_its_backup(
+    install: Installer, content: bytes, verb: str
+) -> None:
+    """Any bytes: installed (or removed), or refused in one line with the config, the backup (bytes
+    and mode) and the folder exactly as they were; never a traceback."""
+    path = install.file("cursor")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backup = path.with_name("mcp.json.bak")
+    backup.write_bytes(b"the user's own backup")
+    backup.chmod(0o600)
+    path.write_bytes(content)
+    done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
+    if done.code != 0:
+        assert done.code == 1 and done.err.count("\n") == 1, done.err
+        assert path.read_bytes() == content and siblings(path) == {"mcp.json", "mcp.json.bak"}
+        assert backup.read_bytes() == b"the user's own backup" and backup.stat().st_mode & 0o777 == 0o600
+
+
+@posix_only
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.text(st.sampled_from("a\n\r\t\x1b\u2028\u202e\x85é"), min_size=1, max_size=6))
+def test_a_folder_name_with_line_breaks_still_gets_one_line(
+    install: Installer, tmp_path: Path, name: str
+) -> None:
+    """Paths are shown with control and format characters as <U+XXXX>: every message is one line."""
+    workspace = Path(tempfile.mkdtemp(dir=tmp_path, prefix=name))
+    done = install("vscode", str(EXAMPLE), "--workspace", str(workspace))
+    assert done.code == 0 and done.out.count("\n") == 1 and done.err == "", done
+    assert install("vscode", str(EXAMPLE), "--workspace", str(workspace)).out.count("\n") == 1
+    (workspace / ".vscode" / "mcp.json").write_text('{"servers": {}, // mine\n}', encoding="utf-8")
+    for verb in ("install", "uninstall"):
+        args = [*([str(EXAMPLE)] if verb == "install" else []), "--workspace", str(workspace)]
+        done = install("vscode", *args, verb=verb)
+        assert done.code == 1 and done.err.count("\n") == 1, done
 
 
 @posix_only
@@ -342,6 +486,54 @@ def test_a_planted_backup_symlink_is_not_followed(install: Installer, tmp_path: 
     assert victim.read_text(encoding="utf-8") == "echo safe\n"
     backup = config.parent / planted
     assert not backup.is_symlink() and json.loads(backup.read_text(encoding="utf-8")) == {"servers": {}}
+
+
+@posix_only
+@pytest.mark.parametrize(
+    "kind", ["link to a file", "link to a folder", "dangling link", "link loop", "fifo", "socket"]
+)
+def test_whatever_stands_at_the_backup_is_replaced_never_followed(
+    install: Installer, tmp_path: Path, kind: str
+) -> None:
+    import socket
+
+    path = install.file("cursor")
+    original = write_json(path, {"mcpServers": {}})
+    backup, victim, folder = path.with_name("mcp.json.bak"), tmp_path / "victim", tmp_path / "folder"
+    victim.write_text("safe", encoding="utf-8")
+    folder.mkdir()
+    made = {
+        "link to a file": lambda: backup.symlink_to(victim),
+        "link to a folder": lambda: backup.symlink_to(folder),
+        "dangling link": lambda: backup.symlink_to(tmp_path / "nothing"),
+        "link loop": lambda: backup.symlink_to(backup.name),
+        "fifo": lambda: os.mkfifo(backup),
+        "socket": lambda: socket.socket(socket.AF_UNIX).bind(str(backup)),
+    }
+    made[kind]()
+    done = install("cursor", str(EXAMPLE))
+    assert done.code == 0, done.err
+    assert victim.read_text(encoding="utf-8") == "safe" and list(folder.iterdir()) == []
+    assert not backup.is_symlink() and backup.read_bytes() == original
+
+
+@posix_only
+def test_config_links_dangling_or_in_a_loop(install: Installer, tmp_path: Path) -> None:
+    """A dangling link (dotfiles not yet made) is written through, its folders made; a loop is refused."""
+    path = install.file("cursor")
+    path.parent.mkdir(parents=True)
+    target = tmp_path / "dotfiles" / "cursor" / "mcp.json"
+    path.symlink_to(target)
+    assert install("cursor", str(EXAMPLE)).code == 0 and path.is_symlink()
+    assert json.loads(target.read_text())["mcpServers"]["robot-md"] == MCP_SERVERS
+    path.unlink()
+    path.symlink_to(path.name)
+    for verb in ("install", "uninstall"):
+        done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
+        assert (
+            done.code == 1 and done.err.count("\n") == 1 and "too many levels of symbolic links" in done.err
+        )
+    assert siblings(path) == {"mcp.json"} and path.is_symlink()
 
 
 @posix_only
@@ -445,6 +637,20 @@ def test_a_workspace_entry_names_what_is_inside_it_by_workspace_folder(
     assert [os.path.normpath(a) for a in expanded] == [sys.executable, str(module), str(manifest)]
 
 
+def test_a_renamed_zipapp_in_the_workspace_installs_again_without_a_change(
+    install: Installer, tmp_path: Path, monkeypatch
+) -> None:
+    """A pyz renamed `rmm` inside the workspace is written as ${workspaceFolder}/rmm: run again, the
+    entry is the one it would write, so nothing changes (its name alone does not say it is ours)."""
+    workspace = tmp_path / "proj"
+    workspace.mkdir()
+    zipfile.ZipFile(workspace / "rmm", "w").close()
+    monkeypatch.setattr(sys, "argv", [str(workspace / "rmm")])
+    for said in ("added", "is already in"):
+        done = install("vscode", str(EXAMPLE), "--workspace", str(workspace))
+        assert done.code == 0 and said in done.out, done
+
+
 def test_a_manifest_that_does_not_validate_installs_with_a_note(install: Installer, tmp_path: Path) -> None:
     manifest = tmp_path / "ROBOT.md"
     manifest.write_text("---\nmetadata:\n  robot_name: rover\n---\n# rover\n", encoding="utf-8")
@@ -520,6 +726,8 @@ def test_a_name_javascript_treats_specially_is_refused_in_one_line(install: Inst
         if name in JS_SPECIAL:
             assert done.code == 2 and done.out == "" and done.err.count("\n") == 1, done
             assert done.err.startswith(f"robot-md-mcp: --name {name!r}: ") and "JavaScript" in done.err
+        elif name.startswith("-"):  # `claude mcp add` would take it for an option
+            assert done.code == 2 and done.out == "" and done.err.count("\n") == 1, done
         else:
             assert done.code == 0, done
     assert list(install.home.iterdir()) == []
@@ -534,12 +742,17 @@ def test_dry_run_changes_nothing(install: Installer) -> None:
     assert done.code == 0
     first, rest = done.out.split("\n", 1)
     assert first == f'robot-md-mcp: dry run, nothing changed; would add "robot-md" to {path}:'
-    assert json.loads(rest) == {"mcpServers": {"robot-md": MCP_SERVERS}}
+    assert json.loads("{" + rest + "}") == {"robot-md": MCP_SERVERS}  # the member to write, as pasted
     assert list(install.home.iterdir()) == []  # not even the folders
-    original = write_json(path, {"mcpServers": {"robot-md": {"command": "old"}}})
+    secret = {"command": "npx", "args": ["other"], "env": {"API_KEY": "sk-do-not-print"}}
+    config = {"mcpServers": {"robot-md": {"command": "/old/bin/robot-md-mcp"}, "other": secret}}
+    original = write_json(path, config)
     done = install("claude-desktop", str(EXAMPLE), "--dry-run", os_name="macos")
     assert done.out.startswith(f'robot-md-mcp: dry run, nothing changed; would update "robot-md" in {path}:')
+    assert "sk-do-not-print" not in done.out + done.err  # only our entry is shown, not others' secrets
     assert path.read_bytes() == original and siblings(path) == {path.name}
+    done = install("claude-desktop", "--dry-run", verb="uninstall", os_name="macos")
+    assert done.out == f'robot-md-mcp: dry run, nothing changed; would remove "robot-md" from {path}\n'
 
 
 # --- the command: whatever is running now ------------------------------------------
@@ -583,10 +796,58 @@ def test_launch_command_for_each_way_of_running(monkeypatch, tmp_path: Path) -> 
     assert rmm.launch_command() == [sys.executable, "-m", "robot_md_mcp"]
 
 
+def ways_of_running(folder: Path) -> dict[str, tuple[str, str | None]]:
+    """sys.argv[0] and __main__'s spec name of each way this program runs (launch_command's cases)."""
+    pyz = folder / "robot-md-mcp-0.1.0-cp311-manylinux_x86_64.pyz"
+    with zipfile.ZipFile(pyz, "w") as z:
+        z.writestr("__main__.py", "")
+    (folder / "robot-md-mcp").write_bytes(pyz.read_bytes())  # a zipapp without its extension
+    (folder / "bin").mkdir()
+    (folder / "bin" / "robot-md-mcp").write_text("#!/usr/bin/python3\n")  # a console script
+    return {
+        "pyz": (str(pyz), None),
+        "zipapp without extension": (str(folder / "robot-md-mcp"), None),
+        "module file": (MODULE, None),
+        "console script": (str(folder / "bin" / "robot-md-mcp"), None),
+        "python -m": ("/site-packages/robot_md_mcp/__main__.py", "robot_md_mcp.__main__"),
+        "python -c": ("-c", None),
+    }
+
+
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
+def test_an_entry_any_way_of_running_wrote_is_replaced_or_removed_by_any_other(
+    install: Installer, tmp_path: Path, monkeypatch, verb: str
+) -> None:
+    """Installed from the pyz, uninstalled (or installed again) from the console script, ...: every
+    form install itself writes is ours to every other copy."""
+    ways = ways_of_running(tmp_path)
+    path = install.file("cursor")
+    every = list(ways.values())
+    for (wrote, wrote_spec), (runs, runs_spec) in zip(every, every[1:] + every[:1]):  # each writes, each runs
+        write_json(path, {"mcpServers": {"x": {"command": "y"}}})
+        fake_main(monkeypatch, wrote_spec)
+        monkeypatch.setattr(sys, "argv", [wrote])
+        assert install("cursor", str(EXAMPLE)).code == 0
+        fake_main(monkeypatch, runs_spec)
+        monkeypatch.setattr(sys, "argv", [runs])
+        done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
+        assert done.code == 0, (wrote, runs, done)
+        servers = json.loads(path.read_text())["mcpServers"]
+        assert servers.keys() == ({"x", "robot-md"} if verb == "install" else {"x"}), (wrote, runs)
+
+
 def run_cli(*args: str, env: dict[str, str], python_args: tuple[str, ...] = (MODULE,), cwd: Path = ROOT):
     full_env = {k: v for k, v in os.environ.items() if k not in ("ROBOT_MD_PATH", "XDG_CONFIG_HOME")}
     command = [sys.executable, *python_args]
     return run("install", *args, command=command, env={**full_env, **env}, inherit_env=False, cwd=cwd)
+
+
+@pytest.mark.parametrize("home", ["", "relative/home", "~"])
+def test_a_home_that_names_no_folder_is_refused_and_nothing_written(tmp_path: Path, home: str) -> None:
+    done = run_cli("cursor", str(EXAMPLE), env={"HOME": home}, cwd=tmp_path)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == f"robot-md-mcp: $HOME is {home!r}, not an absolute path; set it to yours\n"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_real_zipapp_installs_itself(tmp_path: Path) -> None:
@@ -659,11 +920,14 @@ def test_claude_code_line_is_quoted(install: Installer, tmp_path: Path) -> None:
 
 
 # A stand-in for `claude mcp add|get|remove` (the heavy test below runs the real one): its
-# servers per scope in a JSON file, its exit codes, and `get`'s text as Claude Code words it.
+# servers per scope in a JSON file, its exit codes, and `get`'s text as Claude Code words it. With a
+# "project_dir" in the file, `get` sees the local and project scopes only from that folder, as Claude Code.
 FAKE_CLAUDE = """#!{python}
-import json, pathlib, sys
+import json, os, pathlib, sys
 state = pathlib.Path({state!r})
 servers = json.loads(state.read_text()) if state.exists() else {{}}
+here = servers.get("project_dir", os.getcwd())
+seen = ("local", "project", "user") if os.path.samefile(here, os.getcwd()) else ("user",)
 verb, args = sys.argv[2], sys.argv[3:]
 scope = args[args.index("--scope") + 1] if "--scope" in args else "local"
 name = [a for a in args[: args.index("--") if "--" in args else None] if a not in ("--scope", scope)][0]
@@ -674,11 +938,15 @@ if verb == "add" and name not in servers.get(scope, {{}}):
     print("Added stdio MCP server " + name)
 elif verb == "remove" and name in servers.get(scope, {{}}):
     del servers[scope][name]
-elif verb == "get" and any(name in servers.get(s, {{}}) for s in ("local", "project", "user")):
-    s = next(s for s in ("local", "project", "user") if name in servers.get(s, {{}}))
-    command, *rest = servers[s][name]
-    print(name + ":\\n  Scope: " + s.title() + " config (...)\\n  Status: ✔ Connected\\n  Type: stdio")
-    print("  Command: " + command + "\\n  Args: " + " ".join(rest) + "\\n  Environment:\\n")
+elif verb == "get" and any(name in servers.get(s, {{}}) for s in seen):
+    s = next(s for s in seen if name in servers.get(s, {{}}))
+    print(name + ":\\n  Scope: " + s.title() + " config (...)\\n  Status: ✔ Connected")
+    if isinstance(servers[s][name], str):  # a URL: an HTTP server
+        print("  Type: http\\n  URL: " + servers[s][name] + "\\n")
+    else:
+        command, *rest = servers[s][name]
+        print("  Type: stdio\\n  Command: " + command + "\\n  Args: " + " ".join(rest))
+        print("  Environment:\\n")
 else:
     sys.exit("MCP server " + name + " already exists in " + scope if verb == "add" else "No MCP server")
 state.write_text(json.dumps(servers))
@@ -730,6 +998,32 @@ def test_claude_code_install_is_idempotent_and_leaves_foreign_entries(tmp_path: 
 
 
 @posix_only
+@pytest.mark.parametrize(
+    "old",
+    [
+        ["/Users/me/Library/Application Support/uv/tools/robot-md-mcp/bin/robot-md-mcp", "/r/ROBOT.md"],
+        ["C:\\Program Files\\Python312\\python.exe", "-m", "robot_md_mcp", "C:\\r\\ROBOT.md"],
+        [sys.executable, "/my robots/robot_md_mcp.py", "/old/ROBOT.md"],  # this very copy
+    ],
+    ids=["console script", "python -m", "this copy"],
+)
+def test_claude_code_replaces_its_own_entry_whose_command_has_spaces(
+    install: Installer, tmp_path: Path, monkeypatch, old: list[str]
+) -> None:
+    """`claude mcp get` joins the words with spaces: a program in a folder with a space in its name is
+    still ours, and replaced."""
+    monkeypatch.setattr(sys, "argv", ["/my robots/robot_md_mcp.py"])
+    env, state = fake_claude(tmp_path)
+    state.write_text(json.dumps({"user": {"robot-md": old}}))
+    done = install("claude-code", str(EXAMPLE), PATH=env["PATH"])
+    assert done.code == 0 and done.out.startswith('robot-md-mcp: updated "robot-md"'), done
+    new = [sys.executable, "/my robots/robot_md_mcp.py", str(EXAMPLE)]
+    assert json.loads(state.read_text()) == {"user": {"robot-md": new}}
+    done = install("claude-code", str(EXAMPLE), PATH=env["PATH"])
+    assert done.code == 0 and done.out.endswith("nothing changed\n"), done
+
+
+@posix_only
 def test_claude_code_failing_is_one_line(tmp_path: Path) -> None:
     env, state = fake_claude(tmp_path, fail=3)
     done = run_cli("claude-code", str(EXAMPLE), env=env)
@@ -738,6 +1032,28 @@ def test_claude_code_failing_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.count("\n") == 1 and not state.exists()
     assert run_cli("claude-code", str(EXAMPLE), "--dry-run", env=env).stdout.startswith("claude mcp add")
     assert not state.exists()  # a dry run never runs claude
+    state.write_text(json.dumps({"user": {"robot-md": ["/old/bin/robot-md-mcp", "/r/ROBOT.md"]}}))
+    done = run_cli("claude-code", str(EXAMPLE), env=env)  # replacing ours: removed, then the add fails
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done
+    assert done.stderr.endswith(
+        "; the entry it replaces was removed first: it ran /old/bin/robot-md-mcp /r/ROBOT.md\n"
+    )
+
+
+@posix_only
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
+def test_a_claude_that_cannot_start_is_one_line(tmp_path: Path, verb: str) -> None:
+    """A `claude` on PATH whose interpreter is gone (a stale npm shim) or that is no program at all."""
+    for content in ("#!/nonexistent/node\n", "\x7fELF not a program"):
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir(exist_ok=True)
+        (bin_dir / "claude").write_text(content, encoding="utf-8")
+        (bin_dir / "claude").chmod(0o755)
+        env = {"HOME": str(tmp_path), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+        done = run(verb, "claude-code", *([str(EXAMPLE)] if verb == "install" else []), env=env)
+        assert (done.returncode, done.stdout) == (1, ""), done
+        assert done.stderr.startswith(f"robot-md-mcp: cannot run {bin_dir / 'claude'}: ")
+        assert done.stderr.count("\n") == 1, done.stderr
 
 
 @posix_only
@@ -753,6 +1069,54 @@ def test_claude_code_uninstall_finds_user_and_local_entries(tmp_path: Path) -> N
     assert done.returncode == 0 and done.stdout.endswith("; nothing changed\n"), done
     done = run(*uninstall, "--scope", "project", env=env)
     assert done.returncode == 0 and json.loads(state.read_text())["project"] == {}
+
+
+@posix_only
+def test_claude_code_leaves_an_http_server_under_our_name(tmp_path: Path) -> None:
+    """`claude mcp get` shows a URL, no command: not ours, so neither replaced nor removed."""
+    env, state = fake_claude(tmp_path)
+    theirs = {"user": {"robot-md": "http://127.0.0.1:9/mcp"}}
+    state.write_text(json.dumps(theirs))
+    done = run_cli("claude-code", str(EXAMPLE), env=env)
+    assert done.returncode == 1 and "not robot-md-mcp's" in done.stderr, done
+    done = run("uninstall", "claude-code", "--scope", "user", env=env)
+    assert done.returncode == 1 and "not robot-md-mcp's" in done.stderr, done
+    assert json.loads(state.read_text()) == theirs
+
+
+@posix_only
+def test_claude_code_leaves_someone_elses_entry_even_where_ours_wins(tmp_path: Path) -> None:
+    """A local entry of ours hides the user scope's in `claude mcp get` here; install and uninstall look
+    at the user scope from an empty folder, so someone else's entry there is left as it is."""
+    env, state = fake_claude(tmp_path)
+    foreign, old = ["node", "server.js"], ["/old/bin/robot-md-mcp", "/r/ROBOT.md"]
+    state.write_text(
+        json.dumps({"project_dir": str(ROOT), "user": {"robot-md": foreign}, "local": {"robot-md": old}})
+    )
+    done = run_cli("claude-code", str(EXAMPLE), env=env)
+    assert (done.returncode, done.stdout) == (1, ""), done
+    assert done.stderr == (
+        'robot-md-mcp: nothing installed: Claude Code\'s user config has a "robot-md" that is not '
+        "robot-md-mcp's; left as it is (--name picks another)\n"
+    )
+    done = run("uninstall", "claude-code", env=env)
+    assert (
+        done.returncode == 0
+        and done.stdout == 'robot-md-mcp: removed "robot-md" from Claude Code\'s local config\n'
+    )
+    assert done.stderr == (
+        "robot-md-mcp: note: Claude Code's user config has a \"robot-md\" that is not robot-md-mcp's; "
+        "left as it is\n"
+    )
+    assert json.loads(state.read_text()) == {
+        "project_dir": str(ROOT),
+        "user": {"robot-md": foreign},
+        "local": {},
+    }
+    done = run("uninstall", "claude-code", env=env)
+    assert (done.returncode, done.stdout) == (1, "") and done.stderr.count("\n") == 1, done
+    assert done.stderr.startswith("robot-md-mcp: nothing removed: Claude Code's user config has a")
+    assert json.loads(state.read_text())["user"] == {"robot-md": foreign}
 
 
 @pytest.mark.heavy
@@ -837,6 +1201,77 @@ def test_cli_refusal_is_one_line(tmp_path: Path) -> None:
         "object by hand; else fix it or move it aside\n"
     )
     assert path.read_text(encoding="utf-8") == "{oops"
+
+
+@posix_only
+def test_paths_that_are_not_utf8_are_one_line_never_a_traceback(tmp_path: Path) -> None:
+    """A folder named in Latin-1 (a byte that is not UTF-8): the messages name it as bytes allow; a
+    manifest or program there is refused in one line (a JSON config cannot name it), nothing written."""
+    odd = os.fsdecode(bytes(tmp_path) + b"/caf\xe9")
+    try:
+        os.mkdir(odd)
+    except OSError:
+        pytest.skip("this file system takes only UTF-8 names")
+    home = tmp_path / "home"
+    for verb in ("install", "uninstall"):
+        args = [verb, "vscode", *([str(EXAMPLE)] if verb == "install" else []), "--workspace", odd]
+        done = subprocess.run(server_argv(*args), env={**os.environ, "HOME": str(home)}, capture_output=True)
+        assert done.returncode == 0 and done.stderr == b"", done.stderr
+        assert done.stdout.count(b"\n") == 1 and b"caf" in done.stdout
+    manifest = Path(odd) / "ROBOT.md"
+    manifest.write_bytes(EXAMPLE.read_bytes())
+    for client in ("cursor", "claude-code"):
+        done = subprocess.run(
+            server_argv("install", client, str(manifest), "--dry-run"),
+            env={**os.environ, "HOME": str(home), "PATH": ""},
+            capture_output=True,
+        )
+        assert (done.returncode, done.stdout) == (1, b""), done.stderr
+        assert done.stderr.startswith(b"robot-md-mcp: nothing installed: ") and done.stderr.count(b"\n") == 1
+        assert b"is not UTF-8" in done.stderr
+    assert not home.exists()
+
+
+@posix_only
+@pytest.mark.parametrize("verb", ["install", "uninstall", "render", "validate"])
+def test_a_stdout_that_takes_nothing_is_one_line(tmp_path: Path, verb: str) -> None:
+    """stdout on /dev/full: one line on stderr and exit 1, never a traceback (the config written)."""
+    need(os.path.exists("/dev/full"), "/dev/full")
+    home = tmp_path / "home"
+    args = {"install": ["cursor", str(EXAMPLE)], "uninstall": ["cursor"]}.get(verb, [str(EXAMPLE)])
+    if verb == "uninstall":
+        write_json(home / ".cursor" / "mcp.json", {"mcpServers": {"robot-md": MCP_SERVERS}})
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            server_argv(verb, *args),
+            env={**os.environ, "HOME": str(home)},
+            stdout=full,
+            stderr=subprocess.PIPE,
+        )
+    assert done.returncode == 1 and done.stderr == b"robot-md-mcp: stopped: no space left on device\n"
+    if verb in ("install", "uninstall"):
+        servers = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]
+        assert ("robot-md" in servers) == (verb == "install")
+
+
+WORDS = st.sampled_from(
+    [
+        *"cursor vscode claude-desktop claude-code CURSOR /etc /dev/null x user project".split(),
+        *"__proto__ ~ 8000".split(),
+        *"--name --scope --workspace --dry-run --json --http -- - -x --name=é".split(),
+        *(str(EXAMPLE), "", "a\nb"),
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(verb=st.sampled_from(["install", "uninstall"]), words=st.lists(WORDS, max_size=6))
+def test_any_command_line_is_an_answer_or_one_line(install: Installer, verb: str, words: list[str]) -> None:
+    """Whatever words follow install or uninstall (claude off PATH): exit 0, or 1 or 2 with one line on
+    stderr; never an exception out of main."""
+    done = install(*words, verb=verb, PATH="")
+    assert done.code in (0, 1, 2), done
+    assert done.err.count("\n") == (0 if done.code == 0 else 1) or "claude is not on PATH" in done.err, done
 
 
 def test_help_mentions_install() -> None:
@@ -1028,14 +1463,18 @@ def test_a_client_saving_its_config_during_install_keeps_its_change(
 
 
 def test_a_client_that_keeps_saving_gets_one_line_and_keeps_its_file(install: Installer, monkeypatch) -> None:
+    """... and its backup: "nothing written" holds for `<file>.bak` too."""
     path = install.file("cursor")
     write_json(path, {"mcpServers": {}})
+    backup = path.with_name("mcp.json.bak")
+    backup.write_bytes(b"an older version")
     with monkeypatch.context() as patched:
         saving_at(patched, set(range(2, 100)), lambda step: write_json(path, {"mcpServers": {}, "n": step}))
         done = install("cursor", str(EXAMPLE))
     assert done.code == 1 and done.err.count("\n") == 1
     assert f"{path} changed {rmm.CONFIG_EDIT_ATTEMPTS} times while being edited" in done.err
     assert "robot-md" not in json.loads(path.read_text())["mcpServers"]
+    assert backup.read_bytes() == b"an older version" and siblings(path) == {"mcp.json", "mcp.json.bak"}
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -1139,7 +1578,7 @@ OURS: dict[str, dict[str, Any]] = {
     "pipx run": {"command": "pipx", "args": ["run", "robot-md-mcp", "/r"]},
     "this very copy": {"command": sys.executable, "args": [MODULE, "/r"]},
 }
-FOREIGN = {  # entries that mention robot-md-mcp without running it
+FOREIGN: dict[str, dict[str, Any]] = {  # entries that mention robot-md-mcp without running it
     "node bridge": {"command": "node", "args": ["/opt/robot-md-mcp/bridge.js"]},
     "docker image": {"command": "docker", "args": ["run", "-i", "--rm", "ghcr.io/me/robot-md-mcp:latest"]},
     "env note": {"command": "npx", "args": ["other-server"], "env": {"NOTE": "replaces robot-md-mcp"}},
@@ -1149,21 +1588,30 @@ FOREIGN = {  # entries that mention robot-md-mcp without running it
     "python -c": {"command": "python3", "args": ["-c", "import robot_md_mcp"]},
     "uvx other tool": {"command": "uvx", "args": ["--with", "robot-md-mcp", "other-tool"]},
     "no command": {"args": ["robot-md-mcp"]},
+    "python -c, a bare word": {"command": "python3", "args": ["-c", "robot_md_mcp", "/r"]},
+    "python reading stdin": {"command": "python3", "args": ["-", "/src/robot_md_mcp.py"]},
+    "another pyz": {"command": "python3", "args": ["/opt/robot-md-mcp-evil.pyz", "/r"]},
 }
 
 
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
 @pytest.mark.parametrize("case", [*OURS, *FOREIGN])
-def test_uninstall_removes_only_an_entry_that_runs_this_program(install: Installer, case: str) -> None:
+def test_only_an_entry_that_runs_this_program_is_replaced_or_removed(
+    install: Installer, case: str, verb: str
+) -> None:
+    """Someone else's server under our name is left as it is by install too (as Claude Code's is)."""
     path = install.file("cursor")
     entry = OURS.get(case) or FOREIGN[case]
     content = write_json(path, {"mcpServers": {"robot-md": entry, "x": {"command": "y"}}})
-    done = install("cursor", verb="uninstall")
+    done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
     if case in OURS:
         assert done.code == 0, done.err
-        assert json.loads(path.read_text())["mcpServers"] == {"x": {"command": "y"}}
+        ours = {"robot-md": {**entry, **MCP_SERVERS}} if verb == "install" else {}  # its other keys stay
+        assert json.loads(path.read_text())["mcpServers"] == {**ours, "x": {"command": "y"}}
     else:
-        assert done.code == 1 and "that is not robot-md-mcp's; left as it is" in done.err
-        assert path.read_bytes() == content
+        assert done.code == 1 and done.err.count("\n") == 1
+        assert "that is not robot-md-mcp's; left as it is (--name picks another)" in done.err
+        assert path.read_bytes() == content and siblings(path) == {"mcp.json"}
 
 
 MENTION = st.sampled_from(["robot-md-mcp", "robot_md_mcp", "/opt/robot-md-mcp/x", "robot-md-mcp.pyz"])
@@ -1178,6 +1626,25 @@ WORD = st.text(st.characters(codec="utf-8"), max_size=12)
 )
 def test_a_mention_anywhere_but_the_program_is_not_ours(program: str, args: list[str], env: dict) -> None:
     assert not rmm._runs_this_program({"command": program, "args": args, "env": env})
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    stem=st.sampled_from(["robot-md-mcp", "robot_md_mcp", "ROBOT-MD-MCP"]),
+    tail=st.text("abcxyz.-_+", min_size=1, max_size=8).filter(lambda t: not t.startswith("-"))
+    | st.text("abcxyz-", min_size=2, max_size=8).filter(lambda t: t.startswith("-") and not t[1].isdigit()),
+    ending=st.sampled_from(["", ".pyz", ".py", ".exe"]),
+    python=st.booleans(),
+)
+def test_a_program_whose_name_only_begins_like_ours_is_not_ours(
+    stem: str, tail: str, ending: str, python: bool
+) -> None:
+    """robot-md-mcp-evil, robot_md_mcp2.py, robot-md-mcp.evil.pyz: only our own names and our pyz's
+    (robot-md-mcp-<version>-….pyz) count."""
+    program = f"/opt/{stem}{tail}{ending}"
+    assert not rmm._runs_this_program(
+        {"command": "python3", "args": [program]} if python else {"command": program}
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -1240,7 +1707,36 @@ def test_any_config_survives_install_and_uninstall_but_our_entry(
     expected = {**other, "mcpServers": {**servers, "robot-md": MCP_SERVERS}}
     assert installed == json.loads(json.dumps(expected), object_pairs_hook=list)
     assert install("cursor", verb="uninstall").code == 0
-    assert path.read_bytes() == original
+    # Byte for byte, but for control and format characters, which come back as escapes.
+    assert path.read_bytes() == "".join(map(_escaped_if_invisible, text)).encode()
+
+
+def _escaped_if_invisible(char: str) -> str:
+    hidden = unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") and char not in "\n\t"
+    return json.dumps(char)[1:-1] if hidden else char
+
+
+NUMBER = st.from_regex(r"-?(0|[1-9][0-9]{0,30})(\.[0-9]{1,25})?([eE][-+]?[0-9]{1,3})?", fullmatch=True)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(numbers=st.lists(NUMBER, min_size=1, max_size=6))
+def test_numbers_keep_their_value_for_a_javascript_reader(install: Installer, numbers: list[str]) -> None:
+    """1e5, 1.0, -0, 0.1000000000000000055511, a 31-digit integer: written as Python's json writes
+    them, each is the same number to a reader of doubles, and an integer keeps every digit (or, too
+    large for a double, the file is refused in one line with nothing written)."""
+    path = install.file("cursor")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    original = ('{"mcpServers": {}, "n": [' + ", ".join(numbers) + "]}").encode()
+    path.write_bytes(original)
+    done = install("cursor", str(EXAMPLE))
+    if done.code != 0:
+        assert "Infinity" in done.err and path.read_bytes() == original
+        return
+    written = json.loads(path.read_bytes())["n"]
+    for text, number in zip(numbers, written, strict=True):
+        assert float(number) == float(text)
+        assert not isinstance(json.loads(text), int) or number == int(text)
 
 
 def test_robustness_page_states_the_install_limits_as_the_code_has_them() -> None:
