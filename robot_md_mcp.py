@@ -4588,6 +4588,23 @@ def _answers_in(said: bytes) -> list[dict[str, Any]]:
     return answers
 
 
+def _sent_again(events: list[Message]) -> ASGIApp:
+    """An ASGI app that answers what another answered (`events`, as _collected_into kept them)."""
+
+    async def again(scope: Scope, receive: Receive, send: Send) -> None:
+        for event in events:
+            await send(event)
+
+    return again
+
+
+async def _cancel_when_gone(receive: Receive, scope: Any) -> None:
+    """Cancel the cancel scope `scope` once the peer has gone (its request body read already)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
+
+
 def _collected_into(events: list[Message]) -> Send:
     """A send() for a request of ours: what the app answers, kept in `events`."""
 
@@ -4732,10 +4749,23 @@ class HttpGuard:
     async def answer_batch(
         self, scope: Scope, members: list[tuple[Any, dict[str, Any] | None]], receive: Receive, send: Send
     ) -> None:
-        """A batch (2025-03-26 sessions only): each member to the SDK as a POST of its own (its sessions take
-        messages only through its app, one per POST, answered as an event stream); the answers gathered by
-        stdio's _Batches into one array, or 202 when none is due; the SDK's refusal of the POST itself (404:
-        the session has ended; 406, 400: its headers) as it would answer one message."""
+        """A batch (2025-03-26 sessions only), stopped if its peer leaves: one 256 KiB batch is seconds of
+        work, which a peer gone would leave running, holding a slot uvicorn counts."""
+        import anyio
+
+        answer: list[ASGIApp] = []
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(_cancel_when_gone, receive, tasks.cancel_scope)
+            answer.append(await self.batch_answer(scope, members))
+            tasks.cancel_scope.cancel()
+        for app in answer:  # none: the peer left
+            await app(scope, receive, send)
+
+    async def batch_answer(self, scope: Scope, members: list[tuple[Any, dict[str, Any] | None]]) -> ASGIApp:
+        """Each member to the SDK as a POST of its own (its sessions take messages only through its app, one
+        per POST, answered as an event stream); the answers gathered by stdio's _Batches into one array, or
+        202 when none is due; the SDK's refusal of the POST itself (404: the session has ended; 406, 400:
+        its headers) as it would answer one message."""
         from starlette.responses import Response
 
         batches = _Batches()
@@ -4748,20 +4778,13 @@ class HttpGuard:
                 status, _ = await self.forward(scope, _replayed(body), _collected_into(events))
             answers = _answers_in(b"".join(event.get("body", b"") for event in events))
             if status >= 400 and all(found.get("id") is None for found in answers):  # the POST itself refused
-                await self.refuse_batch(scope, status, events, send)
-                return
+                if status == 404:
+                    self.live.forget(cast(str, _header(scope["headers"], b"mcp-session-id")))
+                return _sent_again(events)
             for found in answers:
                 ready = batches.answered(found.get("id"), json.dumps(found, ensure_ascii=False))
         ready = ready or next(iter(batches.unfinished()), None)  # a member the SDK left unanswered
-        answer = Response(ready, 200, media_type=JSON_TYPE) if ready else Response(status_code=202)
-        await answer(scope, receive, send)
-
-    async def refuse_batch(self, scope: Scope, status: int, events: list[Message], send: Send) -> None:
-        """The SDK's refusal of a batch's member as the answer to the whole batch (404: its session ended)."""
-        if status == 404:
-            self.live.forget(cast(str, _header(scope["headers"], b"mcp-session-id")))
-        for event in events:
-            await send(event)
+        return Response(ready, 200, media_type=JSON_TYPE) if ready else Response(status_code=202)
 
     async def in_session(
         self, scope: Scope, receive: Receive, send: Send, opening: str | None = None

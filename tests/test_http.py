@@ -700,6 +700,38 @@ def test_a_batch_refused_for_its_headers_gets_what_one_message_gets(
     assert alone[0] >= 400 and (batch[0], batch[2]) == (alone[0], alone[2]), (alone, batch)
 
 
+def test_batches_their_peers_left_stop_and_free_their_slots() -> None:
+    """Peers that send a long 2025-03-26 batch (2,000 pings, seconds of work) and leave once it is read:
+    each batch stops with its peer, so they hold no slot (uvicorn answers everyone 503 once four times
+    the connection limit of requests are at work) and no processor time meant for others."""
+    served = Served(limits={"connections": 2})  # 8 requests at work at most
+    pings = [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(2000)]
+
+    async def scenario() -> list[int]:
+        init = {**INIT, "params": {**INIT_PARAMS, "protocolVersion": "2025-03-26"}}
+        opened = await exchange(
+            served.port, raw_request(served.port, "POST", body=json.dumps(init).encode(), **SESSION_HEADERS)
+        )
+        headers = {**SESSION_HEADERS, "Mcp_Session_Id": opened[1]["mcp-session-id"]}
+        for _ in range(12):
+            _, writer = await asyncio.open_connection("127.0.0.1", served.port)
+            writer.write(raw_request(served.port, "POST", body=json.dumps(pings).encode(), **headers))
+            await writer.drain()
+            await asyncio.sleep(0.1)  # read by now
+            writer.close()
+        await asyncio.sleep(0.3)
+        return [
+            (await exchange(served.port, raw_request(served.port, "GET", "/healthz")))[0] for _ in range(5)
+        ]
+
+    try:
+        statuses = asyncio.run(asyncio.wait_for(scenario(), 60))
+    finally:
+        assert served.stop() == 0
+    assert statuses == [200] * 5, statuses
+    assert "Traceback" not in served.stderr, served.stderr
+
+
 def test_notifications_racing_their_sessions_end_are_answered_once() -> None:
     """Notifications sent while their session is deleted: each gets one answer (202, or 404 once it
     is gone), and nothing but the SDK's own line about it reaches stderr (it answers 202 before it
