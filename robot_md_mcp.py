@@ -94,7 +94,7 @@ import shutil
 import stat
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
@@ -112,7 +112,9 @@ if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads onl
     from mcp.server.context import CallNext, HandlerResult
     from mcp.server.session import ServerSession
     from mcp.shared.message import SessionMessage
+    from starlette.requests import Request as HttpRequest
     from starlette.responses import Response
+    from starlette.routing import Route
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     Request = ServerRequestContext[Any, Any]
@@ -4513,8 +4515,10 @@ def open_listener(
     host, port = parse_listen_address(address)
     allow_hosts = list(allow_hosts)
     for name in allow_hosts:
-        if not _HOST_NAME.fullmatch(name):
-            raise HttpSetupError(f"--allow-host {name!r}: expected a host name or address, maybe with :PORT")
+        found = _HOST_NAME.fullmatch(name)
+        if not found or int((found[2] or ":0")[1:]) > 65535:
+            expected = "expected a host name or address, maybe with :PORT (0-65535)"
+            raise HttpSetupError(f"--allow-host {name!r}: {expected}")
     token = read_token(token_file, environ)
     shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     sock = _bound_socket(host, port, shown)
@@ -4665,7 +4669,7 @@ class HttpGuard:
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         # uvicorn's h11_max_incomplete_event_size bounds a head still arriving, not one that came whole.
         if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
-            return refused(431, "request headers larger than 16 KiB")
+            return refused(431, f"request headers larger than {MAX_HTTP_HEADER_BYTES // 1024} KiB")
         host = _header(headers, b"host")
         if host is None or host.lower() not in self.hosts:
             allowed = ", ".join(sorted(self.hosts))
@@ -4969,23 +4973,27 @@ def from_posted(body: bytes, made: Callable[[Snapshot], Any]) -> Any:
         raise ManifestError(cannot_prepare("this manifest", e)) from None
 
 
-def validate_json(body: bytes) -> str:
+# A REST answer made on a worker thread: status, body, Content-Type.
+RestAnswer = tuple[int, bytes, str]
+
+
+def validate_json(body: bytes) -> RestAnswer:
     """What `validate --json` prints for this text (parse errors included)."""
     try:
         report: Report = from_posted(body, lambda snap: snap.report)
     except ManifestError as e:
         report = Report.from_error(e)
-    return json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n"
+    return 200, (json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n").encode("utf-8"), JSON_TYPE
 
 
-def render_yaml(body: bytes) -> tuple[int, bytes]:
+def render_yaml(body: bytes) -> RestAnswer:
     """What `render` prints for this text (200), or 422 and the error that
     `render` would print instead."""
     try:
         rendered: str = from_posted(body, lambda snap: snap.rendered)
     except ManifestError as e:
-        return 422, error_body(f"cannot render this manifest: {e.for_people()}")
-    return 200, rendered.encode("utf-8")
+        return 422, error_body(f"cannot render this manifest: {e.for_people()}"), JSON_TYPE
+    return 200, rendered.encode("utf-8"), f"{YAML_MIME_TYPE}; charset=utf-8"
 
 
 def unknown_robot(asked: str, name: str, kind: str) -> str:
@@ -5016,7 +5024,7 @@ def _errors(*statuses: int) -> dict[str, Any]:
     return {str(s): _json_content(error, reasons[s]) for s in statuses}
 
 
-_GUARD_ERRORS = (403, 421, 431)
+_GUARD_ERRORS = (403, 408, 413, 421, 431)  # any request may send a body
 
 
 def _operation(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer: bool) -> dict[str, Any]:
@@ -5091,7 +5099,7 @@ class RestApi:
         self.bearer = bearer
         self.parsing = 0  # POSTed manifests being parsed now
 
-    def routes(self) -> list[Any]:
+    def routes(self) -> list[Route]:
         from starlette.routing import Route
 
         views = [
@@ -5114,17 +5122,17 @@ class RestApi:
             return refused(503, f"the manifest cannot be served: {e.for_people(self.file.path.name)}")
         return snap, cast(str, snap.manifest.robot_name)
 
-    async def health(self, request: Any) -> Any:
+    async def health(self, request: HttpRequest) -> Response:
         found = await self.current_robot()
         return found if not isinstance(found, tuple) else json_answer({"ok": True, "robot": found[1]})
 
-    async def openapi(self, request: Any) -> Any:
+    async def openapi(self, request: HttpRequest) -> Response:
         found = await self.current_robot()
         robot = found[1] if isinstance(found, tuple) else None
         return json_answer(openapi_document(robot, self.bearer))
 
-    def view_handler(self, view: View) -> Callable[[Any], Any]:
-        async def answer(request: Any) -> Any:
+    def view_handler(self, view: View) -> Callable[[HttpRequest], Awaitable[Response]]:
+        async def answer(request: HttpRequest) -> Response:
             return await self.view(view, request.path_params["name"])
 
         return answer
@@ -5144,7 +5152,7 @@ class RestApi:
             return refused(503, f"{view.kind}: {e.what}")
         return Response(text.encode("utf-8"), 200, media_type=view.mime_type)  # text/ types: charset=utf-8
 
-    async def not_found(self, request: Any, exc: Any) -> Any:
+    async def not_found(self, request: HttpRequest, exc: Exception) -> Response:
         """Every unknown path: 404 JSON. Under /robots/ it names the robot and
         the views served (a name no route pattern matches, e.g. with a
         newline, is still looked up: routes match no line breaks)."""
@@ -5160,29 +5168,17 @@ class RestApi:
             message = f"no such path: {_client_words(path)}; the paths served are listed at {OPENAPI_PATH}"
         return refused(404, message)
 
-    async def validate(self, request: Any) -> Any:
-        async def work(body: bytes) -> Response:
-            import anyio.to_thread
-            from starlette.responses import Response
+    async def validate(self, request: HttpRequest) -> Response:
+        return await self.parsed(request, validate_json)
 
-            text = await anyio.to_thread.run_sync(validate_json, body)
-            return Response(text.encode("utf-8"), 200, media_type=JSON_TYPE)
+    async def render(self, request: HttpRequest) -> Response:
+        return await self.parsed(request, render_yaml)
 
-        return await self.parsed(request, work)
+    async def parsed(self, request: HttpRequest, work: Callable[[bytes], RestAnswer]) -> Response:
+        """`work` on the request body, on a worker thread, if it has a body and a parse slot is free."""
+        import anyio.to_thread
+        from starlette.responses import Response
 
-    async def render(self, request: Any) -> Any:
-        async def work(body: bytes) -> Response:
-            import anyio.to_thread
-            from starlette.responses import Response
-
-            status, text = await anyio.to_thread.run_sync(render_yaml, body)
-            kind = f"{YAML_MIME_TYPE}; charset=utf-8" if status == 200 else JSON_TYPE
-            return Response(text, status, media_type=kind)
-
-        return await self.parsed(request, work)
-
-    async def parsed(self, request: Any, work: Callable[[bytes], Any]) -> Response:
-        """`work` on the request body, if it has one and a parse slot is free."""
         body = await request.body()  # HttpGuard read it within the limits already
         if not body:
             return refused(400, "send a ROBOT.md text as the request body")
@@ -5191,13 +5187,14 @@ class RestApi:
             return refused(503, busy, {"retry-after": str(REST_RETRY_SECONDS)})
         self.parsing += 1
         try:
-            return cast("Response", await work(body))
+            status, content, kind = await anyio.to_thread.run_sync(work, body)
         finally:
             self.parsing -= 1
+        return Response(content, status, media_type=kind)
 
 
-async def _not_allowed(request: Any, exc: Any) -> Any:
-    allowed = (exc.headers or {}).get("Allow", "")
+async def _not_allowed(request: HttpRequest, exc: Exception) -> Response:
+    allowed = (getattr(exc, "headers", None) or {}).get("Allow", "")
     message = f"{request.method} is not allowed on {_client_words(request.url.path)}; allowed: {allowed}"
     return refused(405, message, {"allow": allowed})
 
@@ -6143,13 +6140,7 @@ def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
         raise _Refused("holds a number with more digits than Python reads; fix it by hand") from None
     if not isinstance(config, dict):
         raise _Refused("does not hold a JSON object at the top level")
-    deepest, level = 0, [(config, 1)]  # how deep objects and arrays nest, without recursion
-    while level:
-        item, depth = level.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth)
-            level += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
-    if deepest > MAX_CONFIG_DEPTH:
+    if nesting(config) > MAX_CONFIG_DEPTH:
         raise _Refused(TOO_DEEP)
     return text, config
 

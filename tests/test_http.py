@@ -1059,6 +1059,18 @@ def test_allow_host_names_may_come_from_any_iterable() -> None:
         listener.socket.close()
 
 
+@pytest.mark.parametrize("port", [0, 1, 8443, 65535, 65536, 99999])
+def test_an_allow_host_port_must_be_a_port(port: int) -> None:
+    name = f"robot.test:{port}"
+    if port > 65535:
+        with pytest.raises(m.HttpSetupError, match=r"^--allow-host 'robot.test:\d+': expected a host name"):
+            m.open_listener("127.0.0.1:0", allow_hosts=[name])
+        return
+    listener = m.open_listener("127.0.0.1:0", allow_hosts=[name])
+    listener.socket.close()
+    assert name in listener.allowed_hosts
+
+
 # --- no peer that is not making progress holds a slot (small limits: no waiting out real ones) ----
 
 QUICK = {"head_seconds": 0.5, "body_seconds": 1.0, "body_gap_seconds": 0.6}
