@@ -4856,6 +4856,14 @@ class HttpGuard:
         return started[0]["status"], _header(started[0].get("headers", ()), b"mcp-session-id")
 
 
+# --- uvicorn: the one place that reads its internals -------------------------
+# uvicorn's public Config and Server have no deadline for a request head once
+# its first byte came, no way to make room when full (it answers 503 to all)
+# and no list of a server's connections. What this block reads or overrides of
+# uvicorn 0.54 is driven through a real server by tests/test_canaries.py and
+# test_http.py's stalled peers, so a uvicorn release that changes it fails there.
+
+
 def _waiting_for_head(connection: Any) -> bool:
     """Whether a uvicorn connection waits for a request head (none yet, or the last one answered)."""
     at_rest = connection.cycle is None or connection.cycle.response_complete
@@ -4934,6 +4942,39 @@ def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
             self.loop.call_later(self.timeout_keep_alive, close_if_no_head)
 
     return HeadDeadline
+
+
+def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
+    import uvicorn
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    return uvicorn.Server(
+        uvicorn.Config(
+            app,
+            http=with_head_deadline(H11Protocol, limits),
+            loop="asyncio",
+            ws="none",
+            lifespan="on",
+            log_config=None,  # warnings and errors reach stderr; no access log
+            access_log=False,
+            server_header=False,
+            proxy_headers=False,  # no proxy is trusted to speak for a client
+            h11_max_incomplete_event_size=MAX_HTTP_HEADER_BYTES,
+            limit_concurrency=4 * limits.connections,  # see with_head_deadline
+            timeout_keep_alive=limits.head_seconds,  # type: ignore[arg-type]
+            timeout_graceful_shutdown=3,
+        )
+    )
+
+
+def connection_sockets(server: Any) -> list[int]:
+    """The file descriptors of a uvicorn.Server's open connections (it lists none publicly)."""
+    for _ in range(3):  # the set belongs to the event loop's thread: it may change while copied
+        with contextlib.suppress(RuntimeError):
+            connections = list(server.server_state.connections)
+            found = [c.transport.get_extra_info("socket") for c in connections if c.transport]
+            return [sock.fileno() for sock in found if sock is not None]
+    return []
 
 
 # --- REST: the views, validate and render for clients that speak no MCP -----
@@ -5227,29 +5268,6 @@ def http_app(
     return HttpGuard(app, listener, live, limits)
 
 
-def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
-    import uvicorn
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    return uvicorn.Server(
-        uvicorn.Config(
-            app,
-            http=with_head_deadline(H11Protocol, limits),
-            loop="asyncio",
-            ws="none",
-            lifespan="on",
-            log_config=None,  # warnings and errors reach stderr; no access log
-            access_log=False,
-            server_header=False,
-            proxy_headers=False,  # no proxy is trusted to speak for a client
-            h11_max_incomplete_event_size=MAX_HTTP_HEADER_BYTES,
-            limit_concurrency=4 * limits.connections,  # see with_head_deadline
-            timeout_keep_alive=limits.head_seconds,  # type: ignore[arg-type]
-            timeout_graceful_shutdown=3,
-        )
-    )
-
-
 def end_if_stuck_when_stopped(server: Any, reads: OneReadAtATime, listener: HttpListener) -> None:
     """On a daemon thread: told to stop (uvicorn sets `should_exit`) while a read of the file is stuck (0.25 s
     under way; a healthy one takes milliseconds), end at once, exit 0, sockets closed first (end_now says
@@ -5259,14 +5277,7 @@ def end_if_stuck_when_stopped(server: Any, reads: OneReadAtATime, listener: Http
     with contextlib.suppress(Exception):  # stderr is best effort
         print(f"{NAME}: stopped; the file system has not answered a read of {reads.path}", file=sys.stderr)
         sys.stderr.flush()
-    sockets = [listener.socket.fileno(), 0, 1, 2]
-    for _ in range(3):  # the set belongs to the event loop's thread: it may change while copied
-        with contextlib.suppress(RuntimeError):
-            connections = list(server.server_state.connections)
-            found = [c.transport.get_extra_info("socket") for c in connections if c.transport]
-            sockets += [sock.fileno() for sock in found if sock is not None]
-            break
-    end_now(ExitCode.OK, sockets)
+    end_now(ExitCode.OK, [listener.socket.fileno(), 0, 1, 2, *connection_sockets(server)])
 
 
 def serve_http(

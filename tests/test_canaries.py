@@ -3,6 +3,7 @@ docstrings say which), a test here fails loudly when that dependency changes."""
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import threading
@@ -11,6 +12,8 @@ from typing import Any
 
 import serving
 from serving import Served
+
+import robot_md_mcp as rmm
 
 
 def _trickle_until_closed(sock: socket.socket, data: bytes, every: float) -> float:
@@ -112,10 +115,10 @@ def test_a_request_before_initialize_is_told_to_initialize_first() -> None:
 
 def test_uvicorn_server_canary() -> None:
     """end_if_stuck_when_stopped() reads uvicorn.Server's `should_exit` (which uvicorn's signal
-    handling sets, and serve_http sets too) and closes the sockets of `server_state.connections`
-    (each a protocol with its `transport`): there is no public list of a server's connections.
-    Exercised on a real server, with the SDK's HTTP stack loaded (sse-starlette, which it brings,
-    wraps Server.handle_exit)."""
+    handling sets, and serve_http sets too) and closes connection_sockets(server), read from
+    `server_state.connections`: there is no public list of a server's connections. Exercised on a
+    real server, with the SDK's HTTP stack loaded (sse-starlette, which it brings, wraps
+    Server.handle_exit)."""
     import mcp.server.streamable_http  # noqa: F401
     import uvicorn
 
@@ -128,11 +131,11 @@ def test_uvicorn_server_canary() -> None:
     thread.start()
     with socket.create_connection(listening.getsockname(), timeout=5) as client:
         deadline = time.monotonic() + 5
-        while not server.server_state.connections and time.monotonic() < deadline:
+        while not rmm.connection_sockets(server) and time.monotonic() < deadline:
             time.sleep(0.01)
-        (connection,) = list(server.server_state.connections)
-        ours = connection.transport.get_extra_info("socket")
-        assert ours is not None and ours.getpeername() == client.getsockname()
+        (fd,) = rmm.connection_sockets(server)
+        with socket.socket(fileno=os.dup(fd)) as ours:
+            assert ours.getpeername() == client.getsockname()
         assert server.should_exit is False
         server.handle_exit(signal.SIGINT, None)
         assert server.should_exit is True
