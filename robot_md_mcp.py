@@ -937,17 +937,21 @@ class Report:
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     summary: str = ""
-    # Ours, beside the reference's strings: misspelt keys, and advice on a file that did not parse.
+    # Ours, beside the reference's strings: misspelt keys, and hints on a file that did not parse.
     misspelt: tuple[Misspelt, ...] = ()
-    advice: tuple[str, ...] = ()
+    parse_hints: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
         return self.code == VALID
 
     def hints(self) -> list[str]:
-        """Every hint for a person: under each error, then misspelt keys and advice."""
-        return [*(h for e in self.errors for h in hints(e)), *(m.hint for m in self.misspelt), *self.advice]
+        """Every hint for a person: under each error, then misspelt keys and parse hints."""
+        return [
+            *(h for e in self.errors for h in hints(e)),
+            *(m.hint for m in self.misspelt),
+            *self.parse_hints,
+        ]
 
     def as_dict(self) -> dict[str, Any]:
         """The `validate` tool's result: the reference's keys in its order, then our `hints`."""
@@ -962,7 +966,7 @@ class Report:
     @classmethod
     def from_error(cls, error: ManifestError) -> Report:
         message = f"{error.what}: {error.path}" if error.about_file else error.what
-        return cls(FILE_ERROR, (message,), advice=yaml_advice(error))
+        return cls(FILE_ERROR, (message,), parse_hints=yaml_hints(error))
 
 
 _validator: Any = None
@@ -1182,12 +1186,12 @@ _YAML_SLIPS = (
 )
 
 
-def yaml_advice(error: ManifestError) -> tuple[str, ...]:
+def yaml_hints(error: ManifestError) -> tuple[str, ...]:
     """Where an indentation or ':' slip that stopped the YAML parse probably is, in the file's lines."""
     lines = [int(m[1]) + error.first_line for m in _YAML_MARK.finditer(error.what)]
-    for words, mark, advice in _YAML_SLIPS:
+    for words, mark, hint in _YAML_SLIPS:
         if words in error.what and lines:
-            return (advice.format(line=lines[mark], last=lines[-1], above=lines[mark] - 1),)
+            return (hint.format(line=lines[mark], last=lines[-1], above=lines[mark] - 1),)
     return ()
 
 
@@ -3066,8 +3070,8 @@ MAX_ECHOED_URI = 200
 # A tool argument echoed in an error is cut to this length.
 MAX_ECHOED_ARGUMENT = 100
 
-# A tool's answer: its text content (one text item each) and its structured content.
-Answer = tuple[list[str], dict[str, Any]]
+# What a tool call returns: its text content (one text item each) and its structured content.
+ToolResult = tuple[list[str], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -3081,7 +3085,7 @@ class Tool:
     title: str
     description: str
     output_schema: dict[str, Any]
-    answer: Callable[[Snapshot, Mapping[str, str]], Answer]
+    result: Callable[[Snapshot, Mapping[str, str]], ToolResult]
     arguments: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     meta: Mapping[str, Any] | None = None
 
@@ -3111,29 +3115,31 @@ def _echoed(text: str) -> str:
     return text if len(text) <= MAX_ECHOED_ARGUMENT else text[:MAX_ECHOED_ARGUMENT] + "…"
 
 
-def as_json(result: Callable[[Snapshot], dict[str, Any]]) -> Callable[[Snapshot, Mapping[str, str]], Answer]:
+def as_json(
+    made: Callable[[Snapshot], dict[str, Any]],
+) -> Callable[[Snapshot, Mapping[str, str]], ToolResult]:
     """A tool whose text content is its structured content as JSON."""
 
-    def answer(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
-        data = result(snap)
+    def result(snap: Snapshot, arguments: Mapping[str, str]) -> ToolResult:
+        data = made(snap)
         return [json_text(data)], data
 
-    return answer
+    return result
 
 
-def _brief(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
+def _brief(snap: Snapshot, arguments: Mapping[str, str]) -> ToolResult:
     """The context briefing as text; the robot card's data as structured content."""
     return [snap.text(VIEW["context"])], robot_card(snap.manifest, snap.report)
 
 
-def _view(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
+def _view(snap: Snapshot, arguments: Mapping[str, str]) -> ToolResult:
     """A view exactly as its resource reads, and its value (a list view travels inside an object)."""
     view = VIEW[arguments["kind"]]
     text = snap.text(view)
     return [text], {"view": view.kind, "value": view.value(text)}
 
 
-def _check_action(snap: Snapshot, arguments: Mapping[str, str]) -> Answer:
+def _check_action(snap: Snapshot, arguments: Mapping[str, str]) -> ToolResult:
     """The check-safety prompt's messages, its embedded views as text, for agents that only call tools."""
     parts = PROMPTS["check-safety"].parts(snap.manifest, snap.report, arguments)
     texts = [p if isinstance(p, str) else f"{p.title} (the {p.kind} view):\n\n{snap.text(p)}" for p in parts]
@@ -3194,7 +3200,7 @@ REPORT_SCHEMA = object_schema(
     warnings=STRINGS,
     hints={
         **STRINGS,
-        "description": "ours, not robot-md's: misspelt keys (did you mean …?) and other advice",
+        "description": "ours, not robot-md's: misspelt keys (did you mean …?) and other hints",
     },
 )
 
@@ -3210,7 +3216,7 @@ TOOLS: dict[str, Tool] = {
             "naming what is not declared, validation status, signature verdict, then the operator's notes "
             "verbatim. Hosts that show MCP Apps draw it as a robot card.",
             output_schema=ROBOT_CARD_SCHEMA,
-            answer=_brief,
+            result=_brief,
             meta={"ui": {"resourceUri": CARD_URI}},
         ),
         Tool(
@@ -3220,7 +3226,7 @@ TOOLS: dict[str, Tool] = {
             "kind gives it: the briefing, the identity line, every field as JSON, capabilities, safety, "
             "poses, calibration, learned skills, the signature verdict, or the operator's prose.",
             output_schema=VIEW_SCHEMA,
-            answer=_view,
+            result=_view,
             arguments={
                 "kind": {
                     "type": "string",
@@ -3236,7 +3242,7 @@ TOOLS: dict[str, Tool] = {
             "the operator's Safety Gates section, with the method to judge the action against them "
             "(verdict BLOCKED, NEEDS OPERATOR AUTHORIZATION or WITHIN DECLARED LIMITS).",
             output_schema=object_schema(action=TEXT, parts=STRINGS),
-            answer=_check_action,
+            result=_check_action,
             arguments={"action": {"type": "string", "description": PROMPTS["check-safety"].arguments[0][1]}},
         ),
         Tool(
@@ -3248,7 +3254,7 @@ TOOLS: dict[str, Tool] = {
             "schema does not know that look misspelt (did you mean …?). An invalid manifest is a normal "
             "result.",
             output_schema=REPORT_SCHEMA,
-            answer=as_json(lambda snap: snap.report.as_dict()),
+            result=as_json(lambda snap: snap.report.as_dict()),
         ),
         Tool(
             name="render",
@@ -3256,7 +3262,7 @@ TOOLS: dict[str, Tool] = {
             description="The manifest's frontmatter as canonical YAML (comments dropped, keys in file "
             "order), exactly as `robot-md render` prints it. Useful to quote or diff the structured part.",
             output_schema=object_schema(yaml=TEXT),
-            answer=as_json(lambda snap: {"yaml": snap.rendered}),
+            result=as_json(lambda snap: {"yaml": snap.rendered}),
         ),
         Tool(
             name="doctor_summary",
@@ -3265,7 +3271,7 @@ TOOLS: dict[str, Tool] = {
             "tool returns: schema status and errors, robot name, RRN and whether registered, DoF, "
             "capability count, drivers, human-in-the-loop gates, E-stop. It probes no hardware.",
             output_schema=object_schema(**DOCTOR_SUMMARY_FIELDS),
-            answer=as_json(lambda snap: json_safe(doctor_summary(snap.manifest, snap.report))),
+            result=as_json(lambda snap: json_safe(doctor_summary(snap.manifest, snap.report))),
         ),
         Tool(
             name="verify",
@@ -3280,7 +3286,7 @@ TOOLS: dict[str, Tool] = {
                 reason=TEXT,
                 fingerprint=nullable(TEXT, description="sha256 of the key's DER"),
             ),
-            answer=as_json(lambda snap: _verified(snap.manifest.signature)),
+            result=as_json(lambda snap: _verified(snap.manifest.signature)),
         ),
     )
 }
@@ -3304,7 +3310,7 @@ def _unavailable(error: ManifestError, shown_path: str | None) -> Exception:
 
 def for_agents(error: ManifestError, shown_path: str | None) -> str:
     """`robot-md-mcp: <what> (<path>)`, and where a YAML slip probably is, on one line."""
-    hints = [f"; hint: {advice}" for advice in yaml_advice(error)]
+    hints = [f"; hint: {hint}" for hint in yaml_hints(error)]
     return f"{NAME}: {error.for_people(shown_path)}{''.join(hints)}"
 
 
@@ -3522,7 +3528,7 @@ class Handlers:
         if problem:
             return failed(problem)
         try:
-            texts, data = tool.answer(await self.file.version_async(), arguments)
+            texts, data = tool.result(await self.file.version_async(), arguments)
         except ManifestError as e:
             return failed(for_agents(e, self.shown_path))
         return types.CallToolResult(
@@ -5709,7 +5715,7 @@ def load_manifest(
         hint = f"pass a path: {invoked_as()} /path/to/{MANIFEST_FILENAME}"
         raise Exit(ExitCode.USAGE, _visible_line(f"{NAME}: {e.what}; {hint}"), e) from None
     except ManifestError as e:
-        hints = [f"  hint: {advice}" for advice in yaml_advice(e)]
+        hints = [f"  hint: {hint}" for hint in yaml_hints(e)]
         line = "\n".join([_visible_line(e.one_line()), *hints])
         if manifest_file is not None and manifest_file.reads.in_flight():
             # Stuck: the process lives on until the read returns; whoever started it hears now.

@@ -215,7 +215,7 @@ def results(snap: rmm.Snapshot) -> list[tuple[str, dict]]:
         )
         for arguments in calls:
             try:
-                answered.append((tool.name, tool.answer(snap, arguments)[1]))
+                answered.append((tool.name, tool.result(snap, arguments)[1]))
             except rmm.ManifestError:
                 pass
     return answered
