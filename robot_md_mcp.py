@@ -5628,26 +5628,10 @@ def prepare_the_process() -> None:
 
 def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
     prepare_the_process()
-    args = sys.argv[1:] if argv is None else list(argv)
-    before_dashes = args[: args.index("--")] if "--" in args else args
     try:
-        if {"-h", "--help"} & set(before_dashes):
-            print(help_text(args[0] if args[0] in VERBS else None, invoked_as()), end="")
-            return ExitCode.OK
-        if "--version" in before_dashes:
-            print(version_line())
-            return ExitCode.OK
-        command = parse_command_line(args)
-        if libyaml_missing() and command.verb in ("serve", "validate", "render"):
-            raise Exit(ExitCode.CANNOT_USE, f"{NAME}: cannot start: {libyaml_missing()}")
-        run = {
-            "serve": run_serve,
-            "validate": run_validate,
-            "render": run_render,
-            "install": run_install,
-            "uninstall": run_uninstall,
-        }
-        return run[command.verb](command, machine or Machine())
+        code = run_command(sys.argv[1:] if argv is None else list(argv), machine or Machine())
+        _flush_stdout()
+        return code
     except UsageError as e:
         print(f"{NAME}: {e} (see {invoked_as()} --help)", file=sys.stderr)
         return ExitCode.USAGE
@@ -5664,6 +5648,44 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
     except ModuleNotFoundError as e:  # a broken install (the SDK loads late, so only now)
         print(f"{NAME}: cannot start: {e}; reinstall {NAME} with its dependencies", file=sys.stderr)
         return ExitCode.CANNOT_USE
+
+
+def run_command(args: list[str], machine: Machine) -> int:
+    """The command line's help, version, or command, run."""
+    before_dashes = args[: args.index("--")] if "--" in args else args
+    if {"-h", "--help"} & set(before_dashes):
+        print(help_text(args[0] if args[0] in VERBS else None, invoked_as()), end="")
+        return ExitCode.OK
+    if "--version" in before_dashes:
+        print(version_line())
+        return ExitCode.OK
+    command = parse_command_line(args)
+    if libyaml_missing() and command.verb in ("serve", "validate", "render"):
+        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: cannot start: {libyaml_missing()}")
+    run = {
+        "serve": run_serve,
+        "validate": run_validate,
+        "render": run_render,
+        "install": run_install,
+        "uninstall": run_uninstall,
+    }
+    return run[command.verb](command, machine)
+
+
+def _flush_stdout() -> None:
+    """What a command printed, written now, so a stdout that takes nothing (/dev/full) fails inside main, in
+    one line: some Pythons keep it buffered to the exit, which then fails with a traceback and 120. What
+    cannot be written is dropped (fd 1 becomes /dev/null) so that the exit has nothing left to fail on."""
+    if sys.stdout is None:
+        return
+    try:
+        sys.stdout.flush()
+    except OSError:
+        with contextlib.suppress(OSError, ValueError):
+            nowhere = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(nowhere, sys.stdout.fileno())
+            os.close(nowhere)
+        raise
 
 
 def version_line() -> str:

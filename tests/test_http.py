@@ -700,6 +700,7 @@ def test_a_batch_refused_for_its_headers_gets_what_one_message_gets(
     assert alone[0] >= 400 and (batch[0], batch[2]) == (alone[0], alone[2]), (alone, batch)
 
 
+@pytest.mark.heavy  # seconds of real time: the heavy tier
 def test_batches_their_peers_left_stop_and_free_their_slots() -> None:
     """Peers that send a long 2025-03-26 batch (2,000 pings, seconds of work) and leave once it is read:
     each batch stops with its peer, so they hold no slot (uvicorn answers everyone 503 once four times
@@ -732,6 +733,7 @@ def test_batches_their_peers_left_stop_and_free_their_slots() -> None:
     assert "Traceback" not in served.stderr, served.stderr
 
 
+@pytest.mark.heavy  # seconds of real time: the heavy tier
 def test_notifications_racing_their_sessions_end_are_answered_once() -> None:
     """Notifications sent while their session is deleted: each gets one answer (202, or 404 once it
     is gone), and nothing but the SDK's own line about it reaches stderr (it answers 202 before it
@@ -1156,6 +1158,7 @@ BODY_METHODS = ["GET", "HEAD", "DELETE", "OPTIONS", "PUT", "PATCH", "POST", "FOO
 BODY_PATHS = [m.MCP_PATH, m.HEALTH_PATH, m.REST_HEALTH_PATH, m.VALIDATE_PATH, "/robots/bob/context", "/nope"]
 
 
+@pytest.mark.heavy  # seconds of real time: the heavy tier
 @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     requests=st.lists(
@@ -1284,6 +1287,7 @@ def test_a_full_session_table_closes_the_least_recently_used_session() -> None:
         assert served.stop() == 0
 
 
+@pytest.mark.heavy  # seconds of real time: the heavy tier
 def test_sessions_closed_as_idle_never_cost_a_live_one_its_place() -> None:
     """Sessions the SDK closed as idle (their ids answer 404) leave the table: newcomers then take
     their places, never the place of the session still in use."""

@@ -163,7 +163,7 @@ def test_keeps_other_servers_and_keys_in_order(install: Installer) -> None:
 
 
 @given(st.text(st.characters(categories=["Cc", "Cf", "Zl", "Zp"], exclude_characters="\n\t"), min_size=1))
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_invisible_characters_in_other_entries_stay_escaped(install: Installer, hidden: str) -> None:
     """A config read with `\u202e` (or any control or format character) escaped is written back escaped:
     the same value, and nothing the user later reads in an editor is hidden or reordered by us."""
@@ -1233,12 +1233,14 @@ def test_paths_that_are_not_utf8_are_one_line_never_a_traceback(tmp_path: Path) 
 
 
 @posix_only
-@pytest.mark.parametrize("verb", ["install", "uninstall", "render", "validate"])
+@pytest.mark.parametrize("verb", ["install", "uninstall", "render", "validate", "--help", "--version"])
 def test_a_stdout_that_takes_nothing_is_one_line(tmp_path: Path, verb: str) -> None:
-    """stdout on /dev/full: one line on stderr and exit 1, never a traceback (the config written)."""
+    """stdout on /dev/full: one line on stderr and exit 1, never a traceback or the exit's own 120 (the
+    config written), on every CPython: some keep what was printed buffered to the exit."""
     need(os.path.exists("/dev/full"), "/dev/full")
     home = tmp_path / "home"
-    args = {"install": ["cursor", str(EXAMPLE)], "uninstall": ["cursor"]}.get(verb, [str(EXAMPLE)])
+    words = {"install": ["cursor", str(EXAMPLE)], "uninstall": ["cursor"], "--help": [], "--version": []}
+    args = words.get(verb, [str(EXAMPLE)])
     if verb == "uninstall":
         write_json(home / ".cursor" / "mcp.json", {"mcpServers": {"robot-md": MCP_SERVERS}})
     with open("/dev/full", "wb") as full:
@@ -1264,7 +1266,7 @@ WORDS = st.sampled_from(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(verb=st.sampled_from(["install", "uninstall"]), words=st.lists(WORDS, max_size=6))
 def test_any_command_line_is_an_answer_or_one_line(install: Installer, verb: str, words: list[str]) -> None:
     """Whatever words follow install or uninstall (claude off PATH): exit 0, or 1 or 2 with one line on
