@@ -106,6 +106,7 @@ if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads onl
     import subprocess  # loaded by install only, to run claude
     from types import FrameType
 
+    from anyio import CancelScope
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp import types
     from mcp.server import Server, ServerRequestContext
@@ -3975,14 +3976,14 @@ def _as_jsonrpc(data: dict[str, Any], answer_id: Any) -> tuple[Any, dict[str, An
 
 
 def nesting(value: Any) -> int:
-    """How deep a decoded JSON value nests arrays and objects (a scalar: 0)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
-        deepest = max(deepest, depth if isinstance(item, (dict, list)) else 0)
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return deepest
+    """How deep a decoded JSON value nests arrays and objects (a scalar: 0), a level at a time."""
+    depth, level = 0, [value]
+    while containers := [item for item in level if isinstance(item, dict | list)]:
+        depth += 1
+        level = [
+            child for item in containers for child in (item.values() if isinstance(item, dict) else item)
+        ]
+    return depth
 
 
 def has_lone_surrogate(value: Any) -> bool:
@@ -4608,7 +4609,7 @@ def _sent_again(events: list[Message]) -> ASGIApp:
     return again
 
 
-async def _cancel_when_gone(receive: Receive, scope: Any) -> None:
+async def _cancel_when_gone(receive: Receive, scope: CancelScope) -> None:
     """Cancel the cancel scope `scope` once the peer has gone (its request body read already)."""
     while (await receive())["type"] != "http.disconnect":
         pass
@@ -5241,7 +5242,7 @@ class RestApi:
 
 
 async def _not_allowed(request: HttpRequest, exc: Exception) -> Response:
-    allowed = (getattr(exc, "headers", None) or {}).get("Allow", "")
+    allowed = (getattr(exc, "headers", None) or {}).get("Allow", "")  # starlette's HTTPException
     message = f"{request.method} is not allowed on {_client_words(request.url.path)}; allowed: {allowed}"
     return refused(405, message, {"allow": allowed})
 
@@ -6280,11 +6281,8 @@ def _runs_this_program(entry: Any) -> bool:
     args = entry.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         return False
-    argv, me = [entry["command"], *args], launch_command()  # me: joined, as `claude mcp get` shows it
-    return (
-        f"{' '.join(argv)} ".startswith(f"{' '.join(me)} ")
-        or _OUR_PROGRAM.fullmatch(_program_run_by(argv)) is not None
-    )
+    argv, me = [entry["command"], *args], launch_command()
+    return argv[: len(me)] == me or _OUR_PROGRAM.fullmatch(_program_run_by(argv)) is not None
 
 
 def _program_run_by(argv: list[str]) -> str:
@@ -6374,8 +6372,11 @@ def claude_code_remove(command: Command, machine: Machine) -> int:
 
 
 def _someone_elses(there: list[str] | None) -> bool:
-    """Is what `claude mcp get` showed a command that does not start robot-md-mcp?"""
-    return there is not None and not _runs_this_program({"command": there[0], "args": there[1:]})
+    """Is what `claude mcp get` showed a command that does not start robot-md-mcp? It joins the words with
+    spaces, so this very copy is recognised joined too (its path may hold a space)."""
+    if there is None or f"{' '.join(there)} ".startswith(f"{' '.join(launch_command())} "):
+        return False
+    return not _runs_this_program({"command": there[0], "args": there[1:]})
 
 
 def _not_ours(scopes: str, name: str) -> str:
