@@ -2480,7 +2480,7 @@ def robot_card(manifest: Manifest, report: Report) -> dict[str, Any]:
             {"label": _heading(label), "value": _declared_or_none(_described(_value_at(fm, *path), kind))}
             for label, path, kind in _IDENTITY_FIELDS[1:]
         ]
-        + [{"label": "RRN", "value": rrn_text(fm)}],
+        + [{"label": "RRN", "value": rrn_of(fm) or "unregistered"}],  # as the other values: unquoted
         "capabilities": [c if c is not None else f"{UNKNOWN} entry" for c in entries],
         "capabilities_note": none,
         "safety": _card_safety(fm),
@@ -2533,12 +2533,11 @@ body {
   margin: 0; padding: 14px 16px; background: var(--bg); color: var(--fg);
   font: 14px/1.45 var(--font-sans, system-ui, -apple-system, "Segoe UI", sans-serif);
 }
-h1 { font-size: 1.3em; margin: 0 0 2px; overflow-wrap: anywhere; }
+h1 { font-size: 1.3em; margin: 0 0 8px; overflow-wrap: anywhere; }
 h2 {
   font-size: 0.95em; margin: 14px 0 6px; text-transform: uppercase; letter-spacing: 0.04em;
   color: var(--dim);
 }
-.identity { color: var(--dim); font-size: 0.9em; margin: 0 0 8px; overflow-wrap: anywhere; }
 table { border-collapse: collapse; width: 100%; }
 th, td {
   text-align: left; vertical-align: top; padding: 3px 8px 3px 0; border-bottom: 1px solid var(--line);
@@ -2597,12 +2596,19 @@ ul.plain { margin: 4px 0; padding-left: 18px; }
     lastSize = width + "x" + height;
     notify("ui/notifications/size-changed", { width: width, height: height });
   }
+  // Every field of the data is optional and may be null or of another type: a part is drawn only
+  // from what it holds, so any subset draws (each fact once: the title, the table, the sections).
+  function list(value) { return Array.isArray(value) ? value : []; }
+  function isObject(value) { return value !== null && typeof value === "object" && !Array.isArray(value); }
+  function isText(value) { return typeof value === "string"; }
   function table(parent, rows) {
+    rows = list(rows).filter(function (row) { return isObject(row) && isText(row.label); });
+    if (!rows.length) return;
     var body = add(add(parent, el("table")), el("tbody"));
     rows.forEach(function (row) {
       var tr = add(body, el("tr"));
       add(tr, el("th", "", row.label));
-      value(add(tr, el("td")), row.value);
+      value(add(tr, el("td")), isText(row.value) ? row.value : null);
     });
   }
   function section(title) {
@@ -2610,61 +2616,80 @@ ul.plain { margin: 4px 0; padding-left: 18px; }
     add(box, el("h2", "", title));
     return box;
   }
-  function chips(parent, items) {
-    var list = add(parent, el("ul", "chips"));
-    items.forEach(function (item) { add(list, el("li", "", item)); });
-  }
-  function lines(parent, items) {
+  function lines(parent, items, className) {
+    items = list(items).filter(isText);
     if (!items.length) return;
-    var list = add(parent, el("ul", "plain"));
-    items.forEach(function (item) { add(list, el("li", "", item)); });
+    var shown = add(parent, el("ul", className || "plain"));
+    items.forEach(function (item) { add(shown, el("li", "", item)); });
   }
 
-  function drawSafety(safety) {
-    var box = section("Safety");
-    if (safety.alert) add(box, el("p", "alert", safety.alert));
-    table(box, safety.limits);
-    var gates = add(box, el("p"));
-    add(gates, el("strong", "", "Human-in-the-loop gates: "));
-    var note = safety.gates_note;
-    if (note) add(gates, el("span", note === "unknown" ? "" : "missing", note));
-    lines(box, safety.gates.map(function (gate) {
-      return "scope " + (gate.scope === null ? "not declared" : gate.scope) + ": " + gate.rule;
+  function drawCapabilities(names, note) {
+    if (!Array.isArray(names) && !isText(note)) return;
+    var shown = list(names).filter(isText);
+    var box = section(Array.isArray(names) ? "Capabilities (" + shown.length + ")" : "Capabilities");
+    if (isText(note)) add(box, el("p", "missing", note));
+    lines(box, shown, "chips");
+  }
+  function drawGates(box, gates, note) {
+    gates = list(gates).filter(isObject);
+    if (!isText(note) && !gates.length) return;
+    var line = add(box, el("p"));
+    add(line, el("strong", "", "Human-in-the-loop gates: "));
+    if (isText(note)) add(line, el("span", note === "unknown" ? "" : "missing", note));
+    lines(box, gates.map(function (gate) {
+      return "scope " + (isText(gate.scope) ? gate.scope : "not declared") +
+        (isText(gate.rule) ? ": " + gate.rule : "");
     }));
-    var others = safety.also_declared;
+  }
+  function drawSafety(safety) {
+    if (!isObject(safety)) return;
+    var box = section("Safety");
+    if (isText(safety.alert)) add(box, el("p", "alert", safety.alert));
+    table(box, safety.limits);
+    drawGates(box, safety.gates, safety.gates_note);
+    var others = list(safety.also_declared).filter(isText);
     if (others.length) add(box, el("p", "", "Also declared: " + others.join(", ")));
   }
+  function plural(count, word) { return count + " " + word + (count === 1 ? "" : "s"); }
   function drawValidation(validation) {
+    if (!isObject(validation)) return;
     var box = section("Validation");
-    var errors = validation.errors.length, warnings = validation.warnings.length;
+    var errors = list(validation.errors).filter(isText), warnings = list(validation.warnings).filter(isText);
     var line = add(box, el("p"));
-    add(line, el("span", validation.ok ? "ok" : "bad", validation.ok ? "valid" : "invalid"));
-    add(line, el("span", "", " · " + errors + " error" + (errors === 1 ? "" : "s") + ", " +
-      warnings + " warning" + (warnings === 1 ? "" : "s")));
-    if (validation.summary) add(box, el("p", "", validation.summary));
-    lines(box, validation.errors.map(function (error) { return "error: " + error; }));
-    lines(box, validation.warnings.map(function (warning) { return "warning: " + warning; }));
+    if (typeof validation.ok === "boolean") {
+      add(line, el("span", validation.ok ? "ok" : "bad", validation.ok ? "valid" : "invalid"));
+      add(line, el("span", "", " · "));
+    }
+    add(line, el("span", "", plural(errors.length, "error") + ", " + plural(warnings.length, "warning")));
+    // The summary repeats the title and the table (name, type, DoF, capabilities): not drawn.
+    lines(box, errors.map(function (error) { return "error: " + error; }));
+    lines(box, warnings.map(function (warning) { return "warning: " + warning; }));
   }
+  function drawSignature(signature) {
+    if (signature === undefined) return;
+    var box = section("Signature");
+    add(box, el("p", isText(signature) ? "" : "missing", isText(signature) ?
+      "robot-md-gateway " + signature : "not checked (no file was read)"));
+  }
+  var FIELDS = ["name", "facts", "capabilities", "capabilities_note", "safety", "validation", "signature"];
   function draw(result) {
     var data = result && result.structuredContent;
     card.textContent = "";
-    if (!data || typeof data.name !== "string") {
-      var text = result && result.content && result.content[0] && result.content[0].text;
+    var drawable = isObject(data) && FIELDS.some(function (key) { return data[key] !== undefined; });
+    if (!drawable) {
+      var content = result && list(result.content)[0];
+      var text = isObject(content) && isText(content.text) ? content.text : "";
       add(card, el("p", "alert", text || "This result carries no robot briefing."));
       reportSize();
       return;
     }
-    add(card, el("h1", "", data.name));
-    add(card, el("p", "identity", data.identity));
+    // The identity line is the table's facts in one line: the title and the table show them.
+    add(card, isText(data.name) ? el("h1", "", data.name) : el("h1", "missing", "name not declared"));
     table(card, data.facts);
-    var capabilities = section("Capabilities (" + data.capabilities.length + ")");
-    if (data.capabilities_note) add(capabilities, el("p", "missing", data.capabilities_note));
-    chips(capabilities, data.capabilities);
+    drawCapabilities(data.capabilities, data.capabilities_note);
     drawSafety(data.safety);
     drawValidation(data.validation);
-    var signature = section("Signature");
-    add(signature, el("p", data.signature === null ? "missing" : "", data.signature === null ?
-      "not checked (no file was read)" : "robot-md-gateway " + data.signature));
+    drawSignature(data.signature);
     reportSize();
   }
 
@@ -3312,21 +3337,26 @@ def _check_action(snap: Snapshot, arguments: Mapping[str, str]) -> ToolResult:
     return texts, {"action": _one_line(arguments["action"]), "parts": texts}
 
 
-_CARD_ROW = object_schema(label=TEXT, value=NULLABLE_TEXT)
-ROBOT_CARD_SCHEMA = object_schema(
+def _all_optional(**properties: Any) -> dict[str, Any]:
+    """An object schema whose every property is optional: the card draws any subset of its data."""
+    return object_schema(tuple(properties), **properties)
+
+
+_CARD_ROW = _all_optional(label=TEXT, value=NULLABLE_TEXT)
+ROBOT_CARD_SCHEMA = _all_optional(
     name=TEXT,
     identity=TEXT,
     facts={"type": "array", "items": _CARD_ROW},
     capabilities=STRINGS,
     capabilities_note=NULLABLE_TEXT,
-    safety=object_schema(
+    safety=_all_optional(
         alert=NULLABLE_TEXT,
         limits={"type": "array", "items": _CARD_ROW},
-        gates={"type": "array", "items": object_schema(scope=NULLABLE_TEXT, rule=TEXT)},
+        gates={"type": "array", "items": _all_optional(scope=NULLABLE_TEXT, rule=TEXT)},
         gates_note=NULLABLE_TEXT,
         also_declared=STRINGS,
     ),
-    validation=object_schema(ok={"type": "boolean"}, summary=TEXT, errors=STRINGS, warnings=STRINGS),
+    validation=_all_optional(ok={"type": "boolean"}, summary=TEXT, errors=STRINGS, warnings=STRINGS),
     signature=NULLABLE_TEXT,
 )
 # One schema for every view: `value` is the view's own schema, chosen by `view`.
