@@ -1618,10 +1618,11 @@ def _choice_hint(found: re.Match[str]) -> str | None:
 
 
 def _whole_hint(found: re.Match[str]) -> str | None:
-    path, value = found[1], float(found[2])
-    field_keys = _field_keys(path)
-    if not math.isfinite(value) or field_keys is None:
-        return None
+    path, field_keys, value = found[1], _field_keys(found[1]), math.nan
+    with contextlib.suppress(ValueError):
+        value = float(found[2])
+    if field_keys is None or not math.isfinite(value) or abs(value) > 1e15:
+        return None  # (past 1e15 a float has no fraction to cut)
     keys, item = field_keys
     low, high = keys.schema.get("minimum", -math.inf), keys.schema.get("maximum", math.inf)
     unit = UNITS.get(keys.place)

@@ -7,6 +7,7 @@ tool), the briefing and the startup line, quoting the manifest's key."""
 from __future__ import annotations
 
 import json
+import re
 import string
 import time
 import unicodedata
@@ -678,9 +679,7 @@ def errors_at(fm: dict[str, Any], path: tuple[str, ...]) -> list[str]:
     return [e for e in rmm.schema_errors(fm) if e.startswith(f"schema: {dotted(path)}: ")]
 
 
-EXAMPLE_IN_HINT = __import__("re").compile(
-    r"(?:e\.g\.|did you mean|or) (- |[\w-]+: )(\S+?)(?=[?);]| for | or |$)"
-)
+EXAMPLE_IN_HINT = re.compile(r"(?:e\.g\.|did you mean|or) (- |[\w-]+: )(\S+?)(?=[?);]| for | or |$)")
 
 
 def examples(hint: str) -> list[Any]:
@@ -741,7 +740,8 @@ def test_the_issue_s_enum_miss() -> None:
     (hint,) = check_value_hint(("physics", "type"), "pan-tilt", "is not one of")
     assert (
         hint
-        == "physics.type is one of: arm, arm_manipulator, wheeled, tracked, legged, arm+camera, humanoid, sensor, other"
+        == "physics.type is one of: arm, arm_manipulator, wheeled, tracked, legged, arm+camera, humanoid, "
+        "sensor, other"
     )
     (hint,) = check_value_hint(("physics", "type"), "Wheeled", "is not one of")
     assert hint.startswith("did you mean type: wheeled? (physics.type is one of: arm,")
@@ -786,3 +786,23 @@ def test_a_number_for_text_gets_an_example_that_validates(path: tuple[str, ...])
 def test_the_version_hint_s_own_example_validates() -> None:
     (hint,) = check_value_hint(("rcan_version",), 3.1, "is not of type 'string'")
     assert hint.endswith('(e.g. rcan_version: "3.0")')
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    path=st.sampled_from([dotted(p) for p, _ in LEAVES] + ["x", "physics.poses.a", "drivers.99.count"]),
+    value=st.one_of(st.text(max_size=40), st.floats().map(repr), st.integers().map(repr)),
+    tail=st.sampled_from(
+        [
+            " is not of type 'integer'",
+            " is not of type 'string'",
+            " is not one of ['a', None, 1]",
+            " is not one of [",
+        ]
+    ),
+)
+def test_a_hint_never_fails_whatever_the_error_says(path: str, value: str, tail: str) -> None:
+    """An error string of any value at any path (one a hostile manifest could make): a list of
+    one-line hints, never an exception."""
+    found = rmm.hints(f"schema: {path}: {value}{tail}")
+    assert all(isinstance(h, str) and "\n" not in h for h in found)
