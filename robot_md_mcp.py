@@ -1653,7 +1653,10 @@ def safety_rows(fm: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, value) of each safety limit the briefing names, E-stop first; a value is
     "not declared" or "unknown" where the manifest does not say."""
     rows = [("E-stop", _estop_text(fm))]
-    rows += [(label, _described(_value_at(fm, "safety", key), _NUMBER, unit)) for label, key, unit in _LIMITS]
+    for label, key, unit in _LIMITS:
+        value = _described(_value_at(fm, "safety", key), _NUMBER, unit)
+        no_joints = _no_joints(fm) if key == "max_joint_velocity_dps" and value == NOT_DECLARED else None
+        rows.append((label, f"{value} ({no_joints})" if no_joints else value))
     bounds = _value_at(fm, "safety", "workspace_bounds_m")
     if (
         isinstance(bounds, list)
@@ -1827,22 +1830,58 @@ def _prose_lines(prose: str) -> list[str]:
     ]
 
 
+# What a robot's type and drivers cannot have is marked as not applying, never left out: a type
+# written wrong must not hide a line (docs/hosts.md). Types with no arm joints unless physics.kinematics
+# lists some:
+_JOINTLESS_TYPES = frozenset({"wheeled", "tracked", "sensor"})
+
+
+def _no_joints(fm: dict[str, Any]) -> str | None:
+    """Why a line about arm joints does not apply to this robot; None if it may."""
+    kind = _value_at(fm, "physics", "type")
+    if kind not in _JOINTLESS_TYPES or _value_at(fm, "physics", "kinematics") not in (_ABSENT, []):
+        return None
+    return f"not applying: the type {quoted(kind)} has no arm joints, and physics.kinematics lists none"
+
+
+def _no_hand_eye(fm: dict[str, Any]) -> str | None:
+    """Why the hand-eye extrinsic (a camera's pose on an arm) does not apply; None if it may."""
+    cameras = _entries(_mapping_or_empty(_mapping_or_empty(fm.get("physics")).get("solver")).get("cameras"))
+    protocols = {str(d.get("protocol")) for d in _entries(fm.get("drivers"))}
+    if not cameras and not protocols & _CAMERA_PROTOCOLS:
+        return "not applying: no camera driver is declared"
+    return _no_joints(fm)
+
+
 def _calibration_lines(fm: dict[str, Any]) -> list[str]:
     status = calibration_status(fm)
     named = [quoted(name) for name in poses(fm)]
     skills = [f"{quoted(s['id'])} (status {quoted(s['status'])})" for s in learned_skills(fm)]
+    calibration = []
+    for label, key, why_not in (
+        ("zero pose", "zero", _no_joints),
+        ("hand-eye extrinsic", "hand_eye", _no_hand_eye),
+        ("ready pose", "poses_ready", _no_joints),
+    ):
+        reason = why_not(fm) if status[key] == "missing" else None
+        calibration.append(f"{label} {status[key]}" + (f" ({reason})" if reason else ""))
     return [
-        f"- Calibration: zero pose {status['zero']}, hand-eye extrinsic {status['hand_eye']}, "
-        f"ready pose {status['poses_ready']}",
+        f"- Calibration: {', '.join(calibration)}",
         f"- Named poses: {', '.join(named) if named else 'none declared'}",
         f"- Learned skills: {', '.join(skills) if skills else 'none recorded'}",
     ]
 
 
 def _signature_lines(signature: Signature) -> list[str]:
-    lines = [f"- robot-md-gateway: {gateway_verdict(signature)}"]
+    """Signed or not first (many labs do not sign, and need not to use this server), then what
+    robot-md-gateway, which actuates only a signed file, would say."""
     if signature.signed:
-        lines.append(f"- Signed by kid: {quoted(signature.kid)}")
+        lines = [f"- Signed: yes, by kid {quoted(signature.kid)}"]
+    else:
+        lines = ["- Signed: no (the file has no ROBOT-MD-SIG footer; signing is the operator's choice)"]
+    lines.append(
+        f"- robot-md-gateway (it actuates only a signed file it can verify): {gateway_verdict(signature)}"
+    )
     if signature.fingerprint:
         lines.append(f"- Trusted key: {signature.fingerprint}")
     given = signature.trusted_keys
