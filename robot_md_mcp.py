@@ -2914,7 +2914,7 @@ def _compared(quantity: Quantity, fm: dict[str, Any], thing: str | None) -> dict
     limit = _limit_value(fm, key)
     found.update(value=value, limit=key, declared=f"{label}: {limit}")
     if isinstance(limit, str):
-        return {**found, "note": f"{label} is {limit}: not compared"}
+        return {**found, "note": f"{label} is {limit}: not compared"}  # see _undecided
     size = _limit_size(key)[1][0]
     if isinstance(limit, tuple):
         extent = _beyond_extent(quantity, [b * size for b in limit])
@@ -3109,32 +3109,15 @@ def safety_floor(manifest: Manifest, action: str) -> Floor:
     compared = [_compared(q, fm, thing) for q in quantities]
     named, negated = named_capabilities(fm, action)
     over, unplaced = gates_over(fm, named)
+    not_read += [f"{quoted(c['text'])}: {c['note']}" for c in compared if _undecided(c)]
+    levels = _floor_levels(compared, over, not_read, named)
+    verdict = next((v for v, why in zip(FLOOR_VERDICTS, levels, strict=False) if why), FLOOR_VERDICTS[-1])
     undeclared = [c for c in compared if c["limit"] and c["declared"].endswith(NOT_DECLARED)]
-    unsure = [f"{quoted(c['text'])}: {c['note']}" for c in compared if c["note"] and c["ratio"] == "≈1"]
-    unsure += [
-        f"{quoted(c['text'])}: {c['note']}"
-        for c in compared
-        if c["declared"] and c["declared"].endswith(UNKNOWN)
-    ]
-    levels = (
-        [f"{quoted(c['text'])} is {c['ratio']}× {c['declared']}: beyond it" for c in compared if c["beyond"]],
-        [
-            f"{quoted(c)} is under the gate {_gate_text(g)}"
-            for g in over
-            if g["needs_operator"]
-            for c in g["capabilities"]
-        ],
-        [*not_read, *unsure],
-        [] if named else ["the action names no declared capability: name the one it needs, or block it"],
-    )
-    verdict = next(
-        (v for v, reasons in zip(FLOOR_VERDICTS, levels, strict=False) if reasons), FLOOR_VERDICTS[-1]
-    )
     return Floor(
         verdict,
         tuple(reason for reasons in levels for reason in reasons),
         tuple(compared),
-        tuple([*not_read, *unsure]),
+        tuple(not_read),
         tuple(dict.fromkeys(f"{c['declared'].split(':')[0]} ({UNITS[c['limit']]})" for c in undeclared)),
         tuple(_other_safety_values(fm)),
         tuple(visible(c) for c in named),
@@ -3142,6 +3125,34 @@ def safety_floor(manifest: Manifest, action: str) -> Floor:
         tuple(over),
         tuple(unplaced),
     )
+
+
+def _floor_levels(
+    compared: list[dict[str, Any]], over: list[dict[str, Any]], not_read: list[str], named: list[str]
+) -> tuple[list[str], ...]:
+    """The reasons for each verdict of FLOOR_VERDICTS but the last, strictest first."""
+    return (
+        [f"{quoted(c['text'])} is beyond {c['declared']}{_times(c)}" for c in compared if c["beyond"]],
+        [
+            f"{quoted(c)} is under the gate {_gate_text(g)}"
+            for g in over
+            if g["needs_operator"]
+            for c in g["capabilities"]
+        ],
+        not_read,
+        [] if named else ["the action names no declared capability: name the one it needs, or block it"],
+    )
+
+
+def _undecided(compared: dict[str, Any]) -> bool:
+    """A comparison the floor could not make: the limit is not a number, or too close to tell."""
+    return bool(compared["note"]) and (
+        compared["note"].startswith("too close") or str(compared["declared"]).endswith(UNKNOWN)
+    )
+
+
+def _times(compared: dict[str, Any]) -> str:
+    return f" ({compared['ratio']}× it)" if compared["ratio"] else ""
 
 
 # --- Prompts: instructions plus the manifest content they need --------------
