@@ -2693,7 +2693,7 @@ _SQUARED_TAIL = re.compile(
 )
 _GROUPED = re.compile(r"[1-9]\d{0,2}\.\d{3}")  # 1.000: a thousand, or one? Read as neither.
 _GROUP_MARKS = frozenset(",'\u2019_\u00a0\u202f")
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[,;!?]|\.(?!\w)")  # words, and what ends a clause
 _NEGATIONS = frozenset(
     "not no never don't dont doesn't won't can't cannot shouldn't mustn't without avoid nor neither".split()
 )
@@ -2967,8 +2967,17 @@ def _word_forms(part: str) -> tuple[str, ...]:
     return (part, part + "s", part + "es", part + "ed", part + "d", stem + "ing")
 
 
+_CLAUSE_ENDS = frozenset(",;!?.") | {"but", "then"}
+
+
 def _negated_before(words: list[str], at: int) -> bool:
-    return any(word in _NEGATIONS for word in words[max(0, at - 3) : at])
+    """A negation among the three words before, in the same clause ("don't pick it, place it")."""
+    for word in reversed(words[max(0, at - 3) : at]):
+        if word in _CLAUSE_ENDS:
+            return False
+        if word in _NEGATIONS:
+            return True
+    return False
 
 
 def named_capabilities(fm: dict[str, Any], action: str) -> tuple[list[str], list[str]]:

@@ -165,8 +165,10 @@ def test_context_field_by_field(path: Path) -> None:
     assert bullet(lines, "Payload limit") == expect(safety, "payload_kg", number, "kg")
     joint = expect(safety, "max_joint_velocity_dps", number, "deg/s")
     physics = fm.get("physics") if isinstance(fm.get("physics"), dict) else {}
-    if joint == "not declared" and physics.get("type") in JOINTLESS and physics.get("kinematics") in (None, []):
-        joint += f" (not applying: the type {text(physics['type'])} has no arm joints, and physics.kinematics lists none)"
+    jointless = physics.get("type") in JOINTLESS and physics.get("kinematics") in (None, [])
+    if joint == "not declared" and jointless:
+        kind = text(physics["type"])
+        joint += f" (not applying: the type {kind} has no arm joints, and physics.kinematics lists none)"
     assert bullet(lines, "Max joint velocity") == joint
     assert bullet(lines, "Max linear velocity") == expect(safety, "max_linear_velocity_ms", number, "m/s")
     assert bullet(lines, "Failsafe on lost comms") == expect(safety, "failsafe_behavior", str)
