@@ -9,6 +9,7 @@ import dataclasses
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cases import CASES
@@ -164,7 +165,7 @@ def test_context_field_by_field(path: Path) -> None:
     number = (int, float)
     assert bullet(lines, "Payload limit") == expect(safety, "payload_kg", number, "kg")
     joint = expect(safety, "max_joint_velocity_dps", number, "deg/s")
-    physics = fm.get("physics") if isinstance(fm.get("physics"), dict) else {}
+    physics: Any = fm.get("physics") if isinstance(fm.get("physics"), dict) else {}
     jointless = physics.get("type") in JOINTLESS and physics.get("kinematics") in (None, [])
     if joint == "not declared" and jointless:
         kind = text(physics["type"])
