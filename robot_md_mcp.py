@@ -2730,12 +2730,16 @@ class _Unit(NamedTuple):
 
 def _exact(unit: _Unit) -> tuple[Fraction, Fraction]:
     """A unit's size as an interval of fractions (low, high): equal but for the radian's 180/π."""
+    return _size(unit.size, unit.per)
+
+
+@functools.cache
+def _size(size: str, per: str) -> tuple[Fraction, Fraction]:
     from fractions import Fraction
 
-    per = Fraction(unit.per)
-    if unit.size == "rad":
-        return 180 / Fraction(_PI[1]) / per, 180 / Fraction(_PI[0]) / per
-    return Fraction(unit.size) / per, Fraction(unit.size) / per
+    if size == "rad":
+        return 180 / Fraction(_PI[1]) / Fraction(per), 180 / Fraction(_PI[0]) / Fraction(per)
+    return Fraction(size) / Fraction(per), Fraction(size) / Fraction(per)
 
 
 def _unit_at(text: str, at: int) -> _Unit | None:
@@ -2787,7 +2791,9 @@ def _number(body: str, exponent: str | None) -> Fraction | str:
     power = int((exponent or "0").replace("\u2212", "-"))
     if abs(power) > MAX_FLOOR_EXPONENT:
         return f"an exponent beyond ±{MAX_FLOOR_EXPONENT:,}"
-    return Fraction(body) * Fraction(10) ** power
+    whole, _, part = body.partition(".")
+    value = Fraction(int(whole + part), 10 ** len(part))
+    return value * Fraction(10) ** power if power else value
 
 
 def _group_start(text: str, match: re.Match[str]) -> int | None:
@@ -2842,25 +2848,37 @@ def _quantity_at(text: str, match: re.Match[str]) -> Quantity | str | None:
         return f"{quoted(written)} ({value})" if value == _NOT_ASCII else None
     if isinstance(value, str) or unit.problem is not None:
         return f"{quoted(written)} ({value if isinstance(value, str) else unit.problem})"
-    low, high = _exact(unit)
-    return Quantity(written, unit.kind, value * low, value * high, bool(match[1]))
+    size_low, size_high = _exact(unit)
+    low = value * size_low
+    high = low if size_high == size_low else value * size_high
+    return Quantity(written, unit.kind, low, high, bool(match[1]))
 
 
 def _decimal(value: Fraction) -> str:
     """A fraction as a decimal: exact where 6 significant digits hold it, else rounded, with "≈"."""
-    from decimal import Context, Decimal, localcontext
-    from fractions import Fraction
+    from decimal import Decimal, Inexact
 
-    with localcontext(Context(prec=6, Emax=10**6, Emin=-(10**6))):
-        shown = Decimal(value.numerator) / Decimal(value.denominator)
+    sign = "-" if value < 0 else ""
+    for places in range(7):  # most values end within a few places: exact with integers alone
+        scaled, rest = divmod(abs(value.numerator) * 10**places, value.denominator)
+        if not rest and scaled < 10**6:
+            whole, part = divmod(scaled, 10**places)
+            return sign + (f"{whole}.{part:0{places}d}".rstrip("0").rstrip(".") if places else str(whole))
+    context = _six_digits()  # its own flags: requests run on several threads
+    shown = context.divide(Decimal(value.numerator), Decimal(value.denominator))
     text = f"{shown.normalize():f}" if -12 < shown.adjusted() < 12 else str(shown.normalize())
-    return text if Fraction(shown) == value else f"≈{text}"
+    return f"≈{text}" if context.flags[Inexact] else text
+
+
+def _six_digits() -> Any:
+    from decimal import Context
+
+    return Context(prec=6, Emax=10**6, Emin=-(10**6))
 
 
 def _limit_value(fm: dict[str, Any], key: str) -> Fraction | tuple[Fraction, ...] | str:
     """A declared limit, exactly as written (a float's shortest decimal, which is what the file
     says); NOT_DECLARED, or UNKNOWN where it is not a number (workspace: three of them)."""
-    from fractions import Fraction
 
     value = _value_at(fm, *key.split("."))
     if value is _ABSENT:
@@ -2870,8 +2888,16 @@ def _limit_value(fm: dict[str, Any], key: str) -> Fraction | tuple[Fraction, ...
         return UNKNOWN
     if not all(math.isfinite(v) and v >= 0 for v in values):
         return UNKNOWN
-    exact = tuple(Fraction(repr(v)) if isinstance(v, float) else Fraction(v) for v in values)
+    exact = tuple(map(_exact_number, values))
     return exact if isinstance(value, list) else exact[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _exact_number(value: float) -> Fraction:
+    """A declared number as the file wrote it: a float's shortest decimal (0.3, not 0.2999…)."""
+    from fractions import Fraction
+
+    return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
 
 
 def _thing_turning(fm: dict[str, Any], words: set[str]) -> str | None:
@@ -2986,10 +3012,7 @@ def named_capabilities(fm: dict[str, Any], action: str) -> tuple[list[str], list
     inflected or not), and those it names only after a negation
     ("don't pick"): noted, never matched. At most MAX_FLOOR_CAPABILITIES are looked at."""
     text = action[:MAX_FLOOR_CHARS].lower().replace("\u2019", "'")
-    words = _WORD.findall(text)
-    said: dict[str, bool] = {}  # word → said at least once without a negation before it
-    for at, word in enumerate(words):
-        said[word] = said.get(word, False) or not _negated_before(words, at)
+    said = _words_said(_WORD.findall(text))
     named, negated = [], []
     for capability in capability_names(fm)[:MAX_FLOOR_CAPABILITIES]:
         name = capability.lower()
@@ -3004,10 +3027,23 @@ def named_capabilities(fm: dict[str, Any], action: str) -> tuple[list[str], list
     return named, negated
 
 
+def _words_said(words: list[str]) -> dict[str, bool]:
+    """Each word → whether it is said at least once without a negation before it."""
+    said: dict[str, bool] = {}
+    negated_to = -1  # a negation covers the three words after it, in its clause
+    for at, word in enumerate(words):
+        negated_to = -1 if word in _CLAUSE_ENDS else negated_to
+        said[word] = said.get(word, False) or at > negated_to
+        negated_to = at + 3 if word in _NEGATIONS else negated_to
+    return said
+
+
 def _exact_name(text: str, name: str) -> bool | None:
     """Whether the action writes the capability's exact name: True, False if only after a negation,
     None if not at all."""
     found = None
+    if name not in text:
+        return None
     for match in re.finditer(rf"(?<![\w.]){re.escape(name)}(?![\w])", text):
         before = _WORD.findall(text[max(0, match.start() - 60) : match.start()])
         plain = not _negated_before(before, len(before))
@@ -3209,11 +3245,17 @@ def _brief_me(m: Manifest, report: Report, args: Mapping[str, str]) -> list[str 
 
 
 def _check_safety(m: Manifest, report: Report, args: Mapping[str, str]) -> list[str | View]:
+    return checking(m, args["action"], safety_floor(m, args["action"]))
+
+
+def checking(m: Manifest, action: str, floor: Floor) -> list[str | View]:
+    """The check-safety prompt's parts for `action`, its computed `floor` first (check_action
+    computes it once for its text and its data)."""
     gates = prose_section(m.prose, "Safety Gates")  # the operator's text: fenced, never ours
     return [
-        f"{safety_floor(m, args['action']).text()}\n\n"
+        f"{floor.text()}\n\n"
         f"Check this proposed action against the declared safety rules of {_name(m)} before anyone "
-        f"carries it out:\n\n> {_one_line(args['action'])}\n\n"
+        f"carries it out:\n\n> {_one_line(action)}\n\n"
         "Start from the computed floor above. Use only the safety block, the capabilities and the "
         "operator's Safety Gates section below. Answer in this order:\n"
         "1. Capability: which declared capability the action needs. If none matches, say the robot "
@@ -3773,10 +3815,10 @@ def _view(snap: Snapshot, arguments: Mapping[str, str]) -> ToolResult:
 def _check_action(snap: Snapshot, arguments: Mapping[str, str]) -> ToolResult:
     """The check-safety prompt's messages (the computed floor first), its embedded views as text, for
     agents that only call tools; the floor as data too."""
-    parts = PROMPTS["check-safety"].parts(snap.manifest, snap.report, arguments)
+    floor = safety_floor(snap.manifest, arguments["action"])
+    parts = checking(snap.manifest, arguments["action"], floor)  # the check-safety prompt's parts
     texts = [p if isinstance(p, str) else f"{p.title} (the {p.kind} view):\n\n{snap.text(p)}" for p in parts]
-    floor = safety_floor(snap.manifest, arguments["action"]).as_dict()
-    return texts, {"action": _one_line(arguments["action"]), "floor": floor, "parts": texts}
+    return texts, {"action": _one_line(arguments["action"]), "floor": floor.as_dict(), "parts": texts}
 
 
 _CARD_ROW = object_schema(label=TEXT, value=NULLABLE_TEXT)

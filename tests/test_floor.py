@@ -195,7 +195,7 @@ def test_a_quantity_near_a_limit_is_compared_exactly(case: tuple[Any, ...]) -> N
     assert found["kind"] == kind
     if limit is None:  # not declared (named so), or not a number (not read)
         safety = manifest.frontmatter.get("safety")
-        absent = isinstance(safety, dict) and safety.get(LIMIT_OF[kind]) is None
+        absent = safety is None or (isinstance(safety, dict) and safety.get(LIMIT_OF[kind]) is None)
         assert found["beyond"] is False and found["ratio"] is None
         assert floor.verdict == (baseline.verdict if absent else stricter(baseline.verdict, UNREAD))
         return
