@@ -2691,6 +2691,7 @@ _SQUARED_TAIL = re.compile(
     r"²|2(?![\d.])|\s*\^\s*-?2|⁻²|\s*/\s*s(?:ec)?(?![A-Za-z])|\s+per\s+s(?:ec|econd)?(?![A-Za-z])"
     r"|\s+squared(?![A-Za-z])|[ ·]+s(?:⁻²|\^-2)"
 )
+_GROUP_BEFORE = re.compile(r"\d{1,3}[ \u00a0\u202f]$")  # 1 000: the group before a number
 _GROUPED = re.compile(r"[1-9]\d{0,2}\.\d{3}")  # 1.000: a thousand, or one? Read as neither.
 _GROUP_MARKS = frozenset(",'\u2019_\u00a0\u202f")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[,;!?]|\.(?!\w)")  # words, and what ends a clause
@@ -2798,7 +2799,7 @@ def _number(body: str, exponent: str | None) -> Fraction | str:
 
 def _group_start(text: str, match: re.Match[str]) -> int | None:
     """Where `1 000` starts when this number is its `000`: three digits after a space after a number."""
-    before = re.search(r"\d{1,3}[ \u00a0\u202f]$", text[max(0, match.start() - 4) : match.start()])
+    before = _GROUP_BEFORE.search(text, max(0, match.start() - 4), match.start())
     return match.start() - len(before[0]) if before and len(match[2]) == 3 and not match[1] else None
 
 
@@ -2941,13 +2942,13 @@ def _compared(quantity: Quantity, fm: dict[str, Any], thing: str | None) -> dict
     found.update(value=value, limit=key, declared=f"{label}: {limit}")
     if isinstance(limit, str):
         return {**found, "note": f"{label} is {limit}: not compared"}  # see _undecided
-    size = _limit_size(key)[1][0]
+    size = _limit_size(key)[1][0]  # each of ACTION_LIMITS is declared in its kind's base unit: 1
     if isinstance(limit, tuple):
-        extent = _beyond_extent(quantity, [b * size for b in limit])
+        extent = _beyond_extent(quantity, [b * size for b in limit] if size != 1 else list(limit))
         shown = " x ".join(_decimal(b) for b in limit)
         return {**found, **extent, "declared": f"{label}: {shown} {UNITS[key].split(',')[0]}"}
     found["declared"] = f"{label}: {_decimal(limit)} {UNITS[key]}"
-    return {**found, **_beyond(quantity, limit * size)}
+    return {**found, **_beyond(quantity, limit * size if size != 1 else limit)}
 
 
 def _beyond(quantity: Quantity, limit: Fraction) -> dict[str, Any]:
@@ -3015,16 +3016,25 @@ def named_capabilities(fm: dict[str, Any], action: str) -> tuple[list[str], list
     said = _words_said(_WORD.findall(text))
     named, negated = [], []
     for capability in capability_names(fm)[:MAX_FLOOR_CAPABILITIES]:
-        name = capability.lower()
-        phrase = re.split(r"[./:]", name)[-1].replace("_", " ").replace("-", " ")  # go_to: "go to"
-        exact = [_exact_name(text, n) for n in dict.fromkeys((name, phrase if " " in phrase else name))]
-        parts = [p for p in re.split(r"[^a-z]+", name) if len(p) >= 3 and p not in _STOP_WORDS]
-        heard = exact + [said[form] for part in parts for form in _word_forms(part) if form in said]
+        names, forms = _capability_words(capability)
+        heard = [_exact_name(text, name) for name in names] + [said[form] for form in forms if form in said]
         if True in heard:
             named.append(capability)
         elif False in heard:
             negated.append(capability)
     return named, negated
+
+
+@functools.lru_cache(maxsize=1024)
+def _capability_words(capability: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """How an action may name a capability: as written, or its last part as words (nav.go_to: "go
+    to"); and every form of each of its parts of 3+ letters outside _STOP_WORDS."""
+    name = capability.lower()
+    phrase = re.split(r"[./:]", name)[-1].replace("_", " ").replace("-", " ")
+    parts = [part for part in re.split(r"[^a-z]+", name) if len(part) >= 3 and part not in _STOP_WORDS]
+    return tuple(dict.fromkeys((name, phrase if " " in phrase else name))), tuple(
+        form for part in parts for form in _word_forms(part)
+    )
 
 
 def _words_said(words: list[str]) -> dict[str, bool]:
