@@ -2359,7 +2359,10 @@ def _card_safety(fm: dict[str, Any]) -> dict[str, Any]:
         "limits": [{"label": label, "value": _declared_or_none(value)} for label, value in safety_rows(fm)],
         "gates": [{"scope": _declared_or_none(scope), "rule": rule} for scope, rule in gates],
         "gates_note": gates_note,
-        "also_declared": _other_safety_keys(fm, ()),  # the card has no "Not read:" line
+        "also_declared": [  # with their values; the card has no "Not read:" line
+            f"{visible(key)}: {_declared_value(_mapping_or_empty(fm.get('safety')).get(key))}"
+            for key in _other_safety_keys(fm, ())
+        ],
     }
 
 
