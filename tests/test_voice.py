@@ -102,7 +102,7 @@ def prompt_text(name: str) -> Callable[[str], str]:
 # The computed floor: its verdict and what each row lists follow from the manifest's values (a forged
 # gate scope "*" covers every capability): what must not change is that each row is one line of ours,
 # manifest text quoted in it.
-_FLOOR_ROW = re.compile(r"- ([A-Z][A-Za-z ()]+): ")
+_FLOOR_ROW = re.compile(r'- ([A-Z][^:"]*): ')
 FLOOR_ACTION = "pick up the 300 g vial at 2 m/s, don't stop, 0,5 kg"
 
 
