@@ -2130,6 +2130,12 @@ def gateway_verdict(signature: Signature) -> str:
     return f"refuses ({visible(signature.reason)})"
 
 
+def signature_summary(signature: Signature) -> str:
+    """Signed or not first (many labs do not sign), then robot-md-gateway's verdict."""
+    signed = f"signed by kid {quoted(signature.kid)}" if signature.signed else "unsigned"
+    return f"{signed}; robot-md-gateway {gateway_verdict(signature)}"
+
+
 def signature_view(manifest: Manifest) -> str:
     signature = manifest.signature
     if signature is None:  # parsed from text alone, not read from a file
@@ -2390,7 +2396,7 @@ def robot_card(manifest: Manifest, report: Report) -> dict[str, Any]:
             "errors": list(report.errors),
             "warnings": list(report.warnings),
         },
-        "signature": None if signature is None else gateway_verdict(signature),
+        "signature": None if signature is None else signature_summary(signature),
     }
     return cast(dict[str, Any], _visible_strings(card))
 
@@ -2564,7 +2570,7 @@ ul.plain { margin: 4px 0; padding-left: 18px; }
     drawValidation(data.validation);
     var signature = section("Signature");
     add(signature, el("p", data.signature === null ? "missing" : "", data.signature === null ?
-      "not checked (no file was read)" : "robot-md-gateway " + data.signature));
+      "not checked (no file was read)" : data.signature));
     reportSize();
   }
 
