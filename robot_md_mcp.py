@@ -2768,8 +2768,15 @@ def _unit_at(text: str, at: int) -> _Unit | None:
     tail = _SQUARED_TAIL.match(text, end)
     if tail is None:
         return _Unit(kind, size, time, None, end)
-    why = "an acceleration" if kind in ("speed", "angular speed", "length") else "a unit squared"
-    return _Unit(kind, size, time, why, tail.end())
+    return _Unit(kind, size, time, _what_tail(kind, tail[0]), tail.end())
+
+
+def _what_tail(kind: str, tail: str) -> str:
+    """What a unit followed by `tail` is: a speed per a time, or a length per a time squared, is an
+    acceleration; else a squared unit (an area), or some other unit this floor does not read."""
+    if kind in ("speed", "angular speed") or (kind == "length" and re.search(r"s(⁻²|\^-2)", tail)):
+        return "an acceleration"
+    return "a unit squared" if re.search(r"²|2|squared", tail) else "a unit not read"
 
 
 def _compound(head: str, per: str) -> tuple[str, str, str] | None:
