@@ -1605,16 +1605,20 @@ _IDENTITY_FIELDS: tuple[tuple[str, tuple[str, ...], type | tuple[type, ...]], ..
 def identity(manifest: Manifest) -> str:
     """One line, `label: value` pairs joined by " | ", in this order: name,
     type, dof, capabilities (count), manufacturer, model, version, rrn, and
-    gateway if the file was read; text values quoted(), so no value holds a
-    separator or a label."""
+    if the file was read `signed: no` for an unsigned file, then gateway; text
+    values quoted(), so no value holds a separator or a label."""
     fm = manifest.frontmatter
     values = {label: _described(_value_at(fm, *path), kind) for label, path, kind in _IDENTITY_FIELDS}
     values["capabilities"] = _capability_count(fm)
     values["rrn"] = rrn_text(fm)
     order = ("name", "type", "dof", "capabilities", "manufacturer", "model", "version", "rrn")
     line = " | ".join(f"{label}: {values[label]}" for label in order)
-    # Read from a file: whether robot-md-gateway would accept it as it stands.
-    return line if manifest.signature is None else f"{line} | gateway: {gateway_verdict(manifest.signature)}"
+    # Read from a file: unsigned first (many labs do not sign), then whether robot-md-gateway would
+    # accept it as it stands (its verdict on a signed file names the kid).
+    signature = manifest.signature
+    if signature is None:
+        return line
+    return f"{line}{'' if signature.signed else ' | signed: no'} | gateway: {gateway_verdict(signature)}"
 
 
 _APPROVAL = "Treat every motion as needing the operator's explicit approval."

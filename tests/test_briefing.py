@@ -293,7 +293,7 @@ async def test_briefing_resources_are_listed_first_and_read(client) -> None:
         ]
         identity = (await c.read_resource("robot-md://bob/identity")).contents[0]
         assert identity.mime_type == "text/plain"
-        unsigned = " | gateway: refuses (no ROBOT-MD-SIG footer (signature absent))"
+        unsigned = " | signed: no | gateway: refuses (no ROBOT-MD-SIG footer (signature absent))"
         assert identity.text == rmm.identity(rmm.parse(GOOD)) + unsigned
         # Hosts whose model only calls tools are told which tool to call first; hosts that attach
         # resources still learn which resource holds the same briefing.

@@ -469,6 +469,7 @@ def test_a_version_cannot_add_a_gateway_verdict_to_identity(tmp_path) -> None:
         "model",
         "version",
         "rrn",
+        "signed",
         "gateway",
     ]
     assert f"version: {json.dumps(forged)}" in line
