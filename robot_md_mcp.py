@@ -97,13 +97,14 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, cast
 
 import yaml
 
 if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads only to serve (section 6)
     import argparse  # loaded by the command line only, to parse one
     import subprocess  # loaded by install only, to run claude
+    from fractions import Fraction  # loaded by the safety floor only, to compute one
     from types import FrameType
 
     from anyio import CancelScope
@@ -1767,24 +1768,31 @@ _IDENTITY_FIELDS: tuple[tuple[str, tuple[str, ...], type | tuple[type, ...]], ..
 def identity(manifest: Manifest) -> str:
     """One line, `label: value` pairs joined by " | ", in this order: name,
     type, dof, capabilities (count), manufacturer, model, version, rrn, and
-    gateway if the file was read; text values quoted(), so no value holds a
-    separator or a label."""
+    if the file was read `signed: no` for an unsigned file, then gateway; text
+    values quoted(), so no value holds a separator or a label."""
     fm = manifest.frontmatter
     values = {label: _described(_value_at(fm, *path), kind) for label, path, kind in _IDENTITY_FIELDS}
     values["capabilities"] = _capability_count(fm)
     values["rrn"] = rrn_text(fm)
     order = ("name", "type", "dof", "capabilities", "manufacturer", "model", "version", "rrn")
     line = " | ".join(f"{label}: {values[label]}" for label in order)
-    # Read from a file: whether robot-md-gateway would accept it as it stands.
-    return line if manifest.signature is None else f"{line} | gateway: {gateway_verdict(manifest.signature)}"
+    # Read from a file: unsigned first (many labs do not sign), then whether robot-md-gateway would
+    # accept it as it stands (its verdict on a signed file names the kid).
+    signature = manifest.signature
+    if signature is None:
+        return line
+    return f"{line}{'' if signature.signed else ' | signed: no'} | gateway: {gateway_verdict(signature)}"
 
 
 _APPROVAL = "Treat every motion as needing the operator's explicit approval."
 # (label, key under safety, unit) of the numeric limits, in the briefing's order.
-_LIMITS = (
-    ("Payload limit", "payload_kg", "kg"),
-    ("Max joint velocity", "max_joint_velocity_dps", "deg/s"),
-    ("Max linear velocity", "max_linear_velocity_ms", "m/s"),
+_LIMITS = tuple(
+    (label, key, UNITS[f"safety.{key}"])  # the unit: UNITS' (one table)
+    for label, key in (
+        ("Payload limit", "payload_kg"),
+        ("Max joint velocity", "max_joint_velocity_dps"),
+        ("Max linear velocity", "max_linear_velocity_ms"),
+    )
 )
 
 
@@ -1812,7 +1820,10 @@ def safety_rows(fm: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, value) of each safety limit the briefing names, E-stop first; a value is
     "not declared" or "unknown" where the manifest does not say."""
     rows = [("E-stop", _estop_text(fm))]
-    rows += [(label, _described(_value_at(fm, "safety", key), _NUMBER, unit)) for label, key, unit in _LIMITS]
+    for label, key, unit in _LIMITS:
+        value = _described(_value_at(fm, "safety", key), _NUMBER, unit)
+        no_joints = _no_joints(fm) if key == "max_joint_velocity_dps" and value == NOT_DECLARED else None
+        rows.append((label, f"{value} ({no_joints})" if no_joints else value))
     bounds = _value_at(fm, "safety", "workspace_bounds_m")
     if (
         isinstance(bounds, list)
@@ -1834,6 +1845,27 @@ def _other_safety_keys(fm: dict[str, Any], slips: tuple[Misspelt, ...]) -> list[
     return [str(k) for k in (safety if isinstance(safety, dict) else {}) if k not in known]
 
 
+def _other_safety_values(fm: dict[str, Any], slips: tuple[Misspelt, ...] = ()) -> list[str]:
+    """Each safety key the briefing has no line for, with its value: `"max_angular_velocity_rps": 1.2`."""
+    safety = _mapping_or_empty(fm.get("safety"))
+    return [f"{quoted(key)}: {_declared_value(safety.get(key))}" for key in _other_safety_keys(fm, slips)]
+
+
+def _declared_value(value: Any) -> str:
+    """A manifest value in one of our lines: a number, true, false or null as it is (no text in
+    them; a long one cut), anything else quoted() (a list or mapping as its JSON)."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    text = str(value) if isinstance(value, _NUMBER) else None
+    if text is None:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    shown = text if len(text) <= MAX_ECHOED_VALUE else text[:MAX_ECHOED_VALUE] + "…"
+    return shown if isinstance(value, _NUMBER) else quoted(shown)
+
+
+MAX_ECHOED_VALUE = 200  # a declared value shown in a line of ours is cut here
+
+
 def _safety_lines(fm: dict[str, Any], slips: tuple[Misspelt, ...]) -> list[str]:
     alert = _safety_alert(fm)
     lines = [f"- **{alert[0]}**{alert[1]} {_APPROVAL}"] if alert else []
@@ -1841,9 +1873,9 @@ def _safety_lines(fm: dict[str, Any], slips: tuple[Misspelt, ...]) -> list[str]:
     lines.append(f"- {estop_label}: {estop}")
     lines += _gate_lines(_value_at(fm, "safety", "hitl_gates"))
     lines += [f"- {label}: {value}" for label, value in limits]
-    others = _other_safety_keys(fm, slips)
+    others = _other_safety_values(fm, slips)
     if others:
-        lines.append(f"- Also declared (see the safety resource): {', '.join(map(quoted, others))}")
+        lines.append(f"- Also declared (see the safety resource): {', '.join(others)}")
     return lines
 
 
@@ -1853,16 +1885,14 @@ def gate_rows(gates: Any) -> tuple[str | None, list[tuple[str, str]]]:
         return "none declared", []
     if not isinstance(gates, list):
         return UNKNOWN, []
-    rows = []
-    for gate in gates:
-        scope = _described(_value_at(gate, "scope"), str)
-        auth = _value_at(gate, "require_auth")
-        if isinstance(auth, bool):
-            rule = "operator authorization required" if auth else "no authorization required"
-        else:
-            rule = f"authorization {NOT_DECLARED if auth is _ABSENT else UNKNOWN}"
-        rows.append((scope, rule))
-    return None, rows
+    return None, [(_described(_value_at(gate, "scope"), str), _gate_rule(gate)) for gate in gates]
+
+
+def _gate_rule(gate: Any) -> str:
+    auth = _value_at(gate, "require_auth")
+    if isinstance(auth, bool):
+        return "operator authorization required" if auth else "no authorization required"
+    return f"authorization {NOT_DECLARED if auth is _ABSENT else UNKNOWN}"
 
 
 def _gate_lines(gates: Any) -> list[str]:
@@ -1967,22 +1997,58 @@ def _prose_lines(prose: str) -> list[str]:
     ]
 
 
+# What a robot's type and drivers cannot have is marked as not applying, never left out: a type
+# written wrong must not hide a line (docs/hosts.md). Types with no arm joints unless physics.kinematics
+# lists some:
+_JOINTLESS_TYPES = frozenset({"wheeled", "tracked", "sensor"})
+
+
+def _no_joints(fm: dict[str, Any]) -> str | None:
+    """Why a line about arm joints does not apply to this robot; None if it may."""
+    kind = _value_at(fm, "physics", "type")
+    if kind not in _JOINTLESS_TYPES or _value_at(fm, "physics", "kinematics") not in (_ABSENT, []):
+        return None
+    return f"not applying: the type {quoted(kind)} has no arm joints, and physics.kinematics lists none"
+
+
+def _no_hand_eye(fm: dict[str, Any]) -> str | None:
+    """Why the hand-eye extrinsic (a camera's pose on an arm) does not apply; None if it may."""
+    cameras = _entries(_mapping_or_empty(_mapping_or_empty(fm.get("physics")).get("solver")).get("cameras"))
+    protocols = {str(d.get("protocol")) for d in _entries(fm.get("drivers"))}
+    if not cameras and not protocols & _CAMERA_PROTOCOLS:
+        return "not applying: no camera driver is declared"
+    return _no_joints(fm)
+
+
 def _calibration_lines(fm: dict[str, Any]) -> list[str]:
     status = calibration_status(fm)
     named = [quoted(name) for name in poses(fm)]
     skills = [f"{quoted(s['id'])} (status {quoted(s['status'])})" for s in learned_skills(fm)]
+    calibration = []
+    for label, key, why_not in (
+        ("zero pose", "zero", _no_joints),
+        ("hand-eye extrinsic", "hand_eye", _no_hand_eye),
+        ("ready pose", "poses_ready", _no_joints),
+    ):
+        reason = why_not(fm) if status[key] == "missing" else None
+        calibration.append(f"{label} {status[key]}" + (f" ({reason})" if reason else ""))
     return [
-        f"- Calibration: zero pose {status['zero']}, hand-eye extrinsic {status['hand_eye']}, "
-        f"ready pose {status['poses_ready']}",
+        f"- Calibration: {', '.join(calibration)}",
         f"- Named poses: {', '.join(named) if named else 'none declared'}",
         f"- Learned skills: {', '.join(skills) if skills else 'none recorded'}",
     ]
 
 
 def _signature_lines(signature: Signature) -> list[str]:
-    lines = [f"- robot-md-gateway: {gateway_verdict(signature)}"]
+    """Signed or not first (many labs do not sign, and need not to use this server), then what
+    robot-md-gateway, which actuates only a signed file, would say."""
     if signature.signed:
-        lines.append(f"- Signed by kid: {quoted(signature.kid)}")
+        lines = [f"- Signed: yes, by kid {quoted(signature.kid)}"]
+    else:
+        lines = ["- Signed: no (the file has no ROBOT-MD-SIG footer; signing is the operator's choice)"]
+    lines.append(
+        f"- robot-md-gateway (it actuates only a signed file it can verify): {gateway_verdict(signature)}"
+    )
     if signature.fingerprint:
         lines.append(f"- Trusted key: {signature.fingerprint}")
     given = signature.trusted_keys
@@ -2234,6 +2300,12 @@ def gateway_verdict(signature: Signature) -> str:
     return f"refuses ({visible(signature.reason)})"
 
 
+def signature_summary(signature: Signature) -> str:
+    """Signed or not first (many labs do not sign), then robot-md-gateway's verdict."""
+    signed = f"signed by kid {quoted(signature.kid)}" if signature.signed else "unsigned"
+    return f"{signed}; robot-md-gateway {gateway_verdict(signature)}"
+
+
 def signature_view(manifest: Manifest) -> str:
     signature = manifest.signature
     if signature is None:  # parsed from text alone, not read from a file
@@ -2463,7 +2535,10 @@ def _card_safety(fm: dict[str, Any]) -> dict[str, Any]:
         "limits": [{"label": label, "value": _declared_or_none(value)} for label, value in safety_rows(fm)],
         "gates": [{"scope": _declared_or_none(scope), "rule": rule} for scope, rule in gates],
         "gates_note": gates_note,
-        "also_declared": _other_safety_keys(fm, ()),  # the card has no "Not read:" line
+        "also_declared": [  # with their values; the card has no "Not read:" line
+            f"{visible(key)}: {_declared_value(_mapping_or_empty(fm.get('safety')).get(key))}"
+            for key in _other_safety_keys(fm, ())
+        ],
     }
 
 
@@ -2491,7 +2566,7 @@ def robot_card(manifest: Manifest, report: Report) -> dict[str, Any]:
             "errors": list(report.errors),
             "warnings": list(report.warnings),
         },
-        "signature": None if signature is None else gateway_verdict(signature),
+        "signature": None if signature is None else signature_summary(signature),
     }
     return cast(dict[str, Any], _visible_strings(card))
 
@@ -2670,7 +2745,7 @@ ul.plain { margin: 4px 0; padding-left: 18px; }
     if (signature === undefined) return;
     var box = section("Signature");
     add(box, el("p", isText(signature) ? "" : "missing", isText(signature) ?
-      "robot-md-gateway " + signature : "not checked (no file was read)"));
+      signature : "not checked (no file was read)"));
   }
   var FIELDS = ["name", "facts", "capabilities", "capabilities_note", "safety", "validation", "signature"];
   function draw(result) {
@@ -2728,6 +2803,624 @@ ul.plain { margin: 4px 0; padding-left: 18px; }
 </html>
 """
 
+# --- The safety floor: what arithmetic decides about an action ----------------------------------
+# check_action and the check-safety prompt lead with what a program can compute from the action's
+# words and the declared values: each quantity against the limits of its kind, the capabilities the
+# action names, the gates over them. Judgement stays the model's, whose verdict may be stricter than
+# this floor, never looser. Pure: a Manifest and the action's text in, a Floor out (a fleet calls it
+# for the robot a request names).
+
+FLOOR_VERDICTS = (
+    "BLOCKED",
+    "NEEDS OPERATOR AUTHORIZATION",
+    "NOT FULLY READ",
+    "NO DECLARED CAPABILITY RECOGNISED",
+    "NO COMPUTED OBJECTION",
+)
+FLOOR_HEADING = "## Computed floor: "
+# The action is read up to here (a sentence is a few hundred characters), and so many numbers in
+# it: a hostile action costs a bounded scan, and what was left is named as not read.
+MAX_FLOOR_CHARS = 2_000
+MAX_FLOOR_NUMBERS = 100
+MAX_FLOOR_CAPABILITIES = 200
+# A number longer, or with a larger exponent, is named as not read (exact arithmetic up to here is
+# cheap: 10**1000 is a 3,322-bit integer).
+MAX_FLOOR_DIGITS = 100
+MAX_FLOOR_EXPONENT = 1_000
+
+# Each kind of quantity and the unit its values are kept in, exactly (as fractions).
+BASE_UNITS = {"speed": "m/s", "angular speed": "deg/s", "mass": "kg", "length": "m", "duration": "s"}
+# π is irrational: a radian is the interval of rationals 180/π lies in, every other size exact.
+_PI = (
+    "3.14159265358979323846264338327950288419716939937510",
+    "3.14159265358979323846264338327950288419716939937511",
+)
+
+
+def _unit_words(kind: str, size: str, words: str) -> dict[str, tuple[str, str]]:
+    """Spellings of one unit: each lowercased word → (kind, size in the kind's base unit, as text)."""
+    return {word: (kind, size) for word in words.split()}
+
+
+# Unit words an action may use, to (kind, size in the base unit): "5/18" is a fraction, "rad" 180/π.
+_LENGTH_WORDS = {
+    **_unit_words("length", "1", "m metre metres meter meters"),
+    **_unit_words("length", "1/100", "cm centimetre centimetres centimeter centimeters"),
+    **_unit_words("length", "1/1000", "mm millimetre millimetres millimeter millimeters"),
+    **_unit_words("length", "1000", "km kilometre kilometres kilometer kilometers"),
+    **_unit_words("length", "0.0254", "in inch inches"),
+    **_unit_words("length", "0.3048", "ft foot feet"),
+    **_unit_words("length", "1609.344", "mi mile miles"),
+}
+_ANGLE_WORDS = {
+    **_unit_words("angle", "1", "deg degs degree degrees °"),
+    **_unit_words("angle", "rad", "rad rads radian radians"),
+    **_unit_words("angle", "360", "rev revs revolution revolutions"),
+}
+_TIME_WORDS = {
+    **_unit_words("duration", "1", "s sec secs second seconds"),
+    **_unit_words("duration", "1/1000", "ms millisecond milliseconds"),
+    **_unit_words("duration", "60", "min mins minute minutes"),
+    **_unit_words("duration", "3600", "h hr hrs hour hours"),
+}
+ACTION_UNITS: dict[str, tuple[str, str]] = {
+    **_LENGTH_WORDS,
+    **{word: unit for word, unit in _TIME_WORDS.items() if unit[1] != "3600"},  # "h" alone: a height?
+    **_unit_words("mass", "1", "kg kgs kilogram kilograms kilo kilos"),
+    **_unit_words("mass", "1/1000", "g gram grams"),
+    **_unit_words("mass", "0.45359237", "lb lbs pound pounds"),
+    **_unit_words("mass", "0.028349523125", "oz ounce ounces"),
+    **_unit_words("speed", "1", "mps"),
+    **_unit_words("speed", "5/18", "kph kmh"),
+    **_unit_words("speed", "0.44704", "mph"),
+    **_unit_words("angular speed", "1", "dps"),
+    **_unit_words("angular speed", "6", "rpm"),
+}
+# Written forms people read two ways: named as not read, never converted.
+_AMBIGUOUS_UNITS = {"rps": "rps: revolutions or radians per second?"}
+# An English word that is also a unit counts as one only glued to its number or ending a phrase.
+_WORD_UNITS = frozenset({"in"})
+
+_NUMBER_TEXT = re.compile(
+    r"(?<![\w.,])([-+\u2212]?)(\d+(?:[.,'\u2019_\u00a0\u202f]\d+)*)(?:[eE]([-+\u2212]?\d+))?"
+)
+# A unit right after its number (one space at most): a word, or a word per a time word.
+_UNIT_TEXT = re.compile(
+    r"(?P<space>[ \u00a0\u202f]?)(?P<head>°|[A-Za-z]+(?![A-Za-z]))"
+    r"(?:\s*(?:/|(?<![A-Za-z])per(?![A-Za-z])|·)\s*(?P<per>[A-Za-z]+)(?![A-Za-z])"
+    r"|[ ·]+(?P<inverse>[A-Za-z]+)(?:⁻¹|\^-1|\^\(-1\)))?"
+)
+# After a unit, what makes it another quantity: squared, or per a time again (an acceleration).
+_SQUARED_TAIL = re.compile(
+    r"²|2(?![\d.])|\s*\^\s*-?2|⁻²|\s*/\s*s(?:ec)?(?![A-Za-z])|\s+per\s+s(?:ec|econd)?(?![A-Za-z])"
+    r"|\s+squared(?![A-Za-z])|[ ·]+s(?:⁻²|\^-2)"
+)
+_GROUP_BEFORE = re.compile(r"\d{1,3}[ \u00a0\u202f]$")  # 1 000: the group before a number
+_GROUPED = re.compile(r"[1-9]\d{0,2}\.\d{3}")  # 1.000: a thousand, or one? Read as neither.
+_GROUP_MARKS = frozenset(",'\u2019_\u00a0\u202f")
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[,;!?]|\.(?!\w)")  # words, and what ends a clause
+_NEGATIONS = frozenset(
+    "not no never don't dont doesn't won't can't cannot shouldn't mustn't without avoid nor neither".split()
+)
+# Parts of capability names that name no one capability: namespaces and filler.
+_STOP_WORDS = frozenset(
+    "the and for with from into onto all any get set use run can arm nav navigate manipulate move "
+    "robot base system sys cmd api tool tools task mode data info status".split()
+)
+# Which thing an angular speed is about: a joint's, or the base's turn (compared only with a limit
+# for the same thing); a robot of an arm-only type has no base that turns.
+_JOINT_WORDS = frozenset("joint joints servo servos wrist elbow shoulder gripper finger fingers".split())
+_BASE_WORDS = frozenset("base turn turns turning spin spins spinning yaw heading wheel wheels".split())
+_ARM_ONLY_TYPES = frozenset({"arm", "arm_manipulator", "arm+camera"})
+# The declared limits an action's quantities are compared with, and what each bounds; each one's
+# unit is UNITS' (one table: docs/manifest.md shows it).
+ACTION_LIMITS = {
+    "speed": ("safety.max_linear_velocity_ms", "Max linear velocity"),
+    "joint": ("safety.max_joint_velocity_dps", "Max joint velocity"),
+    "mass": ("safety.payload_kg", "Payload limit"),
+    "length": ("safety.workspace_bounds_m", "Workspace bounds"),
+}
+
+
+class _Unit(NamedTuple):
+    """A unit found after a number: its kind, its size in the kind's base unit (a size over a time's
+    size, as text: "0.0254", "5/18", "rad" for 180/π), why it is not read (None if it is), its end."""
+
+    kind: str
+    size: str
+    per: str
+    problem: str | None
+    end: int
+
+
+def _exact(unit: _Unit) -> tuple[Fraction, Fraction]:
+    """A unit's size as an interval of fractions (low, high): equal but for the radian's 180/π."""
+    return _size(unit.size, unit.per)
+
+
+@functools.cache
+def _size(size: str, per: str) -> tuple[Fraction, Fraction]:
+    from fractions import Fraction
+
+    if size == "rad":
+        return 180 / Fraction(_PI[1]) / Fraction(per), 180 / Fraction(_PI[0]) / Fraction(per)
+    return Fraction(size) / Fraction(per), Fraction(size) / Fraction(per)
+
+
+def _unit_at(text: str, at: int) -> _Unit | None:
+    """The unit written right after a number that ends at `at`; None if no unit we know is there."""
+    match = _UNIT_TEXT.match(text, at)
+    if match is None:
+        return None
+    head, per, end = match["head"].lower(), (match["per"] or match["inverse"] or "").lower(), match.end()
+    if head in _AMBIGUOUS_UNITS:
+        return _Unit("unknown", "1", "1", _AMBIGUOUS_UNITS[head], match.end("head"))
+    kind, size, time = _compound(head, per) or (None, "1", "1")
+    if kind is None and head in ACTION_UNITS:
+        (kind, size), end = ACTION_UNITS[head], match.end("head")
+    if kind is None or (head in _WORD_UNITS and match["space"] and re.match(r"\s+[A-Za-z]", text[end:])):
+        return None
+    tail = _SQUARED_TAIL.match(text, end)
+    if tail is None:
+        return _Unit(kind, size, time, None, end)
+    return _Unit(kind, size, time, _what_tail(kind, tail[0]), tail.end())
+
+
+def _what_tail(kind: str, tail: str) -> str:
+    """What a unit followed by `tail` is: a speed per a time, or a length per a time squared, is an
+    acceleration; else a squared unit (an area), or some other unit this floor does not read."""
+    if kind in ("speed", "angular speed") or (kind == "length" and re.search(r"s(⁻²|\^-2)", tail)):
+        return "an acceleration"
+    return "a unit squared" if re.search(r"²|2|squared", tail) else "a unit not read"
+
+
+def _compound(head: str, per: str) -> tuple[str, str, str] | None:
+    """A length or an angle per a time word ("m/s", "metres per second", "deg s⁻¹"): a speed."""
+    time = _TIME_WORDS.get(per)
+    if time is None:
+        return None
+    if head in _LENGTH_WORDS:
+        return "speed", _LENGTH_WORDS[head][1], time[1]
+    if head in _ANGLE_WORDS:
+        return "angular speed", _ANGLE_WORDS[head][1], time[1]
+    return None
+
+
+_NOT_ASCII = "digits other than ASCII 0-9"
+
+
+def _number(body: str, exponent: str | None) -> Fraction | str:
+    """A number's magnitude, exactly; or why it is not read."""
+    from fractions import Fraction
+
+    digits = body + (exponent or "").lstrip("+-\u2212")
+    if any(char.isdecimal() and not char.isascii() for char in digits):
+        return _NOT_ASCII
+    if _GROUP_MARKS.intersection(body) or body.count(".") > 1 or _GROUPED.fullmatch(body):
+        return "a decimal comma or digit grouping"
+    if len(digits) > MAX_FLOOR_DIGITS:
+        return f"more than {MAX_FLOOR_DIGITS} digits"
+    power = int((exponent or "0").replace("\u2212", "-"))
+    if abs(power) > MAX_FLOOR_EXPONENT:
+        return f"an exponent beyond ±{MAX_FLOOR_EXPONENT:,}"
+    whole, _, part = body.partition(".")
+    value = Fraction(int(whole + part), 10 ** len(part))
+    return value * Fraction(10) ** power if power else value
+
+
+def _group_start(text: str, match: re.Match[str]) -> int | None:
+    """Where `1 000` starts when this number is its `000`: three digits after a space after a number."""
+    before = _GROUP_BEFORE.search(text, max(0, match.start() - 4), match.start())
+    return match.start() - len(before[0]) if before and len(match[2]) == 3 and not match[1] else None
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number with a unit, as the action writes it: its kind and magnitude in the kind's base unit
+    (an interval: equal ends but for radians)."""
+
+    text: str
+    kind: str
+    low: Fraction
+    high: Fraction
+    signed: bool  # written with a sign: its magnitude is compared
+
+
+def read_quantities(action: str) -> tuple[list[Quantity], list[str]]:
+    """Every number with a unit in the action's first MAX_FLOOR_CHARS characters, and what was not
+    read (each quoted(), with why)."""
+    text = action[:MAX_FLOOR_CHARS]
+    quantities: list[Quantity] = []
+    not_read: list[str] = []
+    for count, match in enumerate(_NUMBER_TEXT.finditer(text)):
+        if count == MAX_FLOOR_NUMBERS:
+            not_read.append(f"the numbers after the first {MAX_FLOOR_NUMBERS:,} (not looked at)")
+            break
+        found = _quantity_at(text, match)
+        if isinstance(found, Quantity):
+            quantities.append(found)
+        elif found is not None:
+            not_read.append(found)
+    if len(action) > MAX_FLOOR_CHARS:
+        more = len(action) - MAX_FLOOR_CHARS
+        not_read.append(f"all after the first {MAX_FLOOR_CHARS:,} characters ({more:,} more)")
+    return quantities, not_read
+
+
+def _quantity_at(text: str, match: re.Match[str]) -> Quantity | str | None:
+    """The quantity a number starts; or what is not read there, quoted() with why; None for a
+    number with no unit (a count, an id: the model reads it)."""
+    unit = _unit_at(text, match.end())
+    value = _number(match[2], match[3])
+    start = _group_start(text, match)
+    if start is not None:
+        value = "a digit grouping"
+    written = text[match.start() if start is None else start : unit.end if unit else match.end()]
+    if unit is None:
+        return f"{quoted(written)} ({value})" if value == _NOT_ASCII else None
+    if isinstance(value, str) or unit.problem is not None:
+        return f"{quoted(written)} ({value if isinstance(value, str) else unit.problem})"
+    size_low, size_high = _exact(unit)
+    low = value * size_low
+    high = low if size_high == size_low else value * size_high
+    return Quantity(written, unit.kind, low, high, bool(match[1]))
+
+
+def _decimal(value: Fraction) -> str:
+    """A fraction as a decimal: exact where 6 significant digits hold it, else rounded, with "≈"."""
+    from decimal import Decimal, Inexact
+
+    sign = "-" if value < 0 else ""
+    for places in range(7):  # most values end within a few places: exact with integers alone
+        scaled, rest = divmod(abs(value.numerator) * 10**places, value.denominator)
+        if not rest and scaled < 10**6:
+            whole, part = divmod(scaled, 10**places)
+            return sign + (f"{whole}.{part:0{places}d}".rstrip("0").rstrip(".") if places else str(whole))
+    context = _six_digits()  # its own flags: requests run on several threads
+    shown = context.divide(Decimal(value.numerator), Decimal(value.denominator))
+    text = f"{shown.normalize():f}" if -12 < shown.adjusted() < 12 else str(shown.normalize())
+    return f"≈{text}" if context.flags[Inexact] else text
+
+
+def _six_digits() -> Any:
+    from decimal import Context
+
+    return Context(prec=6, Emax=10**6, Emin=-(10**6))
+
+
+def _limit_value(fm: dict[str, Any], key: str) -> Fraction | tuple[Fraction, ...] | str:
+    """A declared limit, exactly as written (a float's shortest decimal, which is what the file
+    says); NOT_DECLARED, or UNKNOWN where it is not a number (workspace: three of them)."""
+
+    value = _value_at(fm, *key.split("."))
+    if value is _ABSENT:
+        return NOT_DECLARED
+    values = value if isinstance(value, list) and key.endswith("workspace_bounds_m") else [value]
+    if not values or not all(isinstance(v, _NUMBER) and not isinstance(v, bool) for v in values):
+        return UNKNOWN
+    if not all(math.isfinite(v) and v >= 0 for v in values):
+        return UNKNOWN
+    exact = tuple(map(_exact_number, values))
+    return exact if isinstance(value, list) else exact[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _exact_number(value: float) -> Fraction:
+    """A declared number as the file wrote it: a float's shortest decimal (0.3, not 0.2999…)."""
+    from fractions import Fraction
+
+    return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
+
+
+def _thing_turning(fm: dict[str, Any], words: set[str]) -> str | None:
+    """Whose angular speed the action gives: "joint", "base", or None where it does not say."""
+    if _value_at(fm, "physics", "type") in _ARM_ONLY_TYPES:
+        return "joint"
+    joint, base = bool(words & _JOINT_WORDS), bool(words & _BASE_WORDS)
+    return "joint" if joint and not base else "base" if base and not joint else None
+
+
+@functools.cache
+def _limit_size(key: str) -> tuple[str, tuple[Fraction, Fraction]]:
+    """A limit's kind and size from UNITS' unit for it ("m/s", "deg/s", "kg", "m, [x, y, z]")."""
+    unit = _unit_at(UNITS[key].split(",")[0], 0)
+    assert unit is not None and unit.problem is None, key  # tests/test_floor.py reads every one
+    return unit.kind, _exact(unit)
+
+
+def _compared(quantity: Quantity, fm: dict[str, Any], thing: str | None) -> dict[str, Any]:
+    """A quantity against the declared limit of its kind: the limit, its value, the ratio, whether
+    beyond it; or why it is not compared (`note`)."""
+    value = f"{_decimal(quantity.low)} {BASE_UNITS[quantity.kind]}"
+    found: dict[str, Any] = {
+        "text": visible(quantity.text),
+        "kind": quantity.kind,
+        "value": value,
+        "limit": None,
+    }
+    found.update(declared=None, ratio=None, beyond=False, note=None)
+    if quantity.signed:  # "-3 m/s": a direction, and the same speed
+        value += " (its magnitude)"
+    if quantity.kind == "duration":
+        return {**found, "note": "no declared limit bounds an action's duration"}
+    if quantity.kind == "angular speed" and thing != "joint":
+        whose = (
+            "the base's turn" if thing == "base" else "a joint's or the base's turn (the action does not say)"
+        )
+        return {**found, "note": f"not comparable: no declared limit is for {whose}"}
+    key, label = ACTION_LIMITS["joint" if quantity.kind == "angular speed" else quantity.kind]
+    limit = _limit_value(fm, key)
+    found.update(value=value, limit=key, declared=f"{label}: {limit}")
+    if isinstance(limit, str):
+        return {**found, "note": f"{label} is {limit}: not compared"}  # see _undecided
+    size = _limit_size(key)[1][0]  # each of ACTION_LIMITS is declared in its kind's base unit: 1
+    if isinstance(limit, tuple):
+        extent = _beyond_extent(quantity, [b * size for b in limit] if size != 1 else list(limit))
+        shown = " x ".join(_decimal(b) for b in limit)
+        return {**found, **extent, "declared": f"{label}: {shown} {UNITS[key].split(',')[0]}"}
+    found["declared"] = f"{label}: {_decimal(limit)} {UNITS[key]}"
+    return {**found, **_beyond(quantity, limit * size if size != 1 else limit)}
+
+
+def _beyond(quantity: Quantity, limit: Fraction) -> dict[str, Any]:
+    if quantity.low > limit:
+        return {"ratio": _decimal(quantity.low / limit) if limit else None, "beyond": True}
+    if quantity.high <= limit:
+        return {"ratio": _decimal(quantity.low / limit) if limit else None, "beyond": False}
+    return {"note": "too close to the limit to tell exactly", "ratio": "≈1"}
+
+
+def _beyond_extent(quantity: Quantity, bounds: list[Fraction]) -> dict[str, Any]:
+    """A length against the workspace's largest extent, its diagonal: no straight move inside it is
+    longer (a position needs a pose this server does not have)."""
+    from decimal import Context, Decimal, localcontext
+    from fractions import Fraction
+
+    square = sum(b * b for b in bounds)
+    if not square:
+        return {"ratio": None, "beyond": bool(quantity.low)}
+    with localcontext(Context(prec=6, Emax=10**6, Emin=-(10**6))):
+        ratio = (
+            Decimal((quantity.low**2 / square).numerator) / Decimal((quantity.low**2 / square).denominator)
+        ).sqrt()
+    shown = (
+        f"≈{ratio.normalize():f}"
+        if Fraction(ratio) ** 2 != quantity.low**2 / square
+        else f"{ratio.normalize():f}"
+    )
+    if quantity.low**2 > square:
+        return {"ratio": shown, "beyond": True, "note": "longer than the workspace's diagonal"}
+    if quantity.high**2 <= square:
+        return {
+            "ratio": shown,
+            "beyond": False,
+            "note": "of the workspace's diagonal: a position is not checked",
+        }
+    return {"note": "too close to the workspace's diagonal to tell exactly", "ratio": "≈1"}
+
+
+def _word_forms(part: str) -> tuple[str, ...]:
+    """A capability's word as an action may inflect it: pick, picks, picking, picked; place, placing."""
+    stem = part[:-1] if part.endswith("e") else part
+    return (part, part + "s", part + "es", part + "ed", part + "d", stem + "ing")
+
+
+_CLAUSE_ENDS = frozenset(",;!?.") | {"but", "then"}
+
+
+def _negated_before(words: list[str], at: int) -> bool:
+    """A negation among the three words before, in the same clause ("don't pick it, place it")."""
+    for word in reversed(words[max(0, at - 3) : at]):
+        if word in _CLAUSE_ENDS:
+            return False
+        if word in _NEGATIONS:
+            return True
+    return False
+
+
+def named_capabilities(fm: dict[str, Any], action: str) -> tuple[list[str], list[str]]:
+    """The declared capabilities the action names (the exact name, its last part as words: "go to" for
+    nav.go_to, or one of its parts of 3 or more letters outside _STOP_WORDS, a word of the action,
+    inflected or not), and those it names only after a negation
+    ("don't pick"): noted, never matched. At most MAX_FLOOR_CAPABILITIES are looked at."""
+    text = action[:MAX_FLOOR_CHARS].lower().replace("\u2019", "'")
+    said = _words_said(_WORD.findall(text))
+    named, negated = [], []
+    for capability in capability_names(fm)[:MAX_FLOOR_CAPABILITIES]:
+        names, forms = _capability_words(capability)
+        heard = [_exact_name(text, name) for name in names] + [said[form] for form in forms if form in said]
+        if True in heard:
+            named.append(capability)
+        elif False in heard:
+            negated.append(capability)
+    return named, negated
+
+
+@functools.lru_cache(maxsize=1024)
+def _capability_words(capability: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """How an action may name a capability: as written, or its last part as words (nav.go_to: "go
+    to"); and every form of each of its parts of 3+ letters outside _STOP_WORDS."""
+    name = capability.lower()
+    phrase = re.split(r"[./:]", name)[-1].replace("_", " ").replace("-", " ")
+    parts = [part for part in re.split(r"[^a-z]+", name) if len(part) >= 3 and part not in _STOP_WORDS]
+    return tuple(dict.fromkeys((name, phrase if " " in phrase else name))), tuple(
+        form for part in parts for form in _word_forms(part)
+    )
+
+
+def _words_said(words: list[str]) -> dict[str, bool]:
+    """Each word → whether it is said at least once without a negation before it."""
+    said: dict[str, bool] = {}
+    negated_to = -1  # a negation covers the three words after it, in its clause
+    for at, word in enumerate(words):
+        negated_to = -1 if word in _CLAUSE_ENDS else negated_to
+        said[word] = said.get(word, False) or at > negated_to
+        negated_to = at + 3 if word in _NEGATIONS else negated_to
+    return said
+
+
+def _exact_name(text: str, name: str) -> bool | None:
+    """Whether the action writes the capability's exact name: True, False if only after a negation,
+    None if not at all."""
+    found = None
+    if name not in text:
+        return None
+    for match in re.finditer(rf"(?<![\w.]){re.escape(name)}(?![\w])", text):
+        before = _WORD.findall(text[max(0, match.start() - 60) : match.start()])
+        plain = not _negated_before(before, len(before))
+        found = found or plain
+    return found
+
+
+def _covers(scope: str, capability: str) -> bool:
+    """A gate's scope covers a capability it names, a namespace it is in ("vision", "arm.*"), or all ("*")."""
+    scope, capability = scope.strip().lower(), capability.lower()
+    prefix = scope.removesuffix("*").removesuffix(".")
+    return scope in ("*", capability) or (bool(prefix) and capability.startswith(prefix + "."))
+
+
+def gates_over(fm: dict[str, Any], named: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The human-in-the-loop gates over the named capabilities (scope, rule, which, whether they
+    need the operator), and the gates whose scope covers no declared capability (a category such as
+    "destructive": only judgement relates it to the action)."""
+    gates = _value_at(fm, "safety", "hitl_gates")
+    declared = capability_names(fm)[:MAX_FLOOR_CAPABILITIES]
+    over, unplaced = [], []
+    for gate in gates if isinstance(gates, list) else []:
+        scope = _value_at(gate, "scope")
+        rule = _gate_rule(gate)
+        shown = {"scope": visible(scope) if isinstance(scope, str) else None, "rule": rule}
+        if not isinstance(scope, str) or not any(_covers(scope, c) for c in declared):
+            unplaced.append(shown)
+            continue
+        which = [c for c in named if _covers(scope, c)]
+        if which:
+            needs = rule != "no authorization required" and rule != f"authorization {NOT_DECLARED}"
+            over.append({**shown, "capabilities": [visible(c) for c in which], "needs_operator": needs})
+    return over, unplaced
+
+
+@dataclass(frozen=True)
+class Floor:
+    """What arithmetic and exact matching decide about one action on one robot: a verdict (the
+    strictest of FLOOR_VERDICTS with a reason) and everything it rests on. Manifest and action text
+    in `text()` is quoted(); in `as_dict()` visible()."""
+
+    verdict: str
+    reasons: tuple[str, ...]
+    quantities: tuple[dict[str, Any], ...]
+    not_read: tuple[str, ...]
+    limits_not_declared: tuple[str, ...]
+    other_limits: tuple[str, ...]
+    capabilities: tuple[str, ...]
+    negated: tuple[str, ...]
+    gates: tuple[dict[str, Any], ...]
+    unplaced_gates: tuple[dict[str, Any], ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v
+            for f in dataclasses.fields(self)
+        }
+
+    def text(self) -> str:
+        """The floor as the block check_action and the check-safety prompt begin with."""
+        rows = (
+            ("Why", self.reasons),
+            ("Quantities", [_quantity_text(q) for q in self.quantities]),
+            ("Limits not declared", self.limits_not_declared),
+            ("Other safety values (shown, never compared)", self.other_limits),
+            ("Capabilities the action names", [quoted(c) for c in self.capabilities]),
+            ("Named only after a negation (not matched)", [quoted(c) for c in self.negated]),
+            ("Gates over them", [_gate_text(g) for g in self.gates]),
+            (
+                "Gates no declared capability places (judge them)",
+                [_gate_text(g) for g in self.unplaced_gates],
+            ),
+            ("Not read", self.not_read),
+        )
+        return "\n".join(
+            [
+                f"{FLOOR_HEADING}{self.verdict}",
+                "",
+                "Computed by this server from the action's words and the declared values: arithmetic and "
+                "exact matching, not judgement. Your verdict may be stricter than this floor, never looser. "
+                "NO COMPUTED OBJECTION means only that nothing computed here objects, never that the action "
+                "is within declared limits.",
+                "",
+                *(f"- {label}: {'; '.join(items) if items else 'none'}" for label, items in rows),
+            ]
+        )
+
+
+def _quantity_text(found: dict[str, Any]) -> str:
+    text = f"{quoted(found['text'])} = {found['value']}"
+    if found["ratio"] is not None:
+        text += f": {found['ratio']}× {found['declared']}{', beyond it' if found['beyond'] else ''}"
+    return text + (f" ({found['note']})" if found["note"] else "")
+
+
+def _gate_text(gate: dict[str, Any]) -> str:
+    scope = quoted(gate["scope"]) if gate["scope"] is not None else UNKNOWN
+    over = f" over {', '.join(map(quoted, gate['capabilities']))}" if gate.get("capabilities") else ""
+    return f"scope {scope}{over}: {gate['rule']}"
+
+
+def safety_floor(manifest: Manifest, action: str) -> Floor:
+    """The computed floor for `action` on the robot `manifest` declares (pure; bounded work on any
+    action: MAX_FLOOR_CHARS, MAX_FLOOR_NUMBERS)."""
+    fm = manifest.frontmatter
+    quantities, not_read = read_quantities(action)
+    thing = _thing_turning(fm, set(_WORD.findall(action[:MAX_FLOOR_CHARS].lower())))
+    compared = [_compared(q, fm, thing) for q in quantities]
+    named, negated = named_capabilities(fm, action)
+    over, unplaced = gates_over(fm, named)
+    not_read += [f"{quoted(c['text'])}: {c['note']}" for c in compared if _undecided(c)]
+    levels = _floor_levels(compared, over, not_read, named)
+    verdict = next((v for v, why in zip(FLOOR_VERDICTS, levels, strict=False) if why), FLOOR_VERDICTS[-1])
+    undeclared = [c for c in compared if c["limit"] and c["declared"].endswith(NOT_DECLARED)]
+    return Floor(
+        verdict,
+        tuple(reason for reasons in levels for reason in reasons),
+        tuple(compared),
+        tuple(not_read),
+        tuple(dict.fromkeys(f"{c['declared'].split(':')[0]} ({UNITS[c['limit']]})" for c in undeclared)),
+        tuple(_other_safety_values(fm)),
+        tuple(visible(c) for c in named),
+        tuple(visible(c) for c in negated),
+        tuple(over),
+        tuple(unplaced),
+    )
+
+
+def _floor_levels(
+    compared: list[dict[str, Any]], over: list[dict[str, Any]], not_read: list[str], named: list[str]
+) -> tuple[list[str], ...]:
+    """The reasons for each verdict of FLOOR_VERDICTS but the last, strictest first."""
+    return (
+        [f"{quoted(c['text'])} is beyond {c['declared']}{_times(c)}" for c in compared if c["beyond"]],
+        [
+            f"{quoted(c)} is under the gate {_gate_text(g)}"
+            for g in over
+            if g["needs_operator"]
+            for c in g["capabilities"]
+        ],
+        not_read,
+        [] if named else ["the action names no declared capability: name the one it needs, or block it"],
+    )
+
+
+def _undecided(compared: dict[str, Any]) -> bool:
+    """A comparison the floor could not make: the limit is not a number, or too close to tell."""
+    return bool(compared["note"]) and (
+        compared["note"].startswith("too close") or str(compared["declared"]).endswith(UNKNOWN)
+    )
+
+
+def _times(compared: dict[str, Any]) -> str:
+    return f" ({compared['ratio']}× it)" if compared["ratio"] else ""
+
+
 # --- Prompts: instructions plus the manifest content they need --------------
 
 
@@ -2773,20 +3466,29 @@ def _brief_me(m: Manifest, report: Report, args: Mapping[str, str]) -> list[str 
 
 
 def _check_safety(m: Manifest, report: Report, args: Mapping[str, str]) -> list[str | View]:
+    return checking(m, args["action"], safety_floor(m, args["action"]))
+
+
+def checking(m: Manifest, action: str, floor: Floor) -> list[str | View]:
+    """The check-safety prompt's parts for `action`, its computed `floor` first (check_action
+    computes it once for its text and its data)."""
     gates = prose_section(m.prose, "Safety Gates")  # the operator's text: fenced, never ours
     return [
+        f"{floor.text()}\n\n"
         f"Check this proposed action against the declared safety rules of {_name(m)} before anyone "
-        f"carries it out:\n\n> {_one_line(args['action'])}\n\n"
-        "Use only the safety block, the capabilities and the operator's Safety Gates section below. "
-        "Answer in this order:\n"
+        f"carries it out:\n\n> {_one_line(action)}\n\n"
+        "Start from the computed floor above. Use only the safety block, the capabilities and the "
+        "operator's Safety Gates section below. Answer in this order:\n"
         "1. Capability: which declared capability the action needs. If none matches, say the robot "
         "does not declare it and give the verdict BLOCKED.\n"
         "2. Gates: every human-in-the-loop gate whose scope could cover the action, and whether it "
         "requires the operator's authorization.\n"
         "3. Limits: the payload, velocity, workspace and E-stop limits that constrain the action; "
-        "name every relevant limit that is not declared.\n"
+        "name every relevant limit that is not declared, and read yourself what the floor did not.\n"
         "4. Verdict: exactly one of BLOCKED (not declared, or beyond a limit), NEEDS OPERATOR "
-        "AUTHORIZATION, or WITHIN DECLARED LIMITS. When in doubt, choose the stricter one.\n"
+        "AUTHORIZATION, or WITHIN DECLARED LIMITS, never looser than the floor: a floor of BLOCKED "
+        "is BLOCKED, and one of NEEDS OPERATOR AUTHORIZATION is at least that. When in doubt, "
+        "choose the stricter one.\n"
         f"Do not carry out or simulate the action. {_READ_ONLY}",
         VIEW["safety"],
         VIEW["capabilities"],
@@ -3332,10 +4034,12 @@ def _view(snap: Snapshot, arguments: Mapping[str, str]) -> ToolResult:
 
 
 def _check_action(snap: Snapshot, arguments: Mapping[str, str]) -> ToolResult:
-    """The check-safety prompt's messages, its embedded views as text, for agents that only call tools."""
-    parts = PROMPTS["check-safety"].parts(snap.manifest, snap.report, arguments)
+    """The check-safety prompt's messages (the computed floor first), its embedded views as text, for
+    agents that only call tools; the floor as data too."""
+    floor = safety_floor(snap.manifest, arguments["action"])
+    parts = checking(snap.manifest, arguments["action"], floor)  # the check-safety prompt's parts
     texts = [p if isinstance(p, str) else f"{p.title} (the {p.kind} view):\n\n{snap.text(p)}" for p in parts]
-    return texts, {"action": _one_line(arguments["action"]), "parts": texts}
+    return texts, {"action": _one_line(arguments["action"]), "floor": floor.as_dict(), "parts": texts}
 
 
 def _all_optional(**properties: Any) -> dict[str, Any]:
@@ -3389,6 +4093,40 @@ def _verified(signature: Signature | None) -> dict[str, Any]:
     return {key: found.get(key) for key in ("accepted", "kid", "reason", "fingerprint")}
 
 
+# The computed floor (check_action's `floor`): Floor.as_dict().
+_FLOOR_GATE = object_schema(
+    ("capabilities", "needs_operator"),
+    scope=NULLABLE_TEXT,
+    rule=TEXT,
+    capabilities=STRINGS,
+    needs_operator={"type": "boolean"},
+)
+FLOOR_SCHEMA = object_schema(
+    verdict={"type": "string", "enum": list(FLOOR_VERDICTS)},
+    reasons=STRINGS,
+    quantities={
+        "type": "array",
+        "items": object_schema(
+            text=TEXT,
+            kind={"type": "string", "enum": list(BASE_UNITS)},
+            value=nullable(TEXT, description="its magnitude in the kind's base unit"),
+            limit=nullable(TEXT, description="the limit's key, e.g. safety.max_linear_velocity_ms"),
+            declared=NULLABLE_TEXT,
+            ratio=nullable(TEXT, description="the quantity over the limit, as a decimal"),
+            beyond={"type": "boolean"},
+            note=NULLABLE_TEXT,
+        ),
+    },
+    not_read=STRINGS,
+    limits_not_declared=STRINGS,
+    other_limits=STRINGS,
+    capabilities=STRINGS,
+    negated=STRINGS,
+    gates={"type": "array", "items": _FLOOR_GATE},
+    unplaced_gates={"type": "array", "items": _FLOOR_GATE},
+)
+
+
 # What `validate` answers (the tool, `validate --json`, POST /validate): Report.as_dict().
 REPORT_SCHEMA = object_schema(
     ok={"type": "boolean"},
@@ -3435,10 +4173,13 @@ TOOLS: dict[str, Tool] = {
         Tool(
             name="check_action",
             title=PROMPTS["check-safety"].title,
-            description="Before proposing any action: the robot's declared capabilities, safety limits and "
-            "the operator's Safety Gates section, with the method to judge the action against them "
-            "(verdict BLOCKED, NEEDS OPERATOR AUTHORIZATION or WITHIN DECLARED LIMITS).",
-            output_schema=object_schema(action=TEXT, parts=STRINGS),
+            description="Before proposing any action: a computed floor first (each speed, mass or distance "
+            "in the action against the declared limit of its kind, exactly, with units converted; the "
+            "capabilities it names and the gates over them), then the robot's declared capabilities, "
+            "safety limits and the operator's Safety Gates section, with the method to judge the action "
+            "(verdict BLOCKED, NEEDS OPERATOR AUTHORIZATION or WITHIN DECLARED LIMITS, never looser "
+            "than the floor).",
+            output_schema=object_schema(action=TEXT, floor=FLOOR_SCHEMA, parts=STRINGS),
             result=_check_action,
             arguments={"action": {"type": "string", "description": PROMPTS["check-safety"].arguments[0][1]}},
         ),

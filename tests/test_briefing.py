@@ -9,6 +9,7 @@ import dataclasses
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cases import CASES
@@ -117,6 +118,9 @@ def bullet(lines: list[str], label: str) -> str:
     return found.split(": ", 1)[1]
 
 
+JOINTLESS = ("wheeled", "tracked", "sensor")  # types with no arm joints (unless kinematics lists some)
+
+
 @pytest.mark.parametrize("path", SERVABLE, ids=lambda p: p.name)
 def test_context_field_by_field(path: Path) -> None:
     manifest = parsed(path)
@@ -160,7 +164,13 @@ def test_context_field_by_field(path: Path) -> None:
         assert lines[0].startswith("- **No safety block is declared.**")
     number = (int, float)
     assert bullet(lines, "Payload limit") == expect(safety, "payload_kg", number, "kg")
-    assert bullet(lines, "Max joint velocity") == expect(safety, "max_joint_velocity_dps", number, "deg/s")
+    joint = expect(safety, "max_joint_velocity_dps", number, "deg/s")
+    physics: Any = fm.get("physics") if isinstance(fm.get("physics"), dict) else {}
+    jointless = physics.get("type") in JOINTLESS and physics.get("kinematics") in (None, [])
+    if joint == "not declared" and jointless:
+        kind = text(physics["type"])
+        joint += f" (not applying: the type {kind} has no arm joints, and physics.kinematics lists none)"
+    assert bullet(lines, "Max joint velocity") == joint
     assert bullet(lines, "Max linear velocity") == expect(safety, "max_linear_velocity_ms", number, "m/s")
     assert bullet(lines, "Failsafe on lost comms") == expect(safety, "failsafe_behavior", str)
     gates = safety.get("hitl_gates") if isinstance(safety, dict) else None
@@ -199,7 +209,7 @@ def test_context_of_bob_safety_section_reads_as_documented() -> None:
         "- Max linear velocity: not declared",
         "- Workspace bounds: not declared",
         "- Failsafe on lost comms: not declared",
-        '- Also declared (see the safety resource): "p66_enabled", "loa_enforcement"',
+        '- Also declared (see the safety resource): "p66_enabled": true, "loa_enforcement": true',
     ]
 
 
@@ -283,7 +293,7 @@ async def test_briefing_resources_are_listed_first_and_read(client) -> None:
         ]
         identity = (await c.read_resource("robot-md://bob/identity")).contents[0]
         assert identity.mime_type == "text/plain"
-        unsigned = " | gateway: refuses (no ROBOT-MD-SIG footer (signature absent))"
+        unsigned = " | signed: no | gateway: refuses (no ROBOT-MD-SIG footer (signature absent))"
         assert identity.text == rmm.identity(rmm.parse(GOOD)) + unsigned
         # Hosts whose model only calls tools are told which tool to call first; hosts that attach
         # resources still learn which resource holds the same briefing.

@@ -242,7 +242,10 @@ async def test_verify_tool_and_signature_resource_in_process(tmp_path, keys, mod
             ' | gateway: accepts (signed by kid "op-1", verified against the trusted keys)'
         )
         context = text_of((await client.read_resource("robot-md://bob/context")).contents[0])
-        assert "## Signature\n\n- robot-md-gateway: accepts" in context
+        signed = '## Signature\n\n- Signed: yes, by kid "op-1"\n'
+        assert (
+            signed + "- robot-md-gateway (it actuates only a signed file it can verify): accepts" in context
+        )
         path.write_text(sign(GOOD, OPERATOR, "op-1") + "A line after the footer.\n", encoding="utf-8")
         after = await client.call_tool("verify", {})
         assert after.structured_content["reason"] == rmm.NO_SIGNATURE

@@ -26,7 +26,7 @@ MODERN_META = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 ERAS = ["2025-11-25", "2026-07-28"]
-ACTION = "pick up the glass vial and put it on the shelf"
+ACTION = "pick up the glass vial (300 g, 0,5 kg) at 0.2 m/s, the wrist at 3 rad/s, and put it on the shelf"
 ARGUMENTS: dict[str, dict[str, str]] = {"view": {"kind": "safety"}, "check_action": {"action": ACTION}}
 
 
@@ -128,7 +128,9 @@ async def test_check_action_gives_what_the_check_safety_prompt_gives(mode: str, 
         else:
             assert text.endswith(f":\n\n{content.resource.text}")
     assert ACTION in texts[0] and "BLOCKED" in texts[0]
-    assert checked.structured_content == {"action": ACTION, "parts": texts}
+    floor = rmm.safety_floor(rmm.parse(EXAMPLE.read_text(encoding="utf-8")), ACTION)
+    assert texts[0].startswith(floor.text() + "\n\n")  # the computed floor first, in the prompt too
+    assert checked.structured_content == {"action": ACTION, "floor": floor.as_dict(), "parts": texts}
 
 
 @pytest.mark.anyio

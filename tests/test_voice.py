@@ -99,6 +99,41 @@ def prompt_text(name: str) -> Callable[[str], str]:
     return make
 
 
+# The computed floor: its verdict and what each row lists follow from the manifest's values (a forged
+# gate scope "*" covers every capability): what must not change is that each row is one line of ours,
+# manifest text quoted in it.
+_FLOOR_ROW = re.compile(r'- ([A-Z][^:"]*): ')
+FLOOR_ACTION = "pick up the 300 g vial at 2 m/s, don't stop, 0,5 kg"
+
+
+def floor_shape(lines: list[str]) -> list[str]:
+    """Lines with the floor's verdict and the items of its rows as placeholders, up to its end."""
+    shaped, inside = [], False
+    for line in lines:
+        if line.startswith(rmm.FLOOR_HEADING):
+            assert line.removeprefix(rmm.FLOOR_HEADING) in rmm.FLOOR_VERDICTS
+            line, inside = f"{rmm.FLOOR_HEADING}<verdict>", True
+        elif inside and (row := _FLOOR_ROW.match(line)):
+            line = f"- {row[1]}: <items>"
+        elif inside and line and not line.startswith("Computed by this server"):
+            inside = False
+        shaped.append(line)
+    return shaped
+
+
+def floor_text(text: str) -> str:
+    return rmm.safety_floor(served(text)[0], FLOOR_ACTION).text()
+
+
+def floor_structure(made: str) -> tuple[list[str], int, bool]:
+    lines, fences, unclosed = structure(made)
+    return floor_shape(lines), fences, unclosed
+
+
+def floor_data(text: str) -> str:
+    return json.dumps(rmm.safety_floor(served(text)[0], FLOOR_ACTION).as_dict(), ensure_ascii=False)
+
+
 def prompt_structure(made: str) -> list[Any]:
     """Each message: role, type and the structure of its text; an embedded view's by its kind
     (the context briefing's structure, a JSON view's parse, the body verbatim by contract)."""
@@ -112,7 +147,7 @@ def prompt_structure(made: str) -> list[Any]:
         elif kind is not None:
             shape = json_structure(message["text"])
         else:
-            shape = structure(message["text"])
+            shape = floor_structure(message["text"])
         out.append((message["role"], message["type"], kind, shape))
     return out
 
@@ -199,6 +234,8 @@ WRITERS: tuple[Writer, ...] = (
     *(Writer(f"prompt {name}", prompt_text(name), prompt_structure, not_verbatim) for name in rmm.PROMPTS),
     *(Writer(f"view {v.kind}", view_text(v), json_structure) for v in rmm.VIEWS if v.mime_type == JSON),
     Writer("the robot card's data", card_text, card_structure),
+    Writer("the computed floor", floor_text, floor_structure),
+    Writer("the computed floor's data", floor_data, json_structure),
     Writer("an undeclared capability's error", error_text(_undeclared), structure),
     Writer("an unknown resource's error", error_text(_unknown_resource), structure),
     Writer(
@@ -432,6 +469,7 @@ def test_a_version_cannot_add_a_gateway_verdict_to_identity(tmp_path) -> None:
         "model",
         "version",
         "rrn",
+        "signed",
         "gateway",
     ]
     assert f"version: {json.dumps(forged)}" in line

@@ -64,6 +64,7 @@ BUDGETS = {
     "read_median_over_floor_ms": (0.15, "resources/read median minus the floor's", "ms"),
     "validate_median_over_floor_ms": (0.15, "tools/call validate median minus the floor's tool", "ms"),
     "peak_rss_over_floor_mib": (6.0, "peak RSS after a full session minus the floor's", "MiB"),
+    "safety_floor_median_ms": (0.2, "check_action's computed floor, in process, median per call", "ms"),
     "slim_pyz_first_run_s": (2.5, "slim pyz first run (unpack) → initialize, median", "s"),
     "pi_warm_start_ratio": (1.10, "emulated Pi, warm pyz start → initialize, median of pairwise ratios", "×"),
     "lazy_initialize_ratio": (0.75, "CPython 3.15, spawn → initialize, lazy imports ÷ eager, pairwise", "×"),
@@ -368,6 +369,39 @@ def import_part(report: dict) -> None:
     }
 
 
+# Actions as agents write them, each with quantities, capabilities and gates for the floor to compute.
+FLOOR_ACTIONS = (
+    "pick up the glass vial and put it on the shelf",
+    "pick up the 300 g vial at 0.2 m/s and place it in the rack",
+    "move the wrist joint at 3 rad/s, then place the cup (800 g) 40 cm to the left",
+    "don't pick anything; describe the scene and report your status",
+    "reach 25 cm forward at 150 mm/s with a 0,5 kg load",
+)
+
+
+def floor_part(args: argparse.Namespace, report: dict) -> None:
+    """check_action's computed floor (safety_floor), in this process, on the manifest: for each of
+    FLOOR_ACTIONS the median over batches of 100 calls of the CPU time per call; the median of those
+    (the tool's other work is the prompt's text, which the per-call part measures)."""
+    sys.path.insert(0, str(ROOT))
+    import robot_md_mcp as rmm
+
+    manifest = rmm.parse(args.manifest.read_text(encoding="utf-8"))
+    batches, calls = max(args.calls // 10, 5), 100
+    medians = []
+    for action in FLOOR_ACTIONS:
+        rmm.safety_floor(manifest, action)  # the unit tables' first use
+        times = []
+        for _ in range(batches):  # CPU time, per batch: a shared machine's other work is not ours
+            started = time.thread_time()
+            for _ in range(calls):
+                rmm.safety_floor(manifest, action)
+            times.append((time.thread_time() - started) * 1e3 / calls)
+        medians.append(statistics.median(times))
+    report["floor"] = {"per_action_ms": dict(zip(FLOOR_ACTIONS, medians, strict=True))}
+    report["measured"]["safety_floor_median_ms"] = statistics.median(medians)
+
+
 def this_target() -> str:
     """The slim pyz's name part for this interpreter and machine, e.g. cp311-manylinux_x86_64."""
     v = sys.version_info
@@ -640,6 +674,10 @@ def print_report(report: dict) -> None:
             f"  the SDK floor, lazy from its first import {f['initialize_ms']:.0f} ms, eager "
             f"{g['initialize_ms']:.0f} ms, ratio {lazy['floor_ratio']:.3f} (not judged)"
         )
+    print(
+        "\ncheck_action's computed floor, in process, median per call: "
+        + ", ".join(f"{ms:.3f} ms" for ms in report["floor"]["per_action_ms"].values())
+    )
     print("\nbudgets")
     for name, value, limit, ok in budgets(report):
         _, what, unit = BUDGETS[name]
@@ -681,6 +719,7 @@ def main() -> int:
         "measured": {},
     }
     import_part(report)
+    floor_part(args, report)
     stdio_part(args, report)
     if not args.no_pyz:
         pyz_part(args, report)

@@ -1,0 +1,434 @@
+"""The computed safety floor (`safety_floor`: check_action's `floor`, the head of its text and of the
+check-safety prompt): quantities with units read from the action and compared exactly with the
+declared limits of their kind, the capabilities the action names, the gates over them, the verdict.
+
+The generators build actions from random quantities in every unit form around each declared limit
+(below, equal, above) over the corpus, the generated cases and manifests with random limits, and
+check the floor against a conversion written here from the units' definitions (not the module's
+table)."""
+
+from __future__ import annotations
+
+import re
+import time
+from decimal import Decimal, localcontext
+from fractions import Fraction as F
+from typing import Any
+
+import pytest
+import yaml
+from cases import CASES
+from conftest import EXAMPLE, ROOT, corpus_files
+from fuzz_strategies import manifest_files
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+
+import robot_md_mcp as rmm
+
+BOB = rmm.parse(EXAMPLE.read_text(encoding="utf-8"))
+ROVER = rmm.parse((ROOT / "examples" / "rover.ROBOT.md").read_text(encoding="utf-8"))
+BLOCKED, AUTH, UNREAD, UNRECOGNISED, NONE = rmm.FLOOR_VERDICTS
+
+
+def parsed(data: bytes) -> rmm.Manifest | None:
+    try:
+        return rmm.parse(rmm.decode(data).text)
+    except rmm.ManifestError:
+        return None
+
+
+SERVED = [m for m in (parsed(p.read_bytes()) for p in corpus_files()) if m is not None]
+SERVED += [m for m in (parsed(c.data) for c in CASES) if m is not None]
+
+# --- an independent conversion: each unit's size from its definition ---------------------------------
+
+PI = Decimal("3.14159265358979323846264338327950288419716939937510582097494459230781640628620899")
+INCH, FOOT, MILE, POUND = F(254, 10_000), F(3048, 10_000), F(1_609_344, 1000), F(45_359_237, 10**8)
+# kind → [(the unit's size in m/s, deg/s, kg or m; the ways people write it)]; None: 180/π.
+WRITTEN: dict[str, list[tuple[F | None, tuple[str, ...]]]] = {
+    "speed": [
+        (
+            F(1),
+            ("m/s", "m s⁻¹", "m s^-1", "metres per second", "meters per second", "m per s", "mps", "m/sec"),
+        ),
+        (F(1, 1000), ("mm/s", "mm s⁻¹", "millimetres per second", "millimeters/second")),
+        (F(1, 100), ("cm/s", "centimetres per second", "cm per second")),
+        (F(1000, 3600), ("km/h", "kph", "kmh", "kilometres per hour", "km per hour", "km/hr")),
+        (MILE / 3600, ("mph", "miles per hour", "mi/h")),
+        (INCH, ("in/s", "inches per second")),
+        (FOOT, ("ft/s", "feet per second")),
+    ],
+    "angular speed": [
+        (F(1), ("deg/s", "°/s", "degrees per second", "dps", "deg s⁻¹")),
+        (None, ("rad/s", "radians per second", "rad s⁻¹", "rad per sec")),
+        (F(360, 60), ("rpm", "revolutions per minute", "rev/min")),
+    ],
+    "mass": [
+        (F(1), ("kg", "kilograms", "kilos")),
+        (F(1, 1000), ("g", "grams")),
+        (POUND, ("lb", "lbs", "pounds")),
+    ],
+    "length": [
+        (F(1), ("m", "metres", "meters")),
+        (F(1, 100), ("cm", "centimetres")),
+        (F(1, 1000), ("mm", "millimeters")),
+        (INCH, ("in", "inches")),
+        (FOOT, ("ft", "feet")),
+    ],
+}
+LIMIT_OF = {
+    "speed": "max_linear_velocity_ms",
+    "angular speed": "max_joint_velocity_dps",
+    "mass": "payload_kg",
+    "length": "workspace_bounds_m",
+}
+
+
+def in_base(number: Decimal, size: F | None) -> tuple[F, F]:
+    """The number in its kind's base unit: exact, or for radians an interval 1e-70 wide."""
+    if size is not None:
+        return F(number) * size, F(number) * size
+    with localcontext() as ctx:
+        ctx.prec = 80
+        value = F(number * 180 / PI)
+    return value * (1 - F(1, 10**70)), value * (1 + F(1, 10**70))
+
+
+def declared(fm: dict[str, Any], kind: str) -> F | None:
+    """The limit the quantity meets (for a length: the workspace diagonal's square); None if there is none."""
+    safety: Any = fm.get("safety") if isinstance(fm.get("safety"), dict) else {}
+    value: Any = safety.get(LIMIT_OF[kind])
+    numbers: list[Any] = value if kind == "length" and isinstance(value, list) else [value]
+    if not numbers or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in numbers):
+        return None
+    if not all(v == v and abs(v) != float("inf") and v >= 0 for v in numbers):
+        return None
+    exact = [F(repr(v)) if isinstance(v, float) else F(v) for v in numbers]
+    return sum((v * v for v in exact), F(0)) if kind == "length" else exact[0]
+
+
+def expected_beyond(kind: str, low: F, high: F, limit: F) -> bool | None:
+    """Beyond the limit, within it, or None where the radian's interval straddles it."""
+    if kind == "length":
+        low, high = low * low, high * high
+    if low > limit:
+        return True
+    return False if high <= limit else None
+
+
+# --- actions: a quantity in any written form, near a limit ------------------------------------------------
+
+WORDS = ("pick up the part", "move the joint", "go to the door", "place it", "scan the room", "")
+
+
+@st.composite
+def limits(draw: st.DrawFn, kind: str) -> dict[str, Any]:
+    """Random declared limits (exact short decimals): that of `kind`, and others or not."""
+    decimal = st.decimals(min_value=Decimal("0.001"), max_value=Decimal("500"), places=3, allow_nan=False)
+    safety: dict[str, Any] = {}
+    for which, key in LIMIT_OF.items():
+        if which == kind or draw(st.booleans()):
+            if which == "length":
+                safety[key] = [float(draw(decimal)) for _ in range(3)]
+            else:
+                safety[key] = float(draw(decimal)) if draw(st.booleans()) else int(draw(st.integers(0, 400)))
+    return safety
+
+
+def with_limits(safety: dict[str, Any], kind: str) -> rmm.Manifest:
+    fm = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8").split("---\n")[1])
+    fm["safety"] = {**{k: v for k, v in fm["safety"].items() if k not in LIMIT_OF.values()}, **safety}
+    fm["physics"]["type"] = kind
+    return rmm.parse("---\n" + yaml.safe_dump(fm, sort_keys=False) + "---\n\n# bob\n")
+
+
+@st.composite
+def quantity_near(draw: st.DrawFn, fm: dict[str, Any], kind: str) -> tuple[str, Decimal, F | None]:
+    """A number in a random unit of `kind`, near the declared limit in that unit if there is one."""
+    size, spellings = draw(st.sampled_from(WRITTEN[kind]))
+    limit = declared(fm, kind)
+    root = Decimal(limit.numerator) / Decimal(limit.denominator) if limit is not None else Decimal(1)
+    at = F(root.sqrt()) if kind == "length" else limit if limit is not None else F(1)
+    places = draw(st.integers(0, 5))
+    exact = at / (size if size is not None else F(Decimal(180) / PI))
+    near = round(Decimal(exact.numerator) / Decimal(exact.denominator), places)
+    number = near + draw(st.integers(-2, 2)) * Decimal(10) ** -places
+    assume(number >= 0)
+    spelling = draw(st.sampled_from(spellings))
+    glued = draw(st.booleans())
+    sign = draw(st.sampled_from(["", "", "-", "+"])) if number else ""
+    text = f"{number}" + ("0" if re.fullmatch(r"[1-9]\d{0,2}\.\d{3}", f"{number}") else "")  # 1.000: not read
+    return f"{sign}{text}{'' if glued else ' '}{spelling}", number, size
+
+
+@st.composite
+def manifest_and_action(draw: st.DrawFn) -> tuple[rmm.Manifest, str, str, str, Decimal, F | None]:
+    kind = draw(st.sampled_from(list(WRITTEN)))
+    if draw(st.integers(0, 3)) == 0:
+        manifest = draw(st.sampled_from(SERVED))
+    else:
+        manifest = with_limits(
+            draw(limits(kind)), draw(st.sampled_from(["arm", "wheeled", "humanoid", "other"]))
+        )
+    written, number, size = draw(quantity_near(manifest.frontmatter, kind))
+    words = draw(st.sampled_from(WORDS))
+    # an angular speed is compared only as a joint's: say so
+    before = f"{words} with the joint at" if kind == "angular speed" else f"{words} at"
+    return manifest, f"{before} {written}", f"{before} it", kind, number, size
+
+
+def stricter(a: str, b: str) -> str:
+    return min(a, b, key=rmm.FLOOR_VERDICTS.index)
+
+
+FLOOR_SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@FLOOR_SETTINGS
+@given(manifest_and_action())
+def test_a_quantity_near_a_limit_is_compared_exactly(case: tuple[Any, ...]) -> None:
+    manifest, action, without, kind, number, size = case
+    floor = rmm.safety_floor(manifest, action)
+    baseline = rmm.safety_floor(manifest, without)
+    limit = declared(manifest.frontmatter, kind)
+    (found,) = floor.quantities
+    assert found["kind"] == kind
+    if limit is None:  # not declared (named so), or not a number (not read)
+        safety = manifest.frontmatter.get("safety")
+        absent = safety is None or (isinstance(safety, dict) and safety.get(LIMIT_OF[kind]) is None)
+        assert found["beyond"] is False and found["ratio"] is None
+        assert floor.verdict == (baseline.verdict if absent else stricter(baseline.verdict, UNREAD))
+        return
+    assert floor.not_read == baseline.not_read
+    low, high = in_base(number, size)
+    beyond = expected_beyond(kind, low, high, limit)
+    assume(beyond is not None)
+    event("beyond" if beyond else "at the limit" if low == (limit if kind != "length" else None) else "below")
+    assert found["beyond"] is beyond, (action, found)
+    assert found["limit"] == f"safety.{LIMIT_OF[kind]}"
+    assert floor.verdict == (BLOCKED if beyond else baseline.verdict), (action, floor.reasons)
+    if found["ratio"] is not None and kind != "length":
+        ratio = float(found["ratio"].lstrip("≈"))
+        assert ratio == pytest.approx(float(in_base(number, size)[0] / limit), rel=1e-5)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(manifest_files(), st.lists(st.sampled_from(("pick", "place", "go", "to", "stop", "scan", "don't",
+                                                    "not", "the", "arm.pick", "nav.go_to", "report", "x")),
+                                   max_size=8))  # fmt: skip
+def test_without_a_quantity_the_floor_is_what_capabilities_and_gates_give(
+    data: bytes, words: list[str]
+) -> None:
+    manifest = parsed(data)
+    assume(manifest is not None)
+    assert manifest is not None
+    floor = rmm.safety_floor(manifest, " ".join(words))
+    gated = any(gate["needs_operator"] for gate in floor.gates)
+    expected = AUTH if gated else NONE if floor.capabilities else UNRECOGNISED
+    assert floor.verdict == expected and not floor.quantities and not floor.not_read
+    for gate in floor.gates:  # a gate is listed over exactly the named capabilities its scope covers
+        assert set(gate["capabilities"]) <= set(floor.capabilities)
+        assert all(covers(gate["scope"], c) for c in gate["capabilities"])
+
+
+def covers(scope: str, capability: str) -> bool:
+    scope, capability = scope.strip().lower(), capability.lower()
+    if scope in ("*", capability):
+        return True
+    namespace = scope[:-2] if scope.endswith(".*") else scope
+    return bool(namespace) and capability.startswith(namespace + ".")
+
+
+# --- the issue's examples, and forms never guessed ------------------------------------------------------
+
+
+def verdict_and_ratios(manifest: rmm.Manifest, action: str) -> tuple[str, list[tuple[str | None, bool]]]:
+    floor = rmm.safety_floor(manifest, action)
+    return floor.verdict, [(q["ratio"], q["beyond"]) for q in floor.quantities]
+
+
+def limited(**safety: Any) -> rmm.Manifest:
+    return with_limits(safety, "wheeled")
+
+
+def test_the_issues_examples() -> None:
+    assert verdict_and_ratios(ROVER, "drive forward at 2 m/s") == (BLOCKED, [("4", True)])
+    assert verdict_and_ratios(limited(max_linear_velocity_ms=0.2), "pick at 150 mm/s") == (
+        NONE,
+        [("0.75", False)],
+    )
+    assert verdict_and_ratios(limited(max_linear_velocity_ms=1.5), "7 km/h") == (BLOCKED, [("≈1.2963", True)])
+    assert verdict_and_ratios(limited(payload_kg=0.5), "pick 800 g") == (BLOCKED, [("1.6", True)])
+    assert verdict_and_ratios(BOB, "pick at 3 rad/s") == (NONE, [("≈0.95493", False)])
+    assert verdict_and_ratios(ROVER, "go to the dock at -0.5 m/s") == (AUTH, [("1", False)])
+    rover = rmm.safety_floor(ROVER, "go to the dock")
+    assert rover.gates == ({"scope": "nav.go_to", "rule": "operator authorization required",
+                            "capabilities": ["nav.go_to"], "needs_operator": True},)  # fmt: skip
+
+
+NOT_READ = {
+    "0,5 kg": "a decimal comma or digit grouping",
+    "1.000 mm/s": "a decimal comma or digit grouping",
+    "1,000 mm/s": "a decimal comma or digit grouping",
+    "1 000 mm/s": "a digit grouping",
+    "٣ m/s": "digits other than ASCII 0-9",
+    "３ m/s": "digits other than ASCII 0-9",
+    "３": "digits other than ASCII 0-9",
+    "2 m/s²": "an acceleration",
+    "2 m s⁻²": "an acceleration",
+    "2 m/s/s": "an acceleration",
+    "2 metres per second per second": "an acceleration",
+    "2 m/s^2": "an acceleration",
+    "5 rps": "rps: revolutions or radians per second?",
+    "3 m²": "a unit squared",
+    "2 kg/s": "a unit not read",
+    "1e99999 m/s": "an exponent beyond ±1,000",
+    "1" * 101 + " kg": "more than 100 digits",
+}
+
+
+@pytest.mark.parametrize("written", NOT_READ)
+def test_what_could_be_misread_is_named_as_not_read(written: str) -> None:
+    floor = rmm.safety_floor(BOB, f"pick up the vial at {written}")
+    assert floor.verdict == UNREAD and not floor.quantities
+    assert floor.not_read == (f"{rmm.quoted(written)} ({NOT_READ[written]})",)
+
+
+@pytest.mark.parametrize(
+    ("action", "read"),
+    [
+        ("wait 2 s", ["2 s"]),
+        ("grip 5 g", ["5 g"]),
+        ("lift 3 m", ["3 m"]),
+        ("reach 3in", ["3in"]),
+        ("put 2 in the box", []),
+        ("put 2 in.", ["2 in"]),
+        ("a 10 mm gap", ["10 mm"]),
+        ("s g m in", []),
+        ("joint2 at 5m", ["5m"]),
+        ("M8 bolt", []),
+        ("pick 2 vials", []),
+    ],
+)
+def test_a_one_letter_unit_counts_only_right_after_a_number(action: str, read: list[str]) -> None:
+    assert [q.text for q in rmm.read_quantities(action)[0]] == read
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "action", "named", "negated"),
+    [
+        (["arm.pick", "arm.place"], "pick up the vial", ["arm.pick"], []),
+        (["arm.pick", "arm.place"], "don't pick it, place it", ["arm.place"], ["arm.pick"]),
+        (["arm.pick"], "do not pick up the vial", [], ["arm.pick"]),
+        (["arm.pick"], "never ever pick", [], ["arm.pick"]),
+        (["arm.pick"], "picking the vial", ["arm.pick"], []),
+        (["arm.pick"], "use arm.pick now", ["arm.pick"], []),
+        (["arm.pick"], "move the arm", [], []),
+        (["nav.go_to", "nav.stop"], "go to the kitchen", ["nav.go_to"], []),
+        (["nav.go_to", "nav.stop"], "drive to the kitchen", [], []),
+        (["nav.go_to", "nav.stop"], "do not stop", [], ["nav.stop"]),
+        (["vision.describe"], "describe the scene", ["vision.describe"], []),
+        (["status.report"], "report your status", ["status.report"], []),
+        (["status.report"], "what is your status", [], []),
+        (["gripper.close"], "close the gripper", ["gripper.close"], []),
+        (["arm.reach"], "reached", ["arm.reach"], []),
+        (["perceive.scan"], "scan, then don't scan", ["perceive.scan"], []),
+        (["perceive.scan"], "SCAN the room", ["perceive.scan"], []),
+        (["system.reboot"], "the system", [], []),
+    ],
+)
+def test_the_capability_matcher_on_fixed_phrases(
+    capabilities: list[str], action: str, named: list[str], negated: list[str]
+) -> None:
+    assert rmm.named_capabilities({"capabilities": capabilities}, action) == (named, negated)
+
+
+@pytest.mark.parametrize(
+    ("scope", "covered"),
+    [("nav.go_to", True), ("nav", True), ("nav.*", True), ("*", True), ("na", False), ("destructive", False)],
+)
+def test_a_gate_covers_its_capability_its_namespace_or_all(scope: str, covered: bool) -> None:
+    fm = {"capabilities": ["nav.go_to"], "safety": {"hitl_gates": [{"scope": scope, "require_auth": True}]}}
+    over, unplaced = rmm.gates_over(fm, ["nav.go_to"])
+    assert bool(over) is covered and bool(unplaced) is not covered
+
+
+def test_every_action_limit_takes_its_unit_from_units() -> None:
+    kinds = {"speed": "speed", "joint": "angular speed", "mass": "mass", "length": "length"}
+    for thing, (key, _) in rmm.ACTION_LIMITS.items():
+        assert rmm._limit_size(key) == (kinds[thing], (F(1), F(1)))  # each declared in its base unit
+    manifest_doc = (ROOT / "docs" / "manifest.md").read_text(encoding="utf-8")
+    assert all(
+        f"`{key}`" in manifest_doc.split("## Units")[1].split("\n## ")[0]
+        for key, _ in rmm.ACTION_LIMITS.values()
+    )
+
+
+def test_an_angular_speed_is_compared_only_with_a_limit_for_the_same_thing() -> None:
+    rover = with_limits({"max_joint_velocity_dps": 10}, "wheeled")
+    (base,) = rmm.safety_floor(rover, "turn the base at 90 deg/s").quantities
+    assert base["ratio"] is None and "base's turn" in base["note"]
+    (unsaid,) = rmm.safety_floor(rover, "at 90 deg/s").quantities
+    assert unsaid["ratio"] is None and "does not say" in unsaid["note"]
+    (joint,) = rmm.safety_floor(rover, "the wrist at 90 deg/s").quantities
+    assert joint["beyond"] is True and joint["ratio"] == "9"
+    (arm,) = rmm.safety_floor(with_limits({"max_joint_velocity_dps": 10}, "arm"), "at 90 deg/s").quantities
+    assert arm["beyond"] is True
+
+
+def test_limits_not_declared_and_other_values_are_named() -> None:
+    manifest = with_limits({"max_angular_velocity_rps": 1.2}, "wheeled")
+    floor = rmm.safety_floor(manifest, "at 2 m/s")
+    assert floor.limits_not_declared == ("Max linear velocity (m/s)",)
+    assert '"max_angular_velocity_rps": 1.2' in floor.other_limits and floor.verdict == UNRECOGNISED
+    assert rmm.safety_floor(with_limits({"payload_kg": "heavy"}, "arm"), "pick 2 kg").verdict == UNREAD
+
+
+# --- hostile actions: bounded work, a note of what was not read ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "x" * 100_000,
+        "1 m/s " * 10_000,
+        "1 " * 50_000,
+        "٣" * 100_000,
+        "１２３ m/s " * 5_000,
+        "1e308 m/s 1e-400 kg -3 m/s " * 2_000,
+        "9" * 100_000 + " kg",
+        "1." + "0" * 99_000 + "1 m",
+        "don't " * 20_000 + "pick",
+        "pick " + "arm." * 20_000,
+    ],
+)
+def test_a_hostile_action_costs_bounded_work_and_says_what_was_not_read(action: str) -> None:
+    started = time.perf_counter()
+    floor = rmm.safety_floor(BOB, action)
+    assert time.perf_counter() - started < 0.5
+    assert floor.verdict in rmm.FLOOR_VERDICTS
+    assert len(floor.quantities) <= rmm.MAX_FLOOR_NUMBERS and len(floor.text()) < 100_000
+    if len(action) > rmm.MAX_FLOOR_CHARS:
+        assert floor.not_read[-1].startswith(f"all after the first {rmm.MAX_FLOOR_CHARS:,} characters")
+
+
+def test_huge_and_tiny_exponents_are_exact() -> None:
+    floor = rmm.safety_floor(BOB, "pick 1e308 kg, then 1e-400 kg, then -3 kg")
+    assert [q["beyond"] for q in floor.quantities] == [True, False, True]
+    assert floor.verdict == BLOCKED and floor.quantities[1]["value"] == "1E-400 kg"
+    assert floor.quantities[2]["value"] == "3 kg (its magnitude)"
+
+
+def test_the_floor_says_it_is_a_floor() -> None:
+    text = rmm.safety_floor(BOB, "pick up the vial").text()
+    assert text.startswith(f"{rmm.FLOOR_HEADING}{NONE}\n")
+    assert "never looser" in text and "WITHIN DECLARED LIMITS" not in text.replace(
+        "within declared limits", ""
+    )
+
+
+def test_the_floor_is_a_pure_function_of_the_manifest_and_the_action() -> None:
+    for manifest in SERVED[:20]:
+        assert rmm.safety_floor(manifest, "pick 2 kg at 1 m/s") == rmm.safety_floor(
+            manifest, "pick 2 kg at 1 m/s"
+        )
