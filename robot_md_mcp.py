@@ -5350,7 +5350,8 @@ class Option:
 
 @dataclass(frozen=True)
 class Verb:
-    """A command: its usage line (the README quotes it), what it does, its words (optional but CLIENT)."""
+    """A command: its usage line (the README quotes it), what it does, its words (optional but CLIENT;
+    a last word ending in "..." takes every word left)."""
 
     synopsis: str
     summary: str
@@ -5360,12 +5361,18 @@ class Verb:
 
 # robot-md-pendant starts its server as `robot-md-mcp --robot PATH`.
 _ROBOT = Option("--robot", "PATH", "the same as PATH")
+# A folder of manifests: DIR/*/ROBOT.md and DIR/*.ROBOT.md.
+_FLEET = Option("--fleet", "DIR", "every manifest in DIR: DIR/*/ROBOT.md and DIR/*.ROBOT.md")
 _INSTALLING = (
-    Option("--name", "NAME", "the entry's name in the client's config (default: robot-md)"),
+    Option("--name", "NAME", "the entry's name in the client's config (default: robot-md-ROBOT_NAME)"),
     Option("--scope", "SCOPE", "claude-code only: user (the default), local or project"),
     Option("--workspace", "DIR", "vscode only: write DIR/.vscode/mcp.json"),
     Option("--dry-run", "", "print what would change, and change nothing"),
 )
+# validate --strict: valid but for hints (a misspelt key). Past robot-md's 1, 2, 4 (the lower, the worse).
+HINTED = 8
+# A folder of manifests holding more entries than this is refused, never cut to its first N.
+MAX_FLEET_ENTRIES = 10_000
 # Each option's help is one line; the README says the rest.
 VERBS: dict[str, Verb] = {
     "serve": Verb(
@@ -5382,16 +5389,29 @@ VERBS: dict[str, Verb] = {
         ),
     ),
     "validate": Verb(
-        "validate [PATH] [--json]",
-        "check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body; hints name misspelt keys",
-        options=(_ROBOT, Option("--json", "", "print the validate tool's result as JSON")),
+        "validate [PATH...] [--fleet DIR] [--json] [--strict]",
+        "check each PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body (the worst); hints name misspelt keys",
+        words=("PATH...",),
+        options=(
+            _ROBOT,
+            _FLEET,
+            Option("--json", "", "print the validate tool's result as JSON"),
+            Option("--strict", "", f"fail on hints too (a misspelt key): exit {HINTED} (for CI)"),
+        ),
     ),
     "render": Verb("render [PATH]", "print PATH's frontmatter as canonical YAML", options=(_ROBOT,)),
     "install": Verb(
-        "install CLIENT [PATH] [--name NAME] [--scope SCOPE] [--workspace DIR] [--dry-run]",
-        "add this server for PATH to an MCP client's config",
-        words=("CLIENT", "PATH"),
-        options=_INSTALLING,
+        "install CLIENT [PATH... | --fleet DIR | URL --token-file FILE] [--name NAME] [--scope SCOPE] "
+        "[--workspace DIR] [--dry-run]",
+        "add this server for PATH (or a fleet; or a bridge to URL) to an MCP client's config",
+        words=("CLIENT", "PATH..."),
+        options=(
+            *_INSTALLING,
+            _FLEET,
+            Option(
+                "--token-file", "FILE", "URL only: the server's bearer token, written into the entry's env"
+            ),
+        ),
     ),
     "uninstall": Verb(
         "uninstall CLIENT [--name NAME] [--scope SCOPE] [--workspace DIR] [--dry-run]",
@@ -5416,13 +5436,16 @@ class Command:
 
     verb: str
     said_verb: bool = True  # False: the verb was implied (serve)
-    path: str | None = None
+    path: str | None = None  # the first PATH
+    paths: tuple[str, ...] = ()  # every PATH (validate, install)
+    fleet: str | None = None  # --fleet DIR
     client: str | None = None
     trusted_keys: str | None = None
     http: str | None = None
     allow_host: tuple[str, ...] = ()  # --allow-host, each
     token_file: str | None = None
     json: bool = False
+    strict: bool = False
     name: str | None = None
     scope: str | None = None
     workspace: str | None = None
@@ -5503,13 +5526,17 @@ def parse_command_line(args: list[str]) -> Command:
         if not all(robot) or len(robot) > 1 or words:
             raise UsageError(f"{_ROBOT.flag} takes the manifest's path, once, in place of PATH")
         words = robot
-    if len(words) > len(spec.words):
+    many = spec.words[-1].endswith("...")
+    if len(words) > len(spec.words) and not many:
         takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
         raise UsageError(f"unexpected argument {words[len(spec.words)]!r} ({verb} takes {takes})")
     options: dict[str, Any] = {
         o.key: _checked(o, values[o.key]) for o in spec.options if values.get(o.key) is not None
     }
-    named = {word.lower(): value for word, value in zip(spec.words, words, strict=False)}  # PATH → path
+    # PATH → path; PATH... → path (the first) and paths (all)
+    named = {word.lower().rstrip("."): value for word, value in zip(spec.words, words, strict=False)}
+    if many:
+        named["paths"] = tuple(words[len(spec.words) - 1 :])
     return Command(verb, said, **named, **options)
 
 
@@ -5763,21 +5790,90 @@ def run_render(command: Command, machine: Machine) -> int:
 
 def run_validate(command: Command, machine: Machine) -> int:
     """The reference's report: its strings exactly with --json; for people, one line each, file errors
-    with their place in the file, and hints."""
+    with their place in the file, and hints. Several manifests (PATHs, --fleet DIR): one block each, headed
+    by its path, and the worst exit code (the lowest that is not 0)."""
+    targets = [*command.paths, *(fleet_manifests(command.fleet) if command.fleet is not None else ())]
+    if command.fleet is None and len(targets) <= 1:
+        code, report, line = _validated(command, machine, alone=True)
+        if command.json or line is None:
+            _print_report(report, command.json)
+        return code
+    _utf8_stdout()
+    results = [_validated(dataclasses.replace(command, path=t, paths=(t,)), machine) for t in targets]
+    if command.json:
+        reports = {t: r.as_dict() for t, (_, r, _) in zip(targets, results, strict=True)}
+        print(json.dumps(reports, ensure_ascii=False, indent=2))
+    for target, (_, report, line) in zip(targets, results, strict=True) if not command.json else ():
+        print(_visible_line(f"== {target}"))
+        if line is not None:
+            print(line)
+        else:
+            _print_report(report, False)
+    codes = [code for code, _, _ in results]
+    worst = min((c for c in codes if c), default=VALID)
+    if not command.json:
+        bad = sum(1 for c in codes if c)
+        print(f"== {len(codes)} manifest{'s' * (len(codes) != 1)}: {len(codes) - bad} passed, {bad} did not")
+    return worst
+
+
+def _validated(command: Command, machine: Machine, alone: bool = False) -> tuple[int, Report, str | None]:
+    """One manifest's exit code, report, and the one line that says why it could not be read (alone and
+    without --json that line is the Exit today's validate ends with)."""
+    line = None
     try:
         report = load_manifest(command, machine, named=False)[1].report
     except Exit as e:
-        if not command.json or e.code != ExitCode.CANNOT_USE or e.error is None:
+        if e.error is None or (alone and (not command.json or e.code != ExitCode.CANNOT_USE)):
             raise
-        report = Report.from_error(e.error)
+        report, line = Report.from_error(e.error), e.line
+    code = report.code
+    if command.strict and report.ok and report.hints():
+        code = HINTED
+        if alone:
+            count = len(report.hints())
+            print(f"{NAME}: --strict: {count} hint{'s' * (count != 1)}; exit {HINTED}", file=sys.stderr)
+    return code, report, line
+
+
+def _print_report(report: Report, as_json: bool) -> None:
     _utf8_stdout()
-    if command.json:
+    if as_json:
         print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
-        return report.code
+        return
     if report.ok:
         print(f"✓ {report.summary}")
     _print_findings(report)
-    return report.code
+
+
+def _fleet_member(entry: os.DirEntry[str]) -> list[str]:
+    """The manifest an entry of a fleet's folder is, if any. A link that leads nowhere (or to itself) as
+    NAME.ROBOT.md is a member, whose own check says why it cannot be read."""
+    if entry.name.endswith(f".{MANIFEST_FILENAME}"):
+        return [entry.path] if not os.path.isdir(entry.path) else []
+    inside = os.path.join(entry.path, MANIFEST_FILENAME)
+    return [inside] if os.path.isdir(entry.path) and os.path.lexists(inside) else []
+
+
+def fleet_manifests(folder: str) -> list[str]:
+    """The manifests of a fleet's folder, by name: DIR/*/ROBOT.md and DIR/*.ROBOT.md (a name starting with
+    "." skipped). Exit: a folder that cannot be listed, holds none, or holds more than MAX_FLEET_ENTRIES."""
+    found: list[str] = []
+    try:
+        with os.scandir(os.path.expanduser(folder)) as entries:
+            for count, entry in enumerate(entries):
+                if count >= MAX_FLEET_ENTRIES:
+                    line = f"more than {MAX_FLEET_ENTRIES:,} entries; not a fleet's folder"
+                    raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: --fleet {folder}: {line}"))
+                if entry.name.startswith("."):
+                    continue
+                found += _fleet_member(entry)
+    except OSError as e:
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: --fleet {folder}: {_os_reason(e)}")) from None
+    if not found:
+        hint = f"it holds no */{MANIFEST_FILENAME} and no *.{MANIFEST_FILENAME}"
+        raise Exit(ExitCode.USAGE, _visible_line(f"{NAME}: --fleet {folder}: {hint}"))
+    return sorted(found)
 
 
 def _print_findings(report: Report) -> None:
