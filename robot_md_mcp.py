@@ -5526,18 +5526,25 @@ def parse_command_line(args: list[str]) -> Command:
         if not all(robot) or len(robot) > 1 or words:
             raise UsageError(f"{_ROBOT.flag} takes the manifest's path, once, in place of PATH")
         words = robot
+    options: dict[str, Any] = {
+        o.key: _checked(o, values[o.key]) for o in spec.options if values.get(o.key) is not None
+    }
+    return Command(verb, said, **_named_words(verb, words), **options)
+
+
+def _named_words(verb: str, words: list[str]) -> dict[str, Any]:
+    """The words as Command's fields: PATH → path; PATH... → path (the first) and paths (every one)."""
+    spec = VERBS[verb]
     many = spec.words[-1].endswith("...")
     if len(words) > len(spec.words) and not many:
         takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
         raise UsageError(f"unexpected argument {words[len(spec.words)]!r} ({verb} takes {takes})")
-    options: dict[str, Any] = {
-        o.key: _checked(o, values[o.key]) for o in spec.options if values.get(o.key) is not None
+    named: dict[str, Any] = {
+        word.lower().rstrip("."): value for word, value in zip(spec.words, words, strict=False)
     }
-    # PATH → path; PATH... → path (the first) and paths (all)
-    named = {word.lower().rstrip("."): value for word, value in zip(spec.words, words, strict=False)}
     if many:
         named["paths"] = tuple(words[len(spec.words) - 1 :])
-    return Command(verb, said, **named, **options)
+    return named
 
 
 def _extra_words(extras: list[str], verb: str) -> list[str]:
@@ -5799,22 +5806,24 @@ def run_validate(command: Command, machine: Machine) -> int:
             _print_report(report, command.json)
         return code
     _utf8_stdout()
-    results = [_validated(dataclasses.replace(command, path=t, paths=(t,)), machine) for t in targets]
+    results = {t: _validated(dataclasses.replace(command, path=t, paths=(t,)), machine) for t in targets}
     if command.json:
-        reports = {t: r.as_dict() for t, (_, r, _) in zip(targets, results, strict=True)}
-        print(json.dumps(reports, ensure_ascii=False, indent=2))
-    for target, (_, report, line) in zip(targets, results, strict=True) if not command.json else ():
+        print(json.dumps({t: r.as_dict() for t, (_, r, _) in results.items()}, ensure_ascii=False, indent=2))
+    else:
+        _print_blocks(results)
+    return min((code for code, _, _ in results.values() if code), default=VALID)
+
+
+def _print_blocks(results: dict[str, tuple[int, Report, str | None]]) -> None:
+    """Each manifest's block, headed by its path, then how many passed."""
+    for target, (_, report, line) in results.items():
         print(_visible_line(f"== {target}"))
         if line is not None:
             print(line)
         else:
             _print_report(report, False)
-    codes = [code for code, _, _ in results]
-    worst = min((c for c in codes if c), default=VALID)
-    if not command.json:
-        bad = sum(1 for c in codes if c)
-        print(f"== {len(codes)} manifest{'s' * (len(codes) != 1)}: {len(codes) - bad} passed, {bad} did not")
-    return worst
+    count, bad = len(results), sum(1 for code, _, _ in results.values() if code)
+    print(f"== {count} manifest{'s' * (count != 1)}: {count - bad} passed, {bad} did not")
 
 
 def _validated(command: Command, machine: Machine, alone: bool = False) -> tuple[int, Report, str | None]:
