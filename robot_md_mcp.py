@@ -6004,7 +6004,17 @@ CLIENT_FILES = {
 }
 CLIENTS = (*CLIENT_FILES, "claude-code")
 CLAUDE_CODE_SCOPES = ("user", "local", "project")
-DEFAULT_SERVER_NAME = "robot-md"
+DEFAULT_SERVER_NAME = "robot-md"  # uninstall's default; install's before 0.x named every entry so
+# An entry's default name: robot-md-ROBOT_NAME (a fleet: robot-md-fleet[-FOLDER]; a bridge: robot-md-HOST),
+# the robot's part in the characters every client takes, cut to this many: Claude names a tool
+# mcp__ENTRY__TOOL, at most 64 characters.
+MAX_NAME_PART = 30
+# `install claude-desktop URL`: Claude Desktop starts stdio servers only; npm's mcp-remote bridges one to the
+# URL. The token goes in the entry's env, which mcp-remote puts into its header (argv is readable by anyone
+# on the machine; env is not), and BRIDGE_MARKER in env says the entry is ours.
+MCP_REMOTE = "mcp-remote@0.15.1"
+BRIDGE_AUTH_ENV = "ROBOT_MD_MCP_AUTHORIZATION"
+BRIDGE_MARKER = "ROBOT_MD_MCP_BRIDGE"
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 # Another process (a client, another install) may save the config while we
 # edit it: the edit is redone on what it saved, this many times at most.
@@ -6045,7 +6055,7 @@ def _install_target(command: Command) -> Command:
     """The command with CLIENT, --name, --scope and --workspace checked (else UsageError), the name
     defaulted and the workspace folder made absolute."""
     client, scope, workspace = command.client, command.scope, command.workspace
-    name = command.name or DEFAULT_SERVER_NAME
+    name = command.name or DEFAULT_SERVER_NAME  # install picks its own when not given (entry_name)
     if client not in CLIENTS:
         got = f"unknown client {client!r}" if client else "install needs a client"
         raise UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
@@ -6069,28 +6079,109 @@ def _install_target(command: Command) -> Command:
     told = next((line for line, applies in wrong.items() if applies), None)
     if told is not None:
         raise UsageError(told)
-    return dataclasses.replace(command, name=name, workspace=folder)
+    return dataclasses.replace(
+        command, name=command.name or (name if command.verb == "uninstall" else None), workspace=folder
+    )
 
 
 def run_install(command: Command, machine: Machine) -> int:
-    """Add this server for the manifest (found as serving finds it) to a client's config. A manifest
-    the server could not start with is refused; one that does not validate is installed with a note."""
+    """Add this server for the manifest (found as serving finds it), several manifests or a fleet's folder
+    to a client's config; or (a URL) the bridge to a server over HTTP. A manifest the server could not start
+    with is refused; one that does not validate is installed with a note."""
     command = _install_target(command)
-    try:
-        manifest_file, snap = load_manifest(command, machine)
-    except Exit as e:
-        raise Exit(
-            e.code, f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
-        ) from None
-    launch, path = [*launch_command(), str(manifest_file.path)], manifest_file.path
+    if command.path is not None and re.match(r"https?://", command.path, re.IGNORECASE):
+        return install_bridge(command, machine)
+    if command.token_file is not None:
+        raise UsageError("--token-file is for a URL: install claude-desktop URL --token-file FILE")
+    targets, snaps, preferred = _install_targets(command, machine)
+    launch = [*launch_command(), *targets]
     why_not = _unusable_launch(launch)
     if why_not:
         raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing installed: {why_not}"))
     _utf8_stdout()
+    naming = Naming(preferred, len(targets))
     if command.client == "claude-code":
-        code = claude_code_add(command, launch, machine)
+        code = claude_code_add(command, launch, machine, naming)
     else:
-        code = edit_config(command, server_entry(command, launch), machine)
+        code = edit_config(command, server_entry(command, launch), machine, naming)
+    for path, snap in snaps.items():
+        _install_notes(path, snap)
+    return code
+
+
+def install_bridge(command: Command, machine: Machine) -> int:
+    """Claude Desktop's entry for a server over HTTP (a Pi's): npm's mcp-remote bridging stdio to the URL,
+    the token (from --token-file) in the entry's env, the config made private."""
+    url = cast(str, command.path)
+    if command.client != "claude-desktop":
+        raise UsageError(
+            "a URL is for claude-desktop; the other clients take the URL themselves (docs/clients.md)"
+        )
+    if command.fleet is not None or len(command.paths) > 1:
+        raise UsageError("install claude-desktop takes one URL, and no PATH or --fleet beside it")
+    import urllib.parse
+
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 (a port that is no number raises)
+    except ValueError:
+        host = None
+    if not host or parts.username or parts.password or parts.fragment or re.search(r"[\s\x00-\x1f]", url):
+        raise UsageError(f"{url!r} is not a server's URL: http(s)://HOST[:PORT]/mcp, no user, password or #")
+    try:
+        token = None if command.token_file is None else read_token(command.token_file, {})
+    except HttpSetupError as e:
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing installed: {e}")) from None
+    entry = bridge_entry(url, token, plain=parts.scheme.lower() == "http" and host not in LOOPBACK_NAMES)
+    _utf8_stdout()
+    if entry["args"][-1] == "--allow-http":
+        print(
+            f"{NAME}: note: {url} is plain HTTP: the token crosses the network readable; prefer https",
+            file=sys.stderr,
+        )
+    return edit_config(command, entry, machine, Naming(f"robot-md-{_name_part(host)}", 1, url))
+
+
+# What mcp-remote sends HTTP to without --allow-http.
+LOOPBACK_NAMES = ("localhost", "127.0.0.1")
+
+
+def bridge_entry(url: str, token: str | None, plain: bool = False) -> dict[str, Any]:
+    """The mcpServers entry that runs mcp-remote to `url`: its Authorization header names an environment
+    variable that mcp-remote expands (no token in argv; no space in an argument, which some clients split)."""
+    header = ["--header", f"Authorization:${{{BRIDGE_AUTH_ENV}}}"] if token is not None else []
+    env = {BRIDGE_AUTH_ENV: f"Bearer {token}"} if token is not None else {}
+    return {
+        "command": "npx",
+        "args": ["-y", MCP_REMOTE, url, *header, *(["--allow-http"] if plain else [])],
+        "env": {**env, BRIDGE_MARKER: f"written by {NAME} install: a bridge to {NAME} over HTTP"},
+    }
+
+
+def _install_targets(command: Command, machine: Machine) -> tuple[list[str], dict[Path, Snapshot], str]:
+    """What the entry serves (its last arguments), each manifest's snapshot, and the entry's default name."""
+    if command.fleet is not None:
+        if command.paths:
+            raise UsageError("--fleet DIR serves every manifest in DIR; give it or PATHs, not both")
+        fleet_manifests(command.fleet)  # a folder that holds none is refused now, not when the client starts
+        folder = os.path.abspath(os.path.expanduser(command.fleet))
+        return ["--fleet", folder], {}, f"robot-md-fleet-{_name_part(os.path.basename(folder))}"
+    snaps: dict[Path, Snapshot] = {}
+    for word in command.paths or (None,):
+        try:
+            manifest_file, snap = load_manifest(dataclasses.replace(command, path=word), machine)
+        except Exit as e:
+            line = f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
+            raise Exit(e.code, line) from None
+        snaps[manifest_file.path] = snap
+    if len(snaps) > 1:
+        return [str(p) for p in snaps], snaps, "robot-md-fleet"
+    robot = cast(str, next(iter(snaps.values())).manifest.robot_name)
+    return [str(p) for p in snaps], snaps, f"robot-md-{_name_part(robot)}"
+
+
+def _install_notes(path: Path, snap: Snapshot) -> None:
     if not snap.report.ok:
         count, see = len(snap.report.errors), f"see why: {invoked_as()} validate {shlex.quote(str(path))}"
         line = (
@@ -6100,7 +6191,73 @@ def run_install(command: Command, machine: Machine) -> int:
     if snap.manifest.frontmatter.get("safety") is None:
         line = f"{NAME}: note: {path} declares no safety block; agents are told to treat every motion as "
         print(_visible_line(f"{line}needing the operator's approval"), file=sys.stderr)
-    return code
+
+
+def _name_part(text: str) -> str:
+    """A robot's name (or a folder's, a host's) as part of an entry's name: runs of anything but ASCII
+    letters, digits, '-' and '_' as one '-', cut to MAX_NAME_PART; "robot" if nothing is left."""
+    part = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-_")[:MAX_NAME_PART].strip("-_")
+    return part or "robot"
+
+
+@dataclass(frozen=True)
+class Naming:
+    """How install names an entry when --name is not given: an entry of ours that already serves the same
+    (its last `served` arguments equal ours, robot-md from earlier installs included) keeps its name, else
+    `preferred`, or preferred-2, -3… where that name is taken."""
+
+    preferred: str
+    served: int  # how many of the entry's last arguments say what it serves
+    url: str | None = None  # a bridge's: ours to this URL is the same
+
+    def candidates(self) -> Iterator[str]:
+        yield self.preferred
+        yield from (f"{self.preferred}-{n}" for n in range(2, 100))
+
+    def serves_the_same(self, there: list[str], ours: list[str]) -> bool:
+        """Does a command line of ours (there) serve what `ours` serves: the same last arguments, and no
+        other manifest or --fleet just before them."""
+        tail = ours[-self.served :]
+        before = there[-self.served - 1 : -self.served]
+        return there[-self.served :] == tail and not any(
+            word == "--fleet" or word.lower().endswith(".md") for word in before
+        )
+
+    def choose(self, servers: dict[str, Any], entry: dict[str, Any]) -> str:
+        """The name for `entry` among a config's servers."""
+        ours = [entry.get("command", ""), *entry.get("args", [])]
+        for name, there in servers.items():
+            if self.url is not None and _our_bridge(there) and self.url in _argv(there):
+                return str(name)
+            if self.url is None and _runs_this_program(there) and self.serves_the_same(_argv(there), ours):
+                return str(name)
+        return next(name for name in self.candidates() if name not in servers)
+
+
+def _argv(entry: dict[str, Any]) -> list[str]:
+    args = entry.get("args")
+    return (
+        [str(entry.get("command")), *(a for a in args if isinstance(a, str))]
+        if isinstance(args, list)
+        else []
+    )
+
+
+def _ours(entry: Any) -> bool:
+    """An entry install wrote (or could have): one that runs robot-md-mcp, or our bridge to one."""
+    return _runs_this_program(entry) or _our_bridge(entry)
+
+
+def _our_bridge(entry: Any) -> bool:
+    """A bridge install wrote: mcp-remote run by npx, with our marker in its env."""
+    if (
+        not isinstance(entry, dict)
+        or not isinstance(entry.get("env"), dict)
+        or BRIDGE_MARKER not in entry["env"]
+    ):
+        return False
+    args = entry.get("args")
+    return isinstance(args, list) and any(isinstance(a, str) and a.startswith("mcp-remote") for a in args[:2])
 
 
 def _unusable_launch(launch: list[str]) -> str | None:
@@ -6154,9 +6311,13 @@ class _Changed(Exception):
     """The config is no longer what the edit was made on: read it again."""
 
 
-def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine) -> int:
-    """Add `entry` to the client's config file, or remove ours (entry None), and say what changed."""
-    client, name = cast(str, command.client), cast(str, command.name)
+def edit_config(
+    command: Command, entry: dict[str, Any] | None, machine: Machine, naming: Naming | None = None
+) -> int:
+    """Add `entry` to the client's config file, or remove ours (entry None), and say what changed. Without
+    --name, `naming` names the entry; an entry holding a token (a bridge's) makes the file private."""
+    client, name = cast(str, command.client), command.name or ""
+    private = entry is not None and BRIDGE_AUTH_ENV in entry.get("env", {})
     workspace = None if command.workspace is None else Path(command.workspace)
     found = config_path(client, machine.platform, machine.environ, machine.user_home(), workspace)
     path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through
@@ -6166,17 +6327,18 @@ def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine
             raise _Refused(
                 f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
             )
-        status, text, kept = _edit_file(path, CLIENT_FILES[client].key, name, entry, command.dry_run)
+        edit = Edit(CLIENT_FILES[client].key, name, entry, naming if not command.name else None, private)
+        status, text, kept, name = _edit_file(path, edit, command.dry_run)
     except _Refused as e:
         if e.paste_by_hand and entry is not None:
-            print(_as_member(name, entry))
+            print(_as_member(name or (naming.preferred if naming else DEFAULT_SERVER_NAME), entry))
         raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing {done}: {path} {e}")) from None
     except OSError as e:
         line = f"{NAME}: nothing {done}: cannot write {path}: {_os_reason(e)}"
         raise Exit(ExitCode.CANNOT_USE, _visible_line(line)) from None
     if text is None:
         there = f"is already in {path} with this command" if entry is not None else f"is not in {path}"
-        print(_visible_line(f'{NAME}: "{name}" {there}; nothing changed'))
+        print(_visible_line(f'{NAME}: "{name}" {there}; nothing changed' + f" ({kept})" * bool(kept)))
         return ExitCode.OK
     verb, where = {"added": ("add", "to"), "updated": ("update", "in"), "removed": ("remove", "from")}[status]
     if command.dry_run:  # our entry only: the rest of the file may hold other servers' secrets (env)
@@ -6192,25 +6354,43 @@ def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine
 
 
 def _as_member(name: str, entry: dict[str, Any]) -> str:
-    """The entry as a member of the servers object, to paste there."""
+    """The entry as a member of the servers object, to paste there; a token it holds is not shown."""
+    env = entry.get("env")
+    if isinstance(env, dict) and BRIDGE_AUTH_ENV in env:
+        entry = {**entry, "env": {**env, BRIDGE_AUTH_ENV: "Bearer <the token in --token-file>"}}
     return "\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1])
 
 
-def _edit_file(
-    path: Path, key: str, name: str, entry: dict[str, Any] | None, dry_run: bool
-) -> tuple[str, str | None, str]:
-    """The status, the new text (None: unchanged) and what was kept of the old. Edited in turn with our
-    other installs (the lock), and redone if a client saved the file meanwhile (_Changed)."""
-    if entry is not None and not dry_run:
+@dataclass(frozen=True)
+class Edit:
+    """One change to a client's config: `entry` under `name` in its `key` object (None: ours removed);
+    `naming` picks the name where none was given; `private`: the file (and its backup) made 0600."""
+
+    key: str
+    name: str
+    entry: dict[str, Any] | None
+    naming: Naming | None = None
+    private: bool = False
+
+
+def _edit_file(path: Path, edit: Edit, dry_run: bool) -> tuple[str, str | None, str, str]:
+    """The status, the new text (None: unchanged), what was kept of the old, and the entry's name. Edited in
+    turn with our other installs (the lock), and redone if a client saved the file meanwhile (_Changed)."""
+    if edit.entry is not None and not dry_run:
         path.parent.mkdir(parents=True, exist_ok=True)
     with _config_lock(path.parent):
         for _ in range(CONFIG_EDIT_ATTEMPTS):
             old = _read_config(path)
-            text, status = edited_config(old, key, name, entry)
+            name = edit.name
+            if edit.naming is not None and edit.entry is not None:
+                name = edit.naming.choose(_servers(old, edit.key), edit.entry)
+            text, status = edited_config(old, edit.key, name, edit.entry)
+            if text is None and edit.private and not dry_run:
+                return status, text, _made_private(path), name
             if text is None or dry_run:
-                return status, text, ""
+                return status, text, "", name
             with contextlib.suppress(_Changed):
-                return status, text, _replace_file(path, text.encode("utf-8"), old)
+                return status, text, _replace_file(path, text.encode("utf-8"), old, edit.private), name
     raise _Refused(
         f"changed {CONFIG_EDIT_ATTEMPTS} times while being edited (is a client saving it?); nothing written; "
         "try again"
@@ -6234,6 +6414,19 @@ def _read_config(path: Path) -> bytes | None:
     return data
 
 
+def _servers(data: bytes | None, key: str) -> dict[str, Any]:
+    servers = _loaded_config(data, key)[1].get(key, {})
+    return servers if isinstance(servers, dict) else {}
+
+
+def _made_private(path: Path) -> str:
+    """An unchanged config holding our token, made private if it was not."""
+    if os.name == "nt" or not stat.S_IMODE(os.stat(path).st_mode) & 0o077:
+        return ""
+    os.chmod(path, 0o600)
+    return "made private: mode 0600"
+
+
 def edited_config(
     data: bytes | None, key: str, name: str, entry: dict[str, Any] | None
 ) -> tuple[str | None, str]:
@@ -6243,7 +6436,7 @@ def edited_config(
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
         raise _Refused(f'has a "{key}" that is not a JSON object')
-    if name in servers and servers[name] != entry and not _runs_this_program(servers[name]):  # not ours
+    if name in servers and servers[name] != entry and not _ours(servers[name]):  # not ours
         raise _Refused(f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)')
     if entry is not None and name in servers:  # ours: what the user added to it (env, disabled...) stays
         entry = {**servers[name], **entry}
@@ -6300,7 +6493,7 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
-def _replace_file(path: Path, data: bytes, old: bytes | None) -> str:
+def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = False) -> str:
     """Compare and swap: the new bytes and the old go to temp files beside the config (its mode kept);
     if the config still holds `old` (else _Changed, nothing touched), they are renamed over the config
     (a crash leaves the old file or the new; a locked one, nothing changed) and then to `<path>.bak` (a
@@ -6311,6 +6504,8 @@ def _replace_file(path: Path, data: bytes, old: bytes | None) -> str:
     if backup is not None and os.path.isdir(backup) and not os.path.islink(backup):
         raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside")
     mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None  # else mkstemp's 0600
+    opened = private and os.name != "nt" and mode is not None and mode & 0o077
+    mode = 0o600 if private else mode  # a token in it: only the user reads it (the backup too)
     temps: list[str] = []
     try:
         for content in (data,) if old is None else (data, old):
@@ -6334,7 +6529,8 @@ def _replace_file(path: Path, data: bytes, old: bytes | None) -> str:
         for tmp in temps:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-    return "new file" if backup is None else f"backup: {backup}"
+    kept = "new file" if backup is None else f"backup: {backup}"
+    return f"{kept}; made private: mode 0600" if opened else kept
 
 
 @contextlib.contextmanager
@@ -6417,10 +6613,15 @@ def _file_name(word: str) -> str:
 # --- claude-code: Claude Code keeps its config itself; `claude mcp` edits it
 
 
-def claude_code_add(command: Command, launch: list[str], machine: Machine) -> int:
+def claude_code_add(
+    command: Command, launch: list[str], machine: Machine, naming: Naming | None = None
+) -> int:
     """`claude mcp add` in the user scope unless told (seen from every folder). Already there with this
-    command: nothing changed; with another command of ours: replaced; someone else's: left as it is."""
-    name, scope = cast(str, command.name), command.scope or "user"
+    command: nothing changed; with another command of ours: replaced; someone else's: left as it is. Without
+    --name, `naming` names it (from what `claude mcp get` shows)."""
+    scope = command.scope or "user"
+    found = None if command.dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
+    name = command.name or _claude_code_name(found, scope, naming or Naming(DEFAULT_SERVER_NAME, 1), launch)
     add = ["claude", "mcp", "add", "--scope", scope, name, "--", *launch]
     claude = _claude(command.dry_run, machine, [add])
     if claude is None:
@@ -6448,6 +6649,23 @@ def claude_code_add(command: Command, launch: list[str], machine: Machine) -> in
         raise Exit(ExitCode.CANNOT_USE, _visible_line(line))
     print(f'{NAME}: {status} "{name}" in Claude Code\'s {scope} config: ran {_shown(add, machine)}')
     return ExitCode.OK
+
+
+def _claude_code_name(claude: str | None, scope: str, naming: Naming, launch: list[str]) -> str:
+    """The name of Claude Code's entry of ours that serves what `launch` serves (robot-md, the name earlier
+    installs gave, first), else the first of naming's names that is free. `claude mcp get` joins the
+    arguments with spaces, so both command lines are compared as words split at each space."""
+    if claude is None:  # the line is printed, not run: nothing to look at
+        return naming.preferred
+    words = " ".join(launch).split(" ")
+    split = Naming(naming.preferred, len(" ".join(launch[-naming.served :]).split(" ")))
+    for name in (DEFAULT_SERVER_NAME, *naming.candidates()):
+        there = claude_code_entry(claude, name, scope)
+        if there is not None and not _someone_elses(there) and split.serves_the_same(there, words):
+            return name
+        if there is None and name != DEFAULT_SERVER_NAME:
+            return name
+    return naming.preferred
 
 
 def claude_code_remove(command: Command, machine: Machine) -> int:
