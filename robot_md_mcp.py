@@ -5414,10 +5414,11 @@ VERBS: dict[str, Verb] = {
         ),
     ),
     "uninstall": Verb(
-        "uninstall CLIENT [--name NAME] [--scope SCOPE] [--workspace DIR] [--dry-run]",
-        "remove it again (only an entry that runs robot-md-mcp)",
-        words=("CLIENT",),
-        options=_INSTALLING,
+        "uninstall CLIENT [PATH... | --fleet DIR | URL] [--name NAME] [--scope SCOPE] [--workspace DIR] "
+        "[--dry-run]",
+        "remove it again (only an entry of robot-md-mcp's: the one for PATH, else NAME, else robot-md)",
+        words=("CLIENT", "PATH..."),
+        options=(*_INSTALLING, _FLEET),
     ),
 }
 
@@ -6052,10 +6053,10 @@ def config_path(
 
 
 def _install_target(command: Command) -> Command:
-    """The command with CLIENT, --name, --scope and --workspace checked (else UsageError), the name
-    defaulted and the workspace folder made absolute."""
+    """The command with CLIENT, --name, --scope and --workspace checked (else UsageError) and the
+    workspace folder made absolute."""
     client, scope, workspace = command.client, command.scope, command.workspace
-    name = command.name or DEFAULT_SERVER_NAME  # install picks its own when not given (entry_name)
+    name = command.name or DEFAULT_SERVER_NAME  # only checked here: when not given, Naming picks it
     if client not in CLIENTS:
         got = f"unknown client {client!r}" if client else "install needs a client"
         raise UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
@@ -6079,9 +6080,7 @@ def _install_target(command: Command) -> Command:
     told = next((line for line, applies in wrong.items() if applies), None)
     if told is not None:
         raise UsageError(told)
-    return dataclasses.replace(
-        command, name=command.name or (name if command.verb == "uninstall" else None), workspace=folder
-    )
+    return dataclasses.replace(command, workspace=folder)
 
 
 def run_install(command: Command, machine: Machine) -> int:
@@ -6203,16 +6202,12 @@ def _name_part(text: str) -> str:
 @dataclass(frozen=True)
 class Naming:
     """How install names an entry when --name is not given: an entry of ours that already serves the same
-    (its last `served` arguments equal ours, robot-md from earlier installs included) keeps its name, else
-    `preferred`, or preferred-2, -3… where that name is taken."""
+    (its last `served` arguments equal ours; robot-md from earlier installs included) keeps its name, else
+    `preferred` (robot-md-ROBOT_NAME: an entry of ours there is the same robot, moved, and is updated)."""
 
     preferred: str
     served: int  # how many of the entry's last arguments say what it serves
     url: str | None = None  # a bridge's: ours to this URL is the same
-
-    def candidates(self) -> Iterator[str]:
-        yield self.preferred
-        yield from (f"{self.preferred}-{n}" for n in range(2, 100))
 
     def serves_the_same(self, there: list[str], ours: list[str]) -> bool:
         """Does a command line of ours (there) serve what `ours` serves: the same last arguments, and no
@@ -6223,15 +6218,19 @@ class Naming:
             word == "--fleet" or word.lower().endswith(".md") for word in before
         )
 
-    def choose(self, servers: dict[str, Any], entry: dict[str, Any]) -> str:
-        """The name for `entry` among a config's servers."""
+    def find(self, servers: dict[str, Any], entry: dict[str, Any]) -> str | None:
+        """The name of an entry of ours among a config's servers that serves what `entry` serves."""
         ours = [entry.get("command", ""), *entry.get("args", [])]
         for name, there in servers.items():
             if self.url is not None and _our_bridge(there) and self.url in _argv(there):
                 return str(name)
             if self.url is None and _runs_this_program(there) and self.serves_the_same(_argv(there), ours):
                 return str(name)
-        return next(name for name in self.candidates() if name not in servers)
+        return None
+
+    def choose(self, servers: dict[str, Any], entry: dict[str, Any]) -> str:
+        """The name for `entry` among a config's servers."""
+        return self.find(servers, entry) or self.preferred
 
 
 def _argv(entry: dict[str, Any]) -> list[str]:
@@ -6278,12 +6277,36 @@ def _unusable_launch(launch: list[str]) -> str | None:
 
 
 def run_uninstall(command: Command, machine: Machine) -> int:
-    """Remove this server's entry (NAME) from a client's config, and nothing else."""
+    """Remove this server's entry from a client's config, and nothing else: NAME, else the entry of ours
+    that serves PATH (several, --fleet DIR, a URL; found as install finds them), else robot-md."""
     command = _install_target(command)
+    naming, like = None, None
+    if command.name is None:
+        naming, like = _naming_of(command, machine)
+        if naming is None:
+            command = dataclasses.replace(command, name=DEFAULT_SERVER_NAME)
     _utf8_stdout()
     if command.client == "claude-code":
+        if command.name is None and naming is not None and like is not None:
+            found = None if command.dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
+            name = _claude_code_name(found, command.scope or "user", naming, _argv(like))
+            command = dataclasses.replace(command, name=name)
         return claude_code_remove(command, machine)
-    return edit_config(command, None, machine)
+    return edit_config(command, None, machine, naming, like)
+
+
+def _naming_of(command: Command, machine: Machine) -> tuple[Naming | None, dict[str, Any] | None]:
+    """How install would name the entry for what the command names, and the entry it would write; none
+    when it names nothing to be found (an uninstall of the entry earlier installs named robot-md)."""
+    if command.path is not None and re.match(r"https?://", command.path, re.IGNORECASE):
+        host = re.sub(r"^https?://([^/:?#]*).*", r"\1", command.path, flags=re.IGNORECASE | re.DOTALL)
+        return Naming(f"robot-md-{_name_part(host)}", 1, command.path), {}
+    if command.path is None and command.fleet is None and not machine.environ.get(PATH_ENV):
+        return None, None
+    with contextlib.redirect_stderr(io.StringIO()):  # notes are install's
+        targets, _, preferred = _install_targets(command, machine)
+    launch = [*launch_command(), *targets]
+    return Naming(preferred, len(targets)), server_entry(command, launch)
 
 
 def server_entry(command: Command, launch: list[str]) -> dict[str, Any]:
@@ -6312,7 +6335,11 @@ class _Changed(Exception):
 
 
 def edit_config(
-    command: Command, entry: dict[str, Any] | None, machine: Machine, naming: Naming | None = None
+    command: Command,
+    entry: dict[str, Any] | None,
+    machine: Machine,
+    naming: Naming | None = None,
+    like: dict[str, Any] | None = None,
 ) -> int:
     """Add `entry` to the client's config file, or remove ours (entry None), and say what changed. Without
     --name, `naming` names the entry; an entry holding a token (a bridge's) makes the file private."""
@@ -6327,7 +6354,9 @@ def edit_config(
             raise _Refused(
                 f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
             )
-        edit = Edit(CLIENT_FILES[client].key, name, entry, naming if not command.name else None, private)
+        edit = Edit(
+            CLIENT_FILES[client].key, name, entry, naming if not command.name else None, private, like
+        )
         status, text, kept, name = _edit_file(path, edit, command.dry_run)
     except _Refused as e:
         if e.paste_by_hand and entry is not None:
@@ -6371,6 +6400,7 @@ class Edit:
     entry: dict[str, Any] | None
     naming: Naming | None = None
     private: bool = False
+    like: dict[str, Any] | None = None  # removing without --name: the entry install would write
 
 
 def _edit_file(path: Path, edit: Edit, dry_run: bool) -> tuple[str, str | None, str, str]:
@@ -6384,6 +6414,8 @@ def _edit_file(path: Path, edit: Edit, dry_run: bool) -> tuple[str, str | None, 
             name = edit.name
             if edit.naming is not None and edit.entry is not None:
                 name = edit.naming.choose(_servers(old, edit.key), edit.entry)
+            elif edit.naming is not None and edit.like is not None:
+                name = edit.naming.find(_servers(old, edit.key), edit.like) or edit.naming.preferred
             text, status = edited_config(old, edit.key, name, edit.entry)
             if text is None and edit.private and not dry_run:
                 return status, text, _made_private(path), name
@@ -6652,19 +6684,16 @@ def claude_code_add(
 
 
 def _claude_code_name(claude: str | None, scope: str, naming: Naming, launch: list[str]) -> str:
-    """The name of Claude Code's entry of ours that serves what `launch` serves (robot-md, the name earlier
-    installs gave, first), else the first of naming's names that is free. `claude mcp get` joins the
-    arguments with spaces, so both command lines are compared as words split at each space."""
+    """robot-md (the name earlier installs gave) where Claude Code's entry of ours under it serves what
+    `launch` serves, else naming's. `claude mcp get` joins the arguments with spaces, so both command
+    lines are compared as words split at each space."""
     if claude is None:  # the line is printed, not run: nothing to look at
         return naming.preferred
     words = " ".join(launch).split(" ")
     split = Naming(naming.preferred, len(" ".join(launch[-naming.served :]).split(" ")))
-    for name in (DEFAULT_SERVER_NAME, *naming.candidates()):
-        there = claude_code_entry(claude, name, scope)
-        if there is not None and not _someone_elses(there) and split.serves_the_same(there, words):
-            return name
-        if there is None and name != DEFAULT_SERVER_NAME:
-            return name
+    there = claude_code_entry(claude, DEFAULT_SERVER_NAME, scope)
+    if there is not None and not _someone_elses(there) and split.serves_the_same(there, words):
+        return DEFAULT_SERVER_NAME
     return naming.preferred
 
 
