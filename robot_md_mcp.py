@@ -6193,10 +6193,14 @@ def _install_notes(path: Path, snap: Snapshot) -> None:
 
 
 def _name_part(text: str) -> str:
-    """A robot's name (or a folder's, a host's) as part of an entry's name: runs of anything but ASCII
-    letters, digits, '-' and '_' as one '-', cut to MAX_NAME_PART; "robot" if nothing is left."""
-    part = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-_")[:MAX_NAME_PART].strip("-_")
-    return part or "robot"
+    """A robot's name (or a folder's, a host's) as part of an entry's name: as it is when it is 1 to
+    MAX_NAME_PART ASCII letters, digits, '-' and '_' (not first); else what is left of those, cut, and 6
+    hex digits of its SHA-256, so that two names never meet in one."""
+    if re.fullmatch(rf"[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_NAME_PART - 1}}}", text):
+        return text
+    kept = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-_")[: MAX_NAME_PART - 7].strip("-_")
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+    return f"{kept}-{digest}" if kept else digest
 
 
 @dataclass(frozen=True)
@@ -6357,7 +6361,7 @@ def edit_config(
         edit = Edit(
             CLIENT_FILES[client].key, name, entry, naming if not command.name else None, private, like
         )
-        status, text, kept, name = _edit_file(path, edit, command.dry_run)
+        edited = _edit_file(path, edit, command.dry_run)
     except _Refused as e:
         if e.paste_by_hand and entry is not None:
             print(_as_member(name or (naming.preferred if naming else DEFAULT_SERVER_NAME), entry))
@@ -6365,21 +6369,26 @@ def edit_config(
     except OSError as e:
         line = f"{NAME}: nothing {done}: cannot write {path}: {_os_reason(e)}"
         raise Exit(ExitCode.CANNOT_USE, _visible_line(line)) from None
+    _say_edit(command, edited, path, entry)
+    return ExitCode.OK
+
+
+def _say_edit(
+    command: Command, done: tuple[str, str | None, str, str], path: Path, entry: dict[str, Any] | None
+) -> None:
+    """What edit_config changed (or would, or did not), in one line; a dry run's entry after it."""
+    status, text, kept, name = done
     if text is None:
         there = f"is already in {path} with this command" if entry is not None else f"is not in {path}"
         print(_visible_line(f'{NAME}: "{name}" {there}; nothing changed' + f" ({kept})" * bool(kept)))
-        return ExitCode.OK
+        return
     verb, where = {"added": ("add", "to"), "updated": ("update", "in"), "removed": ("remove", "from")}[status]
     if command.dry_run:  # our entry only: the rest of the file may hold other servers' secrets (env)
         said = _visible_line(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}')
         print(said + (f":\n{_as_member(name, entry)}" if entry is not None else ""))
     else:
-        print(
-            _visible_line(
-                f'{NAME}: {status} "{name}" {where} {path} ({kept}); {CLIENT_FILES[client].next_step}'
-            )
-        )
-    return ExitCode.OK
+        next_step = CLIENT_FILES[cast(str, command.client)].next_step
+        print(_visible_line(f'{NAME}: {status} "{name}" {where} {path} ({kept}); {next_step}'))
 
 
 def _as_member(name: str, entry: dict[str, Any]) -> str:
@@ -6535,20 +6544,13 @@ def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = Fa
     backup = None if old is None else path.with_name(path.name + ".bak")
     if backup is not None and os.path.isdir(backup) and not os.path.islink(backup):
         raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside")
-    mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None  # else mkstemp's 0600
-    opened = private and os.name != "nt" and mode is not None and mode & 0o077
-    mode = 0o600 if private else mode  # a token in it: only the user reads it (the backup too)
+    mode, opened = _new_mode(path, private)
     temps: list[str] = []
     try:
         for content in (data,) if old is None else (data, old):
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             temps.append(tmp)
-            with os.fdopen(fd, "wb") as f:
-                f.write(content)
-                f.flush()
-                os.fsync(f.fileno())
-            if mode is not None:
-                os.chmod(tmp, mode)
+            _write_synced(fd, content, tmp, mode)
         if _read_config(path) != old:
             raise _Changed
         os.replace(temps[0], path)
@@ -6563,6 +6565,23 @@ def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = Fa
                 os.unlink(tmp)
     kept = "new file" if backup is None else f"backup: {backup}"
     return f"{kept}; made private: mode 0600" if opened else kept
+
+
+def _new_mode(path: Path, private: bool) -> tuple[int | None, bool]:
+    """The mode of the new config and its backup: the config's own (None: mkstemp's 0600), 0600 when it
+    holds a token (only the user reads it); and whether that made it private."""
+    mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None
+    opened = private and os.name != "nt" and mode is not None and bool(mode & 0o077)
+    return (0o600 if private else mode), opened
+
+
+def _write_synced(fd: int, content: bytes, name: str, mode: int | None) -> None:
+    with os.fdopen(fd, "wb") as f:
+        f.write(content)
+        f.flush()
+        os.fsync(f.fileno())
+    if mode is not None:
+        os.chmod(name, mode)
 
 
 @contextlib.contextmanager
