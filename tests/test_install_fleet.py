@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_install import (
@@ -291,3 +292,16 @@ def test_a_bridge_is_ours_and_nothing_else_is(url: str) -> None:
     assert rmm._our_bridge(entry) and not rmm._runs_this_program(entry)
     unmarked = {**entry, "env": {k: v for k, v in entry["env"].items() if k != rmm.BRIDGE_MARKER}}
     assert not rmm._our_bridge(unmarked)
+
+
+def test_the_docs_show_what_install_writes() -> None:
+    """docs/fleet.md's bridge entry is bridge_entry's, its name and clients.md's example are _name_part's."""
+    fleet = (ROOT / "docs" / "fleet.md").read_text(encoding="utf-8")
+    shown = re.search(r'```json\n("robot-md-bob-pi-local[^"]*": \{.*?\n\})\n```', fleet, re.DOTALL)
+    assert shown, "no bridge entry in docs/fleet.md"
+    ((name, entry),) = json.loads("{" + shown[1] + "}").items()
+    assert name == f"robot-md-{rmm._name_part('bob-pi.local')}" and f"`{name}`" in fleet
+    written = rmm.bridge_entry("http://bob-pi.local:8765/mcp", "<the token>", plain=True)
+    assert entry == written
+    clients = (ROOT / "docs" / "clients.md").read_text(encoding="utf-8")
+    assert f"`robot-md-{rmm._name_part("Bob's arm")}`" in clients
