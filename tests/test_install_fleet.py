@@ -304,4 +304,5 @@ def test_the_docs_show_what_install_writes() -> None:
     written = rmm.bridge_entry("http://bob-pi.local:8765/mcp", "<the token>", plain=True)
     assert entry == written
     clients = (ROOT / "docs" / "clients.md").read_text(encoding="utf-8")
-    assert f"`robot-md-{rmm._name_part("Bob's arm")}`" in clients
+    example = rmm._name_part("Bob's arm")
+    assert f"`robot-md-{example}`" in clients
