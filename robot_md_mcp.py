@@ -6180,6 +6180,19 @@ def _install_targets(command: Command, machine: Machine) -> tuple[list[str], dic
     return [str(p) for p in snaps], snaps, f"robot-md-{_name_part(robot)}"
 
 
+def _targets_as_given(command: Command) -> list[str]:
+    """What an entry for the command's PATHs or --fleet DIR serves, without reading them."""
+    if command.fleet is not None:
+        return ["--fleet", os.path.abspath(os.path.expanduser(command.fleet))]
+    found = []
+    for word in command.paths:
+        try:
+            found.append(str(resolve_manifest_path(word)))
+        except ManifestError:
+            found.append(os.path.abspath(os.path.expanduser(word)))
+    return found
+
+
 def _install_notes(path: Path, snap: Snapshot) -> None:
     if not snap.report.ok:
         count, see = len(snap.report.errors), f"see why: {invoked_as()} validate {shlex.quote(str(path))}"
@@ -6307,8 +6320,13 @@ def _naming_of(command: Command, machine: Machine) -> tuple[Naming | None, dict[
         return Naming(f"robot-md-{_name_part(host)}", 1, command.path), {}
     if command.path is None and command.fleet is None and not machine.environ.get(PATH_ENV):
         return None, None
-    with contextlib.redirect_stderr(io.StringIO()):  # notes are install's
-        targets, _, preferred = _install_targets(command, machine)
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # notes are install's
+            targets, _, preferred = _install_targets(command, machine)
+    except Exit:  # gone or broken since: its entry is still found by what it serves
+        targets, preferred = _targets_as_given(command), DEFAULT_SERVER_NAME
+        if not targets:
+            return None, None
     launch = [*launch_command(), *targets]
     return Naming(preferred, len(targets)), server_entry(command, launch)
 

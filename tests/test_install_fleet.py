@@ -306,3 +306,18 @@ def test_the_docs_show_what_install_writes() -> None:
     clients = (ROOT / "docs" / "clients.md").read_text(encoding="utf-8")
     example = rmm._name_part("Bob's arm")
     assert f"`robot-md-{example}`" in clients
+
+
+def test_uninstall_finds_the_entry_of_a_robot_gone_since(install: Installer, tmp_path: Path) -> None:
+    """A manifest deleted, a fleet emptied: uninstall PATH (or --fleet DIR) still removes the entry
+    install wrote for it, and leaves the others."""
+    rover = robot(tmp_path / "rover", "rover")
+    fleet = tmp_path / "lab"
+    robot(fleet / "arm", "arm")
+    for args in ([str(rover)], ["--fleet", str(fleet)], [str(EXAMPLE)]):
+        assert install("cursor", *args).code == 0
+    rover.unlink()
+    (fleet / "arm" / "ROBOT.md").unlink()
+    assert install("cursor", str(rover), verb="uninstall").code == 0
+    assert install("cursor", "--fleet", str(fleet), verb="uninstall").code == 0
+    assert servers(install, "cursor") == {"robot-md-bob": json_entry()}
