@@ -1176,13 +1176,13 @@ def test_the_real_claude_code_finds_the_install_from_any_folder(tmp_path: Path) 
     done = run_cli("claude-code", str(EXAMPLE), env=env, cwd=here)
     assert done.returncode == 0 and 'added "robot-md-bob" in Claude Code\'s user config' in done.stdout, done
     listed = claude_in(elsewhere, "mcp", "list")
-    line = next(line for line in listed.stdout.splitlines() if line.startswith("robot-md:"))
+    line = next(line for line in listed.stdout.splitlines() if line.startswith("robot-md-bob:"))
     assert "Connected" in line and "Failed" not in line, listed.stdout
     got = claude_in(elsewhere, "mcp", "get", "robot-md-bob")
     assert got.returncode == 0 and "Scope: User config" in got.stdout, got.stdout
     done = run_cli("claude-code", str(EXAMPLE), env=env, cwd=elsewhere)
     assert done.returncode == 0 and done.stdout.endswith("with this command; nothing changed\n"), done
-    gone = run("uninstall", "claude-code", cwd=old, env=env, timeout=300)
+    gone = run("uninstall", "claude-code", str(EXAMPLE), cwd=old, env=env, timeout=300)
     assert gone.returncode == 0 and "from Claude Code's user and local config" in gone.stdout, gone
     for folder in (old, elsewhere):
         assert claude_in(folder, "mcp", "get", "robot-md-bob").returncode != 0
