@@ -187,3 +187,40 @@ def test_what_fastmcp_does_with_the_robot_card(fleet) -> None:
                 assert "<html" in (await gateway.read_resource(uri)).contents[0].text.lower()
 
     anyio.run(check)
+
+
+# A robot that lists its card, as FastMCP sees one: a backend of FastMCP's own in the gateway's venv.
+LISTED_CARD = """
+import asyncio, json
+from fastmcp import Client, FastMCP
+from fastmcp.server import create_proxy
+CARD = "ui://robot-md-mcp/robot-card.html"
+backend = FastMCP("bob")
+backend.resource(CARD, mime_type="text/html;profile=mcp-app")(lambda: "<html>card</html>")
+backend.tool(name="brief", meta={"ui": {"resourceUri": CARD}})(lambda: "briefing")
+gateway = FastMCP("robot fleet")
+gateway.mount(create_proxy(backend), namespace="bob")
+async def main():
+    async with Client(gateway) as client:
+        seen = {"listed": [str(r.uri) for r in await client.list_resources()]}
+        seen["link"] = (await client.list_tools())[0].meta["ui"]["resourceUri"]
+        for uri in {seen["link"], *seen["listed"]}:
+            try:
+                seen[uri] = (await client.read_resource(uri))[0].text
+            except Exception as e:
+                seen[uri] = "error: " + str(e)
+    print(json.dumps(seen))
+asyncio.run(main())
+"""
+
+
+def test_a_listed_card_is_renamed_but_the_tools_link_to_it_is_not(fleet) -> None:
+    """docs/fleet.md's account of the card behind FastMCP, whichever way our server lists it."""
+    python = fleet[0]
+    done = subprocess.run([str(python), "-c", LISTED_CARD], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["listed"] == ["ui://bob/robot-md-mcp/robot-card.html"]
+    assert seen["link"] == "ui://robot-md-mcp/robot-card.html"
+    assert seen[seen["link"]].startswith("error: ") and "not found" in seen[seen["link"]]
+    assert seen["ui://bob/robot-md-mcp/robot-card.html"] == "<html>card</html>"
