@@ -1138,28 +1138,34 @@ def summary(fm: dict[str, Any]) -> str:
     )
 
 
-_NUMBER_NOT_TEXT = re.compile(r"schema: ([\w.]+): (-?[0-9][0-9._eE+-]*) is not of type 'string'")
+_NUMBER_NOT_TEXT = re.compile(r"schema: ([\w.-]+): (-?[0-9][0-9._eE+-]*) is not of type 'string'")
 _EMPTY_BLOCK = re.compile(r"schema: ([\w.-]+): None is not of type '(object|array)'")
+_NOT_ONE_OF = re.compile(r"schema: ([\w.-]+): (.+) is not one of (\[.*\])", re.DOTALL)
+_NOT_WHOLE = re.compile(r"schema: ([\w.-]+): (-?[0-9][0-9.eE+-]*) is not of type 'integer'")
 
 
 def hints(error: str) -> list[str]:
-    """Advice for a person reading a validation error (beside the reference's
-    strings, never in them)."""
-    found = _NUMBER_NOT_TEXT.fullmatch(error)
-    if found:
-        field_name = found[1].rpartition(".")[2]
-        return [
-            f"YAML read {found[1]} as the number {found[2]}; put the value in quotes to keep it as "
-            f'written (e.g. {field_name}: "1.10"; unquoted, 1.10 reads as 1.1)'
-        ]
-    found = _EMPTY_BLOCK.fullmatch(error)
-    if found:
-        what = "fields" if found[2] == "object" else "items"
-        return [
-            f"YAML read {found[1]} as empty: is it indented? Its {what} belong on the lines below "
-            f"{found[1].rpartition('.')[2]}:, indented further than it"
-        ]
+    """Advice for a person reading a validation error (beside the reference's strings, never in
+    them). An example a hint gives (`e.g. key: value`, `did you mean key: value?`) validates there."""
+    for pattern, hint in (
+        (_NUMBER_NOT_TEXT, _text_hint),
+        (_EMPTY_BLOCK, _empty_hint),
+        (_NOT_ONE_OF, _choice_hint),
+        (_NOT_WHOLE, _whole_hint),
+    ):
+        found = pattern.fullmatch(error)
+        if found:
+            given = hint(found)
+            return [given] if given else []
     return []
+
+
+def _empty_hint(found: re.Match[str]) -> str:
+    what = "fields" if found[2] == "object" else "items"
+    return (
+        f"YAML read {found[1]} as empty: is it indented? Its {what} belong on the lines below "
+        f"{found[1].rpartition('.')[2]}:, indented further than it"
+    )
 
 
 # LibYAML's errors for a line indented or ended wrongly, and where the slip usually is: the line it
@@ -1273,8 +1279,36 @@ _UNIT_WORDS = frozenset(
     "mps m_s m_per_s ms_1 kmh kph km_h mph fps ips "
     "dps deg_s degps deg_per_s degs rads rad_s radps rad_per_s rpm rps "
     "kg g gr lb lbs oz t tonnes n "
-    "deg degree degrees rad radian radians steps step ticks counts".split()
+    "deg degree degrees rad radian radians steps step ticks counts "
+    "msec msecs millis milliseconds mm_s mm_per_s m_per_sec meters_per_second metres_per_second "
+    "deg_per_sec degrees_per_second kgs kilograms grams pounds".split()
 )
+_LONGEST_UNIT = max(unit.count("_") for unit in _UNIT_WORDS) + 1  # in words
+# Other words people write for a word of a schema key: a key that says what a known key says
+# (`max_linear_speed_mps` for `max_linear_velocity_ms`), its unit suffix aside, meant it.
+_SYNONYMS = {
+    word: meant
+    for meant, words in {
+        "velocity": "speed vel velo spd",
+        "max": "maximum",
+        "linear": "lin",
+        "payload": "load",
+        "response": "reaction latency",
+        "behavior": "behaviour",
+        "bounds": "limits extents",
+        "count": "num number qty",
+        "manufacturer": "vendor maker make mfr",
+        "description": "desc",
+        "protocol": "proto",
+        "camera": "cam",
+        "cameras": "cams",
+        "encoder": "enc",
+        "resolution": "res",
+        "id": "identifier",
+        "version": "ver",
+    }.items()
+    for word in words.split()
+}
 _OPEN_FIELDS = frozenset({"extensions"})  # anything goes there (x-… keys): no hints under it
 MAX_KEYS_EXAMINED = 100  # unknown keys looked at per manifest: a hostile file costs milliseconds
 
@@ -1339,6 +1373,7 @@ class _Keys:
     entries: _Keys | None  # the values of a mapping of the operator's own names
     # Keys of the mappings one level down, by folded name: `robot_name` at the top meant metadata's.
     below: dict[str, tuple[str, ...]]
+    schema: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # its node
 
     @classmethod
     def of(cls, node: Any, place: str = "") -> _Keys:
@@ -1359,7 +1394,15 @@ class _Keys:
             cls.of(items, f"{place}[]") if isinstance(items, dict) else None,
             cls.of(entries, f"{place}.<name>") if isinstance(entries, dict) and not known else None,
             below,
+            node,
         )
+
+    def at(self, dotted: str) -> _Keys:
+        """The keys under a known key, or one a level down ("metadata.robot_name")."""
+        keys = self
+        for name in dotted.split("."):
+            keys = keys.known[name]
+        return keys
 
 
 def _shape(node: Any) -> dict[str, Any]:
@@ -1398,22 +1441,28 @@ def _find_slips(
     for key, sub in value.items():
         inner = keys.known.get(key) if isinstance(key, str) else None
         inner = keys.entries if inner is None else inner
+        if inner is None and keys.known and isinstance(key, str) and budget[0] > 0:
+            budget[0] -= 1
+            inner = _note_slip(value, key, keys, at, found, sub)
         if inner is not None and isinstance(sub, (dict, list)):
             _find_slips(sub, inner, (*at, key), found, budget)
-        elif inner is None and keys.known and isinstance(key, str) and budget[0] > 0:
-            budget[0] -= 1
-            _note_slip(value, key, keys, at, found)
 
 
 def _note_slip(
-    mapping: dict[Any, Any], key: str, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt]
-) -> None:
-    """`key`, unknown in `mapping`, as a slip of the key it most likely means (if any)."""
+    mapping: dict[Any, Any], key: str, keys: _Keys, at: tuple[Any, ...], found: list[Misspelt], sub: Any
+) -> _Keys | None:
+    """`key`, unknown in `mapping`, as a slip of the key it most likely means (if any); the keys of
+    the one it means, to check what it holds against (`levl:` under a misspelt `iso_42010:`)."""
     meant = keys.below.get(_folded(key)) or nearest_keys(
         key, tuple(k for k in keys.known if k not in mapping)
     )
-    if meant:
-        found.append(Misspelt(at, key, meant, keys.place))
+    if not meant:
+        return None
+    found.append(Misspelt(at, key, meant, keys.place))
+    inside = [keys.at(name) for name in meant]
+    held = set(sub) if isinstance(sub, dict) else set()
+    # Of several it may mean, the one that knows most of what it holds.
+    return max(inside, key=lambda there: len(held & set(there.known)))
 
 
 def _folded(key: str) -> str:
@@ -1431,11 +1480,14 @@ def nearest_keys(key: str, known: tuple[str, ...]) -> tuple[str, ...]:
     """The known keys `key` is nearest to, if it is within their slips allowed (case, `-`/`_`,
     insertions, deletions, substitutions and swaps of neighbours) or only their unit suffix differs."""
     folded = _folded(key)
+    meanings = _stem_meanings(folded)
     scored = []
     for name in known:
         slips = _slips(folded, _folded(name), slips_allowed(name))
         if slips is None and _unit_swapped(folded, _folded(name)):
             slips = 3  # after any typing slip
+        if slips is None and _meaning(_folded(name)) in meanings:
+            slips = 4  # other words: after the spelling of these
         if slips is not None:
             scored.append((slips, name))
     best = min((slips for slips, _ in scored), default=None)
@@ -1468,6 +1520,117 @@ def _unit_swapped(key: str, name: str) -> bool:
         return False
     rest = key[len(stem) + 1 :] if key.startswith(f"{stem}_") else None
     return key == stem or (rest is not None and rest != unit and rest in _UNIT_WORDS)
+
+
+def _stem_meanings(key: str) -> set[tuple[str, ...]]:
+    """What `key` says, in the schema's words, with and without each unit suffix it may end in."""
+    words = key.split("_")
+    stems = [words] + [words[:-n] for n in range(1, _LONGEST_UNIT + 1) if "_".join(words[-n:]) in _UNIT_WORDS]
+    return {tuple(_SYNONYMS.get(word, word) for word in stem) for stem in stems if stem}
+
+
+@functools.cache  # of the schema's own keys only
+def _meaning(name: str) -> tuple[str, ...]:
+    """What a schema key says, in its words, its unit suffix left off."""
+    stem, _, unit = name.rpartition("_")
+    return tuple(
+        _SYNONYMS.get(word, word) for word in (stem if stem and unit in _UNIT_WORDS else name).split("_")
+    )
+
+
+# --- Values: what a field takes, for a hint under the schema's error ------------------------------
+# An example a hint gives validates where it stands (tests/test_misspelt.py applies each). A number
+# YAML read cannot match a patterned text field's pattern: these examples do.
+_TEXT_EXAMPLES = {
+    "rcan_version": "3.0",
+    "metadata.rrn": "RRN-000000000001",
+    "metadata.rrn_uri": "rrn://RRN-000000000001",
+    "metadata.ruri": "rcan://example.org/robot",
+    "metadata.rcn_ids[]": "RCN-000000000001",
+    "metadata.rmn": "RMN-000000000001",
+    "metadata.rhn_ids[]": "RHN-000000000001",
+    "physics.solver.cameras[].mount": "world",
+    "drivers[].backend": "feetech",
+    "capabilities[]": "nav.go_to",
+    "federation.peer_rrns[]": "RRN-000000000002",
+    "spatial-eval.spec_version": "1.0.0",
+    "spatial-eval.reasoning_stack.baseline": "claude:sonnet",
+    "spatial-eval.reasoning_stack.declared": "claude:sonnet",
+}
+_PLAIN_VALUE = re.compile(r"[A-Za-z][\w+.-]*")
+_TEXT_REPR = re.compile(r"'([^'\\]*)'")  # jsonschema's repr() of a text value, when plain
+
+
+def _field_keys(path: str) -> tuple[_Keys, bool] | None:
+    """The schema's keys at an error's dotted path (`drivers.0.baud_rate`), and whether the field
+    is a list's item; None if the path is not one the schema describes."""
+    keys: _Keys | None = _schema_keys()
+    item = False
+    for part in path.split("."):
+        if keys is None:
+            return None
+        item = part.isdigit() and keys.items is not None
+        keys = keys.items if item else keys.known.get(part) or keys.entries
+    return None if keys is None else (keys, item)
+
+
+def _example(path: str, value: Any, item: bool, text: bool = False) -> str:
+    """`key: value` as a line of YAML at the end of `path` (`- value` for a list's item); `text`:
+    in quotes whatever it holds."""
+    plain = (
+        isinstance(value, str)
+        and not text
+        and _PLAIN_VALUE.fullmatch(value)
+        and yaml.safe_load(value) == value
+    )
+    shown = value if plain else json.dumps(value)
+    return f"- {shown}" if item else f"{path.rpartition('.')[2]}: {shown}"
+
+
+def _text_hint(found: re.Match[str]) -> str:
+    path, number = found[1], found[2]
+    advice = f"YAML read {path} as the number {number}; put the value in quotes to keep it as written"
+    field_keys = _field_keys(path)
+    keys, item = field_keys or (None, False)
+    pattern = keys.schema.get("pattern") if keys else None
+    example = "1.10"
+    if isinstance(pattern, str) and not re.search(pattern, example):
+        example = _TEXT_EXAMPLES.get(cast(_Keys, keys).place, "")
+    if not example:
+        return advice
+    read = yaml.safe_load(example)
+    unquoted = f"; unquoted, {example} reads as {read}" if str(read) != example else ""
+    return f"{advice} (e.g. {_example(path, example, item, text=True)}{unquoted})"
+
+
+def _choice_hint(found: re.Match[str]) -> str | None:
+    field_keys = _field_keys(found[1])
+    allowed = field_keys[0].schema.get("enum") if field_keys else None
+    if not isinstance(allowed, list) or field_keys is None:
+        return None
+    path, item = found[1], field_keys[1]
+    text = _TEXT_REPR.fullmatch(found[2])
+    near = nearest_keys(text[1], tuple(a for a in allowed if isinstance(a, str))) if text else ()
+    choices = f"{path} is one of: {', '.join(_example('', a, True)[2:] for a in allowed)}"
+    if not near:
+        return choices
+    return f"did you mean {' or '.join(_example(path, a, item) for a in near)}? ({choices})"
+
+
+def _whole_hint(found: re.Match[str]) -> str | None:
+    path, field_keys, value = found[1], _field_keys(found[1]), math.nan
+    with contextlib.suppress(ValueError):
+        value = float(found[2])
+    if field_keys is None or not math.isfinite(value) or abs(value) > 1e15:
+        return None  # (past 1e15 a float has no fraction to cut)
+    keys, item = field_keys
+    low, high = keys.schema.get("minimum", -math.inf), keys.schema.get("maximum", math.inf)
+    unit = UNITS.get(keys.place)
+    if unit == "ms" and low <= round(value * 1000) <= high:  # likely seconds
+        example = _example(path, round(value * 1000), item)
+        return f"{path} is a whole number of milliseconds (ms): e.g. {example} for {found[2]} s"
+    whole = int(min(max(round(value), low), high))
+    return f"{path} is a whole number{f' ({unit})' if unit else ''}: e.g. {_example(path, whole, item)}"
 
 
 def check_text(text: str) -> Report:
@@ -1836,6 +1999,9 @@ def _validation_lines(report: Report) -> list[str]:
         lines += [f"  - {quoted(e)}" for e in report.errors]
     lines.append("- Warnings: none" if not report.warnings else "- Warnings:")
     lines += [f"  - {quoted(w)}" for w in report.warnings]
+    # Every hint `validate` gives (the sections above repeat those about a field they would miss).
+    found = report.hints()
+    lines += ["- Hints (this server's, not robot-md's):", *(f"  - {hint}" for hint in found)] if found else []
     return lines
 
 
@@ -2315,7 +2481,7 @@ def robot_card(manifest: Manifest, report: Report) -> dict[str, Any]:
             {"label": _heading(label), "value": _declared_or_none(_described(_value_at(fm, *path), kind))}
             for label, path, kind in _IDENTITY_FIELDS[1:]
         ]
-        + [{"label": "RRN", "value": rrn_text(fm)}],
+        + [{"label": "RRN", "value": rrn_of(fm) or "unregistered"}],  # as the other values: unquoted
         "capabilities": [c if c is not None else f"{UNKNOWN} entry" for c in entries],
         "capabilities_note": none,
         "safety": _card_safety(fm),
@@ -2368,12 +2534,11 @@ body {
   margin: 0; padding: 14px 16px; background: var(--bg); color: var(--fg);
   font: 14px/1.45 var(--font-sans, system-ui, -apple-system, "Segoe UI", sans-serif);
 }
-h1 { font-size: 1.3em; margin: 0 0 2px; overflow-wrap: anywhere; }
+h1 { font-size: 1.3em; margin: 0 0 8px; overflow-wrap: anywhere; }
 h2 {
   font-size: 0.95em; margin: 14px 0 6px; text-transform: uppercase; letter-spacing: 0.04em;
   color: var(--dim);
 }
-.identity { color: var(--dim); font-size: 0.9em; margin: 0 0 8px; overflow-wrap: anywhere; }
 table { border-collapse: collapse; width: 100%; }
 th, td {
   text-align: left; vertical-align: top; padding: 3px 8px 3px 0; border-bottom: 1px solid var(--line);
@@ -2432,12 +2597,19 @@ ul.plain { margin: 4px 0; padding-left: 18px; }
     lastSize = width + "x" + height;
     notify("ui/notifications/size-changed", { width: width, height: height });
   }
+  // Every field of the data is optional and may be null or of another type: a part is drawn only
+  // from what it holds, so any subset draws (each fact once: the title, the table, the sections).
+  function list(value) { return Array.isArray(value) ? value : []; }
+  function isObject(value) { return value !== null && typeof value === "object" && !Array.isArray(value); }
+  function isText(value) { return typeof value === "string"; }
   function table(parent, rows) {
+    rows = list(rows).filter(function (row) { return isObject(row) && isText(row.label); });
+    if (!rows.length) return;
     var body = add(add(parent, el("table")), el("tbody"));
     rows.forEach(function (row) {
       var tr = add(body, el("tr"));
       add(tr, el("th", "", row.label));
-      value(add(tr, el("td")), row.value);
+      value(add(tr, el("td")), isText(row.value) ? row.value : null);
     });
   }
   function section(title) {
@@ -2445,61 +2617,80 @@ ul.plain { margin: 4px 0; padding-left: 18px; }
     add(box, el("h2", "", title));
     return box;
   }
-  function chips(parent, items) {
-    var list = add(parent, el("ul", "chips"));
-    items.forEach(function (item) { add(list, el("li", "", item)); });
-  }
-  function lines(parent, items) {
+  function lines(parent, items, className) {
+    items = list(items).filter(isText);
     if (!items.length) return;
-    var list = add(parent, el("ul", "plain"));
-    items.forEach(function (item) { add(list, el("li", "", item)); });
+    var shown = add(parent, el("ul", className || "plain"));
+    items.forEach(function (item) { add(shown, el("li", "", item)); });
   }
 
-  function drawSafety(safety) {
-    var box = section("Safety");
-    if (safety.alert) add(box, el("p", "alert", safety.alert));
-    table(box, safety.limits);
-    var gates = add(box, el("p"));
-    add(gates, el("strong", "", "Human-in-the-loop gates: "));
-    var note = safety.gates_note;
-    if (note) add(gates, el("span", note === "unknown" ? "" : "missing", note));
-    lines(box, safety.gates.map(function (gate) {
-      return "scope " + (gate.scope === null ? "not declared" : gate.scope) + ": " + gate.rule;
+  function drawCapabilities(names, note) {
+    if (!Array.isArray(names) && !isText(note)) return;
+    var shown = list(names).filter(isText);
+    var box = section(Array.isArray(names) ? "Capabilities (" + shown.length + ")" : "Capabilities");
+    if (isText(note)) add(box, el("p", "missing", note));
+    lines(box, shown, "chips");
+  }
+  function drawGates(box, gates, note) {
+    gates = list(gates).filter(isObject);
+    if (!isText(note) && !gates.length) return;
+    var line = add(box, el("p"));
+    add(line, el("strong", "", "Human-in-the-loop gates: "));
+    if (isText(note)) add(line, el("span", note === "unknown" ? "" : "missing", note));
+    lines(box, gates.map(function (gate) {
+      return "scope " + (isText(gate.scope) ? gate.scope : "not declared") +
+        (isText(gate.rule) ? ": " + gate.rule : "");
     }));
-    var others = safety.also_declared;
+  }
+  function drawSafety(safety) {
+    if (!isObject(safety)) return;
+    var box = section("Safety");
+    if (isText(safety.alert)) add(box, el("p", "alert", safety.alert));
+    table(box, safety.limits);
+    drawGates(box, safety.gates, safety.gates_note);
+    var others = list(safety.also_declared).filter(isText);
     if (others.length) add(box, el("p", "", "Also declared: " + others.join(", ")));
   }
+  function plural(count, word) { return count + " " + word + (count === 1 ? "" : "s"); }
   function drawValidation(validation) {
+    if (!isObject(validation)) return;
     var box = section("Validation");
-    var errors = validation.errors.length, warnings = validation.warnings.length;
+    var errors = list(validation.errors).filter(isText), warnings = list(validation.warnings).filter(isText);
     var line = add(box, el("p"));
-    add(line, el("span", validation.ok ? "ok" : "bad", validation.ok ? "valid" : "invalid"));
-    add(line, el("span", "", " · " + errors + " error" + (errors === 1 ? "" : "s") + ", " +
-      warnings + " warning" + (warnings === 1 ? "" : "s")));
-    if (validation.summary) add(box, el("p", "", validation.summary));
-    lines(box, validation.errors.map(function (error) { return "error: " + error; }));
-    lines(box, validation.warnings.map(function (warning) { return "warning: " + warning; }));
+    if (typeof validation.ok === "boolean") {
+      add(line, el("span", validation.ok ? "ok" : "bad", validation.ok ? "valid" : "invalid"));
+      add(line, el("span", "", " · "));
+    }
+    add(line, el("span", "", plural(errors.length, "error") + ", " + plural(warnings.length, "warning")));
+    // The summary repeats the title and the table (name, type, DoF, capabilities): not drawn.
+    lines(box, errors.map(function (error) { return "error: " + error; }));
+    lines(box, warnings.map(function (warning) { return "warning: " + warning; }));
   }
+  function drawSignature(signature) {
+    if (signature === undefined) return;
+    var box = section("Signature");
+    add(box, el("p", isText(signature) ? "" : "missing", isText(signature) ?
+      "robot-md-gateway " + signature : "not checked (no file was read)"));
+  }
+  var FIELDS = ["name", "facts", "capabilities", "capabilities_note", "safety", "validation", "signature"];
   function draw(result) {
     var data = result && result.structuredContent;
     card.textContent = "";
-    if (!data || typeof data.name !== "string") {
-      var text = result && result.content && result.content[0] && result.content[0].text;
+    var drawable = isObject(data) && FIELDS.some(function (key) { return data[key] !== undefined; });
+    if (!drawable) {
+      var content = result && list(result.content)[0];
+      var text = isObject(content) && isText(content.text) ? content.text : "";
       add(card, el("p", "alert", text || "This result carries no robot briefing."));
       reportSize();
       return;
     }
-    add(card, el("h1", "", data.name));
-    add(card, el("p", "identity", data.identity));
+    // The identity line is the table's facts in one line: the title and the table show them.
+    add(card, isText(data.name) ? el("h1", "", data.name) : el("h1", "missing", "name not declared"));
     table(card, data.facts);
-    var capabilities = section("Capabilities (" + data.capabilities.length + ")");
-    if (data.capabilities_note) add(capabilities, el("p", "missing", data.capabilities_note));
-    chips(capabilities, data.capabilities);
+    drawCapabilities(data.capabilities, data.capabilities_note);
     drawSafety(data.safety);
     drawValidation(data.validation);
-    var signature = section("Signature");
-    add(signature, el("p", data.signature === null ? "missing" : "", data.signature === null ?
-      "not checked (no file was read)" : "robot-md-gateway " + data.signature));
+    drawSignature(data.signature);
     reportSize();
   }
 
@@ -3147,21 +3338,26 @@ def _check_action(snap: Snapshot, arguments: Mapping[str, str]) -> ToolResult:
     return texts, {"action": _one_line(arguments["action"]), "parts": texts}
 
 
-_CARD_ROW = object_schema(label=TEXT, value=NULLABLE_TEXT)
-ROBOT_CARD_SCHEMA = object_schema(
+def _all_optional(**properties: Any) -> dict[str, Any]:
+    """An object schema whose every property is optional: the card draws any subset of its data."""
+    return object_schema(tuple(properties), **properties)
+
+
+_CARD_ROW = _all_optional(label=TEXT, value=NULLABLE_TEXT)
+ROBOT_CARD_SCHEMA = _all_optional(
     name=TEXT,
     identity=TEXT,
     facts={"type": "array", "items": _CARD_ROW},
     capabilities=STRINGS,
     capabilities_note=NULLABLE_TEXT,
-    safety=object_schema(
+    safety=_all_optional(
         alert=NULLABLE_TEXT,
         limits={"type": "array", "items": _CARD_ROW},
-        gates={"type": "array", "items": object_schema(scope=NULLABLE_TEXT, rule=TEXT)},
+        gates={"type": "array", "items": _all_optional(scope=NULLABLE_TEXT, rule=TEXT)},
         gates_note=NULLABLE_TEXT,
         also_declared=STRINGS,
     ),
-    validation=object_schema(ok={"type": "boolean"}, summary=TEXT, errors=STRINGS, warnings=STRINGS),
+    validation=_all_optional(ok={"type": "boolean"}, summary=TEXT, errors=STRINGS, warnings=STRINGS),
     signature=NULLABLE_TEXT,
 )
 # One schema for every view: `value` is the view's own schema, chosen by `view`.

@@ -7,6 +7,7 @@ tool), the briefing and the startup line, quoting the manifest's key."""
 from __future__ import annotations
 
 import json
+import re
 import string
 import time
 import unicodedata
@@ -529,3 +530,279 @@ def test_a_misspelt_safety_key_is_named_once_as_not_read(data: st.DataObject) ->
     named = [line for line in safety.splitlines() if json.dumps(typo) in line]
     assert len(named) == 1 and named[0].startswith("- Not read: "), (typo, safety)
     assert '"team_colour"' in safety
+
+
+# --- A misspelt key under a misspelt parent: checked against the parent suggested ---------------
+
+NESTED = [(path, key, props) for path, key, props in PROPERTIES if path and path[-1] not in ("[]", "<name>")]
+
+
+def in_validation(fm: dict[str, Any]) -> list[str]:
+    """The briefing's Validation section for `fm`, line by line."""
+    text = rmm.context(rmm.parse("---\n" + json.dumps(fm) + "\n---\n# robot\n"))
+    return text.split("## Validation\n", 1)[1].split("\n## ", 1)[0].splitlines()
+
+
+def assert_every_hint_in_the_briefing(fm: dict[str, Any]) -> None:
+    hints = rmm.validate(rmm.parse("---\n" + json.dumps(fm) + "\n---\n# robot\n")).hints()
+    lines = in_validation(fm)
+    assert all(f"  - {hint}" in lines for hint in hints), (hints, lines)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_a_misspelt_key_under_a_misspelt_parent_is_named(data: st.DataObject) -> None:
+    """At every depth: the parent is named, and its child too, against the parent suggested."""
+    path, key, props = data.draw(st.sampled_from(NESTED))
+    above, parent = path[:-1], path[-1]
+    parent_props = sorted(dict(PLACES)[above])
+    typo_parent, typo = data.draw(misspelling(parent)), data.draw(misspelling(key))
+    if not (unknown_there(typo_parent, above, parent_props) and unknown_there(typo, path, props)):
+        return  # a slip that made a known key: nothing to name
+    inner = {**{p: None for p in props if p != key}, typo: 1}
+    fm = manifest_at(above, {**{p: None for p in parent_props if p != parent}, typo_parent: inner})
+    found = [(m.key, m.meant) for m in rmm.misspelt_keys(fm)]
+    assert found == [(typo_parent, (parent,)), (typo, (key,))], (path, key)
+    assert_every_hint_in_the_briefing(fm)
+
+
+@pytest.mark.parametrize(
+    ("fm", "named"),
+    [
+        ({"compliance": {"iso_42010": {"levl": 3}}}, [("iso_42010", "iso_42001"), ("levl", "level")]),
+        ({"metadaat": {"moddel": "x"}}, [("metadaat", "metadata"), ("moddel", "model")]),
+        # two parents as near: the one that knows what it holds
+        ({"physics": {"solver": {"camera": {}, "cameras": [], "gripperr": {"tip_ofset_mm": [1]}}}}, None),
+    ],
+)
+def test_the_issue_s_nested_slips(fm: dict[str, Any], named: list[tuple[str, str]] | None) -> None:
+    found = [(m.key, m.meant[0]) for m in rmm.misspelt_keys(fm)]
+    assert found == (named or [("gripperr", "gripper"), ("tip_ofset_mm", "tip_offset_mm")])
+
+
+# --- Synonyms: other words for a key's words and its unit ---------------------------------------
+
+WORDS_FOR = {
+    meant: [w for w, m in rmm._SYNONYMS.items() if m == meant] for meant in set(rmm._SYNONYMS.values())
+}
+SAID_OTHERWISE = [
+    (path, key, props)
+    for path, key, props in PROPERTIES
+    if any(w in WORDS_FOR for w in key.split("_")) or key.rpartition("_")[2] in rmm._UNIT_WORDS
+]
+
+
+@st.composite
+def said_otherwise(draw: st.DrawFn, key: str) -> str:
+    """`key` in other words: each word a synonym of it (or itself), its unit suffix another or none."""
+    stem, _, unit = key.rpartition("_")
+    words, unit = (stem.split("_"), unit) if stem and unit in rmm._UNIT_WORDS else (key.split("_"), "")
+    words = [draw(st.sampled_from([w, *WORDS_FOR.get(w, [])])) for w in words]
+    if unit:
+        unit = draw(st.sampled_from(sorted(rmm._UNIT_WORDS | {""})))
+    return "_".join(words + [unit] * bool(unit))
+
+
+def test_synonyms_cover_the_schema_s_unit_keys() -> None:
+    with_units = {k for _, k, _ in SAID_OTHERWISE if k.rpartition("_")[2] in rmm._UNIT_WORDS}
+    assert {"max_linear_velocity_ms", "max_joint_velocity_dps", "payload_kg", "response_ms"} <= with_units
+    assert len(SAID_OTHERWISE) >= 20
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_a_key_in_other_words_is_named(data: st.DataObject) -> None:
+    path, key, props = data.draw(st.sampled_from(SAID_OTHERWISE))
+    other = data.draw(said_otherwise(key))
+    if other == key or not unknown_there(other, path, props):
+        return
+    fm = manifest_at(path, {**{p: None for p in props if p != key}, other: 1})
+    assert [(m.key, m.meant) for m in rmm.misspelt_keys(fm)] == [(other, (key,))], (path, key, other)
+    assert_every_hint_in_the_briefing(fm)
+
+
+@pytest.mark.parametrize(
+    ("key", "meant"),
+    [
+        ("max_linear_speed_mps", "max_linear_velocity_ms"),
+        ("max_linear_vel_m_s", "max_linear_velocity_ms"),
+        ("max_joint_speed_deg_per_sec", "max_joint_velocity_dps"),
+        ("max_joint_velocity_deg", "max_joint_velocity_dps"),
+        ("load_kg", "payload_kg"),
+    ],
+)
+def test_the_issue_s_synonyms(key: str, meant: str) -> None:
+    (found,) = rmm.misspelt_keys({"safety": {key: 1}})
+    assert found.meant == (meant,)
+
+
+# --- Values: a hint under an enum miss, a fraction, a number for text; its example validates ----
+
+
+def leaves(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
+    """(path, schema) of every field the schema describes, `[]` a list's item, `<name>` a key of
+    the operator's own."""
+    node = rmm._shape(node)
+    if path and path[-1] == "extensions":
+        return
+    yield path, node
+    for key, sub in (node.get("properties") or {}).items():
+        yield from leaves(sub, (*path, key))
+    if isinstance(node.get("items"), dict):
+        yield from leaves(node["items"], (*path, "[]"))
+    entries = node.get("additionalProperties")
+    if isinstance(entries, dict) and not node.get("properties"):
+        yield from leaves(entries, (*path, "<name>"))
+
+
+# intrinsic is a oneOf (an object or a reference): a wrong value there gets the oneOf's own message
+LEAVES = [(path, node) for path, node in leaves(SCHEMA) if path and "intrinsic" not in path]
+
+
+def kinds(node: dict[str, Any]) -> set[str]:
+    kind = node.get("type")
+    return set(kind if isinstance(kind, list) else [kind])
+
+
+def holding(path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    """A frontmatter with `value` at `path`."""
+    if path[-1] == "[]":
+        return manifest_at(path[:-1], [value])  # type: ignore[arg-type]
+    return manifest_at(path[:-1], {"ready" if path[-1] == "<name>" else path[-1]: value})
+
+
+def dotted(path: tuple[str, ...]) -> str:
+    return ".".join("0" if p == "[]" else "ready" if p == "<name>" else p for p in path)
+
+
+def errors_at(fm: dict[str, Any], path: tuple[str, ...]) -> list[str]:
+    return [e for e in rmm.schema_errors(fm) if e.startswith(f"schema: {dotted(path)}: ")]
+
+
+EXAMPLE_IN_HINT = re.compile(r"(?:e\.g\.|did you mean|or) (- |[\w-]+: )(\S+?)(?=[?);]| for | or |$)")
+
+
+def examples(hint: str) -> list[Any]:
+    """The values a hint gives as examples (`e.g. key: value`, `did you mean key: value?`)."""
+    import yaml
+
+    return [yaml.safe_load(value) for _, value in EXAMPLE_IN_HINT.findall(hint)]
+
+
+def check_value_hint(path: tuple[str, ...], wrong: Any, error_words: str) -> list[str]:
+    """`wrong` at `path` gets the schema's error there, a hint under it, and each example the
+    hint gives, put there instead, clears every error there. The hints, for more checks."""
+    fm = holding(path, wrong)
+    (error,) = [e for e in errors_at(fm, path) if error_words in e]
+    hints = rmm.hints(error)
+    assert hints, error
+    for hint in hints:
+        for value in examples(hint):
+            assert errors_at(holding(path, value), path) == [], (hint, value)
+    assert_every_hint_in_the_briefing({**fm, "rcan_version": "3.0", "metadata": {"robot_name": "r"}})
+    return hints
+
+
+CHOICES = [(path, node) for path, node in LEAVES if isinstance(node.get("enum"), list)]
+TEXT_CHOICES = [(p, n) for p, n in CHOICES if any(isinstance(v, str) and len(v) >= 2 for v in n["enum"])]
+
+
+def test_every_enum_is_covered() -> None:
+    assert len(CHOICES) >= 15
+    assert {("physics", "type"), ("safety", "failsafe_behavior")} <= {p for p, _ in CHOICES}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_an_enum_miss_near_a_value_names_it(data: st.DataObject) -> None:
+    path, node = data.draw(st.sampled_from(TEXT_CHOICES))
+    meant = data.draw(st.sampled_from([v for v in node["enum"] if isinstance(v, str) and len(v) >= 2]))
+    typo = data.draw(misspelling(meant))
+    if typo in node["enum"]:
+        return
+    (hint,) = check_value_hint(path, typo, "is not one of")
+    assert hint.startswith("did you mean") and meant in [str(v) for v in examples(hint)], hint
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_an_enum_miss_far_from_every_value_lists_them(data: st.DataObject) -> None:
+    path, node = data.draw(st.sampled_from(CHOICES))
+    wrong = data.draw(st.sampled_from(["pan-tilt", "zzzzzzzzzz", "q", 12345, True]))
+    if wrong is True and "boolean" in kinds(node):
+        return
+    (hint,) = check_value_hint(path, wrong, "is not one of")
+    assert hint.startswith(f"{dotted(path)} is one of: "), hint
+    assert hint.count(",") == len(node["enum"]) - 1
+
+
+def test_the_issue_s_enum_miss() -> None:
+    (hint,) = check_value_hint(("physics", "type"), "pan-tilt", "is not one of")
+    assert (
+        hint
+        == "physics.type is one of: arm, arm_manipulator, wheeled, tracked, legged, arm+camera, humanoid, "
+        "sensor, other"
+    )
+    (hint,) = check_value_hint(("physics", "type"), "Wheeled", "is not one of")
+    assert hint.startswith("did you mean type: wheeled? (physics.type is one of: arm,")
+
+
+WHOLE = [(path, node) for path, node in LEAVES if kinds(node) == {"integer"} and "enum" not in node]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_a_fraction_for_a_whole_number_names_the_unit(data: st.DataObject) -> None:
+    path, node = data.draw(st.sampled_from(WHOLE))
+    low, high = node.get("minimum", -1000), node.get("maximum", 100_000)
+    value = data.draw(st.floats(low, high).map(lambda v: round(v, 2)).filter(lambda v: v != int(v)))
+    (hint,) = check_value_hint(path, value, "is not of type 'integer'")
+    assert "a whole number" in hint
+    unit = rmm.UNITS.get(".".join(path).replace(".[]", "[]"))
+    assert unit is None or f"({unit})" in hint or (unit == "ms" and "milliseconds" in hint), (hint, unit)
+
+
+def test_the_issue_s_fraction() -> None:
+    (hint,) = check_value_hint(("safety", "estop", "response_ms"), 0.2, "is not of type 'integer'")
+    assert (
+        hint
+        == "safety.estop.response_ms is a whole number of milliseconds (ms): e.g. response_ms: 200 for 0.2 s"
+    )
+
+
+TEXTS = [(path, node) for path, node in LEAVES if kinds(node) == {"string"} and "enum" not in node]
+
+
+@pytest.mark.parametrize("path", [p for p, _ in TEXTS], ids=[".".join(p) for p, _ in TEXTS])
+def test_a_number_for_text_gets_an_example_that_validates(path: tuple[str, ...]) -> None:
+    """Every text field YAML read as a number (`version: 1.10`, `rcan_version: 3.10`): the hint's
+    example, put there, validates."""
+    for number in (1.1, 3.1, 7):
+        (hint,) = check_value_hint(path, number, "is not of type 'string'")
+        assert hint.startswith(f"YAML read {dotted(path)} as the number {number}; put the value in quotes")
+        assert len(examples(hint)) == 1, hint
+
+
+def test_the_version_hint_s_own_example_validates() -> None:
+    (hint,) = check_value_hint(("rcan_version",), 3.1, "is not of type 'string'")
+    assert hint.endswith('(e.g. rcan_version: "3.0")')
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    path=st.sampled_from([dotted(p) for p, _ in LEAVES] + ["x", "physics.poses.a", "drivers.99.count"]),
+    value=st.one_of(st.text(max_size=40), st.floats().map(repr), st.integers().map(repr)),
+    tail=st.sampled_from(
+        [
+            " is not of type 'integer'",
+            " is not of type 'string'",
+            " is not one of ['a', None, 1]",
+            " is not one of [",
+        ]
+    ),
+)
+def test_a_hint_never_fails_whatever_the_error_says(path: str, value: str, tail: str) -> None:
+    """An error string of any value at any path (one a hostile manifest could make): a list of
+    one-line hints, never an exception."""
+    found = rmm.hints(f"schema: {path}: {value}{tail}")
+    assert all(isinstance(h, str) and "\n" not in h for h in found)

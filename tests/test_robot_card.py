@@ -5,6 +5,7 @@ error and no request from its frame. The quick checks of the resource itself com
 
 from __future__ import annotations
 
+import random
 import re
 import shutil
 from pathlib import Path
@@ -167,3 +168,122 @@ def test_a_host_shows_the_robot_card(theme: str, styled: bool, proxied: bool, tm
     )
     assert "arm.wave" not in shown.texts[0]
     assert all(s.stat().st_size > 5_000 for s in shown.screenshots)
+
+
+# --- any subset of the card's data draws, each fact once: heavy -----------------------------------
+
+FIELDS = (
+    "name",
+    "identity",
+    "facts",
+    "capabilities",
+    "capabilities_note",
+    "safety",
+    "validation",
+    "signature",
+)
+# Drawn by design from no field: the identity line and robot-md's summary repeat the title and the table.
+NOT_DRAWN = ("identity", "summary")
+
+
+def random_card(rng: random.Random, number: int) -> dict[str, Any]:
+    """A card's data, every string a token of its own (so a count of it in the text is exact), then a
+    random subset of its fields, some null."""
+    tokens = iter(f"t{number}x{i}q" for i in range(1_000))
+
+    def token() -> str:
+        return next(tokens)
+
+    def rows() -> list[dict[str, Any]]:
+        return [{"label": token(), "value": rng.choice([token(), None])} for _ in range(rng.randint(0, 4))]
+
+    full: dict[str, Any] = {
+        "name": token(),
+        "identity": token(),
+        "facts": rows(),
+        "capabilities": [token() for _ in range(rng.randint(0, 4))],
+        "capabilities_note": rng.choice([token(), None]),
+        "safety": {
+            key: value
+            for key, value in {
+                "alert": rng.choice([token(), None]),
+                "limits": rows(),
+                "gates": [
+                    {"scope": rng.choice([token(), None]), "rule": token()} for _ in range(rng.randint(0, 3))
+                ],
+                "gates_note": rng.choice([token(), None]),
+                "also_declared": [token() for _ in range(rng.randint(0, 2))],
+            }.items()
+            if rng.random() < 0.8
+        },
+        "validation": {
+            key: value
+            for key, value in {
+                "ok": rng.choice([True, False]),
+                "summary": token(),
+                "errors": [token() for _ in range(rng.randint(0, 2))],
+                "warnings": [token() for _ in range(rng.randint(0, 2))],
+            }.items()
+            if rng.random() < 0.8
+        },
+        "signature": rng.choice([token(), None]),
+    }
+    return {k: (None if rng.random() < 0.15 else v) for k, v in full.items() if rng.random() < 0.7}
+
+
+def tokens_in(value: Any, drawn: bool = True) -> list[str]:
+    """Every token in a card's data (the ones it draws, or the ones it does not)."""
+    if isinstance(value, str):
+        return [value] if drawn else []
+    if isinstance(value, list):
+        return [t for v in value for t in tokens_in(v, drawn)]
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in tokens_in(v, (k not in NOT_DRAWN) == drawn)]
+    return []
+
+
+def cards() -> list[dict[str, Any]]:
+    rng = random.Random(35)
+    every_field_null = dict.fromkeys(FIELDS)
+    return [{"name": "only-a-name"}, {}, every_field_null, *(random_card(rng, n) for n in range(40))]
+
+
+@pytest.mark.heavy
+def test_any_part_of_the_card_draws_each_fact_once(tmp_path: Path) -> None:
+    """Random subsets of the card's fields (only `name`, none, every field null among them), in a real
+    host: no console error, every string drawn exactly once (the identity line and the summary never),
+    a card whatever is there; the fields that hold the whole card give the page of the heavy test above."""
+    from app_host import show_card
+
+    datas = cards()
+    results = [{"content": [{"type": "text", "text": "the briefing"}], "structuredContent": d} for d in datas]
+    folder = SCREENSHOTS / "subsets"
+    shutil.rmtree(folder, ignore_errors=True)
+    shown = show_card(rmm.CARD_HTML, results, screenshot_dir=folder)
+    assert shown.console_errors == [] and shown.host_errors == []
+    assert len(shown.texts) == len(datas)
+    assert "only-a-name" in shown.texts[0].splitlines()[0]
+    assert shown.texts[1].strip() == "the briefing"  # nothing of a card: the result's text
+    for data, text in zip(datas, shown.texts):
+        counts = {t: text.count(t) for t in tokens_in(data)}
+        assert all(n == 1 for n in counts.values()), (data, counts, text)
+        assert all(t not in text for t in tokens_in(data, drawn=False)), (data, text)
+
+
+def test_the_card_s_values_are_as_written_none_in_quotes() -> None:
+    """Every fact of the card's table, RRN included, is the manifest's value as written (visible()), for
+    every real manifest: quotes are the briefing's way to set manifest text apart, the card's is a cell."""
+    seen = 0
+    for path in sorted(CORPUS.glob("*.md")):
+        try:
+            manifest = rmm.parse(rmm.read_source(path).text)
+        except rmm.ManifestError:
+            continue
+        card = rmm.robot_card(manifest, rmm.validate(manifest))
+        rrn = rmm.rrn_of(manifest.frontmatter)
+        assert card["facts"][-1] == {"label": "RRN", "value": rmm.visible(rrn) if rrn else "unregistered"}
+        for row in card["facts"]:
+            value = row["value"]
+            assert value is None or not (value.startswith('"') and value.endswith('"')), (path.name, row)
+        seen += rrn is not None
+    assert seen >= 1
