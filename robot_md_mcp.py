@@ -6287,7 +6287,8 @@ class Option:
 
 @dataclass(frozen=True)
 class Verb:
-    """A command: its usage line (the README quotes it), what it does, its words (optional but CLIENT)."""
+    """A command: its usage line (the README quotes it), what it does, its words (optional but CLIENT;
+    a last word ending in "..." takes every word left)."""
 
     synopsis: str
     summary: str
@@ -6297,12 +6298,18 @@ class Verb:
 
 # robot-md-pendant starts its server as `robot-md-mcp --robot PATH`.
 _ROBOT = Option("--robot", "PATH", "the same as PATH")
+# A folder of manifests: DIR/*/ROBOT.md and DIR/*.ROBOT.md.
+_FLEET = Option("--fleet", "DIR", "every manifest in DIR: DIR/*/ROBOT.md and DIR/*.ROBOT.md")
 _INSTALLING = (
-    Option("--name", "NAME", "the entry's name in the client's config (default: robot-md)"),
+    Option("--name", "NAME", "the entry's name in the client's config (default: robot-md-ROBOT_NAME)"),
     Option("--scope", "SCOPE", "claude-code only: user (the default), local or project"),
     Option("--workspace", "DIR", "vscode only: write DIR/.vscode/mcp.json"),
     Option("--dry-run", "", "print what would change, and change nothing"),
 )
+# validate --strict: valid but for hints (a misspelt key). Past robot-md's 1, 2, 4 (the lower, the worse).
+HINTED = 8
+# A folder of manifests holding more entries than this is refused, never cut to its first N.
+MAX_FLEET_ENTRIES = 10_000
 # Each option's help is one line; the README says the rest.
 VERBS: dict[str, Verb] = {
     "serve": Verb(
@@ -6319,22 +6326,36 @@ VERBS: dict[str, Verb] = {
         ),
     ),
     "validate": Verb(
-        "validate [PATH] [--json]",
-        "check PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body; hints name misspelt keys",
-        options=(_ROBOT, Option("--json", "", "print the validate tool's result as JSON")),
+        "validate [PATH...] [--fleet DIR] [--json] [--strict]",
+        "check each PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body (the worst); hints name misspelt keys",
+        words=("PATH...",),
+        options=(
+            _ROBOT,
+            _FLEET,
+            Option("--json", "", "print the validate tool's result as JSON"),
+            Option("--strict", "", f"fail on hints too (a misspelt key): exit {HINTED} (for CI)"),
+        ),
     ),
     "render": Verb("render [PATH]", "print PATH's frontmatter as canonical YAML", options=(_ROBOT,)),
     "install": Verb(
-        "install CLIENT [PATH] [--name NAME] [--scope SCOPE] [--workspace DIR] [--dry-run]",
-        "add this server for PATH to an MCP client's config",
-        words=("CLIENT", "PATH"),
-        options=_INSTALLING,
+        "install CLIENT [PATH... | --fleet DIR | URL --token-file FILE] [--name NAME] [--scope SCOPE] "
+        "[--workspace DIR] [--dry-run]",
+        "add this server for PATH (or a fleet; or a bridge to URL) to an MCP client's config",
+        words=("CLIENT", "PATH..."),
+        options=(
+            *_INSTALLING,
+            _FLEET,
+            Option(
+                "--token-file", "FILE", "URL only: the server's bearer token, written into the entry's env"
+            ),
+        ),
     ),
     "uninstall": Verb(
-        "uninstall CLIENT [--name NAME] [--scope SCOPE] [--workspace DIR] [--dry-run]",
-        "remove it again (only an entry that runs robot-md-mcp)",
-        words=("CLIENT",),
-        options=_INSTALLING,
+        "uninstall CLIENT [PATH... | --fleet DIR | URL] [--name NAME] [--scope SCOPE] [--workspace DIR] "
+        "[--dry-run]",
+        "remove it again (only an entry of robot-md-mcp's: the one for PATH, else NAME, else robot-md)",
+        words=("CLIENT", "PATH..."),
+        options=(*_INSTALLING, _FLEET),
     ),
 }
 
@@ -6353,13 +6374,16 @@ class Command:
 
     verb: str
     said_verb: bool = True  # False: the verb was implied (serve)
-    path: str | None = None
+    path: str | None = None  # the first PATH
+    paths: tuple[str, ...] = ()  # every PATH (validate, install)
+    fleet: str | None = None  # --fleet DIR
     client: str | None = None
     trusted_keys: str | None = None
     http: str | None = None
     allow_host: tuple[str, ...] = ()  # --allow-host, each
     token_file: str | None = None
     json: bool = False
+    strict: bool = False
     name: str | None = None
     scope: str | None = None
     workspace: str | None = None
@@ -6440,14 +6464,25 @@ def parse_command_line(args: list[str]) -> Command:
         if not all(robot) or len(robot) > 1 or words:
             raise UsageError(f"{_ROBOT.flag} takes the manifest's path, once, in place of PATH")
         words = robot
-    if len(words) > len(spec.words):
-        takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
-        raise UsageError(f"unexpected argument {words[len(spec.words)]!r} ({verb} takes {takes})")
     options: dict[str, Any] = {
         o.key: _checked(o, values[o.key]) for o in spec.options if values.get(o.key) is not None
     }
-    named = {word.lower(): value for word, value in zip(spec.words, words, strict=False)}  # PATH → path
-    return Command(verb, said, **named, **options)
+    return Command(verb, said, **_named_words(verb, words), **options)
+
+
+def _named_words(verb: str, words: list[str]) -> dict[str, Any]:
+    """The words as Command's fields: PATH → path; PATH... → path (the first) and paths (every one)."""
+    spec = VERBS[verb]
+    many = spec.words[-1].endswith("...")
+    if len(words) > len(spec.words) and not many:
+        takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
+        raise UsageError(f"unexpected argument {words[len(spec.words)]!r} ({verb} takes {takes})")
+    named: dict[str, Any] = {
+        word.lower().rstrip("."): value for word, value in zip(spec.words, words, strict=False)
+    }
+    if many:
+        named["paths"] = tuple(words[len(spec.words) - 1 :])
+    return named
 
 
 def _extra_words(extras: list[str], verb: str) -> list[str]:
@@ -6700,21 +6735,92 @@ def run_render(command: Command, machine: Machine) -> int:
 
 def run_validate(command: Command, machine: Machine) -> int:
     """The reference's report: its strings exactly with --json; for people, one line each, file errors
-    with their place in the file, and hints."""
+    with their place in the file, and hints. Several manifests (PATHs, --fleet DIR): one block each, headed
+    by its path, and the worst exit code (the lowest that is not 0)."""
+    targets = [*command.paths, *(fleet_manifests(command.fleet) if command.fleet is not None else ())]
+    if command.fleet is None and len(targets) <= 1:
+        code, report, line = _validated(command, machine, alone=True)
+        if command.json or line is None:
+            _print_report(report, command.json)
+        return code
+    _utf8_stdout()
+    results = {t: _validated(dataclasses.replace(command, path=t, paths=(t,)), machine) for t in targets}
+    if command.json:
+        print(json.dumps({t: r.as_dict() for t, (_, r, _) in results.items()}, ensure_ascii=False, indent=2))
+    else:
+        _print_blocks(results)
+    return min((code for code, _, _ in results.values() if code), default=VALID)
+
+
+def _print_blocks(results: dict[str, tuple[int, Report, str | None]]) -> None:
+    """Each manifest's block, headed by its path, then how many passed."""
+    for target, (_, report, line) in results.items():
+        print(_visible_line(f"== {target}"))
+        if line is not None:
+            print(line)
+        else:
+            _print_report(report, False)
+    count, bad = len(results), sum(1 for code, _, _ in results.values() if code)
+    print(f"== {count} manifest{'s' * (count != 1)}: {count - bad} passed, {bad} did not")
+
+
+def _validated(command: Command, machine: Machine, alone: bool = False) -> tuple[int, Report, str | None]:
+    """One manifest's exit code, report, and the one line that says why it could not be read (alone and
+    without --json that line is the Exit today's validate ends with)."""
+    line = None
     try:
         report = load_manifest(command, machine, named=False)[1].report
     except Exit as e:
-        if not command.json or e.code != ExitCode.CANNOT_USE or e.error is None:
+        if e.error is None or (alone and (not command.json or e.code != ExitCode.CANNOT_USE)):
             raise
-        report = Report.from_error(e.error)
+        report, line = Report.from_error(e.error), e.line
+    code = report.code
+    if command.strict and report.ok and report.hints():
+        code = HINTED
+        if alone:
+            count = len(report.hints())
+            print(f"{NAME}: --strict: {count} hint{'s' * (count != 1)}; exit {HINTED}", file=sys.stderr)
+    return code, report, line
+
+
+def _print_report(report: Report, as_json: bool) -> None:
     _utf8_stdout()
-    if command.json:
+    if as_json:
         print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
-        return report.code
+        return
     if report.ok:
         print(f"✓ {report.summary}")
     _print_findings(report)
-    return report.code
+
+
+def _fleet_member(entry: os.DirEntry[str]) -> list[str]:
+    """The manifest an entry of a fleet's folder is, if any. A link that leads nowhere (or to itself) as
+    NAME.ROBOT.md is a member, whose own check says why it cannot be read."""
+    if entry.name.endswith(f".{MANIFEST_FILENAME}"):
+        return [entry.path] if not os.path.isdir(entry.path) else []
+    inside = os.path.join(entry.path, MANIFEST_FILENAME)
+    return [inside] if os.path.isdir(entry.path) and os.path.lexists(inside) else []
+
+
+def fleet_manifests(folder: str) -> list[str]:
+    """The manifests of a fleet's folder, by name: DIR/*/ROBOT.md and DIR/*.ROBOT.md (a name starting with
+    "." skipped). Exit: a folder that cannot be listed, holds none, or holds more than MAX_FLEET_ENTRIES."""
+    found: list[str] = []
+    try:
+        with os.scandir(os.path.expanduser(folder)) as entries:
+            for count, entry in enumerate(entries):
+                if count >= MAX_FLEET_ENTRIES:
+                    line = f"more than {MAX_FLEET_ENTRIES:,} entries; not a fleet's folder"
+                    raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: --fleet {folder}: {line}"))
+                if entry.name.startswith("."):
+                    continue
+                found += _fleet_member(entry)
+    except OSError as e:
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: --fleet {folder}: {_os_reason(e)}")) from None
+    if not found:
+        hint = f"it holds no */{MANIFEST_FILENAME} and no *.{MANIFEST_FILENAME}"
+        raise Exit(ExitCode.USAGE, _visible_line(f"{NAME}: --fleet {folder}: {hint}"))
+    return sorted(found)
 
 
 def _print_findings(report: Report) -> None:
@@ -6836,7 +6942,17 @@ CLIENT_FILES = {
 }
 CLIENTS = (*CLIENT_FILES, "claude-code")
 CLAUDE_CODE_SCOPES = ("user", "local", "project")
-DEFAULT_SERVER_NAME = "robot-md"
+DEFAULT_SERVER_NAME = "robot-md"  # uninstall's default; install's before 0.x named every entry so
+# An entry's default name: robot-md-ROBOT_NAME (a fleet: robot-md-fleet[-FOLDER]; a bridge: robot-md-HOST),
+# the robot's part in the characters every client takes, cut to this many: Claude names a tool
+# mcp__ENTRY__TOOL, at most 64 characters.
+MAX_NAME_PART = 30
+# `install claude-desktop URL`: Claude Desktop starts stdio servers only; npm's mcp-remote bridges one to the
+# URL. The token goes in the entry's env, which mcp-remote puts into its header (argv is readable by anyone
+# on the machine; env is not), and BRIDGE_MARKER in env says the entry is ours.
+MCP_REMOTE = "mcp-remote@0.15.1"
+BRIDGE_AUTH_ENV = "ROBOT_MD_MCP_AUTHORIZATION"
+BRIDGE_MARKER = "ROBOT_MD_MCP_BRIDGE"
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 # Another process (a client, another install) may save the config while we
 # edit it: the edit is redone on what it saved, this many times at most.
@@ -6874,10 +6990,10 @@ def config_path(
 
 
 def _install_target(command: Command) -> Command:
-    """The command with CLIENT, --name, --scope and --workspace checked (else UsageError), the name
-    defaulted and the workspace folder made absolute."""
+    """The command with CLIENT, --name, --scope and --workspace checked (else UsageError) and the
+    workspace folder made absolute."""
     client, scope, workspace = command.client, command.scope, command.workspace
-    name = command.name or DEFAULT_SERVER_NAME
+    name = command.name or DEFAULT_SERVER_NAME  # only checked here: when not given, Naming picks it
     if client not in CLIENTS:
         got = f"unknown client {client!r}" if client else "install needs a client"
         raise UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
@@ -6901,28 +7017,120 @@ def _install_target(command: Command) -> Command:
     told = next((line for line, applies in wrong.items() if applies), None)
     if told is not None:
         raise UsageError(told)
-    return dataclasses.replace(command, name=name, workspace=folder)
+    return dataclasses.replace(command, workspace=folder)
 
 
 def run_install(command: Command, machine: Machine) -> int:
-    """Add this server for the manifest (found as serving finds it) to a client's config. A manifest
-    the server could not start with is refused; one that does not validate is installed with a note."""
+    """Add this server for the manifest (found as serving finds it), several manifests or a fleet's folder
+    to a client's config; or (a URL) the bridge to a server over HTTP. A manifest the server could not start
+    with is refused; one that does not validate is installed with a note."""
     command = _install_target(command)
-    try:
-        manifest_file, snap = load_manifest(command, machine)
-    except Exit as e:
-        raise Exit(
-            e.code, f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
-        ) from None
-    launch, path = [*launch_command(), str(manifest_file.path)], manifest_file.path
+    if command.path is not None and re.match(r"https?://", command.path, re.IGNORECASE):
+        return install_bridge(command, machine)
+    if command.token_file is not None:
+        raise UsageError("--token-file is for a URL: install claude-desktop URL --token-file FILE")
+    targets, snaps, preferred = _install_targets(command, machine)
+    launch = [*launch_command(), *targets]
     why_not = _unusable_launch(launch)
     if why_not:
         raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing installed: {why_not}"))
     _utf8_stdout()
+    naming = Naming(preferred, len(targets))
     if command.client == "claude-code":
-        code = claude_code_add(command, launch, machine)
+        code = claude_code_add(command, launch, machine, naming)
     else:
-        code = edit_config(command, server_entry(command, launch), machine)
+        code = edit_config(command, server_entry(command, launch), machine, naming)
+    for path, snap in snaps.items():
+        _install_notes(path, snap)
+    return code
+
+
+def install_bridge(command: Command, machine: Machine) -> int:
+    """Claude Desktop's entry for a server over HTTP (a Pi's): npm's mcp-remote bridging stdio to the URL,
+    the token (from --token-file) in the entry's env, the config made private."""
+    url = cast(str, command.path)
+    if command.client != "claude-desktop":
+        raise UsageError(
+            "a URL is for claude-desktop; the other clients take the URL themselves (docs/clients.md)"
+        )
+    if command.fleet is not None or len(command.paths) > 1:
+        raise UsageError("install claude-desktop takes one URL, and no PATH or --fleet beside it")
+    import urllib.parse
+
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 (a port that is no number raises)
+    except ValueError:
+        host = None
+    if not host or parts.username or parts.password or parts.fragment or re.search(r"[\s\x00-\x1f]", url):
+        raise UsageError(f"{url!r} is not a server's URL: http(s)://HOST[:PORT]/mcp, no user, password or #")
+    try:
+        token = None if command.token_file is None else read_token(command.token_file, {})
+    except HttpSetupError as e:
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing installed: {e}")) from None
+    entry = bridge_entry(url, token, plain=parts.scheme.lower() == "http" and host not in LOOPBACK_NAMES)
+    _utf8_stdout()
+    if entry["args"][-1] == "--allow-http":
+        print(
+            f"{NAME}: note: {url} is plain HTTP: the token crosses the network readable; prefer https",
+            file=sys.stderr,
+        )
+    return edit_config(command, entry, machine, Naming(f"robot-md-{_name_part(host)}", 1, url))
+
+
+# What mcp-remote sends HTTP to without --allow-http.
+LOOPBACK_NAMES = ("localhost", "127.0.0.1")
+
+
+def bridge_entry(url: str, token: str | None, plain: bool = False) -> dict[str, Any]:
+    """The mcpServers entry that runs mcp-remote to `url`: its Authorization header names an environment
+    variable that mcp-remote expands (no token in argv; no space in an argument, which some clients split)."""
+    header = ["--header", f"Authorization:${{{BRIDGE_AUTH_ENV}}}"] if token is not None else []
+    env = {BRIDGE_AUTH_ENV: f"Bearer {token}"} if token is not None else {}
+    return {
+        "command": "npx",
+        "args": ["-y", MCP_REMOTE, url, *header, *(["--allow-http"] if plain else [])],
+        "env": {**env, BRIDGE_MARKER: f"written by {NAME} install: a bridge to {NAME} over HTTP"},
+    }
+
+
+def _install_targets(command: Command, machine: Machine) -> tuple[list[str], dict[Path, Snapshot], str]:
+    """What the entry serves (its last arguments), each manifest's snapshot, and the entry's default name."""
+    if command.fleet is not None:
+        if command.paths:
+            raise UsageError("--fleet DIR serves every manifest in DIR; give it or PATHs, not both")
+        fleet_manifests(command.fleet)  # a folder that holds none is refused now, not when the client starts
+        folder = os.path.abspath(os.path.expanduser(command.fleet))
+        return ["--fleet", folder], {}, f"robot-md-fleet-{_name_part(os.path.basename(folder))}"
+    snaps: dict[Path, Snapshot] = {}
+    for word in command.paths or (None,):
+        try:
+            manifest_file, snap = load_manifest(dataclasses.replace(command, path=word), machine)
+        except Exit as e:
+            line = f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
+            raise Exit(e.code, line) from None
+        snaps[manifest_file.path] = snap
+    if len(snaps) > 1:
+        return [str(p) for p in snaps], snaps, "robot-md-fleet"
+    robot = cast(str, next(iter(snaps.values())).manifest.robot_name)
+    return [str(p) for p in snaps], snaps, f"robot-md-{_name_part(robot)}"
+
+
+def _targets_as_given(command: Command) -> list[str]:
+    """What an entry for the command's PATHs or --fleet DIR serves, without reading them."""
+    if command.fleet is not None:
+        return ["--fleet", os.path.abspath(os.path.expanduser(command.fleet))]
+    found = []
+    for word in command.paths:
+        try:
+            found.append(str(resolve_manifest_path(word)))
+        except ManifestError:
+            found.append(os.path.abspath(os.path.expanduser(word)))
+    return found
+
+
+def _install_notes(path: Path, snap: Snapshot) -> None:
     if not snap.report.ok:
         count, see = len(snap.report.errors), f"see why: {invoked_as()} validate {shlex.quote(str(path))}"
         line = (
@@ -6932,7 +7140,77 @@ def run_install(command: Command, machine: Machine) -> int:
     if snap.manifest.frontmatter.get("safety") is None:
         line = f"{NAME}: note: {path} declares no safety block; agents are told to treat every motion as "
         print(_visible_line(f"{line}needing the operator's approval"), file=sys.stderr)
-    return code
+
+
+def _name_part(text: str) -> str:
+    """A robot's name (or a folder's, a host's) as part of an entry's name: as it is when it is 1 to
+    MAX_NAME_PART ASCII letters, digits, '-' and '_' (not first); else what is left of those, cut, and 6
+    hex digits of its SHA-256, so that two names never meet in one."""
+    if re.fullmatch(rf"[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_NAME_PART - 1}}}", text):
+        return text
+    kept = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-_")[: MAX_NAME_PART - 7].strip("-_")
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+    return f"{kept}-{digest}" if kept else digest
+
+
+@dataclass(frozen=True)
+class Naming:
+    """How install names an entry when --name is not given: an entry of ours that already serves the same
+    (its last `served` arguments equal ours; robot-md from earlier installs included) keeps its name, else
+    `preferred` (robot-md-ROBOT_NAME: an entry of ours there is the same robot, moved, and is updated)."""
+
+    preferred: str
+    served: int  # how many of the entry's last arguments say what it serves
+    url: str | None = None  # a bridge's: ours to this URL is the same
+
+    def serves_the_same(self, there: list[str], ours: list[str]) -> bool:
+        """Does a command line of ours (there) serve what `ours` serves: the same last arguments, and no
+        other manifest or --fleet just before them."""
+        tail = ours[-self.served :]
+        before = there[-self.served - 1 : -self.served]
+        return there[-self.served :] == tail and not any(
+            word == "--fleet" or word.lower().endswith(".md") for word in before
+        )
+
+    def find(self, servers: dict[str, Any], entry: dict[str, Any]) -> str | None:
+        """The name of an entry of ours among a config's servers that serves what `entry` serves."""
+        ours = [entry.get("command", ""), *entry.get("args", [])]
+        for name, there in servers.items():
+            if self.url is not None and _our_bridge(there) and self.url in _argv(there):
+                return str(name)
+            if self.url is None and _runs_this_program(there) and self.serves_the_same(_argv(there), ours):
+                return str(name)
+        return None
+
+    def choose(self, servers: dict[str, Any], entry: dict[str, Any]) -> str:
+        """The name for `entry` among a config's servers."""
+        return self.find(servers, entry) or self.preferred
+
+
+def _argv(entry: dict[str, Any]) -> list[str]:
+    args = entry.get("args")
+    return (
+        [str(entry.get("command")), *(a for a in args if isinstance(a, str))]
+        if isinstance(args, list)
+        else []
+    )
+
+
+def _ours(entry: Any) -> bool:
+    """An entry install wrote (or could have): one that runs robot-md-mcp, or our bridge to one."""
+    return _runs_this_program(entry) or _our_bridge(entry)
+
+
+def _our_bridge(entry: Any) -> bool:
+    """A bridge install wrote: mcp-remote run by npx, with our marker in its env."""
+    if (
+        not isinstance(entry, dict)
+        or not isinstance(entry.get("env"), dict)
+        or BRIDGE_MARKER not in entry["env"]
+    ):
+        return False
+    args = entry.get("args")
+    return isinstance(args, list) and any(isinstance(a, str) and a.startswith("mcp-remote") for a in args[:2])
 
 
 def _unusable_launch(launch: list[str]) -> str | None:
@@ -6953,12 +7231,41 @@ def _unusable_launch(launch: list[str]) -> str | None:
 
 
 def run_uninstall(command: Command, machine: Machine) -> int:
-    """Remove this server's entry (NAME) from a client's config, and nothing else."""
+    """Remove this server's entry from a client's config, and nothing else: NAME, else the entry of ours
+    that serves PATH (several, --fleet DIR, a URL; found as install finds them), else robot-md."""
     command = _install_target(command)
+    naming, like = None, None
+    if command.name is None:
+        naming, like = _naming_of(command, machine)
+        if naming is None:
+            command = dataclasses.replace(command, name=DEFAULT_SERVER_NAME)
     _utf8_stdout()
     if command.client == "claude-code":
+        if command.name is None and naming is not None and like is not None:
+            found = None if command.dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
+            name = _claude_code_name(found, command.scope or "user", naming, _argv(like))
+            command = dataclasses.replace(command, name=name)
         return claude_code_remove(command, machine)
-    return edit_config(command, None, machine)
+    return edit_config(command, None, machine, naming, like)
+
+
+def _naming_of(command: Command, machine: Machine) -> tuple[Naming | None, dict[str, Any] | None]:
+    """How install would name the entry for what the command names, and the entry it would write; none
+    when it names nothing to be found (an uninstall of the entry earlier installs named robot-md)."""
+    if command.path is not None and re.match(r"https?://", command.path, re.IGNORECASE):
+        host = re.sub(r"^https?://([^/:?#]*).*", r"\1", command.path, flags=re.IGNORECASE | re.DOTALL)
+        return Naming(f"robot-md-{_name_part(host)}", 1, command.path), {}
+    if command.path is None and command.fleet is None and not machine.environ.get(PATH_ENV):
+        return None, None
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # notes are install's
+            targets, _, preferred = _install_targets(command, machine)
+    except Exit:  # gone or broken since: its entry is still found by what it serves
+        targets, preferred = _targets_as_given(command), DEFAULT_SERVER_NAME
+        if not targets:
+            return None, None
+    launch = [*launch_command(), *targets]
+    return Naming(preferred, len(targets)), server_entry(command, launch)
 
 
 def server_entry(command: Command, launch: list[str]) -> dict[str, Any]:
@@ -6986,9 +7293,17 @@ class _Changed(Exception):
     """The config is no longer what the edit was made on: read it again."""
 
 
-def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine) -> int:
-    """Add `entry` to the client's config file, or remove ours (entry None), and say what changed."""
-    client, name = cast(str, command.client), cast(str, command.name)
+def edit_config(
+    command: Command,
+    entry: dict[str, Any] | None,
+    machine: Machine,
+    naming: Naming | None = None,
+    like: dict[str, Any] | None = None,
+) -> int:
+    """Add `entry` to the client's config file, or remove ours (entry None), and say what changed. Without
+    --name, `naming` names the entry; an entry holding a token (a bridge's) makes the file private."""
+    client, name = cast(str, command.client), command.name or ""
+    private = entry is not None and BRIDGE_AUTH_ENV in entry.get("env", {})
     workspace = None if command.workspace is None else Path(command.workspace)
     found = config_path(client, machine.platform, machine.environ, machine.user_home(), workspace)
     path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through
@@ -6998,51 +7313,80 @@ def edit_config(command: Command, entry: dict[str, Any] | None, machine: Machine
             raise _Refused(
                 f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
             )
-        status, text, kept = _edit_file(path, CLIENT_FILES[client].key, name, entry, command.dry_run)
+        edit = Edit(
+            CLIENT_FILES[client].key, name, entry, naming if not command.name else None, private, like
+        )
+        edited = _edit_file(path, edit, command.dry_run)
     except _Refused as e:
         if e.paste_by_hand and entry is not None:
-            print(_as_member(name, entry))
+            print(_as_member(name or (naming.preferred if naming else DEFAULT_SERVER_NAME), entry))
         raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing {done}: {path} {e}")) from None
     except OSError as e:
         line = f"{NAME}: nothing {done}: cannot write {path}: {_os_reason(e)}"
         raise Exit(ExitCode.CANNOT_USE, _visible_line(line)) from None
+    _say_edit(command, edited, path, entry)
+    return ExitCode.OK
+
+
+def _say_edit(
+    command: Command, done: tuple[str, str | None, str, str], path: Path, entry: dict[str, Any] | None
+) -> None:
+    """What edit_config changed (or would, or did not), in one line; a dry run's entry after it."""
+    status, text, kept, name = done
     if text is None:
         there = f"is already in {path} with this command" if entry is not None else f"is not in {path}"
-        print(_visible_line(f'{NAME}: "{name}" {there}; nothing changed'))
-        return ExitCode.OK
+        print(_visible_line(f'{NAME}: "{name}" {there}; nothing changed' + f" ({kept})" * bool(kept)))
+        return
     verb, where = {"added": ("add", "to"), "updated": ("update", "in"), "removed": ("remove", "from")}[status]
     if command.dry_run:  # our entry only: the rest of the file may hold other servers' secrets (env)
         said = _visible_line(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}')
         print(said + (f":\n{_as_member(name, entry)}" if entry is not None else ""))
     else:
-        print(
-            _visible_line(
-                f'{NAME}: {status} "{name}" {where} {path} ({kept}); {CLIENT_FILES[client].next_step}'
-            )
-        )
-    return ExitCode.OK
+        next_step = CLIENT_FILES[cast(str, command.client)].next_step
+        print(_visible_line(f'{NAME}: {status} "{name}" {where} {path} ({kept}); {next_step}'))
 
 
 def _as_member(name: str, entry: dict[str, Any]) -> str:
-    """The entry as a member of the servers object, to paste there."""
+    """The entry as a member of the servers object, to paste there; a token it holds is not shown."""
+    env = entry.get("env")
+    if isinstance(env, dict) and BRIDGE_AUTH_ENV in env:
+        entry = {**entry, "env": {**env, BRIDGE_AUTH_ENV: "Bearer <the token in --token-file>"}}
     return "\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1])
 
 
-def _edit_file(
-    path: Path, key: str, name: str, entry: dict[str, Any] | None, dry_run: bool
-) -> tuple[str, str | None, str]:
-    """The status, the new text (None: unchanged) and what was kept of the old. Edited in turn with our
-    other installs (the lock), and redone if a client saved the file meanwhile (_Changed)."""
-    if entry is not None and not dry_run:
+@dataclass(frozen=True)
+class Edit:
+    """One change to a client's config: `entry` under `name` in its `key` object (None: ours removed);
+    `naming` picks the name where none was given; `private`: the file (and its backup) made 0600."""
+
+    key: str
+    name: str
+    entry: dict[str, Any] | None
+    naming: Naming | None = None
+    private: bool = False
+    like: dict[str, Any] | None = None  # removing without --name: the entry install would write
+
+
+def _edit_file(path: Path, edit: Edit, dry_run: bool) -> tuple[str, str | None, str, str]:
+    """The status, the new text (None: unchanged), what was kept of the old, and the entry's name. Edited in
+    turn with our other installs (the lock), and redone if a client saved the file meanwhile (_Changed)."""
+    if edit.entry is not None and not dry_run:
         path.parent.mkdir(parents=True, exist_ok=True)
     with _config_lock(path.parent):
         for _ in range(CONFIG_EDIT_ATTEMPTS):
             old = _read_config(path)
-            text, status = edited_config(old, key, name, entry)
+            name = edit.name
+            if edit.naming is not None and edit.entry is not None:
+                name = edit.naming.choose(_servers(old, edit.key), edit.entry)
+            elif edit.naming is not None and edit.like is not None:
+                name = edit.naming.find(_servers(old, edit.key), edit.like) or edit.naming.preferred
+            text, status = edited_config(old, edit.key, name, edit.entry)
+            if text is None and edit.private and not dry_run:
+                return status, text, _made_private(path), name
             if text is None or dry_run:
-                return status, text, ""
+                return status, text, "", name
             with contextlib.suppress(_Changed):
-                return status, text, _replace_file(path, text.encode("utf-8"), old)
+                return status, text, _replace_file(path, text.encode("utf-8"), old, edit.private), name
     raise _Refused(
         f"changed {CONFIG_EDIT_ATTEMPTS} times while being edited (is a client saving it?); nothing written; "
         "try again"
@@ -7066,6 +7410,19 @@ def _read_config(path: Path) -> bytes | None:
     return data
 
 
+def _servers(data: bytes | None, key: str) -> dict[str, Any]:
+    servers = _loaded_config(data, key)[1].get(key, {})
+    return servers if isinstance(servers, dict) else {}
+
+
+def _made_private(path: Path) -> str:
+    """An unchanged config holding our token, made private if it was not."""
+    if os.name == "nt" or not stat.S_IMODE(os.stat(path).st_mode) & 0o077:
+        return ""
+    os.chmod(path, 0o600)
+    return "made private: mode 0600"
+
+
 def edited_config(
     data: bytes | None, key: str, name: str, entry: dict[str, Any] | None
 ) -> tuple[str | None, str]:
@@ -7075,7 +7432,7 @@ def edited_config(
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
         raise _Refused(f'has a "{key}" that is not a JSON object')
-    if name in servers and servers[name] != entry and not _runs_this_program(servers[name]):  # not ours
+    if name in servers and servers[name] != entry and not _ours(servers[name]):  # not ours
         raise _Refused(f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)')
     if entry is not None and name in servers:  # ours: what the user added to it (env, disabled...) stays
         entry = {**servers[name], **entry}
@@ -7132,7 +7489,7 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
-def _replace_file(path: Path, data: bytes, old: bytes | None) -> str:
+def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = False) -> str:
     """Compare and swap: the new bytes and the old go to temp files beside the config (its mode kept);
     if the config still holds `old` (else _Changed, nothing touched), they are renamed over the config
     (a crash leaves the old file or the new; a locked one, nothing changed) and then to `<path>.bak` (a
@@ -7142,18 +7499,13 @@ def _replace_file(path: Path, data: bytes, old: bytes | None) -> str:
     backup = None if old is None else path.with_name(path.name + ".bak")
     if backup is not None and os.path.isdir(backup) and not os.path.islink(backup):
         raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside")
-    mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None  # else mkstemp's 0600
+    mode, opened = _new_mode(path, private)
     temps: list[str] = []
     try:
         for content in (data,) if old is None else (data, old):
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             temps.append(tmp)
-            with os.fdopen(fd, "wb") as f:
-                f.write(content)
-                f.flush()
-                os.fsync(f.fileno())
-            if mode is not None:
-                os.chmod(tmp, mode)
+            _write_synced(fd, content, tmp, mode)
         if _read_config(path) != old:
             raise _Changed
         os.replace(temps[0], path)
@@ -7166,7 +7518,25 @@ def _replace_file(path: Path, data: bytes, old: bytes | None) -> str:
         for tmp in temps:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-    return "new file" if backup is None else f"backup: {backup}"
+    kept = "new file" if backup is None else f"backup: {backup}"
+    return f"{kept}; made private: mode 0600" if opened else kept
+
+
+def _new_mode(path: Path, private: bool) -> tuple[int | None, bool]:
+    """The mode of the new config and its backup: the config's own (None: mkstemp's 0600), 0600 when it
+    holds a token (only the user reads it); and whether that made it private."""
+    mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None
+    opened = private and os.name != "nt" and mode is not None and bool(mode & 0o077)
+    return (0o600 if private else mode), opened
+
+
+def _write_synced(fd: int, content: bytes, name: str, mode: int | None) -> None:
+    with os.fdopen(fd, "wb") as f:
+        f.write(content)
+        f.flush()
+        os.fsync(f.fileno())
+    if mode is not None:
+        os.chmod(name, mode)
 
 
 @contextlib.contextmanager
@@ -7249,10 +7619,15 @@ def _file_name(word: str) -> str:
 # --- claude-code: Claude Code keeps its config itself; `claude mcp` edits it
 
 
-def claude_code_add(command: Command, launch: list[str], machine: Machine) -> int:
+def claude_code_add(
+    command: Command, launch: list[str], machine: Machine, naming: Naming | None = None
+) -> int:
     """`claude mcp add` in the user scope unless told (seen from every folder). Already there with this
-    command: nothing changed; with another command of ours: replaced; someone else's: left as it is."""
-    name, scope = cast(str, command.name), command.scope or "user"
+    command: nothing changed; with another command of ours: replaced; someone else's: left as it is. Without
+    --name, `naming` names it (from what `claude mcp get` shows)."""
+    scope = command.scope or "user"
+    found = None if command.dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
+    name = command.name or _claude_code_name(found, scope, naming or Naming(DEFAULT_SERVER_NAME, 1), launch)
     add = ["claude", "mcp", "add", "--scope", scope, name, "--", *launch]
     claude = _claude(command.dry_run, machine, [add])
     if claude is None:
@@ -7280,6 +7655,20 @@ def claude_code_add(command: Command, launch: list[str], machine: Machine) -> in
         raise Exit(ExitCode.CANNOT_USE, _visible_line(line))
     print(f'{NAME}: {status} "{name}" in Claude Code\'s {scope} config: ran {_shown(add, machine)}')
     return ExitCode.OK
+
+
+def _claude_code_name(claude: str | None, scope: str, naming: Naming, launch: list[str]) -> str:
+    """robot-md (the name earlier installs gave) where Claude Code's entry of ours under it serves what
+    `launch` serves, else naming's. `claude mcp get` joins the arguments with spaces, so both command
+    lines are compared as words split at each space."""
+    if claude is None:  # the line is printed, not run: nothing to look at
+        return naming.preferred
+    words = " ".join(launch).split(" ")
+    split = Naming(naming.preferred, len(" ".join(launch[-naming.served :]).split(" ")))
+    there = claude_code_entry(claude, DEFAULT_SERVER_NAME, scope)
+    if there is not None and not _someone_elses(there) and split.serves_the_same(there, words):
+        return DEFAULT_SERVER_NAME
+    return naming.preferred
 
 
 def claude_code_remove(command: Command, machine: Machine) -> int:

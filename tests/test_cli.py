@@ -86,7 +86,7 @@ def test_usage_errors_exit_2() -> None:
 
 
 def test_help_and_version() -> None:
-    assert "validate [PATH] [--json]" in run("--help").stdout
+    assert "validate [PATH...] [--fleet DIR] [--json] [--strict]" in run("--help").stdout
     import robot_md_mcp
 
     assert run("--version").stdout == f"robot-md-mcp {robot_md_mcp.__version__}\n"

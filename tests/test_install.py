@@ -136,9 +136,9 @@ def test_fresh_install(install: Installer, os_name: str, client: str) -> None:
     done = install(client, str(EXAMPLE), os_name=os_name)
     path = install.file(client, os_name)
     assert done.code == 0, done.err
-    assert json.loads(path.read_text(encoding="utf-8")) == {KEY[client]: {"robot-md": ENTRY[client]}}
+    assert json.loads(path.read_text(encoding="utf-8")) == {KEY[client]: {"robot-md-bob": ENTRY[client]}}
     assert done.out.splitlines() == [done.out.strip()]
-    assert done.out.startswith(f'robot-md-mcp: added "robot-md" to {path} (new file); ')
+    assert done.out.startswith(f'robot-md-mcp: added "robot-md-bob" to {path} (new file); ')
     assert done.err == ""
     assert siblings(path) == {path.name}  # no backup of nothing, no temp file
 
@@ -154,9 +154,9 @@ def test_keeps_other_servers_and_keys_in_order(install: Installer) -> None:
     data = json.loads(after)
     assert list(data) == ["globalShortcut", "mcpServers", "zeta"]
     assert data["zeta"] == original["zeta"] and list(data["zeta"][1]) == ["b", "a"]
-    assert list(data["mcpServers"]) == ["other", "robot-md"]
+    assert list(data["mcpServers"]) == ["other", "robot-md-bob"]
     assert data["mcpServers"]["other"] == other
-    assert data["mcpServers"]["robot-md"] == MCP_SERVERS
+    assert data["mcpServers"]["robot-md-bob"] == MCP_SERVERS
     assert after.startswith('{\n    "globalShortcut"')  # the file's own indentation
     assert (path.with_name(path.name + ".bak")).read_bytes() == before
     assert f"(backup: {path}.bak)" in done.out
@@ -186,7 +186,9 @@ def test_second_identical_install_changes_nothing(install: Installer) -> None:
     mtimes = path.stat().st_mtime_ns, backup.stat().st_mtime_ns
     done = install("cursor", str(EXAMPLE))
     assert done.code == 0
-    assert done.out == f'robot-md-mcp: "robot-md" is already in {path} with this command; nothing changed\n'
+    assert (
+        done.out == f'robot-md-mcp: "robot-md-bob" is already in {path} with this command; nothing changed\n'
+    )
     assert path.read_bytes() == installed and backup.read_bytes() == original  # no new backup
     assert (path.stat().st_mtime_ns, backup.stat().st_mtime_ns) == mtimes
     assert siblings(path) == {"mcp.json", "mcp.json.bak"}
@@ -195,13 +197,13 @@ def test_second_identical_install_changes_nothing(install: Installer) -> None:
 def test_changed_entry_is_updated_with_a_backup(install: Installer) -> None:
     path = install.file("vscode", "macos")
     old = {"type": "stdio", "command": "/old/python", "args": ["/old/robot-md-mcp.pyz", "/old/ROBOT.md"]}
-    before = write_json(path, {"servers": {"a": {"type": "http", "url": "http://x"}, "robot-md": old}})
+    before = write_json(path, {"servers": {"a": {"type": "http", "url": "http://x"}, "robot-md-bob": old}})
     done = install("vscode", str(EXAMPLE), os_name="macos")
     assert done.code == 0
-    assert done.out.startswith(f'robot-md-mcp: updated "robot-md" in {path} (backup: {path}.bak); ')
+    assert done.out.startswith(f'robot-md-mcp: updated "robot-md-bob" in {path} (backup: {path}.bak); ')
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert list(data["servers"]) == ["a", "robot-md"]  # replaced in place
-    assert data["servers"]["robot-md"] == VSCODE
+    assert list(data["servers"]) == ["a", "robot-md-bob"]  # replaced in place
+    assert data["servers"]["robot-md-bob"] == VSCODE
     assert path.with_name("mcp.json.bak").read_bytes() == before
 
 
@@ -216,10 +218,10 @@ def test_what_the_user_added_to_our_entry_survives_an_update(install: Installer)
         "args": ["/r"],
         "dev": {},
     }
-    write_json(path, {"servers": {"robot-md": old}})
+    write_json(path, {"servers": {"robot-md-bob": old}})
     done = install("vscode", str(EXAMPLE))
     assert done.code == 0 and "updated" in done.out, done
-    entry = json.loads(path.read_text())["servers"]["robot-md"]
+    entry = json.loads(path.read_text())["servers"]["robot-md-bob"]
     assert entry == {**old, **VSCODE} and list(entry) == list(old)
     assert install("vscode", str(EXAMPLE)).out.endswith("nothing changed\n")
 
@@ -231,7 +233,7 @@ def test_backup_is_the_file_just_before_the_latest_change(install: Installer) ->
     first = path.read_bytes()
     assert install("claude-desktop", str(EXAMPLE), "--name", "second", os_name="windows").code == 0
     assert path.with_name(path.name + ".bak").read_bytes() == first
-    assert list(json.loads(path.read_text(encoding="utf-8"))["mcpServers"]) == ["robot-md", "second"]
+    assert list(json.loads(path.read_text(encoding="utf-8"))["mcpServers"]) == ["robot-md-bob", "second"]
 
 
 @posix_only
@@ -245,7 +247,7 @@ def test_file_mode_kept_and_symlinks_written_through(install: Installer, tmp_pat
     done = install("claude-desktop", str(EXAMPLE))
     assert done.code == 0 and str(real) in done.out
     assert path.is_symlink()
-    assert json.loads(real.read_text())["mcpServers"]["robot-md"] == MCP_SERVERS
+    assert json.loads(real.read_text())["mcpServers"]["robot-md-bob"] == MCP_SERVERS
     assert real.stat().st_mode & 0o777 == 0o640
     backup = real.with_name("claude.json.bak")  # beside the real file, and no more readable than it
     assert json.loads(backup.read_text()) == {} and backup.stat().st_mode & 0o777 == 0o640
@@ -266,9 +268,9 @@ def test_bom_and_crlf_files_are_read_and_written_as_plain_utf8(
     assert install("cursor", str(EXAMPLE)).code == 0
     written = path.read_bytes()
     assert written.startswith(b"{\n") and b"\r" not in written
-    assert json.loads(written) == {"a": "x\ny", "mcpServers": {"robot-md": MCP_SERVERS}}
+    assert json.loads(written) == {"a": "x\ny", "mcpServers": {"robot-md-bob": MCP_SERVERS}}
     assert path.with_name("mcp.json.bak").read_bytes() == original
-    assert install("cursor", verb="uninstall").code == 0
+    assert install("cursor", str(EXAMPLE), verb="uninstall").code == 0
     assert json.loads(path.read_bytes()) == {"a": "x\ny", "mcpServers": {}}
 
 
@@ -278,7 +280,9 @@ def test_empty_files_are_accepted(install: Installer) -> None:
     for empty in (b"", b"\n", b"\xef\xbb\xbf"):
         path.write_bytes(empty)
         assert install("cursor", str(EXAMPLE)).code == 0
-        assert json.loads(path.read_text(encoding="utf-8-sig")) == {"mcpServers": {"robot-md": MCP_SERVERS}}
+        assert json.loads(path.read_text(encoding="utf-8-sig")) == {
+            "mcpServers": {"robot-md-bob": MCP_SERVERS}
+        }
 
 
 @pytest.mark.parametrize("fail_at", ["fsync", "replace"])
@@ -327,7 +331,7 @@ def test_a_locked_config_or_backup_loses_neither(install: Installer, monkeypatch
         )
         assert path.read_bytes() == original
     else:
-        assert done.code == 0 and "robot-md" in json.loads(path.read_text())["mcpServers"]
+        assert done.code == 0 and "robot-md-bob" in json.loads(path.read_text())["mcpServers"]
         assert f"(no backup: cannot replace {backup}: operation not permitted)" in done.out
 
 
@@ -340,12 +344,12 @@ def test_a_full_disk_leaves_everything_as_it_was(tmp_path: Path, verb: str) -> N
 
     home = tmp_path / "home"
     path = home / ".cursor" / "mcp.json"
-    servers = {"robot-md": MCP_SERVERS} if verb == "uninstall" else {}
+    servers = {"robot-md-bob": MCP_SERVERS} if verb == "uninstall" else {}
     original = write_json(path, {"mcpServers": servers, "pad": "x" * 6000})
     backup = path.with_name("mcp.json.bak")
     backup.write_bytes(b"an older version")
     backup.chmod(0o600)
-    args = [verb, "cursor", *([str(EXAMPLE)] if verb == "install" else [])]
+    args = [verb, "cursor", str(EXAMPLE)]
     done = subprocess.run(
         server_argv(*args),
         env={**os.environ, "HOME": str(home), "PYTHONDONTWRITEBYTECODE": "1"},
@@ -412,7 +416,7 @@ def test_refuses_files_it_cannot_keep(install: Installer, case: str) -> None:
     assert path.read_bytes() == content
     assert siblings(path) == {path.name}
     if "strict JSON" in reason:  # the entry to paste by hand, as a JSON object member
-        assert json.loads("{" + done.out + "}") == {"robot-md": MCP_SERVERS}
+        assert json.loads("{" + done.out + "}") == {"robot-md-bob": MCP_SERVERS}
     else:
         assert done.out == ""
 
@@ -435,7 +439,7 @@ def test_whatever_the_file_holds_a_refusal_leaves_it_and_its_backup(
     backup.write_bytes(b"the user's own backup")
     backup.chmod(0o600)
     path.write_bytes(content)
-    done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
+    done = install("cursor", str(EXAMPLE), verb=verb)
     if done.code != 0:
         assert done.code == 1 and done.err.count("\n") == 1, done.err
         assert path.read_bytes() == content and siblings(path) == {"mcp.json", "mcp.json.bak"}
@@ -455,7 +459,7 @@ def test_a_folder_name_with_line_breaks_still_gets_one_line(
     assert install("vscode", str(EXAMPLE), "--workspace", str(workspace)).out.count("\n") == 1
     (workspace / ".vscode" / "mcp.json").write_text('{"servers": {}, // mine\n}', encoding="utf-8")
     for verb in ("install", "uninstall"):
-        args = [*([str(EXAMPLE)] if verb == "install" else []), "--workspace", str(workspace)]
+        args = [str(EXAMPLE), "--workspace", str(workspace)]
         done = install("vscode", *args, verb=verb)
         assert done.code == 1 and done.err.count("\n") == 1, done
 
@@ -525,11 +529,11 @@ def test_config_links_dangling_or_in_a_loop(install: Installer, tmp_path: Path) 
     target = tmp_path / "dotfiles" / "cursor" / "mcp.json"
     path.symlink_to(target)
     assert install("cursor", str(EXAMPLE)).code == 0 and path.is_symlink()
-    assert json.loads(target.read_text())["mcpServers"]["robot-md"] == MCP_SERVERS
+    assert json.loads(target.read_text())["mcpServers"]["robot-md-bob"] == MCP_SERVERS
     path.unlink()
     path.symlink_to(path.name)
     for verb in ("install", "uninstall"):
-        done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
+        done = install("cursor", str(EXAMPLE), verb=verb)
         assert (
             done.code == 1 and done.err.count("\n") == 1 and "too many levels of symbolic links" in done.err
         )
@@ -555,7 +559,7 @@ def test_vscode_jsonc_refusal_prints_its_shape(install: Installer) -> None:
     path.write_text('{\n  "servers": {\n    // "old": {}\n  }\n}\n', encoding="utf-8")
     done = install("vscode", str(EXAMPLE))
     assert done.code == 1 and 'edit its "servers" object by hand' in done.err
-    assert json.loads("{" + done.out + "}") == {"robot-md": VSCODE}
+    assert json.loads("{" + done.out + "}") == {"robot-md-bob": VSCODE}
 
 
 @pytest.mark.parametrize(
@@ -603,11 +607,13 @@ def test_vscode_workspace_vs_user(install: Installer, tmp_path: Path) -> None:
     workspace.mkdir()
     done = install("vscode", str(EXAMPLE), "--workspace", str(workspace))
     assert done.code == 0
-    assert json.loads((workspace / ".vscode" / "mcp.json").read_text()) == {"servers": {"robot-md": VSCODE}}
+    assert json.loads((workspace / ".vscode" / "mcp.json").read_text()) == {
+        "servers": {"robot-md-bob": VSCODE}
+    }
     assert not install.file("vscode").exists()
     done = install("vscode", str(EXAMPLE))
     assert done.code == 0
-    assert json.loads(install.file("vscode").read_text()) == {"servers": {"robot-md": VSCODE}}
+    assert json.loads(install.file("vscode").read_text()) == {"servers": {"robot-md-bob": VSCODE}}
 
 
 @pytest.mark.parametrize("where", ["ROBOT.md", "robots/arm/ROBOT.md", "my robot/ROBOT.md"])
@@ -628,7 +634,7 @@ def test_a_workspace_entry_names_what_is_inside_it_by_workspace_folder(
         monkeypatch.setattr(sys, "argv", [str(module)])
     done = install("vscode", str(manifest), "--workspace", str(workspace))
     assert done.code == 0, done
-    entry = json.loads((workspace / ".vscode" / "mcp.json").read_text())["servers"]["robot-md"]
+    entry = json.loads((workspace / ".vscode" / "mcp.json").read_text())["servers"]["robot-md-bob"]
     written = [entry["command"], *entry["args"]]
     assert str(workspace) not in json.dumps(entry)
     assert written[-1] == "${workspaceFolder}/" + where
@@ -655,7 +661,7 @@ def test_a_manifest_that_does_not_validate_installs_with_a_note(install: Install
     manifest = tmp_path / "ROBOT.md"
     manifest.write_text("---\nmetadata:\n  robot_name: rover\n---\n# rover\n", encoding="utf-8")
     done = install("cursor", str(manifest))
-    assert done.code == 0 and done.out.startswith('robot-md-mcp: added "robot-md"'), done
+    assert done.code == 0 and done.out.startswith('robot-md-mcp: added "robot-md-rover"'), done
     invalid, no_safety = done.err.splitlines()
     assert invalid.startswith(f"robot-md-mcp: note: {manifest} does not validate (")
     assert invalid.endswith(f"see why: {Path(sys.executable).name} {MODULE} validate {manifest}")
@@ -663,7 +669,7 @@ def test_a_manifest_that_does_not_validate_installs_with_a_note(install: Install
         f"robot-md-mcp: note: {manifest} declares no safety block; agents are told to treat every motion "
         "as needing the operator's approval"
     )
-    assert json.loads(install.file("cursor").read_text())["mcpServers"]["robot-md"]["args"][-1] == str(
+    assert json.loads(install.file("cursor").read_text())["mcpServers"]["robot-md-rover"]["args"][-1] == str(
         manifest
     )
     assert install("cursor", str(EXAMPLE)).err == ""  # a manifest that validates: no note
@@ -674,7 +680,15 @@ def test_a_manifest_that_does_not_validate_installs_with_a_note(install: Install
     [
         ([], "install needs a client; choose one of claude-desktop, cursor, vscode, claude-code"),
         (["zed"], "unknown client 'zed'"),
-        (["cursor", "a", "b"], "unexpected argument 'b' (install takes CLIENT [PATH])"),
+        (
+            ["cursor", "--fleet", ".", "a"],
+            "--fleet DIR serves every manifest in DIR; give it or PATHs, not both",
+        ),
+        (["cursor", "a", "--token-file", "t"], "--token-file is for a URL"),
+        (["cursor", "https://pi.local/mcp"], "a URL is for claude-desktop"),
+        (["claude-desktop", "https://pi.local/mcp", "b"], "install claude-desktop takes one URL"),
+        (["claude-desktop", "https://u:p@pi.local/mcp"], "is not a server's URL"),
+        (["claude-desktop", "http://pi.local:x/mcp"], "is not a server's URL"),
         (["cursor", "--nope"], "unknown option --nope for install"),
         (["cursor", "--name"], "--name"),  # argparse's words: it names the option
         (["cursor", "--name="], "--name needs a value"),
@@ -721,7 +735,7 @@ SERVER_NAMES = st.one_of(
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=SERVER_NAMES)
 def test_a_name_javascript_treats_specially_is_refused_in_one_line(install: Installer, name: str) -> None:
-    for verb, args in (("install", ["cursor", str(EXAMPLE)]), ("uninstall", ["cursor"])):
+    for verb, args in (("install", ["cursor", str(EXAMPLE)]), ("uninstall", ["cursor", str(EXAMPLE)])):
         done = install(*args, f"--name={name}", "--dry-run", verb=verb)  # = : a name may start with -
         if name in JS_SPECIAL:
             assert done.code == 2 and done.out == "" and done.err.count("\n") == 1, done
@@ -741,18 +755,20 @@ def test_dry_run_changes_nothing(install: Installer) -> None:
     path = install.file("claude-desktop", "macos")
     assert done.code == 0
     first, rest = done.out.split("\n", 1)
-    assert first == f'robot-md-mcp: dry run, nothing changed; would add "robot-md" to {path}:'
-    assert json.loads("{" + rest + "}") == {"robot-md": MCP_SERVERS}  # the member to write, as pasted
+    assert first == f'robot-md-mcp: dry run, nothing changed; would add "robot-md-bob" to {path}:'
+    assert json.loads("{" + rest + "}") == {"robot-md-bob": MCP_SERVERS}  # the member to write, as pasted
     assert list(install.home.iterdir()) == []  # not even the folders
     secret = {"command": "npx", "args": ["other"], "env": {"API_KEY": "sk-do-not-print"}}
-    config = {"mcpServers": {"robot-md": {"command": "/old/bin/robot-md-mcp"}, "other": secret}}
+    config = {"mcpServers": {"robot-md-bob": {"command": "/old/bin/robot-md-mcp"}, "other": secret}}
     original = write_json(path, config)
     done = install("claude-desktop", str(EXAMPLE), "--dry-run", os_name="macos")
-    assert done.out.startswith(f'robot-md-mcp: dry run, nothing changed; would update "robot-md" in {path}:')
+    assert done.out.startswith(
+        f'robot-md-mcp: dry run, nothing changed; would update "robot-md-bob" in {path}:'
+    )
     assert "sk-do-not-print" not in done.out + done.err  # only our entry is shown, not others' secrets
     assert path.read_bytes() == original and siblings(path) == {path.name}
-    done = install("claude-desktop", "--dry-run", verb="uninstall", os_name="macos")
-    assert done.out == f'robot-md-mcp: dry run, nothing changed; would remove "robot-md" from {path}\n'
+    done = install("claude-desktop", str(EXAMPLE), "--dry-run", verb="uninstall", os_name="macos")
+    assert done.out == f'robot-md-mcp: dry run, nothing changed; would remove "robot-md-bob" from {path}\n'
 
 
 # --- the command: whatever is running now ------------------------------------------
@@ -830,10 +846,10 @@ def test_an_entry_any_way_of_running_wrote_is_replaced_or_removed_by_any_other(
         assert install("cursor", str(EXAMPLE)).code == 0
         fake_main(monkeypatch, runs_spec)
         monkeypatch.setattr(sys, "argv", [runs])
-        done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
+        done = install("cursor", str(EXAMPLE), verb=verb)
         assert done.code == 0, (wrote, runs, done)
         servers = json.loads(path.read_text())["mcpServers"]
-        assert servers.keys() == ({"x", "robot-md"} if verb == "install" else {"x"}), (wrote, runs)
+        assert servers.keys() == ({"x", "robot-md-bob"} if verb == "install" else {"x"}), (wrote, runs)
 
 
 def run_cli(*args: str, env: dict[str, str], python_args: tuple[str, ...] = (MODULE,), cwd: Path = ROOT):
@@ -873,7 +889,7 @@ def test_a_real_zipapp_installs_itself(tmp_path: Path) -> None:
         "add",
         "--scope",
         "user",
-        "robot-md",
+        "robot-md-bob",
         "--",
         sys.executable,
         str(pyz),
@@ -884,7 +900,7 @@ def test_a_real_zipapp_installs_itself(tmp_path: Path) -> None:
 def test_python_dash_m_from_a_checkout_installs_the_file(tmp_path: Path) -> None:
     done = run_cli("claude-code", str(EXAMPLE), "--dry-run", env={}, python_args=("-m", "robot_md_mcp"))
     assert done.returncode == 0, done.stderr
-    assert shlex.split(done.stdout) == [*ADD, "robot-md", "--", *COMMAND]
+    assert shlex.split(done.stdout) == [*ADD, "robot-md-bob", "--", *COMMAND]
 
 
 # --- claude-code -------------------------------------------------------------------
@@ -911,7 +927,7 @@ def test_claude_code_line_is_quoted(install: Installer, tmp_path: Path) -> None:
     assert done.out.count("\n") == 1
     done = install("claude-code", str(manifest), "--dry-run", os_name="windows")
     assert done.out.rstrip("\n") == subprocess.list2cmdline(
-        [*ADD, "robot-md", "--", sys.executable, MODULE, str(manifest)]
+        [*ADD, "robot-md-bob", "--", sys.executable, MODULE, str(manifest)]
     )
     # Not on PATH: the line to run elsewhere, and a note why.
     done = install("claude-code", str(manifest), PATH=str(tmp_path / "empty"))
@@ -968,7 +984,7 @@ def fake_claude(tmp_path: Path, fail: int = 0) -> tuple[dict[str, str], Path]:
 @posix_only
 def test_claude_code_install_is_idempotent_and_leaves_foreign_entries(tmp_path: Path) -> None:
     env, state = fake_claude(tmp_path)
-    line = shlex.join([*ADD, "robot-md", "--", *COMMAND])
+    line = shlex.join([*ADD, "robot-md-bob", "--", *COMMAND])
     spaced = tmp_path / "my robot" / "ROBOT.md"  # `claude mcp get` joins the arguments with spaces
     spaced.parent.mkdir()
     spaced.write_bytes(EXAMPLE.read_bytes())
@@ -978,23 +994,23 @@ def test_claude_code_install_is_idempotent_and_leaves_foreign_entries(tmp_path: 
     assert done.stdout.endswith("nothing changed\n"), done
     done = run_cli("claude-code", str(EXAMPLE), env=env)
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout == f'robot-md-mcp: added "robot-md" in Claude Code\'s user config: ran {line}\n'
-    assert json.loads(state.read_text())["user"] == {"robot-md": COMMAND}
+    assert done.stdout == f'robot-md-mcp: added "robot-md-bob" in Claude Code\'s user config: ran {line}\n'
+    assert json.loads(state.read_text())["user"] == {"robot-md-bob": COMMAND}
     done = run_cli("claude-code", str(EXAMPLE), env=env)  # the second run
     assert done.returncode == 0 and "nothing changed" in done.stdout, done
-    assert json.loads(state.read_text())["user"] == {"robot-md": COMMAND}
-    state.write_text(json.dumps({"user": {"robot-md": ["robot-md-mcp", "/old/ROBOT.md"]}}))
+    assert json.loads(state.read_text())["user"] == {"robot-md-bob": COMMAND}
+    state.write_text(json.dumps({"user": {"robot-md-bob": ["robot-md-mcp", "/old/ROBOT.md"]}}))
     done = run_cli("claude-code", str(EXAMPLE), env=env)
-    assert done.returncode == 0 and done.stdout.startswith('robot-md-mcp: updated "robot-md"'), done
-    assert json.loads(state.read_text()) == {"user": {"robot-md": COMMAND}}
-    foreign = {"user": {"robot-md": ["node", "server.js"]}}
+    assert done.returncode == 0 and done.stdout.startswith('robot-md-mcp: updated "robot-md-bob"'), done
+    assert json.loads(state.read_text()) == {"user": {"robot-md-bob": COMMAND}}
+    foreign = {"user": {"robot-md-bob": ["node", "server.js"]}}
     state.write_text(json.dumps(foreign))
     done = run_cli("claude-code", str(EXAMPLE), env=env)
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "not robot-md-mcp's" in done.stderr
     assert json.loads(state.read_text()) == foreign
     done = run_cli("claude-code", str(EXAMPLE), "--scope", "local", env=env)
     assert done.returncode == 0 and "Claude Code's local config" in done.stdout
-    assert json.loads(state.read_text()) == {**foreign, "local": {"robot-md": COMMAND}}
+    assert json.loads(state.read_text()) == {**foreign, "local": {"robot-md-bob": COMMAND}}
 
 
 @posix_only
@@ -1014,11 +1030,11 @@ def test_claude_code_replaces_its_own_entry_whose_command_has_spaces(
     still ours, and replaced."""
     monkeypatch.setattr(sys, "argv", ["/my robots/robot_md_mcp.py"])
     env, state = fake_claude(tmp_path)
-    state.write_text(json.dumps({"user": {"robot-md": old}}))
+    state.write_text(json.dumps({"user": {"robot-md-bob": old}}))
     done = install("claude-code", str(EXAMPLE), PATH=env["PATH"])
-    assert done.code == 0 and done.out.startswith('robot-md-mcp: updated "robot-md"'), done
+    assert done.code == 0 and done.out.startswith('robot-md-mcp: updated "robot-md-bob"'), done
     new = [sys.executable, "/my robots/robot_md_mcp.py", str(EXAMPLE)]
-    assert json.loads(state.read_text()) == {"user": {"robot-md": new}}
+    assert json.loads(state.read_text()) == {"user": {"robot-md-bob": new}}
     done = install("claude-code", str(EXAMPLE), PATH=env["PATH"])
     assert done.code == 0 and done.out.endswith("nothing changed\n"), done
 
@@ -1032,7 +1048,7 @@ def test_claude_code_failing_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.count("\n") == 1 and not state.exists()
     assert run_cli("claude-code", str(EXAMPLE), "--dry-run", env=env).stdout.startswith("claude mcp add")
     assert not state.exists()  # a dry run never runs claude
-    state.write_text(json.dumps({"user": {"robot-md": ["/old/bin/robot-md-mcp", "/r/ROBOT.md"]}}))
+    state.write_text(json.dumps({"user": {"robot-md-bob": ["/old/bin/robot-md-mcp", "/r/ROBOT.md"]}}))
     done = run_cli("claude-code", str(EXAMPLE), env=env)  # replacing ours: removed, then the add fails
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done
     assert done.stderr.endswith(
@@ -1050,7 +1066,7 @@ def test_a_claude_that_cannot_start_is_one_line(tmp_path: Path, verb: str) -> No
         (bin_dir / "claude").write_text(content, encoding="utf-8")
         (bin_dir / "claude").chmod(0o755)
         env = {"HOME": str(tmp_path), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-        done = run(verb, "claude-code", *([str(EXAMPLE)] if verb == "install" else []), env=env)
+        done = run(verb, "claude-code", str(EXAMPLE), env=env)
         assert (done.returncode, done.stdout) == (1, ""), done
         assert done.stderr.startswith(f"robot-md-mcp: cannot run {bin_dir / 'claude'}: ")
         assert done.stderr.count("\n") == 1, done.stderr
@@ -1059,12 +1075,16 @@ def test_a_claude_that_cannot_start_is_one_line(tmp_path: Path, verb: str) -> No
 @posix_only
 def test_claude_code_uninstall_finds_user_and_local_entries(tmp_path: Path) -> None:
     env, state = fake_claude(tmp_path)
-    ours = {"user": {"robot-md": COMMAND}, "local": {"robot-md": COMMAND}, "project": {"robot-md": COMMAND}}
+    ours = {
+        "user": {"robot-md-bob": COMMAND},
+        "local": {"robot-md-bob": COMMAND},
+        "project": {"robot-md-bob": COMMAND},
+    }
     state.write_text(json.dumps(ours))
-    uninstall = ["uninstall", "claude-code"]
+    uninstall = ["uninstall", "claude-code", str(EXAMPLE)]
     done = run(*uninstall, env=env)
     assert done.returncode == 0 and "from Claude Code's user and local config" in done.stdout, done
-    assert json.loads(state.read_text()) == {"user": {}, "local": {}, "project": {"robot-md": COMMAND}}
+    assert json.loads(state.read_text()) == {"user": {}, "local": {}, "project": {"robot-md-bob": COMMAND}}
     done = run(*uninstall, env=env)
     assert done.returncode == 0 and done.stdout.endswith("; nothing changed\n"), done
     done = run(*uninstall, "--scope", "project", env=env)
@@ -1075,11 +1095,11 @@ def test_claude_code_uninstall_finds_user_and_local_entries(tmp_path: Path) -> N
 def test_claude_code_leaves_an_http_server_under_our_name(tmp_path: Path) -> None:
     """`claude mcp get` shows a URL, no command: not ours, so neither replaced nor removed."""
     env, state = fake_claude(tmp_path)
-    theirs = {"user": {"robot-md": "http://127.0.0.1:9/mcp"}}
+    theirs = {"user": {"robot-md-bob": "http://127.0.0.1:9/mcp"}}
     state.write_text(json.dumps(theirs))
     done = run_cli("claude-code", str(EXAMPLE), env=env)
     assert done.returncode == 1 and "not robot-md-mcp's" in done.stderr, done
-    done = run("uninstall", "claude-code", "--scope", "user", env=env)
+    done = run("uninstall", "claude-code", str(EXAMPLE), "--scope", "user", env=env)
     assert done.returncode == 1 and "not robot-md-mcp's" in done.stderr, done
     assert json.loads(state.read_text()) == theirs
 
@@ -1091,32 +1111,34 @@ def test_claude_code_leaves_someone_elses_entry_even_where_ours_wins(tmp_path: P
     env, state = fake_claude(tmp_path)
     foreign, old = ["node", "server.js"], ["/old/bin/robot-md-mcp", "/r/ROBOT.md"]
     state.write_text(
-        json.dumps({"project_dir": str(ROOT), "user": {"robot-md": foreign}, "local": {"robot-md": old}})
+        json.dumps(
+            {"project_dir": str(ROOT), "user": {"robot-md-bob": foreign}, "local": {"robot-md-bob": old}}
+        )
     )
     done = run_cli("claude-code", str(EXAMPLE), env=env)
     assert (done.returncode, done.stdout) == (1, ""), done
     assert done.stderr == (
-        'robot-md-mcp: nothing installed: Claude Code\'s user config has a "robot-md" that is not '
+        'robot-md-mcp: nothing installed: Claude Code\'s user config has a "robot-md-bob" that is not '
         "robot-md-mcp's; left as it is (--name picks another)\n"
     )
-    done = run("uninstall", "claude-code", env=env)
+    done = run("uninstall", "claude-code", str(EXAMPLE), env=env)
     assert (
         done.returncode == 0
-        and done.stdout == 'robot-md-mcp: removed "robot-md" from Claude Code\'s local config\n'
+        and done.stdout == 'robot-md-mcp: removed "robot-md-bob" from Claude Code\'s local config\n'
     )
     assert done.stderr == (
-        "robot-md-mcp: note: Claude Code's user config has a \"robot-md\" that is not robot-md-mcp's; "
+        "robot-md-mcp: note: Claude Code's user config has a \"robot-md-bob\" that is not robot-md-mcp's; "
         "left as it is\n"
     )
     assert json.loads(state.read_text()) == {
         "project_dir": str(ROOT),
-        "user": {"robot-md": foreign},
+        "user": {"robot-md-bob": foreign},
         "local": {},
     }
-    done = run("uninstall", "claude-code", env=env)
+    done = run("uninstall", "claude-code", str(EXAMPLE), env=env)
     assert (done.returncode, done.stdout) == (1, "") and done.stderr.count("\n") == 1, done
     assert done.stderr.startswith("robot-md-mcp: nothing removed: Claude Code's user config has a")
-    assert json.loads(state.read_text())["user"] == {"robot-md": foreign}
+    assert json.loads(state.read_text())["user"] == {"robot-md-bob": foreign}
 
 
 @pytest.mark.heavy
@@ -1150,20 +1172,20 @@ def test_the_real_claude_code_finds_the_install_from_any_folder(tmp_path: Path) 
             timeout=300,
         )
 
-    assert claude_in(old, "mcp", "add", "robot-md", "--", *COMMAND).returncode == 0  # as install once did
+    assert claude_in(old, "mcp", "add", "robot-md-bob", "--", *COMMAND).returncode == 0  # as install once did
     done = run_cli("claude-code", str(EXAMPLE), env=env, cwd=here)
-    assert done.returncode == 0 and 'added "robot-md" in Claude Code\'s user config' in done.stdout, done
+    assert done.returncode == 0 and 'added "robot-md-bob" in Claude Code\'s user config' in done.stdout, done
     listed = claude_in(elsewhere, "mcp", "list")
-    line = next(line for line in listed.stdout.splitlines() if line.startswith("robot-md:"))
+    line = next(line for line in listed.stdout.splitlines() if line.startswith("robot-md-bob:"))
     assert "Connected" in line and "Failed" not in line, listed.stdout
-    got = claude_in(elsewhere, "mcp", "get", "robot-md")
+    got = claude_in(elsewhere, "mcp", "get", "robot-md-bob")
     assert got.returncode == 0 and "Scope: User config" in got.stdout, got.stdout
     done = run_cli("claude-code", str(EXAMPLE), env=env, cwd=elsewhere)
     assert done.returncode == 0 and done.stdout.endswith("with this command; nothing changed\n"), done
-    gone = run("uninstall", "claude-code", cwd=old, env=env, timeout=300)
+    gone = run("uninstall", "claude-code", str(EXAMPLE), cwd=old, env=env, timeout=300)
     assert gone.returncode == 0 and "from Claude Code's user and local config" in gone.stdout, gone
     for folder in (old, elsewhere):
-        assert claude_in(folder, "mcp", "get", "robot-md").returncode != 0
+        assert claude_in(folder, "mcp", "get", "robot-md-bob").returncode != 0
 
 
 # --- the real CLI, and the installed entry really starts a server -------------------
@@ -1178,8 +1200,8 @@ async def test_installed_entry_starts_a_working_server(tmp_path: Path, client: s
     done = run_cli(client, str(EXAMPLE), env=env)
     assert done.returncode == 0, done.stderr
     path = xdg / ("Claude/claude_desktop_config.json" if client == "claude-desktop" else "Code/User/mcp.json")
-    assert done.stdout.startswith(f'robot-md-mcp: added "robot-md" to {path} (new file); ')
-    entry = json.loads(path.read_text(encoding="utf-8"))[KEY[client]]["robot-md"]
+    assert done.stdout.startswith(f'robot-md-mcp: added "robot-md-bob" to {path} (new file); ')
+    entry = json.loads(path.read_text(encoding="utf-8"))[KEY[client]]["robot-md-bob"]
     assert entry == ENTRY[client]
     assert list(home.iterdir()) == []  # XDG_CONFIG_HOME won over ~/.config
     again = run_cli(client, str(EXAMPLE), env=env)
@@ -1194,7 +1216,7 @@ def test_cli_refusal_is_one_line(tmp_path: Path) -> None:
     path.parent.mkdir()
     path.write_text("{oops", encoding="utf-8")
     done = run_cli("cursor", str(EXAMPLE), env={"HOME": str(tmp_path)})
-    assert done.returncode == 1 and json.loads("{" + done.stdout + "}") == {"robot-md": ENTRY["cursor"]}
+    assert done.returncode == 1 and json.loads("{" + done.stdout + "}") == {"robot-md-bob": ENTRY["cursor"]}
     assert done.stderr == (
         f"robot-md-mcp: nothing installed: {path} is not strict JSON (Expecting property name enclosed in "
         'double quotes at line 1 column 2); if it has comments or trailing commas, edit its "mcpServers" '
@@ -1214,7 +1236,7 @@ def test_paths_that_are_not_utf8_are_one_line_never_a_traceback(tmp_path: Path) 
         pytest.skip("this file system takes only UTF-8 names")
     home = tmp_path / "home"
     for verb in ("install", "uninstall"):
-        args = [verb, "vscode", *([str(EXAMPLE)] if verb == "install" else []), "--workspace", odd]
+        args = [verb, "vscode", str(EXAMPLE), "--workspace", odd]
         done = subprocess.run(server_argv(*args), env={**os.environ, "HOME": str(home)}, capture_output=True)
         assert done.returncode == 0 and done.stderr == b"", done.stderr
         assert done.stdout.count(b"\n") == 1 and b"caf" in done.stdout
@@ -1239,10 +1261,15 @@ def test_a_stdout_that_takes_nothing_is_one_line(tmp_path: Path, verb: str) -> N
     config written), on every CPython: some keep what was printed buffered to the exit."""
     need(os.path.exists("/dev/full"), "/dev/full")
     home = tmp_path / "home"
-    words = {"install": ["cursor", str(EXAMPLE)], "uninstall": ["cursor"], "--help": [], "--version": []}
+    words = {
+        "install": ["cursor", str(EXAMPLE)],
+        "uninstall": ["cursor", str(EXAMPLE)],
+        "--help": [],
+        "--version": [],
+    }
     args = words.get(verb, [str(EXAMPLE)])
     if verb == "uninstall":
-        write_json(home / ".cursor" / "mcp.json", {"mcpServers": {"robot-md": MCP_SERVERS}})
+        write_json(home / ".cursor" / "mcp.json", {"mcpServers": {"robot-md-bob": MCP_SERVERS}})
     with open("/dev/full", "wb") as full:
         done = subprocess.run(
             server_argv(verb, *args),
@@ -1253,7 +1280,7 @@ def test_a_stdout_that_takes_nothing_is_one_line(tmp_path: Path, verb: str) -> N
     assert done.returncode == 1 and done.stderr == b"robot-md-mcp: stopped: no space left on device\n"
     if verb in ("install", "uninstall"):
         servers = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]
-        assert ("robot-md" in servers) == (verb == "install")
+        assert ("robot-md-bob" in servers) == (verb == "install")
 
 
 WORDS = st.sampled_from(
@@ -1279,7 +1306,7 @@ def test_any_command_line_is_an_answer_or_one_line(install: Installer, verb: str
 def test_help_mentions_install() -> None:
     for args in (["--help"], ["install", "--help"]):
         done = run(*args)
-        assert done.returncode == 0 and "install CLIENT [PATH]" in done.stdout
+        assert done.returncode == 0 and "install CLIENT [PATH... | --fleet DIR | URL" in done.stdout
     done = run("validate", "--help")
     assert done.returncode == 0 and "usage:" in done.stdout
 
@@ -1312,24 +1339,24 @@ def test_uninstall_removes_our_entry_and_nothing_else(install: Installer) -> Non
     other = {"command": "npx", "args": ["other-server"]}
     original = write_json(path, {"mcpServers": {"other": other}, "theme": "dark"})
     assert install("claude-desktop", str(EXAMPLE)).code == 0
-    done = install("claude-desktop", "--dry-run", verb="uninstall")
+    done = install("claude-desktop", str(EXAMPLE), "--dry-run", verb="uninstall")
     assert done.code == 0 and done.out.startswith(
-        'robot-md-mcp: dry run, nothing changed; would remove "robot-md"'
+        'robot-md-mcp: dry run, nothing changed; would remove "robot-md-bob"'
     )
-    done = install("claude-desktop", verb="uninstall")
+    done = install("claude-desktop", str(EXAMPLE), verb="uninstall")
     assert done.code == 0, done.err
-    assert done.out.startswith(f'robot-md-mcp: removed "robot-md" from {path} (backup: {path}.bak)')
+    assert done.out.startswith(f'robot-md-mcp: removed "robot-md-bob" from {path} (backup: {path}.bak)')
     assert json.loads(path.read_text()) == json.loads(original)
-    done = install("claude-desktop", verb="uninstall")
-    assert done.code == 0 and done.out == f'robot-md-mcp: "robot-md" is not in {path}; nothing changed\n'
+    done = install("claude-desktop", str(EXAMPLE), verb="uninstall")
+    assert done.code == 0 and done.out == f'robot-md-mcp: "robot-md-bob" is not in {path}; nothing changed\n'
 
 
 def test_uninstall_leaves_an_entry_that_is_not_ours(install: Installer) -> None:
     path = install.file("cursor")
-    content = write_json(path, {"mcpServers": {"robot-md": {"command": "npx", "args": ["someone-else"]}}})
-    done = install("cursor", verb="uninstall")
+    content = write_json(path, {"mcpServers": {"robot-md-bob": {"command": "npx", "args": ["someone-else"]}}})
+    done = install("cursor", str(EXAMPLE), verb="uninstall")
     assert done.code == 1 and done.err.count("\n") == 1
-    assert 'has a "robot-md" that is not robot-md-mcp\'s; left as it is' in done.err
+    assert 'has a "robot-md-bob" that is not robot-md-mcp\'s; left as it is' in done.err
     assert path.read_bytes() == content
 
 
@@ -1337,11 +1364,11 @@ def test_uninstall_is_as_careful_as_install(install: Installer, tmp_path: Path) 
     """The same refusals: JSONC, repeated keys, a workspace whose .vscode links elsewhere."""
     path = install.file("vscode")
     path.parent.mkdir(parents=True)
-    path.write_text('{"servers": {"robot-md": {"command": "robot-md-mcp"}}, // mine\n}', encoding="utf-8")
-    done = install("vscode", verb="uninstall")
+    path.write_text('{"servers": {"robot-md-bob": {"command": "robot-md-mcp"}}, // mine\n}', encoding="utf-8")
+    done = install("vscode", str(EXAMPLE), verb="uninstall")
     assert done.code == 1 and done.out == "" and 'edit its "servers" object by hand' in done.err
     path.write_text('{"servers": {}, "servers": {}}', encoding="utf-8")
-    assert "has the key 'servers' twice" in install("vscode", verb="uninstall").err
+    assert "has the key 'servers' twice" in install("vscode", str(EXAMPLE), verb="uninstall").err
 
 
 def test_claude_code_uninstall_prints_or_runs_claude_mcp_remove(install: Installer) -> None:
@@ -1454,14 +1481,14 @@ def test_a_client_saving_its_config_during_install_keeps_its_change(
 ) -> None:
     """Another process rewrites the config after install read it: its write and ours both survive."""
     path = install.file("cursor")
-    write_json(path, {"mcpServers": {"robot-md": MCP_SERVERS} if verb == "uninstall" else {}})
+    write_json(path, {"mcpServers": {"robot-md-bob": MCP_SERVERS} if verb == "uninstall" else {}})
     with monkeypatch.context() as patched:
         done = saving_at(patched, {2}, lambda step: client_saves(path, "theme", how))
-        result = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
+        result = install("cursor", str(EXAMPLE), verb=verb)
     assert result.code == 0 and done == [2], result.err
     config = json.loads(path.read_text())
     assert config["theme"] == "saved by the client"
-    assert ("robot-md" in config["mcpServers"]) == (verb == "install")
+    assert ("robot-md-bob" in config["mcpServers"]) == (verb == "install")
 
 
 def test_a_client_that_keeps_saving_gets_one_line_and_keeps_its_file(install: Installer, monkeypatch) -> None:
@@ -1475,7 +1502,7 @@ def test_a_client_that_keeps_saving_gets_one_line_and_keeps_its_file(install: In
         done = install("cursor", str(EXAMPLE))
     assert done.code == 1 and done.err.count("\n") == 1
     assert f"{path} changed {rmm.CONFIG_EDIT_ATTEMPTS} times while being edited" in done.err
-    assert "robot-md" not in json.loads(path.read_text())["mcpServers"]
+    assert "robot-md-bob" not in json.loads(path.read_text())["mcpServers"]
     assert backup.read_bytes() == b"an older version" and siblings(path) == {"mcp.json", "mcp.json.bak"}
 
 
@@ -1507,7 +1534,7 @@ def test_a_concurrent_writer_at_any_step_loses_nothing(
     assert result.code == 0, result.err
     config = json.loads(path.read_text())
     assert {k for k in config if k.startswith("client-")} == {f"client-{s}" for s in done}
-    assert config["mcpServers"] == {"other": {"command": "x"}, "robot-md": MCP_SERVERS}
+    assert config["mcpServers"] == {"other": {"command": "x"}, "robot-md-bob": MCP_SERVERS}
 
 
 # --- keeping the user's file as it was -----------------------------------------
@@ -1539,7 +1566,7 @@ def test_a_key_repeated_after_many_is_refused_at_once(install: Installer, verb: 
     content = ('{"mcpServers": {}, "many": {' + keys + '"k0": 1}}').encode()
     path.write_bytes(content)
     started = time.monotonic()
-    done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
+    done = install("cursor", str(EXAMPLE), verb=verb)
     assert done.code == 1 and "has the key 'k0' twice in one object" in done.err
     assert time.monotonic() - started < 10 and path.read_bytes() == content
 
@@ -1555,7 +1582,7 @@ def test_a_config_nested_990_deep_is_one_line(tmp_path: Path, verb: str, shape: 
     deep = '{"a":' * 990 + "1" + "}" * 990 if shape == "object" else "[" * 990 + "]" * 990
     text = '{"mcpServers": {}, "deep": ' + deep + "}"
     path.write_text(text, encoding="utf-8")
-    args = [verb, "cursor", *([str(EXAMPLE)] if verb == "install" else [])]
+    args = [verb, "cursor", str(EXAMPLE)]
     done = run_install_cli(home, *args)
     err = done.communicate(timeout=60)[1]
     assert done.returncode == 1 and err.count("\n") == 1, err
@@ -1604,11 +1631,11 @@ def test_only_an_entry_that_runs_this_program_is_replaced_or_removed(
     """Someone else's server under our name is left as it is by install too (as Claude Code's is)."""
     path = install.file("cursor")
     entry = OURS.get(case) or FOREIGN[case]
-    content = write_json(path, {"mcpServers": {"robot-md": entry, "x": {"command": "y"}}})
-    done = install("cursor", *([str(EXAMPLE)] if verb == "install" else []), verb=verb)
+    content = write_json(path, {"mcpServers": {"robot-md-bob": entry, "x": {"command": "y"}}})
+    done = install("cursor", str(EXAMPLE), verb=verb)
     if case in OURS:
         assert done.code == 0, done.err
-        ours = {"robot-md": {**entry, **MCP_SERVERS}} if verb == "install" else {}  # its other keys stay
+        ours = {"robot-md-bob": {**entry, **MCP_SERVERS}} if verb == "install" else {}  # its other keys stay
         assert json.loads(path.read_text())["mcpServers"] == {**ours, "x": {"command": "y"}}
     else:
         assert done.code == 1 and done.err.count("\n") == 1
@@ -1692,7 +1719,9 @@ FOREIGN_ENTRY = st.sampled_from(list(FOREIGN.values())) | st.dictionaries(
     other=st.dictionaries(
         st.text(st.characters(codec="utf-8")).filter(lambda k: k != "mcpServers"), JSON_VALUE, max_size=5
     ),
-    servers=st.dictionaries(st.text(min_size=1).filter(lambda k: k != "robot-md"), FOREIGN_ENTRY, max_size=4),
+    servers=st.dictionaries(
+        st.text(min_size=1).filter(lambda k: k != "robot-md-bob"), FOREIGN_ENTRY, max_size=4
+    ),
     indent=st.sampled_from([2, 4, "\t"]),
 )
 def test_any_config_survives_install_and_uninstall_but_our_entry(
@@ -1706,9 +1735,9 @@ def test_any_config_survives_install_and_uninstall_but_our_entry(
     path.write_bytes(original)
     assert install("cursor", str(EXAMPLE)).code == 0
     installed = json.loads(path.read_bytes().decode("utf-8-sig"), object_pairs_hook=list)
-    expected = {**other, "mcpServers": {**servers, "robot-md": MCP_SERVERS}}
+    expected = {**other, "mcpServers": {**servers, "robot-md-bob": MCP_SERVERS}}
     assert installed == json.loads(json.dumps(expected), object_pairs_hook=list)
-    assert install("cursor", verb="uninstall").code == 0
+    assert install("cursor", str(EXAMPLE), verb="uninstall").code == 0
     # Byte for byte, but for control and format characters, which come back as escapes.
     assert path.read_bytes() == "".join(map(_escaped_if_invisible, text)).encode()
 

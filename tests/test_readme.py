@@ -520,7 +520,7 @@ def exit_code_table() -> dict[int, str]:
 
 def test_exit_code_table_names_every_exit_code() -> None:
     """Every ExitCode is a row, and so is each code `validate` has of its own (robot-md's)."""
-    validate_codes = {rmm.VALID, rmm.FILE_ERROR, rmm.SCHEMA_VIOLATION, rmm.MISSING_BODY_SECTION}
+    validate_codes = {rmm.VALID, rmm.FILE_ERROR, rmm.SCHEMA_VIOLATION, rmm.MISSING_BODY_SECTION, rmm.HINTED}
     assert set(exit_code_table()) == {int(c) for c in rmm.ExitCode} | validate_codes
 
 

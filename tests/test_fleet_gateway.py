@@ -1,0 +1,226 @@
+"""docs/fleet.md's FastMCP 4 recipe, run as written: three robots, each our server over HTTP with a token of
+its own, behind the page's script (FastMCP's mounted proxies) under the real FastMCP 4.x, installed from
+PyPI into a venv of its own, `.cache/fastmcp-<version>/` (it is no dependency of ours). Through the SDK's
+Client: every tool of every robot answers as the robot does directly, every robot's context reads as it
+does directly, one prompt per robot. And what FastMCP does with the robot card: the tool's link to it is
+not rewritten, so a host following it does not find the card through the gateway."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import ROOT, need
+from serving import EXAMPLE, Served
+
+pytestmark = pytest.mark.heavy
+
+FASTMCP = "fastmcp==4.2.3"
+VENV = ROOT / ".cache" / f"fastmcp-{FASTMCP.split('==')[1]}"
+ROBOTS = ("bob", "arm", "rover")
+
+
+def fastmcp_python() -> Path | None:
+    """The venv's Python with FastMCP, made (from PyPI) on first use; None if it cannot be."""
+    python = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    marker = VENV / "pins.txt"
+    if marker.exists() and marker.read_text(encoding="utf-8") == FASTMCP:
+        return python
+    made = subprocess.run(
+        [sys.executable, "-m", "venv", "--clear", str(VENV)], capture_output=True, timeout=300
+    )
+    if made.returncode != 0:
+        return None
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", FASTMCP]
+    if subprocess.run(pip, capture_output=True, timeout=900).returncode != 0:
+        return None
+    marker.write_text(FASTMCP, encoding="utf-8")
+    return python
+
+
+def recipe(name: str) -> str:
+    """The code block right after <!-- fleet:NAME --> in docs/fleet.md."""
+    page = (ROOT / "docs" / "fleet.md").read_text(encoding="utf-8")
+    found = re.search(rf"<!-- fleet:{name} -->\n```\w+\n(.*?)\n```", page, re.DOTALL)
+    assert found, f"no fleet:{name} block in docs/fleet.md"
+    return found[1]
+
+
+def as_robot(name: str) -> str:
+    """bob's manifest as robot `name`."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    return (
+        text.replace("robot_name: bob", f"robot_name: {name}", 1)
+        .replace("# bob", f"# {name}")
+        .replace("What bob Can Do", f"What {name} Can Do")
+    )
+
+
+def arguments(schema: dict[str, Any], robot: str) -> dict[str, Any]:
+    """Values for a tool's required arguments, from its input schema: an enum's first value (a fleet's
+    `robot` argument: this robot), else an action in words."""
+    chosen: dict[str, Any] = {}
+    for key in schema.get("required", []):
+        spec = schema["properties"][key]
+        if key == "robot":
+            chosen[key] = robot
+        elif "enum" in spec:
+            chosen[key] = spec["enum"][0]
+        else:
+            chosen[key] = "pick up the glass vial"
+    return chosen
+
+
+def answer(result: Any) -> tuple[bool, Any, list[str]]:
+    return bool(result.is_error), result.structured_content, [getattr(c, "text", "") for c in result.content]
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory):
+    python = fastmcp_python()
+    need(python is not None, f"{FASTMCP} could not be installed into {VENV}")
+    folder = tmp_path_factory.mktemp("fleet")
+    servers, robots = {}, {}
+    try:
+        for name in ROBOTS:
+            manifest = folder / f"{name}.ROBOT.md"
+            manifest.write_text(as_robot(name), encoding="utf-8")
+            token_file = folder / f"{name}.token"
+            token_file.write_text("tok-" + secrets.token_urlsafe(24), encoding="utf-8")
+            token_file.chmod(0o600)
+            servers[name] = Served("--http", "127.0.0.1:0", "--token-file", str(token_file), path=manifest)
+            robots[name] = {"url": servers[name].url, "token_file": str(token_file)}
+        (folder / "robots.json").write_text(json.dumps(robots), encoding="utf-8")
+        (folder / "fleet_gateway.py").write_text(recipe("fastmcp"), encoding="utf-8")
+        yield python, folder, servers, robots
+    finally:
+        for server in servers.values():
+            assert server.stop() == 0
+            assert "Traceback" not in server.stderr, server.stderr
+
+
+def gateway_client(python: Path, folder: Path) -> Any:
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    args = [str(folder / "fleet_gateway.py"), str(folder / "robots.json")]
+    return Client(stdio_client(StdioServerParameters(command=str(python), args=args)), mode="legacy")
+
+
+def direct_client(robot: dict[str, str]) -> Any:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    token = Path(robot["token_file"]).read_text(encoding="utf-8")
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    return Client(streamable_http_client(robot["url"], http_client=http), mode="legacy"), http
+
+
+def test_the_recipe_serves_every_tool_context_and_a_prompt_of_every_robot(fleet) -> None:
+    python, folder, _, robots = fleet
+
+    async def check() -> None:
+        async with gateway_client(python, folder) as gateway:
+            tools = {t.name: t for t in (await gateway.list_tools()).tools}
+            resources = [str(r.uri) for r in (await gateway.list_resources()).resources]
+            prompts = {p.name for p in (await gateway.list_prompts()).prompts}
+            for name, robot in robots.items():
+                client, http = direct_client(robot)
+                async with http, client as direct:
+                    theirs = {t.name: t for t in (await direct.list_tools()).tools}
+                    assert {f"{name}_{tool}" for tool in theirs} <= set(tools)
+                    for tool, spec in theirs.items():
+                        through = tools[f"{name}_{tool}"]
+                        assert (through.title, through.description) == (spec.title, spec.description)
+                        args = arguments(spec.input_schema, name)
+                        got = answer(await gateway.call_tool(f"{name}_{tool}", args))
+                        assert got == answer(await direct.call_tool(tool, args)), (name, tool)
+                    context = next(
+                        r for r in resources if r.startswith(f"robot-md://{name}/") and r.endswith("/context")
+                    )
+                    own = next(
+                        str(r.uri)
+                        for r in (await direct.list_resources()).resources
+                        if str(r.uri).endswith("/context")
+                    )
+                    assert (await gateway.read_resource(context)).contents[0].text == (
+                        (await direct.read_resource(own)).contents[0].text
+                    )
+                    assert f"{name}_brief-me" in prompts
+                    via = await gateway.get_prompt(f"{name}_brief-me", {})
+                    assert via.messages == (await direct.get_prompt("brief-me", {})).messages
+            assert len(tools) == sum(1 for t in tools if t.split("_", 1)[0] in robots)
+
+    anyio.run(check)
+
+
+def test_what_fastmcp_does_with_the_robot_card(fleet) -> None:
+    """The brief tool's `_meta.ui.resourceUri` comes through unchanged; reading that URI through the gateway
+    fails (FastMCP knows resources only under URIs it rewrote). Listed by the robot, the card is in the
+    gateway's list under a rewritten URI, and reads there."""
+    python, folder, _, robots = fleet
+
+    async def check() -> None:
+        async with gateway_client(python, folder) as gateway:
+            tools = {t.name: t for t in (await gateway.list_tools()).tools}
+            listed = [
+                str(r.uri)
+                for r in (await gateway.list_resources()).resources
+                if str(r.uri).startswith("ui://")
+            ]
+            for name in robots:
+                link = (tools[f"{name}_brief"].meta or {})["ui"]["resourceUri"]
+                assert link.startswith("ui://") and f"/{name}/" not in link.removeprefix("ui://")
+                with pytest.raises(Exception, match=r"not found|Unknown resource"):
+                    await gateway.read_resource(link)
+            for uri in listed:  # once the robots list it (in resources/list): rewritten, and readable there
+                assert uri.split("/")[2] in robots
+                assert "<html" in (await gateway.read_resource(uri)).contents[0].text.lower()
+
+    anyio.run(check)
+
+
+# A robot that lists its card, as FastMCP sees one: a backend of FastMCP's own in the gateway's venv.
+LISTED_CARD = """
+import asyncio, json
+from fastmcp import Client, FastMCP
+from fastmcp.server import create_proxy
+CARD = "ui://robot-md-mcp/robot-card.html"
+backend = FastMCP("bob")
+backend.resource(CARD, mime_type="text/html;profile=mcp-app")(lambda: "<html>card</html>")
+backend.tool(name="brief", meta={"ui": {"resourceUri": CARD}})(lambda: "briefing")
+gateway = FastMCP("robot fleet")
+gateway.mount(create_proxy(backend), namespace="bob")
+async def main():
+    async with Client(gateway) as client:
+        seen = {"listed": [str(r.uri) for r in await client.list_resources()]}
+        seen["link"] = (await client.list_tools())[0].meta["ui"]["resourceUri"]
+        for uri in {seen["link"], *seen["listed"]}:
+            try:
+                seen[uri] = (await client.read_resource(uri))[0].text
+            except Exception as e:
+                seen[uri] = "error: " + str(e)
+    print(json.dumps(seen))
+asyncio.run(main())
+"""
+
+
+def test_a_listed_card_is_renamed_but_the_tools_link_to_it_is_not(fleet) -> None:
+    """docs/fleet.md's account of the card behind FastMCP, whichever way our server lists it."""
+    python = fleet[0]
+    done = subprocess.run([str(python), "-c", LISTED_CARD], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["listed"] == ["ui://bob/robot-md-mcp/robot-card.html"]
+    assert seen["link"] == "ui://robot-md-mcp/robot-card.html"
+    assert seen[seen["link"]].startswith("error: ") and "not found" in seen[seen["link"]]
+    assert seen["ui://bob/robot-md-mcp/robot-card.html"] == "<html>card</html>"
