@@ -3048,14 +3048,15 @@ class Fleet:
         kept = before.name if before is not None and before.file is file else self.shown(path)
         try:
             snap = file.require_robot_name(file.version_of(read_source(path), prepare=not first))
-            name = cast(str, snap.manifest.robot_name)
-            if not FLEET_NAME.fullmatch(name):
-                words = "1 to 64 letters, digits, '.', '_', '~' or '-', a letter or digit first"
-                raise ManifestError(
-                    f"metadata.robot_name {quoted(name)} cannot name a robot of a fleet: {words}"
-                )
         except ManifestError as e:
             return FleetRobot(file, self.shown(path), kept, error=e.about(path), seen=seen)
+        name = cast(str, snap.manifest.robot_name)
+        if not FLEET_NAME.fullmatch(name):  # refused: what would the enum, URIs and REST paths carry?
+            words = "1 to 64 letters, digits, '.', '_', '~' or '-', a letter or digit first"
+            why = ManifestError(
+                f"metadata.robot_name {quoted(name)} cannot name a robot of a fleet: {words}", path
+            )
+            return FleetRobot(file, self.shown(path), self.shown(path), error=why, refused=True, seen=seen)
         return FleetRobot(file, self.shown(path), name, snap, seen=seen)
 
     def _placed(self, found: list[FleetRobot], first: bool) -> dict[str, FleetRobot]:
@@ -5989,7 +5990,7 @@ _INSTALLING = (
 # Each option's help is one line; the README says the rest.
 VERBS: dict[str, Verb] = {
     "serve": Verb(
-        "[serve] [PATH... | --fleet DIR] [--trusted-keys DIR] [--http [HOST:]PORT [--allow-host NAME]... "
+        "[serve] [PATH]... [--fleet DIR] [--trusted-keys DIR] [--http [HOST:]PORT [--allow-host NAME]... "
         "[--token-file FILE]]",
         "serve PATH to an MCP client over stdio (the default command), or over Streamable HTTP at /mcp; "
         "several PATHs, or --fleet DIR, serve a fleet",
@@ -6130,15 +6131,20 @@ def parse_command_line(args: list[str]) -> Command:
         if not all(robot) or len(robot) > 1 or words:
             raise UsageError(f"{_ROBOT.flag} takes the manifest's path, once, in place of PATH")
         words = robot
-    if len(words) > len(spec.words) and not spec.many:
-        takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
-        raise UsageError(f"unexpected argument {words[len(spec.words)]!r} ({verb} takes {takes})")
     options: dict[str, Any] = {
         o.key: _checked(o, values[o.key]) for o in spec.options if values.get(o.key) is not None
     }
-    named = {word.lower(): value for word, value in zip(spec.words, words, strict=False)}  # PATH → path
-    paths = tuple(words[len(spec.words) - 1 :]) if spec.many else ()
-    return Command(verb, said, **named, **options, paths=paths)
+    return Command(verb, said, **_named_words(verb, words), **options)
+
+
+def _named_words(verb: str, words: list[str]) -> dict[str, Any]:
+    """A verb's words by name (PATH → path; serve's every PATH as paths too), or UsageError."""
+    spec = VERBS[verb]
+    if len(words) > len(spec.words) and not spec.many:
+        takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
+        raise UsageError(f"unexpected argument {words[len(spec.words)]!r} ({verb} takes {takes})")
+    named: dict[str, Any] = {word.lower(): value for word, value in zip(spec.words, words, strict=False)}
+    return {**named, "paths": tuple(words[len(spec.words) - 1 :])} if spec.many else named
 
 
 def _extra_words(extras: list[str], verb: str) -> list[str]:
@@ -6443,16 +6449,10 @@ def run_serve(command: Command, machine: Machine) -> int:
         keys = None if folder is None else load_trusted_keys(folder)
     except ManifestError as e:
         raise Exit(ExitCode.CANNOT_USE, _visible_line(e.one_line()), e) from None
-    served: ManifestFile | Fleet
-    if command.fleet is not None or len(command.paths) > 1:
-        fleet = load_fleet(command, keys)
-        served, robot = fleet, f"{len(fleet.robots)} robots of {fleet.label}"
-    else:
-        served, snap = load_manifest(command, machine, keys=keys)
-        robot = f"robot {quoted(snap.manifest.robot_name)}"
+    served, robot, banner = _served(command, machine, keys)
     if http is None:
         if sys.stdin is not None and sys.stdin.isatty():
-            print(_banner(served, robot), file=sys.stderr)
+            print(banner, file=sys.stderr)
         return serve_stdio(served, poll_seconds=limits.poll_seconds)
     try:
         listener = open_listener(http, list(command.allow_host), command.token_file, machine.environ)
@@ -6466,11 +6466,20 @@ def load_fleet(command: Command, keys: TrustedKeys | None) -> Fleet:
     if it cannot be served (a folder with no manifest, two manifests naming the same robot, …)."""
     if command.fleet is not None and command.paths:
         raise UsageError("--fleet DIR serves the manifests in DIR: give it or PATHs, not both")
+    for word in command.paths:
+        if not _names_a_path(word):
+            raise UsageError(
+                f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder"
+            )
     try:
         if command.fleet is not None:
             fleet = Fleet([], Path(os.path.abspath(Path(command.fleet).expanduser())), keys)
         else:
             paths = [resolve_manifest_path(word, {}) for word in command.paths]
+            for (
+                path
+            ) in paths:  # a PATH given must be there at start (later, a file gone is its robot's error)
+                read_bytes(path)
             fleet = Fleet(list(dict.fromkeys(paths)), None, keys)
         fleet.start()
     except ManifestError as e:
@@ -6478,14 +6487,28 @@ def load_fleet(command: Command, keys: TrustedKeys | None) -> Fleet:
     return fleet
 
 
-def _banner(served: ManifestFile | Fleet, robot: str) -> str:
+def _served(
+    command: Command, machine: Machine, keys: TrustedKeys | None
+) -> tuple[ManifestFile | Fleet, str, str]:
+    """What a serve command serves, loaded: a robot or a fleet, how lines name it, its stdio banner."""
+    if command.fleet is None and len(command.paths) <= 1:
+        manifest_file, snap = load_manifest(command, machine, keys=keys)
+        name = cast(str, snap.manifest.robot_name)
+        return manifest_file, f"robot {quoted(name)}", _banner(manifest_file.path, name)
+    fleet = load_fleet(command, keys)
+    what = f"{len(fleet.robots)} robots of {fleet.label}"
+    words = ["--fleet", str(fleet.folder)] if fleet.folder else [str(p) for p in fleet.paths]
+    return fleet, what, _banner(fleet.root, "", what, words)
+
+
+def _banner(path: Path, robot: str, what: str = "", words: list[str] | None = None) -> str:
+    """The line a person starting the server in a terminal sees: what it serves (`what`, else the
+    robot), and the Claude Desktop entry for it (`words`: its arguments, else the path)."""
     command, *args = launch_command()
-    where = served.root if isinstance(served, Fleet) else served.path
-    more = ["--fleet", str(served.folder)] if isinstance(served, Fleet) and served.folder else []
-    paths = [str(p) for p in served.paths] if isinstance(served, Fleet) else [str(served.path)]
-    entry = json.dumps({"command": command, "args": [*args, *(more or paths)]})
+    entry = json.dumps({"command": command, "args": [*args, *(words or [str(path)])]})
+    what = what or f"robot {quoted(robot)}"
     return (
-        f"{NAME} {__version__}: serving {robot} from {where} over stdio; waiting for an MCP "
+        f"{NAME} {__version__}: serving {what} from {path} over stdio; waiting for an MCP "
         f'client (Ctrl-C quits). For Claude Desktop add "robot-md": {entry} under "mcpServers" '
         "in claude_desktop_config.json."
     )
