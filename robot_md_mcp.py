@@ -2945,6 +2945,8 @@ def _names_robot(slip: Misspelt) -> bool:
 FLEET_URI = "robot-md://fleet"
 # The names a fleet serves robots under: URIs, REST paths and the tools' enum carry them as they are.
 FLEET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._~-]{0,63}")
+# A fleet folder is listed again at least every this many looks (else only when its own stat changes).
+FLEET_RELIST_LOOKS = 20
 # The problems one look at a fleet logs at most (a folder of broken files is no flood of lines).
 MAX_FLEET_PROBLEMS = 5
 
@@ -2995,20 +2997,40 @@ class Fleet:
         self.trusted_keys, self.read_deadline = trusted_keys, read_deadline
         self.robots: dict[str, FleetRobot] = {}
         self._found: dict[Path, FleetRobot] = {}  # each file as last read, before names were placed
+        self._listed: tuple[tuple[int, ...] | None, list[Path]] = (
+            None,
+            [],
+        )  # the folder's stat, its manifests
+        self._looks = 0
 
     def start(self) -> None:
         """The first look, before serving: every file read and parsed (checked later, off the event
         loop); a ManifestError if two manifests name the same robot."""
-        self._look(self.paths if self.folder is None else fleet_paths(self.folder), first=True)
+        self._look(self._paths(), first=True)
 
     def look(self) -> FleetChanges:
         """Every file looked at again (on a worker thread): what changed since the last look. A folder
         that cannot be listed now keeps the robots as they were."""
         try:
-            paths = self.paths if self.folder is None else fleet_paths(self.folder)
+            paths = self._paths()
         except ManifestError as e:
             return FleetChanges(problems=[f"{NAME}: {e.for_people()}; the fleet is served as it was"])
+        found = self._found
+        if len(paths) == len(found) and all(p in found and found[p].seen == stat_of(p) for p in paths):
+            return FleetChanges()  # the cheap look, most of the time: a stat a file, nothing read
         return self._look(paths)
+
+    def _paths(self) -> list[Path]:
+        """The fleet's files: a folder is listed again when its own stat changed (a file added,
+        removed or renamed in it), and every FLEET_RELIST_LOOKS looks (a ROBOT.md put into a subfolder
+        changes only the subfolder's)."""
+        if self.folder is None:
+            return self.paths
+        self._looks += 1
+        seen = stat_of(self.folder)
+        if seen is None or seen != self._listed[0] or self._looks % FLEET_RELIST_LOOKS == 0:
+            self._listed = (seen, fleet_paths(self.folder))
+        return self._listed[1]
 
     def check(self) -> None:
         """Validate and prepare each robot's version not checked yet (on a worker thread: until then

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -317,3 +318,66 @@ def test_several_paths_parse_as_a_fleet() -> None:
     assert command.paths == ("a.md", "b.md") and command.http == "0"
     assert rmm.parse_command_line(["--fleet", "lab"]).fleet == "lab"
     assert rmm.parse_command_line(["bob.md"]).paths == ("bob.md",)
+
+
+# --- a host's view: the SDK's Client over real stdio and HTTP (heavy: processes) ---------------------
+
+
+async def every_robot_answers(client: Any, names: list[str]) -> None:
+    """Eight tools, the enum of every name; each robot's brief, context and one prompt are its own."""
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert sorted(tools) == sorted([*rmm.TOOLS, "fleet"])
+    assert tools["brief"].input_schema["properties"]["robot"]["enum"] == names
+    for name in names:
+        brief = await client.call_tool("brief", {"robot": name})
+        assert not brief.is_error and brief.structured_content["name"] == name
+        context = (await client.read_resource(f"robot-md://{name}/context")).contents[0].text
+        assert context.startswith(f'# Robot briefing: "{name}"')
+        prompt = await client.get_prompt("brief-me", {"robot": name})
+        assert f'"{name}"' in prompt.messages[0].content.text
+    fleet = (await client.call_tool("fleet", {})).structured_content
+    assert [row["robot"] for row in fleet["robots"]] == names
+
+
+@pytest.mark.heavy
+@pytest.mark.anyio
+async def test_a_fleet_over_stdio_relists_a_renamed_robot(tmp_path: Path) -> None:
+    from mcp.types import ResourceListChangedNotification, ToolListChangedNotification
+    from serving import launched, settings
+    from test_live import Inbox
+
+    a = write(tmp_path / "lab" / "arm" / "ROBOT.md", named("arm", BOB))
+    write(tmp_path / "lab" / "cart.ROBOT.md", named("cart"))
+    inbox = Inbox()
+    env = settings(poll_seconds=0.05)
+    async with launched("--fleet", tmp_path / "lab", env=env, message_handler=inbox) as client:
+        assert client.server_info.title == 'ROBOT.md robot facts: the fleet "lab"'
+        await every_robot_answers(client, ["arm", "cart"])
+        since = time.monotonic()
+        write(a, named("arm2", BOB))
+        await inbox.next(ToolListChangedNotification, since)
+        await inbox.next(ResourceListChangedNotification, since)
+        await every_robot_answers(client, ["arm2", "cart"])
+
+
+@pytest.mark.heavy
+@pytest.mark.anyio
+async def test_a_fleet_over_http_and_its_rest_paths(tmp_path: Path) -> None:
+    from mcp import Client
+    from serving import Served
+
+    a = write(tmp_path / "arm.md", named("arm", BOB))
+    b = write(tmp_path / "cart.md", named("cart"))
+    served = Served(str(b), "--http", "127.0.0.1:0", path=a)
+    try:
+        for mode in ("legacy", "auto"):
+            async with Client(served.url, mode=mode) as client:
+                await every_robot_answers(client, ["arm", "cart"])
+        status, _, body = served.request("GET", "/robots")
+        assert (status, json.loads(body)) == (200, {"robots": ["arm", "cart"]})
+        status, _, body = served.request("GET", "/robots/cart/identity")
+        assert status == 200 and body.startswith(b'name: "cart"')
+        status, _, body = served.request("GET", "/robots/nobody/identity")
+        assert status == 404 and b"/robots lists the 2 robots served" in body
+    finally:
+        served.stop()

@@ -640,7 +640,9 @@ def fleet_part(args: argparse.Namespace, report: dict) -> None:
         for count in args.fleet_sizes:
             folder = Path(tmp) / f"fleet{count}"
             names = make_fleet(folder, count)
-            run = fleet_once([*python, "--fleet", str(folder)], env, names[len(names) // 2], folder, args.calls)
+            run = fleet_once(
+                [*python, "--fleet", str(folder)], env, names[len(names) // 2], folder, args.calls
+            )
             report["fleet"][str(count)] = run
 
 
@@ -755,7 +757,10 @@ def main() -> int:
     ap.add_argument("--no-lazy", action="store_true", help="skip CPython 3.15's lazy-import part")
     ap.add_argument("--fleet-only", action="store_true", help="only the fleet part (1, 20, 1,000 robots)")
     ap.add_argument(
-        "--fleet-sizes", type=lambda t: [int(n) for n in t.split(",")], default=[20, 1000], help="fleets measured"
+        "--fleet-sizes",
+        type=lambda t: [int(n) for n in t.split(",")],
+        default=[20, 1000],
+        help="fleets measured",
     )
     ap.add_argument("--quick", action="store_true", help="smoke run: 3 of everything, budgets not judged")
     ap.add_argument("--json", type=Path, help="write the report here too")
