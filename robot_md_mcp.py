@@ -3015,8 +3015,10 @@ class Fleet:
             paths = self._paths()
         except ManifestError as e:
             return FleetChanges(problems=[f"{NAME}: {e.for_people()}; the fleet is served as it was"])
-        found = self._found
-        if len(paths) == len(found) and all(p in found and found[p].seen == stat_of(p) for p in paths):
+        found = self._found.items()  # keyed by the very paths last looked at, in their order
+        if len(paths) == len(found) and all(
+            k is p and r.seen == stat_of(p) for p, (k, r) in zip(paths, found, strict=True)
+        ):
             return FleetChanges()  # the cheap look, most of the time: a stat a file, nothing read
         return self._look(paths)
 
@@ -3029,7 +3031,8 @@ class Fleet:
         self._looks += 1
         seen = stat_of(self.folder)
         if seen is None or seen != self._listed[0] or self._looks % FLEET_RELIST_LOOKS == 0:
-            self._listed = (seen, fleet_paths(self.folder))
+            listed = fleet_paths(self.folder)
+            self._listed = (seen, self._listed[1] if listed == self._listed[1] else listed)
         return self._listed[1]
 
     def check(self) -> None:
@@ -3164,6 +3167,9 @@ def _problem(robot: FleetRobot) -> str:
 
 
 POLL_SECONDS = 0.5
+# A fleet's next look waits at least this many times as long as the last look took (idle watching
+# stays under 2% of a core even when a thousand stats are slow: a loaded machine, a network share).
+FLEET_LOOK_SHARE = 60
 # Handshake-era clients remembered for live updates; the oldest is dropped
 # beyond this (an HTTP session that ended cannot tell us it did).
 MAX_LISTENING_CLIENTS = 1024
@@ -3259,6 +3265,13 @@ class LiveUpdates:
         if subscribed is not None:
             subscribed.discard(uri)
 
+    async def unsubscribed(self, ctx: Request, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        """The unsubscribe request's handler (one robot's or a fleet's alike)."""
+        from mcp import types
+
+        self.unsubscribe(ctx, params.uri)
+        return types.EmptyResult()
+
     async def remember(self, ctx: Request, call_next: CallNext) -> HandlerResult:
         """Server middleware: every handshake-era client past `initialize`
         hears about renames, whether or not it subscribed."""
@@ -3306,9 +3319,13 @@ class LiveUpdates:
         log = logging.getLogger(NAME)
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self.check_fleet, fleet)
+            took = 0.0
             while True:
-                await anyio.sleep(self.poll_seconds)
+                # Watching costs at most 1/FLEET_LOOK_SHARE of a core, however slow a look gets.
+                await anyio.sleep(max(self.poll_seconds, took * FLEET_LOOK_SHARE))
+                started = time.monotonic()
                 found = await anyio.to_thread.run_sync(fleet.look)
+                took = time.monotonic() - started
                 log.debug("looked at the fleet: %d robots", len(fleet.robots))
                 for line in found.problems:
                     log.warning("%s", line)
@@ -3908,12 +3925,6 @@ class Handlers:
             self.live.subscribe(ctx, uri)
         return types.EmptyResult()
 
-    async def unsubscribe(self, ctx: Request, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
-        from mcp import types
-
-        self.live.unsubscribe(ctx, params.uri)
-        return types.EmptyResult()
-
     async def list_prompts(
         self, ctx: Request, params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
@@ -4114,12 +4125,6 @@ class FleetHandlers:
             self.live.subscribe(ctx, FLEET_URI)
         elif len(params.uri) > MAX_ECHOED_URI or params.uri.startswith("robot-md://"):
             await self.handlers(self.robot_of(params.uri)).subscribe(ctx, params)
-        return types.EmptyResult()
-
-    async def unsubscribe(self, ctx: Request, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
-        from mcp import types
-
-        self.live.unsubscribe(ctx, params.uri)
         return types.EmptyResult()
 
     async def list_prompts(
@@ -4438,7 +4443,7 @@ def build_server(
         on_list_resource_templates=Handlers.list_resource_templates,
         on_read_resource=handlers.read_resource,
         on_subscribe_resource=handlers.subscribe,
-        on_unsubscribe_resource=handlers.unsubscribe,
+        on_unsubscribe_resource=live.unsubscribed,
         on_subscriptions_listen=ListenHandler(live.bus),
         on_list_prompts=handlers.list_prompts,
         on_get_prompt=handlers.get_prompt,

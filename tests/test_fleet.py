@@ -11,17 +11,17 @@ from typing import Any
 
 import anyio
 import pytest
+from conftest import CORPUS, EXAMPLE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serving import in_process
 
 import robot_md_mcp as rmm
-from conftest import CORPUS, EXAMPLE
 
 BOB = EXAMPLE.read_text(encoding="utf-8")
 MINIMAL = (CORPUS / "mcpts__minimal.ROBOT.md").read_text(encoding="utf-8")
 # What a file of a generated fleet holds: a robot (its name), or one of the ways a file goes wrong.
-BROKEN = {
+BROKEN: dict[str, str | bytes] = {
     "bad YAML": "---\nmetadata: [unclosed\n---\n# x\n",
     "no robot_name": MINIMAL.replace("robot_name: test-bot", "model: m"),
     "a name no URI carries as is": MINIMAL.replace("robot_name: test-bot", 'robot_name: "my bot/1"'),
