@@ -3167,9 +3167,18 @@ def _problem(robot: FleetRobot) -> str:
 
 
 POLL_SECONDS = 0.5
-# A fleet's next look waits at least this many times as long as the last look took (idle watching
-# stays under 2% of a core even when a thousand stats are slow: a loaded machine, a network share).
+# A fleet's next look waits at least this many times the CPU time the last look took (idle watching
+# stays under 2% of a core even when a thousand stats are slow: a network share), never over the cap.
 FLEET_LOOK_SHARE = 60
+MAX_FLEET_WAIT_SECONDS = 5.0
+
+
+def _timed(look: Callable[[], FleetChanges]) -> tuple[FleetChanges, float]:
+    """`look()` and the CPU time this thread spent on it (wall time would count other threads' turns)."""
+    started = time.thread_time()
+    return look(), time.thread_time() - started
+
+
 # Handshake-era clients remembered for live updates; the oldest is dropped
 # beyond this (an HTTP session that ended cannot tell us it did).
 MAX_LISTENING_CLIENTS = 1024
@@ -3321,11 +3330,10 @@ class LiveUpdates:
             tasks.start_soon(self.check_fleet, fleet)
             took = 0.0
             while True:
-                # Watching costs at most 1/FLEET_LOOK_SHARE of a core, however slow a look gets.
-                await anyio.sleep(max(self.poll_seconds, took * FLEET_LOOK_SHARE))
-                started = time.monotonic()
-                found = await anyio.to_thread.run_sync(fleet.look)
-                took = time.monotonic() - started
+                # Watching costs at most 1/FLEET_LOOK_SHARE of a core, however slow its stats get.
+                wait = min(max(self.poll_seconds, took * FLEET_LOOK_SHARE), MAX_FLEET_WAIT_SECONDS)
+                await anyio.sleep(wait)
+                found, took = await anyio.to_thread.run_sync(_timed, fleet.look)
                 log.debug("looked at the fleet: %d robots", len(fleet.robots))
                 for line in found.problems:
                     log.warning("%s", line)
@@ -3334,9 +3342,15 @@ class LiveUpdates:
 
     async def check_fleet(self, fleet: Fleet) -> None:
         """Validate every robot not yet checked, off the event loop; the fleet view then changes."""
+        import gc
+
         import anyio.to_thread
 
         await anyio.to_thread.run_sync(fleet.check)
+        # A thousand robots' manifests, views and validations live as long as their files stay as they
+        # are: out of the cyclic collector's way (as the SDK is, sdk_loading), or every collection would
+        # scan them all again, and every request pay for it.
+        gc.freeze()
         logging.getLogger(NAME).debug("checked the fleet: %d robots", len(fleet.robots))
         await self.publish([FLEET_URI], False)
 

@@ -113,11 +113,12 @@ FILES = st.one_of(
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(files=st.lists(FILES, min_size=1, max_size=4), flat=st.booleans())
+@given(files=st.lists(FILES, min_size=1, max_size=4), flat=st.booleans(), rename=st.booleans())
 def test_every_robot_answers_as_its_own_server_would(
-    tmp_path_factory: Any, files: list[str], flat: bool
+    tmp_path_factory: Any, files: list[str], flat: bool, rename: bool
 ) -> None:
-    """A generated fleet (sizes, names, broken files of every kind): each robot's answers equal a
+    """A generated fleet (sizes, names, broken files of every kind, a robot renamed while served;
+    generated names are at most 9 characters, so none is the new one): each robot's answers equal a
     single-robot server's for its file, a broken one's its own error, whatever the others are."""
     root = tmp_path_factory.mktemp("fleet")
     names = [f.removeprefix("robot:") for f in files if f.startswith("robot:")]
@@ -133,6 +134,10 @@ def test_every_robot_answers_as_its_own_server_would(
     assert sorted(r.shown for r in fleet.robots.values()) == sorted(
         os.path.relpath(p, root) for p in rmm.fleet_paths(root)
     )
+    serving = [r for r in fleet.robots.values() if r.error is None]
+    if rename and serving:
+        write(serving[0].file.path, named("renamed-robot"))
+        assert fleet.look().relisted and "renamed-robot" in fleet.robots
     served = in_fleet(fleet)
     for robot in fleet.robots.values():
         if robot.refused:  # its name cannot be a fleet's: every request gets that one line

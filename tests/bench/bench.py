@@ -590,7 +590,31 @@ def wait_for_notification(child: Child, method: str, timeout: float) -> float:
             return time.perf_counter() - started
 
 
-def fleet_once(argv: list[str], env: dict[str, str], robot: str | None, folder: Path, calls: int) -> dict:
+def brief_beside_one(child: Child, arguments: dict, one: Child | None, calls: int) -> dict:
+    """brief per call, median; beside `one` (the one-robot server, live at the same time) with the
+    calls alternating, so the machine's load hits both alike: the pairwise ratio too."""
+    times: dict[str, list[float]] = {"fleet": [], "one": []}
+    for i in range(calls):
+        pairs = [("fleet", child, arguments), *([("one", one, {})] if one is not None else [])]
+        for name, server, given in pairs if i % 2 else reversed(pairs):
+            started = time.perf_counter()
+            assert not server.request("tools/call", {"name": "brief", "arguments": given}).get("isError")
+            times[name].append((time.perf_counter() - started) * 1e3)
+    out = {"brief_median_ms": statistics.median(times["fleet"])}
+    if one is not None:
+        out["one_robot_brief_median_ms"] = statistics.median(times["one"])
+        out["brief_ratio_to_one"] = pairwise_ratio(times["fleet"], times["one"])
+    return out
+
+
+def fleet_once(
+    argv: list[str],
+    env: dict[str, str],
+    robot: str | None,
+    folder: Path,
+    calls: int,
+    one: Child | None = None,
+) -> dict:
     """One fleet (or one robot) server: start to initialize and to tools/list, tools/list's bytes, brief
     per call, until every robot is checked, idle CPU, a change seen, peak RSS."""
     child = Child(argv, env)
@@ -599,6 +623,8 @@ def fleet_once(argv: list[str], env: dict[str, str], robot: str | None, folder: 
     listed = child.request("tools/list")
     first = time.perf_counter()
     out = {
+        # CPU seconds to the first answer: what a quiet machine's wall time would be, near enough
+        "initialize_cpu_s": cpu_seconds(child.proc.pid),
         "initialize_ms": (initialized - child.spawned) * 1e3,
         "tools_list_ms": (first - child.spawned) * 1e3,
         "tools_list_bytes": len(json.dumps(listed, separators=(",", ":"))),
@@ -610,12 +636,7 @@ def fleet_once(argv: list[str], env: dict[str, str], robot: str | None, folder: 
             break
         time.sleep(0.2)
     out["checked_ms"] = (time.perf_counter() - child.spawned) * 1e3
-    times = []
-    for _ in range(calls):
-        started = time.perf_counter()
-        assert not child.request("tools/call", {"name": "brief", "arguments": arguments}).get("isError")
-        times.append((time.perf_counter() - started) * 1e3)
-    out["brief_median_ms"] = statistics.median(times)
+    out.update(brief_beside_one(child, arguments, one, calls))
     before, wall = cpu_seconds(child.proc.pid), time.perf_counter()
     time.sleep(10)
     out["idle_cpu_percent"] = 100 * (cpu_seconds(child.proc.pid) - before) / (time.perf_counter() - wall)
@@ -640,9 +661,14 @@ def fleet_part(args: argparse.Namespace, report: dict) -> None:
         for count in args.fleet_sizes:
             folder = Path(tmp) / f"fleet{count}"
             names = make_fleet(folder, count)
-            run = fleet_once(
-                [*python, "--fleet", str(folder)], env, names[len(names) // 2], folder, args.calls
-            )
+            robot = names[len(names) // 2]  # its file a copy of the one robot's: per call compares alike
+            bob = args.manifest.read_text(encoding="utf-8")
+            bob = re.sub(r"(?m)^(\s*robot_name:).*$", rf"\g<1> {robot}", bob, count=1)
+            (folder / robot / "ROBOT.md").write_text(bob, encoding="utf-8")
+            beside = Child([*python, str(one)], env)
+            beside.initialize()
+            run = fleet_once([*python, "--fleet", str(folder)], env, robot, folder, args.calls, beside)
+            beside.close()
             report["fleet"][str(count)] = run
 
 
