@@ -2944,7 +2944,8 @@ def _names_robot(slip: Misspelt) -> bool:
 # The fleet's own resource: the fleet view as JSON (no robot's URI is ever this: theirs have a path).
 FLEET_URI = "robot-md://fleet"
 # The names a fleet serves robots under: URIs, REST paths and the tools' enum carry them as they are.
-FLEET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._~-]{0,63}")
+MAX_FLEET_NAME_CHARS = 64
+FLEET_NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._~-]{{0,{MAX_FLEET_NAME_CHARS - 1}}}")
 # A fleet folder is listed again at least every this many looks (else only when its own stat changes).
 FLEET_RELIST_LOOKS = 20
 # The problems one look at a fleet logs at most (a folder of broken files is no flood of lines).
@@ -3077,7 +3078,9 @@ class Fleet:
             return FleetRobot(file, self.shown(path), kept, error=e.about(path), seen=seen)
         name = cast(str, snap.manifest.robot_name)
         if not FLEET_NAME.fullmatch(name):  # refused: what would the enum, URIs and REST paths carry?
-            words = "1 to 64 letters, digits, '.', '_', '~' or '-', a letter or digit first"
+            words = (
+                f"1 to {MAX_FLEET_NAME_CHARS} letters, digits, '.', '_', '~' or '-', a letter or digit first"
+            )
             why = ManifestError(
                 f"metadata.robot_name {quoted(name)} cannot name a robot of a fleet: {words}", path
             )
@@ -3984,13 +3987,13 @@ class Handlers:
     async def list_tools(
         self, ctx: Request, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        from mcp import MCPError, types
+        from mcp import types
 
-        try:
-            robot = quoted((await self.current_robot())[1])
-        except MCPError:  # a broken file: the tools are listed all the same
-            robot = "this robot"
-        return types.ListToolsResult(tools=robot_tools(robot))
+        # The robot as last read (no read of the file here: a file system that stalls must not stall
+        # the listing); a rename is announced by tools/list_changed once the poller has read it.
+        last = self.file.last
+        name = last.manifest.robot_name if last is not None else None
+        return types.ListToolsResult(tools=robot_tools("this robot" if name is None else quoted(name)))
 
     async def call_tool(self, ctx: Request, params: types.CallToolRequestParams) -> types.CallToolResult:
         """A tool's answer; its failures are results with is_error, which
@@ -5639,7 +5642,12 @@ MAX_REST_PARSES = 2  # POSTed manifests parsed at once; beyond that 503 with Ret
 REST_RETRY_SECONDS = 1
 YAML_MIME_TYPE = "application/yaml"
 ERROR_SCHEMA = object_schema(error={**TEXT, "description": "one line saying what is wrong"})
-HEALTH_SCHEMA = object_schema(ok={"const": True}, robot={**TEXT, "description": "metadata.robot_name"})
+HEALTH_SCHEMA = object_schema(
+    ("robots",),
+    ok={"const": True},
+    robot={**TEXT, "description": "metadata.robot_name (a fleet: its name)"},
+    robots={"type": "integer", "description": "a fleet: how many robots it serves"},
+)
 
 
 def json_answer(value: Any) -> Response:
@@ -5752,6 +5760,14 @@ def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
     health = _json_content(HEALTH_SCHEMA, "the robot served")
     paths: dict[str, Any] = {
         REST_HEALTH_PATH: {"get": _operation("The robot served", health, (503,), bearer)},
+        ROBOTS_PATH: {
+            "get": _operation(
+                "The robots served (their names)",
+                _json_content(object_schema(robots=STRINGS), "names"),
+                (503,),
+                bearer,
+            )
+        },
         OPENAPI_PATH: {
             "get": _operation(
                 "This description", _json_content({"type": "object"}, "OpenAPI 3.1"), (), bearer
