@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -386,3 +387,35 @@ async def test_a_fleet_over_http_and_its_rest_paths(tmp_path: Path) -> None:
         assert status == 404 and b"/robots lists the 2 robots served" in body
     finally:
         served.stop()
+
+
+@pytest.mark.anyio
+async def test_a_renamed_robot_is_announced_to_a_connected_client(tmp_path: Path) -> None:
+    """In-process, the fleet's own poller: a rename sends tools and resources list_changed, and the
+    tools' enum then names the robot as renamed."""
+    from mcp.types import (
+        ResourceListChangedNotification,
+        ResourceUpdatedNotification,
+        ToolListChangedNotification,
+    )
+    from test_live import Inbox
+
+    a = write(tmp_path / "a.ROBOT.md", named("rover"))
+    write(tmp_path / "b.ROBOT.md", named("cam"))
+    fleet = rmm.Fleet([], tmp_path)
+    fleet.start()
+    inbox = Inbox()
+    server = rmm.build_server(fleet, poll_seconds=0.02)
+    from mcp import Client
+
+    async with Client(server, mode="legacy", message_handler=inbox) as client:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # subscribe is deprecated at 2026-07-28, current before it
+            await client.subscribe_resource(rmm.FLEET_URI)
+        since = time.monotonic()
+        write(a, named("rover2"))
+        await inbox.next(ToolListChangedNotification, since)
+        await inbox.next(ResourceListChangedNotification, since)
+        await inbox.next(ResourceUpdatedNotification, since, rmm.FLEET_URI)
+        enum = (await client.list_tools()).tools[0].input_schema["properties"]["robot"]["enum"]
+        assert enum == ["rover2", "cam"]
