@@ -6567,7 +6567,8 @@ def _served(
         manifest_file, snap = load_manifest(command, machine, keys=keys)
         name = cast(str, snap.manifest.robot_name)
         return manifest_file, f"robot {quoted(name)}", _banner(manifest_file.path, name)
-    fleet = load_fleet(command, keys)
+    with sdk_loading():  # a thousand parsed manifests live as long as the SDK: no collections meanwhile
+        fleet = load_fleet(command, keys)
     what = f"{len(fleet.robots)} robots of {fleet.label}"
     words = ["--fleet", str(fleet.folder)] if fleet.folder else [str(p) for p in fleet.paths]
     return fleet, what, _banner(fleet.root, "", what, words)
