@@ -218,6 +218,56 @@ def resolve_manifest_path(
     )
 
 
+# A fleet folder of more entries than this is refused whole, never served as a silent first N; the
+# count stops one past it, so a folder of a million entries costs no more than one of 10,001.
+MAX_FLEET_FILES = 10_000
+FLEET_SUFFIX = "." + MANIFEST_FILENAME  # DIR/NAME.ROBOT.md, beside DIR/NAME/ROBOT.md
+
+
+def fleet_paths(folder: Path) -> list[Path]:
+    """A fleet folder's manifests, `DIR/*/ROBOT.md` and `DIR/*.ROBOT.md` (a name starting with "."
+    skipped), sorted; a ManifestError about the folder if it cannot be listed, holds none, or holds
+    more than MAX_FLEET_FILES entries of any kind."""
+    found: list[Path] = []
+    try:
+        with os.scandir(folder) as entries:
+            for count, entry in enumerate(entries):
+                if count >= MAX_FLEET_FILES:
+                    why = f"more than {MAX_FLEET_FILES:,} entries in this folder; split the fleet"
+                    raise ManifestError(why, folder, about_file=True)
+                path = None if entry.name.startswith(".") else _fleet_member(folder, entry)
+                if path is not None:
+                    found.append(path)
+    except OSError as e:
+        raise ManifestError(f"cannot list the folder: {_os_reason(e)}", folder, about_file=True) from None
+    if not found:
+        where = f"{folder}{os.sep}*{os.sep}{MANIFEST_FILENAME} or *{FLEET_SUFFIX}"
+        raise ManifestError(f"no manifest in this folder (a fleet is {where})", folder, about_file=True)
+    return sorted(found)
+
+
+def _fleet_member(folder: Path, entry: os.DirEntry[str]) -> Path | None:
+    """The manifest an entry of a fleet folder stands for, if any (a symlink loop or a folder that
+    cannot be entered stands for none; an unreadable ROBOT.md, or a NAME.ROBOT.md link that leads
+    nowhere, is a manifest, whose read says why)."""
+    try:
+        if entry.name.endswith(FLEET_SUFFIX):
+            return None if entry.is_dir() else folder / entry.name
+        inside = folder / entry.name / MANIFEST_FILENAME
+        return inside if entry.is_dir() and os.path.lexists(inside) else None
+    except OSError:
+        return None
+
+
+def stat_of(path: Path) -> tuple[int, ...] | None:
+    """What tells a file's versions apart without reading it (None: it cannot be looked at)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev)
+
+
 @dataclass(frozen=True)
 class Source:
     """The manifest's text as the reference would see it, plus a digest of the
@@ -306,6 +356,8 @@ def _os_reason(e: OSError) -> str:
 # than the stdio grace after end of input (EOF_GRACE_SECONDS), so such a
 # request is still answered.
 READ_DEADLINE_SECONDS = 2.0
+# A reader thread with nothing to read for this long ends (the next read starts another).
+READER_IDLE_SECONDS = 60.0
 
 
 class _Read:
@@ -426,7 +478,14 @@ class OneReadAtATime:
 
     def _read_each(self) -> None:
         while True:
-            job = self._jobs.get()
+            try:
+                job = self._jobs.get(timeout=READER_IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    if self._jobs.empty():  # a fleet's thousand files keep no thousand idle threads
+                        self._reader = None
+                        return
+                continue
             try:
                 job.source = read_source(self.path)
             except ManifestError as e:
@@ -3587,6 +3646,7 @@ class Snapshot:
     manifest: Manifest
     digest: str
     _texts: dict[str, str] = field(default_factory=dict, repr=False)
+    checked: bool = False  # prepared: its validation is known (a fleet says "checking" until then)
 
     @functools.cached_property
     def report(self) -> Report:
@@ -3608,6 +3668,7 @@ class Snapshot:
         self.resource_texts()
         self.report  # noqa: B018 - made and kept
         self.rendered  # noqa: B018 - made and kept
+        self.checked = True
         return self
 
     def resource_texts(self) -> dict[str, str]:
@@ -3689,7 +3750,10 @@ class ManifestFile:
     def version(self, prepare: bool = False) -> Snapshot:
         """The version the file holds now (`prepare`: everything derived made
         before anyone else can see it)."""
-        source = self.reads.source()
+        return self.version_of(self.reads.source(), prepare)
+
+    def version_of(self, source: Source, prepare: bool = False) -> Snapshot:
+        """The version `source` (this file's content, read by the caller) is."""
         return self._seen_version(source) or self._new_version(source, prepare)
 
     async def version_async(self) -> Snapshot:
@@ -3771,12 +3835,252 @@ def _names_robot(slip: Misspelt) -> bool:
     return any(slip.field(name) in ("metadata", "metadata.robot_name") for name in slip.meant)
 
 
+# --- A fleet: many manifests, one server --------------------------------------
+
+# The fleet's own resource: the fleet view as JSON (no robot's URI is ever this: theirs have a path).
+FLEET_URI = "robot-md://fleet"
+# The names a fleet serves robots under: URIs, REST paths and the tools' enum carry them as they are.
+MAX_FLEET_NAME_CHARS = 64
+FLEET_NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._~-]{{0,{MAX_FLEET_NAME_CHARS - 1}}}")
+# A fleet folder is listed again at least every this many looks (else only when its own stat changes).
+FLEET_RELIST_LOOKS = 20
+# The problems one look at a fleet logs at most (a folder of broken files is no flood of lines).
+MAX_FLEET_PROBLEMS = 5
+
+
+@dataclass(frozen=True)
+class FleetRobot:
+    """One manifest of a fleet as a look found it. `shown`: its path relative to the fleet's root (how
+    errors and the fleet view name it); `name`: what it is served under (its robot_name, else what it
+    was served under before, else `shown`); `snap`: the version read; `error`: why it cannot be served
+    now, its own one line; `refused`: another file serves its robot_name (its requests get `error`,
+    never its content)."""
+
+    file: ManifestFile
+    shown: str
+    name: str
+    snap: Snapshot | None = None
+    error: ManifestError | None = None
+    refused: bool = False
+    seen: tuple[int, ...] | None = None  # the file's stat then: an unchanged file is not read again
+
+
+@dataclass(frozen=True)
+class FleetChanges:
+    """What a look at a fleet found: the URIs whose text changed, whether the robots' names changed
+    (one added, removed or renamed), and the problems to log (each robot's new one, once)."""
+
+    updated: list[str] = field(default_factory=list)
+    relisted: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+class Fleet:
+    """Many manifests served as one fleet: paths given, or a folder listed again at every look.
+    `robots` (by served name, in file order) is replaced whole by each look, never changed in place, so
+    a request sees one fleet. Looks run off the event loop; a file whose stat is unchanged is not read
+    again. Requests read a robot's file themselves (ManifestFile), as for one robot."""
+
+    def __init__(
+        self,
+        paths: list[Path],
+        folder: Path | None = None,
+        trusted_keys: TrustedKeys | None = None,
+        read_deadline: float = READ_DEADLINE_SECONDS,
+    ) -> None:
+        self.paths, self.folder = paths, folder
+        self.root = folder or Path(os.path.commonpath([p.parent for p in paths]))
+        self.label = f"the fleet {quoted(self.root.name or str(self.root))}"
+        self.trusted_keys, self.read_deadline = trusted_keys, read_deadline
+        self.robots: dict[str, FleetRobot] = {}
+        self._found: dict[Path, FleetRobot] = {}  # each file as last read, before names were placed
+        self._listed: tuple[tuple[int, ...] | None, list[Path]] = (
+            None,
+            [],
+        )  # the folder's stat, its manifests
+        self._looks = 0
+
+    def start(self) -> None:
+        """The first look, before serving: every file read and parsed (checked later, off the event
+        loop); a ManifestError if two manifests name the same robot."""
+        self._look(self._paths(), first=True)
+
+    def look(self) -> FleetChanges:
+        """Every file looked at again (on a worker thread): what changed since the last look. A folder
+        that cannot be listed now keeps the robots as they were."""
+        try:
+            paths = self._paths()
+        except ManifestError as e:
+            return FleetChanges(problems=[f"{NAME}: {e.for_people()}; the fleet is served as it was"])
+        found = self._found.items()  # keyed by the very paths last looked at, in their order
+        if len(paths) == len(found) and all(
+            k is p and r.seen == stat_of(p) for p, (k, r) in zip(paths, found, strict=True)
+        ):
+            return FleetChanges()  # the cheap look, most of the time: a stat a file, nothing read
+        return self._look(paths)
+
+    def _paths(self) -> list[Path]:
+        """The fleet's files: a folder is listed again when its own stat changed (a file added,
+        removed or renamed in it), and every FLEET_RELIST_LOOKS looks (a ROBOT.md put into a subfolder
+        changes only the subfolder's)."""
+        if self.folder is None:
+            return self.paths
+        self._looks += 1
+        seen = stat_of(self.folder)
+        if seen is None or seen != self._listed[0] or self._looks % FLEET_RELIST_LOOKS == 0:
+            listed = fleet_paths(self.folder)
+            self._listed = (seen, self._listed[1] if listed == self._listed[1] else listed)
+        return self._listed[1]
+
+    def check(self) -> None:
+        """Validate and prepare each robot's version not checked yet (on a worker thread: until then
+        the fleet view says "checking")."""
+        for robot in list(self.robots.values()):
+            if robot.snap is not None and not robot.snap.checked:
+                with contextlib.suppress(Exception):  # a version that cannot be prepared says so when asked
+                    robot.snap.prepared()
+
+    def in_flight(self) -> bool:
+        """A request's read of some robot's file is under way (or stuck)."""
+        return any(robot.file.reads.in_flight() for robot in self.robots.values())
+
+    def shown(self, path: Path) -> str:
+        return os.path.relpath(path, self.root)
+
+    def _look(self, paths: list[Path], first: bool = False) -> FleetChanges:
+        before = {robot.file.path: robot for robot in self.robots.values()}
+        found = {path: self._read(path, first) for path in paths}
+        robots = self._placed(list(found.values()), first)
+        self._found, self.robots = found, robots
+        updated = [uri for robot in robots.values() for uri in _updated(before.get(robot.file.path), robot)]
+        problems = [_problem(robot) for robot in robots.values() if _new_problem(before, robot)]
+        if len(problems) > MAX_FLEET_PROBLEMS:
+            more = len(problems) - MAX_FLEET_PROBLEMS
+            problems = [*problems[:MAX_FLEET_PROBLEMS], f"{NAME}: and {more} more manifests of the fleet"]
+        return FleetChanges(updated, list(robots) != [r.name for r in before.values()], problems)
+
+    def _read(self, path: Path, first: bool) -> FleetRobot:
+        """The file now, its name not yet placed (parsed only at the first look; prepared after)."""
+        old = self._found.get(path)
+        seen = stat_of(path)
+        if old is not None and seen is not None and seen == old.seen:
+            return old
+        file = old.file if old is not None else ManifestFile(path, self.trusted_keys, self.read_deadline)
+        before = self.robots.get(old.name) if old is not None else None
+        kept = before.name if before is not None and before.file is file else self.shown(path)
+        try:
+            snap = file.require_robot_name(file.version_of(read_source(path), prepare=not first))
+        except ManifestError as e:
+            return FleetRobot(file, self.shown(path), kept, error=e.about(path), seen=seen)
+        name = cast(str, snap.manifest.robot_name)
+        if not FLEET_NAME.fullmatch(name):  # refused: what would the enum, URIs and REST paths carry?
+            words = (
+                f"1 to {MAX_FLEET_NAME_CHARS} letters, digits, '.', '_', '~' or '-', a letter or digit first"
+            )
+            why = ManifestError(
+                f"metadata.robot_name {quoted(name)} cannot name a robot of a fleet: {words}", path
+            )
+            return FleetRobot(file, self.shown(path), self.shown(path), error=why, refused=True, seen=seen)
+        return FleetRobot(file, self.shown(path), name, snap, seen=seen)
+
+    def _placed(self, found: list[FleetRobot], first: bool) -> dict[str, FleetRobot]:
+        """Each robot under its name: a name served before stays with its file; a newcomer naming a
+        robot served already is refused (at the first look: a ManifestError naming both)."""
+        served: dict[str, FleetRobot] = {}
+
+        def newcomer(robot: FleetRobot) -> bool:
+            holder = self.robots.get(robot.name)
+            return holder is not None and holder.file is not robot.file
+
+        kept_first = sorted(found, key=newcomer)
+        for robot in kept_first:
+            holder = served.get(robot.name)
+            if holder is not None and robot.error is None:
+                twice = f"two manifests name the robot {quoted(robot.name)}: {holder.shown} and {robot.shown}"
+                if first:
+                    raise ManifestError(twice, self.root)
+                why = f"{twice}; this one is not served until one of them is renamed"
+                robot = dataclasses.replace(robot, name=robot.shown, error=ManifestError(why), refused=True)
+            elif holder is not None:
+                robot = dataclasses.replace(robot, name=robot.shown)
+            served[robot.name] = robot
+        return {robot.name: robot for robot in sorted(served.values(), key=lambda r: r.file.path)}
+
+    def view(self, capability: str | None = None) -> dict[str, Any]:
+        """The fleet view (the `fleet` tool, the fleet resource): each robot's identity line, validity
+        and signature verdict; with `capability`, only the robots that declare it."""
+        robots = list(self.robots.values())
+        if capability is not None:
+            robots = [
+                r for r in robots if r.snap and capability in capability_names(r.snap.manifest.frontmatter)
+            ]
+        rows = [_fleet_row(robot) for robot in robots]
+        counts = collections.Counter(row["validity"] for row in rows)
+        summary = ", ".join(f"{n} {validity}" for validity, n in sorted(counts.items()))
+        return {
+            "fleet": self.label,
+            "capability": capability,
+            "summary": f"{len(rows)} robots" + (f": {summary}" if rows else ""),
+            "robots": rows,
+        }
+
+
+def _fleet_row(robot: FleetRobot) -> dict[str, Any]:
+    snap = robot.snap
+    if robot.error is not None or snap is None:
+        validity = "not served"
+    else:
+        validity = ("valid" if snap.report.ok else "invalid") if snap.checked else "checking"
+    signature = snap.manifest.signature if snap is not None else None
+    return {
+        "robot": robot.name,
+        "file": robot.shown,
+        # (a checked version keeps its identity line: a thousand rows are not made again each time)
+        "identity": (snap.text(VIEW["identity"]) if snap.checked else identity(snap.manifest))
+        if snap
+        else None,
+        "validity": validity,
+        "signature": gateway_verdict(signature) if signature is not None else None,
+        "problem": robot.error.for_people(robot.shown) if robot.error is not None else None,
+    }
+
+
+def _updated(old: FleetRobot | None, new: FleetRobot) -> list[str]:
+    """The URIs of a robot whose text changed between two looks (a robot renamed is relisted instead)."""
+    if old is None or old.snap is None or new.snap is None or old.snap.digest == new.snap.digest:
+        return []
+    return changes(old.snap, new.snap).updated
+
+
+def _new_problem(before: Mapping[Path, FleetRobot], robot: FleetRobot) -> bool:
+    old = before.get(robot.file.path)
+    said = old.error.for_people() if old is not None and old.error is not None else None
+    return robot.error is not None and robot.error.for_people() != said
+
+
+def _problem(robot: FleetRobot) -> str:
+    error = cast(ManifestError, robot.error)
+    return f"{NAME}: {error.for_people(robot.shown)}; requests for {robot.name} fail until it is fixed"
+
+
 # ---------------------------------------------------------------------------
 # 6. Live updates: changes pushed to clients (the SDK is imported from here down, only when serving)
 # ---------------------------------------------------------------------------
 
 
 POLL_SECONDS = 0.5
+# A fleet's next look waits at least this many times the CPU time the last look took (idle watching
+# stays under 2% of a core even when a thousand stats are slow: a network share), never over the cap.
+FLEET_LOOK_SHARE = 60
+MAX_FLEET_WAIT_SECONDS = 5.0
+
+
+def _timed(look: Callable[[], FleetChanges]) -> tuple[FleetChanges, float]:
+    """`look()` and the CPU time this thread spent on it (wall time would count other threads' turns)."""
+    started = time.thread_time()
+    return look(), time.thread_time() - started
+
+
 # Handshake-era clients remembered for live updates; the oldest is dropped
 # beyond this (an HTTP session that ended cannot tell us it did).
 MAX_LISTENING_CLIENTS = 1024
@@ -3811,7 +4115,7 @@ class LiveUpdates:
 
     def __init__(
         self,
-        manifest_file: ManifestFile,
+        manifest_file: ManifestFile | Fleet,
         forget_after: float | None = None,
         poll_seconds: float = POLL_SECONDS,
     ) -> None:
@@ -3872,6 +4176,13 @@ class LiveUpdates:
         if subscribed is not None:
             subscribed.discard(uri)
 
+    async def unsubscribed(self, ctx: Request, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        """The unsubscribe request's handler (one robot's or a fleet's alike)."""
+        from mcp import types
+
+        self.unsubscribe(ctx, params.uri)
+        return types.EmptyResult()
+
     async def remember(self, ctx: Request, call_next: CallNext) -> HandlerResult:
         """Server middleware: every handshake-era client past `initialize`
         hears about renames, whether or not it subscribed."""
@@ -3882,7 +4193,8 @@ class LiveUpdates:
 
     def changes_since(self, last: Snapshot | None) -> Changes:
         """The file now and what changed since `last` (runs on a worker thread)."""
-        snap = self.file.require_robot_name(self.file.version(prepare=True))
+        file = cast(ManifestFile, self.file)  # one robot's updates
+        snap = file.require_robot_name(file.version(prepare=True))
         if last is None or snap.digest == last.digest:
             return Changes(snap)
         return changes(last, snap)
@@ -3890,6 +4202,9 @@ class LiveUpdates:
     async def watch(self) -> None:
         import anyio.to_thread
 
+        if isinstance(self.file, Fleet):
+            await self.watch_fleet(self.file)
+            return
         log = logging.getLogger(NAME)
         last, trouble = self.file.last, ""
         while True:
@@ -3907,11 +4222,48 @@ class LiveUpdates:
             if found.updated or found.relisted:
                 await self.publish(found.updated, found.relisted)
 
+    async def watch_fleet(self, fleet: Fleet) -> None:
+        """A fleet's updates: every file looked at each poll_seconds (stat, and a read only of what
+        changed, on a worker thread), while its first checks run beside."""
+        import anyio.to_thread
+
+        log = logging.getLogger(NAME)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self.check_fleet, fleet)
+            took = 0.0
+            while True:
+                # Watching costs at most 1/FLEET_LOOK_SHARE of a core, however slow its stats get.
+                wait = min(max(self.poll_seconds, took * FLEET_LOOK_SHARE), MAX_FLEET_WAIT_SECONDS)
+                await anyio.sleep(wait)
+                found, took = await anyio.to_thread.run_sync(_timed, fleet.look)
+                log.debug("looked at the fleet: %d robots", len(fleet.robots))
+                for line in found.problems:
+                    log.warning("%s", line)
+                if found.updated or found.relisted:
+                    await self.publish([*found.updated, FLEET_URI], found.relisted)
+
+    async def check_fleet(self, fleet: Fleet) -> None:
+        """Validate every robot not yet checked, off the event loop; the fleet view then changes."""
+        import gc
+
+        import anyio.to_thread
+
+        await anyio.to_thread.run_sync(fleet.check)
+        # A thousand robots' manifests, views and validations live as long as their files stay as they
+        # are: out of the cyclic collector's way (as the SDK is, sdk_loading), or every collection would
+        # scan them all again, and every request pay for it.
+        gc.freeze()
+        logging.getLogger(NAME).debug("checked the fleet: %d robots", len(fleet.robots))
+        await self.publish([FLEET_URI], False)
+
     async def publish(self, updated: list[str], relisted: bool) -> None:
-        from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated
+        """`updated` to the clients listening to them; `relisted`: the resources and tools (whose
+        titles and enum name the robots) changed, to every client."""
+        from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated, ToolsListChanged
 
         if relisted:
             await self.bus.publish(ResourcesListChanged())
+            await self.bus.publish(ToolsListChanged())
         for uri in updated:
             await self.bus.publish(ResourceUpdated(uri=uri))
         for key, client in list(self.clients.items()):
@@ -3920,6 +4272,7 @@ class LiveUpdates:
             try:
                 if relisted:
                     await client.session.send_resource_list_changed()
+                    await client.session.send_tool_list_changed()
                 for uri in updated:
                     if uri in client.subscribed:
                         await client.session.send_resource_updated(uri)
@@ -3982,11 +4335,13 @@ class Tool:
     result: Callable[[Snapshot, Mapping[str, str]], ToolResult]
     arguments: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     meta: Mapping[str, Any] | None = None
+    optional: tuple[str, ...] = ()  # arguments that may be left out
 
     def input_schema(self) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": "object", "properties": dict(self.arguments)}
-        if self.arguments:
-            schema["required"] = list(self.arguments)
+        required = [name for name in self.arguments if name not in self.optional]
+        if required:
+            schema["required"] = required
         return {**schema, "additionalProperties": False}
 
     def problem(self, arguments: Mapping[str, Any]) -> str | None:
@@ -3998,6 +4353,8 @@ class Tool:
             return f"Tool {self.name!r} takes only {', '.join(self.arguments)}; got also: {extra}."
         for name, schema in self.arguments.items():
             value = arguments.get(name)
+            if value is None and name in self.optional:
+                continue
             if not isinstance(value, str) or not value.strip():
                 return f"Tool {self.name!r} needs the argument {name!r} (text): {schema['description']}"
             if "enum" in schema and value not in schema["enum"]:
@@ -4230,6 +4587,173 @@ TOOLS: dict[str, Tool] = {
 }
 
 
+# Each tool's title naming the robot (gateways show titles side by side, and drop `instructions`).
+NAMED_TITLES = {
+    "brief": "Brief me on {robot} — call first",
+    "view": "Read one part of {robot}'s manifest",
+    "check_action": "Check an action against {robot}'s declared limits",
+    "validate": "Validate {robot}'s ROBOT.md",
+    "render": "Render {robot}'s manifest as canonical YAML",
+    "doctor_summary": "Quick check of {robot}'s manifest (doctor summary)",
+    "verify": "Verify {robot}'s signature",
+    "fleet": "List the robots of {robot}: validity, signatures, who declares a capability",
+}
+# The instructions' core, in every tool's description too.
+GUIDANCE = "Read-only. Call brief first; call check_action before proposing any action."
+# How many robots a fleet's `robot` argument lists as an enum; a bigger fleet's tools name none (the
+# fleet tool lists them, completion offers them): a thousand names in eight tools would be 90 KB.
+MAX_ENUM_ROBOTS = 50
+FLEET_INSTRUCTIONS = (
+    "Read-only facts about a fleet of robots, one ROBOT.md each; this server cannot move any robot. Every "
+    "tool but fleet takes `robot`, the robot's name; call fleet first to see them all (validity, "
+    "signature verdict, which declare a capability). For the robot you work with, call brief first; "
+    "before proposing any action, call check_action with it; never assume a capability or limit that is "
+    "not declared."
+)
+
+
+def _answered_by_the_fleet(snap: Snapshot, arguments: Mapping[str, str]) -> ToolResult:
+    raise ManifestError("the fleet tool answers from the fleet, not from one robot's manifest")
+
+
+_FLEET_ROW = object_schema(
+    robot=TEXT,
+    file={**TEXT, "description": "the manifest's path relative to the fleet's folder"},
+    identity=NULLABLE_TEXT,
+    validity={"type": "string", "enum": ["valid", "invalid", "checking", "not served"]},
+    signature=NULLABLE_TEXT,
+    problem=NULLABLE_TEXT,
+)
+FLEET_TOOL = Tool(
+    name="fleet",
+    title="List the robots",
+    description="Every robot this server serves: its name (the `robot` argument of the other tools), "
+    "file, identity line, validity ('checking' until it is checked) and signature verdict; with "
+    "`capability`, only the robots that declare it (which robot can pick?).",
+    output_schema=object_schema(
+        fleet=TEXT,
+        capability=NULLABLE_TEXT,
+        summary=TEXT,
+        robots={"type": "array", "items": _FLEET_ROW},
+    ),
+    result=_answered_by_the_fleet,
+    arguments={"capability": {"type": "string", "description": "a capability, e.g. pick (optional)"}},
+    optional=("capability",),
+)
+
+
+def tool_listing(tool: Tool, title: str, description: str) -> types.Tool:
+    """A tool as tools/list shows it: read-only, its schemas, its card link."""
+    from mcp import types
+
+    read_only = types.ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+    return types.Tool(
+        name=tool.name,
+        title=title,
+        description=description,
+        input_schema=tool.input_schema(),
+        output_schema=tool.output_schema,
+        annotations=read_only,
+        _meta=dict(tool.meta) if tool.meta else None,
+    )
+
+
+def robot_tools(robot: str) -> list[types.Tool]:
+    """One robot's tools, each naming it (`robot`: its quoted name) and carrying the guidance."""
+    return [
+        tool_listing(
+            tool,
+            NAMED_TITLES[tool.name].format(robot=robot),
+            f"{tool.description} The robot: {robot}. {GUIDANCE}",
+        )
+        for tool in TOOLS.values()
+    ]
+
+
+def fleet_tools(fleet: Fleet) -> list[types.Tool]:
+    """A fleet's tools: each robot tool with a required `robot` first (an enum of the names, up to
+    MAX_ENUM_ROBOTS), one shared description each, and the fleet tool."""
+    names = list(fleet.robots)
+    robot: dict[str, Any] = {"type": "string", "description": "the robot's name (the fleet tool lists them)"}
+    if len(names) <= MAX_ENUM_ROBOTS:
+        robot["enum"] = names
+    listed = [
+        tool_listing(
+            dataclasses.replace(tool, arguments={"robot": robot, **tool.arguments}),
+            NAMED_TITLES[tool.name].format(robot="a robot") + f" ({fleet.label})",
+            f"{tool.description} {GUIDANCE}",
+        )
+        for tool in TOOLS.values()
+    ]
+    fleet_title = NAMED_TITLES[FLEET_TOOL.name].format(robot=fleet.label)
+    return [*listed, tool_listing(FLEET_TOOL, fleet_title, f"{FLEET_TOOL.description} {GUIDANCE}")]
+
+
+def _failed(text: str) -> types.CallToolResult:
+    """A tool's failure: a result with is_error, which the model reads, not a protocol error."""
+    from mcp import types
+
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def _answer(texts: list[str], data: dict[str, Any]) -> types.CallToolResult:
+    from mcp import types
+
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text) for text in texts], structured_content=data
+    )
+
+
+def card_resource() -> types.Resource:
+    """The robot card's page, listed (hosts that follow a tool's ui link find it; gateways list it)."""
+    from mcp import types
+
+    return types.Resource(
+        uri=CARD_URI,
+        name="robot-card",
+        title="Robot card",
+        description="The page MCP Apps hosts draw the brief tool's answer in (the same for every robot)",
+        mime_type=CARD_MIME_TYPE,
+    )
+
+
+def robot_resources(name: str) -> list[types.Resource]:
+    """One robot's resources: a view each."""
+    from mcp import types
+
+    return [
+        types.Resource(
+            uri=resource_uri(name, v.kind),
+            name=v.kind,
+            title=v.title,
+            description=v.description,
+            mime_type=v.mime_type,
+        )
+        for v in VIEWS
+    ]
+
+
+def card_contents() -> types.ReadResourceResult:
+    from mcp import types
+
+    card = types.TextResourceContents(
+        uri=CARD_URI, mime_type=CARD_MIME_TYPE, text=CARD_HTML, _meta={"ui": {"prefersBorder": True}}
+    )
+    return types.ReadResourceResult(contents=[card])
+
+
+def completion(options: list[str], typed: str) -> types.CompleteResult:
+    """The options that begin with what was typed (case folded), at most 100."""
+    from mcp import types
+
+    values = [o for o in options if o.casefold().startswith(typed.casefold())]
+    return types.CompleteResult(
+        completion=types.Completion(values=values[:100], total=len(values), has_more=len(values) > 100)
+    )
+
+
 def _invalid(message: str, **data: Any) -> Exception:
     """The error a client's own mistake gets: invalid params (-32602)."""
     from mcp import MCPError
@@ -4252,9 +4776,18 @@ def for_agents(error: ManifestError, shown_path: str | None) -> str:
     return f"{NAME}: {error.for_people(shown_path)}{''.join(hints)}"
 
 
-def _listed(entry: Prompt | Tool) -> dict[str, Any]:
-    """What a prompt or tool listing says of a table entry."""
-    return {"name": entry.name, "title": entry.title, "description": entry.description}
+def prompt_listing(prompt: Prompt, *first: tuple[str, str]) -> types.Prompt:
+    """A prompt as prompts/list shows it: every argument required, `first` before its own."""
+    from mcp import types
+
+    return types.Prompt(
+        name=prompt.name,
+        title=prompt.title,
+        description=prompt.description,
+        arguments=[
+            types.PromptArgument(name=a, description=d, required=True) for a, d in (*first, *prompt.arguments)
+        ],
+    )
 
 
 class Handlers:
@@ -4284,21 +4817,11 @@ class Handlers:
         from mcp import types
 
         _, name = await self.current_robot()
-        return types.ListResourcesResult(
-            resources=[
-                types.Resource(
-                    uri=resource_uri(name, v.kind),
-                    name=v.kind,
-                    title=v.title,
-                    description=v.description,
-                    mime_type=v.mime_type,
-                )
-                for v in VIEWS
-            ]
-        )
+        return types.ListResourcesResult(resources=[*robot_resources(name), card_resource()])
 
+    @staticmethod
     async def list_resource_templates(
-        self, ctx: Request, params: types.PaginatedRequestParams | None
+        ctx: Request, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         """None: every resource has a fixed URI. Answered all the same, since
         clients ask (some stop at -32601)."""
@@ -4325,10 +4848,7 @@ class Handlers:
         from mcp import types
 
         if params.uri == CARD_URI:  # the same page for every manifest, even a broken one
-            card = types.TextResourceContents(
-                uri=CARD_URI, mime_type=CARD_MIME_TYPE, text=CARD_HTML, _meta={"ui": {"prefersBorder": True}}
-            )
-            return types.ReadResourceResult(contents=[card])
+            return card_contents()
         snap, name = await self.current_robot()
         view = self.view_of(params.uri, name)
         return types.ReadResourceResult(contents=[self.contents(snap, name, view)])
@@ -4365,28 +4885,12 @@ class Handlers:
             self.live.subscribe(ctx, uri)
         return types.EmptyResult()
 
-    async def unsubscribe(self, ctx: Request, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
-        from mcp import types
-
-        self.live.unsubscribe(ctx, params.uri)
-        return types.EmptyResult()
-
     async def list_prompts(
         self, ctx: Request, params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         from mcp import types
 
-        return types.ListPromptsResult(
-            prompts=[
-                types.Prompt(
-                    **_listed(p),
-                    arguments=[
-                        types.PromptArgument(name=a, description=d, required=True) for a, d in p.arguments
-                    ],
-                )
-                for p in PROMPTS.values()
-            ]
-        )
+        return types.ListPromptsResult(prompts=[prompt_listing(p) for p in PROMPTS.values()])
 
     async def get_prompt(self, ctx: Request, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         from mcp import types
@@ -4414,8 +4918,6 @@ class Handlers:
         return types.GetPromptResult(description=prompt.description, messages=[message(p) for p in parts])
 
     async def complete(self, ctx: Request, params: types.CompleteRequestParams) -> types.CompleteResult:
-        from mcp import types
-
         # Unknown prompts or arguments (and a broken file) get no suggestions, not an error.
         prompt = PROMPTS.get(getattr(params.ref, "name", ""))
         domain = prompt.completions.get(params.argument.name) if prompt else None
@@ -4423,62 +4925,207 @@ class Handlers:
             options = domain((await self.file.version_async()).manifest) if domain else []
         except ManifestError:
             options = []
-        typed = params.argument.value.casefold()
-        values = [o for o in options if o.casefold().startswith(typed)]
-        return types.CompleteResult(
-            completion=types.Completion(values=values[:100], total=len(values), has_more=len(values) > 100)
-        )
+        return completion(options, params.argument.value)
 
     async def list_tools(
         self, ctx: Request, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         from mcp import types
 
-        read_only = types.ToolAnnotations(
-            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-        )
-        return types.ListToolsResult(
-            tools=[
-                types.Tool(
-                    **_listed(t),
-                    input_schema=t.input_schema(),
-                    output_schema=t.output_schema,
-                    annotations=read_only,
-                    _meta=dict(t.meta) if t.meta else None,
-                )
-                for t in TOOLS.values()
-            ]
-        )
+        # The robot as last read (no read of the file here: a file system that stalls must not stall
+        # the listing); a rename is announced by tools/list_changed once the poller has read it.
+        last = self.file.last
+        name = last.manifest.robot_name if last is not None else None
+        return types.ListToolsResult(tools=robot_tools("this robot" if name is None else quoted(name)))
 
     async def call_tool(self, ctx: Request, params: types.CallToolRequestParams) -> types.CallToolResult:
         """A tool's answer; its failures are results with is_error, which
         the model reads, not protocol errors."""
-        from mcp import types
-
-        def failed(text: str) -> types.CallToolResult:
-            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-
         tool = TOOLS.get(params.name)
         if tool is None:
-            return failed(f"Unknown tool {params.name!r}; this server has: {', '.join(TOOLS)}.")
+            return _failed(f"Unknown tool {params.name!r}; this server has: {', '.join(TOOLS)}.")
         arguments = params.arguments or {}
         problem = tool.problem(arguments)
         if problem:
-            return failed(problem)
+            return _failed(problem)
         try:
             texts, data = tool.result(await self.file.version_async(), arguments)
         except ManifestError as e:
-            return failed(for_agents(e, self.shown_path))
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text) for text in texts], structured_content=data
-        )
+            return _failed(for_agents(e, self.shown_path))
+        return _answer(texts, data)
 
-    async def set_logging_level(self, ctx: Request, params: types.SetLevelRequestParams) -> types.EmptyResult:
+    @staticmethod
+    async def set_logging_level(ctx: Request, params: types.SetLevelRequestParams) -> types.EmptyResult:
         """Handshake-era clients may choose a level; this server sends them
         no log messages (its own logs go to stderr), so nothing is filtered."""
         from mcp import types
 
         return types.EmptyResult()
+
+
+# A fleet's resources/list gives this many robots' resources a page.
+FLEET_PAGE_ROBOTS = 100
+# An unknown robot's error names at most this many of the robots served.
+MAX_NAMED_ROBOTS = 20
+ROBOT_ARGUMENT = ("robot", "the robot's name (the fleet tool lists them)")
+
+
+class FleetHandlers:
+    """A fleet's MCP requests: each robot's answered by that robot's own Handlers (so every answer is
+    what a server for its file alone gives), chosen by the `robot` argument or by its URI; the fleet's
+    own (the `fleet` tool and resource, the listings) from the robots as the last look found them,
+    without touching a file."""
+
+    def __init__(self, fleet: Fleet, live: LiveUpdates) -> None:
+        self.fleet, self.live = fleet, live
+        self._tools: tuple[list[str], types.ListToolsResult] | None = None  # for the names it was made for
+
+    def handlers(self, robot: FleetRobot) -> Handlers:
+        return Handlers(robot.file, self.live, robot.shown)
+
+    def chosen(self, asked: Any) -> FleetRobot | str:
+        """The robot `asked` names, or why not, in words the model can act on."""
+        robots = self.fleet.robots
+        if not isinstance(asked, str) or not asked.strip():
+            return f"Name the robot in the argument 'robot' (text): {ROBOT_ARGUMENT[1]}."
+        robot = robots.get(asked)
+        if robot is not None:
+            return robot
+        some = ", ".join(list(robots)[:MAX_NAMED_ROBOTS])
+        more = f" and {len(robots) - MAX_NAMED_ROBOTS} more" if len(robots) > MAX_NAMED_ROBOTS else ""
+        return f"Unknown robot {_echoed(asked)!r}; the robots are: {some}{more} (the fleet tool lists them)."
+
+    def fleet_view(self, capability: str | None = None) -> tuple[dict[str, Any], str]:
+        """The fleet view and its JSON text (on a worker thread: see call_tool)."""
+        data = self.fleet.view(capability)
+        return data, json_text(data)
+
+    def robot_of(self, uri: str) -> FleetRobot:
+        """The robot a robot-md:// URI belongs to, or an invalid-params error saying what is served."""
+        from urllib.parse import unquote
+
+        name = (
+            unquote(uri.removeprefix("robot-md://").partition("/")[0])
+            if uri.startswith("robot-md://")
+            else ""
+        )
+        robot = self.fleet.robots.get(name)
+        if robot is None or robot.refused:
+            shown = uri if len(uri) <= MAX_ECHOED_URI else uri[:MAX_ECHOED_URI] + "…"
+            served = f"{self.fleet.label} serves {len(self.fleet.robots)} robots"
+            raise _invalid(
+                f"Unknown resource: {shown}; {served}: resources/list lists theirs, {FLEET_URI} them all"
+            )
+        return robot
+
+    async def call_tool(self, ctx: Request, params: types.CallToolRequestParams) -> types.CallToolResult:
+        import anyio.to_thread
+
+        arguments = dict(params.arguments or {})
+        if params.name == FLEET_TOOL.name:
+            problem = FLEET_TOOL.problem(arguments)
+            if problem:
+                return _failed(problem)
+            # A thousand rows take a tenth of a second or more to make: not on the event loop.
+            data, text = await anyio.to_thread.run_sync(self.fleet_view, arguments.get("capability"))
+            return _answer([text], data)
+        if params.name not in TOOLS:
+            return _failed(
+                f"Unknown tool {params.name!r}; this server has: {', '.join([*TOOLS, FLEET_TOOL.name])}."
+            )
+        robot = self.chosen(arguments.pop("robot", None))
+        if isinstance(robot, str):
+            return _failed(robot)
+        if robot.refused:
+            return _failed(for_agents(cast(ManifestError, robot.error), robot.shown))
+        return await self.handlers(robot).call_tool(ctx, params.model_copy(update={"arguments": arguments}))
+
+    async def list_tools(
+        self, ctx: Request, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        from mcp import types
+
+        names = list(self.fleet.robots)
+        if self._tools is None or self._tools[0] != names:
+            self._tools = (names, types.ListToolsResult(tools=fleet_tools(self.fleet)))
+        return self._tools[1]
+
+    async def list_resources(
+        self, ctx: Request, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        """The fleet's resource, the card, then each named robot's views, FLEET_PAGE_ROBOTS robots a page."""
+        from mcp import types
+
+        robots = [r.name for r in self.fleet.robots.values() if not r.refused and r.name != r.shown]
+        cursor = params.cursor if params is not None else None
+        start = int(cursor) if cursor is not None and cursor.isdigit() and len(cursor) < 8 else 0
+        if cursor is not None and (not cursor.isdigit() or len(cursor) >= 8):
+            raise _invalid(f"Unknown cursor {_echoed(cursor)!r}; send the nextCursor of the page before")
+        fleet = types.Resource(
+            uri=FLEET_URI,
+            name="fleet",
+            title=f"The robots of {self.fleet.label}",
+            mime_type="application/json",
+        )
+        listed = [fleet, card_resource()] if start == 0 else []
+        listed += [r for name in robots[start : start + FLEET_PAGE_ROBOTS] for r in robot_resources(name)]
+        more = start + FLEET_PAGE_ROBOTS < len(robots)
+        return types.ListResourcesResult(
+            resources=listed, next_cursor=str(start + FLEET_PAGE_ROBOTS) if more else None
+        )
+
+    async def read_resource(
+        self, ctx: Request, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        from mcp import types
+
+        if params.uri == CARD_URI:
+            return card_contents()
+        if params.uri == FLEET_URI:
+            import anyio.to_thread
+
+            _, text = await anyio.to_thread.run_sync(self.fleet_view)
+            return types.ReadResourceResult(
+                contents=[types.TextResourceContents(uri=FLEET_URI, mime_type="application/json", text=text)]
+            )
+        return await self.handlers(self.robot_of(params.uri)).read_resource(ctx, params)
+
+    async def subscribe(self, ctx: Request, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        from mcp import types
+
+        if params.uri == FLEET_URI:
+            self.live.subscribe(ctx, FLEET_URI)
+        elif len(params.uri) > MAX_ECHOED_URI or params.uri.startswith("robot-md://"):
+            await self.handlers(self.robot_of(params.uri)).subscribe(ctx, params)
+        return types.EmptyResult()
+
+    async def list_prompts(
+        self, ctx: Request, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        from mcp import types
+
+        return types.ListPromptsResult(prompts=[prompt_listing(p, ROBOT_ARGUMENT) for p in PROMPTS.values()])
+
+    async def get_prompt(self, ctx: Request, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name not in PROMPTS:
+            raise _invalid(f"Unknown prompt {params.name!r}; this server has: {', '.join(PROMPTS)}")
+        arguments = dict(params.arguments or {})
+        robot = self.chosen(arguments.pop("robot", None))
+        if isinstance(robot, str):
+            raise _invalid(f"Prompt {params.name!r}: {robot}", argument="robot")
+        if robot.refused:
+            raise _unavailable(cast(ManifestError, robot.error), robot.shown)
+        return await self.handlers(robot).get_prompt(ctx, params.model_copy(update={"arguments": arguments}))
+
+    async def complete(self, ctx: Request, params: types.CompleteRequestParams) -> types.CompleteResult:
+        """Robot names for `robot`; a prompt's other arguments from the robot named in the context."""
+        if params.argument.name == ROBOT_ARGUMENT[0]:
+            return completion(list(self.fleet.robots), params.argument.value)
+        given = (params.context.arguments if params.context is not None else None) or {}
+        robot = self.fleet.robots.get(given.get(ROBOT_ARGUMENT[0], ""))
+        if robot is None or robot.refused:
+            return completion([], "")
+        return await self.handlers(robot).complete(ctx, params)
 
 
 # --- Logging, loading the SDK, and the server itself -----------------------------
@@ -4700,12 +5347,20 @@ ICON_PNG_BASE64 = (
 )
 
 
-def server_identity() -> dict[str, Any]:
+def server_identity(title: str = TITLE) -> dict[str, Any]:
     """serverInfo's optional fields, as the SDK's Server takes them."""
     from mcp import types
 
     icon = types.Icon(src=f"data:image/png;base64,{ICON_PNG_BASE64}", mime_type="image/png", sizes=["64x64"])
-    return {"title": TITLE, "description": DESCRIPTION, "website_url": WEBSITE, "icons": [icon]}
+    return {"title": title, "description": DESCRIPTION, "website_url": WEBSITE, "icons": [icon]}
+
+
+def served_title(served: ManifestFile | Fleet) -> str:
+    """serverInfo's title: the robot's name as the server started (or the fleet's)."""
+    if isinstance(served, Fleet):
+        return f"{TITLE}: {served.label}"
+    name = served.last.manifest.robot_name if served.last is not None else None
+    return TITLE if name is None else f"{TITLE}: {quoted(name)}"
 
 
 def _robot_server_class() -> type[Server[dict[str, Any]]]:
@@ -4715,12 +5370,12 @@ def _robot_server_class() -> type[Server[dict[str, Any]]]:
 
     class RobotServer(Server[dict[str, Any]]):
         def get_capabilities(self, notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
-            # Renames change the resource list: advertise listChanged for
-            # resources (and only them) in every era and on every transport,
+            # Renames change the resource list and the tools (their titles name
+            # the robot): advertise listChanged for them in every era and on every transport,
             # whatever options its runner passes.
             era = kwargs.pop("protocol_version", None)
             capabilities = super().get_capabilities(
-                NotificationOptions(resources_changed=True), *args, **kwargs
+                NotificationOptions(resources_changed=True, tools_changed=True), *args, **kwargs
             )
             if era in MODERN_PROTOCOL_VERSIONS:
                 # That era has no logging/setLevel, and this server sends no log messages.
@@ -4731,7 +5386,7 @@ def _robot_server_class() -> type[Server[dict[str, Any]]]:
 
 
 def build_server(
-    manifest_file: ManifestFile,
+    manifest_file: ManifestFile | Fleet,
     shown_path: str | None = None,
     forget_after: float | None = None,
     poll_seconds: float = POLL_SECONDS,
@@ -4745,18 +5400,22 @@ def build_server(
     from mcp.server.subscriptions import ListenHandler
 
     live = live or LiveUpdates(manifest_file, forget_after, poll_seconds)
-    handlers = Handlers(manifest_file, live, shown_path)
+    handlers: Handlers | FleetHandlers
+    if isinstance(manifest_file, Fleet):
+        handlers, instructions = FleetHandlers(manifest_file, live), FLEET_INSTRUCTIONS
+    else:
+        handlers, instructions = Handlers(manifest_file, live, shown_path), INSTRUCTIONS
     server = _robot_server_class()(
         NAME,
         version=__version__,
-        instructions=INSTRUCTIONS,
-        **server_identity(),
+        instructions=instructions,
+        **server_identity(served_title(manifest_file)),
         lifespan=live.lifespan,
         on_list_resources=handlers.list_resources,
-        on_list_resource_templates=handlers.list_resource_templates,
+        on_list_resource_templates=Handlers.list_resource_templates,
         on_read_resource=handlers.read_resource,
         on_subscribe_resource=handlers.subscribe,
-        on_unsubscribe_resource=handlers.unsubscribe,
+        on_unsubscribe_resource=live.unsubscribed,
         on_subscriptions_listen=ListenHandler(live.bus),
         on_list_prompts=handlers.list_prompts,
         on_get_prompt=handlers.get_prompt,
@@ -4772,7 +5431,7 @@ def build_server(
     server.extensions = {APPS_EXTENSION: {}}
     # Registered rather than passed as on_set_logging_level=, which warns
     # (MCPDeprecationWarning: protocol logging ends with 2026-07-28).
-    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, handlers.set_logging_level)
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, Handlers.set_logging_level)
     return server
 
 
@@ -5270,7 +5929,7 @@ async def _serve_the_wire(
 
 
 def serve_stdio(
-    manifest_file: ManifestFile,
+    manifest_file: ManifestFile | Fleet,
     poll_seconds: float = POLL_SECONDS,
     eof_grace_seconds: float = EOF_GRACE_SECONDS,
 ) -> int:
@@ -5300,7 +5959,8 @@ def serve_stdio(
     with _stdio_wire() as (wire_in, wire_out):
         wire.extend((wire_in.fileno(), wire_out.fileno()))
         anyio.run(_serve_the_wire, server, wire_in, wire_out, eof_grace_seconds)
-    if manifest_file.reads.in_flight():  # stuck: exiting would keep stdout open until it returns
+    stuck = manifest_file.in_flight() if isinstance(manifest_file, Fleet) else manifest_file.reads.in_flight()
+    if stuck:  # stuck: exiting would keep stdout open until it returns
         end_now(ExitCode.OK, [0, 1, 2])
     return ExitCode.OK
 
@@ -5937,7 +6597,12 @@ MAX_REST_PARSES = 2  # POSTed manifests parsed at once; beyond that 503 with Ret
 REST_RETRY_SECONDS = 1
 YAML_MIME_TYPE = "application/yaml"
 ERROR_SCHEMA = object_schema(error={**TEXT, "description": "one line saying what is wrong"})
-HEALTH_SCHEMA = object_schema(ok={"const": True}, robot={**TEXT, "description": "metadata.robot_name"})
+HEALTH_SCHEMA = object_schema(
+    ("robots",),
+    ok={"const": True},
+    robot={**TEXT, "description": "metadata.robot_name (a fleet: its name)"},
+    robots={"type": "integer", "description": "a fleet: how many robots it serves"},
+)
 
 
 def json_answer(value: Any) -> Response:
@@ -6050,6 +6715,14 @@ def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
     health = _json_content(HEALTH_SCHEMA, "the robot served")
     paths: dict[str, Any] = {
         REST_HEALTH_PATH: {"get": _operation("The robot served", health, (503,), bearer)},
+        ROBOTS_PATH: {
+            "get": _operation(
+                "The robots served (their names)",
+                _json_content(object_schema(robots=STRINGS), "names"),
+                (503,),
+                bearer,
+            )
+        },
         OPENAPI_PATH: {
             "get": _operation(
                 "This description", _json_content({"type": "object"}, "OpenAPI 3.1"), (), bearer
@@ -6077,10 +6750,10 @@ def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
 
 
 class RestApi:
-    """The REST routes' handlers, for one served file."""
+    """The REST routes' handlers, for one served file or a fleet (each robot's paths as one robot's)."""
 
-    def __init__(self, manifest_file: ManifestFile, bearer: bool) -> None:
-        self.file = manifest_file
+    def __init__(self, manifest_file: ManifestFile | Fleet, bearer: bool) -> None:
+        self.served = manifest_file
         self.bearer = bearer
         self.parsing = 0  # POSTed manifests being parsed now
 
@@ -6093,26 +6766,45 @@ class RestApi:
         ]
         return [
             Route(REST_HEALTH_PATH, self.health, methods=["GET"]),
+            Route(ROBOTS_PATH, self.robots, methods=["GET"]),
             Route(OPENAPI_PATH, self.openapi, methods=["GET"]),
             Route(VALIDATE_PATH, self.validate, methods=["POST"]),
             Route(RENDER_PATH, self.render, methods=["POST"]),
             *views,
         ]
 
-    async def current_robot(self) -> tuple[Snapshot, str] | Response:
-        """The file as it is now and its robot's name, or 503 saying why not."""
+    async def current_robot(self, asked: str | None = None) -> tuple[Snapshot, str] | Response:
+        """The file as it is now (a fleet's: the robot `asked` names) and its robot's name, or 503
+        saying why not (a fleet: 404 for a robot it does not serve)."""
+        if isinstance(self.served, Fleet):
+            robot = self.served.robots.get(asked or "")
+            if robot is None or robot.refused:
+                where = f"{ROBOTS_PATH} lists the {len(self.served.robots)} robots served"
+                return refused(404, f"no robot {_client_words(asked or '')} here; {where}")
+            file, shown = robot.file, robot.shown
+        else:
+            file, shown = self.served, self.served.path.name
         try:
-            snap = self.file.require_robot_name(await self.file.version_async())
+            snap = file.require_robot_name(await file.version_async())
         except ManifestError as e:
-            return refused(503, f"the manifest cannot be served: {e.for_people(self.file.path.name)}")
+            return refused(503, f"the manifest cannot be served: {e.for_people(shown)}")
         return snap, cast(str, snap.manifest.robot_name)
 
     async def health(self, request: HttpRequest) -> Response:
+        if isinstance(self.served, Fleet):
+            return json_answer({"ok": True, "robot": self.served.label, "robots": len(self.served.robots)})
         found = await self.current_robot()
         return found if not isinstance(found, tuple) else json_answer({"ok": True, "robot": found[1]})
 
-    async def openapi(self, request: HttpRequest) -> Response:
+    async def robots(self, request: HttpRequest) -> Response:
+        """The robots served: their names, each the NAME of its paths."""
+        if isinstance(self.served, Fleet):
+            return json_answer({"robots": [name for name, r in self.served.robots.items() if not r.refused]})
         found = await self.current_robot()
+        return found if not isinstance(found, tuple) else json_answer({"robots": [found[1]]})
+
+    async def openapi(self, request: HttpRequest) -> Response:
+        found = None if isinstance(self.served, Fleet) else await self.current_robot()
         robot = found[1] if isinstance(found, tuple) else None
         return json_answer(openapi_document(robot, self.bearer))
 
@@ -6125,7 +6817,7 @@ class RestApi:
     async def view(self, view: View, asked: str) -> Response:
         from starlette.responses import Response
 
-        found = await self.current_robot()
+        found = await self.current_robot(asked)
         if not isinstance(found, tuple):
             return found
         snap, name = found
@@ -6185,7 +6877,7 @@ async def _not_allowed(request: HttpRequest, exc: Exception) -> Response:
 
 
 def http_app(
-    manifest_file: ManifestFile, listener: HttpListener, limits: HttpLimits = HttpLimits()
+    manifest_file: ManifestFile | Fleet, listener: HttpListener, limits: HttpLimits = HttpLimits()
 ) -> HttpGuard:
     """HttpGuard in front of the SDK's Streamable HTTP app. Errors name the manifest by its file name: a
     remote client has no use for our folders."""
@@ -6196,7 +6888,8 @@ def http_app(
     healthy = Response(b'{"status": "ok"}', media_type=JSON_TYPE)  # an ASGI app: the same answer every time
     rest = RestApi(manifest_file, bearer=listener.token is not None)
     live = LiveUpdates(manifest_file, limits.session_idle_seconds, limits.poll_seconds)
-    server = build_server(manifest_file, manifest_file.path.name, live=live)
+    shown = None if isinstance(manifest_file, Fleet) else manifest_file.path.name
+    server = build_server(manifest_file, shown, live=live)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         custom_starlette_routes=[Route(HEALTH_PATH, healthy, methods=["GET", "HEAD"]), *rest.routes()],
@@ -6225,7 +6918,7 @@ def end_if_stuck_when_stopped(server: Any, reads: OneReadAtATime, listener: Http
 
 
 def serve_http(
-    manifest_file: ManifestFile, listener: HttpListener, robot: str, limits: HttpLimits = HttpLimits()
+    manifest_file: ManifestFile | Fleet, listener: HttpListener, robot: str, limits: HttpLimits = HttpLimits()
 ) -> int:
     """Serve MCP over Streamable HTTP until Ctrl-C or SIGTERM (exit 0)."""
     import signal
@@ -6244,20 +6937,22 @@ def serve_http(
     signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])]
     previous = {sig: signal.signal(sig, stop) for sig in signals}
     log_to_stderr(limits.log_lines, limits.log_window_seconds)
+    where = manifest_file.root if isinstance(manifest_file, Fleet) else manifest_file.path
     try:
         with sdk_loading():
             server = uvicorn_server(http_app(manifest_file, listener, limits), limits)
         guard = "bearer token required" if listener.token else "no token: this machine only"
         print(
-            f"{NAME} {__version__}: serving robot {quoted(robot)} from {manifest_file.path} at {listener.url}"
+            f"{NAME} {__version__}: serving {robot} from {where} at {listener.url}"
             f"{listener.hint} (MCP over Streamable HTTP, REST described at {OPENAPI_PATH}; {guard}; "
             f"health check at {HEALTH_PATH}; Ctrl-C quits)",
             file=sys.stderr,
             flush=True,
         )
         if not stopping:
-            args = (server, manifest_file.reads, listener)
-            threading.Thread(target=end_if_stuck_when_stopped, args=args, daemon=True).start()
+            if not isinstance(manifest_file, Fleet):  # (a fleet's requests wait on no one file's read)
+                args = (server, manifest_file.reads, listener)
+                threading.Thread(target=end_if_stuck_when_stopped, args=args, daemon=True).start()
             server.run(sockets=[listener.socket])
     finally:
         for sig, handler in previous.items():
@@ -6308,15 +7003,17 @@ _INSTALLING = (
 )
 # validate --strict: valid but for hints (a misspelt key). Past robot-md's 1, 2, 4 (the lower, the worse).
 HINTED = 8
-# A folder of manifests holding more entries than this is refused, never cut to its first N.
-MAX_FLEET_ENTRIES = 10_000
 # Each option's help is one line; the README says the rest.
 VERBS: dict[str, Verb] = {
     "serve": Verb(
-        "[serve] [PATH] [--trusted-keys DIR] [--http [HOST:]PORT [--allow-host NAME]... [--token-file FILE]]",
-        "serve PATH to an MCP client over stdio (the default command), or over Streamable HTTP at /mcp",
+        "[serve] [PATH]... [--fleet DIR] [--trusted-keys DIR] [--http [HOST:]PORT [--allow-host NAME]... "
+        "[--token-file FILE]]",
+        "serve PATH to an MCP client over stdio (the default command), or over Streamable HTTP at /mcp; "
+        "several PATHs, or --fleet DIR, serve a fleet",
+        words=("PATH...",),
         options=(
             _ROBOT,
+            _FLEET,
             Option(
                 "--trusted-keys", "DIR", f"check ROBOT-MD-SIG against DIR's keys (else ${TRUSTED_KEYS_ENV})"
             ),
@@ -6361,7 +7058,8 @@ VERBS: dict[str, Verb] = {
 
 HELP_NOTES = f"""PATH is a ROBOT.md file or a folder holding one. Without PATH: ${PATH_ENV}, else
 the nearest ROBOT.md in the current folder or above it. A PATH holding an
-unexpanded ${{VARIABLE}} counts as none.
+unexpanded ${{VARIABLE}} counts as none. Several PATHs, or --fleet DIR, serve
+a fleet: each tool then takes the robot's name, and a fleet tool lists them.
 
 CLIENT is claude-desktop, cursor, vscode or claude-code (runs `claude mcp`, or
 prints the line where claude is not on PATH). A changed config file keeps its
@@ -6793,34 +7491,12 @@ def _print_report(report: Report, as_json: bool) -> None:
     _print_findings(report)
 
 
-def _fleet_member(entry: os.DirEntry[str]) -> list[str]:
-    """The manifest an entry of a fleet's folder is, if any. A link that leads nowhere (or to itself) as
-    NAME.ROBOT.md is a member, whose own check says why it cannot be read."""
-    if entry.name.endswith(f".{MANIFEST_FILENAME}"):
-        return [entry.path] if not os.path.isdir(entry.path) else []
-    inside = os.path.join(entry.path, MANIFEST_FILENAME)
-    return [inside] if os.path.isdir(entry.path) and os.path.lexists(inside) else []
-
-
 def fleet_manifests(folder: str) -> list[str]:
-    """The manifests of a fleet's folder, by name: DIR/*/ROBOT.md and DIR/*.ROBOT.md (a name starting with
-    "." skipped). Exit: a folder that cannot be listed, holds none, or holds more than MAX_FLEET_ENTRIES."""
-    found: list[str] = []
+    """The manifests of --fleet DIR (fleet_paths), by name; Exit with its one line if there are none."""
     try:
-        with os.scandir(os.path.expanduser(folder)) as entries:
-            for count, entry in enumerate(entries):
-                if count >= MAX_FLEET_ENTRIES:
-                    line = f"more than {MAX_FLEET_ENTRIES:,} entries; not a fleet's folder"
-                    raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: --fleet {folder}: {line}"))
-                if entry.name.startswith("."):
-                    continue
-                found += _fleet_member(entry)
-    except OSError as e:
-        raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: --fleet {folder}: {_os_reason(e)}")) from None
-    if not found:
-        hint = f"it holds no */{MANIFEST_FILENAME} and no *.{MANIFEST_FILENAME}"
-        raise Exit(ExitCode.USAGE, _visible_line(f"{NAME}: --fleet {folder}: {hint}"))
-    return sorted(found)
+        return [str(path) for path in fleet_paths(Path(os.path.expanduser(folder)))]
+    except ManifestError as e:
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(e.one_line()), e) from None
 
 
 def _print_findings(report: Report) -> None:
@@ -6858,24 +7534,65 @@ def run_serve(command: Command, machine: Machine) -> int:
         keys = None if folder is None else load_trusted_keys(folder)
     except ManifestError as e:
         raise Exit(ExitCode.CANNOT_USE, _visible_line(e.one_line()), e) from None
-    manifest_file, snap = load_manifest(command, machine, keys=keys)
-    robot = cast(str, snap.manifest.robot_name)
+    served, robot, banner = _served(command, machine, keys)
     if http is None:
         if sys.stdin is not None and sys.stdin.isatty():
-            print(_banner(manifest_file.path, robot), file=sys.stderr)
-        return serve_stdio(manifest_file, poll_seconds=limits.poll_seconds)
+            print(banner, file=sys.stderr)
+        return serve_stdio(served, poll_seconds=limits.poll_seconds)
     try:
         listener = open_listener(http, list(command.allow_host), command.token_file, machine.environ)
     except HttpSetupError as e:
         raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {e}") from None
-    return serve_http(manifest_file, listener, robot, limits)
+    return serve_http(served, listener, robot, limits)
 
 
-def _banner(path: Path, robot: str) -> str:
+def load_fleet(command: Command, keys: TrustedKeys | None) -> Fleet:
+    """The fleet a command names (several PATHs, or --fleet DIR), every file read and parsed; Exit 1
+    if it cannot be served (a folder with no manifest, two manifests naming the same robot, …)."""
+    if command.fleet is not None and command.paths:
+        raise UsageError("--fleet DIR serves the manifests in DIR: give it or PATHs, not both")
+    for word in command.paths:
+        if not _names_a_path(word):
+            raise UsageError(
+                f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder"
+            )
+    try:
+        if command.fleet is not None:
+            fleet = Fleet([], Path(os.path.abspath(Path(command.fleet).expanduser())), keys)
+        else:
+            paths = [resolve_manifest_path(word, {}) for word in command.paths]
+            for path in paths:  # a PATH given must be there at start (later, a file gone is its own error)
+                read_bytes(path)
+            fleet = Fleet(list(dict.fromkeys(paths)), None, keys)
+        fleet.start()
+    except ManifestError as e:
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(e.one_line()), e) from None
+    return fleet
+
+
+def _served(
+    command: Command, machine: Machine, keys: TrustedKeys | None
+) -> tuple[ManifestFile | Fleet, str, str]:
+    """What a serve command serves, loaded: a robot or a fleet, how lines name it, its stdio banner."""
+    if command.fleet is None and len(command.paths) <= 1:
+        manifest_file, snap = load_manifest(command, machine, keys=keys)
+        name = cast(str, snap.manifest.robot_name)
+        return manifest_file, f"robot {quoted(name)}", _banner(manifest_file.path, name)
+    with sdk_loading():  # a thousand parsed manifests live as long as the SDK: no collections meanwhile
+        fleet = load_fleet(command, keys)
+    what = f"{len(fleet.robots)} robots of {fleet.label}"
+    words = ["--fleet", str(fleet.folder)] if fleet.folder else [str(p) for p in fleet.paths]
+    return fleet, what, _banner(fleet.root, "", what, words)
+
+
+def _banner(path: Path, robot: str, what: str = "", words: list[str] | None = None) -> str:
+    """The line a person starting the server in a terminal sees: what it serves (`what`, else the
+    robot), and the Claude Desktop entry for it (`words`: its arguments, else the path)."""
     command, *args = launch_command()
-    entry = json.dumps({"command": command, "args": [*args, str(path)]})
+    entry = json.dumps({"command": command, "args": [*args, *(words or [str(path)])]})
+    what = what or f"robot {quoted(robot)}"
     return (
-        f"{NAME} {__version__}: serving robot {quoted(robot)} from {path} over stdio; waiting for an MCP "
+        f"{NAME} {__version__}: serving {what} from {path} over stdio; waiting for an MCP "
         f'client (Ctrl-C quits). For Claude Desktop add "robot-md": {entry} under "mcpServers" '
         "in claude_desktop_config.json."
     )

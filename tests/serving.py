@@ -517,7 +517,7 @@ def full_session(server: RawServer, expect_robot: str | None, timeout: float) ->
     assert len(resources) >= 4, resources
     texts = {}
     for resource in resources:
-        if expect_robot:
+        if expect_robot and not resource["uri"].startswith("ui://"):  # the card's page is listed too
             assert resource["uri"].startswith(f"robot-md://{expect_robot}/"), resource["uri"]
         contents = server.result("resources/read", {"uri": resource["uri"]}, timeout)["contents"]
         assert contents and contents[0]["text"], resource["uri"]

@@ -137,7 +137,7 @@ async def test_capabilities_agree_between_eras(server: Served) -> None:
                     caps.tools.list_changed,
                 )
             )
-    assert seen == [(True, True, False, False)] * 2
+    assert seen == [(True, True, False, True)] * 2  # tools: their titles name the robot
 
 
 def test_handshake_clients_get_a_session_id(server: Served) -> None:

@@ -1208,7 +1208,7 @@ async def test_installed_entry_starts_a_working_server(tmp_path: Path, client: s
     assert again.returncode == 0 and "nothing changed" in again.stdout
     async with launched(*entry["args"], command=[entry["command"]], cwd=tmp_path) as mcp_client:
         uris = [r.uri for r in (await mcp_client.list_resources()).resources]
-        assert uris == [f"robot-md://bob/{v.kind}" for v in rmm.VIEWS]
+        assert uris == [*(f"robot-md://bob/{v.kind}" for v in rmm.VIEWS), rmm.CARD_URI]
 
 
 def test_cli_refusal_is_one_line(tmp_path: Path) -> None:

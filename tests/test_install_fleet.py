@@ -169,10 +169,8 @@ def test_a_fleet_entry_from_paths_or_a_folder(install: Installer, tmp_path: Path
     empty = tmp_path / "empty"
     empty.mkdir()
     done = install("cursor", "--fleet", str(empty))
-    assert (
-        done.code == 2
-        and done.err == f"robot-md-mcp: --fleet {empty}: it holds no */ROBOT.md and no *.ROBOT.md\n"
-    )
+    said = f"no manifest in this folder (a fleet is {empty}/*/ROBOT.md or *.ROBOT.md)"
+    assert done.code == 1 and done.err == f"robot-md-mcp: {said} ({empty})\n", done
 
 
 @posix_only

@@ -162,7 +162,7 @@ def test_initialize_without_client_info_over_http() -> None:
         body = json.dumps(pendant_initialize()).encode()
         status, headers, raw = served.request("POST", "/mcp", body, MCP_HEADERS)
         assert status == 200, raw
-        assert sse_or_json(raw)["result"]["serverInfo"]["title"] == rmm.TITLE
+        assert sse_or_json(raw)["result"]["serverInfo"]["title"] == f'{rmm.TITLE}: "bob"'
         session_headers = {
             **MCP_HEADERS,
             "Mcp-Session-Id": headers["mcp-session-id"],

@@ -429,7 +429,7 @@ def expected_answer(message: dict) -> object:
     if method == "tools/call":
         return {"yaml": rmm.render(MANIFEST)}
     if method == "resources/list":
-        return [f"robot-md://bob/{view.kind}" for view in rmm.VIEWS]
+        return [*(f"robot-md://bob/{view.kind}" for view in rmm.VIEWS), rmm.CARD_URI]
     return METHOD_NOT_FOUND
 
 

@@ -18,7 +18,7 @@ from serving import Served
 
 import robot_md_mcp as m
 
-REST_GETS = [m.REST_HEALTH_PATH, m.OPENAPI_PATH]
+REST_GETS = [m.REST_HEALTH_PATH, m.ROBOTS_PATH, m.OPENAPI_PATH]
 REST_POSTS = [m.VALIDATE_PATH, m.RENDER_PATH]
 
 
@@ -56,6 +56,12 @@ def test_health_names_the_robot(server: Served) -> None:
     status, headers, body = server.request("GET", m.REST_HEALTH_PATH)
     assert status == 200 and headers["content-type"] == "application/json"
     assert json.loads(body) == {"ok": True, "robot": robot_name()}
+
+
+def test_robots_lists_the_one_robot(server: Served) -> None:
+    status, headers, body = server.request("GET", m.ROBOTS_PATH)
+    assert status == 200 and headers["content-type"] == "application/json"
+    assert json.loads(body) == {"robots": [robot_name()]}
 
 
 @pytest.mark.parametrize("view", m.VIEWS, ids=lambda v: v.kind)

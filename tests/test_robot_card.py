@@ -29,8 +29,8 @@ SCREENSHOTS = ROOT / ".cache" / "robot-card"  # the CI workflow uploads this fol
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_the_card_is_one_page_for_every_manifest(mode: str, manifest_path, tmp_path: Path) -> None:
     """Read as a host reads it (resources/read of the tool's _meta.ui.resourceUri): the same bytes
-    whatever the file holds, even a file that does not parse; mimeType exactly the spec's; not in
-    resources/list (the model has no use for it); the extension listed in the 2026-07-28 era."""
+    whatever the file holds, even a file that does not parse; mimeType exactly the spec's; listed in
+    resources/list (gateways and hosts look there); the extension listed in the 2026-07-28 era."""
     pages: list[str | None] = []
     for content in [EXAMPLE.read_bytes(), WHEELED.read_bytes(), b"no frontmatter at all"]:
         path = tmp_path / f"{len(pages)}" / "ROBOT.md"
@@ -43,7 +43,7 @@ async def test_the_card_is_one_page_for_every_manifest(mode: str, manifest_path,
             assert page.mime_type == "text/html;profile=mcp-app"
             pages.append(getattr(page, "text", None))
             if content.startswith(b"---"):
-                assert uri not in [r.uri for r in (await client.list_resources()).resources]
+                assert uri in [r.uri for r in (await client.list_resources()).resources]
             extensions = client.server_capabilities.extensions if client.server_capabilities else None
             if mode == "auto":
                 assert extensions == {"io.modelcontextprotocol/ui": {}}

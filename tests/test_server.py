@@ -50,6 +50,8 @@ async def test_full_session(session, manifest_path) -> None:
     async with session(path) as client:
         assert (client.server_info.name, client.server_info.version) == ("robot-md-mcp", rmm.__version__)
         listed = (await client.list_resources()).resources
+        assert listed[-1].uri == rmm.CARD_URI  # listed, for hosts and gateways that look there
+        listed = listed[:-1]
         assert [r.uri for r in listed] == [f"robot-md://bob/{k}" for k in KINDS]
         json_views = ["application/json"] * 7
         assert [r.mime_type for r in listed] == ["text/markdown", "text/plain", *json_views, "text/markdown"]
@@ -229,7 +231,7 @@ async def test_uris_for_names_that_are_not_uri_safe(connect, manifest_path) -> N
     async with connect(manifest_path(text)) as client:
         uris = [r.uri for r in (await client.list_resources()).resources]
         assert uris[0] == "robot-md://my%20bot%2F%231/context"
-        assert (await client.read_resource(uris[-1])).contents[0].text.startswith("\n# bob\n")
+        assert (await client.read_resource(uris[-2])).contents[0].text.startswith("\n# bob\n")
 
 
 # --- the process: stdout carries only protocol, EOF ends it cleanly ----------

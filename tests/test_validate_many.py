@@ -125,7 +125,7 @@ def test_a_fleet_folder_is_its_manifests_by_name(
     (folder / "empty").mkdir()
     (folder / ".hidden.ROBOT.md").write_text(BOB, encoding="utf-8")
     if not paths:
-        assert run("--fleet", str(folder))[0] == rmm.ExitCode.USAGE
+        assert run("--fleet", str(folder))[0] == rmm.ExitCode.CANNOT_USE
         return
     paths.sort(key=lambda p: str(p.parent if p.name == "ROBOT.md" else p))
     ordered = sorted(map(str, paths))
@@ -144,24 +144,24 @@ def test_a_fleet_folder_is_its_manifests_by_name(
 
 
 def test_a_folder_that_is_no_fleet_is_one_line(tmp_path: Path) -> None:
-    for args, code, said in [
-        ([str(tmp_path / "none")], 1, "no such file or directory"),
-        ([str(tmp_path)], 2, "it holds no */ROBOT.md and no *.ROBOT.md"),
+    for args, said in [
+        ([str(tmp_path / "none")], "cannot list the folder: no such file or directory"),
+        ([str(tmp_path)], f"no manifest in this folder (a fleet is {tmp_path}/*/ROBOT.md or *.ROBOT.md)"),
     ]:
         done = run("--fleet", *args)
-        assert (done[0], done[1]) == (code, ""), done
-        assert done[2] == f"robot-md-mcp: --fleet {args[0]}: {said}\n"
+        assert (done[0], done[1]) == (1, ""), done
+        assert done[2] == f"robot-md-mcp: {said} ({args[0]})\n"
 
 
 def test_a_folder_past_the_bound_is_refused_never_cut(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(rmm, "MAX_FLEET_ENTRIES", 5)
+    monkeypatch.setattr(rmm, "MAX_FLEET_FILES", 5)
     for i in range(6):
         (tmp_path / f"r{i}.ROBOT.md").write_text(named(f"r{i}"), encoding="utf-8")
     code, out, err = run("--fleet", str(tmp_path))
     assert (code, out) == (1, "")
-    assert err == f"robot-md-mcp: --fleet {tmp_path}: more than 5 entries; not a fleet's folder\n"
+    assert err == f"robot-md-mcp: more than 5 entries in this folder; split the fleet ({tmp_path})\n"
     (tmp_path / "r5.ROBOT.md").unlink()
     assert run("--fleet", str(tmp_path))[0] == 0
 

@@ -249,6 +249,13 @@ WRITERS: tuple[Writer, ...] = (
         structure,
     ),
     Writer(
+        "the tools' titles and descriptions (they name the robot)",
+        lambda text: "\n".join(
+            f"{t.title}\n{t.description}" for t in rmm.robot_tools(rmm.quoted(served(text)[0].robot_name))
+        ),
+        structure,
+    ),
+    Writer(
         "the start line",
         lambda text: rmm._banner(Path("/srv/ROBOT.md"), str(served(text)[0].robot_name)),
         structure,

@@ -591,6 +591,121 @@ def lazy_part(args: argparse.Namespace, report: dict) -> None:
 # --- judging and printing ------------------------------------------------------------------------------
 
 
+# --- a fleet: one server, many manifests (issue 36) -------------------------------------------------
+
+
+def make_fleet(folder: Path, count: int) -> list[str]:
+    """`count` copies of tests/corpus in `folder` (DIR/NAME/ROBOT.md), each its own robot_name (those
+    without one stay broken robots, as in a real folder); the names given."""
+    corpus = sorted(p for p in (ROOT / "tests" / "corpus").glob("*.ROBOT.md"))
+    names = []
+    for i in range(count):
+        name = f"r{i:04}"
+        text = corpus[i % len(corpus)].read_text(encoding="utf-8")
+        text, found = re.subn(r"(?m)^(\s*robot_name:).*$", rf"\g<1> {name}", text, count=1)
+        if found:
+            names.append(name)
+        (folder / name).mkdir(parents=True)
+        (folder / name / "ROBOT.md").write_text(text, encoding="utf-8")
+    return names
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_for_notification(child: Child, method: str, timeout: float) -> float:
+    """Seconds until a notification `method` arrives."""
+    started = time.perf_counter()
+    while True:
+        message = json.loads(child._line(timeout))
+        if message.get("method") == method:
+            return time.perf_counter() - started
+
+
+def brief_beside_one(child: Child, arguments: dict, one: Child | None, calls: int) -> dict:
+    """brief per call, median; beside `one` (the one-robot server, live at the same time) with the
+    calls alternating, so the machine's load hits both alike: the pairwise ratio too."""
+    times: dict[str, list[float]] = {"fleet": [], "one": []}
+    for i in range(calls):
+        pairs = [("fleet", child, arguments), *([("one", one, {})] if one is not None else [])]
+        for name, server, given in pairs if i % 2 else reversed(pairs):
+            started = time.perf_counter()
+            assert not server.request("tools/call", {"name": "brief", "arguments": given}).get("isError")
+            times[name].append((time.perf_counter() - started) * 1e3)
+    out = {"brief_median_ms": statistics.median(times["fleet"])}
+    if one is not None:
+        out["one_robot_brief_median_ms"] = statistics.median(times["one"])
+        out["brief_ratio_to_one"] = pairwise_ratio(times["fleet"], times["one"])
+    return out
+
+
+def fleet_once(
+    argv: list[str],
+    env: dict[str, str],
+    robot: str | None,
+    folder: Path,
+    calls: int,
+    one: Child | None = None,
+) -> dict:
+    """One fleet (or one robot) server: start to initialize and to tools/list, tools/list's bytes, brief
+    per call, until every robot is checked, idle CPU, a change seen, peak RSS."""
+    child = Child(argv, env)
+    child.initialize()
+    initialized = time.perf_counter()
+    listed = child.request("tools/list")
+    first = time.perf_counter()
+    out = {
+        # CPU seconds to the first answer: what a quiet machine's wall time would be, near enough
+        "initialize_cpu_s": cpu_seconds(child.proc.pid),
+        "initialize_ms": (initialized - child.spawned) * 1e3,
+        "tools_list_ms": (first - child.spawned) * 1e3,
+        "tools_list_bytes": len(json.dumps(listed, separators=(",", ":"))),
+    }
+    arguments = {"robot": robot} if robot is not None else {}
+    while robot is not None:  # checked: no robot says "checking"
+        view = child.request("tools/call", {"name": "fleet", "arguments": {}})["structuredContent"]
+        if all(row["validity"] != "checking" for row in view["robots"]):
+            break
+        time.sleep(0.2)
+    out["checked_ms"] = (time.perf_counter() - child.spawned) * 1e3
+    out.update(brief_beside_one(child, arguments, one, calls))
+    before, wall = cpu_seconds(child.proc.pid), time.perf_counter()
+    time.sleep(10)
+    out["idle_cpu_percent"] = 100 * (cpu_seconds(child.proc.pid) - before) / (time.perf_counter() - wall)
+    uri = f"robot-md://{robot or 'bob'}/context"
+    child.request("resources/subscribe", {"uri": uri})
+    path = folder / robot / "ROBOT.md" if robot is not None else folder
+    path.write_text(path.read_text(encoding="utf-8") + "\nEdited.\n", encoding="utf-8")
+    out["change_seen_s"] = wait_for_notification(child, "notifications/resources/updated", 30)
+    out["rss_mib"] = child.peak_rss_mib()
+    child.close()
+    return out
+
+
+def fleet_part(args: argparse.Namespace, report: dict) -> None:
+    """One robot (bob, one PATH), then fleets of the corpus's copies, --fleet DIR over stdio."""
+    env = base_env(PYTHONPATH=str(ROOT))
+    python = [sys.executable, "-m", "robot_md_mcp"]
+    with tempfile.TemporaryDirectory() as tmp:
+        one = Path(tmp) / "bob.ROBOT.md"
+        shutil.copy(args.manifest, one)
+        report["fleet"] = {"1": fleet_once([*python, str(one)], env, None, one, args.calls)}
+        for count in args.fleet_sizes:
+            folder = Path(tmp) / f"fleet{count}"
+            names = make_fleet(folder, count)
+            robot = names[len(names) // 2]  # its file a copy of the one robot's: per call compares alike
+            bob = args.manifest.read_text(encoding="utf-8")
+            bob = re.sub(r"(?m)^(\s*robot_name:).*$", rf"\g<1> {robot}", bob, count=1)
+            (folder / robot / "ROBOT.md").write_text(bob, encoding="utf-8")
+            beside = Child([*python, str(one)], env)
+            beside.initialize()
+            run = fleet_once([*python, "--fleet", str(folder)], env, robot, folder, args.calls, beside)
+            beside.close()
+            report["fleet"][str(count)] = run
+
+
 def budgets(report: dict) -> list[tuple[str, float, float, bool]]:
     rows = []
     for name, (limit, _, _) in BUDGETS.items():
@@ -704,6 +819,13 @@ def main() -> int:
     ap.add_argument("--no-pyz", action="store_true", help="skip the pyz part")
     ap.add_argument("--no-pi", action="store_true", help="skip the emulated Pi")
     ap.add_argument("--no-lazy", action="store_true", help="skip CPython 3.15's lazy-import part")
+    ap.add_argument("--fleet-only", action="store_true", help="only the fleet part (1, 20, 1,000 robots)")
+    ap.add_argument(
+        "--fleet-sizes",
+        type=lambda t: [int(n) for n in t.split(",")],
+        default=[20, 1000],
+        help="fleets measured",
+    )
     ap.add_argument("--quick", action="store_true", help="smoke run: 3 of everything, budgets not judged")
     ap.add_argument("--json", type=Path, help="write the report here too")
     args = ap.parse_args()
@@ -718,6 +840,10 @@ def main() -> int:
         "pyz": {},
         "measured": {},
     }
+    if args.fleet_only:
+        fleet_part(args, report)
+        print(json.dumps(report["fleet"], indent=2))
+        return 0
     import_part(report)
     floor_part(args, report)
     stdio_part(args, report)

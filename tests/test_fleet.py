@@ -1,0 +1,421 @@
+"""One server, many robots (issue 36): several PATHs or `--fleet DIR`. Every robot's answers are what a
+server for its file alone gives; a broken, missing or duplicate file fails only its own requests."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import CORPUS, EXAMPLE
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from serving import in_process
+
+import robot_md_mcp as rmm
+
+BOB = EXAMPLE.read_text(encoding="utf-8")
+MINIMAL = (CORPUS / "mcpts__minimal.ROBOT.md").read_text(encoding="utf-8")
+# What a file of a generated fleet holds: a robot (its name), or one of the ways a file goes wrong.
+BROKEN: dict[str, str | bytes] = {
+    "bad YAML": "---\nmetadata: [unclosed\n---\n# x\n",
+    "no robot_name": MINIMAL.replace("robot_name: test-bot", "model: m"),
+    "a name no URI carries as is": MINIMAL.replace("robot_name: test-bot", 'robot_name: "my bot/1"'),
+    "not UTF-8": b"---\nmetadata:\n  robot_name: \xff\n---\n",
+}
+
+
+def named(name: str, base: str = MINIMAL) -> str:
+    """A manifest for the robot `name` (its robot_name and its H1)."""
+    old = "test-bot" if base is MINIMAL else "bob"
+    return base.replace(f"robot_name: {old}", f"robot_name: {name}").replace(f"# {old}\n", f"# {name}\n")
+
+
+def write(path: Path, content: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    return path
+
+
+def calls() -> list[tuple[str, dict[str, str]]]:
+    """Every tool, each view of `view`, with arguments a robot's server answers."""
+    found: list[tuple[str, dict[str, str]]] = [("view", {"kind": view.kind}) for view in rmm.VIEWS]
+    found += [(name, {"action": "pick up the cup"} if name == "check_action" else {}) for name in rmm.TOOLS]
+    return [c for c in found if c[0] != "view" or "kind" in c[1]]
+
+
+def prompt_arguments(prompt: rmm.Prompt) -> dict[str, str]:
+    return {name: "arm.pick" for name, _ in prompt.arguments}
+
+
+async def answers(client: Any, robot: str | None, uris: list[str]) -> list[Any]:
+    """Every tool's, view's and prompt's answer (with `robot` for a fleet), errors as their text."""
+    extra = {} if robot is None else {"robot": robot}
+    found: list[Any] = []
+    for name, arguments in calls():
+        result = await client.call_tool(name, {**extra, **arguments})
+        found.append((name, result.is_error, [c.text for c in result.content], result.structured_content))
+    for uri in uris:
+        found.append(await outcome(client.read_resource(uri)))
+    for prompt in rmm.PROMPTS.values():
+        found.append(await outcome(client.get_prompt(prompt.name, {**extra, **prompt_arguments(prompt)})))
+    return found
+
+
+async def outcome(request: Any) -> Any:
+    from mcp import MCPError
+
+    try:
+        return (await request).model_dump(exclude={"meta"})
+    except MCPError as e:
+        return ("error", e.error.code, e.error.message)
+
+
+def alone(path: Path, shown: str) -> list[Any]:
+    """A single-robot server's answers for `path`, errors naming the file as a fleet names it."""
+
+    async def ask() -> list[Any]:
+        async with in_process(path, "legacy") as client:
+            return await answers(client, None, uris_of(path))
+
+    return json.loads(json.dumps(anyio.run(ask), default=str).replace(str(path), shown))
+
+
+def uris_of(path: Path) -> list[str]:
+    try:
+        name = rmm.ManifestFile(path).version().manifest.robot_name
+    except rmm.ManifestError:
+        return []
+    return [rmm.resource_uri(name, view.kind) for view in rmm.VIEWS] if name else []
+
+
+def in_fleet(fleet: rmm.Fleet) -> dict[str, list[Any]]:
+    """Each robot's answers from the fleet's server, by its file's path."""
+
+    async def ask() -> dict[str, list[Any]]:
+        found = {}
+        async with in_process(rmm.build_server(fleet), "legacy") as client:
+            for name, robot in fleet.robots.items():
+                found[robot.shown] = await answers(client, name, uris_of(robot.file.path))
+        return found
+
+    return json.loads(json.dumps(anyio.run(ask), default=str))
+
+
+FILES = st.one_of(
+    st.sampled_from(sorted(BROKEN)),
+    st.from_regex(r"[a-z][a-z0-9-]{0,8}", fullmatch=True).map(lambda name: f"robot:{name}"),
+)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=st.lists(FILES, min_size=1, max_size=4), flat=st.booleans(), rename=st.booleans())
+def test_every_robot_answers_as_its_own_server_would(
+    tmp_path_factory: Any, files: list[str], flat: bool, rename: bool
+) -> None:
+    """A generated fleet (sizes, names, broken files of every kind, a robot renamed while served;
+    generated names are at most 9 characters, so none is the new one): each robot's answers equal a
+    single-robot server's for its file, a broken one's its own error, whatever the others are."""
+    root = tmp_path_factory.mktemp("fleet")
+    names = [f.removeprefix("robot:") for f in files if f.startswith("robot:")]
+    for i, what in enumerate(files):
+        content = named(what.removeprefix("robot:")) if what.startswith("robot:") else BROKEN[what]
+        write(root / (f"f{i}.ROBOT.md" if flat else f"f{i}/ROBOT.md"), content)
+    fleet = rmm.Fleet([], root)
+    if len(set(names)) < len(names):
+        with pytest.raises(rmm.ManifestError, match="two manifests name the robot"):
+            fleet.start()
+        return
+    fleet.start()
+    assert sorted(r.shown for r in fleet.robots.values()) == sorted(
+        os.path.relpath(p, root) for p in rmm.fleet_paths(root)
+    )
+    serving = [r for r in fleet.robots.values() if r.error is None]
+    if rename and serving:
+        write(serving[0].file.path, named("renamed-robot"))
+        assert fleet.look().relisted and "renamed-robot" in fleet.robots
+    served = in_fleet(fleet)
+    for robot in fleet.robots.values():
+        if robot.refused:  # its name cannot be a fleet's: every request gets that one line
+            line = robot.error.for_people(robot.shown)  # type: ignore[union-attr]
+            tools, prompts = len(calls()), len(rmm.PROMPTS)
+            said = served[robot.shown][:tools] + served[robot.shown][-prompts:]
+            escaped = json.dumps(line, ensure_ascii=False)[1:-1]
+            assert all(escaped in json.dumps(answer, ensure_ascii=False) for answer in said), robot.shown
+            reads = served[robot.shown][tools:-prompts]  # its URIs are no robot's here
+            assert all(answer[:2] == ["error", -32602] for answer in reads), robot.shown
+            continue
+        assert served[robot.shown] == alone(robot.file.path, robot.shown), robot.shown
+
+
+def test_a_duplicate_appearing_later_is_refused_and_the_first_keeps_serving(tmp_path: Path) -> None:
+    write(tmp_path / "a" / "ROBOT.md", named("rover"))
+    b = write(tmp_path / "b" / "ROBOT.md", named("arm"))
+    fleet = rmm.Fleet([], tmp_path)
+    fleet.start()
+    write(b, named("rover") + "\n")
+    found = fleet.look()
+    assert found.relisted
+    assert [line for line in found.problems if "two manifests name the robot" in line] == [
+        f'robot-md-mcp: two manifests name the robot "rover": a{os.sep}ROBOT.md and b{os.sep}ROBOT.md; '
+        f"this one is not served until one of them is renamed (b{os.sep}ROBOT.md); "
+        f"requests for b{os.sep}ROBOT.md fail until it is fixed"
+    ]
+    assert fleet.robots["rover"].shown == f"a{os.sep}ROBOT.md" and not fleet.robots["rover"].refused
+    assert fleet.robots[f"b{os.sep}ROBOT.md"].refused
+    assert fleet.look().problems == []  # said once
+
+    async def ask() -> None:
+        async with in_process(rmm.build_server(fleet), "legacy") as client:
+            refused = await client.call_tool("brief", {"robot": f"b{os.sep}ROBOT.md"})
+            assert refused.is_error and "two manifests name the robot" in refused.content[0].text
+            first = await client.call_tool("brief", {"robot": "rover"})
+            assert not first.is_error and first.structured_content["name"] == "rover"
+
+    anyio.run(ask)
+
+
+def test_renamed_added_and_removed_robots_relist(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.ROBOT.md", named("rover"))
+    fleet = rmm.Fleet([], tmp_path)
+    fleet.start()
+    assert fleet.look() == rmm.FleetChanges()  # nothing changed: nothing read again
+    write(a, named("rover2"))
+    assert fleet.look().relisted and list(fleet.robots) == ["rover2"]
+    write(tmp_path / "b.ROBOT.md", named("cam"))
+    assert fleet.look().relisted and list(fleet.robots) == ["rover2", "cam"]
+    write(a, named("rover2") + "\nmore prose\n")
+    edited = fleet.look()
+    assert not edited.relisted and "robot-md://rover2/context" in edited.updated
+    a.unlink()
+    gone = fleet.look()
+    assert gone.relisted and list(fleet.robots) == ["cam"]
+
+
+def test_a_broken_file_keeps_its_name_and_fails_only_its_requests(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.ROBOT.md", named("rover"))
+    write(tmp_path / "b.ROBOT.md", named("cam"))
+    fleet = rmm.Fleet([], tmp_path)
+    fleet.start()
+    write(a, "---\nmetadata: [\n---\n")
+    found = fleet.look()
+    assert not found.relisted and list(fleet.robots) == ["rover", "cam"]
+    assert len(found.problems) == 1 and "(a.ROBOT.md)" in found.problems[0]
+    row = {r["robot"]: r for r in fleet.view()["robots"]}
+    assert row["rover"]["validity"] == "not served" and "a.ROBOT.md" in row["rover"]["problem"]
+    assert row["cam"]["validity"] in ("checking", "invalid", "valid") and row["cam"]["problem"] is None
+
+
+def test_the_fleet_view_says_checking_until_checked_and_finds_a_capability(tmp_path: Path) -> None:
+    write(tmp_path / "arm" / "ROBOT.md", named("arm", BOB))
+    write(tmp_path / "cart" / "ROBOT.md", named("cart"))
+    fleet = rmm.Fleet([], tmp_path)
+    fleet.start()
+    assert {r["validity"] for r in fleet.view()["robots"]} == {"checking"}  # never "valid" unchecked
+    fleet.check()
+    assert {r["validity"] for r in fleet.view()["robots"]} <= {"valid", "invalid"}
+    declared = rmm.capability_names(fleet.robots["arm"].snap.manifest.frontmatter)[0]  # type: ignore[union-attr]
+    assert [r["robot"] for r in fleet.view(declared)["robots"]] == ["arm"]
+    assert fleet.view("no.such.capability")["robots"] == []
+
+
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda root: None, "no manifest in this folder"),
+        (lambda root: os.symlink(root / "loop", root / "loop"), "no manifest in this folder"),
+        (
+            lambda root: [write(root / f"r{i}.ROBOT.md", "") for i in range(rmm.MAX_FLEET_FILES + 1)],
+            "more than",
+        ),
+    ],
+    ids=["empty", "symlink loop", "too many"],
+)
+def test_a_folder_that_cannot_be_a_fleet_is_one_line(tmp_path: Path, make: Any, words: str) -> None:
+    make(tmp_path)
+    with pytest.raises(rmm.ManifestError) as caught:
+        rmm.fleet_paths(tmp_path)
+    assert words in caught.value.one_line() and "\n" not in caught.value.one_line()
+
+
+def test_an_unreadable_file_is_its_robots_own_error(tmp_path: Path) -> None:
+    write(tmp_path / "a.ROBOT.md", named("rover"))
+    os.symlink(tmp_path / "nowhere", tmp_path / "b.ROBOT.md")  # dangling: cannot be read
+    (tmp_path / "c").mkdir()
+    os.symlink(tmp_path / "c" / "ROBOT.md", tmp_path / "c" / "ROBOT.md")  # a loop of one
+    fleet = rmm.Fleet([], tmp_path)
+    fleet.start()
+    assert fleet.robots["rover"].error is None
+    errors = {r.shown: r.error.for_people(r.shown) for r in fleet.robots.values() if r.error}
+    assert set(errors) == {"b.ROBOT.md", f"c{os.sep}ROBOT.md"}
+    assert all("\n" not in line for line in errors.values())
+
+
+def test_tools_list_stays_small_for_a_fleet(tmp_path: Path) -> None:
+    """tools/list of 20 robots within 1.3 times one robot's bytes, of 1,000 within twice."""
+
+    async def size(server: Any) -> int:
+        async with in_process(server, "legacy") as client:
+            tools = (await client.list_tools()).tools
+            return len(json.dumps([t.model_dump(by_alias=True, exclude_none=True) for t in tools]))
+
+    one = anyio.run(size, rmm.build_server(rmm.ManifestFile(write(tmp_path / "one.md", named("robot-0001")))))
+    for count, bound in ((20, 1.3), (1000, 2.0)):
+        root = tmp_path / f"fleet{count}"
+        for i in range(count):
+            write(root / f"r{i}.ROBOT.md", named(f"robot-{i:04}"))
+        fleet = rmm.Fleet([], root)
+        fleet.start()
+        assert anyio.run(size, rmm.build_server(fleet)) <= bound * one, count
+
+
+def test_a_robot_and_its_errors_name_the_file_relative_to_the_fleet(tmp_path: Path) -> None:
+    a = write(tmp_path / "lab" / "rover" / "ROBOT.md", named("rover"))
+    fleet = rmm.Fleet([], tmp_path / "lab")
+    fleet.start()
+    a.unlink()
+
+    async def ask() -> str:
+        async with in_process(rmm.build_server(fleet), "legacy") as client:
+            return (await client.call_tool("brief", {"robot": "rover"})).content[0].text
+
+    said = anyio.run(ask)
+    assert f"(rover{os.sep}ROBOT.md)" in said and str(tmp_path) not in said
+
+
+# --- the command line ------------------------------------------------------------------------
+
+
+def test_two_manifests_naming_one_robot_exit_1_naming_both(tmp_path: Path, capsys: Any) -> None:
+    a, b = write(tmp_path / "a.md", named("rover")), write(tmp_path / "b.md", named("rover"))
+    assert rmm.main([str(a), str(b)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and 'two manifests name the robot "rover": a.md and b.md' in err
+
+
+@pytest.mark.parametrize(
+    "args, code, words",
+    [
+        (["--fleet", "EMPTY"], 1, "no manifest in this folder"),
+        (["--fleet", "EMPTY", "x.md"], 2, "not both"),
+        (["ONE", "missing.md"], 1, "file not found"),
+    ],
+)
+def test_a_fleet_that_cannot_start_is_one_line(
+    tmp_path: Path, capsys: Any, args: list[str], code: int, words: str
+) -> None:
+    (tmp_path / "EMPTY").mkdir()
+    one = write(tmp_path / "one.md", named("rover"))
+    argv = [
+        str(tmp_path / a) if a in ("EMPTY", "missing.md") else str(one) if a == "ONE" else a for a in args
+    ]
+    assert rmm.main(argv) == code
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err
+
+
+def test_several_paths_parse_as_a_fleet() -> None:
+    command = rmm.parse_command_line(["a.md", "b.md", "--http", "0"])
+    assert command.paths == ("a.md", "b.md") and command.http == "0"
+    assert rmm.parse_command_line(["--fleet", "lab"]).fleet == "lab"
+    assert rmm.parse_command_line(["bob.md"]).paths == ("bob.md",)
+
+
+# --- a host's view: the SDK's Client over real stdio and HTTP (heavy: processes) ---------------------
+
+
+async def every_robot_answers(client: Any, names: list[str]) -> None:
+    """Eight tools, the enum of every name; each robot's brief, context and one prompt are its own."""
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert sorted(tools) == sorted([*rmm.TOOLS, "fleet"])
+    assert tools["brief"].input_schema["properties"]["robot"]["enum"] == names
+    for name in names:
+        brief = await client.call_tool("brief", {"robot": name})
+        assert not brief.is_error and brief.structured_content["name"] == name
+        context = (await client.read_resource(f"robot-md://{name}/context")).contents[0].text
+        assert context.startswith(f'# Robot briefing: "{name}"')
+        prompt = await client.get_prompt("brief-me", {"robot": name})
+        assert f'"{name}"' in prompt.messages[0].content.text
+    fleet = (await client.call_tool("fleet", {})).structured_content
+    assert [row["robot"] for row in fleet["robots"]] == names
+
+
+@pytest.mark.heavy
+@pytest.mark.anyio
+async def test_a_fleet_over_stdio_relists_a_renamed_robot(tmp_path: Path) -> None:
+    from mcp.types import ResourceListChangedNotification, ToolListChangedNotification
+    from serving import launched, settings
+    from test_live import Inbox
+
+    a = write(tmp_path / "lab" / "arm" / "ROBOT.md", named("arm", BOB))
+    write(tmp_path / "lab" / "cart.ROBOT.md", named("cart"))
+    inbox = Inbox()
+    env = settings(poll_seconds=0.05)
+    async with launched("--fleet", tmp_path / "lab", env=env, message_handler=inbox) as client:
+        assert client.server_info.title == 'ROBOT.md robot facts: the fleet "lab"'
+        await every_robot_answers(client, ["arm", "cart"])
+        since = time.monotonic()
+        write(a, named("arm2", BOB))
+        await inbox.next(ToolListChangedNotification, since)
+        await inbox.next(ResourceListChangedNotification, since)
+        await every_robot_answers(client, ["arm2", "cart"])
+
+
+@pytest.mark.heavy
+@pytest.mark.anyio
+async def test_a_fleet_over_http_and_its_rest_paths(tmp_path: Path) -> None:
+    from mcp import Client
+    from serving import Served
+
+    a = write(tmp_path / "arm.md", named("arm", BOB))
+    b = write(tmp_path / "cart.md", named("cart"))
+    served = Served(str(b), "--http", "127.0.0.1:0", path=a)
+    try:
+        for mode in ("legacy", "auto"):
+            async with Client(served.url, mode=mode) as client:
+                await every_robot_answers(client, ["arm", "cart"])
+        status, _, body = served.request("GET", "/robots")
+        assert (status, json.loads(body)) == (200, {"robots": ["arm", "cart"]})
+        status, _, body = served.request("GET", "/robots/cart/identity")
+        assert status == 200 and body.startswith(b'name: "cart"')
+        status, _, body = served.request("GET", "/robots/nobody/identity")
+        assert status == 404 and b"/robots lists the 2 robots served" in body
+    finally:
+        served.stop()
+
+
+@pytest.mark.anyio
+async def test_a_renamed_robot_is_announced_to_a_connected_client(tmp_path: Path) -> None:
+    """In-process, the fleet's own poller: a rename sends tools and resources list_changed, and the
+    tools' enum then names the robot as renamed."""
+    from mcp.types import (
+        ResourceListChangedNotification,
+        ResourceUpdatedNotification,
+        ToolListChangedNotification,
+    )
+    from test_live import Inbox
+
+    a = write(tmp_path / "a.ROBOT.md", named("rover"))
+    write(tmp_path / "b.ROBOT.md", named("cam"))
+    fleet = rmm.Fleet([], tmp_path)
+    fleet.start()
+    inbox = Inbox()
+    server = rmm.build_server(fleet, poll_seconds=0.02)
+    from mcp import Client
+
+    async with Client(server, mode="legacy", message_handler=inbox) as client:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # subscribe is deprecated at 2026-07-28, current before it
+            await client.subscribe_resource(rmm.FLEET_URI)
+        since = time.monotonic()
+        write(a, named("rover2"))
+        await inbox.next(ToolListChangedNotification, since)
+        await inbox.next(ResourceListChangedNotification, since)
+        await inbox.next(ResourceUpdatedNotification, since, rmm.FLEET_URI)
+        enum = (await client.list_tools()).tools[0].input_schema["properties"]["robot"]["enum"]
+        assert enum == ["rover2", "cam"]
