@@ -251,12 +251,13 @@ def _fleet_member(folder: Path, entry: os.DirEntry[str]) -> Path | None:
     cannot be entered stands for none; an unreadable ROBOT.md, or a NAME.ROBOT.md link that leads
     nowhere, is a manifest, whose read says why)."""
     try:
-        if entry.name.endswith(FLEET_SUFFIX):
-            return None if entry.is_dir() else folder / entry.name
-        inside = folder / entry.name / MANIFEST_FILENAME
-        return inside if entry.is_dir() and os.path.lexists(inside) else None
-    except OSError:
-        return None
+        is_dir = entry.is_dir()
+    except OSError:  # a link to itself: a NAME.ROBOT.md that its read will say is broken
+        is_dir = False
+    if entry.name.endswith(FLEET_SUFFIX):
+        return None if is_dir else folder / entry.name
+    inside = folder / entry.name / MANIFEST_FILENAME
+    return inside if is_dir and os.path.lexists(inside) else None
 
 
 def stat_of(path: Path) -> tuple[int, ...] | None:
