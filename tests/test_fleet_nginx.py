@@ -25,8 +25,9 @@ from serving import EXAMPLE, Served
 
 pytestmark = pytest.mark.heavy
 
-# What each instance serves: the lead switches it to a fleet (["--fleet", str(folder)]) once that lands.
-INSTANCE: Callable[[Path], list[str]] = lambda folder: [str(folder / "bob.ROBOT.md")]  # noqa: E731
+# What each instance serves: a fleet, as docs/fleet.md's instances do (bob and the example rover).
+INSTANCE: Callable[[Path], list[str]] = lambda folder: ["--fleet", str(folder / "robots")]  # noqa: E731
+BOB = {"robot": "bob"}
 ROBOT_URI = "robot-md://bob/safety"
 IN_FLIGHT_SECONDS = 5.0
 
@@ -113,7 +114,10 @@ def lab(tmp_path: Path):
     binary = nginx_binary()
     need(binary is not None, "nginx (Debian's nginx package: apt-get install nginx)")
     assert binary is not None
-    (tmp_path / "bob.ROBOT.md").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "robots").mkdir()
+    (tmp_path / "robots" / "bob.ROBOT.md").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    rover = (EXAMPLE.parent / "rover.ROBOT.md").read_text(encoding="utf-8")
+    (tmp_path / "robots" / "rover.ROBOT.md").write_text(rover, encoding="utf-8")
     token = "tok-" + secrets.token_urlsafe(24)
     token_file = tmp_path / "token"
     token_file.write_text(token, encoding="utf-8")
@@ -126,7 +130,7 @@ def lab(tmp_path: Path):
     nginx_folder.mkdir()
     nginx = Nginx(binary, nginx_folder, (instances[0].port, instances[1].port))
     try:
-        yield nginx, instances, token, tmp_path / "bob.ROBOT.md"
+        yield nginx, instances, token, tmp_path / "robots" / "bob.ROBOT.md"
     finally:
         nginx.stop()
         for instance in instances:
@@ -160,19 +164,19 @@ def test_one_instance_stops_and_the_other_answers(lab, how: signal.Signals) -> N
         async with http, agent:
             assert agent.protocol_version == "2026-07-28"
             for _ in range(10):
-                assert (await agent.call_tool("validate", {})).structured_content["ok"]
+                assert (await agent.call_tool("validate", BOB)).structured_content["ok"]
             ended: dict[int, float] = {}
             async with anyio.create_task_group() as streams:
                 for key in range(4):  # round robin: a request between two listeners puts them on both
                     if key % 2:
-                        await agent.call_tool("validate", {})
+                        await agent.call_tool("validate", BOB)
                     started = anyio.Event()
                     streams.start_soon(listen_until_over, nginx.url, token, ended, key, started)
                     with anyio.fail_after(30):
                         await started.wait()
                 on_stopped = streams_to(instances[0].port)
                 assert 1 <= on_stopped <= 3 and streams_to(instances[1].port) == 4 - on_stopped
-                in_flight = [agent.call_tool("validate", {}) for _ in range(8)]
+                in_flight = [agent.call_tool("validate", BOB) for _ in range(8)]
                 outcomes: list[float] = []
 
                 async def one(call: Any) -> None:
@@ -197,7 +201,7 @@ def test_one_instance_stops_and_the_other_answers(lab, how: signal.Signals) -> N
                 streams.cancel_scope.cancel()
             instances[0].proc.wait(timeout=20)  # gone: what answers from now on is the other
             for _ in range(20):  # every later request: answered, by the one left
-                assert (await agent.call_tool("validate", {})).structured_content["ok"]
+                assert (await agent.call_tool("validate", BOB)).structured_content["ok"]
                 assert "payload_kg" in (await agent.read_resource(ROBOT_URI)).contents[0].text  # type: ignore[union-attr]
             # Listening again reaches the one left, and hears a change.
             async with agent.listen(resource_subscriptions=[ROBOT_URI]) as events:
