@@ -432,3 +432,43 @@ def test_the_floor_is_a_pure_function_of_the_manifest_and_the_action() -> None:
         assert rmm.safety_floor(manifest, "pick 2 kg at 1 m/s") == rmm.safety_floor(
             manifest, "pick 2 kg at 1 m/s"
         )
+
+
+def _json_values() -> st.SearchStrategy[Any]:
+    scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+        max_leaves=6,
+    )
+
+
+FIELDS_THE_FLOOR_READS = [
+    ("physics", "type"),
+    ("physics", "kinematics"),
+    ("physics", "solver"),
+    ("drivers",),
+    ("capabilities",),
+    ("safety",),
+    ("safety", "max_joint_velocity_dps"),
+    ("safety", "workspace"),
+    ("safety", "hitl_gates"),
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(place=st.sampled_from(FIELDS_THE_FLOOR_READS), value=_json_values())
+def test_any_value_where_the_floor_and_briefing_look_is_no_crash(place: tuple[str, ...], value: Any) -> None:
+    """A value of any JSON type where a field the floor and the briefing read belongs (a mapping as
+    physics.type was a TypeError): the floor and the briefing are made, never an exception."""
+    fm = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8").split("---")[1])
+    node = fm
+    for key in place[:-1]:
+        if not isinstance(node.get(key), dict):
+            node[key] = {}
+        node = node[key]
+    node[place[-1]] = value
+    text = "---\n" + yaml.safe_dump(fm) + "---\n## Identity\n\n## Safety Gates\n"
+    manifest = rmm.parse(text)
+    rmm.safety_floor(manifest, "pick at 2 m/s, turn 30 rpm with joint 2, 5 kg")
+    rmm.context(manifest, rmm.validate(manifest))
