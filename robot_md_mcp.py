@@ -1426,10 +1426,22 @@ def slips_allowed(name: str) -> int:
     return 0 if len(name) <= 1 else 1 if len(name) <= 4 else 2
 
 
-@functools.lru_cache(maxsize=4096)
+# Keys this long or shorter have their nearest known keys remembered (a file's keys are asked again on every
+# version); a longer one is worked out each time: remembered, 4,096 keys of a peer's 100,000 characters
+# each held 1 GB. No key the schema knows is half this long.
+MAX_REMEMBERED_KEY_CHARS = 64
+MAX_REMEMBERED_KEYS = 4096
+
+
 def nearest_keys(key: str, known: tuple[str, ...]) -> tuple[str, ...]:
     """The known keys `key` is nearest to, if it is within their slips allowed (case, `-`/`_`,
     insertions, deletions, substitutions and swaps of neighbours) or only their unit suffix differs."""
+    if len(key) > MAX_REMEMBERED_KEY_CHARS:
+        return _nearest_keys(key, known)
+    return _remembered_nearest_keys(key, known)
+
+
+def _nearest_keys(key: str, known: tuple[str, ...]) -> tuple[str, ...]:
     folded = _folded(key)
     scored = []
     for name in known:
@@ -1440,6 +1452,9 @@ def nearest_keys(key: str, known: tuple[str, ...]) -> tuple[str, ...]:
             scored.append((slips, name))
     best = min((slips for slips, _ in scored), default=None)
     return tuple(name for slips, name in scored if slips == best)
+
+
+_remembered_nearest_keys = functools.lru_cache(maxsize=MAX_REMEMBERED_KEYS)(_nearest_keys)
 
 
 def _slips(a: str, b: str, limit: int) -> int | None:
@@ -2890,6 +2905,14 @@ MAX_LISTENING_CLIENTS = 1024
 MAX_SUBSCRIPTIONS_PER_CLIENT = 64
 
 
+def subscription_key(uri: str) -> str:
+    """What a client's subscription to `uri` is kept as: a robot name may be as long as a manifest's text, and
+    every client's copy of its URIs would be kept, so a long URI is kept as its SHA-256 (64 characters)."""
+    if len(uri) <= 64:
+        return uri
+    return hashlib.sha256(uri.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 @dataclass
 class HandshakeClient:
     """One handshake-era client, in the one table of them (LiveUpdates.clients):
@@ -2897,9 +2920,9 @@ class HandshakeClient:
     guard keeps of it (section 9) to make room by least recent use."""
 
     session: ServerSession | None = None  # the SDK's session, kept from one of its requests
-    subscribed: set[str] = field(default_factory=set)
+    subscribed: set[str] = field(default_factory=set)  # subscription_key() of each URI
     heard_at: float = field(default_factory=time.monotonic)
-    protocol_version: str | None = None  # what its initialize asked for (HTTP)
+    protocol_version: str | None = None  # what its initialize asked for (HTTP), if short enough to be one
     in_flight: int = 0  # HTTP requests and event streams of it being served
 
 
@@ -2972,12 +2995,12 @@ class LiveUpdates:
     def subscribe(self, ctx: Request, uri: str) -> None:
         subscribed = self.subscriptions_of(ctx)
         if subscribed is not None and len(subscribed) < MAX_SUBSCRIPTIONS_PER_CLIENT:
-            subscribed.add(uri)
+            subscribed.add(subscription_key(uri))
 
     def unsubscribe(self, ctx: Request, uri: str) -> None:
         subscribed = self.subscriptions_of(ctx)
         if subscribed is not None:
-            subscribed.discard(uri)
+            subscribed.discard(subscription_key(uri))
 
     async def remember(self, ctx: Request, call_next: CallNext) -> HandlerResult:
         """Server middleware: every handshake-era client past `initialize`
@@ -3028,7 +3051,7 @@ class LiveUpdates:
                 if relisted:
                     await client.session.send_resource_list_changed()
                 for uri in updated:
-                    if uri in client.subscribed:
+                    if subscription_key(uri) in client.subscribed:
                         await client.session.send_resource_updated(uri)
             except Exception:  # a client that went away must not silence the others
                 self.clients.pop(key, None)
@@ -4378,6 +4401,7 @@ def serve_stdio(
 
 TOKEN_ENV = "ROBOT_MD_MCP_TOKEN"  # noqa: S105 (a variable name)
 MCP_PATH = "/mcp"
+MCP_METHODS = ("GET", "POST", "DELETE")  # the Streamable HTTP transport's; any other: our 405
 HEALTH_PATH = "/healthz"
 OPEN_PATHS = frozenset({HEALTH_PATH})  # answered without the token: they tell nothing about the robot
 MIN_TOKEN_CHARS = 16
@@ -4552,6 +4576,30 @@ def open_listener(
     )
 
 
+class RefusalLog:
+    """A refusal's line on stderr, by reason: the first of a reason in any `window` seconds is logged, the
+    rest counted, and the count said on that reason's next line. The peer's words in it are cut short
+    (_client_words), and the reasons are ours, so neither a thousand made-up Hosts nor their length
+    silence another reason or fill a table."""
+
+    def __init__(
+        self, window: float = LOG_WINDOW_SECONDS, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.window, self.clock = window, clock
+        self.logged_at: dict[str, float] = {}  # reason → when its last line went out
+        self.held_back: dict[str, int] = {}  # reason → refusals since then, not logged
+
+    def note(self, reason: str, line: str) -> None:
+        now = self.clock()
+        if reason in self.logged_at and now - self.logged_at[reason] < self.window:
+            self.held_back[reason] = self.held_back.get(reason, 0) + 1
+            return
+        self.logged_at[reason] = now
+        held = self.held_back.pop(reason, 0)
+        since = f" ({held:,} more refused for this reason since its last line)" if held else ""
+        logging.getLogger(NAME).warning("%s: %s%s", NAME, line, since)
+
+
 def error_body(message: str) -> bytes:
     """Every error the guard and the REST paths answer: one JSON object, one line of text."""
     return json.dumps({"error": " ".join(message.split())}, ensure_ascii=False).encode("utf-8")
@@ -4561,6 +4609,12 @@ def refused(status: int, message: str, headers: Mapping[str, str] | None = None)
     from starlette.responses import Response
 
     return Response(error_body(message), status, headers, JSON_TYPE)
+
+
+def method_refused(method: str, path: str, allowed: str) -> Response:
+    """405 for a method a path does not take, naming those it does (`allowed`: an Allow header's value)."""
+    message = f"{_client_words(method)} is not allowed on {_client_words(path)}; allowed: {allowed}"
+    return refused(405, message, {"allow": allowed})
 
 
 def _client_words(text: str) -> str:
@@ -4661,7 +4715,7 @@ class HttpGuard:
         self.origins = frozenset(f"{s}://{host}" for host in self.hosts for s in ("http", "https"))
         self.token = None if listener.token is None else listener.token.encode("ascii")
         self.notifications_in_flight = 0
-        self.noted: set[str] = set()
+        self.refusals = RefusalLog(limits.log_window_seconds)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -4680,21 +4734,26 @@ class HttpGuard:
         host = _header(headers, b"host")
         if host is None or host.lower() not in self.hosts:
             allowed = ", ".join(sorted(self.hosts))
-            self._log_once(
-                f"refused a request for Host {host!r}; allowed: {allowed} (--allow-host adds names)"
+            asked = "no Host" if host is None else f"Host {_client_words(host)}"
+            self.refusals.note(
+                "host", f"refused a request for {asked}; allowed: {allowed} (--allow-host adds names)"
             )
             return refused(421, f"Host {_client_words(host or '')} does not name this server")
         origin = _header(headers, b"origin")
         if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
-            self._log_once(f"refused a request from foreign Origin {origin!r}")
+            self.refusals.note(
+                "origin", f"refused a request from foreign Origin {_client_words(origin or '')}"
+            )
             return refused(
                 403, f"requests from pages at Origin {_client_words(origin or '')} are not allowed"
             )
-        if self.token is None or scope["path"] in OPEN_PATHS or self._authorized(headers):
-            return None
-        self._log_once("refused a request without the right bearer token")
-        challenge = {"www-authenticate": 'Bearer realm="robot-md-mcp"'}
-        return refused(401, "send the token: Authorization: Bearer <token>", challenge)
+        if self.token is not None and scope["path"] not in OPEN_PATHS and not self._authorized(headers):
+            self.refusals.note("token", "refused a request without the right bearer token")
+            challenge = {"www-authenticate": 'Bearer realm="robot-md-mcp"'}
+            return refused(401, "send the token: Authorization: Bearer <token>", challenge)
+        if scope["path"] == MCP_PATH and scope["method"] not in MCP_METHODS:  # the SDK's 405 is JSON-RPC
+            return method_refused(scope["method"], MCP_PATH, ", ".join(MCP_METHODS))
+        return None
 
     def _authorized(self, headers: list[tuple[bytes, bytes]]) -> bool:
         import hmac
@@ -4703,12 +4762,6 @@ class HttpGuard:
         # Only spaces: str.strip() would also drop \xa0 and \x85, letting in a token with one of them.
         matches = hmac.compare_digest(credentials.lstrip(" ").encode("latin-1"), cast(bytes, self.token))
         return matches and scheme.lower() == "bearer"
-
-    def _log_once(self, message: str) -> None:
-        """Log each distinct refusal once (a flood of them must not flood stderr)."""
-        if message not in self.noted and len(self.noted) < 100:
-            self.noted.add(message)
-            logging.getLogger(NAME).warning("%s: %s", NAME, message)
 
     async def with_body(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await _read_body(receive, self.limits, size_refused=scope["path"] != MCP_PATH)
@@ -4816,7 +4869,8 @@ class HttpGuard:
                 if session in self.live.clients:
                     self.live.heard(session)
         if session is None and opened is not None and status < 400:
-            self.live.heard(opened).protocol_version = opening
+            # A revision is a date: what a peer wrote there beyond that is not kept with its session.
+            self.live.heard(opened).protocol_version = opening if len(opening or "") <= 32 else None
         elif session is not None and (scope["method"] == "DELETE" or status == 404):  # ended, or gone
             self.live.forget(session)
 
@@ -5080,17 +5134,67 @@ def _operation(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer
     return {"summary": summary, "responses": {"200": ok, **_errors(*sorted({*errors, *guard}))}}
 
 
-def _posting(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer: bool) -> dict[str, Any]:
-    """A POST that takes a ROBOT.md text as its body."""
-    # Any bytes but none: the text is read as the file's would be, so no JSON Schema type narrows it.
-    text = {"schema": {"not": {"const": ""}}}
+# The simplest ROBOT.md, as a pattern: frontmatter of plain `key_name: word` lines (a key with `_` is never a
+# YAML boolean or null), then any prose. Every text it matches renders; what /render takes is any ROBOT.md.
+SIMPLEST_MANIFEST = r"^---\n(?:[a-z]+_[a-z0-9_]*: [a-z][a-z0-9_]*\n)+---\n"
+
+
+def _posting(
+    summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer: bool, text: dict[str, Any]
+) -> dict[str, Any]:
+    """A POST that takes a ROBOT.md text as its body (`text`: the JSON Schema of the texts it answers 200)."""
     body = {
         "required": True,
         "description": f"a ROBOT.md file's text, UTF-8, at most {MAX_HTTP_BODY_BYTES // 1024} KiB, not empty "
         "(any Content-Type: the bytes are read as the file's would be)",
-        "content": {"text/markdown": text, "text/plain": text},
+        "content": {"text/markdown": {"schema": text}, "text/plain": {"schema": text}},
     }
     return {"post": {**_operation(summary, ok, (400, 408, 413, *errors, 503), bearer), "requestBody": body}}
+
+
+def _with_head(path_item: dict[str, Any]) -> dict[str, Any]:
+    """A path's operations and, where it has a GET, the HEAD every GET route answers: its statuses and
+    headers, no body."""
+    get = path_item.get("get")
+    if get is None:
+        return path_item
+    statuses = {status: {"description": answer["description"]} for status, answer in get["responses"].items()}
+    head = {**get, "summary": f"{get['summary']} (headers only)", "responses": statuses}
+    if "operationId" in get:
+        head["operationId"] = get["operationId"].replace("get_", "head_", 1)
+    return {**path_item, "head": head}
+
+
+JSONRPC_ERROR_SCHEMA: dict[str, Any] = {"type": "object", "description": "a JSON-RPC error answer (id null)"}
+
+
+def _mcp_path(bearer: bool) -> dict[str, Any]:
+    """/mcp as OpenAPI describes it: the MCP Streamable HTTP transport (the MCP specification says the rest);
+    the SDK's refusals are JSON-RPC errors, the guard's the Error shape."""
+    answer = {
+        "description": "JSON-RPC answers: one JSON object, or an event stream of them",
+        "content": {
+            "application/json": {"schema": {"type": "object"}},
+            "text/event-stream": {"schema": TEXT},
+        },
+    }
+    sdk = {"400": "a malformed message or header", "404": "the session has ended", "406": "the Accept header"}
+    sdk |= {"409": "a second stream", "413": "the body is over the limit", "415": "not JSON"}
+    sdk |= {"500": "the session failed", "503": "too many sessions"}
+    refusals = {status: _json_content(JSONRPC_ERROR_SCHEMA, why) for status, why in sdk.items()}
+    guard = _errors(*(s for s in _GUARD_ERRORS if s != 413), *((401,) if bearer else ()))  # 413: the SDK's
+    responses = {
+        "200": answer,
+        "202": {"description": "a notification or answer accepted"},
+        **refusals,
+        **guard,
+    }
+    summaries = {
+        "post": "Send a JSON-RPC message",
+        "get": "Listen (an event stream)",
+        "delete": "End a session",
+    }
+    return {method: {"summary": f"MCP: {what}", "responses": responses} for method, what in summaries.items()}
 
 
 def _view_path(view: View, robot: str | None, bearer: bool) -> dict[str, Any]:
@@ -5111,17 +5215,34 @@ def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
         "content": {YAML_MIME_TYPE: {"schema": TEXT}},
     }
     health = _json_content(HEALTH_SCHEMA, "the robot served")
-    paths: dict[str, Any] = {
+    alive = _json_content(object_schema(status={"const": "ok"}), "the server is up")
+    rest: dict[str, Any] = {
+        HEALTH_PATH: {
+            "get": {**_operation("The server is up (no token needed)", alive, (), False), "security": []}
+        },
         REST_HEALTH_PATH: {"get": _operation("The robot served", health, (503,), bearer)},
         OPENAPI_PATH: {
             "get": _operation(
                 "This description", _json_content({"type": "object"}, "OpenAPI 3.1"), (), bearer
             )
         },
-        VALIDATE_PATH: _posting("Validate a ROBOT.md (as `validate --json`)", report, (), bearer),
-        RENDER_PATH: _posting("Render a ROBOT.md's frontmatter as canonical YAML", rendered, (422,), bearer),
+        VALIDATE_PATH: _posting(
+            "Validate a ROBOT.md (as `validate --json`)", report, (), bearer, {"not": {"const": ""}}
+        ),
+        RENDER_PATH: _posting(
+            "Render a ROBOT.md's frontmatter as canonical YAML",
+            rendered,
+            (422,),
+            bearer,
+            {
+                "type": "string",
+                "pattern": SIMPLEST_MANIFEST,
+                "description": "any ROBOT.md; text that is not: 422",
+            },
+        ),
         **{f"{ROBOTS_PATH}/{{name}}/{view.kind}": _view_path(view, robot, bearer) for view in VIEWS},
     }
+    paths = {path: _with_head(item) for path, item in rest.items()} | {MCP_PATH: _mcp_path(bearer)}
     served = f"the robot {quoted(robot)}" if robot is not None else "one robot"
     document: dict[str, Any] = {
         "openapi": "3.1.0",
@@ -5243,8 +5364,7 @@ class RestApi:
 
 async def _not_allowed(request: HttpRequest, exc: Exception) -> Response:
     allowed = (getattr(exc, "headers", None) or {}).get("Allow", "")  # starlette's HTTPException
-    message = f"{request.method} is not allowed on {_client_words(request.url.path)}; allowed: {allowed}"
-    return refused(405, message, {"allow": allowed})
+    return method_refused(request.method, request.url.path, allowed)
 
 
 def http_app(
@@ -5270,6 +5390,9 @@ def http_app(
         # HttpGuard makes room at limits.sessions (the SDK's limit refuses, 503); this bounds initializes.
         max_sessions=limits.sessions + 4 * limits.connections,
     )
+    # No redirect to the path with or without a trailing slash (starlette's 307, empty, for every method):
+    # `/validate/` is an unknown path like any other, answered by us.
+    app.router.redirect_slashes = False
     app.add_exception_handler(404, rest.not_found)  # every unknown path and wrong method: JSON
     app.add_exception_handler(405, _not_allowed)
     return HttpGuard(app, listener, live, limits)
