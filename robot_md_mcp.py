@@ -5165,38 +5165,6 @@ def _with_head(path_item: dict[str, Any]) -> dict[str, Any]:
     return {**path_item, "head": head}
 
 
-JSONRPC_ERROR_SCHEMA: dict[str, Any] = {"type": "object", "description": "a JSON-RPC error answer (id null)"}
-
-
-def _mcp_path(bearer: bool) -> dict[str, Any]:
-    """/mcp as OpenAPI describes it: the MCP Streamable HTTP transport (the MCP specification says the rest);
-    the SDK's refusals are JSON-RPC errors, the guard's the Error shape."""
-    answer = {
-        "description": "JSON-RPC answers: one JSON object, or an event stream of them",
-        "content": {
-            "application/json": {"schema": {"type": "object"}},
-            "text/event-stream": {"schema": TEXT},
-        },
-    }
-    sdk = {"400": "a malformed message or header", "404": "the session has ended", "406": "the Accept header"}
-    sdk |= {"409": "a second stream", "413": "the body is over the limit", "415": "not JSON"}
-    sdk |= {"500": "the session failed", "503": "too many sessions"}
-    refusals = {status: _json_content(JSONRPC_ERROR_SCHEMA, why) for status, why in sdk.items()}
-    guard = _errors(*(s for s in _GUARD_ERRORS if s != 413), *((401,) if bearer else ()))  # 413: the SDK's
-    responses = {
-        "200": answer,
-        "202": {"description": "a notification or answer accepted"},
-        **refusals,
-        **guard,
-    }
-    summaries = {
-        "post": "Send a JSON-RPC message",
-        "get": "Listen (an event stream)",
-        "delete": "End a session",
-    }
-    return {method: {"summary": f"MCP: {what}", "responses": responses} for method, what in summaries.items()}
-
-
 def _view_path(view: View, robot: str | None, bearer: bool) -> dict[str, Any]:
     name: dict[str, Any] = {"name": "name", "in": "path", "required": True, "schema": TEXT}
     name["description"] = "the robot's metadata.robot_name (GET /health names it)"
@@ -5207,12 +5175,12 @@ def _view_path(view: View, robot: str | None, bearer: bool) -> dict[str, Any]:
     return {"get": {**get, "operationId": f"get_{view.kind}", "parameters": [name]}}
 
 
-def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
-    """The OpenAPI 3.1 description of the REST paths, built from VIEWS."""
+def _rest_paths(robot: str | None, bearer: bool) -> dict[str, Any]:
+    """The REST paths' operations (HEAD beside each GET), built from VIEWS."""
     report = _json_content({"$ref": "#/components/schemas/Report"}, "what `validate --json` prints")
     rendered = {
         "description": "the canonical YAML `render` prints",
-        "content": {YAML_MIME_TYPE: {"schema": TEXT}},
+        "content": {YAML_MIME_TYPE: {"schema": {"type": "object", "description": "the frontmatter"}}},
     }
     health = _json_content(HEALTH_SCHEMA, "the robot served")
     alive = _json_content(object_schema(status={"const": "ok"}), "the server is up")
@@ -5242,7 +5210,12 @@ def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
         ),
         **{f"{ROBOTS_PATH}/{{name}}/{view.kind}": _view_path(view, robot, bearer) for view in VIEWS},
     }
-    paths = {path: _with_head(item) for path, item in rest.items()} | {MCP_PATH: _mcp_path(bearer)}
+    return {path: _with_head(item) for path, item in rest.items()}
+
+
+def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
+    """The OpenAPI 3.1 description of the REST paths, built from VIEWS."""
+    paths = _rest_paths(robot, bearer)
     served = f"the robot {quoted(robot)}" if robot is not None else "one robot"
     document: dict[str, Any] = {
         "openapi": "3.1.0",
@@ -5252,6 +5225,12 @@ def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
             "description": f"ROBOT.md of {served}, read-only",
         },
         "paths": paths,
+        # /mcp speaks JSON-RPC, which OpenAPI cannot describe: the MCP specification does, named here.
+        "externalDocs": {
+            "description": f"{MCP_PATH}: the MCP endpoint (Streamable HTTP: {', '.join(MCP_METHODS)}); "
+            "any other method there is 405 in the Error shape",
+            "url": "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports",
+        },
         "components": {"schemas": {"Error": ERROR_SCHEMA, "Report": REPORT_SCHEMA}},
     }
     if bearer:
