@@ -2004,19 +2004,31 @@ class TrustedKeys:
     pems: Mapping[str, bytes]
 
 
-def load_trusted_keys(folder: str) -> TrustedKeys:
-    """Every `<kid>.pem` in `folder` (read once; the kid is the file name, never a path
-    anyone else builds). ManifestError, in words, if the folder cannot be read."""
-    path = Path(folder).expanduser()
+def _key_folder_names(path: Path) -> list[str]:
+    """The names in the trusted-keys folder, sorted; ManifestError if it cannot be read or holds more than
+    MAX_TRUSTED_KEYS entries of any kind, found by reading no further than one past the limit (a folder
+    of a million files is refused at once, never read in part: which part would differ per machine)."""
     try:
-        names = sorted(os.listdir(path))
+        with os.scandir(path) as entries:
+            names = [entry.name for entry in itertools.islice(entries, MAX_TRUSTED_KEYS + 1)]
     except OSError as e:
         raise ManifestError(
             f"trusted keys: cannot read the folder: {_os_reason(e)}", path, about_file=True
         ) from None
+    if len(names) > MAX_TRUSTED_KEYS:
+        too_many = f"more than {MAX_TRUSTED_KEYS:,} entries in the folder"
+        raise ManifestError(
+            f"trusted keys: {too_many}; keep only the keys' .pem files", path, about_file=True
+        )
+    return sorted(names)
+
+
+def load_trusted_keys(folder: str) -> TrustedKeys:
+    """Every `<kid>.pem` in `folder` (read once; the kid is the file name, never a path
+    anyone else builds). ManifestError, in words, if the folder cannot be read."""
+    path = Path(folder).expanduser()
+    names = _key_folder_names(path)
     kids = [n[: -len(".pem")] for n in names if n.endswith(".pem") and _KID.fullmatch(n[: -len(".pem")])]
-    if len(kids) > MAX_TRUSTED_KEYS:
-        raise ManifestError(f"trusted keys: more than {MAX_TRUSTED_KEYS} .pem files", path, about_file=True)
     pems = {}
     for kid in kids:
         try:
