@@ -147,6 +147,15 @@ PATH_ENV = "ROBOT_MD_PATH"
 # image, /dev/zero) from being slurped into memory.
 MAX_MANIFEST_BYTES = 1024 * 1024
 _BOM = "\ufeff"
+# A path in a line of ours is cut past this many characters (a 100,000-character PATH would be one line that
+# long): Linux's PATH_MAX, so no path a system call takes whole is ever cut.
+MAX_SHOWN_PATH_CHARS = 4096
+
+
+def cut_path(path: Path | str) -> str:
+    """A path as our lines name it: whole, unless it is longer than any the system opens."""
+    text = str(path)
+    return text if len(text) <= MAX_SHOWN_PATH_CHARS else text[:MAX_SHOWN_PATH_CHARS] + "…"
 
 
 # How LibYAML names the place of a syntax error in the text it was given.
@@ -177,7 +186,7 @@ class ManifestError(Exception):
         what = _YAML_MARK.sub(lambda m: f"at line {int(m[1]) + self.first_line}, column {m[2]}", self.what)
         what = " ".join(what.split())
         path = self.path if shown_path is None else shown_path
-        return f"{what} ({path})" if path else what
+        return f"{what} ({cut_path(path)})" if path else what
 
     def one_line(self) -> str:
         """`robot-md-mcp: <what> (<path>)`, for stderr."""
@@ -3151,6 +3160,12 @@ def _echoed(text: str) -> str:
     return text if len(text) <= MAX_ECHOED_ARGUMENT else text[:MAX_ECHOED_ARGUMENT] + "…"
 
 
+def as_given(value: str) -> str:
+    """A value someone gave (a setting, an option, a name in a request) inside our line: its repr, cut
+    past MAX_ECHOED_ARGUMENT characters, so a 100,000-character value is not a line that long."""
+    return repr(_echoed(value))
+
+
 def as_json(
     made: Callable[[Snapshot], dict[str, Any]],
 ) -> Callable[[Snapshot, Mapping[str, str]], ToolResult]:
@@ -3491,7 +3506,7 @@ class Handlers:
 
         prompt = PROMPTS.get(params.name)
         if prompt is None:
-            raise _invalid(f"Unknown prompt {params.name!r}; this server has: {', '.join(PROMPTS)}")
+            raise _invalid(f"Unknown prompt {as_given(params.name)}; this server has: {', '.join(PROMPTS)}")
         args = params.arguments or {}
         for arg, about in prompt.arguments:
             if not str(args.get(arg) or "").strip():
@@ -3558,7 +3573,7 @@ class Handlers:
 
         tool = TOOLS.get(params.name)
         if tool is None:
-            return failed(f"Unknown tool {params.name!r}; this server has: {', '.join(TOOLS)}.")
+            return failed(f"Unknown tool {as_given(params.name)}; this server has: {', '.join(TOOLS)}.")
         arguments = params.arguments or {}
         problem = tool.problem(arguments)
         if problem:
@@ -4470,10 +4485,10 @@ def parse_listen_address(value: str) -> tuple[str, int]:
     """`PORT`, `HOST:PORT` or `[IPv6]:PORT` (host 127.0.0.1 by default; port 0 picks a free one)."""
     found = re.fullmatch(r"(?:\[([^\]]+)\]:|([^:]+):)?([0-9]{1,5})", value)
     if found is None and value.count(":") > 1 and not value.startswith("["):
-        raise HttpSetupError(f"--http {value!r}: put an IPv6 address in brackets: [ADDRESS]:PORT")
+        raise HttpSetupError(f"--http {as_given(value)}: put an IPv6 address in brackets: [ADDRESS]:PORT")
     if found is None or int(found[3]) > 65535:
         expected = "expected [HOST:]PORT with PORT 0-65535 (IPv6: [ADDRESS]:PORT)"
-        raise HttpSetupError(f"--http {value!r}: {expected}")
+        raise HttpSetupError(f"--http {as_given(value)}: {expected}")
     return found[1] or found[2] or "127.0.0.1", int(found[3])
 
 
@@ -4483,14 +4498,16 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
     never the token."""
     source, text = f"${TOKEN_ENV}", (os.environ if environ is None else environ).get(TOKEN_ENV, "")
     if token_file is not None:
-        source = f"token file {token_file}"
+        source = f"token file {cut_path(token_file)}"
         try:
             with open(Path(token_file).expanduser(), "rb", opener=_open_nonblocking) as f:
                 mode = os.fstat(f.fileno()).st_mode
                 if not stat.S_ISREG(mode):
                     raise HttpSetupError(f"the {source} is not a regular file")
                 if os.name != "nt" and mode & 0o077:
-                    private = f"(mode {stat.S_IMODE(mode):04o}); make it private: chmod 600 {token_file}"
+                    private = (
+                        f"(mode {stat.S_IMODE(mode):04o}); make it private: chmod 600 {cut_path(token_file)}"
+                    )
                     raise HttpSetupError(f"the {source} can be read or changed by other users {private}")
                 data = f.read(MAX_TOKEN_FILE_BYTES + 1)
             if len(data) > MAX_TOKEN_FILE_BYTES:
@@ -4561,7 +4578,7 @@ def open_listener(
         found = _HOST_NAME.fullmatch(name)
         if not found or int((found[2] or ":0")[1:]) > 65535:
             expected = "expected a host name or address, maybe with :PORT (0-65535)"
-            raise HttpSetupError(f"--allow-host {name!r}: {expected}")
+            raise HttpSetupError(f"--allow-host {as_given(name)}: {expected}")
     token = read_token(token_file, environ)
     shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     sock = _bound_socket(host, port, shown)
@@ -5556,7 +5573,7 @@ class Machine:
         the current folder, and a config would land there)."""
         given = self.environ.get("HOME")
         if self.home is None and self.platform != "win32" and given is not None and not os.path.isabs(given):
-            line = f"{NAME}: $HOME is {given!r}, not an absolute path; set it to yours"
+            line = f"{NAME}: $HOME is {as_given(given)}, not an absolute path; set it to yours"
             raise Exit(ExitCode.CANNOT_USE, line)
         return Path.home() if self.home is None else self.home
 
@@ -5619,7 +5636,7 @@ def parse_command_line(args: list[str]) -> Command:
         words = robot
     if len(words) > len(spec.words):
         takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
-        raise UsageError(f"unexpected argument {words[len(spec.words)]!r} ({verb} takes {takes})")
+        raise UsageError(f"unexpected argument {as_given(words[len(spec.words)])} ({verb} takes {takes})")
     options: dict[str, Any] = {
         o.key: _checked(o, values[o.key]) for o in spec.options if values.get(o.key) is not None
     }
@@ -5632,7 +5649,7 @@ def _extra_words(extras: list[str], verb: str) -> list[str]:
     at = extras.index("--") if "--" in extras else len(extras)  # after `--`, all are words
     for word in extras[:at]:
         if word.startswith("-") and word != "-":
-            raise UsageError(f"unknown option {word}" + ("" if verb == "serve" else f" for {verb}"))
+            raise UsageError(f"unknown option {as_given(word)}" + ("" if verb == "serve" else f" for {verb}"))
     return extras[:at] + extras[at + 1 :]
 
 
@@ -5838,11 +5855,17 @@ def load_manifest(
     """The manifest a command names (PATH, else $ROBOT_MD_PATH, else the nearest ROBOT.md), read,
     parsed and, if `named`, with a robot_name (serving needs one); else Exit: 2 when there is none to
     find, 1 when it cannot be used."""
-    word = expanded(command.path, f"the path argument {command.path!r}", f"looking in ${PATH_ENV}, then for")
+    word = expanded(
+        command.path,
+        f"the path argument {cut_path(command.path or '')!r}",
+        f"looking in ${PATH_ENV}, then for",
+    )
     given = machine.environ.get(PATH_ENV)
-    from_environ = expanded(given, f"${PATH_ENV} ({given!r})", "looking for") or ""
+    from_environ = expanded(given, f"${PATH_ENV} ({cut_path(given or '')!r})", "looking for") or ""
     if word is not None and not command.said_verb and not _names_a_path(word):
-        raise UsageError(f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder")
+        raise UsageError(
+            f"{as_given(word)} is neither a command ({', '.join(VERBS)}) nor an existing file or folder"
+        )
     manifest_file = None
     try:
         manifest_file = ManifestFile(resolve_manifest_path(word, {PATH_ENV: from_environ}), keys)
@@ -5938,7 +5961,7 @@ def run_serve(command: Command, machine: Machine) -> int:
     try:
         listener = open_listener(http, list(command.allow_host), command.token_file, machine.environ)
     except HttpSetupError as e:
-        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {e}") from None
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: {e}")) from None
     return serve_http(manifest_file, listener, robot, limits)
 
 
@@ -5976,7 +5999,7 @@ def serve_settings(environ: Mapping[str, str]) -> HttpLimits:
         if not sep or name not in HTTP_SETTINGS:
             raise Exit(
                 ExitCode.CANNOT_USE,
-                f"{NAME}: ${HTTP_LIMITS_ENV}: {pair.strip()!r} is not NAME=VALUE, "
+                f"{NAME}: ${HTTP_LIMITS_ENV}: {as_given(pair.strip())} is not NAME=VALUE, "
                 f"NAME one of {', '.join(HTTP_SETTINGS)}",
             )
         wanted[name] = (f"${HTTP_LIMITS_ENV}: {name}", text)
@@ -5990,7 +6013,9 @@ def serve_settings(environ: Mapping[str, str]) -> HttpLimits:
         except ValueError:
             chosen[name] = math.nan
         if not low <= chosen[name] <= default:  # NaN too
-            raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {where} is {text!r}; it may be {low} to {default}")
+            raise Exit(
+                ExitCode.CANNOT_USE, f"{NAME}: {where} is {as_given(text)}; it may be {low} to {default}"
+            )
     return dataclasses.replace(defaults, **chosen)
 
 
@@ -6056,24 +6081,24 @@ def _install_target(command: Command) -> Command:
     client, scope, workspace = command.client, command.scope, command.workspace
     name = command.name or DEFAULT_SERVER_NAME
     if client not in CLIENTS:
-        got = f"unknown client {client!r}" if client else "install needs a client"
+        got = f"unknown client {as_given(client)}" if client else "install needs a client"
         raise UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
     folder = None if workspace is None else os.path.abspath(os.path.expanduser(workspace))
     # The first that applies is told. Clients use the name in tool names (mcp__robot-md__validate).
     wrong = {
         # Not "-" first: `claude mcp add` would read it as an option (and argparse `--name=--` as none).
-        f"--name {name!r}: use letters, digits, '-' and '_' only, not '-' first": not re.fullmatch(
+        f"--name {as_given(name)}: use letters, digits, '-' and '_' only, not '-' first": not re.fullmatch(
             r"[A-Za-z0-9_][A-Za-z0-9_-]*", name
         ),
-        f"--name {name!r}: a JavaScript client reading the config treats it specially; choose another": (
-            name in JS_OBJECT_MEMBERS
-        ),
+        f"--name {as_given(name)}: a JavaScript client reading the config treats it specially; "
+        "choose another": (name in JS_OBJECT_MEMBERS),
         "--scope is for claude-code only": scope is not None and client != "claude-code",
-        f"--scope {scope!r}: choose one of {', '.join(CLAUDE_CODE_SCOPES)}": (
+        f"--scope {as_given(scope or '')}: choose one of {', '.join(CLAUDE_CODE_SCOPES)}": (
             scope not in (None, *CLAUDE_CODE_SCOPES)
         ),
         "--workspace is for vscode only": workspace is not None and client != "vscode",
-        f"--workspace {workspace!r} is not a folder": folder is not None and not os.path.isdir(folder),
+        f"--workspace {cut_path(workspace or '')!r} is not a folder": folder is not None
+        and not os.path.isdir(folder),
     }
     told = next((line for line, applies in wrong.items() if applies), None)
     if told is not None:

@@ -675,7 +675,7 @@ def test_a_manifest_that_does_not_validate_installs_with_a_note(install: Install
         ([], "install needs a client; choose one of claude-desktop, cursor, vscode, claude-code"),
         (["zed"], "unknown client 'zed'"),
         (["cursor", "a", "b"], "unexpected argument 'b' (install takes CLIENT [PATH])"),
-        (["cursor", "--nope"], "unknown option --nope for install"),
+        (["cursor", "--nope"], "unknown option '--nope' for install"),
         (["cursor", "--name"], "--name"),  # argparse's words: it names the option
         (["cursor", "--name="], "--name needs a value"),
         (["cursor", "--name", "robot md"], "--name 'robot md': use letters, digits"),
