@@ -10,6 +10,7 @@ import asyncio
 import functools
 import http.client
 import json
+import logging
 import os
 import re
 import signal
@@ -1458,3 +1459,80 @@ def test_a_refused_16_kib_host_is_logged_cut(server: Served) -> None:
     time.sleep(0.2)
     (line,) = [line for line in server.lines if 'refused a request for Host "hhh' in line]
     assert len(line.rstrip("\n")) <= m.MAX_LOG_LINE_CHARS
+
+
+# --- refusals, logged by reason ----------------------------------------------------------------
+
+
+class _Lines(logging.Handler):
+    """The lines logged while it is attached to the server's logger."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+    def __enter__(self) -> list[str]:
+        logging.getLogger(m.NAME).addHandler(self)
+        return self.lines
+
+    def __exit__(self, *exc: object) -> None:
+        logging.getLogger(m.NAME).removeHandler(self)
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["host", "origin", "token"]), st.floats(0, 5, allow_nan=False)),
+        max_size=400,
+    )
+)
+def test_refusals_are_logged_by_reason_and_every_one_is_counted(events: list[tuple[str, float]]) -> None:
+    """On a fake clock: a reason's first refusal in any window has its line, whatever other reasons did;
+    the others are counted and the count said on its next line, so every refusal is a line or in a count."""
+    now = [0.0]
+    log = m.RefusalLog(10.0, clock=lambda: now[0])
+    last: dict[str, float] = {}
+    with _Lines() as lines:
+        for reason, gap in events:
+            now[0] += gap
+            before = len(lines)
+            log.note(reason, f"refused ({reason})")
+            due = reason not in last or now[0] - last[reason] >= 10.0
+            assert len(lines) == before + due
+            last[reason] = now[0] if due else last[reason]
+    for reason in ("host", "origin", "token"):
+        said = [line for line in lines if f"({reason})" in line]
+        counted = sum(int(n.replace(",", "")) for line in said for n in re.findall(r"\(([\d,]+) more", line))
+        total = sum(1 for r, _ in events if r == reason)
+        assert len(said) + counted + log.held_back.get(reason, 0) == total
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    hosts=st.lists(st.text(st.characters(min_codepoint=0x21, max_codepoint=0xFF), min_size=1), min_size=100)
+)
+def test_no_number_of_made_up_hosts_silences_another_reason(hosts: list[str]) -> None:
+    """Hundreds of distinct made-up Hosts (up to 16 KiB each), then a foreign Origin and a wrong token:
+    each of those still gets its line (a log-once table of 100 messages went blind); the Hosts after the
+    first are counted, and said with the next Host line a window later; every line is short."""
+    now = [0.0]
+    guard = _guard_with_token("t" * 16)
+    guard.refusals = m.RefusalLog(10.0, clock=lambda: now[0])
+    scope = {"type": "http", "method": "GET", "path": "/mcp"}
+    with _Lines() as lines:
+        for host in [*hosts, *((h * 16_000)[:16_000] for h in hosts[:3])]:
+            assert guard.refusal({**scope, "headers": [(b"host", host.encode("latin-1"))]}).status_code == 421
+        own = (b"host", b"127.0.0.1:9")
+        assert (
+            guard.refusal({**scope, "headers": [own, (b"origin", b"http://evil.example")]}).status_code == 403
+        )
+        assert (
+            guard.refusal({**scope, "headers": [own, (b"authorization", b"Bearer wrong")]}).status_code == 401
+        )
+        now[0] += 10.0
+        assert guard.refusal({**scope, "headers": [(b"host", b"again.example")]}).status_code == 421
+    assert [line.split("refused a request ")[1][:4] for line in lines] == ["for ", "from", "with", "for "]
+    assert f"({len(hosts) + 2:,} more refused for this reason since its last line)" in lines[-1]
+    assert all(len(line) <= 4 * m.MAX_ECHOED_ARGUMENT + 200 for line in lines), max(map(len, lines))
