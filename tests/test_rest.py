@@ -12,6 +12,7 @@ from urllib.parse import quote, unquote
 import jsonschema
 import pytest
 from conftest import EXAMPLE, corpus_files
+from http_served import answer_in_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serving import Served
@@ -252,38 +253,6 @@ def _open_guard() -> m.HttpGuard:
     return m.http_app(m.ManifestFile(EXAMPLE), listener)
 
 
-async def _answer(guard: m.HttpGuard, method: str, raw_path: str) -> tuple[int, dict[str, str], bytes]:
-    """One request to the app `serve --http` serves, in this process, as uvicorn hands it over (the path
-    percent-decoded, the raw path beside it): status, headers, body."""
-
-    import anyio
-
-    sent: list[dict] = []
-    pending = [{"type": "http.request", "body": b"", "more_body": False}]
-
-    async def receive() -> dict:
-        if pending:
-            return pending.pop()
-        await anyio.sleep_forever()
-        raise AssertionError
-
-    async def send(message: dict) -> None:
-        sent.append(message)
-
-    scope = {"type": "http", "method": method, "path": unquote(raw_path), "raw_path": raw_path.encode()}
-    scope |= {"query_string": b"", "root_path": "", "scheme": "http", "http_version": "1.1"}
-    scope["headers"] = [(b"host", b"127.0.0.1:9")]
-    with anyio.fail_after(5):
-        await guard(scope, receive, send)  # type: ignore[arg-type]
-    (start,) = [event for event in sent if event["type"] == "http.response.start"]
-    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in start.get("headers", [])}
-    return (
-        start["status"],
-        headers,
-        b"".join(e.get("body", b"") for e in sent if e["type"] == "http.response.body"),
-    )
-
-
 def _documented(document: dict, path: str, method: str, status: int) -> bool:
     """Whether the OpenAPI document has this operation (a template's {name} one path segment) and status."""
     import re
@@ -358,7 +327,7 @@ async def test_every_path_method_and_spelling_is_answered_by_us() -> None:
     guard = _open_guard()
     guard.app.routes.append(Route("/added-later", later, methods=["GET"]))  # type: ignore[attr-defined]
     async with guard.app.router.lifespan_context(guard.app):  # type: ignore[attr-defined]
-        document = json.loads((await _answer(guard, "GET", m.OPENAPI_PATH))[2])
+        document = json.loads((await answer_in_process(guard, "GET", m.OPENAPI_PATH))[2])
         # documented as openapi_document documents any GET route: with its HEAD
         added = {"get": {"summary": "", "responses": {"200": {"description": ""}}}}
         document["paths"]["/added-later"] = m._with_head(added)
@@ -366,7 +335,7 @@ async def test_every_path_method_and_spelling_is_answered_by_us() -> None:
         for path in _every_path(guard, document):
             for spelled in _spellings(path):
                 for method in METHODS:
-                    answer = await _answer(guard, method, spelled)
+                    answer = await answer_in_process(guard, method, spelled)
                     problem = _ours(document, method, unquote(spelled), answer)
                     if problem is not None:
                         wrong[f"{method} {spelled}"] = problem
@@ -380,8 +349,8 @@ async def test_any_path_is_answered_by_us(paths: list[str]) -> None:
     """Made-up paths of any characters, every method: the same rule."""
     guard = _open_guard()
     async with guard.app.router.lifespan_context(guard.app):  # type: ignore[attr-defined]
-        document = json.loads((await _answer(guard, "GET", m.OPENAPI_PATH))[2])
+        document = json.loads((await answer_in_process(guard, "GET", m.OPENAPI_PATH))[2])
         for path in ("/" + p for p in paths):
             for method in METHODS:
-                answer = await _answer(guard, method, quote(path, safe="/"))
+                answer = await answer_in_process(guard, method, quote(path, safe="/"))
                 assert _ours(document, method, path, answer) is None, (method, path, answer[:2])
