@@ -4760,6 +4760,19 @@ class HttpGuard:
         # uvicorn's h11_max_incomplete_event_size bounds a head still arriving, not one that came whole.
         if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
             return refused(431, f"request headers larger than {MAX_HTTP_HEADER_BYTES // 1024} KiB")
+        foreign = self.foreign(headers)
+        if foreign is not None:
+            return foreign
+        if self.token is not None and scope["path"] not in OPEN_PATHS and not self._authorized(headers):
+            self.refusals.note("token", "refused a request without the right bearer token")
+            challenge = {"www-authenticate": 'Bearer realm="robot-md-mcp"'}
+            return refused(401, "send the token: Authorization: Bearer <token>", challenge)
+        if scope["path"] == MCP_PATH and scope["method"] not in MCP_METHODS:  # the SDK's 405 is JSON-RPC
+            return method_refused(scope["method"], MCP_PATH, ", ".join(MCP_METHODS))
+        return None
+
+    def foreign(self, headers: list[tuple[bytes, bytes]]) -> Response | None:
+        """421 for a Host that does not name this server, 403 for a foreign Origin, else None."""
         host = _header(headers, b"host")
         if host is None or host.lower() not in self.hosts:
             allowed = ", ".join(sorted(self.hosts))
@@ -4776,12 +4789,6 @@ class HttpGuard:
             return refused(
                 403, f"requests from pages at Origin {_client_words(origin or '')} are not allowed"
             )
-        if self.token is not None and scope["path"] not in OPEN_PATHS and not self._authorized(headers):
-            self.refusals.note("token", "refused a request without the right bearer token")
-            challenge = {"www-authenticate": 'Bearer realm="robot-md-mcp"'}
-            return refused(401, "send the token: Authorization: Bearer <token>", challenge)
-        if scope["path"] == MCP_PATH and scope["method"] not in MCP_METHODS:  # the SDK's 405 is JSON-RPC
-            return method_refused(scope["method"], MCP_PATH, ", ".join(MCP_METHODS))
         return None
 
     def _authorized(self, headers: list[tuple[bytes, bytes]]) -> bool:

@@ -1523,19 +1523,20 @@ def test_no_number_of_made_up_hosts_silences_another_reason(hosts: list[str]) ->
     now = [0.0]
     guard = _guard_with_token("t" * 16)
     guard.refusals = m.RefusalLog(10.0, clock=lambda: now[0])
-    scope = {"type": "http", "method": "GET", "path": "/mcp"}
+
+    def status(*headers: tuple[bytes, bytes]) -> int:
+        refused = guard.refusal({"type": "http", "method": "GET", "path": "/mcp", "headers": list(headers)})
+        assert refused is not None
+        return refused.status_code
+
+    own = (b"host", b"127.0.0.1:9")
     with _Lines() as lines:
         for host in [*hosts, *((h * 16_000)[:16_000] for h in hosts[:3])]:
-            assert guard.refusal({**scope, "headers": [(b"host", host.encode("latin-1"))]}).status_code == 421
-        own = (b"host", b"127.0.0.1:9")
-        assert (
-            guard.refusal({**scope, "headers": [own, (b"origin", b"http://evil.example")]}).status_code == 403
-        )
-        assert (
-            guard.refusal({**scope, "headers": [own, (b"authorization", b"Bearer wrong")]}).status_code == 401
-        )
+            assert status((b"host", host.encode("latin-1"))) == 421
+        assert status(own, (b"origin", b"http://evil.example")) == 403
+        assert status(own, (b"authorization", b"Bearer wrong")) == 401
         now[0] += 10.0
-        assert guard.refusal({**scope, "headers": [(b"host", b"again.example")]}).status_code == 421
+        assert status((b"host", b"again.example")) == 421
     assert [line.split("refused a request ")[1][:4] for line in lines] == ["for ", "from", "with", "for "]
     assert f"({len(hosts) + 2:,} more refused for this reason since its last line)" in lines[-1]
     assert all(len(line) <= 4 * m.MAX_ECHOED_ARGUMENT + 200 for line in lines), max(map(len, lines))
