@@ -148,6 +148,15 @@ PATH_ENV = "ROBOT_MD_PATH"
 # image, /dev/zero) from being slurped into memory.
 MAX_MANIFEST_BYTES = 1024 * 1024
 _BOM = "\ufeff"
+# A path in a line of ours is cut past this many characters (a 100,000-character PATH would be one line that
+# long): Linux's PATH_MAX, so no path a system call takes whole is ever cut.
+MAX_SHOWN_PATH_CHARS = 4096
+
+
+def cut_path(path: Path | str) -> str:
+    """A path as our lines name it: whole, unless it is longer than any the system opens."""
+    text = str(path)
+    return text if len(text) <= MAX_SHOWN_PATH_CHARS else text[:MAX_SHOWN_PATH_CHARS] + "…"
 
 
 # How LibYAML names the place of a syntax error in the text it was given.
@@ -178,7 +187,7 @@ class ManifestError(Exception):
         what = _YAML_MARK.sub(lambda m: f"at line {int(m[1]) + self.first_line}, column {m[2]}", self.what)
         what = " ".join(what.split())
         path = self.path if shown_path is None else shown_path
-        return f"{what} ({path})" if path else what
+        return f"{what} ({cut_path(path)})" if path else what
 
     def one_line(self) -> str:
         """`robot-md-mcp: <what> (<path>)`, for stderr."""
@@ -1536,10 +1545,22 @@ def slips_allowed(name: str) -> int:
     return 0 if len(name) <= 1 else 1 if len(name) <= 4 else 2
 
 
-@functools.lru_cache(maxsize=4096)
+# Keys this long or shorter have their nearest known keys remembered (a file's keys are asked again on every
+# version); a longer one is worked out each time: remembered, 4,096 keys of a peer's 100,000 characters
+# each held 1 GB. No key the schema knows is half this long.
+MAX_REMEMBERED_KEY_CHARS = 64
+MAX_REMEMBERED_KEYS = 4096
+
+
 def nearest_keys(key: str, known: tuple[str, ...]) -> tuple[str, ...]:
     """The known keys `key` is nearest to, if it is within their slips allowed (case, `-`/`_`,
     insertions, deletions, substitutions and swaps of neighbours) or only their unit suffix differs."""
+    if len(key) > MAX_REMEMBERED_KEY_CHARS:
+        return _nearest_keys(key, known)
+    return _remembered_nearest_keys(key, known)
+
+
+def _nearest_keys(key: str, known: tuple[str, ...]) -> tuple[str, ...]:
     folded = _folded(key)
     meanings = _stem_meanings(folded)
     scored = []
@@ -1553,6 +1574,9 @@ def nearest_keys(key: str, known: tuple[str, ...]) -> tuple[str, ...]:
             scored.append((slips, name))
     best = min((slips for slips, _ in scored), default=None)
     return tuple(name for slips, name in scored if slips == best)
+
+
+_remembered_nearest_keys = functools.lru_cache(maxsize=MAX_REMEMBERED_KEYS)(_nearest_keys)
 
 
 def _slips(a: str, b: str, limit: int) -> int | None:
@@ -2066,7 +2090,11 @@ _JOINTLESS_TYPES = frozenset({"wheeled", "tracked", "sensor"})
 def _no_joints(fm: dict[str, Any]) -> str | None:
     """Why a line about arm joints does not apply to this robot; None if it may."""
     kind = _value_at(fm, "physics", "type")
-    if kind not in _JOINTLESS_TYPES or _value_at(fm, "physics", "kinematics") not in (_ABSENT, []):
+    if (
+        not isinstance(kind, str)
+        or kind not in _JOINTLESS_TYPES
+        or _value_at(fm, "physics", "kinematics") not in (_ABSENT, [])
+    ):
         return None
     return f"not applying: the type {quoted(kind)} has no arm joints, and physics.kinematics lists none"
 
@@ -2281,19 +2309,31 @@ class TrustedKeys:
     pems: Mapping[str, bytes]
 
 
-def load_trusted_keys(folder: str) -> TrustedKeys:
-    """Every `<kid>.pem` in `folder` (read once; the kid is the file name, never a path
-    anyone else builds). ManifestError, in words, if the folder cannot be read."""
-    path = Path(folder).expanduser()
+def _key_folder_names(path: Path) -> list[str]:
+    """The names in the trusted-keys folder, sorted; ManifestError if it cannot be read or holds more than
+    MAX_TRUSTED_KEYS entries of any kind, found by reading no further than one past the limit (a folder
+    of a million files is refused at once, never read in part: which part would differ per machine)."""
     try:
-        names = sorted(os.listdir(path))
+        with os.scandir(path) as entries:
+            names = [entry.name for entry in itertools.islice(entries, MAX_TRUSTED_KEYS + 1)]
     except OSError as e:
         raise ManifestError(
             f"trusted keys: cannot read the folder: {_os_reason(e)}", path, about_file=True
         ) from None
+    if len(names) > MAX_TRUSTED_KEYS:
+        too_many = f"more than {MAX_TRUSTED_KEYS:,} entries in the folder"
+        raise ManifestError(
+            f"trusted keys: {too_many}; keep only the keys' .pem files", path, about_file=True
+        )
+    return sorted(names)
+
+
+def load_trusted_keys(folder: str) -> TrustedKeys:
+    """Every `<kid>.pem` in `folder` (read once; the kid is the file name, never a path
+    anyone else builds). ManifestError, in words, if the folder cannot be read."""
+    path = Path(folder).expanduser()
+    names = _key_folder_names(path)
     kids = [n[: -len(".pem")] for n in names if n.endswith(".pem") and _KID.fullmatch(n[: -len(".pem")])]
-    if len(kids) > MAX_TRUSTED_KEYS:
-        raise ManifestError(f"trusted keys: more than {MAX_TRUSTED_KEYS} .pem files", path, about_file=True)
     pems = {}
     for kid in kids:
         try:
@@ -3174,7 +3214,8 @@ def _exact_number(value: float) -> Fraction:
 
 def _thing_turning(fm: dict[str, Any], words: set[str]) -> str | None:
     """Whose angular speed the action gives: "joint", "base", or None where it does not say."""
-    if _value_at(fm, "physics", "type") in _ARM_ONLY_TYPES:
+    kind = _value_at(fm, "physics", "type")
+    if isinstance(kind, str) and kind in _ARM_ONLY_TYPES:
         return "joint"
     joint, base = bool(words & _JOINT_WORDS), bool(words & _BASE_WORDS)
     return "joint" if joint and not base else "base" if base and not joint else None
@@ -4088,6 +4129,14 @@ MAX_LISTENING_CLIENTS = 1024
 MAX_SUBSCRIPTIONS_PER_CLIENT = 64
 
 
+def subscription_key(uri: str) -> str:
+    """What a client's subscription to `uri` is kept as: a robot name may be as long as a manifest's text, and
+    every client's copy of its URIs would be kept, so a long URI is kept as its SHA-256 (64 characters)."""
+    if len(uri) <= 64:
+        return uri
+    return hashlib.sha256(uri.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 @dataclass
 class HandshakeClient:
     """One handshake-era client, in the one table of them (LiveUpdates.clients):
@@ -4095,9 +4144,9 @@ class HandshakeClient:
     guard keeps of it (section 9) to make room by least recent use."""
 
     session: ServerSession | None = None  # the SDK's session, kept from one of its requests
-    subscribed: set[str] = field(default_factory=set)
+    subscribed: set[str] = field(default_factory=set)  # subscription_key() of each URI
     heard_at: float = field(default_factory=time.monotonic)
-    protocol_version: str | None = None  # what its initialize asked for (HTTP)
+    protocol_version: str | None = None  # what its initialize asked for (HTTP), if short enough to be one
     in_flight: int = 0  # HTTP requests and event streams of it being served
 
 
@@ -4170,12 +4219,12 @@ class LiveUpdates:
     def subscribe(self, ctx: Request, uri: str) -> None:
         subscribed = self.subscriptions_of(ctx)
         if subscribed is not None and len(subscribed) < MAX_SUBSCRIPTIONS_PER_CLIENT:
-            subscribed.add(uri)
+            subscribed.add(subscription_key(uri))
 
     def unsubscribe(self, ctx: Request, uri: str) -> None:
         subscribed = self.subscriptions_of(ctx)
         if subscribed is not None:
-            subscribed.discard(uri)
+            subscribed.discard(subscription_key(uri))
 
     async def unsubscribed(self, ctx: Request, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
         """The unsubscribe request's handler (one robot's or a fleet's alike)."""
@@ -4275,7 +4324,7 @@ class LiveUpdates:
                     await client.session.send_resource_list_changed()
                     await client.session.send_tool_list_changed()
                 for uri in updated:
-                    if uri in client.subscribed:
+                    if subscription_key(uri) in client.subscribed:
                         await client.session.send_resource_updated(uri)
             except Exception:  # a client that went away must not silence the others
                 self.clients.pop(key, None)
@@ -4365,6 +4414,12 @@ class Tool:
 
 def _echoed(text: str) -> str:
     return text if len(text) <= MAX_ECHOED_ARGUMENT else text[:MAX_ECHOED_ARGUMENT] + "…"
+
+
+def as_given(value: str) -> str:
+    """A value someone gave (a setting, an option, a name in a request) inside our line: its repr, cut
+    past MAX_ECHOED_ARGUMENT characters, so a 100,000-character value is not a line that long."""
+    return repr(_echoed(value))
 
 
 def as_json(
@@ -4898,7 +4953,7 @@ class Handlers:
 
         prompt = PROMPTS.get(params.name)
         if prompt is None:
-            raise _invalid(f"Unknown prompt {params.name!r}; this server has: {', '.join(PROMPTS)}")
+            raise _invalid(f"Unknown prompt {as_given(params.name)}; this server has: {', '.join(PROMPTS)}")
         args = params.arguments or {}
         for arg, about in prompt.arguments:
             if not str(args.get(arg) or "").strip():
@@ -4944,7 +4999,7 @@ class Handlers:
         the model reads, not protocol errors."""
         tool = TOOLS.get(params.name)
         if tool is None:
-            return _failed(f"Unknown tool {params.name!r}; this server has: {', '.join(TOOLS)}.")
+            return _failed(f"Unknown tool {as_given(params.name)}; this server has: {', '.join(TOOLS)}.")
         arguments = params.arguments or {}
         problem = tool.problem(arguments)
         if problem:
@@ -5976,6 +6031,7 @@ def serve_stdio(
 
 TOKEN_ENV = "ROBOT_MD_MCP_TOKEN"  # noqa: S105 (a variable name)
 MCP_PATH = "/mcp"
+MCP_METHODS = ("GET", "POST", "DELETE")  # the Streamable HTTP transport's; any other: our 405
 HEALTH_PATH = "/healthz"
 OPEN_PATHS = frozenset({HEALTH_PATH})  # answered without the token: they tell nothing about the robot
 MIN_TOKEN_CHARS = 16
@@ -6032,10 +6088,10 @@ def parse_listen_address(value: str) -> tuple[str, int]:
     """`PORT`, `HOST:PORT` or `[IPv6]:PORT` (host 127.0.0.1 by default; port 0 picks a free one)."""
     found = re.fullmatch(r"(?:\[([^\]]+)\]:|([^:]+):)?([0-9]{1,5})", value)
     if found is None and value.count(":") > 1 and not value.startswith("["):
-        raise HttpSetupError(f"--http {value!r}: put an IPv6 address in brackets: [ADDRESS]:PORT")
+        raise HttpSetupError(f"--http {as_given(value)}: put an IPv6 address in brackets: [ADDRESS]:PORT")
     if found is None or int(found[3]) > 65535:
         expected = "expected [HOST:]PORT with PORT 0-65535 (IPv6: [ADDRESS]:PORT)"
-        raise HttpSetupError(f"--http {value!r}: {expected}")
+        raise HttpSetupError(f"--http {as_given(value)}: {expected}")
     return found[1] or found[2] or "127.0.0.1", int(found[3])
 
 
@@ -6045,14 +6101,16 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
     never the token."""
     source, text = f"${TOKEN_ENV}", (os.environ if environ is None else environ).get(TOKEN_ENV, "")
     if token_file is not None:
-        source = f"token file {token_file}"
+        source = f"token file {cut_path(token_file)}"
         try:
             with open(Path(token_file).expanduser(), "rb", opener=_open_nonblocking) as f:
                 mode = os.fstat(f.fileno()).st_mode
                 if not stat.S_ISREG(mode):
                     raise HttpSetupError(f"the {source} is not a regular file")
                 if os.name != "nt" and mode & 0o077:
-                    private = f"(mode {stat.S_IMODE(mode):04o}); make it private: chmod 600 {token_file}"
+                    private = (
+                        f"(mode {stat.S_IMODE(mode):04o}); make it private: chmod 600 {cut_path(token_file)}"
+                    )
                     raise HttpSetupError(f"the {source} can be read or changed by other users {private}")
                 data = f.read(MAX_TOKEN_FILE_BYTES + 1)
             if len(data) > MAX_TOKEN_FILE_BYTES:
@@ -6123,7 +6181,7 @@ def open_listener(
         found = _HOST_NAME.fullmatch(name)
         if not found or int((found[2] or ":0")[1:]) > 65535:
             expected = "expected a host name or address, maybe with :PORT (0-65535)"
-            raise HttpSetupError(f"--allow-host {name!r}: {expected}")
+            raise HttpSetupError(f"--allow-host {as_given(name)}: {expected}")
     token = read_token(token_file, environ)
     shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     sock = _bound_socket(host, port, shown)
@@ -6150,6 +6208,30 @@ def open_listener(
     )
 
 
+class RefusalLog:
+    """A refusal's line on stderr, by reason: the first of a reason in any `window` seconds is logged, the
+    rest counted, and the count said on that reason's next line. The peer's words in it are cut short
+    (_client_words), and the reasons are ours, so neither a thousand made-up Hosts nor their length
+    silence another reason or fill a table."""
+
+    def __init__(
+        self, window: float = LOG_WINDOW_SECONDS, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.window, self.clock = window, clock
+        self.logged_at: dict[str, float] = {}  # reason → when its last line went out
+        self.held_back: dict[str, int] = {}  # reason → refusals since then, not logged
+
+    def note(self, reason: str, line: str) -> None:
+        now = self.clock()
+        if reason in self.logged_at and now - self.logged_at[reason] < self.window:
+            self.held_back[reason] = self.held_back.get(reason, 0) + 1
+            return
+        self.logged_at[reason] = now
+        held = self.held_back.pop(reason, 0)
+        since = f" ({held:,} more refused for this reason since its last line)" if held else ""
+        logging.getLogger(NAME).warning("%s: %s%s", NAME, line, since)
+
+
 def error_body(message: str) -> bytes:
     """Every error the guard and the REST paths answer: one JSON object, one line of text."""
     return json.dumps({"error": " ".join(message.split())}, ensure_ascii=False).encode("utf-8")
@@ -6159,6 +6241,12 @@ def refused(status: int, message: str, headers: Mapping[str, str] | None = None)
     from starlette.responses import Response
 
     return Response(error_body(message), status, headers, JSON_TYPE)
+
+
+def method_refused(method: str, path: str, allowed: str) -> Response:
+    """405 for a method a path does not take, naming those it does (`allowed`: an Allow header's value)."""
+    message = f"{_client_words(method)} is not allowed on {_client_words(path)}; allowed: {allowed}"
+    return refused(405, message, {"allow": allowed})
 
 
 def _client_words(text: str) -> str:
@@ -6259,7 +6347,7 @@ class HttpGuard:
         self.origins = frozenset(f"{s}://{host}" for host in self.hosts for s in ("http", "https"))
         self.token = None if listener.token is None else listener.token.encode("ascii")
         self.notifications_in_flight = 0
-        self.noted: set[str] = set()
+        self.refusals = RefusalLog(limits.log_window_seconds)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -6275,24 +6363,36 @@ class HttpGuard:
         # uvicorn's h11_max_incomplete_event_size bounds a head still arriving, not one that came whole.
         if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
             return refused(431, f"request headers larger than {MAX_HTTP_HEADER_BYTES // 1024} KiB")
+        foreign = self.foreign(headers)
+        if foreign is not None:
+            return foreign
+        if self.token is not None and scope["path"] not in OPEN_PATHS and not self._authorized(headers):
+            self.refusals.note("token", "refused a request without the right bearer token")
+            challenge = {"www-authenticate": 'Bearer realm="robot-md-mcp"'}
+            return refused(401, "send the token: Authorization: Bearer <token>", challenge)
+        if scope["path"] == MCP_PATH and scope["method"] not in MCP_METHODS:  # the SDK's 405 is JSON-RPC
+            return method_refused(scope["method"], MCP_PATH, ", ".join(MCP_METHODS))
+        return None
+
+    def foreign(self, headers: list[tuple[bytes, bytes]]) -> Response | None:
+        """421 for a Host that does not name this server, 403 for a foreign Origin, else None."""
         host = _header(headers, b"host")
         if host is None or host.lower() not in self.hosts:
             allowed = ", ".join(sorted(self.hosts))
-            self._log_once(
-                f"refused a request for Host {host!r}; allowed: {allowed} (--allow-host adds names)"
+            asked = "no Host" if host is None else f"Host {_client_words(host)}"
+            self.refusals.note(
+                "host", f"refused a request for {asked}; allowed: {allowed} (--allow-host adds names)"
             )
             return refused(421, f"Host {_client_words(host or '')} does not name this server")
         origin = _header(headers, b"origin")
         if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
-            self._log_once(f"refused a request from foreign Origin {origin!r}")
+            self.refusals.note(
+                "origin", f"refused a request from foreign Origin {_client_words(origin or '')}"
+            )
             return refused(
                 403, f"requests from pages at Origin {_client_words(origin or '')} are not allowed"
             )
-        if self.token is None or scope["path"] in OPEN_PATHS or self._authorized(headers):
-            return None
-        self._log_once("refused a request without the right bearer token")
-        challenge = {"www-authenticate": 'Bearer realm="robot-md-mcp"'}
-        return refused(401, "send the token: Authorization: Bearer <token>", challenge)
+        return None
 
     def _authorized(self, headers: list[tuple[bytes, bytes]]) -> bool:
         import hmac
@@ -6301,12 +6401,6 @@ class HttpGuard:
         # Only spaces: str.strip() would also drop \xa0 and \x85, letting in a token with one of them.
         matches = hmac.compare_digest(credentials.lstrip(" ").encode("latin-1"), cast(bytes, self.token))
         return matches and scheme.lower() == "bearer"
-
-    def _log_once(self, message: str) -> None:
-        """Log each distinct refusal once (a flood of them must not flood stderr)."""
-        if message not in self.noted and len(self.noted) < 100:
-            self.noted.add(message)
-            logging.getLogger(NAME).warning("%s: %s", NAME, message)
 
     async def with_body(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await _read_body(receive, self.limits, size_refused=scope["path"] != MCP_PATH)
@@ -6414,7 +6508,8 @@ class HttpGuard:
                 if session in self.live.clients:
                     self.live.heard(session)
         if session is None and opened is not None and status < 400:
-            self.live.heard(opened).protocol_version = opening
+            # A revision is a date: what a peer wrote there beyond that is not kept with its session.
+            self.live.heard(opened).protocol_version = opening if len(opening or "") <= 32 else None
         elif session is not None and (scope["method"] == "DELETE" or status == 404):  # ended, or gone
             self.live.forget(session)
 
@@ -6683,17 +6778,35 @@ def _operation(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer
     return {"summary": summary, "responses": {"200": ok, **_errors(*sorted({*errors, *guard}))}}
 
 
-def _posting(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer: bool) -> dict[str, Any]:
-    """A POST that takes a ROBOT.md text as its body."""
-    # Any bytes but none: the text is read as the file's would be, so no JSON Schema type narrows it.
-    text = {"schema": {"not": {"const": ""}}}
+# The simplest ROBOT.md, as a pattern: frontmatter of plain `key_name: word` lines (a key with `_` is never a
+# YAML boolean or null), then any prose. Every text it matches renders; what /render takes is any ROBOT.md.
+SIMPLEST_MANIFEST = r"^---\n(?:[a-z]+_[a-z0-9_]*: [a-z][a-z0-9_]*\n)+---\n"
+
+
+def _posting(
+    summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer: bool, text: dict[str, Any]
+) -> dict[str, Any]:
+    """A POST that takes a ROBOT.md text as its body (`text`: the JSON Schema of the texts it answers 200)."""
     body = {
         "required": True,
         "description": f"a ROBOT.md file's text, UTF-8, at most {MAX_HTTP_BODY_BYTES // 1024} KiB, not empty "
         "(any Content-Type: the bytes are read as the file's would be)",
-        "content": {"text/markdown": text, "text/plain": text},
+        "content": {"text/markdown": {"schema": text}, "text/plain": {"schema": text}},
     }
     return {"post": {**_operation(summary, ok, (400, 408, 413, *errors, 503), bearer), "requestBody": body}}
+
+
+def _with_head(path_item: dict[str, Any]) -> dict[str, Any]:
+    """A path's operations and, where it has a GET, the HEAD every GET route answers: its statuses and
+    headers, no body."""
+    get = path_item.get("get")
+    if get is None:
+        return path_item
+    statuses = {status: {"description": answer["description"]} for status, answer in get["responses"].items()}
+    head = {**get, "summary": f"{get['summary']} (headers only)", "responses": statuses}
+    if "operationId" in get:
+        head["operationId"] = get["operationId"].replace("get_", "head_", 1)
+    return {**path_item, "head": head}
 
 
 def _view_path(view: View, robot: str | None, bearer: bool) -> dict[str, Any]:
@@ -6706,15 +6819,19 @@ def _view_path(view: View, robot: str | None, bearer: bool) -> dict[str, Any]:
     return {"get": {**get, "operationId": f"get_{view.kind}", "parameters": [name]}}
 
 
-def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
-    """The OpenAPI 3.1 description of the REST paths, built from VIEWS."""
+def _rest_paths(robot: str | None, bearer: bool) -> dict[str, Any]:
+    """The REST paths' operations (HEAD beside each GET), built from VIEWS."""
     report = _json_content({"$ref": "#/components/schemas/Report"}, "what `validate --json` prints")
     rendered = {
         "description": "the canonical YAML `render` prints",
-        "content": {YAML_MIME_TYPE: {"schema": TEXT}},
+        "content": {YAML_MIME_TYPE: {"schema": {"type": "object", "description": "the frontmatter"}}},
     }
     health = _json_content(HEALTH_SCHEMA, "the robot served")
-    paths: dict[str, Any] = {
+    alive = _json_content(object_schema(status={"const": "ok"}), "the server is up")
+    rest: dict[str, Any] = {
+        HEALTH_PATH: {
+            "get": {**_operation("The server is up (no token needed)", alive, (), False), "security": []}
+        },
         REST_HEALTH_PATH: {"get": _operation("The robot served", health, (503,), bearer)},
         ROBOTS_PATH: {
             "get": _operation(
@@ -6729,10 +6846,28 @@ def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
                 "This description", _json_content({"type": "object"}, "OpenAPI 3.1"), (), bearer
             )
         },
-        VALIDATE_PATH: _posting("Validate a ROBOT.md (as `validate --json`)", report, (), bearer),
-        RENDER_PATH: _posting("Render a ROBOT.md's frontmatter as canonical YAML", rendered, (422,), bearer),
+        VALIDATE_PATH: _posting(
+            "Validate a ROBOT.md (as `validate --json`)", report, (), bearer, {"not": {"const": ""}}
+        ),
+        RENDER_PATH: _posting(
+            "Render a ROBOT.md's frontmatter as canonical YAML",
+            rendered,
+            (422,),
+            bearer,
+            {
+                "type": "string",
+                "pattern": SIMPLEST_MANIFEST,
+                "description": "any ROBOT.md; text that is not: 422",
+            },
+        ),
         **{f"{ROBOTS_PATH}/{{name}}/{view.kind}": _view_path(view, robot, bearer) for view in VIEWS},
     }
+    return {path: _with_head(item) for path, item in rest.items()}
+
+
+def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
+    """The OpenAPI 3.1 description of the REST paths, built from VIEWS."""
+    paths = _rest_paths(robot, bearer)
     served = f"the robot {quoted(robot)}" if robot is not None else "one robot"
     document: dict[str, Any] = {
         "openapi": "3.1.0",
@@ -6742,6 +6877,12 @@ def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
             "description": f"ROBOT.md of {served}, read-only",
         },
         "paths": paths,
+        # /mcp speaks JSON-RPC, which OpenAPI cannot describe: the MCP specification does, named here.
+        "externalDocs": {
+            "description": f"{MCP_PATH}: the MCP endpoint (Streamable HTTP: {', '.join(MCP_METHODS)}); "
+            "any other method there is 405 in the Error shape",
+            "url": "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports",
+        },
         "components": {"schemas": {"Error": ERROR_SCHEMA, "Report": REPORT_SCHEMA}},
     }
     if bearer:
@@ -6873,8 +7014,7 @@ class RestApi:
 
 async def _not_allowed(request: HttpRequest, exc: Exception) -> Response:
     allowed = (getattr(exc, "headers", None) or {}).get("Allow", "")  # starlette's HTTPException
-    message = f"{request.method} is not allowed on {_client_words(request.url.path)}; allowed: {allowed}"
-    return refused(405, message, {"allow": allowed})
+    return method_refused(request.method, request.url.path, allowed)
 
 
 def http_app(
@@ -6901,6 +7041,9 @@ def http_app(
         # HttpGuard makes room at limits.sessions (the SDK's limit refuses, 503); this bounds initializes.
         max_sessions=limits.sessions + 4 * limits.connections,
     )
+    # No redirect to the path with or without a trailing slash (starlette's 307, empty, for every method):
+    # `/validate/` is an unknown path like any other, answered by us.
+    app.router.redirect_slashes = False
     app.add_exception_handler(404, rest.not_found)  # every unknown path and wrong method: JSON
     app.add_exception_handler(405, _not_allowed)
     return HttpGuard(app, listener, live, limits)
@@ -7102,7 +7245,7 @@ class Machine:
         the current folder, and a config would land there)."""
         given = self.environ.get("HOME")
         if self.home is None and self.platform != "win32" and given is not None and not os.path.isabs(given):
-            line = f"{NAME}: $HOME is {given!r}, not an absolute path; set it to yours"
+            line = f"{NAME}: $HOME is {as_given(given)}, not an absolute path; set it to yours"
             raise Exit(ExitCode.CANNOT_USE, line)
         return Path.home() if self.home is None else self.home
 
@@ -7175,7 +7318,7 @@ def _named_words(verb: str, words: list[str]) -> dict[str, Any]:
     many = spec.words[-1].endswith("...")
     if len(words) > len(spec.words) and not many:
         takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
-        raise UsageError(f"unexpected argument {words[len(spec.words)]!r} ({verb} takes {takes})")
+        raise UsageError(f"unexpected argument {as_given(words[len(spec.words)])} ({verb} takes {takes})")
     named: dict[str, Any] = {
         word.lower().rstrip("."): value for word, value in zip(spec.words, words, strict=False)
     }
@@ -7189,7 +7332,7 @@ def _extra_words(extras: list[str], verb: str) -> list[str]:
     at = extras.index("--") if "--" in extras else len(extras)  # after `--`, all are words
     for word in extras[:at]:
         if word.startswith("-") and word != "-":
-            raise UsageError(f"unknown option {word}" + ("" if verb == "serve" else f" for {verb}"))
+            raise UsageError(f"unknown option {as_given(word)}" + ("" if verb == "serve" else f" for {verb}"))
     return extras[:at] + extras[at + 1 :]
 
 
@@ -7395,11 +7538,17 @@ def load_manifest(
     """The manifest a command names (PATH, else $ROBOT_MD_PATH, else the nearest ROBOT.md), read,
     parsed and, if `named`, with a robot_name (serving needs one); else Exit: 2 when there is none to
     find, 1 when it cannot be used."""
-    word = expanded(command.path, f"the path argument {command.path!r}", f"looking in ${PATH_ENV}, then for")
+    word = expanded(
+        command.path,
+        f"the path argument {cut_path(command.path or '')!r}",
+        f"looking in ${PATH_ENV}, then for",
+    )
     given = machine.environ.get(PATH_ENV)
-    from_environ = expanded(given, f"${PATH_ENV} ({given!r})", "looking for") or ""
+    from_environ = expanded(given, f"${PATH_ENV} ({cut_path(given or '')!r})", "looking for") or ""
     if word is not None and not command.said_verb and not _names_a_path(word):
-        raise UsageError(f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder")
+        raise UsageError(
+            f"{as_given(word)} is neither a command ({', '.join(VERBS)}) nor an existing file or folder"
+        )
     manifest_file = None
     try:
         manifest_file = ManifestFile(resolve_manifest_path(word, {PATH_ENV: from_environ}), keys)
@@ -7543,7 +7692,7 @@ def run_serve(command: Command, machine: Machine) -> int:
     try:
         listener = open_listener(http, list(command.allow_host), command.token_file, machine.environ)
     except HttpSetupError as e:
-        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {e}") from None
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: {e}")) from None
     return serve_http(served, listener, robot, limits)
 
 
@@ -7623,7 +7772,7 @@ def serve_settings(environ: Mapping[str, str]) -> HttpLimits:
         if not sep or name not in HTTP_SETTINGS:
             raise Exit(
                 ExitCode.CANNOT_USE,
-                f"{NAME}: ${HTTP_LIMITS_ENV}: {pair.strip()!r} is not NAME=VALUE, "
+                f"{NAME}: ${HTTP_LIMITS_ENV}: {as_given(pair.strip())} is not NAME=VALUE, "
                 f"NAME one of {', '.join(HTTP_SETTINGS)}",
             )
         wanted[name] = (f"${HTTP_LIMITS_ENV}: {name}", text)
@@ -7637,7 +7786,9 @@ def serve_settings(environ: Mapping[str, str]) -> HttpLimits:
         except ValueError:
             chosen[name] = math.nan
         if not low <= chosen[name] <= default:  # NaN too
-            raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {where} is {text!r}; it may be {low} to {default}")
+            raise Exit(
+                ExitCode.CANNOT_USE, f"{NAME}: {where} is {as_given(text)}; it may be {low} to {default}"
+            )
     return dataclasses.replace(defaults, **chosen)
 
 
@@ -7713,24 +7864,24 @@ def _install_target(command: Command) -> Command:
     client, scope, workspace = command.client, command.scope, command.workspace
     name = command.name or DEFAULT_SERVER_NAME  # only checked here: when not given, Naming picks it
     if client not in CLIENTS:
-        got = f"unknown client {client!r}" if client else "install needs a client"
+        got = f"unknown client {as_given(client)}" if client else "install needs a client"
         raise UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
     folder = None if workspace is None else os.path.abspath(os.path.expanduser(workspace))
     # The first that applies is told. Clients use the name in tool names (mcp__robot-md__validate).
     wrong = {
         # Not "-" first: `claude mcp add` would read it as an option (and argparse `--name=--` as none).
-        f"--name {name!r}: use letters, digits, '-' and '_' only, not '-' first": not re.fullmatch(
+        f"--name {as_given(name)}: use letters, digits, '-' and '_' only, not '-' first": not re.fullmatch(
             r"[A-Za-z0-9_][A-Za-z0-9_-]*", name
         ),
-        f"--name {name!r}: a JavaScript client reading the config treats it specially; choose another": (
-            name in JS_OBJECT_MEMBERS
-        ),
+        f"--name {as_given(name)}: a JavaScript client reading the config treats it specially; "
+        "choose another": (name in JS_OBJECT_MEMBERS),
         "--scope is for claude-code only": scope is not None and client != "claude-code",
-        f"--scope {scope!r}: choose one of {', '.join(CLAUDE_CODE_SCOPES)}": (
+        f"--scope {as_given(scope or '')}: choose one of {', '.join(CLAUDE_CODE_SCOPES)}": (
             scope not in (None, *CLAUDE_CODE_SCOPES)
         ),
         "--workspace is for vscode only": workspace is not None and client != "vscode",
-        f"--workspace {workspace!r} is not a folder": folder is not None and not os.path.isdir(folder),
+        f"--workspace {cut_path(workspace or '')!r} is not a folder": folder is not None
+        and not os.path.isdir(folder),
     }
     told = next((line for line, applies in wrong.items() if applies), None)
     if told is not None:

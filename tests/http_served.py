@@ -13,6 +13,46 @@ from typing import Any
 
 from serving import INIT
 
+# --- in this process: the ASGI app, as uvicorn hands it a request ---------------------------
+
+
+async def answer_in_process(
+    app: Any, method: str, raw_path: str, headers: list[tuple[bytes, bytes]] | None = None, body: bytes = b""
+) -> tuple[int, dict[str, str], bytes]:
+    """One request to an ASGI app (the one `serve --http` serves: its lifespan running) in this process, as
+    uvicorn hands it over (the path percent-decoded, the raw path beside it): status, headers, body."""
+    from urllib.parse import unquote
+
+    import anyio
+
+    sent: list[dict[str, Any]] = []
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if pending:
+            return pending.pop()
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": method, "path": unquote(raw_path), "raw_path": raw_path.encode()}
+    scope |= {"query_string": b"", "root_path": "", "scheme": "http", "http_version": "1.1"}
+    scope["headers"] = [(b"host", b"127.0.0.1:9")] if headers is None else headers
+    if body:
+        scope["headers"] = [*scope["headers"], (b"content-length", str(len(body)).encode())]
+    with anyio.fail_after(5):
+        await app(scope, receive, send)
+    (start,) = [event for event in sent if event["type"] == "http.response.start"]
+    fields = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in start.get("headers", [])}
+    return (
+        start["status"],
+        fields,
+        b"".join(e.get("body", b"") for e in sent if e["type"] == "http.response.body"),
+    )
+
+
 # --- raw asyncio HTTP on 127.0.0.1: a well-behaved client and hostile peers ---------------
 
 

@@ -18,7 +18,7 @@ from typing import Any, cast
 
 import pytest
 from conftest import CORPUS, EXAMPLE, posix_only
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serving import MODULE, SERVER, RawServer, faulty, run, server_argv
 
@@ -522,3 +522,68 @@ def test_debug_lines_are_ours_only_and_never_held_back_by_the_log_budget() -> No
     assert all(budget.filter(record) for _ in range(100))
     record.levelno = logging.WARNING
     assert [budget.filter(record) for _ in range(3)] == [True, True, False]
+
+
+# --- a long bad value is echoed cut --------------------------------------------------------------------
+
+# Every setting and option whose bad value a line of ours names, as (arguments, environment) for a value:
+# each is refused before anything is served or written.
+_EX = str(EXAMPLE)
+ECHOED_VALUES = {
+    "$ROBOT_MD_MCP_POLL_SECONDS": lambda v: (["serve", _EX], {rmm.POLL_SECONDS_ENV: v}),
+    "$ROBOT_MD_MCP_HTTP_LIMITS (not NAME=VALUE)": lambda v: (["serve", _EX], {rmm.HTTP_LIMITS_ENV: v}),
+    **{
+        f"$ROBOT_MD_MCP_HTTP_LIMITS {name}": (
+            lambda name: lambda v: (["serve", _EX], {rmm.HTTP_LIMITS_ENV: f"{name}={v}"})
+        )(name)
+        for name in rmm.HTTP_SETTINGS
+    },
+    "--http": lambda v: (["serve", _EX, "--http", v], {}),
+    "--allow-host": lambda v: (["serve", _EX, "--http", "127.0.0.1:0", "--allow-host", f"!{v}"], {}),
+    "first word": lambda v: ([f"x{v}"], {}),
+    "unexpected argument": lambda v: (["validate", _EX, f"x{v}"], {}),
+    "unknown option": lambda v: (["validate", f"--x{v}"], {}),
+    "CLIENT": lambda v: (["install", f"x{v}", _EX], {}),
+    "--name": lambda v: (["install", "cursor", _EX, "--name", f"!{v}"], {"HOME": "/nonexistent"}),
+    "--scope": lambda v: (["install", "claude-code", _EX, "--scope", v], {"HOME": "/nonexistent"}),
+    "$HOME": lambda v: (["install", "cursor", _EX], {"HOME": f"x{v}"}),
+}
+# Paths are cut only past any length the system opens (MAX_SHOWN_PATH_CHARS).
+ECHOED_PATHS = {
+    "PATH": lambda p: (["validate", p], {}),
+    "--robot": lambda p: (["validate", "--robot", p], {}),
+    "$ROBOT_MD_PATH": lambda p: (["validate"], {rmm.PATH_ENV: p}),
+    "--trusted-keys": lambda p: (["serve", _EX, "--trusted-keys", p], {}),
+    "$ROBOT_MD_TRUSTED_KEYS": lambda p: (["serve", _EX], {rmm.TRUSTED_KEYS_ENV: p}),
+    "--token-file": lambda p: (["serve", _EX, "--http", "127.0.0.1:0", "--token-file", p], {}),
+    "--workspace": lambda p: (["install", "vscode", _EX, "--workspace", p], {"HOME": "/nonexistent"}),
+}
+# What argv and the environment can hold: no NUL; no `,` or `=` (a value, not more settings); not blank.
+_VALUE_TEXT = st.text(
+    st.characters(exclude_characters="\x00,=", exclude_categories=["Cs"]), min_size=1, max_size=8
+)
+
+
+@pytest.mark.parametrize("case", [*ECHOED_VALUES, *ECHOED_PATHS])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    seed=_VALUE_TEXT,
+    length=st.sampled_from([1_000, 100_000]),
+)
+def test_a_long_bad_setting_or_option_is_one_bounded_line(
+    case: str, seed: str, length: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Any bad value of any setting or option, up to 100,000 characters: refused in one line on stderr,
+    the value in it cut (MAX_ECHOED_ARGUMENT characters; a path only past MAX_SHOWN_PATH_CHARS), each
+    character written as at most 10 (repr's `\\U0001f600`, visible()'s `<U+1F600>`)."""
+    value = (seed * (length // len(seed) + 1))[:length] + "!"  # `!`: never blank, never a number
+    if case in ECHOED_PATHS:
+        argv, environ = ECHOED_PATHS[case](f"/nonexistent/{value.replace('/', '_')}")
+        bound = 10 * rmm.MAX_SHOWN_PATH_CHARS + 300
+    else:
+        argv, environ = ECHOED_VALUES[case](value)
+        bound = 10 * rmm.MAX_ECHOED_ARGUMENT + 300
+    code, out, err = in_process(capsys, *argv, **environ)
+    lines = err.splitlines()
+    assert code in (1, 2) and out == "" and len(lines) == 1, (case, code, err[:300])
+    assert len(lines[0]) <= bound, (case, len(lines[0]), lines[0][:300])

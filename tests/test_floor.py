@@ -468,6 +468,7 @@ def test_any_value_where_the_floor_and_briefing_look_is_no_crash(place: tuple[st
             node[key] = {}
         node = node[key]
     node[place[-1]] = value
+    fm["safety"] = {} if place[0] != "safety" else fm["safety"]  # limits not declared: every rule looked at
     text = "---\n" + yaml.safe_dump(fm) + "---\n## Identity\n\n## Safety Gates\n"
     manifest = rmm.parse(text)
     rmm.safety_floor(manifest, "pick at 2 m/s, turn 30 rpm with joint 2, 5 kg")

@@ -689,7 +689,7 @@ def test_a_manifest_that_does_not_validate_installs_with_a_note(install: Install
         (["claude-desktop", "https://pi.local/mcp", "b"], "install claude-desktop takes one URL"),
         (["claude-desktop", "https://u:p@pi.local/mcp"], "is not a server's URL"),
         (["claude-desktop", "http://pi.local:x/mcp"], "is not a server's URL"),
-        (["cursor", "--nope"], "unknown option --nope for install"),
+        (["cursor", "--nope"], "unknown option '--nope' for install"),
         (["cursor", "--name"], "--name"),  # argparse's words: it names the option
         (["cursor", "--name="], "--name needs a value"),
         (["cursor", "--name", "robot md"], "--name 'robot md': use letters, digits"),

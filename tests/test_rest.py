@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import jsonschema
 import pytest
 from conftest import EXAMPLE, corpus_files
+from http_served import answer_in_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serving import Served
@@ -246,3 +247,116 @@ def test_an_unknown_view_is_404_listing_the_views(server: Served) -> None:
     status, headers, body = server.request("GET", f"/robots/{quote(robot_name())}/nope")
     message = error_of(status, headers, body)
     assert status == 404 and all(view.kind in message for view in m.VIEWS), message
+
+
+# --- every answer is ours: documented in /openapi.json, or the one error shape --------------------------
+
+METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "BREW")
+
+
+def _open_guard() -> m.HttpGuard:
+    listener = m.HttpListener(socket=None, url="", allowed_hosts=("127.0.0.1:9",), token=None)
+    return m.http_app(m.ManifestFile(EXAMPLE), listener)
+
+
+def _documented(document: dict, path: str, method: str, status: int) -> bool:
+    """Whether the OpenAPI document has this operation (a template's {name} one path segment) and status."""
+    import re
+
+    for template, item in document["paths"].items():
+        pattern = re.escape(template).replace(re.escape("{name}"), "[^/]+")
+        if re.fullmatch(pattern, path) and str(status) in item.get(method.lower(), {}).get("responses", {}):
+            return True
+    return False
+
+
+def _ours(document: dict, method: str, path: str, answer: tuple[int, dict[str, str], bytes]) -> str | None:
+    """None if the answer is ours: an operation /openapi.json documents (path, method and status), the MCP
+    endpoint it names, or the one error shape; else what is wrong."""
+    status, headers, body = answer
+    if 300 <= status < 400:
+        return f"a redirect: {status} to {headers.get('location')}"
+    if _documented(document, path, method, status):
+        return None
+    if (
+        path == m.MCP_PATH
+        and method in m.MCP_METHODS
+        and m.MCP_PATH in document["externalDocs"]["description"]
+    ):
+        return None  # JSON-RPC, as the MCP specification the document names says
+    if status < 400 or headers.get("content-type") != "application/json":
+        return f"neither documented nor an error: {status} {headers.get('content-type')}"
+    if body or method != "HEAD":  # (uvicorn drops a body the app gives HEAD)
+        data = json.loads(body)
+        if list(data) != ["error"] or not isinstance(data["error"], str) or "\n" in data["error"]:
+            return f"not the error shape: {body[:200]!r}"
+    return None
+
+
+def _spellings(path: str) -> list[str]:
+    """The path as it is, and as a client may spell it instead: a trailing slash, another case, dot
+    segments, doubled slashes, percent-encoded letters and slashes."""
+    encoded = "".join(f"%{ord(c):02X}" if c.isalpha() else c for c in path)
+    spelled = [
+        path,
+        f"{path}/",
+        path.upper(),
+        path.title(),
+        f"/.{path}",
+        f"{path}/.",
+        f"{path}/..",
+        f"/{path}",
+    ]
+    return [*spelled, encoded, path.replace("/", "%2F"), path.replace("/", "//")]
+
+
+def _every_path(guard: m.HttpGuard, document: dict) -> set[str]:
+    """Every path the app routes (routes added later included) and /openapi.json documents, {name} as the
+    robot served and as another; and some that are neither."""
+    routes = {str(getattr(route, "path", "")) for route in guard.app.routes}  # type: ignore[attr-defined]
+    templates = {p.replace("{name:path}", "{name}") for p in routes | set(document["paths"])}
+    named = {p.replace("{name}", n) for p in templates for n in (robot_name(), "someone-else")}
+    return {p for p in named if p} | {"/", m.ROBOTS_PATH, f"{m.ROBOTS_PATH}/{robot_name()}", "/nothing"}
+
+
+@pytest.mark.anyio
+async def test_every_path_method_and_spelling_is_answered_by_us() -> None:
+    """Every route (and one added later), every spelling (trailing slash, case, dot segments, percent
+    encodings), every method (made-up ones too): each answer is an operation /openapi.json documents with
+    that status, /mcp's JSON-RPC (the MCP spec it names), or {"error": <one line>}; never starlette's 307."""
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    async def later(request: object) -> Response:
+        return Response(b"{}", media_type="application/json")
+
+    guard = _open_guard()
+    guard.app.routes.append(Route("/added-later", later, methods=["GET"]))  # type: ignore[attr-defined]
+    async with guard.app.router.lifespan_context(guard.app):  # type: ignore[attr-defined]
+        document = json.loads((await answer_in_process(guard, "GET", m.OPENAPI_PATH))[2])
+        # documented as openapi_document documents any GET route: with its HEAD
+        added = {"get": {"summary": "", "responses": {"200": {"description": ""}}}}
+        document["paths"]["/added-later"] = m._with_head(added)
+        wrong = {}
+        for path in _every_path(guard, document):
+            for spelled in _spellings(path):
+                for method in METHODS:
+                    answer = await answer_in_process(guard, method, spelled)
+                    problem = _ours(document, method, unquote(spelled), answer)
+                    if problem is not None:
+                        wrong[f"{method} {spelled}"] = problem
+    assert not wrong, dict(list(wrong.items())[:10])
+
+
+@pytest.mark.anyio
+@settings(max_examples=8, deadline=None)
+@given(paths=st.lists(st.text(st.characters(exclude_categories=["Cs"]), max_size=30), min_size=1, max_size=8))
+async def test_any_path_is_answered_by_us(paths: list[str]) -> None:
+    """Made-up paths of any characters, every method: the same rule."""
+    guard = _open_guard()
+    async with guard.app.router.lifespan_context(guard.app):  # type: ignore[attr-defined]
+        document = json.loads((await answer_in_process(guard, "GET", m.OPENAPI_PATH))[2])
+        for path in ("/" + p for p in paths):
+            for method in METHODS:
+                answer = await answer_in_process(guard, method, quote(path, safe="/"))
+                assert _ours(document, method, path, answer) is None, (method, path, answer[:2])

@@ -399,18 +399,68 @@ def test_generated_files_get_the_gateway_verdict(gateway_check, prose: str, kid:
 
 
 def test_key_folder_limits(tmp_path) -> None:
-    """More .pem files than the limit refuse to start; a key file over the size limit is not trusted."""
+    """A key file over the size limit is not trusted."""
     big = tmp_path / "big"
     big.mkdir()
     (big / "huge.pem").write_bytes(b"x" * (rmm.MAX_KEY_BYTES + 1))
     (big / "op-1.pem").write_bytes(pem(OPERATOR))
     assert set(rmm.load_trusted_keys(str(big)).pems) == {"op-1"}
-    many = tmp_path / "many"
-    many.mkdir()
-    for i in range(rmm.MAX_TRUSTED_KEYS + 1):
-        (many / f"k{i}.pem").write_bytes(b"")
-    with pytest.raises(rmm.ManifestError, match=f"more than {rmm.MAX_TRUSTED_KEYS} .pem files"):
-        rmm.load_trusted_keys(str(many))
+
+
+KEY_FOLDER_ENTRIES = st.lists(st.sampled_from(["pem", "other", "folder", "dot"]), min_size=4, max_size=4)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    entries=st.integers(rmm.MAX_TRUSTED_KEYS - 2, rmm.MAX_TRUSTED_KEYS + 2),
+    kinds=KEY_FOLDER_ENTRIES,
+    order=st.randoms(use_true_random=False),
+)
+def test_a_key_folder_of_more_than_the_limit_of_entries_is_refused_whole(
+    tmp_path_factory: pytest.TempPathFactory, entries: int, kinds: list[str], order
+) -> None:
+    """Up to MAX_TRUSTED_KEYS entries of any kind (keys, other files, folders, dot files), made in any order:
+    every key in it is trusted, the same set whatever the order; one more entry of any kind: refused in
+    one line, never a subset (which subset would depend on the machine's directory order)."""
+    folder = tmp_path_factory.mktemp("keys")
+    made = [f"k{i}" for i in range(entries)]
+    order.shuffle(made)
+    key = pem(OPERATOR)
+    for i, name in enumerate(made):
+        kind = kinds[i % len(kinds)]
+        if kind == "folder":
+            (folder / name).mkdir()
+        else:
+            (
+                folder / (f".{name}" if kind == "dot" else f"{name}.{'pem' if kind == 'pem' else 'txt'}")
+            ).write_bytes(key)
+    if entries > rmm.MAX_TRUSTED_KEYS:
+        with pytest.raises(rmm.ManifestError) as refused:
+            rmm.load_trusted_keys(str(folder))
+        line = refused.value.one_line()
+        assert f"more than {rmm.MAX_TRUSTED_KEYS:,} entries" in line and "\n" not in line
+        return
+    expected = {name for i, name in enumerate(made) if kinds[i % len(kinds)] == "pem"}
+    assert set(rmm.load_trusted_keys(str(folder)).pems) == expected
+
+
+@pytest.mark.heavy
+def test_a_key_folder_of_many_entries_is_refused_without_reading_it_all(tmp_path) -> None:
+    """A folder of 100,000 empty files is refused without listing it: a twentieth of the time listing it
+    takes (reading stops one entry past the limit)."""
+    import os
+    import time
+
+    for i in range(100_000):
+        os.close(os.open(tmp_path / f"k{i}.pem", os.O_CREAT | os.O_WRONLY, 0o600))
+    started = time.perf_counter()
+    with pytest.raises(rmm.ManifestError, match="entries in the folder"):
+        rmm.load_trusted_keys(str(tmp_path))
+    refusing = time.perf_counter() - started
+    started = time.perf_counter()
+    sorted(os.listdir(tmp_path))
+    listing = time.perf_counter() - started
+    assert refusing < listing / 20, (refusing, listing)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="FIFOs are POSIX")
