@@ -7603,7 +7603,7 @@ def run_validate(command: Command, machine: Machine) -> int:
 def _print_blocks(results: dict[str, tuple[int, Report, str | None]]) -> None:
     """Each manifest's block, headed by its path, then how many passed."""
     for target, (_, report, line) in results.items():
-        print(_visible_line(f"== {target}"))
+        print(_visible_line(f"== {cut_path(target)}"))
         if line is not None:
             print(line)
         else:

@@ -541,7 +541,7 @@ ECHOED_VALUES = {
     "--http": lambda v: (["serve", _EX, "--http", v], {}),
     "--allow-host": lambda v: (["serve", _EX, "--http", "127.0.0.1:0", "--allow-host", f"!{v}"], {}),
     "first word": lambda v: ([f"x{v}"], {}),
-    "unexpected argument": lambda v: (["validate", _EX, f"x{v}"], {}),
+    "unexpected argument": lambda v: (["render", _EX, f"x{v}"], {}),
     "unknown option": lambda v: (["validate", f"--x{v}"], {}),
     "CLIENT": lambda v: (["install", f"x{v}", _EX], {}),
     "--name": lambda v: (["install", "cursor", _EX, "--name", f"!{v}"], {"HOME": "/nonexistent"}),
