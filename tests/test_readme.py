@@ -155,7 +155,7 @@ async def test_claude_desktop_snippet_works_as_written(universal_pyz: Path) -> N
     async with launched(*[filled[a] for a in entry["args"]], command=[entry["command"]]) as client:
         assert client.server_info is not None and client.server_info.name == "robot-md-mcp"
         uris = [r.uri for r in (await client.list_resources()).resources]
-        assert uris == [f"robot-md://bob/{v.kind}" for v in rmm.VIEWS]
+        assert uris == [*(f"robot-md://bob/{v.kind}" for v in rmm.VIEWS), rmm.CARD_URI]
         result = await client.call_tool("validate", {})
         assert result.structured_content == {
             "ok": True,
