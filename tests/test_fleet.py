@@ -419,3 +419,32 @@ async def test_a_renamed_robot_is_announced_to_a_connected_client(tmp_path: Path
         await inbox.next(ResourceUpdatedNotification, since, rmm.FLEET_URI)
         enum = (await client.list_tools()).tools[0].input_schema["properties"]["robot"]["enum"]
         assert enum == ["rover2", "cam"]
+
+
+def test_the_floor_reads_the_robot_the_robot_argument_names(tmp_path: Path) -> None:
+    """check_action's computed floor in a fleet is the named robot's: 2 m/s is past the rover's declared
+    0.5 m/s (BLOCKED) and compared with nothing on the arm, which declares no linear speed."""
+    from mcp import Client
+
+    examples = EXAMPLE.parent
+    for name in ("bob.ROBOT.md", "rover.ROBOT.md"):
+        write(tmp_path / name, (examples / name).read_text(encoding="utf-8"))
+    fleet = rmm.Fleet([], tmp_path, None)
+    fleet.start()
+
+    async def ask() -> dict[str, str]:
+        verdicts = {}
+        async with Client(rmm.build_server(fleet)) as client:
+            for robot in sorted(fleet.robots):
+                args = {"robot": robot, "action": "drive forward at 2 m/s"}
+                result = await client.call_tool("check_action", args)
+                assert result.structured_content is not None
+                verdicts[robot] = result.structured_content["floor"]["verdict"]
+        return verdicts
+
+    alone = {}
+    for name in ("bob.ROBOT.md", "rover.ROBOT.md"):
+        manifest = rmm.parse((examples / name).read_text(encoding="utf-8"))
+        alone[manifest.robot_name] = rmm.safety_floor(manifest, "drive forward at 2 m/s").verdict
+    assert anyio.run(ask) == alone
+    assert alone["rover1"] == "BLOCKED" and alone["bob"] != "BLOCKED"
