@@ -949,7 +949,8 @@ def to_json(value: Any) -> str:
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
 # Every code point of those categories but newline and tab, with their neighbours in the blocks they
 # sit in (Unicode 9 to 15.1, CPython 3.6 to 3.13, checked): the candidates, so that text without them
-# costs one scan (tests/test_visible.py checks every code point against the running Python's table).
+# costs one scan (tests/test_invisible_characters_shown.py checks every code point against the running
+# Python's table).
 _MAYBE_INVISIBLE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u089f\u08e2\u180e"
     "\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001345f"

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-# The paths and the server's command live in the harness (tests/serving.py), which must run without
-# pytest (tests/pyz_session.py imports it under other interpreters); tests take them from here.
+# The paths and the server's command live in the harness (tests/support/serving.py), which must run without
+# pytest (tests/support/pyz_session.py imports it under other interpreters); tests take them from here.
 from serving import EXAMPLE as EXAMPLE
 from serving import ROOT as ROOT
 from serving import SERVER as SERVER

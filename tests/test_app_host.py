@@ -1,6 +1,6 @@
-"""The MCP App harness (tests/app_host.py) sees what a host sees: small hand-written views, each proving one
-thing the harness must notice (what the view shows, its handshake, its requests, its errors, a view that
-never starts)."""
+"""The MCP App harness (tests/support/app_host.py) sees what a host sees: small hand-written views, each
+proving one thing the harness must notice (what the view shows, its handshake, its requests, its errors, a
+view that never starts)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """doctor_summary and the poses, calibration_status and learned_skills resources
 against robot-md 1.10.6's own MCP server (its pure builders, run by
-tests/dropin_reference.py): equal for every corpus file, every generated case
+tests/support/dropin_reference.py): equal for every corpus file, every generated case
 in cases.py and the extra cases there; where the reference raises, we answer.
 
 The default tier compares with the stored answers (tests/reference/dropin.json);
@@ -52,7 +52,7 @@ def reference() -> dict[str, dict]:
     stale = sorted(
         k for k, d in INPUTS.items() if stored.get(k, {}).get("sha256") != dropin_reference.sha256(d)
     )
-    assert not stale, f"tests/reference/dropin.json is stale for {stale[:3]}: run tests/dropin_reference.py"
+    assert not stale, f"tests/reference/dropin.json is stale for {stale[:3]}: run {dropin_reference.__file__}"
     return stored
 
 

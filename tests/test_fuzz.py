@@ -59,7 +59,7 @@ from test_parity import BOM, ours
 
 import robot_md_mcp as rmm
 
-WORKER = ROOT / "tests" / "reference_worker.py"
+WORKER = ROOT / "tests" / "support" / "reference_worker.py"
 CASE_TIMEOUT = 10.0  # seconds the reference may take on one case before it counts as hung
 OURS_LIMIT = 10.0  # seconds we may take on one case (ours are budgeted: this is far above)
 BUDGET_ERRORS = ("frontmatter too large:", "frontmatter nested more than")

@@ -7,7 +7,7 @@ and deleted while requests run.
 
 Cases already covered at startup elsewhere (FIFO, folder, not UTF-8 in
 test_cli.py; the 5,000-deep and alias-bomb frontmatters in
-test_divergences.py) are exercised here mid-session only."""
+test_better_than_reference.py) are exercised here mid-session only."""
 
 from __future__ import annotations
 
@@ -404,7 +404,7 @@ STEP_SECONDS = 2.0
 def cost_worker() -> Iterator[subprocess.Popen]:
     need(PROC.exists(), "/proc/self/status and clear_refs for the peak RSS of each manifest")
     worker = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "cost_worker.py")],
+        [sys.executable, str(ROOT / "tests" / "support" / "cost_worker.py")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -1,4 +1,4 @@
-"""Load and soak: the real HTTP server (tests/serving.py) on 127.0.0.1 under
+"""Load and soak: the real HTTP server (tests/support/serving.py) on 127.0.0.1 under
 20 keep-alive clients × 500 requests in both protocol eras, every answer checked;
 its memory across a soak (up to 20,000 requests after a 5,000-request warm-up);
 Host/Origin/token refusals counted under that load; and the bounds on sessions

@@ -1,6 +1,7 @@
-"""docs/manifest.md, the guide to writing a ROBOT.md: its field table is the schema's (made by
-tests/manifest_fields.py), its starters are the files in examples/ exactly and they validate, and what it
-says the body needs is what validation requires."""
+"""docs/manifest.md, the guide to writing a ROBOT.md: its field table is the schema's (made
+by tests/support/manifest_fields.py), its starters are the files in examples/ exactly and they
+validate, and what
+it says the body needs is what validation requires."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ STARTERS = ("arm", "rover")
 
 def test_the_field_table_is_made_from_the_schema() -> None:
     assert with_table(DOC) == DOC, (
-        "docs/manifest.md's table differs: run python tests/manifest_fields.py --write"
+        "docs/manifest.md's table differs: run python tests/support/manifest_fields.py --write"
     )
     assert DOC.count(START) == DOC.count(END) == 1
 

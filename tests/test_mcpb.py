@@ -565,7 +565,7 @@ mkdir /tmp/bin
 ln -s /tmp/uv-venv/bin/uv /tmp/bin/uv
 ln -s /usr/bin/python3.15 /tmp/bin/python3.15
 export PATH=/tmp/bin HOME=/tmp/home UV_CACHE_DIR=/tmp/uv-cache UV_PYTHON_DOWNLOADS=never
-python3.15 "$2/tests/pyz_session.py" --expect-robot bob --timeout 600 -- \
+python3.15 "$2/tests/support/pyz_session.py" --expect-robot bob --timeout 600 -- \
   uv run --directory "$3" robot_md_mcp.py serve "$2/examples/bob.ROBOT.md"
 uv run --directory "$3" python -c 'import sys; print("uv chose CPython", sys.version.split()[0])'
 """

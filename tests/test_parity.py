@@ -7,7 +7,7 @@ reference; the heavy tier reruns the live reference over the same inputs and
 asserts the stored copy is exactly what it says. Equal means the tuple
 (code, errors, warnings, summary) string for string, and render byte for byte
 (minus robot-md's leaked `_deprecations` key, a documented divergence).
-Where the reference crashes we must not: see test_divergences.py.
+Where the reference crashes we must not: see test_better_than_reference.py.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def reference() -> dict[str, dict]:
     )
     assert not stale, (
         f"tests/reference/results.json has no answer for the current bytes of {len(stale)} inputs "
-        f"(e.g. {stale[:3]}): regenerate it with `python tests/stored_reference.py`"
+        f"(e.g. {stale[:3]}): regenerate it with `python tests/support/stored_reference.py`"
     )
     return {key: {k: v for k, v in stored[key].items() if k != "sha256"} for key in given}
 
@@ -142,7 +142,7 @@ def under_other_hash_seeds(tmp_path_factory: pytest.TempPathFactory) -> dict[str
         done = subprocess.run(
             [
                 sys.executable,
-                str(ROOT / "tests" / "reference_worker.py"),
+                str(ROOT / "tests" / "support" / "reference_worker.py"),
                 "ours",
                 str(tmp_path_factory.mktemp("ours")),
             ],
@@ -185,7 +185,7 @@ def test_stored_answers_are_the_live_reference() -> None:
     versions in use must be exactly that (none stored: record them, see stored_reference.py)."""
     stored = stored_reference.load()
     assert stored is not None, (
-        f"no answers stored for {stored_reference.versions()}: run tests/stored_reference.py"
+        f"no answers stored for {stored_reference.versions()}: run tests/support/stored_reference.py"
     )
     assert stored_reference.live() == stored
 

@@ -1,6 +1,6 @@
-"""The robot card (MCP Apps): the `ui://` page a host reads from this server, framed by the real host SDK in
-headless Chromium (tests/app_host.py), handed the real `brief` results a stdio server process gave: what
-it shows is the manifest (two robots, and one again after an edit), in both themes, with no console
+"""The robot card (MCP Apps): the `ui://` page a host reads from this server, framed by the real host SDK
+in headless Chromium (tests/support/app_host.py), handed the real `brief` results a stdio server process gave:
+what it shows is the manifest (two robots, and one again after an edit), in both themes, with no console
 error and no request from its frame. The quick checks of the resource itself come first."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Section 7: the MCP surface, through the SDK's own Client, in both protocol eras: in-process
 (what the handlers answer), and a full session over a real stdio subprocess; then the process
-itself (tests/serving.py): stdout carries only protocol, EOF and signals end it."""
+itself (tests/support/serving.py): stdout carries only protocol, EOF and signals end it."""
 
 from __future__ import annotations
 

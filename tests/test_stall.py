@@ -4,7 +4,7 @@ with a read stuck still ends the server at once (docs/robustness.md).
 
 The default tier stands a gated read_source in for the file system (the logic: one read at a time,
 the deadline, fresh content, the event loop free); the heavy tier mounts a real FUSE file system
-(tests/stalling_fs.py) and drives the real process over stdio and HTTP."""
+(tests/support/stalling_fs.py) and drives the real process over stdio and HTTP."""
 
 from __future__ import annotations
 
@@ -206,7 +206,7 @@ async def test_with_a_read_stuck_the_server_answers_everything_else(
 
 # --- a real FUSE file system (heavy) ---------------------------------------------------------
 
-FS = Path(__file__).parent / "stalling_fs.py"
+FS = Path(__file__).parent / "support" / "stalling_fs.py"
 MAX_STALL = 5.0  # each stall of the FUSE file system ends by itself after this
 
 

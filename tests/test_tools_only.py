@@ -244,7 +244,7 @@ def check_files(files: list[bytes], tmp_path: Path) -> int:
 
 
 def test_results_match_their_output_schema_for_the_corpus_and_cases(tmp_path: Path) -> None:
-    """The corpus and a quarter of tests/cases.py (all of them in the heavy tier)."""
+    """The corpus and a quarter of tests/support/cases.py (all of them in the heavy tier)."""
     files = [EXAMPLE.read_bytes(), *(p.read_bytes() for p in corpus_files()), *(c.data for c in CASES[::4])]
     assert check_files(files, tmp_path) > 50 * len(rmm.TOOLS)
 

@@ -1,4 +1,4 @@
-// Shows an MCP App view in headless Chromium as a web host does; run by tests/app_host.py, which copies
+// Shows an MCP App view in headless Chromium as a web host does; run by tests/support/app_host.py, which copies
 // it and host.mjs beside their node_modules in .cache/app-host/.   node driver.mjs JOB.json
 // The host page and the view each have their own HTTP server on 127.0.0.1 (two ports: two origins); the
 // view's document carries the spec's default CSP as a header. Prints one JSON line: what the view showed,

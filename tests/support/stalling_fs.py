@@ -3,7 +3,7 @@ flag file exists, read() blocks (each stall ending by itself after a bound),
 as sshfs or NFS do when the network stops answering. Test-only (fusepy,
 libfuse2, root): tests/test_stall.py mounts it.
 
-    python tests/stalling_fs.py MOUNTPOINT BACKING_FILE FLAG_FILE MAX_STALL_SECONDS
+    python tests/support/stalling_fs.py MOUNTPOINT BACKING_FILE FLAG_FILE MAX_STALL_SECONDS
 """
 
 from __future__ import annotations

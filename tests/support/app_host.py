@@ -26,7 +26,7 @@ from typing import Any
 
 from conftest import ROOT, need
 
-SOURCE = Path(__file__).parent / "app_host"
+SOURCE = Path(__file__).resolve().parent.parent / "app_host"
 CACHE = ROOT / ".cache" / "app-host"
 LAUNCH_SECONDS = 60.0  # starting Chromium on a loaded 2-core machine; not part of show_card's timeout
 SLACK_SECONDS = 30.0  # beyond both, before the driver itself is stopped

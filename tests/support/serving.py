@@ -5,7 +5,7 @@ SDK's Client over real stdio where a host's view is the point (`launched`). From
 or any other command and interpreter (`command=`), with lower HttpLimits, a fast poll or debug
 lines through the settings the server reads (`settings()`), or with a fault injected (`faulty()`).
 
-Standard library only but for `in_process` and `launched`, and no pytest: tests/pyz_session.py
+Standard library only but for `in_process` and `launched`, and no pytest: tests/support/pyz_session.py
 imports it to run a full session under any interpreter a pyz is proven on (another CPython, an
 emulated Pi, Debian sid's userland)."""
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MODULE = ROOT / "robot_md_mcp.py"
 EXAMPLE = ROOT / "examples" / "bob.ROBOT.md"
 # This interpreter, unless ROBOT_MD_MCP_TEST_PYTHON names another one (test_lazy_imports.py runs the

@@ -1,6 +1,6 @@
 """The field reference in docs/manifest.md, made from schema.json and the module's UNITS table.
 
-`python tests/manifest_fields.py` prints the table; `--write` puts it in docs/manifest.md between the
+`python tests/support/manifest_fields.py` prints the table; `--write` puts it in docs/manifest.md between the
 `<!-- fields:start -->` and `<!-- fields:end -->` lines. tests/test_manifest_doc.py fails when the doc's
 table is not what this makes (so it cannot drift from the schema)."""
 
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import robot_md_mcp as rmm  # noqa: E402 (the clone's module, wherever this runs from)

@@ -3,7 +3,7 @@ so that parity runs in the default tier without downloading the reference.
 
 For every corpus file and every generated case (cases.py; a case starting with
 a BOM also without it, as `<id>~nobom`) the file holds the sha256 of the bytes
-and what tests/reference_oracle.py printed for them: code, errors, warnings,
+and what tests/support/reference_oracle.py printed for them: code, errors, warnings,
 summary and render (with robot-md's leaked `_deprecations` key removed), or the
 reference's crash. The corpus part is the same as ../shared/reference/api/.
 
@@ -22,7 +22,7 @@ After changing cases.py or the corpus, or to record another set of versions,
 regenerate in a venv with the pinned set, then in one with each other set
 (this installs the reference into .cache/ from PyPI):
 
-    .venv/bin/python tests/stored_reference.py
+    .venv/bin/python tests/support/stored_reference.py
 """
 
 from __future__ import annotations
@@ -37,16 +37,16 @@ from typing import TypedDict
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
-from cases import CASES
-from conftest import REFERENCE_PINS, ROOT, corpus_files, run_reference
+from cases import CASES  # noqa: E402
+from conftest import REFERENCE_PINS, ROOT, corpus_files, run_reference  # noqa: E402
 
 STORED = ROOT / "tests" / "reference" / "results.json"
 BOM = b"\xef\xbb\xbf"
 SOURCE = (
-    "robot-md 1.10.6 (PyPI) run by tests/reference_oracle.py; "
-    "regenerate with `python tests/stored_reference.py`"
+    "robot-md 1.10.6 (PyPI) run by tests/support/reference_oracle.py; "
+    "regenerate with `python tests/support/stored_reference.py`"
 )
 
 

@@ -21,7 +21,7 @@ reference cannot parse has {"parse_error": true}.
 
 Regenerate (installs the reference into .cache/ from PyPI):
 
-    .venv/bin/python tests/dropin_reference.py
+    .venv/bin/python tests/support/dropin_reference.py
 """
 
 from __future__ import annotations
@@ -37,11 +37,13 @@ from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
-HERE = Path(__file__).resolve().parent
-STORED = HERE / "reference" / "dropin.json"
+HERE = Path(__file__).resolve().parent  # tests/support
+TESTS = HERE.parent
+STORED = TESTS / "reference" / "dropin.json"
 RESOURCES = ("poses", "calibration_status", "learned_skills")
 SOURCE = (
-    "robot-md 1.10.6 (PyPI) run by tests/dropin_reference.py; regenerate: `python tests/dropin_reference.py`"
+    "robot-md 1.10.6 (PyPI) run by tests/support/dropin_reference.py;"
+    " regenerate: `python tests/support/dropin_reference.py`"
 )
 
 
@@ -156,7 +158,7 @@ EXTRA: dict[str, bytes] = {
 
 def inputs() -> dict[str, bytes]:
     """Every input the stored answers are for, by key (corpus files by name, cases by id)."""
-    sys.path.insert(0, str(HERE))
+    sys.path[:0] = [str(HERE), str(TESTS)]
     from cases import CASES
     from conftest import corpus_files
 
@@ -181,7 +183,8 @@ def live() -> dict[str, dict]:
 
     with tempfile.TemporaryDirectory(prefix="dropin-") as folder:
         paths = {key: str(path) for key, path in written_as_manifests(Path(folder), given).items()}
-        env = {**os.environ, "PYTHONPATH": f"{ref}{os.pathsep}{HERE}", "PYTHONHASHSEED": "0"}
+        path = os.pathsep.join((str(ref), str(HERE), str(TESTS)))
+        env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0"}
         done = subprocess.run(
             [sys.executable, __file__, "--oracle", *paths.values()], capture_output=True, env=env, timeout=600
         )
@@ -203,6 +206,6 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--oracle"]:
         json.dump({p: oracle(p) for p in sys.argv[2:]}, sys.stdout, ensure_ascii=True)
     else:
-        sys.path.insert(0, str(HERE))
+        sys.path[:0] = [str(HERE), str(TESTS)]
         write(live())
-        print(f"wrote {STORED.relative_to(HERE.parent)}")
+        print(f"wrote {STORED.relative_to(TESTS.parent)}")

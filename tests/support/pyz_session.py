@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Drive one full MCP session through any stdio server command and check it.
 
-    python tests/pyz_session.py [--expect-robot NAME] [--timeout S] -- CMD [ARG...]
+    python tests/support/pyz_session.py [--expect-robot NAME] [--timeout S] -- CMD [ARG...]
 
-e.g. `python tests/pyz_session.py -- python3 dist/robot-md-mcp.pyz examples/bob.ROBOT.md`.
-A thin command line over the test harness (tests/serving.py: `launched_session`), which
+e.g. `python tests/support/pyz_session.py -- python3 dist/robot-md-mcp.pyz examples/bob.ROBOT.md`.
+A thin command line over the test harness (tests/support/serving.py: `launched_session`), which
 is standard library only, so this runs on a bare CI runner, under emulation, or beside any
 interpreter the pyz is being proven on. Prints one summary line; exit 1 on failure.
 """

@@ -52,6 +52,7 @@ def _reference(folder: Path) -> Callable[[bytes], dict]:
 
 
 def _ours() -> Callable[[bytes], dict]:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, where test_parity is
     from test_parity import ours
 
     return ours

@@ -1,5 +1,5 @@
 """Raw HTTP/1.1 on 127.0.0.1 for tests, over asyncio: a well-behaved client's requests and sessions,
-and hostile peers. (The server they talk to: tests/serving.py `Served`.)"""
+and hostile peers. (The server they talk to: tests/support/serving.py `Served`.)"""
 
 from __future__ import annotations
 
