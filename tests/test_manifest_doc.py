@@ -1,7 +1,6 @@
 """docs/manifest.md, the guide to writing a ROBOT.md: its field table is the schema's (made
 by tests/support/manifest_fields.py), its starters are the files in examples/ exactly and they
-validate, and what
-it says the body needs is what validation requires."""
+validate, and what it says the body needs is what validation requires."""
 
 from __future__ import annotations
 
