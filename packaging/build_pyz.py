@@ -79,7 +79,7 @@ SHEBANG += b"# -*- coding: robot-md-mcp.pyz-is-damaged-or-incomplete.download-it
 # Bytes a pyz may take, in MB (a slim one: 16): a Pi's SD card and a download on a slow link feel it.
 BUDGET_MB = {"robot-md-mcp.pyz": 120}
 EXAMPLE = HERE.parent / "examples" / "bob.ROBOT.md"
-SESSION = HERE.parent / "tests" / "pyz_session.py"  # standard library only: drives a full stdio session
+SESSION = HERE.parent / "tests" / "support" / "pyz_session.py"  # standard library only: drives a full stdio session
 # python -c RECORD SITE ARGS: robot-md-mcp ARGS from tree SITE, then the SITE files it loaded to $RECORD_TO
 RECORD = """
 import atexit, os, sys

@@ -96,7 +96,7 @@ def run_reference(paths: list[Path]) -> dict[str, dict]:
     need(ref is not None, f"the reference ({', '.join(REFERENCE_PINS)}) could not be installed from PyPI")
     env = {**os.environ, "PYTHONPATH": str(ref), "PYTHONIOENCODING": "utf-8", "PYTHONHASHSEED": "0"}
     done = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "reference_oracle.py"), *map(str, paths)],
+        [sys.executable, str(ROOT / "tests" / "support" / "reference_oracle.py"), *map(str, paths)],
         capture_output=True,
         env=env,
         timeout=600,

@@ -580,6 +580,9 @@ def test_a_long_bad_setting_or_option_is_one_bounded_line(
     if case in ECHOED_PATHS:
         argv, environ = ECHOED_PATHS[case](f"/nonexistent/{value.replace('/', '_')}")
         bound = 10 * rmm.MAX_SHOWN_PATH_CHARS + 300
+    elif case == "unknown option" and " " in value:  # argparse: a word with a space is a PATH, not an option
+        argv, environ = ECHOED_VALUES[case](value)
+        bound = 10 * rmm.MAX_SHOWN_PATH_CHARS + 300
     else:
         argv, environ = ECHOED_VALUES[case](value)
         bound = 10 * rmm.MAX_ECHOED_ARGUMENT + 300
