@@ -6039,14 +6039,7 @@ MIN_TOKEN_CHARS = 16
 MAX_TOKEN_FILE_BYTES = 4096  # a token file holds one token
 MAX_HTTP_BODY_BYTES = 256 * 1024  # one JSON-RPC message; ours are tiny
 MAX_HTTP_HEADER_BYTES = 16 * 1024  # all headers of a request
-MAX_HTTP_CONCURRENCY = 128  # open connections; beyond that, room is made (with_head_deadline)
-MAX_MCP_SESSIONS = 256  # handshake-era sessions at once; beyond that, the least recently used closes
-MAX_NOTIFICATIONS_IN_FLIGHT = 32  # of MAX_HTTP_CONCURRENCY: the rest stay for requests
-MCP_SESSION_IDLE_SECONDS = 600.0
-HEAD_SECONDS = 5.0  # for a request head, after connecting or after the last answer
-BODY_SECONDS = 10.0  # for a whole request body, after its head
-BODY_GAP_SECONDS = 5.0  # between two parts of a body (or after `Expect: 100-continue`)
-NEW_CONNECTION_SECONDS = 1.0  # a connection this new is spared when making room (it may be about to speak)
+MAX_NOTIFICATIONS_IN_FLIGHT = 32  # of HttpLimits.connections: the rest stay for requests
 JSON_TYPE = "application/json"
 _CLOSE = {"connection": "close"}
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -6056,15 +6049,16 @@ _MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"  #
 
 @dataclass(frozen=True)
 class HttpLimits:
-    """What a peer may cost us: the defaults serve; tests pass small values instead of waiting them out."""
+    """What a peer may cost us, each defined here once, by the name $ROBOT_MD_MCP_HTTP_LIMITS lowers it by
+    (section 10); tests pass small values instead of waiting them out."""
 
-    head_seconds: float = HEAD_SECONDS
-    body_seconds: float = BODY_SECONDS
-    body_gap_seconds: float = BODY_GAP_SECONDS
-    new_connection_seconds: float = NEW_CONNECTION_SECONDS
-    connections: int = MAX_HTTP_CONCURRENCY
-    sessions: int = MAX_MCP_SESSIONS
-    session_idle_seconds: float = MCP_SESSION_IDLE_SECONDS
+    head_seconds: float = 5.0  # for a request head, after connecting or after the last answer
+    body_seconds: float = 10.0  # for a whole request body, after its head
+    body_gap_seconds: float = 5.0  # between two parts of a body (or after `Expect: 100-continue`)
+    new_connection_seconds: float = 1.0  # spared when making room: it may be about to speak
+    connections: int = 128  # open; beyond that, room is made (with_head_deadline)
+    sessions: int = 256  # handshake-era, at once; beyond that, the least recently used closes
+    session_idle_seconds: float = 600.0  # the SDK closes a session idle this long
     log_lines: int = MAX_LOG_LINES
     log_window_seconds: float = LOG_WINDOW_SECONDS
     poll_seconds: float = POLL_SECONDS

@@ -854,7 +854,7 @@ def test_silent_peers_cannot_lock_out_clients_that_speak() -> None:
             silent.append(peer)
 
     try:
-        open_silent(m.MAX_HTTP_CONCURRENCY + 10)
+        open_silent(m.HttpLimits().connections + 10)
         answered = 0
         for _ in range(20):
             open_silent(10)  # the attacker reopens what was dropped
@@ -863,7 +863,7 @@ def test_silent_peers_cannot_lock_out_clients_that_speak() -> None:
         assert answered == 40
         descriptors = len(os.listdir(f"/proc/{served.proc.pid}/fd")) if os.path.isdir("/proc") else 0
         # New connections are spared for a second (they may be about to speak) until twice the limit.
-        assert descriptors <= 2 * m.MAX_HTTP_CONCURRENCY + 40, descriptors
+        assert descriptors <= 2 * m.HttpLimits().connections + 40, descriptors
     finally:
         for peer in silent:
             peer.close()
@@ -1407,7 +1407,7 @@ def test_hostile_peers_never_keep_a_well_behaved_client_waiting_long_form(kinds:
     """Long form: 100 to 200 hostile peers against the real limits (128 connections, 256 sessions)."""
     served = Served("--http", "127.0.0.1:0")
     try:
-        assert_served_through(served, kinds, rounds=10, sessions=m.MAX_MCP_SESSIONS + 16)
+        assert_served_through(served, kinds, rounds=10, sessions=m.HttpLimits().sessions + 16)
     finally:
         assert served.stop() == 0
     assert "Traceback" not in served.stderr, served.stderr

@@ -497,7 +497,7 @@ def test_a_peer_holding_every_session_cannot_refuse_a_newcomer(server: Served) -
     async def scenario() -> int:
         async with Connection(server.port) as conn:
             before = rss_kib(server.proc.pid) if on_linux else 0
-            clients = [LoadClient(conn, offset=0) for _ in range(m.MAX_MCP_SESSIONS)]
+            clients = [LoadClient(conn, offset=0) for _ in range(m.HttpLimits().sessions)]
             for client in clients:
                 await client.open_session()
                 await client.initialized()
@@ -526,7 +526,7 @@ def test_a_peer_holding_every_session_cannot_refuse_a_newcomer(server: Served) -
             return grown
 
     grown = asyncio.run(asyncio.wait_for(scenario(), PHASE_DEADLINE))
-    print(f"\n{m.MAX_MCP_SESSIONS} open sessions: server VmRSS {grown / 1024:+.1f} MiB")
+    print(f"\n{m.HttpLimits().sessions} open sessions: server VmRSS {grown / 1024:+.1f} MiB")
 
 
 IDLE_SECONDS = 1.0
@@ -588,7 +588,9 @@ def test_connections_that_send_no_request_cannot_hold_the_server(server: Served,
     request from a client that speaks is still answered (the oldest silent ones are closed to
     make room), and the rest are dropped after the keep-alive timeout, though they never closed.
     (uvicorn alone would keep them, and everyone else locked out with 503, for ever.)"""
-    held = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(m.MAX_HTTP_CONCURRENCY + 10)]
+    held = [
+        socket.create_connection(("127.0.0.1", server.port)) for _ in range(m.HttpLimits().connections + 10)
+    ]
     try:
         for sock in held:
             sock.sendall(sends)

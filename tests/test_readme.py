@@ -298,8 +298,8 @@ def test_http_limits_at_a_glance_are_the_code_s() -> None:
     limits: dict[str, list[float]] = {  # a word of the row's `what` → what its cells state
         "body": [rmm.MAX_HTTP_BODY_BYTES, 413],
         "headers": [rmm.MAX_HTTP_HEADER_BYTES, 431],
-        "connections": [rmm.MAX_HTTP_CONCURRENCY, 4 * rmm.MAX_HTTP_CONCURRENCY, 503],
-        "sessions": [rmm.MAX_MCP_SESSIONS, rmm.MCP_SESSION_IDLE_SECONDS],
+        "connections": [rmm.HttpLimits().connections, 4 * rmm.HttpLimits().connections, 503],
+        "sessions": [rmm.HttpLimits().sessions, rmm.HttpLimits().session_idle_seconds],
         "head": [keep_alive],
     }
     (table,) = [t for t in tables(README) if "beyond it" in t[0] and "limit" in t[0]]
@@ -312,7 +312,7 @@ def test_http_limits_at_a_glance_are_the_code_s() -> None:
     assert sorted(named) == sorted(limits)
     # and the paragraph above it: body deadlines and the stderr budget
     (paragraph,) = [p for p in README.split("\n- ") if "docs/robustness.md#http" in p]
-    deadlines = (keep_alive, rmm.BODY_SECONDS, rmm.BODY_GAP_SECONDS)
+    deadlines = (keep_alive, rmm.HttpLimits().body_seconds, rmm.HttpLimits().body_gap_seconds)
     said = Counter([*deadlines, rmm.MAX_LOG_LINES, rmm.LOG_WINDOW_SECONDS, rmm.MAX_LOG_LINE_CHARS])
     assert not said - Counter(quantities(paragraph)), said  # each value stated, as often as it recurs
 
@@ -322,7 +322,7 @@ def limit_rows() -> dict[str, dict[str, str]]:
     rows = {}
     for table in tables(doc("robustness.md")):
         for row in table:
-            for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row.get("constant", "")):
+            for name in re.findall(r"`([A-Z][A-Z0-9_]+|HttpLimits\.\w+)`", row.get("constant", "")):
                 assert name not in rows, f"{name} has two rows"
                 rows[name] = row
     return rows
@@ -332,13 +332,19 @@ def test_robustness_limits_are_the_code_s() -> None:
     """Each constant robustness.md names is the module's, with the value its row states; and every
     limit the module defines has a row."""
     rows = limit_rows()
+    defaults = {f"HttpLimits.{k}": v for k, v in vars(rmm.HttpLimits()).items()}
     for name, row in rows.items():
-        assert hasattr(rmm, name), f"robustness.md names {name}; the module has none"
-        assert getattr(rmm, name) in quantities(row["value"]), (name, getattr(rmm, name), row["value"])
+        assert hasattr(rmm, name) or name in defaults, f"robustness.md names {name}; the module has none"
+        value = defaults[name] if name in defaults else getattr(rmm, name)
+        assert value in quantities(row["value"]), (name, value, row["value"])
+    own = {n for n, f in rmm.HttpLimits.__dataclass_fields__.items() if f.default not in vars(rmm).values()}
+    assert {f"HttpLimits.{n}" for n in own} <= set(rows), "an HTTP limit without a row in robustness.md"
     pattern = r"(MAX|MIN)_\w+|[A-Z]\w+_(SECONDS|ATTEMPTS)"  # public limits, not _PRIVATE ones
     limits = {n for n, v in vars(rmm).items() if re.fullmatch(pattern, n) and isinstance(v, (int, float))}
     assert limits <= set(rows), f"limits without a row in robustness.md: {sorted(limits - set(rows))}"
-    assert rmm.uvicorn_server(object()).config.timeout_keep_alive in quantities(rows["HEAD_SECONDS"]["value"])
+    assert rmm.uvicorn_server(object()).config.timeout_keep_alive in quantities(
+        rows["HttpLimits.head_seconds"]["value"]
+    )
 
 
 def _refusal(text: str) -> str:
