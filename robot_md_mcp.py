@@ -7,25 +7,26 @@ The module reads top-down, each section using only those above it
 2. parsing       -- split frontmatter from prose exactly as robot-md 1.10.6 does;
                     YAML values as strict JSON
 3. validation    -- schema, cross-references, warnings, body sections, summary
-4. views         -- canonical YAML, the VIEWS table, briefings, robot-md's own
-                    summaries, signatures, the PROMPTS table
-5. watching      -- one Snapshot per version of the file; what changed between two
-6. live updates  -- changes pushed to clients (the SDK is imported from here down,
+4. signatures    -- would robot-md-gateway accept the file, against the trusted keys
+5. views         -- canonical YAML, the VIEWS table, briefings, robot-md's own
+                    summaries, the PROMPTS table
+6. watching      -- one Snapshot per version of the file; what changed between two
+7. live updates  -- changes pushed to clients (the SDK is imported from here down,
                     and only when serving)
-7. MCP surface   -- the TOOLS table, Handlers, build_server
-8. stdio         -- our newline-delimited JSON-RPC wire
-9. HTTP          -- the guard in front of the SDK's Streamable HTTP app
-10. command line -- serve, validate, render, install and uninstall
+8. MCP surface   -- the TOOLS table, Handlers, build_server
+9. stdio         -- our newline-delimited JSON-RPC wire
+10. HTTP         -- the guard in front of the SDK's Streamable HTTP app
+11. command line -- serve, validate, render, install and uninstall
 
-One request, from file to wire: a `resources/read` arrives on the wire (8:
-classify_line, or 9: HttpGuard), reaches Handlers.read_resource (7), which asks
-ManifestFile.version_async (5) for the version the file holds now: read_source
+One request, from file to wire: a `resources/read` arrives on the wire (9:
+classify_line, or 10: HttpGuard), reaches Handlers.read_resource (8), which asks
+ManifestFile.version_async (6) for the version the file holds now: read_source
 (1) reads it on the reader's own thread (OneReadAtATime: never on the event
 loop), parse (2) makes a Manifest the first time these bytes are seen,
-and Snapshot keeps its validation (3) and its views (4, VIEWS) for every later
+and Snapshot keeps its validation (3) and its views (5, VIEWS) for every later
 request; the view's text goes back as the SDK's ReadResourceResult.
 
-Sections 1-5 do no network I/O and import no SDK, so `validate`/`render` start
+Sections 1-6 do no network I/O and import no SDK, so `validate`/`render` start
 fast and the server can check a manifest before paying for the SDK import.
 """
 
@@ -101,7 +102,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, cast
 
 import yaml
 
-if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads only to serve (section 6)
+if TYPE_CHECKING:  # the SDK's types name its boundary; the SDK itself loads only to serve (section 7)
     import argparse  # loaded by the command line only, to parse one
     import subprocess  # loaded by install only, to run claude
     from fractions import Fraction  # loaded by the safety floor only, to compute one
@@ -1728,7 +1729,148 @@ def check_text(text: str) -> Report:
 
 
 # ---------------------------------------------------------------------------
-# 4. Rendering and views
+# 4. Signatures: would robot-md-gateway accept this file?
+# ---------------------------------------------------------------------------
+# robot-md-gateway actuates only on a manifest ending in the provenance footer
+# `<!-- ROBOT-MD-SIG kid=<kid> sig=<base64> -->`: Ed25519 over the file's text
+# (as Path.read_text() gives it: universal newlines, a BOM kept) up to the
+# newline that opens the footer, the public key resolved by kid. This checks
+# the same against the keys the operator trusts, offline; its reasons are the
+# gateway's (robot_md_gateway.manifest_provenance.verify_manifest).
+
+SIGNATURE_FOOTER = re.compile(
+    r"\n<!--\s*ROBOT-MD-SIG\s+kid=(?P<kid>\S+)\s+sig=(?P<sig>[A-Za-z0-9+/=]+)\s*-->\s*\Z"
+)
+TRUSTED_KEYS_ENV = "ROBOT_MD_TRUSTED_KEYS"
+NO_SIGNATURE = "no ROBOT-MD-SIG footer (signature absent)"
+KID_NOT_REGISTERED = "signing kid {} not registered with resolver"
+SIGNATURE_OK = "ok"
+# A kid names a file <kid>.pem in the trusted-keys folder: no separators, no
+# leading dot, so no kid can name anything outside it.
+_KID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+MAX_TRUSTED_KEYS = 1000
+MAX_KEY_BYTES = 16 * 1024
+
+
+@dataclass(frozen=True)
+class TrustedKeys:
+    """The public keys the operator trusts, by kid (PEM bytes), and the folder they came from."""
+
+    folder: str
+    pems: Mapping[str, bytes]
+
+
+def _key_folder_names(path: Path) -> list[str]:
+    """The names in the trusted-keys folder, sorted; ManifestError if it cannot be read or holds more than
+    MAX_TRUSTED_KEYS entries of any kind, found by reading no further than one past the limit (a folder
+    of a million files is refused at once, never read in part: which part would differ per machine)."""
+    try:
+        with os.scandir(path) as entries:
+            names = [entry.name for entry in itertools.islice(entries, MAX_TRUSTED_KEYS + 1)]
+    except OSError as e:
+        raise ManifestError(
+            f"trusted keys: cannot read the folder: {_os_reason(e)}", path, about_file=True
+        ) from None
+    if len(names) > MAX_TRUSTED_KEYS:
+        too_many = f"more than {MAX_TRUSTED_KEYS:,} entries in the folder"
+        raise ManifestError(
+            f"trusted keys: {too_many}; keep only the keys' .pem files", path, about_file=True
+        )
+    return sorted(names)
+
+
+def load_trusted_keys(folder: str) -> TrustedKeys:
+    """Every `<kid>.pem` in `folder` (read once; the kid is the file name, never a path
+    anyone else builds). ManifestError, in words, if the folder cannot be read."""
+    path = Path(folder).expanduser()
+    names = _key_folder_names(path)
+    kids = [n[: -len(".pem")] for n in names if n.endswith(".pem") and _KID.fullmatch(n[: -len(".pem")])]
+    pems = {}
+    for kid in kids:
+        try:
+            with open(path / f"{kid}.pem", "rb", opener=_open_nonblocking) as f:
+                if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    pems[kid] = f.read(MAX_KEY_BYTES + 1)
+        except OSError:
+            continue  # unreadable: that kid is simply not trusted
+    return TrustedKeys(os.path.abspath(path), {k: v for k, v in pems.items() if len(v) <= MAX_KEY_BYTES})
+
+
+def check_signature(text: str, keys: TrustedKeys | None) -> Signature:
+    """The gateway's verdict on `text` (read_text()'s text of the file), in its order."""
+    # How many keys, not where they live: HTTP clients never learn the server's folders.
+    trusted = len(keys.pems) if keys else None
+    match = SIGNATURE_FOOTER.search(text)
+    if match is None:
+        return Signature(False, None, False, NO_SIGNATURE, trusted_keys=trusted)
+    kid = match["kid"]
+    try:
+        raw = base64.b64decode(match["sig"])
+    except ValueError:  # binascii.Error: the gateway fails with an exception here
+        return Signature(True, kid, False, "signature is not valid base64", trusted_keys=trusted)
+    pem = keys.pems.get(kid) if keys is not None and _KID.fullmatch(kid) else None
+    if pem is None:
+        return Signature(True, kid, False, KID_NOT_REGISTERED.format(kid), trusted_keys=trusted)
+    reason, fingerprint = _verdict(pem, raw, text[: match.start()].encode("utf-8"))
+    return Signature(True, kid, reason == SIGNATURE_OK, reason, fingerprint, trusted)
+
+
+def _one_line(text: Any) -> str:
+    """Our own or a library's words (never manifest text) on one line, whitespace collapsed."""
+    return " ".join(str(text).split())
+
+
+def _verdict(pem: bytes, signature: bytes, body: bytes) -> tuple[str, str | None]:
+    """(the gateway's reason, the key's fingerprint) for one signature and key."""
+    try:
+        from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    except ImportError as e:
+        return f"cannot verify here: {e}; install the cryptography package", None
+    try:
+        key = serialization.load_pem_public_key(pem)
+    except (ValueError, TypeError, UnsupportedAlgorithm) as e:
+        return f"public key PEM invalid: {_one_line(e)}", None
+    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    fingerprint = "sha256:" + hashlib.sha256(der).hexdigest()
+    if not isinstance(key, Ed25519PublicKey):
+        return "public key is not Ed25519", fingerprint
+    try:
+        key.verify(signature, body)
+    except InvalidSignature:
+        return "signature did not verify against the body", fingerprint
+    return SIGNATURE_OK, fingerprint
+
+
+def gateway_verdict(signature: Signature) -> str:
+    """One line: would robot-md-gateway accept the file as it stands, and why. The kid is the
+    file's text, so it is quoted(); the gateway's other reasons hold none."""
+    kid = quoted(signature.kid)
+    if signature.accepted:
+        return f"accepts (signed by kid {kid}, verified against the trusted keys)"
+    if signature.reason == KID_NOT_REGISTERED.format(signature.kid):
+        if signature.trusted_keys is None:
+            return f"cannot tell (signed by kid {kid}; no trusted keys given to check it)"
+        return f"refuses ({KID_NOT_REGISTERED.format(kid)})"
+    return f"refuses ({visible(signature.reason)})"
+
+
+def signature_summary(signature: Signature) -> str:
+    """Signed or not first (many labs do not sign), then robot-md-gateway's verdict."""
+    signed = f"signed by kid {quoted(signature.kid)}" if signature.signed else "unsigned"
+    return f"{signed}; robot-md-gateway {gateway_verdict(signature)}"
+
+
+def signature_view(manifest: Manifest) -> str:
+    signature = manifest.signature
+    if signature is None:  # parsed from text alone, not read from a file
+        return to_json({"signed": None, "accepted": False, "reason": "not checked: no file was read"})
+    return to_json(signature.as_dict())
+
+
+# ---------------------------------------------------------------------------
+# 5. Rendering and views
 # ---------------------------------------------------------------------------
 
 
@@ -1770,11 +1912,6 @@ def fenced(text: str, info: str = "markdown") -> str:
     fence = "`" * max(3, 1 + max(map(len, re.findall("`+", shown)), default=0))
     end = "" if shown.endswith("\n") or not shown else "\n"
     return f"{fence}{info}\n{shown}{end}{fence}\n"
-
-
-def _one_line(text: Any) -> str:
-    """Our own or a library's words (never manifest text) on one line, whitespace collapsed."""
-    return " ".join(str(text).split())
 
 
 def _value_at(fm: Any, *keys: str) -> Any:
@@ -2278,140 +2415,6 @@ def learned_skills(fm: dict[str, Any]) -> list[dict[str, Any]]:
         }
         for skill in _entries(fm.get("learned_skills"))
     ]
-
-
-# --- Signatures: would robot-md-gateway accept this file? --------------------
-# robot-md-gateway actuates only on a manifest ending in the provenance footer
-# `<!-- ROBOT-MD-SIG kid=<kid> sig=<base64> -->`: Ed25519 over the file's text
-# (as Path.read_text() gives it: universal newlines, a BOM kept) up to the
-# newline that opens the footer, the public key resolved by kid. This checks
-# the same against the keys the operator trusts, offline; its reasons are the
-# gateway's (robot_md_gateway.manifest_provenance.verify_manifest).
-
-SIGNATURE_FOOTER = re.compile(
-    r"\n<!--\s*ROBOT-MD-SIG\s+kid=(?P<kid>\S+)\s+sig=(?P<sig>[A-Za-z0-9+/=]+)\s*-->\s*\Z"
-)
-TRUSTED_KEYS_ENV = "ROBOT_MD_TRUSTED_KEYS"
-NO_SIGNATURE = "no ROBOT-MD-SIG footer (signature absent)"
-KID_NOT_REGISTERED = "signing kid {} not registered with resolver"
-SIGNATURE_OK = "ok"
-# A kid names a file <kid>.pem in the trusted-keys folder: no separators, no
-# leading dot, so no kid can name anything outside it.
-_KID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
-MAX_TRUSTED_KEYS = 1000
-MAX_KEY_BYTES = 16 * 1024
-
-
-@dataclass(frozen=True)
-class TrustedKeys:
-    """The public keys the operator trusts, by kid (PEM bytes), and the folder they came from."""
-
-    folder: str
-    pems: Mapping[str, bytes]
-
-
-def _key_folder_names(path: Path) -> list[str]:
-    """The names in the trusted-keys folder, sorted; ManifestError if it cannot be read or holds more than
-    MAX_TRUSTED_KEYS entries of any kind, found by reading no further than one past the limit (a folder
-    of a million files is refused at once, never read in part: which part would differ per machine)."""
-    try:
-        with os.scandir(path) as entries:
-            names = [entry.name for entry in itertools.islice(entries, MAX_TRUSTED_KEYS + 1)]
-    except OSError as e:
-        raise ManifestError(
-            f"trusted keys: cannot read the folder: {_os_reason(e)}", path, about_file=True
-        ) from None
-    if len(names) > MAX_TRUSTED_KEYS:
-        too_many = f"more than {MAX_TRUSTED_KEYS:,} entries in the folder"
-        raise ManifestError(
-            f"trusted keys: {too_many}; keep only the keys' .pem files", path, about_file=True
-        )
-    return sorted(names)
-
-
-def load_trusted_keys(folder: str) -> TrustedKeys:
-    """Every `<kid>.pem` in `folder` (read once; the kid is the file name, never a path
-    anyone else builds). ManifestError, in words, if the folder cannot be read."""
-    path = Path(folder).expanduser()
-    names = _key_folder_names(path)
-    kids = [n[: -len(".pem")] for n in names if n.endswith(".pem") and _KID.fullmatch(n[: -len(".pem")])]
-    pems = {}
-    for kid in kids:
-        try:
-            with open(path / f"{kid}.pem", "rb", opener=_open_nonblocking) as f:
-                if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    pems[kid] = f.read(MAX_KEY_BYTES + 1)
-        except OSError:
-            continue  # unreadable: that kid is simply not trusted
-    return TrustedKeys(os.path.abspath(path), {k: v for k, v in pems.items() if len(v) <= MAX_KEY_BYTES})
-
-
-def check_signature(text: str, keys: TrustedKeys | None) -> Signature:
-    """The gateway's verdict on `text` (read_text()'s text of the file), in its order."""
-    # How many keys, not where they live: HTTP clients never learn the server's folders.
-    trusted = len(keys.pems) if keys else None
-    match = SIGNATURE_FOOTER.search(text)
-    if match is None:
-        return Signature(False, None, False, NO_SIGNATURE, trusted_keys=trusted)
-    kid = match["kid"]
-    try:
-        raw = base64.b64decode(match["sig"])
-    except ValueError:  # binascii.Error: the gateway fails with an exception here
-        return Signature(True, kid, False, "signature is not valid base64", trusted_keys=trusted)
-    pem = keys.pems.get(kid) if keys is not None and _KID.fullmatch(kid) else None
-    if pem is None:
-        return Signature(True, kid, False, KID_NOT_REGISTERED.format(kid), trusted_keys=trusted)
-    reason, fingerprint = _verdict(pem, raw, text[: match.start()].encode("utf-8"))
-    return Signature(True, kid, reason == SIGNATURE_OK, reason, fingerprint, trusted)
-
-
-def _verdict(pem: bytes, signature: bytes, body: bytes) -> tuple[str, str | None]:
-    """(the gateway's reason, the key's fingerprint) for one signature and key."""
-    try:
-        from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-    except ImportError as e:
-        return f"cannot verify here: {e}; install the cryptography package", None
-    try:
-        key = serialization.load_pem_public_key(pem)
-    except (ValueError, TypeError, UnsupportedAlgorithm) as e:
-        return f"public key PEM invalid: {_one_line(e)}", None
-    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    fingerprint = "sha256:" + hashlib.sha256(der).hexdigest()
-    if not isinstance(key, Ed25519PublicKey):
-        return "public key is not Ed25519", fingerprint
-    try:
-        key.verify(signature, body)
-    except InvalidSignature:
-        return "signature did not verify against the body", fingerprint
-    return SIGNATURE_OK, fingerprint
-
-
-def gateway_verdict(signature: Signature) -> str:
-    """One line: would robot-md-gateway accept the file as it stands, and why. The kid is the
-    file's text, so it is quoted(); the gateway's other reasons hold none."""
-    kid = quoted(signature.kid)
-    if signature.accepted:
-        return f"accepts (signed by kid {kid}, verified against the trusted keys)"
-    if signature.reason == KID_NOT_REGISTERED.format(signature.kid):
-        if signature.trusted_keys is None:
-            return f"cannot tell (signed by kid {kid}; no trusted keys given to check it)"
-        return f"refuses ({KID_NOT_REGISTERED.format(kid)})"
-    return f"refuses ({visible(signature.reason)})"
-
-
-def signature_summary(signature: Signature) -> str:
-    """Signed or not first (many labs do not sign), then robot-md-gateway's verdict."""
-    signed = f"signed by kid {quoted(signature.kid)}" if signature.signed else "unsigned"
-    return f"{signed}; robot-md-gateway {gateway_verdict(signature)}"
-
-
-def signature_view(manifest: Manifest) -> str:
-    signature = manifest.signature
-    if signature is None:  # parsed from text alone, not read from a file
-        return to_json({"signed": None, "accepted": False, "reason": "not checked: no file was read"})
-    return to_json(signature.as_dict())
 
 
 @dataclass(frozen=True)
@@ -3677,7 +3680,7 @@ PROMPTS: dict[str, Prompt] = {
 
 
 # ---------------------------------------------------------------------------
-# 5. Watching: one snapshot per version of the file
+# 6. Watching: one snapshot per version of the file
 # ---------------------------------------------------------------------------
 
 
@@ -4107,7 +4110,7 @@ def _problem(robot: FleetRobot) -> str:
 
 
 # ---------------------------------------------------------------------------
-# 6. Live updates: changes pushed to clients (the SDK is imported from here down, only when serving)
+# 7. Live updates: changes pushed to clients (the SDK is imported from here down, only when serving)
 # ---------------------------------------------------------------------------
 
 
@@ -4142,7 +4145,7 @@ def subscription_key(uri: str) -> str:
 class HandshakeClient:
     """One handshake-era client, in the one table of them (LiveUpdates.clients):
     what its notifications go through, what it subscribed to, and what HTTP's
-    guard keeps of it (section 9) to make room by least recent use."""
+    guard keeps of it (section 10) to make room by least recent use."""
 
     session: ServerSession | None = None  # the SDK's session, kept from one of its requests
     subscribed: set[str] = field(default_factory=set)  # subscription_key() of each URI
@@ -4349,7 +4352,7 @@ class LiveUpdates:
 
 
 # ---------------------------------------------------------------------------
-# 7. The MCP surface: tables, handlers and the server
+# 8. The MCP surface: tables, handlers and the server
 # ---------------------------------------------------------------------------
 
 
@@ -5493,7 +5496,7 @@ def build_server(
 
 
 # ---------------------------------------------------------------------------
-# 8. stdio
+# 9. stdio
 # ---------------------------------------------------------------------------
 
 # Newline-delimited JSON-RPC on stdin and stdout, read and written here and
@@ -6023,7 +6026,7 @@ def serve_stdio(
 
 
 # ---------------------------------------------------------------------------
-# 9. Streamable HTTP
+# 10. Streamable HTTP
 # ---------------------------------------------------------------------------
 
 # The SDK's Streamable HTTP app serves every route (/mcp, /healthz, REST);
@@ -6050,7 +6053,7 @@ _MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"  #
 @dataclass(frozen=True)
 class HttpLimits:
     """What a peer may cost us, each defined here once, by the name $ROBOT_MD_MCP_HTTP_LIMITS lowers it by
-    (section 10); tests pass small values instead of waiting them out."""
+    (section 11); tests pass small values instead of waiting them out."""
 
     head_seconds: float = 5.0  # for a request head, after connecting or after the last answer
     body_seconds: float = 10.0  # for a whole request body, after its head
@@ -6331,7 +6334,7 @@ class HttpGuard:
     """ASGI layer in front of the SDK's whole app, so of every route: headers within MAX_HTTP_HEADER_BYTES
     (431), Host (421), Origin (403), the token (401) but on OPEN_PATHS, bodies within deadlines (408) and
     size (413). (The SDK's Host check guards /mcp only, case-sensitively; its token check needs OAuth.) The
-    one session table is LiveUpdates.clients (section 6)."""
+    one session table is LiveUpdates.clients (section 7)."""
 
     def __init__(self, app: ASGIApp, listener: HttpListener, live: LiveUpdates, limits: HttpLimits) -> None:
         self.app = app
@@ -6409,7 +6412,7 @@ class HttpGuard:
             await self.in_session(scope, _replayed(body, receive), send)
 
     async def post_message(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
-        """A message to /mcp, classified as a stdio line is (section 8): errors and batches answered here. The
+        """A message to /mcp, classified as a stdio line is (section 9): errors and batches answered here. The
         SDK queues notifications per session: a budget of their own keeps a flood from taking the slots
         every client's requests need."""
         from mcp import types
@@ -7101,7 +7104,7 @@ def serve_http(
 
 
 # ---------------------------------------------------------------------------
-# 10. Command line
+# 11. Command line
 # ---------------------------------------------------------------------------
 
 

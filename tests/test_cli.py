@@ -1,4 +1,4 @@
-"""Section 10: the command line, as a user's shell or a client's spawn sees it."""
+"""Section 11: the command line, as a user's shell or a client's spawn sees it."""
 
 from __future__ import annotations
 

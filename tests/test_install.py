@@ -1,4 +1,4 @@
-"""Section 10: the command line's `install`: the server entry written into each client's real config
+"""Section 11: the command line's `install`: the server entry written into each client's real config
 file, in temp homes laid out as macOS, Windows and Linux."""
 
 from __future__ import annotations

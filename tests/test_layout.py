@@ -100,7 +100,7 @@ def test_a_use_from_a_later_section_is_found_in_code_and_in_annotations() -> Non
 
 def test_the_sections_before_the_server_never_import_the_sdk() -> None:
     starts = section_starts()
-    first_server_line = min(first for first, n in starts if n == 6)
+    first_server_line = min(first for first, n in starts if n == 7)  # 7. Live updates
     before = "\n".join(SOURCE.splitlines()[: first_server_line - 1])
     tree = ast.parse(before)
     runtime = [n for n in tree.body if not (isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test))]
@@ -232,7 +232,7 @@ def test_the_claims_finder_sees_both_orders_and_the_table() -> None:
         ("parse", 2),
         ("serve_settings", 10),
     ]
-    assert wrong_claims([("TOOLS", 6), ("nothing_here", 1), ("ManifestFile.version_async", 5)]) == [
-        "TOOLS is in §7, not §6",
+    assert wrong_claims([("TOOLS", 7), ("nothing_here", 1), ("ManifestFile.version_async", 6)]) == [
+        "TOOLS is in §8, not §7",
         "nothing_here (said to be in §1) is not defined in the module",
     ]

@@ -1,4 +1,4 @@
-"""Section 7: the MCP surface, through the SDK's own Client, in both protocol eras: in-process
+"""Section 8: the MCP surface, through the SDK's own Client, in both protocol eras: in-process
 (what the handlers answer), and a full session over a real stdio subprocess; then the process
 itself (tests/support/serving.py): stdout carries only protocol, EOF and signals end it."""
 

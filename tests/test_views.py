@@ -1,4 +1,4 @@
-"""Section 4: rendering and the resource views."""
+"""Section 5: rendering and the resource views."""
 
 from __future__ import annotations
 
