@@ -7108,266 +7108,7 @@ def serve_http(
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Option:
-    """An option: `value` names what it takes ("" for a flag); `repeats`: it may come again, each kept."""
-
-    flag: str
-    value: str
-    help: str
-    repeats: bool = False
-
-    @property
-    def key(self) -> str:  # its name in Command, as in argparse: --token-file → token_file
-        return self.flag[2:].replace("-", "_")
-
-
-@dataclass(frozen=True)
-class Verb:
-    """A command: its usage line (the README quotes it), what it does, its words (optional but CLIENT;
-    a last word ending in "..." takes every word left)."""
-
-    synopsis: str
-    summary: str
-    words: tuple[str, ...] = ("PATH",)
-    options: tuple[Option, ...] = ()
-
-
-# robot-md-pendant starts its server as `robot-md-mcp --robot PATH`.
-_ROBOT = Option("--robot", "PATH", "the same as PATH")
-# A folder of manifests: DIR/*/ROBOT.md and DIR/*.ROBOT.md.
-_FLEET = Option("--fleet", "DIR", "every manifest in DIR: DIR/*/ROBOT.md and DIR/*.ROBOT.md")
-_INSTALLING = (
-    Option("--name", "NAME", "the entry's name in the client's config (default: robot-md-ROBOT_NAME)"),
-    Option("--scope", "SCOPE", "claude-code only: user (the default), local or project"),
-    Option("--workspace", "DIR", "vscode only: write DIR/.vscode/mcp.json"),
-    Option("--dry-run", "", "print what would change, and change nothing"),
-)
-# validate --strict: valid but for hints (a misspelt key). Past robot-md's 1, 2, 4 (the lower, the worse).
-HINTED = 8
-# Each option's help is one line; the README says the rest.
-VERBS: dict[str, Verb] = {
-    "serve": Verb(
-        "[serve] [PATH]... [--fleet DIR] [--trusted-keys DIR] [--http [HOST:]PORT [--allow-host NAME]... "
-        "[--token-file FILE]]",
-        "serve PATH to an MCP client over stdio (the default command), or over Streamable HTTP at /mcp; "
-        "several PATHs, or --fleet DIR, serve a fleet",
-        words=("PATH...",),
-        options=(
-            _ROBOT,
-            _FLEET,
-            Option(
-                "--trusted-keys", "DIR", f"check ROBOT-MD-SIG against DIR's keys (else ${TRUSTED_KEYS_ENV})"
-            ),
-            Option("--http", "[HOST:]PORT", "serve Streamable HTTP at /mcp (HOST 127.0.0.1, PORT 0: any)"),
-            Option("--allow-host", "NAME", "another name requests may give in Host", repeats=True),
-            Option("--token-file", "FILE", f"the bearer token (else ${TOKEN_ENV}); required off loopback"),
-        ),
-    ),
-    "validate": Verb(
-        "validate [PATH...] [--fleet DIR] [--json] [--strict]",
-        "check each PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body (the worst); hints name misspelt keys",
-        words=("PATH...",),
-        options=(
-            _ROBOT,
-            _FLEET,
-            Option("--json", "", "print the validate tool's result as JSON"),
-            Option("--strict", "", f"fail on hints too (a misspelt key): exit {HINTED} (for CI)"),
-        ),
-    ),
-    "render": Verb("render [PATH]", "print PATH's frontmatter as canonical YAML", options=(_ROBOT,)),
-    "install": Verb(
-        "install CLIENT [PATH... | --fleet DIR | URL --token-file FILE] [--name NAME] [--scope SCOPE] "
-        "[--workspace DIR] [--dry-run]",
-        "add this server for PATH (or a fleet; or a bridge to URL) to an MCP client's config",
-        words=("CLIENT", "PATH..."),
-        options=(
-            *_INSTALLING,
-            _FLEET,
-            Option(
-                "--token-file", "FILE", "URL only: the server's bearer token, written into the entry's env"
-            ),
-        ),
-    ),
-    "uninstall": Verb(
-        "uninstall CLIENT [PATH... | --fleet DIR | URL] [--name NAME] [--scope SCOPE] [--workspace DIR] "
-        "[--dry-run]",
-        "remove it again (only an entry of robot-md-mcp's: the one for PATH, else NAME, else robot-md)",
-        words=("CLIENT", "PATH..."),
-        options=(*_INSTALLING, _FLEET),
-    ),
-}
-
-HELP_NOTES = f"""PATH is a ROBOT.md file or a folder holding one. Without PATH: ${PATH_ENV}, else
-the nearest ROBOT.md in the current folder or above it. A PATH holding an
-unexpanded ${{VARIABLE}} counts as none. Several PATHs, or --fleet DIR, serve
-a fleet: each tool then takes the robot's name, and a fleet tool lists them.
-
-CLIENT is claude-desktop, cursor, vscode or claude-code (runs `claude mcp`, or
-prints the line where claude is not on PATH). A changed config file keeps its
-previous version as <file>.bak."""
-
-
-@dataclass(frozen=True)
-class Command:
-    """A command line, parsed: the verb, its words and its options' values."""
-
-    verb: str
-    said_verb: bool = True  # False: the verb was implied (serve)
-    path: str | None = None  # the first PATH
-    paths: tuple[str, ...] = ()  # every PATH (validate, install)
-    fleet: str | None = None  # --fleet DIR
-    client: str | None = None
-    trusted_keys: str | None = None
-    http: str | None = None
-    allow_host: tuple[str, ...] = ()  # --allow-host, each
-    token_file: str | None = None
-    json: bool = False
-    strict: bool = False
-    name: str | None = None
-    scope: str | None = None
-    workspace: str | None = None
-    dry_run: bool = False
-
-
-@dataclass(frozen=True)
-class Machine:
-    """What a command reads of the machine it runs on (tests fake it)."""
-
-    platform: str = sys.platform
-    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
-    home: Path | None = None  # None: the user's own
-
-    def user_home(self) -> Path:
-        """Where clients keep their configs; Exit if $HOME is empty or relative (Python would take / or
-        the current folder, and a config would land there)."""
-        given = self.environ.get("HOME")
-        if self.home is None and self.platform != "win32" and given is not None and not os.path.isabs(given):
-            line = f"{NAME}: $HOME is {as_given(given)}, not an absolute path; set it to yours"
-            raise Exit(ExitCode.CANNOT_USE, line)
-        return Path.home() if self.home is None else self.home
-
-
-class UsageError(Exception):
-    """The command line is wrong: one line, exit 2."""
-
-
-class Exit(Exception):
-    """Stop with one line on stderr and this exit code; `error`: the manifest problem behind it, if any."""
-
-    def __init__(self, code: int, line: str, error: ManifestError | None = None) -> None:
-        super().__init__(line)
-        self.code, self.line, self.error = code, line, error
-
-
-def verb_parser(verb: str, prog: str, usage: str = "", about: str = "") -> argparse.ArgumentParser:
-    """argparse for a row of VERBS. It never exits (exit_on_error=False): its errors, and the words and
-    options it leaves over, come back to parse_command_line, to be our one line and exit 2."""
-    import argparse
-
-    spec = VERBS[verb]
-    parser = argparse.ArgumentParser(
-        prog=f"{prog} {verb}",
-        usage=usage or f"{prog} {spec.synopsis}",
-        description=about or spec.summary,
-        epilog=HELP_NOTES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        add_help=False,
-        allow_abbrev=False,
-        exit_on_error=False,
-    )
-    parser.add_argument("words", nargs="*", help=argparse.SUPPRESS)
-    for option in spec.options:
-        if option is _ROBOT:  # a missing value reads as "", for our own line
-            parser.add_argument(option.flag, nargs="?", const="", action="append", help=argparse.SUPPRESS)
-        elif option.value:  # every value kept: parse_command_line says which may repeat
-            parser.add_argument(option.flag, metavar=option.value, help=option.help, action="append")
-        else:
-            parser.add_argument(option.flag, help=option.help, action="store_true")
-    return parser
-
-
-def parse_command_line(args: list[str]) -> Command:
-    """argv (without the program) → Command, or UsageError."""
-    import argparse
-
-    said = bool(args) and args[0] in VERBS
-    verb, rest = (args[0], args[1:]) if said else ("serve", args)
-    spec = VERBS[verb]
-    try:
-        given, extras = verb_parser(verb, NAME).parse_known_args(rest)
-    except argparse.ArgumentError as e:
-        raise UsageError(str(e)) from None
-    values = vars(given)
-    words, robot = [*values.pop("words"), *_extra_words(extras, verb)], values.pop("robot", None)
-    if robot is not None:
-        if not all(robot) or len(robot) > 1 or words:
-            raise UsageError(f"{_ROBOT.flag} takes the manifest's path, once, in place of PATH")
-        words = robot
-    options: dict[str, Any] = {
-        o.key: _checked(o, values[o.key]) for o in spec.options if values.get(o.key) is not None
-    }
-    return Command(verb, said, **_named_words(verb, words), **options)
-
-
-def _named_words(verb: str, words: list[str]) -> dict[str, Any]:
-    """The words as Command's fields: PATH → path; PATH... → path (the first) and paths (every one)."""
-    spec = VERBS[verb]
-    many = spec.words[-1].endswith("...")
-    if len(words) > len(spec.words) and not many:
-        takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
-        raise UsageError(f"unexpected argument {as_given(words[len(spec.words)])} ({verb} takes {takes})")
-    named: dict[str, Any] = {
-        word.lower().rstrip("."): value for word, value in zip(spec.words, words, strict=False)
-    }
-    if many:
-        named["paths"] = tuple(words[len(spec.words) - 1 :])
-    return named
-
-
-def _extra_words(extras: list[str], verb: str) -> list[str]:
-    """argparse's leftovers: words after an option (kept), an option it does not know (UsageError)."""
-    at = extras.index("--") if "--" in extras else len(extras)  # after `--`, all are words
-    for word in extras[:at]:
-        if word.startswith("-") and word != "-":
-            raise UsageError(f"unknown option {as_given(word)}" + ("" if verb == "serve" else f" for {verb}"))
-    return extras[:at] + extras[at + 1 :]
-
-
-def _checked(option: Option, value: bool | list[str]) -> bool | str | tuple[str, ...]:
-    """A flag's bool, every value of an option that repeats, else its one value."""
-    if isinstance(value, bool):
-        return value
-    if not all(value):  # --name= (argparse itself refuses --name with nothing after it)
-        raise UsageError(f"{option.flag} needs a value")
-    if len(value) > 1 and not option.repeats:
-        raise UsageError(f"{option.flag} may be given once")
-    return tuple(value) if option.repeats else value[0]
-
-
-def help_text(verb: str | None, prog: str) -> str:
-    """`COMMAND --help`: that command's; `--help`: every usage line (the README quotes them), the
-    commands, and serve's options (serve is the default command)."""
-    if verb is not None:
-        return verb_parser(verb, prog).format_help()
-    usage = [f"{prog} {v.synopsis}" for v in VERBS.values()] + [f"{prog} --help | --version"]
-    commands = "\n".join(f"  {name:<10} {v.summary}" for name, v in VERBS.items())
-    about = f"commands:\n{commands}\n\nserve's options ({prog} COMMAND --help: another's):"
-    return verb_parser("serve", prog, "\n       ".join(usage), about).format_help()
-
-
-def _run_as_package() -> bool:
-    """`python -m robot_md_mcp` with the package installed: its interpreter imports it from any folder.
-    (From a checkout, -m finds the module only in the current folder: that counts as a file.)"""
-    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    return main_spec is not None and main_spec.name == "robot_md_mcp.__main__"
-
-
-def _run_by_python(path: str) -> bool:
-    """The module's file, or a zipapp (shiv keeps the .pyz path in argv[0], even when renamed)."""
-    import zipfile  # only here: most runs never need it
-
-    return path.endswith((".py", ".pyz")) or (os.path.isfile(path) and zipfile.is_zipfile(path))
+# --- process start: descriptors, stderr, main and how we were started
 
 
 def invoked_as() -> str:
@@ -7397,6 +7138,20 @@ def launch_command() -> list[str]:
     if os.path.isfile(me):  # a console script (it names its own interpreter)
         return [me]
     return [sys.executable, os.path.abspath(__file__)]  # imported and called (python -c, an embedding)
+
+
+def _run_as_package() -> bool:
+    """`python -m robot_md_mcp` with the package installed: its interpreter imports it from any folder.
+    (From a checkout, -m finds the module only in the current folder: that counts as a file.)"""
+    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return main_spec is not None and main_spec.name == "robot_md_mcp.__main__"
+
+
+def _run_by_python(path: str) -> bool:
+    """The module's file, or a zipapp (shiv keeps the .pyz path in argv[0], even when renamed)."""
+    import zipfile  # only here: most runs never need it
+
+    return path.endswith((".py", ".pyz")) or (os.path.isfile(path) and zipfile.is_zipfile(path))
 
 
 class BestEffortStderr(io.TextIOBase):
@@ -7504,6 +7259,266 @@ def _flush_stdout() -> None:
 def version_line() -> str:
     pyz = getattr(sys, "robot_md_mcp_pyz", None)  # set by the pyz's __main__ (packaging/pyz_guard.py)
     return f"{NAME} {__version__}" + (f" (pyz, platform {pyz['platform']})" if pyz else "")
+
+
+class UsageError(Exception):
+    """The command line is wrong: one line, exit 2."""
+
+
+class Exit(Exception):
+    """Stop with one line on stderr and this exit code; `error`: the manifest problem behind it, if any."""
+
+    def __init__(self, code: int, line: str, error: ManifestError | None = None) -> None:
+        super().__init__(line)
+        self.code, self.line, self.error = code, line, error
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What a command reads of the machine it runs on (tests fake it)."""
+
+    platform: str = sys.platform
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    home: Path | None = None  # None: the user's own
+
+    def user_home(self) -> Path:
+        """Where clients keep their configs; Exit if $HOME is empty or relative (Python would take / or
+        the current folder, and a config would land there)."""
+        given = self.environ.get("HOME")
+        if self.home is None and self.platform != "win32" and given is not None and not os.path.isabs(given):
+            line = f"{NAME}: $HOME is {as_given(given)}, not an absolute path; set it to yours"
+            raise Exit(ExitCode.CANNOT_USE, line)
+        return Path.home() if self.home is None else self.home
+
+
+# --- the command line: options, verbs, parsing, and the commands that read a manifest
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option: `value` names what it takes ("" for a flag); `repeats`: it may come again, each kept."""
+
+    flag: str
+    value: str
+    help: str
+    repeats: bool = False
+
+    @property
+    def key(self) -> str:  # its name in Command, as in argparse: --token-file → token_file
+        return self.flag[2:].replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Verb:
+    """A command: its usage line (the README quotes it), what it does, its words (optional but CLIENT;
+    a last word ending in "..." takes every word left)."""
+
+    synopsis: str
+    summary: str
+    words: tuple[str, ...] = ("PATH",)
+    options: tuple[Option, ...] = ()
+
+
+# robot-md-pendant starts its server as `robot-md-mcp --robot PATH`.
+_ROBOT = Option("--robot", "PATH", "the same as PATH")
+
+
+# A folder of manifests: DIR/*/ROBOT.md and DIR/*.ROBOT.md.
+_FLEET = Option("--fleet", "DIR", "every manifest in DIR: DIR/*/ROBOT.md and DIR/*.ROBOT.md")
+
+
+_INSTALLING = (
+    Option("--name", "NAME", "the entry's name in the client's config (default: robot-md-ROBOT_NAME)"),
+    Option("--scope", "SCOPE", "claude-code only: user (the default), local or project"),
+    Option("--workspace", "DIR", "vscode only: write DIR/.vscode/mcp.json"),
+    Option("--dry-run", "", "print what would change, and change nothing"),
+)
+
+
+# validate --strict: valid but for hints (a misspelt key). Past robot-md's 1, 2, 4 (the lower, the worse).
+HINTED = 8
+
+
+# Each option's help is one line; the README says the rest.
+VERBS: dict[str, Verb] = {
+    "serve": Verb(
+        "[serve] [PATH]... [--fleet DIR] [--trusted-keys DIR] [--http [HOST:]PORT [--allow-host NAME]... "
+        "[--token-file FILE]]",
+        "serve PATH to an MCP client over stdio (the default command), or over Streamable HTTP at /mcp; "
+        "several PATHs, or --fleet DIR, serve a fleet",
+        words=("PATH...",),
+        options=(
+            _ROBOT,
+            _FLEET,
+            Option(
+                "--trusted-keys", "DIR", f"check ROBOT-MD-SIG against DIR's keys (else ${TRUSTED_KEYS_ENV})"
+            ),
+            Option("--http", "[HOST:]PORT", "serve Streamable HTTP at /mcp (HOST 127.0.0.1, PORT 0: any)"),
+            Option("--allow-host", "NAME", "another name requests may give in Host", repeats=True),
+            Option("--token-file", "FILE", f"the bearer token (else ${TOKEN_ENV}); required off loopback"),
+        ),
+    ),
+    "validate": Verb(
+        "validate [PATH...] [--fleet DIR] [--json] [--strict]",
+        "check each PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body (the worst); hints name misspelt keys",
+        words=("PATH...",),
+        options=(
+            _ROBOT,
+            _FLEET,
+            Option("--json", "", "print the validate tool's result as JSON"),
+            Option("--strict", "", f"fail on hints too (a misspelt key): exit {HINTED} (for CI)"),
+        ),
+    ),
+    "render": Verb("render [PATH]", "print PATH's frontmatter as canonical YAML", options=(_ROBOT,)),
+    "install": Verb(
+        "install CLIENT [PATH... | --fleet DIR | URL --token-file FILE] [--name NAME] [--scope SCOPE] "
+        "[--workspace DIR] [--dry-run]",
+        "add this server for PATH (or a fleet; or a bridge to URL) to an MCP client's config",
+        words=("CLIENT", "PATH..."),
+        options=(
+            *_INSTALLING,
+            _FLEET,
+            Option(
+                "--token-file", "FILE", "URL only: the server's bearer token, written into the entry's env"
+            ),
+        ),
+    ),
+    "uninstall": Verb(
+        "uninstall CLIENT [PATH... | --fleet DIR | URL] [--name NAME] [--scope SCOPE] [--workspace DIR] "
+        "[--dry-run]",
+        "remove it again (only an entry of robot-md-mcp's: the one for PATH, else NAME, else robot-md)",
+        words=("CLIENT", "PATH..."),
+        options=(*_INSTALLING, _FLEET),
+    ),
+}
+
+
+HELP_NOTES = f"""PATH is a ROBOT.md file or a folder holding one. Without PATH: ${PATH_ENV}, else
+the nearest ROBOT.md in the current folder or above it. A PATH holding an
+unexpanded ${{VARIABLE}} counts as none. Several PATHs, or --fleet DIR, serve
+a fleet: each tool then takes the robot's name, and a fleet tool lists them.
+
+CLIENT is claude-desktop, cursor, vscode or claude-code (runs `claude mcp`, or
+prints the line where claude is not on PATH). A changed config file keeps its
+previous version as <file>.bak."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command line, parsed: the verb, its words and its options' values."""
+
+    verb: str
+    said_verb: bool = True  # False: the verb was implied (serve)
+    path: str | None = None  # the first PATH
+    paths: tuple[str, ...] = ()  # every PATH (validate, install)
+    fleet: str | None = None  # --fleet DIR
+    client: str | None = None
+    trusted_keys: str | None = None
+    http: str | None = None
+    allow_host: tuple[str, ...] = ()  # --allow-host, each
+    token_file: str | None = None
+    json: bool = False
+    strict: bool = False
+    name: str | None = None
+    scope: str | None = None
+    workspace: str | None = None
+    dry_run: bool = False
+
+
+def verb_parser(verb: str, prog: str, usage: str = "", about: str = "") -> argparse.ArgumentParser:
+    """argparse for a row of VERBS. It never exits (exit_on_error=False): its errors, and the words and
+    options it leaves over, come back to parse_command_line, to be our one line and exit 2."""
+    import argparse
+
+    spec = VERBS[verb]
+    parser = argparse.ArgumentParser(
+        prog=f"{prog} {verb}",
+        usage=usage or f"{prog} {spec.synopsis}",
+        description=about or spec.summary,
+        epilog=HELP_NOTES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
+        allow_abbrev=False,
+        exit_on_error=False,
+    )
+    parser.add_argument("words", nargs="*", help=argparse.SUPPRESS)
+    for option in spec.options:
+        if option is _ROBOT:  # a missing value reads as "", for our own line
+            parser.add_argument(option.flag, nargs="?", const="", action="append", help=argparse.SUPPRESS)
+        elif option.value:  # every value kept: parse_command_line says which may repeat
+            parser.add_argument(option.flag, metavar=option.value, help=option.help, action="append")
+        else:
+            parser.add_argument(option.flag, help=option.help, action="store_true")
+    return parser
+
+
+def parse_command_line(args: list[str]) -> Command:
+    """argv (without the program) → Command, or UsageError."""
+    import argparse
+
+    said = bool(args) and args[0] in VERBS
+    verb, rest = (args[0], args[1:]) if said else ("serve", args)
+    spec = VERBS[verb]
+    try:
+        given, extras = verb_parser(verb, NAME).parse_known_args(rest)
+    except argparse.ArgumentError as e:
+        raise UsageError(str(e)) from None
+    values = vars(given)
+    words, robot = [*values.pop("words"), *_extra_words(extras, verb)], values.pop("robot", None)
+    if robot is not None:
+        if not all(robot) or len(robot) > 1 or words:
+            raise UsageError(f"{_ROBOT.flag} takes the manifest's path, once, in place of PATH")
+        words = robot
+    options: dict[str, Any] = {
+        o.key: _checked(o, values[o.key]) for o in spec.options if values.get(o.key) is not None
+    }
+    return Command(verb, said, **_named_words(verb, words), **options)
+
+
+def _named_words(verb: str, words: list[str]) -> dict[str, Any]:
+    """The words as Command's fields: PATH → path; PATH... → path (the first) and paths (every one)."""
+    spec = VERBS[verb]
+    many = spec.words[-1].endswith("...")
+    if len(words) > len(spec.words) and not many:
+        takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
+        raise UsageError(f"unexpected argument {as_given(words[len(spec.words)])} ({verb} takes {takes})")
+    named: dict[str, Any] = {
+        word.lower().rstrip("."): value for word, value in zip(spec.words, words, strict=False)
+    }
+    if many:
+        named["paths"] = tuple(words[len(spec.words) - 1 :])
+    return named
+
+
+def _extra_words(extras: list[str], verb: str) -> list[str]:
+    """argparse's leftovers: words after an option (kept), an option it does not know (UsageError)."""
+    at = extras.index("--") if "--" in extras else len(extras)  # after `--`, all are words
+    for word in extras[:at]:
+        if word.startswith("-") and word != "-":
+            raise UsageError(f"unknown option {as_given(word)}" + ("" if verb == "serve" else f" for {verb}"))
+    return extras[:at] + extras[at + 1 :]
+
+
+def _checked(option: Option, value: bool | list[str]) -> bool | str | tuple[str, ...]:
+    """A flag's bool, every value of an option that repeats, else its one value."""
+    if isinstance(value, bool):
+        return value
+    if not all(value):  # --name= (argparse itself refuses --name with nothing after it)
+        raise UsageError(f"{option.flag} needs a value")
+    if len(value) > 1 and not option.repeats:
+        raise UsageError(f"{option.flag} may be given once")
+    return tuple(value) if option.repeats else value[0]
+
+
+def help_text(verb: str | None, prog: str) -> str:
+    """`COMMAND --help`: that command's; `--help`: every usage line (the README quotes them), the
+    commands, and serve's options (serve is the default command)."""
+    if verb is not None:
+        return verb_parser(verb, prog).format_help()
+    usage = [f"{prog} {v.synopsis}" for v in VERBS.values()] + [f"{prog} --help | --version"]
+    commands = "\n".join(f"  {name:<10} {v.summary}" for name, v in VERBS.items())
+    about = f"commands:\n{commands}\n\nserve's options ({prog} COMMAND --help: another's):"
+    return verb_parser("serve", prog, "\n       ".join(usage), about).format_help()
 
 
 def expanded(path: str | None, what: str, instead: str) -> str | None:
@@ -7747,10 +7762,18 @@ def _banner(path: Path, robot: str, what: str = "", words: list[str] | None = No
 
 
 POLL_SECONDS_ENV = "ROBOT_MD_MCP_POLL_SECONDS"
+
+
 HTTP_LIMITS_ENV = "ROBOT_MD_MCP_HTTP_LIMITS"
+
+
 DEBUG_ENV = "ROBOT_MD_MCP_DEBUG"
+
+
 # The shortest wait a setting may ask for: below it a poller or a deadline spins rather than waits.
 MIN_SETTING_SECONDS = 0.01
+
+
 # What $ROBOT_MD_MCP_HTTP_LIMITS may lower. Not the log window: a shorter one would let more lines through.
 HTTP_SETTINGS = tuple(
     f.name for f in dataclasses.fields(HttpLimits) if f.name not in ("log_window_seconds", "poll_seconds")

@@ -236,3 +236,21 @@ def test_the_claims_finder_sees_both_orders_and_the_table() -> None:
         "TOOLS is in §8, not §7",
         "nothing_here (said to be in §1) is not defined in the module",
     ]
+
+
+# Section 10 reads as process start, then the command line, then install: each part under its sub-banner.
+COMMAND_LINE_PARTS = {
+    "# --- process start": ("main", "run_command", "invoked_as", "launch_command", "prepare_the_process"),
+    "# --- the command line": ("VERBS", "parse_command_line", "run_validate", "run_serve", "serve_settings"),
+    "# --- install": ("run_install", "run_uninstall", "edit_config", "claude_code_add"),
+}
+
+
+def test_the_command_line_section_reads_process_start_command_line_install() -> None:
+    ten = next(first for first, n in section_starts() if n == 11)
+    lines = SOURCE.splitlines()
+    starts = [next(i for i, line in enumerate(lines) if line.startswith(b)) + 1 for b in COMMAND_LINE_PARTS]
+    assert ten < starts[0] < starts[1] < starts[2], starts
+    names = defined_names(ast.parse(SOURCE))
+    for (banner, defined), first, end in zip(COMMAND_LINE_PARTS.items(), starts, [*starts[1:], len(lines)]):
+        assert all(first < names[n] < end for n in defined), (banner, {n: names[n] for n in defined})
