@@ -6057,6 +6057,16 @@ MAX_HTTP_BODY_BYTES = 256 * 1024  # one JSON-RPC message; ours are tiny
 MAX_HTTP_HEADER_BYTES = 16 * 1024  # all headers of a request
 # threat: T-HTTP-LOOP-4
 MAX_NOTIFICATIONS_IN_FLIGHT = 32  # of HttpLimits.connections: the rest stay for requests
+# Every status the guard may answer any request with, and what it means: the guard refuses with these words
+# (its 401, 403 and 421 add the peer's), and the OpenAPI document lists these for every operation.
+GUARD_STATUSES = {
+    401: "the bearer token is missing or wrong",
+    403: "a browser page from a foreign Origin",
+    408: "the request body did not come in time",
+    413: f"the request body is larger than {MAX_HTTP_BODY_BYTES // 1024} KiB",
+    421: "a Host header that does not name this server",
+    431: f"request headers larger than {MAX_HTTP_HEADER_BYTES // 1024} KiB",
+}
 JSON_TYPE = "application/json"
 _CLOSE = {"connection": "close"}
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -6341,14 +6351,14 @@ async def _read_body(receive: Receive, limits: HttpLimits, size_refused: bool) -
         with anyio.move_on_after(min(limits.body_gap_seconds, deadline - anyio.current_time())) as waited:
             message = await receive()
         if waited.cancelled_caught:
-            return refused(408, "the request body did not come in time", _CLOSE)  # threat: T-HTTP-LOOP-2
+            return refused(408, GUARD_STATUSES[408], _CLOSE)  # threat: T-HTTP-LOOP-2
         if message["type"] != "http.request":
             return None
         parts.append(message.get("body", b""))
         more, size = message.get("more_body", False), size + len(parts[-1])
     if size > MAX_HTTP_BODY_BYTES and size_refused:
         # threat: T-HTTP-LOOP-1
-        return refused(413, f"the request body is larger than {MAX_HTTP_BODY_BYTES // 1024} KiB", _CLOSE)
+        return refused(413, GUARD_STATUSES[413], _CLOSE)
     return b"".join(parts)
 
 
@@ -6383,7 +6393,7 @@ class HttpGuard:
         # uvicorn's h11_max_incomplete_event_size bounds a head still arriving, not one that came whole.
         if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
             # threat: T-HTTP-LOOP-1
-            return refused(431, f"request headers larger than {MAX_HTTP_HEADER_BYTES // 1024} KiB")
+            return refused(431, GUARD_STATUSES[431])
         foreign = self.foreign(headers)
         if foreign is not None:
             return foreign
@@ -6791,27 +6801,21 @@ def _json_content(schema: dict[str, Any], description: str) -> dict[str, Any]:
 
 def _errors(*statuses: int) -> dict[str, Any]:
     """OpenAPI responses for these error statuses: all the one error shape."""
-    reasons = {
-        400: "the request body is empty",
-        401: "the bearer token is missing or wrong",
-        403: "a browser page from a foreign Origin",
-        404: "no robot by that name here (the message names the robot served)",
-        408: "the request body did not come in time",
-        413: f"the request body is larger than {MAX_HTTP_BODY_BYTES // 1024} KiB",
-        421: "a Host header that does not name this server",
-        422: "the text cannot be parsed as a ROBOT.md",
-        431: "request headers too large",
-        503: "the served manifest cannot be used now, or (POST) the server is busy: see Retry-After",
-    }
     error = {"$ref": "#/components/schemas/Error"}
-    return {str(s): _json_content(error, reasons[s]) for s in statuses}
+    return {str(s): _json_content(error, {**GUARD_STATUSES, **REST_STATUSES}[s]) for s in statuses}
 
 
-_GUARD_ERRORS = (403, 408, 413, 421, 431)  # any request may send a body
+# The statuses of the REST paths' own answers (the guard's are GUARD_STATUSES).
+REST_STATUSES = {
+    400: "the request body is empty",
+    404: "no robot by that name here (the message names the robot served)",
+    422: "the text cannot be parsed as a ROBOT.md",
+    503: "the served manifest cannot be used now, or (POST) the server is busy: see Retry-After",
+}
 
 
 def _operation(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer: bool) -> dict[str, Any]:
-    guard = (*_GUARD_ERRORS, *((401,) if bearer else ()))
+    guard = [status for status in GUARD_STATUSES if bearer or status != 401]
     return {"summary": summary, "responses": {"200": ok, **_errors(*sorted({*errors, *guard}))}}
 
 
