@@ -7185,6 +7185,16 @@ def launch_command() -> list[str]:
     return [sys.executable, os.path.abspath(__file__)]  # imported and called (python -c, an embedding)
 
 
+def usage_error(args: list[str], message: str) -> int:
+    """argparse's own answer to a usage error: the command's usage line, `PROG COMMAND: error: …`, exit 2."""
+    parser = verb_parser(args[0] if args and args[0] in VERBS else "serve", invoked_as())
+    try:
+        parser.error(message)
+    except SystemExit as stop:  # argparse's exit(2)
+        return int(stop.code or ExitCode.USAGE)
+    return ExitCode.USAGE
+
+
 def _run_as_package() -> bool:
     """`python -m robot_md_mcp` with the package installed: its interpreter imports it from any folder.
     (From a checkout, -m finds the module only in the current folder: that counts as a file.)"""
@@ -7247,8 +7257,7 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
         _flush_stdout()
         return code
     except UsageError as e:
-        print(f"{NAME}: {e} (see {invoked_as()} --help)", file=sys.stderr)
-        return ExitCode.USAGE
+        return usage_error(sys.argv[1:] if argv is None else list(argv), str(e))
     except Exit as e:
         print(e.line, file=sys.stderr)
         return e.code
@@ -7544,7 +7553,7 @@ def _extra_words(extras: list[str], verb: str) -> list[str]:
     at = extras.index("--") if "--" in extras else len(extras)  # after `--`, all are words
     for word in extras[:at]:
         if word.startswith("-") and word != "-":
-            raise UsageError(f"unknown option {as_given(word)}" + ("" if verb == "serve" else f" for {verb}"))
+            raise UsageError(f"unknown option {as_given(word)}")
     return extras[:at] + extras[at + 1 :]
 
 

@@ -261,13 +261,16 @@ THREAT_MODEL = (ROOT / "docs" / "threat-model.md").read_text(encoding="utf-8")
 THREAT_ROWS = set(re.findall(r"^\| (T-[A-Z]+(?:-[A-Z]+)*-\d+) \|", THREAT_MODEL, re.MULTILINE))
 # Rows no comment in sections 9-11 or packaging/ answers: not defended, handed over, defended by the budgets
 # of sections 1-2 (T-FILE-1, T-FILE-3), or by the rows they repeat (T-HTTP-LAN-2).
-ROWS_WITHOUT_A_COMMENT = {"T-HTTP-LOOP-6", "T-HTTP-LOOP-7", "T-BUNDLE-1", "T-FILE-1", "T-FILE-3", "T-HTTP-LAN-2"}
+ROWS_WITHOUT_A_COMMENT = {
+    *("T-HTTP-LOOP-6", "T-HTTP-LOOP-7", "T-BUNDLE-1", "T-FILE-1", "T-FILE-3", "T-HTTP-LAN-2"),
+}
 
 
 def threat_comments() -> dict[str, list[str]]:
     """Each file's `# threat:` comments, their text after the colon."""
     files = [ROOT / "robot_md_mcp.py", *sorted((ROOT / "packaging").glob("*.py"))]
-    found = {f.name: re.findall(r"# threat: (.+)$", f.read_text(encoding="utf-8"), re.MULTILINE) for f in files}
+    said = {f.name: f.read_text(encoding="utf-8") for f in files}
+    found = {name: re.findall(r"# threat: (.+)$", text, re.MULTILINE) for name, text in said.items()}
     return {name: said for name, said in found.items() if said or name != "package_main.py"}
 
 

@@ -674,7 +674,7 @@ def test_two_first_runs_at_once_end_with_one_complete_copy(tmp_path: Path, monke
 def test_unpack_failure_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
     import re
 
-    members, reason = {"site-packages/a": b"file", "site-packages/a/b.py": b"x"}, "Not a directory|File exists"
+    members, reason = {"site-packages/a": b"file", "site-packages/a/b.py": b"x"}, "Not a directory|exists"
     archive = _zip(tmp_path / "bad.pyz", members)
     root = tmp_path / "root"
     root.mkdir()
