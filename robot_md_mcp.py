@@ -7844,13 +7844,12 @@ MCP_REMOTE = "mcp-remote@0.15.1"
 BRIDGE_AUTH_ENV = "ROBOT_MD_MCP_AUTHORIZATION"
 BRIDGE_MARKER = "ROBOT_MD_MCP_BRIDGE"
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
-# Another process (a client, another install) may save the config while we
-# edit it: the edit is redone on what it saved, this many times at most.
+# The client app (or an editor) may save the config while we edit it: the edit is redone on what it
+# saved, this many times at most.
 CONFIG_EDIT_ATTEMPTS = 5
 # Client configs nest a few levels; any CPython reads 100 (how deep its own JSON reader goes varies).
 MAX_CONFIG_DEPTH = 100
 TOO_DEEP = f"nests more than {MAX_CONFIG_DEPTH} levels deep; not a client config"
-CONFIG_LOCK_SECONDS = 10  # how long an install waits for another to finish with the folder
 # Names a JavaScript client (all four are) finds on any object it reads the
 # config into: `servers[name]` would be Object's own member, and `__proto__`
 # swaps the object's prototype. An entry under one is lost or worse.
@@ -8258,25 +8257,24 @@ class Edit:
 
 
 def _edit_file(path: Path, edit: Edit, dry_run: bool) -> tuple[str, str | None, str, str]:
-    """The status, the new text (None: unchanged), what was kept of the old, and the entry's name. Edited in
-    turn with our other installs (the lock), and redone if a client saved the file meanwhile (_Changed)."""
+    """The status, the new text (None: unchanged), what was kept of the old, and the entry's name. Redone
+    if a client saved the file meanwhile (_Changed)."""
     if edit.entry is not None and not dry_run:
         path.parent.mkdir(parents=True, exist_ok=True)
-    with _config_lock(path.parent):
-        for _ in range(CONFIG_EDIT_ATTEMPTS):
-            old = _read_config(path)
-            name = edit.name
-            if edit.naming is not None and edit.entry is not None:
-                name = edit.naming.choose(_servers(old, edit.key), edit.entry)
-            elif edit.naming is not None and edit.like is not None:
-                name = edit.naming.find(_servers(old, edit.key), edit.like) or edit.naming.preferred
-            text, status = edited_config(old, edit.key, name, edit.entry)
-            if text is None and edit.private and not dry_run:
-                return status, text, _made_private(path), name
-            if text is None or dry_run:
-                return status, text, "", name
-            with contextlib.suppress(_Changed):
-                return status, text, _replace_file(path, text.encode("utf-8"), old, edit.private), name
+    for _ in range(CONFIG_EDIT_ATTEMPTS):  # threat: T-CONFIG-1
+        old = _read_config(path)
+        name = edit.name
+        if edit.naming is not None and edit.entry is not None:
+            name = edit.naming.choose(_servers(old, edit.key), edit.entry)
+        elif edit.naming is not None and edit.like is not None:
+            name = edit.naming.find(_servers(old, edit.key), edit.like) or edit.naming.preferred
+        text, status = edited_config(old, edit.key, name, edit.entry)
+        if text is None and edit.private and not dry_run:
+            return status, text, _made_private(path), name
+        if text is None or dry_run:
+            return status, text, "", name
+        with contextlib.suppress(_Changed):
+            return status, text, _replace_file(path, text.encode("utf-8"), old, edit.private), name
     raise _Refused(
         f"changed {CONFIG_EDIT_ATTEMPTS} times while being edited (is a client saving it?); nothing written; "
         "try again"
@@ -8427,35 +8425,6 @@ def _write_synced(fd: int, content: bytes, name: str, mode: int | None) -> None:
         os.fsync(f.fileno())
     if mode is not None:
         os.chmod(name, mode)
-
-
-@contextlib.contextmanager
-def _config_lock(folder: Path, wait_seconds: float = CONFIG_LOCK_SECONDS) -> Iterator[None]:
-    """Our installs and uninstalls take turns on a config folder (at once, they lose entries despite
-    the compare and swap): a flock on the folder itself, so no lock file is left beside the config."""
-    try:
-        import fcntl
-
-        fd = os.open(folder, os.O_RDONLY)
-    except (ImportError, OSError):  # Windows, a folder not made yet: the compare and swap alone guards
-        yield
-        return
-    try:
-        for _ in range(math.ceil(wait_seconds / 0.02) + 1):
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                time.sleep(0.02)
-            except OSError:  # a file system without locks
-                break
-        else:
-            raise _Refused(
-                f"is still being edited by another install or uninstall after {wait_seconds:g} s; try again"
-            )
-        yield
-    finally:
-        os.close(fd)  # releases the lock
 
 
 # What starts this program, as install writes it or the README shows by hand: its console script
