@@ -8091,15 +8091,8 @@ def _ours(entry: Any) -> bool:
 
 
 def _our_bridge(entry: Any) -> bool:
-    """A bridge install wrote: mcp-remote run by npx, with our marker in its env."""
-    if (
-        not isinstance(entry, dict)
-        or not isinstance(entry.get("env"), dict)
-        or BRIDGE_MARKER not in entry["env"]
-    ):
-        return False
-    args = entry.get("args")
-    return isinstance(args, list) and any(isinstance(a, str) and a.startswith("mcp-remote") for a in args[:2])
+    """A bridge install wrote: our marker in its env (bridge_entry writes it), whatever else it holds."""
+    return isinstance(entry, dict) and isinstance(entry.get("env"), dict) and BRIDGE_MARKER in entry["env"]
 
 
 def _unusable_launch(launch: list[str]) -> str | None:
@@ -8427,21 +8420,21 @@ def _write_synced(fd: int, content: bytes, name: str, mode: int | None) -> None:
         os.chmod(name, mode)
 
 
-# What starts this program, as install writes it or the README shows by hand: its console script
-# (robot-md-mcp), the module or a pyz run by a Python (robot_md_mcp.py, robot-md-mcp-0.1.0-….pyz,
-# -m robot_md_mcp), and uvx, uv or pipx running the robot-md-mcp package. robot-md-mcp-evil.pyz is not.
+# Is an entry ours: one rule. The program it launches names us: its command itself, or the word right
+# after a known launcher, where a Python's `-m` or a runner's `--from`/`--spec SOURCE` may stand between
+# (what install writes and the README shows; a Python's other options, `-X utf8` or `py -3.12`, make it
+# someone else's, which fails safe: left as it is). Our names: robot-md-mcp (a console script, or the package
+# a runner runs, its version cut off), robot_md_mcp.py, robot-md-mcp.pyz and the slim
+# robot-md-mcp-<version>-….pyz, `-m robot_md_mcp`; robot-md-mcp-evil.pyz is not. A bridge: its marker only.
 _OUR_PROGRAM = re.compile(r"robot[-_]md[-_]mcp(?:\.py|(?:-\d[\w.+-]*)?\.pyz)?", re.IGNORECASE)
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*w?|py", re.IGNORECASE)
-_RUNNERS = {"uvx": (), "uv": ("tool", "run"), "pipx": ("run",)}  # and what comes before the package
-_OPTIONS_WITH_VALUES = frozenset(  # a Python's and the runners'
-    "-X -W --from --spec --with --with-editable --with-requirements --python -p --index --index-url "
-    "--extra-index-url --pip-args -w".split()
-)
+_RUNNERS = (("uvx",), ("uv", "tool", "run"), ("pipx", "run"))  # each then [--from|--spec SOURCE] PACKAGE
 
 
 def _runs_this_program(entry: Any) -> bool:
-    """Is this config entry a command that starts robot-md-mcp? Judged by its command line only, never
-    by a mention elsewhere (a bridge's URL, a docker image, a note in env)."""
+    """Is this config entry a command that starts robot-md-mcp (or exactly the one this copy writes)?
+    Judged by the program it launches only, never by a mention elsewhere (a later argument, a folder's
+    name, a bridge's URL, a docker image, a note in env)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
     args = entry.get("args", [])
@@ -8452,21 +8445,19 @@ def _runs_this_program(entry: Any) -> bool:
 
 
 def _program_run_by(argv: list[str]) -> str:
-    """The name of the program a command line runs: itself, or what a Python (`python3 -X utf8 a.pyz`,
-    `py -3.12 -m module`) or a runner (`uvx --from URL package`) runs."""
+    """The name of the program a command line launches: the command itself, or the word right after a
+    known launcher: `python3 FILE`, `python3 -m MODULE`, `uvx [--from SOURCE] PACKAGE`, `uv tool run
+    [--from SOURCE] PACKAGE`, `pipx run [--spec SOURCE] PACKAGE` (a package's version cut off)."""
     program, rest = _file_name(argv[0]), argv[1:]
-    before = _RUNNERS.get(program.lower(), () if _PYTHON.fullmatch(program) else None)
-    if before is None:
-        return program
-    if tuple(rest[: len(before)]) != before:
-        return ""
-    rest = rest[len(before) :]
-    while rest and rest[0].startswith("-") and rest[0] not in ("-m", "-c", "-"):
-        rest = rest[2:] if rest[0] in _OPTIONS_WITH_VALUES else rest[1:]
-    if rest[:1] in (["-c"], ["-"]):  # code given inline or on stdin: no file of ours
-        return ""
-    rest = rest[1:] if rest[:1] == ["-m"] else rest
-    return re.split(r"[@=<>!~\[;\s]", _file_name(rest[0]))[0] if rest else ""  # a package's version cut off
+    if _PYTHON.fullmatch(program):
+        rest = rest[1:] if rest[:1] == ["-m"] else rest
+        return _file_name(rest[0]) if rest else ""
+    for runner in _RUNNERS:
+        if [program.lower(), *rest[: len(runner) - 1]] == list(runner):
+            rest = rest[len(runner) - 1 :]
+            rest = rest[2:] if rest[:1] in (["--from"], ["--spec"]) else rest
+            return re.split(r"[@=<>!~\[;\s]", _file_name(rest[0]))[0] if rest else ""
+    return program
 
 
 def _file_name(word: str) -> str:
