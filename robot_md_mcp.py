@@ -7919,7 +7919,7 @@ def run_install(command: Command, machine: Machine) -> int:
     if command.token_file is not None:
         raise UsageError("--token-file is for a URL: install claude-desktop URL --token-file FILE")
     targets, snaps, preferred = _install_targets(command, machine)
-    launch = [*launch_command(), *targets]
+    launch = [*lasting_launch(machine), *targets]
     why_not = _unusable_launch(launch)
     if why_not:
         raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing installed: {why_not}"))
@@ -8096,20 +8096,95 @@ def _our_bridge(entry: Any) -> bool:
 
 
 def _unusable_launch(launch: list[str]) -> str | None:
-    """Why a client could not start `launch` for long, if so."""
-    for parts in (Path(word).parts for word in launch[:2]):  # `uv cache clean` would delete the program
-        if ("uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts)) or (
-            "pipx" in parts and ".cache" in parts
-        ):
-            return (
-                "this copy runs from a cache that a clean removes; install it for good (uv tool install "
-                "or pipx install) and run install from there"
-            )
+    """Why a client could not start `launch`, if so."""
     for word in launch:  # a byte os.fsdecode kept as a surrogate: JSON (and Node's argv) cannot carry it
         if re.search("[\ud800-\udfff]", word):
             shown = word.encode("utf-8", "backslashreplace").decode("utf-8")
             return f"{shown} is not UTF-8, which a client's config cannot hold; rename or move it"
     return None
+
+
+def lasting_launch(machine: Machine) -> list[str]:
+    """How a client starts this program for good: launch_command(), or, when that is in a runner's cache
+    (`uv cache clean` deletes it), the runner fetching what this copy was installed from: `uvx --from SOURCE
+    robot-md-mcp` (`pipx run --spec`), SOURCE from PEP 610; else Exit (nothing installed)."""
+    me = launch_command()
+    runner = _runners_cache(me)
+    if runner is None:
+        return me
+    source = installed_from()
+    if source is None:  # threat: none (usability): an entry that stops working after a clean
+        line = (
+            f"{NAME}: nothing installed: this copy runs from a cache that a clean removes and came from no "
+            "URL or git tag; install it for good (uv tool install or pipx install) and run install from there"
+        )
+        raise Exit(ExitCode.CANNOT_USE, line)
+    program = shutil.which(runner, path=machine.environ.get("PATH")) or runner  # absolute where found
+    return [program, "--from", source, NAME] if runner == "uvx" else [program, "run", "--spec", source, NAME]
+
+
+def _runners_cache(launch: list[str]) -> str | None:
+    """The runner (uvx, pipx) whose cache holds the program `launch` starts, if so."""
+    for parts in (Path(word).parts for word in launch[:2]):
+        if "uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts):
+            return "uvx"
+        if "pipx" in parts and ".cache" in parts:
+            return "pipx"
+    return None
+
+
+def installed_from() -> str | None:
+    """What this copy was installed from, as `uvx --from` and `pipx run --spec` take it, from its
+    distribution's direct_url.json (PEP 610); None when there is none (an index) or it is no lasting URL."""
+    import importlib.metadata
+
+    try:
+        text = importlib.metadata.distribution(NAME).read_text("direct_url.json")
+        return pep610_source(json.loads(text)) if text else None
+    except (importlib.metadata.PackageNotFoundError, ValueError, RecursionError, OSError):
+        return None
+
+
+def pep610_source(found: Any) -> str | None:
+    """A PEP 610 direct URL as a source to fetch again: an archive's URL; a git repository's as
+    git+URL@REVISION (the one asked for, else the commit), #subdirectory= kept. None for a folder or a
+    file on this machine (dir_info, `file:`: it may change or go), another VCS, anything odd."""
+    url = found.get("url") if isinstance(found, dict) else None
+    if not isinstance(url, str) or not _fetchable(url):
+        return None
+    vcs, sub = found.get("vcs_info"), found.get("subdirectory")
+    if isinstance(found.get("archive_info"), dict):
+        source = url
+    elif isinstance(vcs, dict) and vcs.get("vcs") == "git":
+        revision = vcs.get("requested_revision") or vcs.get("commit_id")
+        if not isinstance(revision, str) or not re.fullmatch(r"\w[\w./+-]*", revision):
+            return None
+        source = f"git+{url}@{revision}"
+    else:  # dir_info: a folder on this machine; hg, svn, bzr: uvx fetches git only
+        return None
+    if sub is None:
+        return source
+    return (
+        f"{source}#subdirectory={sub}" if isinstance(sub, str) and re.fullmatch(r"\w[\w./-]*", sub) else None
+    )
+
+
+def _fetchable(url: str) -> bool:
+    """A network URL a runner fetches again: not `file:`, no password (a config is no place for it), no
+    space or control character (some clients split arguments), no fragment (ours says the subdirectory)."""
+    import urllib.parse
+
+    if re.search(r"[\s\x00-\x1f\x7f]", url):
+        return False
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # a bad IPv6 address
+        return False
+    return (
+        parts.scheme.lower() not in ("", "file")
+        and bool(parts.netloc)
+        and not (parts.password or parts.fragment)
+    )
 
 
 def run_uninstall(command: Command, machine: Machine) -> int:

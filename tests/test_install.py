@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -95,6 +96,21 @@ def write_json(path: Path, data: object, indent: int | str = 2) -> bytes:
 def siblings(path: Path) -> set[str]:
     return {p.name for p in path.parent.iterdir()}
 
+
+MENTION = st.sampled_from(["robot-md-mcp", "robot_md_mcp", "/opt/robot-md-mcp/x", "robot-md-mcp.pyz"])
+WORD = st.text(st.characters(codec="utf-8"), max_size=12)
+JSON_VALUE = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(codec="utf-8")),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(st.characters(codec="utf-8")), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
 
 # --- where the files are -------------------------------------------------------
 
@@ -1314,24 +1330,120 @@ def test_help_mentions_install() -> None:
 # --- install from a cache, and uninstall ------------------------------------------
 
 
-@posix_only
-@pytest.mark.parametrize(
-    "cache",
-    ["home/.cache/uv/archive-v0/Ab12/bin", "home/.local/share/pipx/.cache/0d5e/bin"],
-    ids=["uvx", "pipx"],
+TAG = "https://github.com/robot-md/robot-md-mcp"
+# Each shape of PEP 610's direct_url.json, and the source install writes for it (None: it refuses).
+DIRECT_URLS: dict[str, tuple[Any, str | None]] = {
+    "index (no direct_url.json)": (None, None),
+    "archive": ({"url": f"{TAG}/archive/v0.1.0.tar.gz", "archive_info": {"hash": "sha256=ab"}}, None),
+    "git tag": (
+        {"url": TAG, "vcs_info": {"vcs": "git", "requested_revision": "v0.1.0", "commit_id": "a1b2c3"}},
+        f"git+{TAG}@v0.1.0",
+    ),
+    "git, no revision asked": (
+        {"url": TAG, "vcs_info": {"vcs": "git", "commit_id": "a1b2c3"}},
+        f"git+{TAG}@a1b2c3",
+    ),
+    "git over ssh, a subdirectory": (
+        {
+            "url": "ssh://git@host/r.git",
+            "vcs_info": {"vcs": "git", "commit_id": "ff"},
+            "subdirectory": "py/pkg",
+        },
+        "git+ssh://git@host/r.git@ff#subdirectory=py/pkg",
+    ),
+    "a folder here": ({"url": "file:///home/me/src/robot-md-mcp", "dir_info": {"editable": False}}, None),
+    "a wheel here": ({"url": "file:///tmp/robot_md_mcp-0.1.0-py3-none-any.whl", "archive_info": {}}, None),
+    "git in a folder here": (
+        {"url": "file:///home/me/src/r", "vcs_info": {"vcs": "git", "commit_id": "ff"}},
+        None,
+    ),
+    "mercurial": ({"url": "https://hg.example/r", "vcs_info": {"vcs": "hg", "commit_id": "ff"}}, None),
+    "a password": ({"url": "https://me:secret@example.org/r.tar.gz", "archive_info": {}}, None),
+    "a space": ({"url": "https://example.org/a b.tar.gz", "archive_info": {}}, None),
+    "an option for a revision": ({"url": TAG, "vcs_info": {"vcs": "git", "requested_revision": "-x"}}, None),
+    "no url": ({"archive_info": {}}, None),
+    "not an object": ([TAG], None),
+}
+DIRECT_URLS["archive"] = (DIRECT_URLS["archive"][0], f"{TAG}/archive/v0.1.0.tar.gz")
+
+
+def installed_copy(folder: Path, monkeypatch, direct_url: Any) -> None:
+    """A distribution robot-md-mcp first on sys.path, with `direct_url` as its direct_url.json (None: none,
+    as from an index)."""
+    info = folder / "site" / "robot_md_mcp-9.9.9.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: robot-md-mcp\nVersion: 9.9.9\n")
+    if direct_url is not None:
+        (info / "direct_url.json").write_text(json.dumps(direct_url))
+    monkeypatch.syspath_prepend(str(folder / "site"))
+
+
+@pytest.mark.parametrize("shape", DIRECT_URLS)
+def test_every_pep_610_shape_gives_its_source_or_none(tmp_path: Path, monkeypatch, shape: str) -> None:
+    direct_url, source = DIRECT_URLS[shape]
+    installed_copy(tmp_path, monkeypatch, direct_url)
+    assert rmm.installed_from() == source
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {"url": WORD | st.sampled_from([TAG, "file:///x", "https://h/a.tgz", "ssh://git@h/r"])},
+        optional={
+            "archive_info": JSON_VALUE,
+            "vcs_info": st.fixed_dictionaries(
+                {}, optional=dict.fromkeys(("vcs", "requested_revision", "commit_id"), WORD | st.just("git"))
+            ),
+            "dir_info": JSON_VALUE,
+            "subdirectory": WORD | JSON_VALUE,
+        },
+    )
+    | JSON_VALUE
 )
-def test_install_from_a_cache_is_refused_in_one_line(
-    install: Installer, tmp_path: Path, monkeypatch, cache: str
+def test_any_direct_url_is_a_fetchable_source_or_none(direct_url: Any) -> None:
+    """Whatever the file holds: never an exception; a source is one word, fetched over the network."""
+    source = rmm.pep610_source(direct_url)
+    assert source is None or (
+        re.fullmatch(r"(git\+)?(?!file:)[a-z][a-z0-9+.-]*://\S+", source, re.IGNORECASE)
+        and source.split("#")[0].removeprefix("git+").startswith(direct_url["url"])
+    ), source
+
+
+@posix_only
+@pytest.mark.parametrize("runner", ["uvx", "pipx"])
+@pytest.mark.parametrize("shape", ["index (no direct_url.json)", "archive", "git tag", "a folder here"])
+@pytest.mark.parametrize("on_path", [True, False], ids=["runner-on-PATH", "runner-not-on-PATH"])
+def test_install_from_a_cache_writes_the_runner_and_its_source_or_refuses(
+    install: Installer, tmp_path: Path, monkeypatch, runner: str, shape: str, on_path: bool
 ) -> None:
-    """Run by uvx (or `pipx run`), the program lives in a cache that `uv cache clean` empties:
-    an entry naming it would stop working, so nothing is written."""
-    script = tmp_path / cache / "robot-md-mcp"
+    """Run by uvx (or `pipx run`), the program lives in a cache that `uv cache clean` empties: an entry
+    naming it would stop working. When the copy came from a URL or a git tag, the entry has the runner
+    fetch that (its absolute path when on PATH); else nothing is written, in one line."""
+    cache = {"uvx": "home/.cache/uv/archive-v0/Ab12/bin", "pipx": "home/.local/share/pipx/.cache/0d5e/bin"}
+    script = tmp_path / cache[runner] / "robot-md-mcp"
     script.parent.mkdir(parents=True)
     script.write_text("#!/bin/sh\n", encoding="utf-8")
     monkeypatch.setattr(sys, "argv", [str(script), "install"])
-    done = install("cursor", str(EXAMPLE))
-    assert done.code == 1 and done.err.count("\n") == 1 and done.out == ""
-    assert "runs from a cache that a clean removes" in done.err and not install.file("cursor").exists()
+    direct_url, source = DIRECT_URLS[shape]
+    installed_copy(tmp_path, monkeypatch, direct_url)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / runner).write_text("#!/bin/sh\n", encoding="utf-8")
+    (tools / runner).chmod(0o755)
+    path_env = str(tools) if on_path else str(tmp_path / "nowhere")
+    done = install("cursor", str(EXAMPLE), PATH=path_env)
+    if source is None:
+        assert done.code == 1 and done.err.count("\n") == 1 and done.out == ""
+        assert "runs from a cache that a clean removes" in done.err and not install.file("cursor").exists()
+        return
+    assert done.code == 0, done.err
+    program = str(tools / runner) if on_path else runner
+    how = ["--from", source] if runner == "uvx" else ["run", "--spec", source]
+    entry = {"command": program, "args": [*how, "robot-md-mcp", str(EXAMPLE)]}
+    assert json.loads(install.file("cursor").read_text())["mcpServers"] == {"robot-md-bob": entry}
+    assert rmm._ours(entry) and "already in" in install("cursor", str(EXAMPLE), PATH=path_env).out
+    assert install("cursor", str(EXAMPLE), verb="uninstall").code == 0
+    assert json.loads(install.file("cursor").read_text())["mcpServers"] == {}
 
 
 def test_uninstall_removes_our_entry_and_nothing_else(install: Installer) -> None:
@@ -1584,8 +1696,6 @@ FOREIGN: dict[str, dict[str, Any]] = {  # entries that mention robot-md-mcp with
     "an option first": {"command": "py", "args": ["-3.12", "C:\\robot-md-mcp.pyz", "C:\\r"]},
 }
 
-MENTION = st.sampled_from(["robot-md-mcp", "robot_md_mcp", "/opt/robot-md-mcp/x", "robot-md-mcp.pyz"])
-WORD = st.text(st.characters(codec="utf-8"), max_size=12)
 FOLDERS = st.lists(st.text("abc-_ .é", min_size=1, max_size=6) | st.just("robot-md-mcp"), max_size=3)
 PYTHONS = st.sampled_from(
     ["python", "python3", "python3.12", "pythonw", "pypy3", "py", "python.exe", "PY.EXE"]
@@ -1713,18 +1823,6 @@ def test_a_program_whose_name_only_begins_like_ours_is_not_ours(
 
 # --- a whole class of configs ------------------------------------------------------
 
-JSON_VALUE = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(st.characters(codec="utf-8")),
-    lambda inner: (
-        st.lists(inner, max_size=4)
-        | st.dictionaries(st.text(st.characters(codec="utf-8")), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
 FOREIGN_ENTRY = (
     foreign_entries()
     | st.sampled_from(list(FOREIGN.values()))
