@@ -7836,7 +7836,7 @@ DEFAULT_SERVER_NAME = "robot-md"  # uninstall's default; install's before 0.x na
 # An entry's default name: robot-md-ROBOT_NAME (a fleet: robot-md-fleet[-FOLDER]; a bridge: robot-md-HOST),
 # the robot's part in the characters every client takes, cut to this many: Claude names a tool
 # mcp__ENTRY__TOOL, at most 64 characters.
-MAX_NAME_PART = 30
+MAX_NAME_PART = 30  # threat: none (usability)
 # `install claude-desktop URL`: Claude Desktop starts stdio servers only; npm's mcp-remote bridges one to the
 # URL. The token goes in the entry's env, which mcp-remote puts into its header (argv is readable by anyone
 # on the machine; env is not), and BRIDGE_MARKER in env says the entry is ours.
@@ -7890,6 +7890,7 @@ def _install_target(command: Command) -> Command:
     # The first that applies is told. Clients use the name in tool names (mcp__robot-md__validate).
     wrong = {
         # Not "-" first: `claude mcp add` would read it as an option (and argparse `--name=--` as none).
+        # threat: none (usability): the name pattern and JS_OBJECT_MEMBERS, our user's own choice
         f"--name {as_given(name)}: use letters, digits, '-' and '_' only, not '-' first": not re.fullmatch(
             r"[A-Za-z0-9_][A-Za-z0-9_-]*", name
         ),
@@ -7952,6 +7953,7 @@ def install_bridge(command: Command, machine: Machine) -> int:
         parts.port  # noqa: B018 (a port that is no number raises)
     except ValueError:
         host = None
+    # threat: none (usability): the URL our user gave
     if not host or parts.username or parts.password or parts.fragment or re.search(r"[\s\x00-\x1f]", url):
         raise UsageError(f"{url!r} is not a server's URL: http(s)://HOST[:PORT]/mcp, no user, password or #")
     try:
@@ -7960,7 +7962,7 @@ def install_bridge(command: Command, machine: Machine) -> int:
         raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing installed: {e}")) from None
     entry = bridge_entry(url, token, plain=parts.scheme.lower() == "http" and host not in LOOPBACK_NAMES)
     _utf8_stdout()
-    if entry["args"][-1] == "--allow-http":
+    if entry["args"][-1] == "--allow-http":  # threat: T-HTTP-LAN-3 (on the wire: not defended, said)
         print(
             f"{NAME}: note: {url} is plain HTTP: the token crosses the network readable; prefer https",
             file=sys.stderr,
@@ -7975,6 +7977,7 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1")
 def bridge_entry(url: str, token: str | None, plain: bool = False) -> dict[str, Any]:
     """The mcpServers entry that runs mcp-remote to `url`: its Authorization header names an environment
     variable that mcp-remote expands (no token in argv; no space in an argument, which some clients split)."""
+    # threat: T-HTTP-LAN-3: the token in env, which other users cannot read (argv they can)
     header = ["--header", f"Authorization:${{{BRIDGE_AUTH_ENV}}}"] if token is not None else []
     env = {BRIDGE_AUTH_ENV: f"Bearer {token}"} if token is not None else {}
     return {
@@ -8087,6 +8090,7 @@ def _argv(entry: dict[str, Any]) -> list[str]:
 
 def _ours(entry: Any) -> bool:
     """An entry install wrote (or could have): one that runs robot-md-mcp, or our bridge to one."""
+    # threat: contract: other servers' entries kept (_runs_this_program, _program_run_by, _our_bridge)
     return _runs_this_program(entry) or _our_bridge(entry)
 
 
@@ -8098,7 +8102,7 @@ def _our_bridge(entry: Any) -> bool:
 def _unusable_launch(launch: list[str]) -> str | None:
     """Why a client could not start `launch`, if so."""
     for word in launch:  # a byte os.fsdecode kept as a surrogate: JSON (and Node's argv) cannot carry it
-        if re.search("[\ud800-\udfff]", word):
+        if re.search("[\ud800-\udfff]", word):  # threat: none (usability)
             shown = word.encode("utf-8", "backslashreplace").decode("utf-8")
             return f"{shown} is not UTF-8, which a client's config cannot hold; rename or move it"
     return None
@@ -8174,7 +8178,7 @@ def _fetchable(url: str) -> bool:
     space or control character (some clients split arguments), no fragment (ours says the subdirectory)."""
     import urllib.parse
 
-    if re.search(r"[\s\x00-\x1f\x7f]", url):
+    if re.search(r"[\s\x00-\x1f\x7f]", url):  # threat: none (usability): all of _fetchable
         return False
     try:
         parts = urllib.parse.urlsplit(url)
@@ -8266,6 +8270,7 @@ def edit_config(
     path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through
     done = "installed" if entry is not None else "removed"
     try:
+        # threat: T-CONFIG-2
         if workspace is not None and not path.is_relative_to(os.path.realpath(workspace)):
             raise _Refused(
                 f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
@@ -8295,7 +8300,8 @@ def _say_edit(
         print(_visible_line(f'{NAME}: "{name}" {there}; nothing changed' + f" ({kept})" * bool(kept)))
         return
     verb, where = {"added": ("add", "to"), "updated": ("update", "in"), "removed": ("remove", "from")}[status]
-    if command.dry_run:  # our entry only: the rest of the file may hold other servers' secrets (env)
+    # threat: none (usability): our entry only: the rest of the file may hold other servers' secrets (env)
+    if command.dry_run:
         said = _visible_line(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}')
         print(said + (f":\n{_as_member(name, entry)}" if entry is not None else ""))
     else:
@@ -8306,7 +8312,7 @@ def _say_edit(
 def _as_member(name: str, entry: dict[str, Any]) -> str:
     """The entry as a member of the servers object, to paste there; a token it holds is not shown."""
     env = entry.get("env")
-    if isinstance(env, dict) and BRIDGE_AUTH_ENV in env:
+    if isinstance(env, dict) and BRIDGE_AUTH_ENV in env:  # threat: T-HTTP-LAN-3: never on screen
         entry = {**entry, "env": {**env, BRIDGE_AUTH_ENV: "Bearer <the token in --token-file>"}}
     return "\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1])
 
@@ -8354,14 +8360,14 @@ def _read_config(path: Path) -> bytes | None:
     read only if it is a regular file (a FIFO must not hang us)."""
     try:
         with open(path, "rb", opener=_open_nonblocking) as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # threat: none (note 3)
                 raise _Refused("is not a regular file")
             data = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         return None
     except OSError as e:
         raise _Refused(f"cannot be read: {_os_reason(e)}") from None
-    if len(data) > MAX_CONFIG_BYTES:
+    if len(data) > MAX_CONFIG_BYTES:  # threat: T-CONFIG-2
         raise _Refused(f"is larger than {MAX_CONFIG_BYTES // 2**20} MiB; not a client config")
     return data
 
@@ -8372,7 +8378,7 @@ def _servers(data: bytes | None, key: str) -> dict[str, Any]:
 
 
 def _made_private(path: Path) -> str:
-    """An unchanged config holding our token, made private if it was not."""
+    """An unchanged config holding our token, made private if it was not."""  # threat: T-HTTP-LAN-3
     if os.name == "nt" or not stat.S_IMODE(os.stat(path).st_mode) & 0o077:
         return ""
     os.chmod(path, 0o600)
@@ -8388,7 +8394,7 @@ def edited_config(
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
         raise _Refused(f'has a "{key}" that is not a JSON object')
-    if name in servers and servers[name] != entry and not _ours(servers[name]):  # not ours
+    if name in servers and servers[name] != entry and not _ours(servers[name]):  # threat: contract
         raise _Refused(f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)')
     if entry is not None and name in servers:  # ours: what the user added to it (env, disabled...) stays
         entry = {**servers[name], **entry}
@@ -8400,7 +8406,9 @@ def edited_config(
     else:
         servers[name] = entry
     indent = re.search(r"^[ \t]+(?=\S)", text, re.MULTILINE)  # the file's own, else 2 spaces
-    try:  # strict JSON only: no Infinity for 1e400, no lone surrogates; invisible characters escaped
+    # strict JSON only: no Infinity for 1e400, no lone surrogates (threat: contract); invisible characters
+    # escaped (threat: T-CONFIG-2)
+    try:
         new = json.dumps(config, indent=indent.group(0) if indent else 2, ensure_ascii=False, allow_nan=False)
         new = _MAYBE_INVISIBLE.sub(_json_escaped, new)
         new.encode("utf-8")
@@ -8416,7 +8424,7 @@ def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
         config = json.loads(text, object_pairs_hook=_no_repeated_keys) if text.strip() else {}
     except UnicodeDecodeError:
         raise _Refused("is not UTF-8 text") from None
-    except json.JSONDecodeError as e:
+    except json.JSONDecodeError as e:  # threat: contract: nothing of the file lost
         # JSONC (VS Code allows comments and trailing commas) is not rewritten:
         # a faithful rewrite needs a JSONC editor, a runtime dependency.
         raise _Refused(
@@ -8424,7 +8432,7 @@ def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
             f'trailing commas, edit its "{key}" object by hand; else fix it or move it aside',
             paste_by_hand=True,
         ) from None
-    except RecursionError:
+    except RecursionError:  # threat: T-CONFIG-2, as MAX_CONFIG_DEPTH and long integers below
         raise _Refused(TOO_DEEP) from None
     except ValueError:  # an integer longer than sys.get_int_max_str_digits()
         raise _Refused("holds a number with more digits than Python reads; fix it by hand") from None
@@ -8436,7 +8444,7 @@ def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
 
 
 def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object whose keys repeat would lose all but the last on rewriting."""
+    """An object whose keys repeat would lose all but the last on rewriting."""  # threat: contract
     seen: dict[str, Any] = {}
     for key, value in pairs:
         if key in seen:
@@ -8453,16 +8461,18 @@ def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = Fa
     import tempfile
 
     backup = None if old is None else path.with_name(path.name + ".bak")
+    # threat: none (usability): our user's folder
     if backup is not None and os.path.isdir(backup) and not os.path.islink(backup):
         raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside")
     mode, opened = _new_mode(path, private)
     temps: list[str] = []
     try:
         for content in (data,) if old is None else (data, old):
+            # threat: T-CONFIG-2: new temp files beside, renamed over <file> and <file>.bak, never followed
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             temps.append(tmp)
             _write_synced(fd, content, tmp, mode)
-        if _read_config(path) != old:
+        if _read_config(path) != old:  # threat: T-CONFIG-1
             raise _Changed
         os.replace(temps[0], path)
         try:
@@ -8482,7 +8492,7 @@ def _new_mode(path: Path, private: bool) -> tuple[int | None, bool]:
     """The mode of the new config and its backup: the config's own (None: mkstemp's 0600), 0600 when it
     holds a token (only the user reads it); and whether that made it private."""
     mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None
-    opened = private and os.name != "nt" and mode is not None and bool(mode & 0o077)
+    opened = private and os.name != "nt" and mode is not None and bool(mode & 0o077)  # threat: T-HTTP-LAN-3
     return (0o600 if private else mode), opened
 
 
@@ -8565,7 +8575,7 @@ def claude_code_add(
         )
         return ExitCode.OK
     if there is not None:  # another command under this name, in this scope
-        if _someone_elses(there):
+        if _someone_elses(there):  # threat: contract, as in claude_code_remove
             raise Exit(
                 ExitCode.CANNOT_USE,
                 f"{NAME}: nothing installed: {_not_ours(scope, name)} (--name picks another)",
@@ -8640,7 +8650,8 @@ def claude_code_entry(claude: str, name: str, scope: str) -> list[str] | None:
     test runs the CLI). The CLI joins the arguments with spaces: split at each, the command kept whole."""
     import tempfile
 
-    with tempfile.TemporaryDirectory() as elsewhere:  # no local or project entry hides the user one there
+    # threat: contract: no local or project entry hides the user one there
+    with tempfile.TemporaryDirectory() as elsewhere:
         done = _claude_code(
             claude, ["claude", "mcp", "get", name], cwd=elsewhere if scope == "user" else None
         )
@@ -8669,7 +8680,7 @@ def _claude_code(claude: str, argv: list[str], cwd: str | None = None) -> subpro
         return subprocess.run(
             [claude, *argv[1:]], capture_output=True, text=True, encoding="utf-8", errors="replace", cwd=cwd
         )
-    except OSError as e:  # on PATH, yet no program (a stale shim whose interpreter is gone)
+    except OSError as e:  # threat: contract: one line; on PATH, yet no program (a stale shim)
         raise Exit(
             ExitCode.CANNOT_USE, _visible_line(f"{NAME}: cannot run {claude}: {_os_reason(e)}")
         ) from None
