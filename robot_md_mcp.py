@@ -7890,7 +7890,7 @@ def _install_target(command: Command) -> Command:
     # The first that applies is told. Clients use the name in tool names (mcp__robot-md__validate).
     wrong = {
         # Not "-" first: `claude mcp add` would read it as an option (and argparse `--name=--` as none).
-        # threat: none (usability): the name pattern and JS_OBJECT_MEMBERS, our user's own choice
+        # threat: none (usability: the name pattern and JS_OBJECT_MEMBERS, our user's own choice)
         f"--name {as_given(name)}: use letters, digits, '-' and '_' only, not '-' first": not re.fullmatch(
             r"[A-Za-z0-9_][A-Za-z0-9_-]*", name
         ),
@@ -7953,7 +7953,7 @@ def install_bridge(command: Command, machine: Machine) -> int:
         parts.port  # noqa: B018 (a port that is no number raises)
     except ValueError:
         host = None
-    # threat: none (usability): the URL our user gave
+    # threat: none (usability: the URL our user gave)
     if not host or parts.username or parts.password or parts.fragment or re.search(r"[\s\x00-\x1f]", url):
         raise UsageError(f"{url!r} is not a server's URL: http(s)://HOST[:PORT]/mcp, no user, password or #")
     try:
@@ -8117,7 +8117,7 @@ def lasting_launch(machine: Machine) -> list[str]:
     if runner is None:
         return me
     source = installed_from()
-    if source is None:  # threat: none (usability): an entry that stops working after a clean
+    if source is None:  # threat: none (usability: an entry that stops working after a clean)
         line = (
             f"{NAME}: nothing installed: this copy runs from a cache that a clean removes and came from no "
             "URL or git tag; install it for good (uv tool install or pipx install) and run install from there"
@@ -8178,7 +8178,7 @@ def _fetchable(url: str) -> bool:
     space or control character (some clients split arguments), no fragment (ours says the subdirectory)."""
     import urllib.parse
 
-    if re.search(r"[\s\x00-\x1f\x7f]", url):  # threat: none (usability): all of _fetchable
+    if re.search(r"[\s\x00-\x1f\x7f]", url):  # threat: none (usability: all of _fetchable)
         return False
     try:
         parts = urllib.parse.urlsplit(url)
@@ -8300,7 +8300,7 @@ def _say_edit(
         print(_visible_line(f'{NAME}: "{name}" {there}; nothing changed' + f" ({kept})" * bool(kept)))
         return
     verb, where = {"added": ("add", "to"), "updated": ("update", "in"), "removed": ("remove", "from")}[status]
-    # threat: none (usability): our entry only: the rest of the file may hold other servers' secrets (env)
+    # threat: none (usability: our entry only; the rest of the file may hold other servers' secrets in env)
     if command.dry_run:
         said = _visible_line(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}')
         print(said + (f":\n{_as_member(name, entry)}" if entry is not None else ""))
@@ -8461,7 +8461,7 @@ def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = Fa
     import tempfile
 
     backup = None if old is None else path.with_name(path.name + ".bak")
-    # threat: none (usability): our user's folder
+    # threat: none (usability: our user's folder)
     if backup is not None and os.path.isdir(backup) and not os.path.islink(backup):
         raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside")
     mode, opened = _new_mode(path, private)
