@@ -5505,9 +5505,9 @@ def build_server(
 # arrived before stdin closed is answered before the server ends.
 
 # MCP messages to this server are tiny; a longer line is skipped, not held.
-MAX_STDIO_LINE_BYTES = 256 * 1024
+MAX_STDIO_LINE_BYTES = 256 * 1024  # threat: T-STDIO-1
 # After stdin closes, how long requests already received may take to finish.
-EOF_GRACE_SECONDS = 5.0
+EOF_GRACE_SECONDS = 5.0  # threat: T-STDIO-2
 _TOO_LONG = object()  # a line over the limit, as the reader thread reports it
 CANCELLED = "notifications/cancelled"
 NOT_JSONRPC = (
@@ -5516,7 +5516,7 @@ NOT_JSONRPC = (
 )
 # The deepest message taken, on both wires: the SDK's HTTP transport parses a body again, with
 # pydantic-core, which stops past 201 levels (Python's json goes on to about 1,000).
-MAX_MESSAGE_DEPTH = 200
+MAX_MESSAGE_DEPTH = 200  # threat: contract: HTTP answers a deep message as stdio does (threat-model note 4)
 # Lone surrogate escapes are legal JSON but not Unicode: no MCP string holds one.
 NOT_TEXT = "{what} holds a lone surrogate escape (\\ud800 to \\udfff, unpaired), which is not Unicode text"
 
@@ -5525,6 +5525,7 @@ def error_answer(request_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
+# threat: T-MSG-1
 def classify_line(line: Any, batches: bool = False) -> tuple[Any, dict[str, Any] | None]:
     """One line from a client → (the message for the server, None), or
     (None, the JSON-RPC error to answer with), or (None, None) for a blank
@@ -5582,6 +5583,7 @@ def classify_message(data: Any) -> tuple[Any, dict[str, Any] | None]:
     return _as_jsonrpc(data, answer_id)
 
 
+# threat: T-MSG-1
 def _id_problem(data: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
     """The id an error answers with (None: the message has no usable one), and the
     error for an id or a method that no JSON-RPC message may have (None: fine)."""
@@ -5601,6 +5603,7 @@ def _id_problem(data: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
     return answer_id, None
 
 
+# threat: T-MSG-1
 def _text_problem(data: dict[str, Any], answer_id: Any) -> dict[str, Any] | None:
     """The error for a message holding a string that is not Unicode text (None: none does):
     invalid params when only the params hold it."""
@@ -5615,6 +5618,7 @@ def _text_problem(data: dict[str, Any], answer_id: Any) -> dict[str, Any] | None
     return error_answer(answer_id, types.INVALID_REQUEST, message)
 
 
+# threat: T-MSG-1
 def _as_jsonrpc(data: dict[str, Any], answer_id: Any) -> tuple[Any, dict[str, Any] | None]:
     """A message whose envelope is sound, as the SDK's JSON-RPC type, or the error."""
     from mcp import types
@@ -5642,6 +5646,7 @@ def nesting(value: Any) -> int:
     return depth
 
 
+# threat: T-MSG-1
 def has_lone_surrogate(value: Any) -> bool:
     """Whether a decoded JSON value holds a lone surrogate ("\\ud800") in
     any string or key: legal JSON escapes, but not Unicode text, so such a
@@ -5667,6 +5672,7 @@ def has_lone_surrogate(value: Any) -> bool:
 UNNAMED_CLIENT = {"name": "unnamed-client", "version": "0"}
 
 
+# threat: T-MSG-1
 def completed_initialize(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """An `initialize` request as the SDK takes it: without clientInfo, the
     placeholder above; else (None for the request) the -32602 answer naming
@@ -5707,7 +5713,7 @@ def _read_lines(wire_in: BinaryIO, deliver: Callable[[bytes | object], None]) ->
     line: Any = None  # bytes, or _TOO_LONG
     while line != b"":
         try:
-            line = wire_in.readline(MAX_STDIO_LINE_BYTES + 1)
+            line = wire_in.readline(MAX_STDIO_LINE_BYTES + 1)  # threat: T-STDIO-1
             if len(line) > MAX_STDIO_LINE_BYTES and not line.endswith(b"\n"):
                 while line and not line.endswith(b"\n"):
                     line = wire_in.readline(64 * 1024)
@@ -5851,7 +5857,7 @@ async def _to_server(
     elif isinstance(message, types.JSONRPCNotification) and message.method == CANCELLED:
         cancelled = (message.params or {}).get("requestId")
         # Only an id can name a request: a list or an object cancels nothing (and is unhashable).
-        if isinstance(cancelled, (int, str)) and not isinstance(cancelled, bool):
+        if isinstance(cancelled, (int, str)) and not isinstance(cancelled, bool):  # threat: T-MSG-1
             unanswered.done(cancelled)  # it will not be answered
             ready = batches.answered(cancelled, None)
             if ready is not None:
@@ -5859,6 +5865,7 @@ async def _to_server(
     await to_server.send(SessionMessage(message))
 
 
+# threat: contract: every request answered
 def _outgoing_line(
     item: SessionMessage | WireAnswer, unanswered: _Unanswered, batches: _Batches
 ) -> bytes | None:
@@ -5905,7 +5912,7 @@ async def _write_stdout(
     async for item in outgoing:
         data = _outgoing_line(item, unanswered, batches)
         if data is not None and writable:
-            writable = _put(wire_out, data)
+            writable = _put(wire_out, data)  # threat: T-STDIO-2
     for text in batches.unfinished():
         writable = writable and _put(wire_out, text.encode("utf-8") + b"\n")
 
@@ -5931,7 +5938,7 @@ def _stdio_wire() -> Iterator[tuple[BinaryIO, BinaryIO]]:
     except OSError:  # no usable descriptors (an embedding): serve the streams in place
         yield sys.stdin.buffer, sys.stdout.buffer
         return
-    os.dup2(2, 1)
+    os.dup2(2, 1)  # threat: contract: stdout carries only the protocol
     try:
         yield wire_in, wire_out
     finally:
@@ -5965,7 +5972,7 @@ async def _serve_the_wire(
     import anyio.from_thread
     import anyio.lowlevel
 
-    lines_in, lines = anyio.create_memory_object_stream[bytes | object](16)
+    lines_in, lines = anyio.create_memory_object_stream[bytes | object](16)  # threat: T-STDIO-1
     to_server, server_in = anyio.create_memory_object_stream[Any](16)
     server_out, outgoing = anyio.create_memory_object_stream[Any](16)
     token = anyio.lowlevel.current_token()
@@ -6003,6 +6010,7 @@ def serve_stdio(
 
     wire = [0, 1, 2]  # closed before the process ends on a signal, the wire's own copies too
 
+    # threat: T-STDIO-2
     def end_on_signal(signum: int, frame: FrameType | None) -> None:
         """Ctrl-C: exit 130, whatever the server is doing (writing to a client
         that stopped reading, a worker preparing a slow manifest, a read the
@@ -6020,6 +6028,7 @@ def serve_stdio(
         wire.extend((wire_in.fileno(), wire_out.fileno()))
         anyio.run(_serve_the_wire, server, wire_in, wire_out, eof_grace_seconds)
     stuck = manifest_file.in_flight() if isinstance(manifest_file, Fleet) else manifest_file.reads.in_flight()
+    # threat: T-FILE-2
     if stuck:  # stuck: exiting would keep stdout open until it returns
         end_now(ExitCode.OK, [0, 1, 2])
     return ExitCode.OK
@@ -6037,19 +6046,36 @@ TOKEN_ENV = "ROBOT_MD_MCP_TOKEN"  # noqa: S105 (a variable name)
 MCP_PATH = "/mcp"
 MCP_METHODS = ("GET", "POST", "DELETE")  # the Streamable HTTP transport's; any other: our 405
 HEALTH_PATH = "/healthz"
+# threat: T-HTTP-LAN-1
 OPEN_PATHS = frozenset({HEALTH_PATH})  # answered without the token: they tell nothing about the robot
-MIN_TOKEN_CHARS = 16
+MIN_TOKEN_CHARS = 16  # threat: T-HTTP-LAN-3
+# threat: none (usability: one line, not a token that never matches)
 MAX_TOKEN_FILE_BYTES = 4096  # a token file holds one token
+# threat: T-HTTP-LOOP-1
 MAX_HTTP_BODY_BYTES = 256 * 1024  # one JSON-RPC message; ours are tiny
+# threat: T-HTTP-LOOP-1
 MAX_HTTP_HEADER_BYTES = 16 * 1024  # all headers of a request
+# threat: T-HTTP-LOOP-4
 MAX_NOTIFICATIONS_IN_FLIGHT = 32  # of HttpLimits.connections: the rest stay for requests
+# Every status the guard may answer any request with, and what it means: the guard refuses with these words
+# (its 401, 403 and 421 add the peer's), and the OpenAPI document lists these for every operation.
+GUARD_STATUSES = {
+    401: "the bearer token is missing or wrong",
+    403: "a browser page from a foreign Origin",
+    408: "the request body did not come in time",
+    413: f"the request body is larger than {MAX_HTTP_BODY_BYTES // 1024} KiB",
+    421: "a Host header that does not name this server",
+    431: f"request headers larger than {MAX_HTTP_HEADER_BYTES // 1024} KiB",
+}
 JSON_TYPE = "application/json"
 _CLOSE = {"connection": "close"}
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+# threat: none (usability: --allow-host checked)
 _HOST_NAME = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?")
 _MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"  # noqa: S105
 
 
+# threat: T-HTTP-LOOP-2 (deadlines, connections), T-HTTP-LOOP-3 (sessions)
 @dataclass(frozen=True)
 class HttpLimits:
     """What a peer may cost us, each defined here once, by the name $ROBOT_MD_MCP_HTTP_LIMITS lowers it by
@@ -6103,9 +6129,9 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
         try:
             with open(Path(token_file).expanduser(), "rb", opener=_open_nonblocking) as f:
                 mode = os.fstat(f.fileno()).st_mode
-                if not stat.S_ISREG(mode):
+                if not stat.S_ISREG(mode):  # threat: none (usability: a FIFO would hang the start)
                     raise HttpSetupError(f"the {source} is not a regular file")
-                if os.name != "nt" and mode & 0o077:
+                if os.name != "nt" and mode & 0o077:  # threat: T-HTTP-LAN-3
                     private = (
                         f"(mode {stat.S_IMODE(mode):04o}); make it private: chmod 600 {cut_path(token_file)}"
                     )
@@ -6122,7 +6148,7 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
     elif not text.strip():
         return None
     token = text.strip()
-    if len(token) < MIN_TOKEN_CHARS or not re.fullmatch(r"[\x21-\x7e]+", token):
+    if len(token) < MIN_TOKEN_CHARS or not re.fullmatch(r"[\x21-\x7e]+", token):  # threat: T-HTTP-LAN-3
         raise HttpSetupError(
             f"the {source} must hold one token of at least {MIN_TOKEN_CHARS} printable ASCII characters "
             f"without spaces; make one with: {_MAKE_TOKEN}"
@@ -6139,6 +6165,7 @@ def _bound_socket(host: str, port: int, shown: str) -> Any:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
         family, kind, proto, _, address = min(found, key=lambda info: info[0] != socket.AF_INET)
         sock = socket.socket(family, kind, proto)
+        # threat: T-HOST-1
         if os.name != "nt":  # on Windows SO_REUSEADDR would let two servers share a port
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
@@ -6185,13 +6212,14 @@ def open_listener(
     sock = _bound_socket(host, port, shown)
     bound, port = sock.getsockname()[:2]
     ip = ipaddress.ip_address(bound.split("%")[0])
-    if not ip.is_loopback and token is None:
+    if not ip.is_loopback and token is None:  # threat: T-HTTP-LAN-1
         sock.close()
         raise HttpSetupError(
             f"refusing to serve on {shown} (reachable from other machines) without a bearer token: "
             f"pass --token-file PATH or set ${TOKEN_ENV} (make one with: {_MAKE_TOKEN}), or bind 127.0.0.1"
         )
     try:
+        # threat: T-HTTP-LAN-1
         sock.listen(128)  # only now: off loopback, nothing is ever accepted without a token
     except OSError as e:  # another server listens on the port (both with SO_REUSEADDR)
         sock.close()
@@ -6206,6 +6234,7 @@ def open_listener(
     )
 
 
+# threat: T-HTTP-LOOP-5
 class RefusalLog:
     """A refusal's line on stderr, by reason: the first of a reason in any `window` seconds is logged, the
     rest counted, and the count said on that reason's next line. The peer's words in it are cut short
@@ -6247,6 +6276,7 @@ def method_refused(method: str, path: str, allowed: str) -> Response:
     return refused(405, message, {"allow": allowed})
 
 
+# threat: none (usability: a peer's words cut short in its own answer)
 def _client_words(text: str) -> str:
     """A client's words (a path, a robot name) inside our message: short, quoted."""
     return quoted(_echoed(text))
@@ -6293,6 +6323,7 @@ def _sent_again(events: list[Message]) -> ASGIApp:
     return again
 
 
+# threat: T-HTTP-LOOP-2
 async def _cancel_when_gone(receive: Receive, scope: CancelScope) -> None:
     """Cancel the cancel scope `scope` once the peer has gone (its request body read already)."""
     while (await receive())["type"] != "http.disconnect":
@@ -6320,13 +6351,14 @@ async def _read_body(receive: Receive, limits: HttpLimits, size_refused: bool) -
         with anyio.move_on_after(min(limits.body_gap_seconds, deadline - anyio.current_time())) as waited:
             message = await receive()
         if waited.cancelled_caught:
-            return refused(408, "the request body did not come in time", _CLOSE)
+            return refused(408, GUARD_STATUSES[408], _CLOSE)  # threat: T-HTTP-LOOP-2
         if message["type"] != "http.request":
             return None
         parts.append(message.get("body", b""))
         more, size = message.get("more_body", False), size + len(parts[-1])
     if size > MAX_HTTP_BODY_BYTES and size_refused:
-        return refused(413, f"the request body is larger than {MAX_HTTP_BODY_BYTES // 1024} KiB", _CLOSE)
+        # threat: T-HTTP-LOOP-1
+        return refused(413, GUARD_STATUSES[413], _CLOSE)
     return b"".join(parts)
 
 
@@ -6360,7 +6392,8 @@ class HttpGuard:
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         # uvicorn's h11_max_incomplete_event_size bounds a head still arriving, not one that came whole.
         if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
-            return refused(431, f"request headers larger than {MAX_HTTP_HEADER_BYTES // 1024} KiB")
+            # threat: T-HTTP-LOOP-1
+            return refused(431, GUARD_STATUSES[431])
         foreign = self.foreign(headers)
         if foreign is not None:
             return foreign
@@ -6381,8 +6414,10 @@ class HttpGuard:
             self.refusals.note(
                 "host", f"refused a request for {asked}; allowed: {allowed} (--allow-host adds names)"
             )
+            # threat: T-BROWSER-1
             return refused(421, f"Host {_client_words(host or '')} does not name this server")
         origin = _header(headers, b"origin")
+        # threat: T-BROWSER-2
         if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
             self.refusals.note(
                 "origin", f"refused a request from foreign Origin {_client_words(origin or '')}"
@@ -6397,6 +6432,7 @@ class HttpGuard:
 
         scheme, _, credentials = (_header(headers, b"authorization") or "").partition(" ")
         # Only spaces: str.strip() would also drop \xa0 and \x85, letting in a token with one of them.
+        # threat: T-HTTP-LAN-1
         matches = hmac.compare_digest(credentials.lstrip(" ").encode("latin-1"), cast(bytes, self.token))
         return matches and scheme.lower() == "bearer"
 
@@ -6432,6 +6468,7 @@ class HttpGuard:
             await self.answer_batch(scope, message, receive, send)
         elif message is not None and not isinstance(message, types.JSONRPCRequest):
             if self.notifications_in_flight >= MAX_NOTIFICATIONS_IN_FLIGHT:
+                # threat: T-HTTP-LOOP-4
                 await refused(503, "too many notifications in flight")(scope, receive, send)
                 return
             self.notifications_in_flight += 1
@@ -6447,6 +6484,7 @@ class HttpGuard:
         else:
             await self.in_session(scope, _replayed(body, receive), send)
 
+    # threat: T-HTTP-LOOP-2
     async def answer_batch(
         self, scope: Scope, members: list[tuple[Any, dict[str, Any] | None]], receive: Receive, send: Send
     ) -> None:
@@ -6511,6 +6549,7 @@ class HttpGuard:
         elif session is not None and (scope["method"] == "DELETE" or status == 404):  # ended, or gone
             self.live.forget(session)
 
+    # threat: T-HTTP-LOOP-3
     async def make_room(self, scope: Scope) -> None:
         """At the limit, close the least recently used session (the SDK's max_sessions would answer 503, so
         one peer could lock all others out) by a DELETE to the SDK's app: it has no other public way."""
@@ -6544,7 +6583,7 @@ class HttpGuard:
 
         try:
             await self.app(scope, receive, watched)
-        except anyio.ClosedResourceError:
+        except anyio.ClosedResourceError:  # threat: contract: one answer a request
             if not ended:
                 raise
         if started and not ended:
@@ -6568,6 +6607,7 @@ def _waiting_for_head(connection: Any) -> bool:
     return at_rest and not connection.transport.is_closing()
 
 
+# threat: T-HTTP-LOOP-2
 def _stalled(connection: Any) -> bool:
     """Whether a connection waits on its peer: for a head or a body, or to read an event stream (read or not:
     until its buffers fill, a server cannot tell) or a stuck answer. The event streams that never end: GET
@@ -6581,6 +6621,7 @@ def _stalled(connection: Any) -> bool:
     return scope["method"] == "GET" or listening or bool(connection.flow.write_paused)
 
 
+# threat: T-HTTP-LOOP-2
 def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> list[Any]:
     """Which connections make room for a newcomer: those longest _stalled; one in its first
     `limits.new_connection_seconds` (about to speak) only past twice the limit."""
@@ -6622,6 +6663,7 @@ def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
             super().on_response_complete()
             self._expect_request()
 
+        # threat: T-HTTP-LOOP-2
         def shutdown(self) -> None:
             # Stopping, uvicorn waits for every request (3 s), then cancels each with a line of its own:
             # one that waits on its peer (a listen stream, a body that stopped) is closed at once.
@@ -6630,6 +6672,7 @@ def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
             else:
                 super().shutdown()
 
+        # threat: T-HTTP-LOOP-2
         def _expect_request(self) -> None:
             waiting_after, self.waiting_since = self.cycle, time.monotonic()
 
@@ -6651,20 +6694,24 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
             app,
             http=with_head_deadline(H11Protocol, limits),
             loop="asyncio",
-            ws="none",
+            ws="none",  # threat: T-HTTP-LAN-1
             lifespan="on",
             log_config=None,  # warnings and errors reach stderr; no access log
-            access_log=False,
-            server_header=False,
+            access_log=False,  # threat: T-HTTP-LOOP-5
+            server_header=False,  # threat: T-HTTP-LAN-4
+            # threat: handed to a proxy (forwarded headers not believed)
             proxy_headers=False,  # no proxy is trusted to speak for a client
-            h11_max_incomplete_event_size=MAX_HTTP_HEADER_BYTES,
+            h11_max_incomplete_event_size=MAX_HTTP_HEADER_BYTES,  # threat: T-HTTP-LOOP-1
+            # threat: T-HTTP-LOOP-2
             limit_concurrency=4 * limits.connections,  # see with_head_deadline
+            # threat: T-HTTP-LOOP-2
             timeout_keep_alive=limits.head_seconds,  # type: ignore[arg-type]
             timeout_graceful_shutdown=3,
         )
     )
 
 
+# threat: T-FILE-2
 def connection_sockets(server: Any) -> list[int]:
     """The file descriptors of a uvicorn.Server's open connections (it lists none publicly)."""
     for _ in range(3):  # the set belongs to the event loop's thread: it may change while copied
@@ -6687,6 +6734,7 @@ OPENAPI_PATH = "/openapi.json"
 VALIDATE_PATH = "/validate"
 RENDER_PATH = "/render"
 ROBOTS_PATH = "/robots"
+# threat: T-REST-1
 MAX_REST_PARSES = 2  # POSTed manifests parsed at once; beyond that 503 with Retry-After
 REST_RETRY_SECONDS = 1
 YAML_MIME_TYPE = "application/yaml"
@@ -6705,6 +6753,7 @@ def json_answer(value: Any) -> Response:
     return Response(to_json(value).encode("utf-8"), 200, media_type=JSON_TYPE)
 
 
+# threat: T-REST-1
 def from_posted(body: bytes, made: Callable[[Snapshot], Any]) -> Any:
     """What `made` makes of a POSTed manifest read as the file's bytes would
     be: decoded, parsed within the same budgets; any failure, running out
@@ -6752,27 +6801,21 @@ def _json_content(schema: dict[str, Any], description: str) -> dict[str, Any]:
 
 def _errors(*statuses: int) -> dict[str, Any]:
     """OpenAPI responses for these error statuses: all the one error shape."""
-    reasons = {
-        400: "the request body is empty",
-        401: "the bearer token is missing or wrong",
-        403: "a browser page from a foreign Origin",
-        404: "no robot by that name here (the message names the robot served)",
-        408: "the request body did not come in time",
-        413: f"the request body is larger than {MAX_HTTP_BODY_BYTES // 1024} KiB",
-        421: "a Host header that does not name this server",
-        422: "the text cannot be parsed as a ROBOT.md",
-        431: "request headers too large",
-        503: "the served manifest cannot be used now, or (POST) the server is busy: see Retry-After",
-    }
     error = {"$ref": "#/components/schemas/Error"}
-    return {str(s): _json_content(error, reasons[s]) for s in statuses}
+    return {str(s): _json_content(error, {**GUARD_STATUSES, **REST_STATUSES}[s]) for s in statuses}
 
 
-_GUARD_ERRORS = (403, 408, 413, 421, 431)  # any request may send a body
+# The statuses of the REST paths' own answers (the guard's are GUARD_STATUSES).
+REST_STATUSES = {
+    400: "the request body is empty",
+    404: "no robot by that name here (the message names the robot served)",
+    422: "the text cannot be parsed as a ROBOT.md",
+    503: "the served manifest cannot be used now, or (POST) the server is busy: see Retry-After",
+}
 
 
 def _operation(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer: bool) -> dict[str, Any]:
-    guard = (*_GUARD_ERRORS, *((401,) if bearer else ()))
+    guard = [status for status in GUARD_STATUSES if bearer or status != 401]
     return {"summary": summary, "responses": {"200": ok, **_errors(*sorted({*errors, *guard}))}}
 
 
@@ -7027,17 +7070,18 @@ def http_app(
     healthy = Response(b'{"status": "ok"}', media_type=JSON_TYPE)  # an ASGI app: the same answer every time
     rest = RestApi(manifest_file, bearer=listener.token is not None)
     live = LiveUpdates(manifest_file, limits.session_idle_seconds, limits.poll_seconds)
-    shown = None if isinstance(manifest_file, Fleet) else manifest_file.path.name
+    shown = None if isinstance(manifest_file, Fleet) else manifest_file.path.name  # threat: T-HTTP-LAN-4
     server = build_server(manifest_file, shown, live=live)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         custom_starlette_routes=[Route(HEALTH_PATH, healthy, methods=["GET", "HEAD"]), *rest.routes()],
         # HttpGuard checks Host and Origin on every route; the SDK's check guards /mcp only, case-sensitively.
+        # threat: T-BROWSER-1 (the guard's Host check replaces the SDK's)
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=MAX_HTTP_BODY_BYTES,
-        session_idle_timeout=limits.session_idle_seconds,
+        session_idle_timeout=limits.session_idle_seconds,  # threat: T-HTTP-LOOP-3
         # HttpGuard makes room at limits.sessions (the SDK's limit refuses, 503); this bounds initializes.
-        max_sessions=limits.sessions + 4 * limits.connections,
+        max_sessions=limits.sessions + 4 * limits.connections,  # threat: T-HTTP-LOOP-3
     )
     # No redirect to the path with or without a trailing slash (starlette's 307, empty, for every method):
     # `/validate/` is an unknown path like any other, answered by us.
@@ -7047,6 +7091,7 @@ def http_app(
     return HttpGuard(app, listener, live, limits)
 
 
+# threat: T-FILE-2
 def end_if_stuck_when_stopped(server: Any, reads: OneReadAtATime, listener: HttpListener) -> None:
     """On a daemon thread: told to stop (uvicorn sets `should_exit`) while a read of the file is stuck (0.25 s
     under way; a healthy one takes milliseconds), end at once, exit 0, sockets closed first (end_now says
@@ -7178,6 +7223,7 @@ class BestEffortStderr(io.TextIOBase):
         return len(text)
 
 
+# threat: contract: odd descriptors at start are one line
 def prepare_the_process() -> None:
     """What only the command line does, first: no standard fd left closed; the process's own stderr
     (not one a caller put in its place) best effort; Ctrl-C a KeyboardInterrupt again, answered with
@@ -7228,6 +7274,7 @@ def run_command(args: list[str], machine: Machine) -> int:
         print(version_line())
         return ExitCode.OK
     command = parse_command_line(args)
+    # threat: contract: robot-md's own errors without LibYAML (parity)
     if libyaml_missing() and command.verb in ("serve", "validate", "render"):
         raise Exit(ExitCode.CANNOT_USE, f"{NAME}: cannot start: {libyaml_missing()}")
     run = {
@@ -7240,6 +7287,7 @@ def run_command(args: list[str], machine: Machine) -> int:
     return run[command.verb](command, machine)
 
 
+# threat: contract: odd descriptors at start are one line
 def _flush_stdout() -> None:
     """What a command printed, written now, so a stdout that takes nothing (/dev/full) fails inside main, in
     one line: some Pythons keep it buffered to the exit, which then fails with a traceback and 120. What
@@ -7286,6 +7334,7 @@ class Machine:
         the current folder, and a config would land there)."""
         given = self.environ.get("HOME")
         if self.home is None and self.platform != "win32" and given is not None and not os.path.isabs(given):
+            # threat: none (usability: a config never lands in / or the current folder)
             line = f"{NAME}: $HOME is {as_given(given)}, not an absolute path; set it to yours"
             raise Exit(ExitCode.CANNOT_USE, line)
         return Path.home() if self.home is None else self.home
@@ -7535,6 +7584,7 @@ def expanded(path: str | None, what: str, instead: str) -> str | None:
     return None
 
 
+# threat: contract: one visible line
 def _visible_line(text: str) -> str:
     """A line of ours that names paths: their line breaks, controls and format characters as <U+XXXX>."""
     return visible(text).replace("\n", "<U+000A>")
@@ -7576,7 +7626,7 @@ def load_manifest(
         if manifest_file is not None and manifest_file.reads.in_flight():
             # Stuck: the process lives on until the read returns; whoever started it hears now.
             print(line, file=sys.stderr, flush=True)
-            end_now(ExitCode.CANNOT_USE, [0, 1, 2])
+            end_now(ExitCode.CANNOT_USE, [0, 1, 2])  # threat: T-FILE-2
         raise Exit(ExitCode.CANNOT_USE, line, e) from None
 
 
@@ -7689,7 +7739,7 @@ def run_serve(command: Command, machine: Machine) -> int:
     http = command.http
     if http is None and (command.allow_host or command.token_file is not None):
         raise UsageError("--allow-host and --token-file need --http [HOST:]PORT")
-    if http is None and 1 in CLOSED_AT_START:
+    if http is None and 1 in CLOSED_AT_START:  # threat: contract: stdout carries only the protocol
         raise Exit(ExitCode.CANNOT_USE, NO_STDOUT)
     limits = serve_settings(machine.environ)
     folder = command.trusted_keys or machine.environ.get(TRUSTED_KEYS_ENV) or None
@@ -7780,6 +7830,7 @@ HTTP_SETTINGS = tuple(
 )
 
 
+# threat: none (settings only tighten: whoever sets the environment chooses the command)
 def serve_settings(environ: Mapping[str, str]) -> HttpLimits:
     """The defaults, lowered (never raised: a setting only shortens a wait or tightens a limit) by
     $ROBOT_MD_MCP_POLL_SECONDS and $ROBOT_MD_MCP_HTTP_LIMITS ("name=value,..."); $ROBOT_MD_MCP_DEBUG=1
