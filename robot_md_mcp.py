@@ -8200,12 +8200,19 @@ def installed_from() -> str | None:
         return None
 
 
+# A network URL a runner fetches again: not `file:`, no password (a config is no place for one), no space
+# or control character (some clients split arguments), no fragment (ours says the subdirectory).
+_FETCHABLE = re.compile(
+    r"(?!file:)[a-z][a-z0-9+.-]*://(?![^/@]*:[^/@]*@)[^\s#/\x00-\x1f\x7f][^\s#\x00-\x1f\x7f]*", re.IGNORECASE
+)
+
+
 def pep610_source(found: Any) -> str | None:
     """A PEP 610 direct URL as a source to fetch again: an archive's URL; a git repository's as
     git+URL@REVISION (the one asked for, else the commit), #subdirectory= kept. None for a folder or a
     file on this machine (dir_info, `file:`: it may change or go), another VCS, anything odd."""
     url = found.get("url") if isinstance(found, dict) else None
-    if not isinstance(url, str) or not _fetchable(url):
+    if not isinstance(url, str) or not _FETCHABLE.fullmatch(url):  # threat: none (usability: as _FETCHABLE)
         return None
     vcs, sub = found.get("vcs_info"), found.get("subdirectory")
     if isinstance(found.get("archive_info"), dict):
@@ -8221,24 +8228,6 @@ def pep610_source(found: Any) -> str | None:
         return source
     return (
         f"{source}#subdirectory={sub}" if isinstance(sub, str) and re.fullmatch(r"\w[\w./-]*", sub) else None
-    )
-
-
-def _fetchable(url: str) -> bool:
-    """A network URL a runner fetches again: not `file:`, no password (a config is no place for it), no
-    space or control character (some clients split arguments), no fragment (ours says the subdirectory)."""
-    import urllib.parse
-
-    if re.search(r"[\s\x00-\x1f\x7f]", url):  # threat: none (usability: all of _fetchable)
-        return False
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:  # a bad IPv6 address
-        return False
-    return (
-        parts.scheme.lower() not in ("", "file")
-        and bool(parts.netloc)
-        and not (parts.password or parts.fragment)
     )
 
 
