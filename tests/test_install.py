@@ -1629,17 +1629,6 @@ def test_a_key_repeated_after_many_is_refused_at_once(install: Installer, verb: 
     assert time.monotonic() - started < 10 and path.read_bytes() == content
 
 
-def run_install_cli(home: Path, *args: str) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if k not in ("ROBOT_MD_PATH", "XDG_CONFIG_HOME")}
-    return subprocess.Popen(
-        server_argv(*args),
-        env={**env, "HOME": str(home)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 @pytest.mark.parametrize("verb", ["install", "uninstall"])
 @pytest.mark.parametrize("shape", ["object", "array"])
 def test_a_config_nested_990_deep_is_one_line(tmp_path: Path, verb: str, shape: str) -> None:
@@ -1651,9 +1640,9 @@ def test_a_config_nested_990_deep_is_one_line(tmp_path: Path, verb: str, shape: 
     deep = '{"a":' * 990 + "1" + "}" * 990 if shape == "object" else "[" * 990 + "]" * 990
     text = '{"mcpServers": {}, "deep": ' + deep + "}"
     path.write_text(text, encoding="utf-8")
-    args = [verb, "cursor", str(EXAMPLE)]
-    done = run_install_cli(home, *args)
-    err = done.communicate(timeout=60)[1]
+    env = {k: v for k, v in os.environ.items() if k != "XDG_CONFIG_HOME"}
+    done = run(verb, "cursor", EXAMPLE, env={**env, "HOME": str(home)}, inherit_env=False)
+    err = done.stderr
     assert done.returncode == 1 and err.count("\n") == 1, err
     assert err.endswith(f"{path} {rmm.TOO_DEEP}\n")
     assert path.read_text(encoding="utf-8") == text
