@@ -7896,7 +7896,7 @@ DEFAULT_SERVER_NAME = "robot-md"  # uninstall's default; install's before 0.x na
 # An entry's default name: robot-md-ROBOT_NAME (a fleet: robot-md-fleet[-FOLDER]; a bridge: robot-md-HOST),
 # the robot's part in the characters every client takes, cut to this many: Claude names a tool
 # mcp__ENTRY__TOOL, at most 64 characters.
-MAX_NAME_PART = 30
+MAX_NAME_PART = 30  # threat: none (usability)
 # `install claude-desktop URL`: Claude Desktop starts stdio servers only; npm's mcp-remote bridges one to the
 # URL. The token goes in the entry's env, which mcp-remote puts into its header (argv is readable by anyone
 # on the machine; env is not), and BRIDGE_MARKER in env says the entry is ours.
@@ -7904,13 +7904,12 @@ MCP_REMOTE = "mcp-remote@0.15.1"
 BRIDGE_AUTH_ENV = "ROBOT_MD_MCP_AUTHORIZATION"
 BRIDGE_MARKER = "ROBOT_MD_MCP_BRIDGE"
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
-# Another process (a client, another install) may save the config while we
-# edit it: the edit is redone on what it saved, this many times at most.
+# The client app (or an editor) may save the config while we edit it: the edit is redone on what it
+# saved, this many times at most.
 CONFIG_EDIT_ATTEMPTS = 5
 # Client configs nest a few levels; any CPython reads 100 (how deep its own JSON reader goes varies).
 MAX_CONFIG_DEPTH = 100
 TOO_DEEP = f"nests more than {MAX_CONFIG_DEPTH} levels deep; not a client config"
-CONFIG_LOCK_SECONDS = 10  # how long an install waits for another to finish with the folder
 # Names a JavaScript client (all four are) finds on any object it reads the
 # config into: `servers[name]` would be Object's own member, and `__proto__`
 # swaps the object's prototype. An entry under one is lost or worse.
@@ -7951,6 +7950,7 @@ def _install_target(command: Command) -> Command:
     # The first that applies is told. Clients use the name in tool names (mcp__robot-md__validate).
     wrong = {
         # Not "-" first: `claude mcp add` would read it as an option (and argparse `--name=--` as none).
+        # threat: none (usability: the name pattern and JS_OBJECT_MEMBERS, our user's own choice)
         f"--name {as_given(name)}: use letters, digits, '-' and '_' only, not '-' first": not re.fullmatch(
             r"[A-Za-z0-9_][A-Za-z0-9_-]*", name
         ),
@@ -7980,7 +7980,7 @@ def run_install(command: Command, machine: Machine) -> int:
     if command.token_file is not None:
         raise UsageError("--token-file is for a URL: install claude-desktop URL --token-file FILE")
     targets, snaps, preferred = _install_targets(command, machine)
-    launch = [*launch_command(), *targets]
+    launch = [*lasting_launch(machine), *targets]
     why_not = _unusable_launch(launch)
     if why_not:
         raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing installed: {why_not}"))
@@ -8013,6 +8013,7 @@ def install_bridge(command: Command, machine: Machine) -> int:
         parts.port  # noqa: B018 (a port that is no number raises)
     except ValueError:
         host = None
+    # threat: none (usability: the URL our user gave)
     if not host or parts.username or parts.password or parts.fragment or re.search(r"[\s\x00-\x1f]", url):
         raise UsageError(f"{url!r} is not a server's URL: http(s)://HOST[:PORT]/mcp, no user, password or #")
     try:
@@ -8021,7 +8022,7 @@ def install_bridge(command: Command, machine: Machine) -> int:
         raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing installed: {e}")) from None
     entry = bridge_entry(url, token, plain=parts.scheme.lower() == "http" and host not in LOOPBACK_NAMES)
     _utf8_stdout()
-    if entry["args"][-1] == "--allow-http":
+    if entry["args"][-1] == "--allow-http":  # threat: T-HTTP-LAN-3 (on the wire: not defended, said)
         print(
             f"{NAME}: note: {url} is plain HTTP: the token crosses the network readable; prefer https",
             file=sys.stderr,
@@ -8036,6 +8037,7 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1")
 def bridge_entry(url: str, token: str | None, plain: bool = False) -> dict[str, Any]:
     """The mcpServers entry that runs mcp-remote to `url`: its Authorization header names an environment
     variable that mcp-remote expands (no token in argv; no space in an argument, which some clients split)."""
+    # threat: T-HTTP-LAN-3: the token in env, which other users cannot read (argv they can)
     header = ["--header", f"Authorization:${{{BRIDGE_AUTH_ENV}}}"] if token is not None else []
     env = {BRIDGE_AUTH_ENV: f"Bearer {token}"} if token is not None else {}
     return {
@@ -8148,36 +8150,94 @@ def _argv(entry: dict[str, Any]) -> list[str]:
 
 def _ours(entry: Any) -> bool:
     """An entry install wrote (or could have): one that runs robot-md-mcp, or our bridge to one."""
+    # threat: contract: other servers' entries kept (_runs_this_program, _program_run_by, _our_bridge)
     return _runs_this_program(entry) or _our_bridge(entry)
 
 
 def _our_bridge(entry: Any) -> bool:
-    """A bridge install wrote: mcp-remote run by npx, with our marker in its env."""
-    if (
-        not isinstance(entry, dict)
-        or not isinstance(entry.get("env"), dict)
-        or BRIDGE_MARKER not in entry["env"]
-    ):
-        return False
-    args = entry.get("args")
-    return isinstance(args, list) and any(isinstance(a, str) and a.startswith("mcp-remote") for a in args[:2])
+    """A bridge install wrote: our marker in its env (bridge_entry writes it), whatever else it holds."""
+    return isinstance(entry, dict) and isinstance(entry.get("env"), dict) and BRIDGE_MARKER in entry["env"]
 
 
 def _unusable_launch(launch: list[str]) -> str | None:
-    """Why a client could not start `launch` for long, if so."""
-    for parts in (Path(word).parts for word in launch[:2]):  # `uv cache clean` would delete the program
-        if ("uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts)) or (
-            "pipx" in parts and ".cache" in parts
-        ):
-            return (
-                "this copy runs from a cache that a clean removes; install it for good (uv tool install "
-                "or pipx install) and run install from there"
-            )
+    """Why a client could not start `launch`, if so."""
     for word in launch:  # a byte os.fsdecode kept as a surrogate: JSON (and Node's argv) cannot carry it
-        if re.search("[\ud800-\udfff]", word):
+        if re.search("[\ud800-\udfff]", word):  # threat: none (usability)
             shown = word.encode("utf-8", "backslashreplace").decode("utf-8")
             return f"{shown} is not UTF-8, which a client's config cannot hold; rename or move it"
     return None
+
+
+def lasting_launch(machine: Machine) -> list[str]:
+    """How a client starts this program for good: launch_command(), or, when that is in a runner's cache
+    (`uv cache clean` deletes it), the runner fetching what this copy was installed from: `uvx --from SOURCE
+    robot-md-mcp` (`pipx run --spec`), SOURCE from PEP 610; else Exit (nothing installed)."""
+    me = launch_command()
+    runner = _runners_cache(me)
+    if runner is None:
+        return me
+    source = installed_from()
+    if source is None:  # threat: none (usability: an entry that stops working after a clean)
+        line = (
+            f"{NAME}: nothing installed: this copy runs from a cache that a clean removes and came from no "
+            "URL or git tag; install it for good (uv tool install or pipx install) and run install from there"
+        )
+        raise Exit(ExitCode.CANNOT_USE, line)
+    program = shutil.which(runner, path=machine.environ.get("PATH")) or runner  # absolute where found
+    return [program, "--from", source, NAME] if runner == "uvx" else [program, "run", "--spec", source, NAME]
+
+
+def _runners_cache(launch: list[str]) -> str | None:
+    """The runner (uvx, pipx) whose cache holds the program `launch` starts, if so."""
+    for parts in (Path(word).parts for word in launch[:2]):
+        if "uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts):
+            return "uvx"
+        if "pipx" in parts and ".cache" in parts:
+            return "pipx"
+    return None
+
+
+def installed_from() -> str | None:
+    """What this copy was installed from, as `uvx --from` and `pipx run --spec` take it, from its
+    distribution's direct_url.json (PEP 610); None when there is none (an index) or it is no lasting URL."""
+    import importlib.metadata
+
+    try:
+        text = importlib.metadata.distribution(NAME).read_text("direct_url.json")
+        return pep610_source(json.loads(text)) if text else None
+    except (importlib.metadata.PackageNotFoundError, ValueError, RecursionError, OSError):
+        return None
+
+
+# A network URL a runner fetches again: not `file:`, no password (a config is no place for one), no space
+# or control character (some clients split arguments), no fragment (ours says the subdirectory).
+_FETCHABLE = re.compile(
+    r"(?!file:)[a-z][a-z0-9+.-]*://(?![^/@]*:[^/@]*@)[^\s#/\x00-\x1f\x7f][^\s#\x00-\x1f\x7f]*", re.IGNORECASE
+)
+
+
+def pep610_source(found: Any) -> str | None:
+    """A PEP 610 direct URL as a source to fetch again: an archive's URL; a git repository's as
+    git+URL@REVISION (the one asked for, else the commit), #subdirectory= kept. None for a folder or a
+    file on this machine (dir_info, `file:`: it may change or go), another VCS, anything odd."""
+    url = found.get("url") if isinstance(found, dict) else None
+    if not isinstance(url, str) or not _FETCHABLE.fullmatch(url):  # threat: none (usability: as _FETCHABLE)
+        return None
+    vcs, sub = found.get("vcs_info"), found.get("subdirectory")
+    if isinstance(found.get("archive_info"), dict):
+        source = url
+    elif isinstance(vcs, dict) and vcs.get("vcs") == "git":
+        revision = vcs.get("requested_revision") or vcs.get("commit_id")
+        if not isinstance(revision, str) or not re.fullmatch(r"\w[\w./+-]*", revision):
+            return None
+        source = f"git+{url}@{revision}"
+    else:  # dir_info: a folder on this machine; hg, svn, bzr: uvx fetches git only
+        return None
+    if sub is None:
+        return source
+    return (
+        f"{source}#subdirectory={sub}" if isinstance(sub, str) and re.fullmatch(r"\w[\w./-]*", sub) else None
+    )
 
 
 def run_uninstall(command: Command, machine: Machine) -> int:
@@ -8259,6 +8319,7 @@ def edit_config(
     path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through
     done = "installed" if entry is not None else "removed"
     try:
+        # threat: T-CONFIG-2
         if workspace is not None and not path.is_relative_to(os.path.realpath(workspace)):
             raise _Refused(
                 f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
@@ -8288,7 +8349,8 @@ def _say_edit(
         print(_visible_line(f'{NAME}: "{name}" {there}; nothing changed' + f" ({kept})" * bool(kept)))
         return
     verb, where = {"added": ("add", "to"), "updated": ("update", "in"), "removed": ("remove", "from")}[status]
-    if command.dry_run:  # our entry only: the rest of the file may hold other servers' secrets (env)
+    # threat: none (usability: our entry only; the rest of the file may hold other servers' secrets in env)
+    if command.dry_run:
         said = _visible_line(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}')
         print(said + (f":\n{_as_member(name, entry)}" if entry is not None else ""))
     else:
@@ -8299,7 +8361,7 @@ def _say_edit(
 def _as_member(name: str, entry: dict[str, Any]) -> str:
     """The entry as a member of the servers object, to paste there; a token it holds is not shown."""
     env = entry.get("env")
-    if isinstance(env, dict) and BRIDGE_AUTH_ENV in env:
+    if isinstance(env, dict) and BRIDGE_AUTH_ENV in env:  # threat: T-HTTP-LAN-3: never on screen
         entry = {**entry, "env": {**env, BRIDGE_AUTH_ENV: "Bearer <the token in --token-file>"}}
     return "\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1])
 
@@ -8318,25 +8380,24 @@ class Edit:
 
 
 def _edit_file(path: Path, edit: Edit, dry_run: bool) -> tuple[str, str | None, str, str]:
-    """The status, the new text (None: unchanged), what was kept of the old, and the entry's name. Edited in
-    turn with our other installs (the lock), and redone if a client saved the file meanwhile (_Changed)."""
+    """The status, the new text (None: unchanged), what was kept of the old, and the entry's name. Redone
+    if a client saved the file meanwhile (_Changed)."""
     if edit.entry is not None and not dry_run:
         path.parent.mkdir(parents=True, exist_ok=True)
-    with _config_lock(path.parent):
-        for _ in range(CONFIG_EDIT_ATTEMPTS):
-            old = _read_config(path)
-            name = edit.name
-            if edit.naming is not None and edit.entry is not None:
-                name = edit.naming.choose(_servers(old, edit.key), edit.entry)
-            elif edit.naming is not None and edit.like is not None:
-                name = edit.naming.find(_servers(old, edit.key), edit.like) or edit.naming.preferred
-            text, status = edited_config(old, edit.key, name, edit.entry)
-            if text is None and edit.private and not dry_run:
-                return status, text, _made_private(path), name
-            if text is None or dry_run:
-                return status, text, "", name
-            with contextlib.suppress(_Changed):
-                return status, text, _replace_file(path, text.encode("utf-8"), old, edit.private), name
+    for _ in range(CONFIG_EDIT_ATTEMPTS):  # threat: T-CONFIG-1
+        old = _read_config(path)
+        name = edit.name
+        if edit.naming is not None and edit.entry is not None:
+            name = edit.naming.choose(_servers(old, edit.key), edit.entry)
+        elif edit.naming is not None and edit.like is not None:
+            name = edit.naming.find(_servers(old, edit.key), edit.like) or edit.naming.preferred
+        text, status = edited_config(old, edit.key, name, edit.entry)
+        if text is None and edit.private and not dry_run:
+            return status, text, _made_private(path), name
+        if text is None or dry_run:
+            return status, text, "", name
+        with contextlib.suppress(_Changed):
+            return status, text, _replace_file(path, text.encode("utf-8"), old, edit.private), name
     raise _Refused(
         f"changed {CONFIG_EDIT_ATTEMPTS} times while being edited (is a client saving it?); nothing written; "
         "try again"
@@ -8348,14 +8409,14 @@ def _read_config(path: Path) -> bytes | None:
     read only if it is a regular file (a FIFO must not hang us)."""
     try:
         with open(path, "rb", opener=_open_nonblocking) as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # threat: none (note 3)
                 raise _Refused("is not a regular file")
             data = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         return None
     except OSError as e:
         raise _Refused(f"cannot be read: {_os_reason(e)}") from None
-    if len(data) > MAX_CONFIG_BYTES:
+    if len(data) > MAX_CONFIG_BYTES:  # threat: T-CONFIG-2
         raise _Refused(f"is larger than {MAX_CONFIG_BYTES // 2**20} MiB; not a client config")
     return data
 
@@ -8366,7 +8427,7 @@ def _servers(data: bytes | None, key: str) -> dict[str, Any]:
 
 
 def _made_private(path: Path) -> str:
-    """An unchanged config holding our token, made private if it was not."""
+    """An unchanged config holding our token, made private if it was not."""  # threat: T-HTTP-LAN-3
     if os.name == "nt" or not stat.S_IMODE(os.stat(path).st_mode) & 0o077:
         return ""
     os.chmod(path, 0o600)
@@ -8382,7 +8443,7 @@ def edited_config(
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
         raise _Refused(f'has a "{key}" that is not a JSON object')
-    if name in servers and servers[name] != entry and not _ours(servers[name]):  # not ours
+    if name in servers and servers[name] != entry and not _ours(servers[name]):  # threat: contract
         raise _Refused(f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)')
     if entry is not None and name in servers:  # ours: what the user added to it (env, disabled...) stays
         entry = {**servers[name], **entry}
@@ -8394,7 +8455,9 @@ def edited_config(
     else:
         servers[name] = entry
     indent = re.search(r"^[ \t]+(?=\S)", text, re.MULTILINE)  # the file's own, else 2 spaces
-    try:  # strict JSON only: no Infinity for 1e400, no lone surrogates; invisible characters escaped
+    # strict JSON only: no Infinity for 1e400, no lone surrogates (threat: contract); invisible characters
+    # escaped (threat: T-CONFIG-2)
+    try:
         new = json.dumps(config, indent=indent.group(0) if indent else 2, ensure_ascii=False, allow_nan=False)
         new = _MAYBE_INVISIBLE.sub(_json_escaped, new)
         new.encode("utf-8")
@@ -8410,7 +8473,7 @@ def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
         config = json.loads(text, object_pairs_hook=_no_repeated_keys) if text.strip() else {}
     except UnicodeDecodeError:
         raise _Refused("is not UTF-8 text") from None
-    except json.JSONDecodeError as e:
+    except json.JSONDecodeError as e:  # threat: contract: nothing of the file lost
         # JSONC (VS Code allows comments and trailing commas) is not rewritten:
         # a faithful rewrite needs a JSONC editor, a runtime dependency.
         raise _Refused(
@@ -8418,7 +8481,7 @@ def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
             f'trailing commas, edit its "{key}" object by hand; else fix it or move it aside',
             paste_by_hand=True,
         ) from None
-    except RecursionError:
+    except RecursionError:  # threat: T-CONFIG-2, as MAX_CONFIG_DEPTH and long integers below
         raise _Refused(TOO_DEEP) from None
     except ValueError:  # an integer longer than sys.get_int_max_str_digits()
         raise _Refused("holds a number with more digits than Python reads; fix it by hand") from None
@@ -8430,7 +8493,7 @@ def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
 
 
 def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object whose keys repeat would lose all but the last on rewriting."""
+    """An object whose keys repeat would lose all but the last on rewriting."""  # threat: contract
     seen: dict[str, Any] = {}
     for key, value in pairs:
         if key in seen:
@@ -8447,16 +8510,18 @@ def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = Fa
     import tempfile
 
     backup = None if old is None else path.with_name(path.name + ".bak")
+    # threat: none (usability: our user's folder)
     if backup is not None and os.path.isdir(backup) and not os.path.islink(backup):
         raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside")
     mode, opened = _new_mode(path, private)
     temps: list[str] = []
     try:
         for content in (data,) if old is None else (data, old):
+            # threat: T-CONFIG-2: new temp files beside, renamed over <file> and <file>.bak, never followed
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             temps.append(tmp)
             _write_synced(fd, content, tmp, mode)
-        if _read_config(path) != old:
+        if _read_config(path) != old:  # threat: T-CONFIG-1
             raise _Changed
         os.replace(temps[0], path)
         try:
@@ -8476,7 +8541,7 @@ def _new_mode(path: Path, private: bool) -> tuple[int | None, bool]:
     """The mode of the new config and its backup: the config's own (None: mkstemp's 0600), 0600 when it
     holds a token (only the user reads it); and whether that made it private."""
     mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None
-    opened = private and os.name != "nt" and mode is not None and bool(mode & 0o077)
+    opened = private and os.name != "nt" and mode is not None and bool(mode & 0o077)  # threat: T-HTTP-LAN-3
     return (0o600 if private else mode), opened
 
 
@@ -8489,50 +8554,21 @@ def _write_synced(fd: int, content: bytes, name: str, mode: int | None) -> None:
         os.chmod(name, mode)
 
 
-@contextlib.contextmanager
-def _config_lock(folder: Path, wait_seconds: float = CONFIG_LOCK_SECONDS) -> Iterator[None]:
-    """Our installs and uninstalls take turns on a config folder (at once, they lose entries despite
-    the compare and swap): a flock on the folder itself, so no lock file is left beside the config."""
-    try:
-        import fcntl
-
-        fd = os.open(folder, os.O_RDONLY)
-    except (ImportError, OSError):  # Windows, a folder not made yet: the compare and swap alone guards
-        yield
-        return
-    try:
-        for _ in range(math.ceil(wait_seconds / 0.02) + 1):
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                time.sleep(0.02)
-            except OSError:  # a file system without locks
-                break
-        else:
-            raise _Refused(
-                f"is still being edited by another install or uninstall after {wait_seconds:g} s; try again"
-            )
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
-# What starts this program, as install writes it or the README shows by hand: its console script
-# (robot-md-mcp), the module or a pyz run by a Python (robot_md_mcp.py, robot-md-mcp-0.1.0-….pyz,
-# -m robot_md_mcp), and uvx, uv or pipx running the robot-md-mcp package. robot-md-mcp-evil.pyz is not.
+# Is an entry ours: one rule. The program it launches names us: its command itself, or the word right
+# after a known launcher, where a Python's `-m` or a runner's `--from`/`--spec SOURCE` may stand between
+# (what install writes and the README shows; a Python's other options, `-X utf8` or `py -3.12`, make it
+# someone else's, which fails safe: left as it is). Our names: robot-md-mcp (a console script, or the package
+# a runner runs, its version cut off), robot_md_mcp.py, robot-md-mcp.pyz and the slim
+# robot-md-mcp-<version>-….pyz, `-m robot_md_mcp`; robot-md-mcp-evil.pyz is not. A bridge: its marker only.
 _OUR_PROGRAM = re.compile(r"robot[-_]md[-_]mcp(?:\.py|(?:-\d[\w.+-]*)?\.pyz)?", re.IGNORECASE)
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*w?|py", re.IGNORECASE)
-_RUNNERS = {"uvx": (), "uv": ("tool", "run"), "pipx": ("run",)}  # and what comes before the package
-_OPTIONS_WITH_VALUES = frozenset(  # a Python's and the runners'
-    "-X -W --from --spec --with --with-editable --with-requirements --python -p --index --index-url "
-    "--extra-index-url --pip-args -w".split()
-)
+_RUNNERS = (("uvx",), ("uv", "tool", "run"), ("pipx", "run"))  # each then [--from|--spec SOURCE] PACKAGE
 
 
 def _runs_this_program(entry: Any) -> bool:
-    """Is this config entry a command that starts robot-md-mcp? Judged by its command line only, never
-    by a mention elsewhere (a bridge's URL, a docker image, a note in env)."""
+    """Is this config entry a command that starts robot-md-mcp (or exactly the one this copy writes)?
+    Judged by the program it launches only, never by a mention elsewhere (a later argument, a folder's
+    name, a bridge's URL, a docker image, a note in env)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
     args = entry.get("args", [])
@@ -8543,21 +8579,19 @@ def _runs_this_program(entry: Any) -> bool:
 
 
 def _program_run_by(argv: list[str]) -> str:
-    """The name of the program a command line runs: itself, or what a Python (`python3 -X utf8 a.pyz`,
-    `py -3.12 -m module`) or a runner (`uvx --from URL package`) runs."""
+    """The name of the program a command line launches: the command itself, or the word right after a
+    known launcher: `python3 FILE`, `python3 -m MODULE`, `uvx [--from SOURCE] PACKAGE`, `uv tool run
+    [--from SOURCE] PACKAGE`, `pipx run [--spec SOURCE] PACKAGE` (a package's version cut off)."""
     program, rest = _file_name(argv[0]), argv[1:]
-    before = _RUNNERS.get(program.lower(), () if _PYTHON.fullmatch(program) else None)
-    if before is None:
-        return program
-    if tuple(rest[: len(before)]) != before:
-        return ""
-    rest = rest[len(before) :]
-    while rest and rest[0].startswith("-") and rest[0] not in ("-m", "-c", "-"):
-        rest = rest[2:] if rest[0] in _OPTIONS_WITH_VALUES else rest[1:]
-    if rest[:1] in (["-c"], ["-"]):  # code given inline or on stdin: no file of ours
-        return ""
-    rest = rest[1:] if rest[:1] == ["-m"] else rest
-    return re.split(r"[@=<>!~\[;\s]", _file_name(rest[0]))[0] if rest else ""  # a package's version cut off
+    if _PYTHON.fullmatch(program):
+        rest = rest[1:] if rest[:1] == ["-m"] else rest
+        return _file_name(rest[0]) if rest else ""
+    for runner in _RUNNERS:
+        if [program.lower(), *rest[: len(runner) - 1]] == list(runner):
+            rest = rest[len(runner) - 1 :]
+            rest = rest[2:] if rest[:1] in (["--from"], ["--spec"]) else rest
+            return re.split(r"[@=<>!~\[;\s]", _file_name(rest[0]))[0] if rest else ""
+    return program
 
 
 def _file_name(word: str) -> str:
@@ -8590,7 +8624,7 @@ def claude_code_add(
         )
         return ExitCode.OK
     if there is not None:  # another command under this name, in this scope
-        if _someone_elses(there):
+        if _someone_elses(there):  # threat: contract, as in claude_code_remove
             raise Exit(
                 ExitCode.CANNOT_USE,
                 f"{NAME}: nothing installed: {_not_ours(scope, name)} (--name picks another)",
@@ -8665,7 +8699,8 @@ def claude_code_entry(claude: str, name: str, scope: str) -> list[str] | None:
     test runs the CLI). The CLI joins the arguments with spaces: split at each, the command kept whole."""
     import tempfile
 
-    with tempfile.TemporaryDirectory() as elsewhere:  # no local or project entry hides the user one there
+    # threat: contract: no local or project entry hides the user one there
+    with tempfile.TemporaryDirectory() as elsewhere:
         done = _claude_code(
             claude, ["claude", "mcp", "get", name], cwd=elsewhere if scope == "user" else None
         )
@@ -8694,7 +8729,7 @@ def _claude_code(claude: str, argv: list[str], cwd: str | None = None) -> subpro
         return subprocess.run(
             [claude, *argv[1:]], capture_output=True, text=True, encoding="utf-8", errors="replace", cwd=cwd
         )
-    except OSError as e:  # on PATH, yet no program (a stale shim whose interpreter is gone)
+    except OSError as e:  # threat: contract: one line; on PATH, yet no program (a stale shim)
         raise Exit(
             ExitCode.CANNOT_USE, _visible_line(f"{NAME}: cannot run {claude}: {_os_reason(e)}")
         ) from None
