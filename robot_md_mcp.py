@@ -5193,8 +5193,10 @@ class FleetHandlers:
 # stderr is for people: at most this many log lines in any LOG_WINDOW_SECONDS,
 # from every source (ours, the SDK's, uvicorn's), however many bad peers; and
 # each line at most MAX_LOG_LINE_CHARS (a peer's 16 KiB Host header is cut).
-MAX_LOG_LINES, LOG_WINDOW_SECONDS = 20, 10.0
-MAX_LOG_LINE_CHARS = 300
+MAX_LOG_LINES, LOG_WINDOW_SECONDS = 20, 10.0  # threat: T-HTTP-LOOP-5
+MAX_LOG_LINE_CHARS = 300  # threat: T-HTTP-LOOP-5
+# Log lines waiting for a stderr nobody reads (a full pipe); past this many, dropped and counted.
+MAX_LOG_LINES_WAITING = 100  # threat: T-HTTP-LOOP-5
 
 
 class LogBudget(logging.Filter):
@@ -5207,9 +5209,11 @@ class LogBudget(logging.Filter):
         lines: int = MAX_LOG_LINES,
         window: float = LOG_WINDOW_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        say: Callable[[str], object] | None = None,
     ) -> None:
         super().__init__()
         self.lines, self.window, self.clock = lines, window, clock
+        self.say = say  # where the held-back line goes (default: sys.stderr, as it is then)
         self.passed: collections.deque[float] = collections.deque()  # when each recent line went out
         self.held_back = 0
 
@@ -5219,11 +5223,12 @@ class LogBudget(logging.Filter):
         now = self.clock()
         while self.passed and now - self.passed[0] >= self.window:
             self.passed.popleft()
-        if len(self.passed) >= self.lines:
+        if len(self.passed) >= self.lines:  # threat: T-HTTP-LOOP-5
             self.held_back += 1
             return False
         if self.held_back:
-            sys.stderr.write(f"{NAME}: {self.held_back} more log lines were held back (a flood)\n")
+            line = f"{NAME}: {self.held_back} more log lines were held back (a flood)"
+            (self.say or (lambda text: sys.stderr.write(text + "\n")))(line)
             self.held_back = 0
         self.passed.append(now)
         return True
@@ -5239,18 +5244,86 @@ class OneLineFormatter(logging.Formatter):
         self.max_chars = max_chars
 
     def format(self, record: logging.LogRecord) -> str:
-        text = " ".join(record.getMessage().split())
+        text = " ".join(record.getMessage().split())  # threat: T-HTTP-LOOP-5 (one line, no traceback)
         if record.exc_info and record.exc_info[1] is not None:
             error = record.exc_info[1]
             text += f" ({type(error).__name__}: {' '.join(str(error).split())})".replace(": )", ")")
         return text if len(text) <= self.max_chars else text[: self.max_chars - 1] + "…"
 
 
+class NeverBlockingHandler(logging.Handler):
+    """Log lines to a stream without ever making the logging thread (the event loop) wait for it: each
+    line waits in a bounded queue that a thread of its own writes out. A stream that takes nothing for a
+    while (stderr a pipe nobody reads) stalls only that thread; past `room` lines waiting, the newest are
+    dropped and counted, and the count is said on a line before the next that fits.
+
+    Why a thread and not a non-blocking fd 2: O_NONBLOCK belongs to the open file description, which the
+    client or shell that started us shares (a terminal's, a pipe another program writes too); it would
+    make their writes fail with EAGAIN, and outlive us."""
+
+    def __init__(self, stream: Any, room: int = MAX_LOG_LINES_WAITING) -> None:
+        super().__init__()
+        self.stream, self.room = stream, room
+        self.waiting: collections.deque[str] = collections.deque()
+        self.dropped = 0  # lines that found no room since the last one that did
+        self.changed = threading.Condition()
+        self.writer: threading.Thread | None = None
+        self.closed = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.put(self.format(record))
+        except Exception:  # a record that cannot be formatted: logging's own report
+            self.handleError(record)
+
+    def put(self, line: str) -> None:
+        """Queue one line (and, first, how many were dropped); never waits for the stream."""
+        with self.changed:
+            if self.closed or len(self.waiting) + bool(self.dropped) >= self.room:  # threat: T-HTTP-LOOP-5
+                self.dropped += 1
+                return
+            if self.dropped:
+                self.waiting.append(f"{NAME}: {self.dropped} log lines were dropped (stderr was full)")
+                self.dropped = 0
+            self.waiting.append(line)
+            if self.writer is None:
+                self.writer = threading.Thread(target=self._write_out, name="log lines", daemon=True)
+                self.writer.start()
+            self.changed.notify_all()
+
+    def _write_out(self) -> None:
+        """The writer thread: each line in turn, best effort (a stream that fails loses the line)."""
+        while True:
+            with self.changed:
+                self.changed.wait_for(lambda: self.waiting or self.closed)
+                if not self.waiting:
+                    return
+                line = self.waiting[0]
+            with contextlib.suppress(Exception):
+                self.stream.write(line + "\n")
+                self.stream.flush()
+            with self.changed:
+                self.waiting.popleft()
+                self.changed.notify_all()
+
+    def flush(self, timeout: float = 1.0) -> None:
+        """Wait, at most `timeout` seconds, for the lines waiting to be written (at exit: never a hang)."""
+        with self.changed:
+            self.changed.wait_for(lambda: not self.waiting, timeout)
+
+    def close(self) -> None:
+        """No more lines; those waiting are still written (logging.shutdown flushes first)."""
+        with self.changed:
+            self.closed = True
+            self.changed.notify_all()
+        super().close()
+
+
 def log_to_stderr(lines: int = MAX_LOG_LINES, window: float = LOG_WINDOW_SECONDS) -> None:
-    """Every logger's warnings to stderr, one line each, within the budget."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(OneLineFormatter())
-    handler.addFilter(LogBudget(lines, window))
+    """Every logger's warnings to stderr, one line each, within the budget, never waiting for stderr."""
+    handler = NeverBlockingHandler(sys.stderr)  # threat: T-HTTP-LOOP-5 (a stderr nobody reads)
+    handler.setFormatter(OneLineFormatter())  # threat: T-HTTP-LOOP-5
+    handler.addFilter(LogBudget(lines, window, say=handler.put))  # threat: T-HTTP-LOOP-5
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
 
 
