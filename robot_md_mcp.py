@@ -1760,18 +1760,19 @@ class TrustedKeys:
     pems: Mapping[str, bytes]
 
 
-def _key_folder_names(path: Path) -> list[str]:
-    """The names in the trusted-keys folder, sorted; ManifestError if it cannot be read or holds more than
-    MAX_TRUSTED_KEYS entries of any kind, found by reading no further than one past the limit (a folder
-    of a million files is refused at once, never read in part: which part would differ per machine)."""
+def _key_folder_names(path: Path, folder: int | None) -> list[str]:
+    """The names in the trusted-keys folder (`folder`: its descriptor, else None: read by path), sorted;
+    ManifestError if it holds more than MAX_TRUSTED_KEYS entries of any kind, found by reading no further
+    than one past the limit (a folder of a million files is refused at once, never read in part: which
+    part would differ per machine)."""
     try:
-        with os.scandir(path) as entries:
+        with os.scandir(path if folder is None else folder) as entries:
             names = [entry.name for entry in itertools.islice(entries, MAX_TRUSTED_KEYS + 1)]
     except OSError as e:
         raise ManifestError(
             f"trusted keys: cannot read the folder: {_os_reason(e)}", path, about_file=True
         ) from None
-    if len(names) > MAX_TRUSTED_KEYS:
+    if len(names) > MAX_TRUSTED_KEYS:  # threat: none (the operator's folder; a line, not a long read)
         too_many = f"more than {MAX_TRUSTED_KEYS:,} entries in the folder"
         raise ManifestError(
             f"trusted keys: {too_many}; keep only the keys' .pem files", path, about_file=True
@@ -1779,21 +1780,75 @@ def _key_folder_names(path: Path) -> list[str]:
     return sorted(names)
 
 
+def _only_ours(st: os.stat_result, what: str, path: Path) -> None:
+    """ManifestError unless `what` (the folder, or a key) is ours or root's and no one else can change it:
+    whoever can add or change a key decides which signatures verify. Group-writable is refused too, and a
+    sticky folder is not enough (another user could still add a key); the rule of pyz_guard's unpack root,
+    with root allowed (system keys in /etc are root's, and root is no peer)."""
+    if st.st_uid not in (0, os.getuid()):  # threat: T-KEYS-1
+        belongs = f"belongs to another user (uid {st.st_uid}); only your own or root's keys are trusted"
+        raise ManifestError(f"trusted keys: {what} {belongs}", path, about_file=True)
+    if st.st_mode & 0o022:  # threat: T-KEYS-1
+        changed = f"can be changed by other users (mode {stat.S_IMODE(st.st_mode):04o}): `chmod go-w` it"
+        raise ManifestError(f"trusted keys: {what} {changed}", path, about_file=True)
+
+
+@contextlib.contextmanager
+def _key_folder(path: Path) -> Iterator[int | None]:
+    """The trusted-keys folder, opened and checked (`_only_ours`) on its descriptor, so the folder read is
+    the folder checked; a link given as the folder is followed (the operator chose it). On Windows,
+    None: the folder is read by path and its permissions are not checked (ACLs, not modes)."""
+    if os.name == "nt":
+        yield None
+        return
+    try:
+        folder = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NONBLOCK)
+    except OSError as e:
+        raise ManifestError(
+            f"trusted keys: cannot read the folder: {_os_reason(e)}", path, about_file=True
+        ) from None
+    try:
+        _only_ours(os.fstat(folder), "the folder", path)
+        yield folder
+    finally:
+        os.close(folder)
+
+
+def _read_key(path: Path, folder: int | None, kid: str) -> bytes | None:
+    """`<kid>.pem`'s bytes (one past MAX_KEY_BYTES at most), None if it is not a regular file or cannot be
+    read; ManifestError if others could change it. A .pem that is a link is followed: only we or root
+    could have put it in the folder; what it leads to is checked as any key is (on the opened file)."""
+    name = f"{kid}.pem"
+
+    def opener(file: str, flags: int) -> int:
+        return os.open(file, flags | getattr(os, "O_NONBLOCK", 0), dir_fd=folder)
+
+    try:
+        with open(name if folder is not None else path / name, "rb", opener=opener) as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):  # threat: none (the operator's folder; a FIFO would hang)
+                return None
+            if folder is not None:
+                _only_ours(st, f"the key {name}", path / name)
+            return f.read(MAX_KEY_BYTES + 1)  # threat: none (the operator's folder)
+    except OSError:
+        return None  # unreadable: that kid is simply not trusted
+
+
 def load_trusted_keys(folder: str) -> TrustedKeys:
-    """Every `<kid>.pem` in `folder` (read once; the kid is the file name, never a path
-    anyone else builds). ManifestError, in words, if the folder cannot be read."""
+    """Every `<kid>.pem` in `folder` (read once; the kid is the file name, never a path anyone else
+    builds). ManifestError, in words, if the folder cannot be read, or if another user owns or could
+    change it or a key in it (POSIX)."""
     path = Path(folder).expanduser()
-    names = _key_folder_names(path)
-    kids = [n[: -len(".pem")] for n in names if n.endswith(".pem") and _KID.fullmatch(n[: -len(".pem")])]
     pems = {}
-    for kid in kids:
-        try:
-            with open(path / f"{kid}.pem", "rb", opener=_open_nonblocking) as f:
-                if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    pems[kid] = f.read(MAX_KEY_BYTES + 1)
-        except OSError:
-            continue  # unreadable: that kid is simply not trusted
-    return TrustedKeys(os.path.abspath(path), {k: v for k, v in pems.items() if len(v) <= MAX_KEY_BYTES})
+    with _key_folder(path) as opened:
+        for name in _key_folder_names(path, opened):
+            kid = name[: -len(".pem")]
+            if name.endswith(".pem") and _KID.fullmatch(kid):  # threat: T-KEYS-1 (no kid names a path)
+                pem = _read_key(path, opened, kid)
+                if pem is not None and len(pem) <= MAX_KEY_BYTES:
+                    pems[kid] = pem
+    return TrustedKeys(os.path.abspath(path), pems)
 
 
 def check_signature(text: str, keys: TrustedKeys | None) -> Signature:
