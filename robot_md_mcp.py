@@ -7329,7 +7329,9 @@ def _run_by_python(path: str) -> bool:
 
 class BestEffortStderr(io.TextIOBase):
     """The process's stderr, for people, best effort: a full disk (/dev/full) or a reader gone (a broken
-    pipe) loses the line, never the server. Unbuffered, so nothing is left to fail at exit."""
+    pipe) loses the line, never the server. Unbuffered, so nothing is left to fail at exit. A write waits
+    while a pipe is full (the command line's few lines are not dropped); while serving, log lines reach it
+    only from log_to_stderr's writer thread (NeverBlockingHandler), so that waits, never the event loop."""
 
     encoding = "utf-8"
 
@@ -7345,7 +7347,7 @@ class BestEffortStderr(io.TextIOBase):
 
     def write(self, text: str) -> int:
         data = text.encode(self.encoding, "backslashreplace")
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # threat: contract (odd descriptors at start)
             while data:
                 data = data[os.write(2, data) :]
         return len(text)
