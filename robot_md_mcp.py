@@ -1863,7 +1863,7 @@ def check_signature(text: str, keys: TrustedKeys | None) -> Signature:
         raw = base64.b64decode(match["sig"])
     except ValueError:  # binascii.Error: the gateway fails with an exception here
         return Signature(True, kid, False, "signature is not valid base64", trusted_keys=trusted)
-    pem = keys.pems.get(kid) if keys is not None and _KID.fullmatch(kid) else None
+    pem = keys.pems.get(kid) if keys is not None and _KID.fullmatch(kid) else None  # threat: T-KEYS-1
     if pem is None:
         return Signature(True, kid, False, KID_NOT_REGISTERED.format(kid), trusted_keys=trusted)
     reason, fingerprint = _verdict(pem, raw, text[: match.start()].encode("utf-8"))
@@ -1901,19 +1901,19 @@ def _verdict(pem: bytes, signature: bytes, body: bytes) -> tuple[str, str | None
 def gateway_verdict(signature: Signature) -> str:
     """One line: would robot-md-gateway accept the file as it stands, and why. The kid is the
     file's text, so it is quoted(); the gateway's other reasons hold none."""
-    kid = quoted(signature.kid)
+    kid = quoted(signature.kid)  # threat: T-FILE-1 (the file's text, never our voice)
     if signature.accepted:
         return f"accepts (signed by kid {kid}, verified against the trusted keys)"
     if signature.reason == KID_NOT_REGISTERED.format(signature.kid):
         if signature.trusted_keys is None:
             return f"cannot tell (signed by kid {kid}; no trusted keys given to check it)"
         return f"refuses ({KID_NOT_REGISTERED.format(kid)})"
-    return f"refuses ({visible(signature.reason)})"
+    return f"refuses ({visible(signature.reason)})"  # threat: T-FILE-1
 
 
 def signature_summary(signature: Signature) -> str:
     """Signed or not first (many labs do not sign), then robot-md-gateway's verdict."""
-    signed = f"signed by kid {quoted(signature.kid)}" if signature.signed else "unsigned"
+    signed = f"signed by kid {quoted(signature.kid)}" if signature.signed else "unsigned"  # threat: T-FILE-1
     return f"{signed}; robot-md-gateway {gateway_verdict(signature)}"
 
 
