@@ -7347,7 +7347,7 @@ class BestEffortStderr(io.TextIOBase):
 
     def write(self, text: str) -> int:
         data = text.encode(self.encoding, "backslashreplace")
-        with contextlib.suppress(OSError):  # threat: contract (odd descriptors at start)
+        with contextlib.suppress(OSError):  # threat: contract: a line lost, never the server
             while data:
                 data = data[os.write(2, data) :]
         return len(text)
