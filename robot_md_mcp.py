@@ -1789,7 +1789,7 @@ def _only_ours(st: os.stat_result, what: str, path: Path) -> None:
         belongs = f"belongs to another user (uid {st.st_uid}); only your own or root's keys are trusted"
         raise ManifestError(f"trusted keys: {what} {belongs}", path, about_file=True)
     if st.st_mode & 0o022:  # threat: T-KEYS-1
-        changed = f"can be changed by other users (mode {stat.S_IMODE(st.st_mode):04o}): `chmod go-w` it"
+        changed = f"can be changed by other users (mode {stat.S_IMODE(st.st_mode):04o}); run chmod go-w on it"
         raise ManifestError(f"trusted keys: {what} {changed}", path, about_file=True)
 
 
