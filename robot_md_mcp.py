@@ -1780,15 +1780,16 @@ def _key_folder_names(path: Path, folder: int | None) -> list[str]:
     return sorted(names)
 
 
+# threat: T-KEYS-1
 def _only_ours(st: os.stat_result, what: str, path: Path) -> None:
     """ManifestError unless `what` (the folder, or a key) is ours or root's and no one else can change it:
     whoever can add or change a key decides which signatures verify. Group-writable is refused too, and a
     sticky folder is not enough (another user could still add a key); the rule of pyz_guard's unpack root,
     with root allowed (system keys in /etc are root's, and root is no peer)."""
-    if st.st_uid not in (0, os.getuid()):  # threat: T-KEYS-1
+    if st.st_uid not in (0, os.getuid()):
         belongs = f"belongs to another user (uid {st.st_uid}); only your own or root's keys are trusted"
         raise ManifestError(f"trusted keys: {what} {belongs}", path, about_file=True)
-    if st.st_mode & 0o022:  # threat: T-KEYS-1
+    if st.st_mode & 0o022:
         changed = f"can be changed by other users (mode {stat.S_IMODE(st.st_mode):04o}); run chmod go-w on it"
         raise ManifestError(f"trusted keys: {what} {changed}", path, about_file=True)
 
@@ -5248,10 +5249,10 @@ class FleetHandlers:
 # stderr is for people: at most this many log lines in any LOG_WINDOW_SECONDS,
 # from every source (ours, the SDK's, uvicorn's), however many bad peers; and
 # each line at most MAX_LOG_LINE_CHARS (a peer's 16 KiB Host header is cut).
-MAX_LOG_LINES, LOG_WINDOW_SECONDS = 20, 10.0  # threat: T-HTTP-LOOP-5
-MAX_LOG_LINE_CHARS = 300  # threat: T-HTTP-LOOP-5
+MAX_LOG_LINES, LOG_WINDOW_SECONDS = 20, 10.0
+MAX_LOG_LINE_CHARS = 300
 # Log lines waiting for a stderr nobody reads (a full pipe); past this many, dropped and counted.
-MAX_LOG_LINES_WAITING = 100  # threat: T-HTTP-LOOP-5
+MAX_LOG_LINES_WAITING = 100
 
 
 class LogBudget(logging.Filter):
@@ -5376,9 +5377,9 @@ class NeverBlockingHandler(logging.Handler):
 
 def log_to_stderr(lines: int = MAX_LOG_LINES, window: float = LOG_WINDOW_SECONDS) -> None:
     """Every logger's warnings to stderr, one line each, within the budget, never waiting for stderr."""
-    handler = NeverBlockingHandler(sys.stderr)  # threat: T-HTTP-LOOP-5 (a stderr nobody reads)
-    handler.setFormatter(OneLineFormatter())  # threat: T-HTTP-LOOP-5
-    handler.addFilter(LogBudget(lines, window, say=handler.put))  # threat: T-HTTP-LOOP-5
+    handler = NeverBlockingHandler(sys.stderr)  # threat: T-HTTP-LOOP-5 (each line bounded, none waits)
+    handler.setFormatter(OneLineFormatter())
+    handler.addFilter(LogBudget(lines, window, say=handler.put))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
 
 
