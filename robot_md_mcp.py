@@ -1760,18 +1760,19 @@ class TrustedKeys:
     pems: Mapping[str, bytes]
 
 
-def _key_folder_names(path: Path) -> list[str]:
-    """The names in the trusted-keys folder, sorted; ManifestError if it cannot be read or holds more than
-    MAX_TRUSTED_KEYS entries of any kind, found by reading no further than one past the limit (a folder
-    of a million files is refused at once, never read in part: which part would differ per machine)."""
+def _key_folder_names(path: Path, folder: int | None) -> list[str]:
+    """The names in the trusted-keys folder (`folder`: its descriptor, else None: read by path), sorted;
+    ManifestError if it holds more than MAX_TRUSTED_KEYS entries of any kind, found by reading no further
+    than one past the limit (a folder of a million files is refused at once, never read in part: which
+    part would differ per machine)."""
     try:
-        with os.scandir(path) as entries:
+        with os.scandir(path if folder is None else folder) as entries:
             names = [entry.name for entry in itertools.islice(entries, MAX_TRUSTED_KEYS + 1)]
     except OSError as e:
         raise ManifestError(
             f"trusted keys: cannot read the folder: {_os_reason(e)}", path, about_file=True
         ) from None
-    if len(names) > MAX_TRUSTED_KEYS:
+    if len(names) > MAX_TRUSTED_KEYS:  # threat: none (the operator's folder; a line, not a long read)
         too_many = f"more than {MAX_TRUSTED_KEYS:,} entries in the folder"
         raise ManifestError(
             f"trusted keys: {too_many}; keep only the keys' .pem files", path, about_file=True
@@ -1779,21 +1780,76 @@ def _key_folder_names(path: Path) -> list[str]:
     return sorted(names)
 
 
+# threat: T-KEYS-1
+def _only_ours(st: os.stat_result, what: str, path: Path) -> None:
+    """ManifestError unless `what` (the folder, or a key) is ours or root's and no one else can change it:
+    whoever can add or change a key decides which signatures verify. Group-writable is refused too, and a
+    sticky folder is not enough (another user could still add a key); the rule of pyz_guard's unpack root,
+    with root allowed (system keys in /etc are root's, and root is no peer)."""
+    if st.st_uid not in (0, os.getuid()):
+        belongs = f"belongs to another user (uid {st.st_uid}); only your own or root's keys are trusted"
+        raise ManifestError(f"trusted keys: {what} {belongs}", path, about_file=True)
+    if st.st_mode & 0o022:
+        changed = f"can be changed by other users (mode {stat.S_IMODE(st.st_mode):04o}); run chmod go-w on it"
+        raise ManifestError(f"trusted keys: {what} {changed}", path, about_file=True)
+
+
+@contextlib.contextmanager
+def _key_folder(path: Path) -> Iterator[int | None]:
+    """The trusted-keys folder, opened and checked (`_only_ours`) on its descriptor, so the folder read is
+    the folder checked; a link given as the folder is followed (the operator chose it). On Windows,
+    None: the folder is read by path and its permissions are not checked (ACLs, not modes)."""
+    if os.name == "nt":
+        yield None
+        return
+    try:
+        folder = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NONBLOCK)
+    except OSError as e:
+        raise ManifestError(
+            f"trusted keys: cannot read the folder: {_os_reason(e)}", path, about_file=True
+        ) from None
+    try:
+        _only_ours(os.fstat(folder), "the folder", path)
+        yield folder
+    finally:
+        os.close(folder)
+
+
+def _read_key(path: Path, folder: int | None, kid: str) -> bytes | None:
+    """`<kid>.pem`'s bytes (one past MAX_KEY_BYTES at most), None if it is not a regular file or cannot be
+    read; ManifestError if others could change it. A .pem that is a link is followed: only we or root
+    could have put it in the folder; what it leads to is checked as any key is (on the opened file)."""
+    name = f"{kid}.pem"
+
+    def opener(file: str, flags: int) -> int:
+        return os.open(file, flags | getattr(os, "O_NONBLOCK", 0), dir_fd=folder)
+
+    try:
+        with open(name if folder is not None else path / name, "rb", opener=opener) as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):  # threat: none (the operator's folder; a FIFO would hang)
+                return None
+            if folder is not None:
+                _only_ours(st, f"the key {name}", path / name)
+            return f.read(MAX_KEY_BYTES + 1)  # threat: none (the operator's folder)
+    except OSError:
+        return None  # unreadable: that kid is simply not trusted
+
+
 def load_trusted_keys(folder: str) -> TrustedKeys:
-    """Every `<kid>.pem` in `folder` (read once; the kid is the file name, never a path
-    anyone else builds). ManifestError, in words, if the folder cannot be read."""
+    """Every `<kid>.pem` in `folder` (read once; the kid is the file name, never a path anyone else
+    builds). ManifestError, in words, if the folder cannot be read, or if another user owns or could
+    change it or a key in it (POSIX)."""
     path = Path(folder).expanduser()
-    names = _key_folder_names(path)
-    kids = [n[: -len(".pem")] for n in names if n.endswith(".pem") and _KID.fullmatch(n[: -len(".pem")])]
     pems = {}
-    for kid in kids:
-        try:
-            with open(path / f"{kid}.pem", "rb", opener=_open_nonblocking) as f:
-                if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    pems[kid] = f.read(MAX_KEY_BYTES + 1)
-        except OSError:
-            continue  # unreadable: that kid is simply not trusted
-    return TrustedKeys(os.path.abspath(path), {k: v for k, v in pems.items() if len(v) <= MAX_KEY_BYTES})
+    with _key_folder(path) as opened:
+        for name in _key_folder_names(path, opened):
+            kid = name[: -len(".pem")]
+            if name.endswith(".pem") and _KID.fullmatch(kid):  # threat: T-KEYS-1 (no kid names a path)
+                pem = _read_key(path, opened, kid)
+                if pem is not None and len(pem) <= MAX_KEY_BYTES:
+                    pems[kid] = pem
+    return TrustedKeys(os.path.abspath(path), pems)
 
 
 def check_signature(text: str, keys: TrustedKeys | None) -> Signature:
@@ -1808,7 +1864,7 @@ def check_signature(text: str, keys: TrustedKeys | None) -> Signature:
         raw = base64.b64decode(match["sig"])
     except ValueError:  # binascii.Error: the gateway fails with an exception here
         return Signature(True, kid, False, "signature is not valid base64", trusted_keys=trusted)
-    pem = keys.pems.get(kid) if keys is not None and _KID.fullmatch(kid) else None
+    pem = keys.pems.get(kid) if keys is not None and _KID.fullmatch(kid) else None  # threat: T-KEYS-1
     if pem is None:
         return Signature(True, kid, False, KID_NOT_REGISTERED.format(kid), trusted_keys=trusted)
     reason, fingerprint = _verdict(pem, raw, text[: match.start()].encode("utf-8"))
@@ -1846,19 +1902,19 @@ def _verdict(pem: bytes, signature: bytes, body: bytes) -> tuple[str, str | None
 def gateway_verdict(signature: Signature) -> str:
     """One line: would robot-md-gateway accept the file as it stands, and why. The kid is the
     file's text, so it is quoted(); the gateway's other reasons hold none."""
-    kid = quoted(signature.kid)
+    kid = quoted(signature.kid)  # threat: T-FILE-1 (the file's text, never our voice)
     if signature.accepted:
         return f"accepts (signed by kid {kid}, verified against the trusted keys)"
     if signature.reason == KID_NOT_REGISTERED.format(signature.kid):
         if signature.trusted_keys is None:
             return f"cannot tell (signed by kid {kid}; no trusted keys given to check it)"
         return f"refuses ({KID_NOT_REGISTERED.format(kid)})"
-    return f"refuses ({visible(signature.reason)})"
+    return f"refuses ({visible(signature.reason)})"  # threat: T-FILE-1
 
 
 def signature_summary(signature: Signature) -> str:
     """Signed or not first (many labs do not sign), then robot-md-gateway's verdict."""
-    signed = f"signed by kid {quoted(signature.kid)}" if signature.signed else "unsigned"
+    signed = f"signed by kid {quoted(signature.kid)}" if signature.signed else "unsigned"  # threat: T-FILE-1
     return f"{signed}; robot-md-gateway {gateway_verdict(signature)}"
 
 
@@ -5195,6 +5251,8 @@ class FleetHandlers:
 # each line at most MAX_LOG_LINE_CHARS (a peer's 16 KiB Host header is cut).
 MAX_LOG_LINES, LOG_WINDOW_SECONDS = 20, 10.0
 MAX_LOG_LINE_CHARS = 300
+# Log lines waiting for a stderr nobody reads (a full pipe); past this many, dropped and counted.
+MAX_LOG_LINES_WAITING = 100
 
 
 class LogBudget(logging.Filter):
@@ -5207,9 +5265,11 @@ class LogBudget(logging.Filter):
         lines: int = MAX_LOG_LINES,
         window: float = LOG_WINDOW_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        say: Callable[[str], object] | None = None,
     ) -> None:
         super().__init__()
         self.lines, self.window, self.clock = lines, window, clock
+        self.say = say  # where the held-back line goes (default: sys.stderr, as it is then)
         self.passed: collections.deque[float] = collections.deque()  # when each recent line went out
         self.held_back = 0
 
@@ -5219,11 +5279,12 @@ class LogBudget(logging.Filter):
         now = self.clock()
         while self.passed and now - self.passed[0] >= self.window:
             self.passed.popleft()
-        if len(self.passed) >= self.lines:
+        if len(self.passed) >= self.lines:  # threat: T-HTTP-LOOP-5
             self.held_back += 1
             return False
         if self.held_back:
-            sys.stderr.write(f"{NAME}: {self.held_back} more log lines were held back (a flood)\n")
+            line = f"{NAME}: {self.held_back} more log lines were held back (a flood)"
+            (self.say or (lambda text: sys.stderr.write(text + "\n")))(line)
             self.held_back = 0
         self.passed.append(now)
         return True
@@ -5239,18 +5300,86 @@ class OneLineFormatter(logging.Formatter):
         self.max_chars = max_chars
 
     def format(self, record: logging.LogRecord) -> str:
-        text = " ".join(record.getMessage().split())
+        text = " ".join(record.getMessage().split())  # threat: T-HTTP-LOOP-5 (one line, no traceback)
         if record.exc_info and record.exc_info[1] is not None:
             error = record.exc_info[1]
             text += f" ({type(error).__name__}: {' '.join(str(error).split())})".replace(": )", ")")
         return text if len(text) <= self.max_chars else text[: self.max_chars - 1] + "…"
 
 
+class NeverBlockingHandler(logging.Handler):
+    """Log lines to a stream without ever making the logging thread (the event loop) wait for it: each
+    line waits in a bounded queue that a thread of its own writes out. A stream that takes nothing for a
+    while (stderr a pipe nobody reads) stalls only that thread; past `room` lines waiting, the newest are
+    dropped and counted, and the count is said on a line before the next that fits.
+
+    Why a thread and not a non-blocking fd 2: O_NONBLOCK belongs to the open file description, which the
+    client or shell that started us shares (a terminal's, a pipe another program writes too); it would
+    make their writes fail with EAGAIN, and outlive us."""
+
+    def __init__(self, stream: Any, room: int = MAX_LOG_LINES_WAITING) -> None:
+        super().__init__()
+        self.stream, self.room = stream, room
+        self.waiting: collections.deque[str] = collections.deque()
+        self.dropped = 0  # lines that found no room since the last one that did
+        self.changed = threading.Condition()
+        self.writer: threading.Thread | None = None
+        self.closed = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.put(self.format(record))
+        except Exception:  # a record that cannot be formatted: logging's own report
+            self.handleError(record)
+
+    def put(self, line: str) -> None:
+        """Queue one line (and, first, how many were dropped); never waits for the stream."""
+        with self.changed:
+            if self.closed or len(self.waiting) + bool(self.dropped) >= self.room:  # threat: T-HTTP-LOOP-5
+                self.dropped += 1
+                return
+            if self.dropped:
+                self.waiting.append(f"{NAME}: {self.dropped} log lines were dropped (stderr was full)")
+                self.dropped = 0
+            self.waiting.append(line)
+            if self.writer is None:
+                self.writer = threading.Thread(target=self._write_out, name="log lines", daemon=True)
+                self.writer.start()
+            self.changed.notify_all()
+
+    def _write_out(self) -> None:
+        """The writer thread: each line in turn, best effort (a stream that fails loses the line)."""
+        while True:
+            with self.changed:
+                self.changed.wait_for(lambda: self.waiting or self.closed)
+                if not self.waiting:
+                    return
+                line = self.waiting[0]
+            with contextlib.suppress(Exception):
+                self.stream.write(line + "\n")
+                self.stream.flush()
+            with self.changed:
+                self.waiting.popleft()
+                self.changed.notify_all()
+
+    def flush(self, timeout: float = 1.0) -> None:
+        """Wait, at most `timeout` seconds, for the lines waiting to be written (at exit: never a hang)."""
+        with self.changed:
+            self.changed.wait_for(lambda: not self.waiting, timeout)
+
+    def close(self) -> None:
+        """No more lines; those waiting are still written (logging.shutdown flushes first)."""
+        with self.changed:
+            self.closed = True
+            self.changed.notify_all()
+        super().close()
+
+
 def log_to_stderr(lines: int = MAX_LOG_LINES, window: float = LOG_WINDOW_SECONDS) -> None:
-    """Every logger's warnings to stderr, one line each, within the budget."""
-    handler = logging.StreamHandler(sys.stderr)
+    """Every logger's warnings to stderr, one line each, within the budget, never waiting for stderr."""
+    handler = NeverBlockingHandler(sys.stderr)  # threat: T-HTTP-LOOP-5 (each line bounded, none waits)
     handler.setFormatter(OneLineFormatter())
-    handler.addFilter(LogBudget(lines, window))
+    handler.addFilter(LogBudget(lines, window, say=handler.put))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
 
 
@@ -7211,7 +7340,9 @@ def _run_by_python(path: str) -> bool:
 
 class BestEffortStderr(io.TextIOBase):
     """The process's stderr, for people, best effort: a full disk (/dev/full) or a reader gone (a broken
-    pipe) loses the line, never the server. Unbuffered, so nothing is left to fail at exit."""
+    pipe) loses the line, never the server. Unbuffered, so nothing is left to fail at exit. A write waits
+    while a pipe is full (the command line's few lines are not dropped); while serving, log lines reach it
+    only from log_to_stderr's writer thread (NeverBlockingHandler), so that waits, never the event loop."""
 
     encoding = "utf-8"
 
@@ -7227,7 +7358,7 @@ class BestEffortStderr(io.TextIOBase):
 
     def write(self, text: str) -> int:
         data = text.encode(self.encoding, "backslashreplace")
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # threat: contract: a line lost, never the server
             while data:
                 data = data[os.write(2, data) :]
         return len(text)
