@@ -47,9 +47,12 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 def pytest_configure(config: pytest.Config) -> None:
     """SERVER imports the module from its cached bytecode: made here, once per run (not by each
-    xdist worker), whatever PYTHONDONTWRITEBYTECODE says."""
+    xdist worker), whatever PYTHONDONTWRITEBYTECODE says. So are the test files as pytest rewrites
+    their asserts (its cache follows sys.dont_write_bytecode): rewriting them all anew costs each
+    worker seconds of collection."""
     if not hasattr(config, "workerinput"):
         py_compile.compile(str(ROOT / "robot_md_mcp.py"), doraise=True)
+    sys.dont_write_bytecode = False
 
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX (FIFOs, ptys, setpriv, bash)")
