@@ -4,14 +4,17 @@ and hostile peers. (The server they talk to: tests/support/serving.py `Served`.)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import socket
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
-from serving import INIT
+from serving import EXAMPLE, INIT
 
 # --- in this process: the ASGI app, as uvicorn hands it a request ---------------------------
 
@@ -51,6 +54,35 @@ async def answer_in_process(
         fields,
         b"".join(e.get("body", b"") for e in sent if e["type"] == "http.response.body"),
     )
+
+
+@contextlib.asynccontextmanager
+async def served_in_process(
+    source: Path = EXAMPLE, listener: Any = None, limits: Any = None
+) -> AsyncIterator[tuple[Any, str]]:
+    """The app `serve --http` serves (`http_app`: the guard, the SDK's app, REST) for the manifest at
+    `source`, its lifespan running, in this process: an httpx2 client to it and the MCP endpoint's URL
+    (the SDK's Client takes both through `streamable_http_client`). No socket: the listener's rules
+    (default: loopback port 9, no token) without serving on its socket."""
+    import httpx2
+
+    import robot_md_mcp as m
+
+    listener = listener or m.HttpListener(socket=None, url="", allowed_hosts=("127.0.0.1:9",))
+    origin = listener.url.removesuffix(m.MCP_PATH) or "http://127.0.0.1:9"
+    guard = m.http_app(m.ManifestFile(source), listener, limits or m.HttpLimits())
+    async with guard.app.router.lifespan_context(guard.app):
+        transport = httpx2.ASGITransport(app=guard)
+        async with httpx2.AsyncClient(transport=transport, base_url=origin, timeout=30) as http:
+            yield http, f"{origin}{m.MCP_PATH}"
+
+
+def sdk_client(http: Any, url: str, mode: str) -> Any:
+    """The SDK's Client over `http` (an httpx2 client: `served_in_process`'s, or one with headers)."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    return Client(streamable_http_client(url, http_client=http), mode=mode)
 
 
 # --- raw asyncio HTTP on 127.0.0.1: a well-behaved client and hostile peers ---------------
