@@ -10,7 +10,9 @@ import json
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +85,30 @@ def sdk_client(http: Any, url: str, mode: str) -> Any:
     from mcp.client.streamable_http import streamable_http_client
 
     return Client(streamable_http_client(url, http_client=http), mode=mode)
+
+
+@contextlib.contextmanager
+def uvicorn_on_a_thread(limits: Any) -> Iterator[int]:
+    """What `serve --http` serves for the example, behind uvicorn as serve_http configures it
+    (`uvicorn_server`: the head deadline, room made for connections), on a thread of this process and a
+    free loopback port: that port. For promises about uvicorn's configuration, not about the process."""
+    import robot_md_mcp as m
+
+    listener = m.open_listener("127.0.0.1:0")
+    server = m.uvicorn_server(m.http_app(m.ManifestFile(EXAMPLE), listener, limits), limits)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener.socket]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.01)
+        yield listener.socket.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        listener.socket.close()
+    assert not thread.is_alive(), "uvicorn did not stop"
 
 
 # --- raw asyncio HTTP on 127.0.0.1: a well-behaved client and hostile peers ---------------
