@@ -26,7 +26,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import EXAMPLE, posix_only
+from conftest import EXAMPLE, ROOT, posix_only
 from http_served import (
     HOSTILE_KINDS,
     LISTEN,
@@ -1012,6 +1012,10 @@ def test_signals_stop_cleanly(sig: int) -> None:
     time.sleep(0.2)
     started = time.monotonic()
     assert served.stop(sig) == 0
+    # The README's exit-code table says so (its other rows: test_readme.py).
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    (row,) = [line for line in readme if line.startswith("| 0 |")]
+    assert "HTTP" in row and ("Ctrl-C" if sig == signal.SIGINT else "SIGTERM") in row, row
     # uvicorn's own graceful shutdown waits 3 s for them, then cancels them with a line each.
     assert time.monotonic() - started < 2.5
     stream.close()
