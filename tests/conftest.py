@@ -243,15 +243,25 @@ def build_bundle(dist: Path) -> Path:
     return dist
 
 
-# --- a server over HTTP that wants a bearer token (test_http, test_rest) -----------------------
+# --- servers over HTTP, one each per worker, shared by test_http and test_rest -----------------
+# (no test changes what they serve; a module's own would start once per module in each worker)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
+def http_server() -> Iterator[Served]:
+    """`--http 127.0.0.1:0` serving the example, no token; stopped cleanly, no traceback or warning."""
+    served = Served("--http", "127.0.0.1:0")
+    yield served
+    assert served.stop() == 0
+    assert "Traceback" not in served.stderr and "Warning" not in served.stderr, served.stderr
+
+
+@pytest.fixture(scope="session")
 def token() -> str:
     return "tok-" + secrets.token_urlsafe(24)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def token_server(token: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """`--http` on a free loopback port with `token` in a private token file; stopped cleanly."""
     token_file = tmp_path_factory.mktemp("token") / "token"
