@@ -1105,7 +1105,8 @@ def served_with(limits: dict[str, float]) -> Iterator[Served]:
 
 @pytest.fixture(scope="module")
 def quick_server():
-    yield from served_with(QUICK)
+    """QUICK's deadlines, and a table of 4 sessions (test_a_full_session_table_…)."""
+    yield from served_with({**QUICK, "sessions": 4})
 
 
 def test_a_silent_connection_is_closed_at_the_head_deadline(quick_server: Served) -> None:
@@ -1250,10 +1251,11 @@ async def ping_in_session(port: int, session: str | None) -> int:
     return (await exchange(port, raw_request(port, "POST", body=jsonrpc("ping", 1), **headers)))[0]
 
 
-def test_a_full_session_table_closes_the_least_recently_used_session() -> None:
+def test_a_full_session_table_closes_the_least_recently_used_session(quick_server: Served) -> None:
     """At the session limit (4 here) a newcomer's initialize succeeds: the session used least recently
-    is closed (its id then answers 404), never one that is in use (an open event stream)."""
-    served = Served(limits={**QUICK, "sessions": 4})
+    is closed (its id then answers 404), never one that is in use (an open event stream). (Sessions
+    other tests opened on this server are older than these four: closed first.)"""
+    served = quick_server
 
     async def scenario() -> None:
         streaming, *others = [await open_session(served.port) for _ in range(4)]
@@ -1280,10 +1282,7 @@ def test_a_full_session_table_closes_the_least_recently_used_session() -> None:
         assert await ping_in_session(served.port, streaming) == 200
         stream[1].close()
 
-    try:
-        asyncio.run(asyncio.wait_for(scenario(), 60))
-    finally:
-        assert served.stop() == 0
+    asyncio.run(asyncio.wait_for(scenario(), 60))
 
 
 @pytest.mark.heavy  # seconds of real time: the heavy tier
