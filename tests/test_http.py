@@ -17,6 +17,7 @@ import random
 import re
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -351,9 +352,19 @@ async def test_token_from_the_environment_applies_on_loopback_too(token: str) ->
         assert await _initialize(http, {"Authorization": f"Bearer {token}"}) == 200
 
 
+def _command_line(
+    capsys: pytest.CaptureFixture[str], *args: str | Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The command line run by main() in this process, `env` its whole environment (a refusal at start
+    needs no process: it comes before anything is served): exit code, stdout and stderr."""
+    code = m.main([str(a) for a in args], m.Machine(environ=env or {}))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess([str(a) for a in args], code, out, err)
+
+
 @pytest.mark.anyio
-async def test_all_interfaces_need_a_token(token: str) -> None:
-    done = run(str(EXAMPLE), "--http", "0.0.0.0:0", env={m.TOKEN_ENV: ""})
+async def test_all_interfaces_need_a_token(token: str, capsys: pytest.CaptureFixture[str]) -> None:
+    done = _command_line(capsys, EXAMPLE, "--http", "0.0.0.0:0", env={m.TOKEN_ENV: ""})
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and "without a bearer token" in done.stderr, done.stderr
     # With one it serves; reached through 127.0.0.1 only.
@@ -378,15 +389,15 @@ async def test_all_interfaces_need_a_token(token: str) -> None:
         ("", "at least 16"),
     ],
 )
-def test_bad_token_file(tmp_path: Path, content: str, why: str) -> None:
+def test_bad_token_file(tmp_path: Path, content: str, why: str, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "token"
     path.write_text(content, encoding="utf-8")
     path.chmod(0o600)
-    done = run(str(EXAMPLE), "--http", "0", "--token-file", str(path))
+    done = _command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(path))
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert why in done.stderr
     assert not content.strip() or content.strip() not in done.stderr
-    missing = run(str(EXAMPLE), "--http", "0", "--token-file", str(tmp_path / "nope"))
+    missing = _command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(tmp_path / "nope"))
     assert missing.returncode == 1 and "cannot read the token file" in missing.stderr
 
 
@@ -403,7 +414,7 @@ def test_a_token_file_as_editors_save_it_is_read(tmp_path: Path, token: str, sav
 @pytest.mark.parametrize("size", [m.MAX_TOKEN_FILE_BYTES, m.MAX_TOKEN_FILE_BYTES + 1, 1024 * 1024])
 @pytest.mark.parametrize("padding", ["token", "newlines"])
 def test_a_token_file_longer_than_what_is_read_is_refused_not_cut(
-    tmp_path: Path, token: str, size: int, padding: str
+    tmp_path: Path, token: str, size: int, padding: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A token file of `size` bytes (one long token, or a token and newlines): within the limit it is
     read whole; past it the server refuses to start in one line, never serving a cut token."""
@@ -417,18 +428,20 @@ def test_a_token_file_longer_than_what_is_read_is_refused_not_cut(
     with pytest.raises(m.HttpSetupError) as refused:
         m.read_token(str(path))
     assert str(refused.value) == f"the token file {path} is longer than 4,096 bytes; it should hold one token"
-    done = run(str(EXAMPLE), "--http", "0", "--token-file", str(path))
+    done = _command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(path))
     assert (done.returncode, done.stderr) == (1, f"robot-md-mcp: {refused.value}\n")
 
 
 @posix_only
 @pytest.mark.parametrize("mode", [0o640, 0o604, 0o620, 0o644])
-def test_a_token_file_others_can_read_is_refused(tmp_path: Path, token: str, mode: int) -> None:
+def test_a_token_file_others_can_read_is_refused(
+    tmp_path: Path, token: str, mode: int, capsys: pytest.CaptureFixture[str]
+) -> None:
     """As ssh refuses a private key others can read: a token group or others can read or change."""
     path = tmp_path / "token"
     path.write_text(token, encoding="utf-8")
     path.chmod(mode)
-    done = run(str(EXAMPLE), "--http", "0", "--token-file", str(path))
+    done = _command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(path))
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert f"(mode {mode:04o}); make it private: chmod 600 {path}" in done.stderr
     assert token not in done.stderr
@@ -945,18 +958,18 @@ async def test_concurrent_clients(server: Served) -> None:
         ("no-such-host.invalid:8080", "cannot listen on no-such-host.invalid:8080"),
     ],
 )
-def test_bad_listen_address(value: str, message: str) -> None:
-    done = run(str(EXAMPLE), "--http", value)
+def test_bad_listen_address(value: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    done = _command_line(capsys, EXAMPLE, "--http", value)
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert message in done.stderr
 
 
-def test_port_in_use() -> None:
+def test_port_in_use(capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        done = run(str(EXAMPLE), "--http", f"127.0.0.1:{port}")
+        done = _command_line(capsys, EXAMPLE, "--http", f"127.0.0.1:{port}")
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert f"cannot listen on 127.0.0.1:{port}:" in done.stderr and "in use" in done.stderr
 
@@ -965,8 +978,8 @@ def test_port_in_use() -> None:
     "args",
     [["--http"], ["--allow-host", "x.local"], ["--token-file", "t"], ["--http", "0", "--http", "1"]],
 )
-def test_usage_errors(args: list[str]) -> None:
-    done = run(str(EXAMPLE), *args)
+def test_usage_errors(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    done = _command_line(capsys, EXAMPLE, *args)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
 
 
