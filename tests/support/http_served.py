@@ -73,7 +73,7 @@ async def served_in_process(
     listener = listener or m.HttpListener(socket=None, url="", allowed_hosts=("127.0.0.1:9",))
     origin = listener.url.removesuffix(m.MCP_PATH) or "http://127.0.0.1:9"
     guard = m.http_app(m.ManifestFile(source), listener, limits or m.HttpLimits())
-    async with guard.app.router.lifespan_context(guard.app):
+    async with guard.app.router.lifespan_context(guard.app):  # type: ignore[attr-defined]
         transport = httpx2.ASGITransport(app=guard)
         async with httpx2.AsyncClient(transport=transport, base_url=origin, timeout=30) as http:
             yield http, f"{origin}{m.MCP_PATH}"
