@@ -217,24 +217,8 @@ async def test_allow_host_adds_names() -> None:
 
 
 async def _guarded_status(app: object, path: str, method: str, headers: list[tuple[bytes, bytes]]) -> int:
-    """The status the app answers one request with, in-process (no body, the peer then silent)."""
-    statuses: list[int] = []
-    pending = [{"type": "http.request", "body": b"", "more_body": False}]
-
-    async def receive() -> dict:
-        if pending:
-            return pending.pop()
-        await anyio.sleep_forever()
-        raise AssertionError
-
-    async def send(message: dict) -> None:
-        if message["type"] == "http.response.start":
-            statuses.append(message["status"])
-
-    scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode(), "headers": headers}
-    scope |= {"query_string": b"", "root_path": "", "scheme": "http", "http_version": "1.1"}
-    await app(scope, receive, send)  # type: ignore[operator]
-    return statuses[0]
+    """The status the app answers one request with, in-process (no body)."""
+    return (await answer_in_process(app, method, path, headers))[0]
 
 
 @functools.cache
