@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import logging
 import socket
 import subprocess
 import sys
@@ -87,16 +88,31 @@ def sdk_client(http: Any, url: str, mode: str) -> Any:
     return Client(streamable_http_client(url, http_client=http), mode=mode)
 
 
+class _Tracebacks(logging.Handler):
+    """Every record logged with an exception's traceback (what a real server would print on stderr)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info:
+            self.seen.append(self.format(record))
+
+
 @contextlib.contextmanager
 def uvicorn_on_a_thread(limits: Any) -> Iterator[int]:
     """What `serve --http` serves for the example, behind uvicorn as serve_http configures it
     (`uvicorn_server`: the head deadline, room made for connections), on a thread of this process and a
-    free loopback port: that port. For promises about uvicorn's configuration, not about the process."""
+    free loopback port: that port. For promises about uvicorn's configuration and the app, not about
+    the process. Stopped at the end, where nothing may have logged a traceback."""
     import robot_md_mcp as m
 
     listener = m.open_listener("127.0.0.1:0")
     server = m.uvicorn_server(m.http_app(m.ManifestFile(EXAMPLE), listener, limits), limits)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener.socket]}, daemon=True)
+    tracebacks = _Tracebacks()
+    logging.getLogger().addHandler(tracebacks)
     thread.start()
     try:
         deadline = time.monotonic() + 30
@@ -108,7 +124,9 @@ def uvicorn_on_a_thread(limits: Any) -> Iterator[int]:
         server.should_exit = True
         thread.join(10)
         listener.socket.close()
+        logging.getLogger().removeHandler(tracebacks)
     assert not thread.is_alive(), "uvicorn did not stop"
+    assert not tracebacks.seen, tracebacks.seen[:3]
 
 
 # --- raw asyncio HTTP on 127.0.0.1: a well-behaved client and hostile peers ---------------
