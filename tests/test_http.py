@@ -1605,7 +1605,7 @@ async def test_requests_that_fit_every_limit_leave_none_of_their_bytes_behind(se
     listener = m.HttpListener(socket=None, url="", allowed_hosts=("127.0.0.1:9",), token=token)
     guard = m.http_app(m.ManifestFile(EXAMPLE), listener)
     async with guard.app.router.lifespan_context(guard.app):  # type: ignore[attr-defined]
-        for kind in PEER_REQUEST_KINDS * 3:  # warm-up: every kind's code has run and made what it keeps
+        for kind in PEER_REQUEST_KINDS * 2:  # warm-up: every kind's code has run and made what it keeps
             await answer_in_process(guard, *peer_request(kind, rng, token))
         tracemalloc.start()
         try:
