@@ -1760,18 +1760,19 @@ class TrustedKeys:
     pems: Mapping[str, bytes]
 
 
-def _key_folder_names(path: Path) -> list[str]:
-    """The names in the trusted-keys folder, sorted; ManifestError if it cannot be read or holds more than
-    MAX_TRUSTED_KEYS entries of any kind, found by reading no further than one past the limit (a folder
-    of a million files is refused at once, never read in part: which part would differ per machine)."""
+def _key_folder_names(path: Path, folder: int | None) -> list[str]:
+    """The names in the trusted-keys folder (`folder`: its descriptor, else None: read by path), sorted;
+    ManifestError if it holds more than MAX_TRUSTED_KEYS entries of any kind, found by reading no further
+    than one past the limit (a folder of a million files is refused at once, never read in part: which
+    part would differ per machine)."""
     try:
-        with os.scandir(path) as entries:
+        with os.scandir(path if folder is None else folder) as entries:
             names = [entry.name for entry in itertools.islice(entries, MAX_TRUSTED_KEYS + 1)]
     except OSError as e:
         raise ManifestError(
             f"trusted keys: cannot read the folder: {_os_reason(e)}", path, about_file=True
         ) from None
-    if len(names) > MAX_TRUSTED_KEYS:
+    if len(names) > MAX_TRUSTED_KEYS:  # threat: none (the operator's folder; a line, not a long read)
         too_many = f"more than {MAX_TRUSTED_KEYS:,} entries in the folder"
         raise ManifestError(
             f"trusted keys: {too_many}; keep only the keys' .pem files", path, about_file=True
@@ -1779,21 +1780,76 @@ def _key_folder_names(path: Path) -> list[str]:
     return sorted(names)
 
 
+# threat: T-KEYS-1
+def _only_ours(st: os.stat_result, what: str, path: Path) -> None:
+    """ManifestError unless `what` (the folder, or a key) is ours or root's and no one else can change it:
+    whoever can add or change a key decides which signatures verify. Group-writable is refused too, and a
+    sticky folder is not enough (another user could still add a key); the rule of pyz_guard's unpack root,
+    with root allowed (system keys in /etc are root's, and root is no peer)."""
+    if st.st_uid not in (0, os.getuid()):
+        belongs = f"belongs to another user (uid {st.st_uid}); only your own or root's keys are trusted"
+        raise ManifestError(f"trusted keys: {what} {belongs}", path, about_file=True)
+    if st.st_mode & 0o022:
+        changed = f"can be changed by other users (mode {stat.S_IMODE(st.st_mode):04o}); run chmod go-w on it"
+        raise ManifestError(f"trusted keys: {what} {changed}", path, about_file=True)
+
+
+@contextlib.contextmanager
+def _key_folder(path: Path) -> Iterator[int | None]:
+    """The trusted-keys folder, opened and checked (`_only_ours`) on its descriptor, so the folder read is
+    the folder checked; a link given as the folder is followed (the operator chose it). On Windows,
+    None: the folder is read by path and its permissions are not checked (ACLs, not modes)."""
+    if os.name == "nt":
+        yield None
+        return
+    try:
+        folder = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NONBLOCK)
+    except OSError as e:
+        raise ManifestError(
+            f"trusted keys: cannot read the folder: {_os_reason(e)}", path, about_file=True
+        ) from None
+    try:
+        _only_ours(os.fstat(folder), "the folder", path)
+        yield folder
+    finally:
+        os.close(folder)
+
+
+def _read_key(path: Path, folder: int | None, kid: str) -> bytes | None:
+    """`<kid>.pem`'s bytes (one past MAX_KEY_BYTES at most), None if it is not a regular file or cannot be
+    read; ManifestError if others could change it. A .pem that is a link is followed: only we or root
+    could have put it in the folder; what it leads to is checked as any key is (on the opened file)."""
+    name = f"{kid}.pem"
+
+    def opener(file: str, flags: int) -> int:
+        return os.open(file, flags | getattr(os, "O_NONBLOCK", 0), dir_fd=folder)
+
+    try:
+        with open(name if folder is not None else path / name, "rb", opener=opener) as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):  # threat: none (the operator's folder; a FIFO would hang)
+                return None
+            if folder is not None:
+                _only_ours(st, f"the key {name}", path / name)
+            return f.read(MAX_KEY_BYTES + 1)  # threat: none (the operator's folder)
+    except OSError:
+        return None  # unreadable: that kid is simply not trusted
+
+
 def load_trusted_keys(folder: str) -> TrustedKeys:
-    """Every `<kid>.pem` in `folder` (read once; the kid is the file name, never a path
-    anyone else builds). ManifestError, in words, if the folder cannot be read."""
+    """Every `<kid>.pem` in `folder` (read once; the kid is the file name, never a path anyone else
+    builds). ManifestError, in words, if the folder cannot be read, or if another user owns or could
+    change it or a key in it (POSIX)."""
     path = Path(folder).expanduser()
-    names = _key_folder_names(path)
-    kids = [n[: -len(".pem")] for n in names if n.endswith(".pem") and _KID.fullmatch(n[: -len(".pem")])]
     pems = {}
-    for kid in kids:
-        try:
-            with open(path / f"{kid}.pem", "rb", opener=_open_nonblocking) as f:
-                if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    pems[kid] = f.read(MAX_KEY_BYTES + 1)
-        except OSError:
-            continue  # unreadable: that kid is simply not trusted
-    return TrustedKeys(os.path.abspath(path), {k: v for k, v in pems.items() if len(v) <= MAX_KEY_BYTES})
+    with _key_folder(path) as opened:
+        for name in _key_folder_names(path, opened):
+            kid = name[: -len(".pem")]
+            if name.endswith(".pem") and _KID.fullmatch(kid):  # threat: T-KEYS-1 (no kid names a path)
+                pem = _read_key(path, opened, kid)
+                if pem is not None and len(pem) <= MAX_KEY_BYTES:
+                    pems[kid] = pem
+    return TrustedKeys(os.path.abspath(path), pems)
 
 
 def check_signature(text: str, keys: TrustedKeys | None) -> Signature:
@@ -1808,7 +1864,7 @@ def check_signature(text: str, keys: TrustedKeys | None) -> Signature:
         raw = base64.b64decode(match["sig"])
     except ValueError:  # binascii.Error: the gateway fails with an exception here
         return Signature(True, kid, False, "signature is not valid base64", trusted_keys=trusted)
-    pem = keys.pems.get(kid) if keys is not None and _KID.fullmatch(kid) else None
+    pem = keys.pems.get(kid) if keys is not None and _KID.fullmatch(kid) else None  # threat: T-KEYS-1
     if pem is None:
         return Signature(True, kid, False, KID_NOT_REGISTERED.format(kid), trusted_keys=trusted)
     reason, fingerprint = _verdict(pem, raw, text[: match.start()].encode("utf-8"))
@@ -1846,19 +1902,19 @@ def _verdict(pem: bytes, signature: bytes, body: bytes) -> tuple[str, str | None
 def gateway_verdict(signature: Signature) -> str:
     """One line: would robot-md-gateway accept the file as it stands, and why. The kid is the
     file's text, so it is quoted(); the gateway's other reasons hold none."""
-    kid = quoted(signature.kid)
+    kid = quoted(signature.kid)  # threat: T-FILE-1 (the file's text, never our voice)
     if signature.accepted:
         return f"accepts (signed by kid {kid}, verified against the trusted keys)"
     if signature.reason == KID_NOT_REGISTERED.format(signature.kid):
         if signature.trusted_keys is None:
             return f"cannot tell (signed by kid {kid}; no trusted keys given to check it)"
         return f"refuses ({KID_NOT_REGISTERED.format(kid)})"
-    return f"refuses ({visible(signature.reason)})"
+    return f"refuses ({visible(signature.reason)})"  # threat: T-FILE-1
 
 
 def signature_summary(signature: Signature) -> str:
     """Signed or not first (many labs do not sign), then robot-md-gateway's verdict."""
-    signed = f"signed by kid {quoted(signature.kid)}" if signature.signed else "unsigned"
+    signed = f"signed by kid {quoted(signature.kid)}" if signature.signed else "unsigned"  # threat: T-FILE-1
     return f"{signed}; robot-md-gateway {gateway_verdict(signature)}"
 
 
@@ -5195,6 +5251,8 @@ class FleetHandlers:
 # each line at most MAX_LOG_LINE_CHARS (a peer's 16 KiB Host header is cut).
 MAX_LOG_LINES, LOG_WINDOW_SECONDS = 20, 10.0
 MAX_LOG_LINE_CHARS = 300
+# Log lines waiting for a stderr nobody reads (a full pipe); past this many, dropped and counted.
+MAX_LOG_LINES_WAITING = 100
 
 
 class LogBudget(logging.Filter):
@@ -5207,9 +5265,11 @@ class LogBudget(logging.Filter):
         lines: int = MAX_LOG_LINES,
         window: float = LOG_WINDOW_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        say: Callable[[str], object] | None = None,
     ) -> None:
         super().__init__()
         self.lines, self.window, self.clock = lines, window, clock
+        self.say = say  # where the held-back line goes (default: sys.stderr, as it is then)
         self.passed: collections.deque[float] = collections.deque()  # when each recent line went out
         self.held_back = 0
 
@@ -5219,11 +5279,12 @@ class LogBudget(logging.Filter):
         now = self.clock()
         while self.passed and now - self.passed[0] >= self.window:
             self.passed.popleft()
-        if len(self.passed) >= self.lines:
+        if len(self.passed) >= self.lines:  # threat: T-HTTP-LOOP-5
             self.held_back += 1
             return False
         if self.held_back:
-            sys.stderr.write(f"{NAME}: {self.held_back} more log lines were held back (a flood)\n")
+            line = f"{NAME}: {self.held_back} more log lines were held back (a flood)"
+            (self.say or (lambda text: sys.stderr.write(text + "\n")))(line)
             self.held_back = 0
         self.passed.append(now)
         return True
@@ -5239,18 +5300,86 @@ class OneLineFormatter(logging.Formatter):
         self.max_chars = max_chars
 
     def format(self, record: logging.LogRecord) -> str:
-        text = " ".join(record.getMessage().split())
+        text = " ".join(record.getMessage().split())  # threat: T-HTTP-LOOP-5 (one line, no traceback)
         if record.exc_info and record.exc_info[1] is not None:
             error = record.exc_info[1]
             text += f" ({type(error).__name__}: {' '.join(str(error).split())})".replace(": )", ")")
         return text if len(text) <= self.max_chars else text[: self.max_chars - 1] + "…"
 
 
+class NeverBlockingHandler(logging.Handler):
+    """Log lines to a stream without ever making the logging thread (the event loop) wait for it: each
+    line waits in a bounded queue that a thread of its own writes out. A stream that takes nothing for a
+    while (stderr a pipe nobody reads) stalls only that thread; past `room` lines waiting, the newest are
+    dropped and counted, and the count is said on a line before the next that fits.
+
+    Why a thread and not a non-blocking fd 2: O_NONBLOCK belongs to the open file description, which the
+    client or shell that started us shares (a terminal's, a pipe another program writes too); it would
+    make their writes fail with EAGAIN, and outlive us."""
+
+    def __init__(self, stream: Any, room: int = MAX_LOG_LINES_WAITING) -> None:
+        super().__init__()
+        self.stream, self.room = stream, room
+        self.waiting: collections.deque[str] = collections.deque()
+        self.dropped = 0  # lines that found no room since the last one that did
+        self.changed = threading.Condition()
+        self.writer: threading.Thread | None = None
+        self.closed = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.put(self.format(record))
+        except Exception:  # a record that cannot be formatted: logging's own report
+            self.handleError(record)
+
+    def put(self, line: str) -> None:
+        """Queue one line (and, first, how many were dropped); never waits for the stream."""
+        with self.changed:
+            if self.closed or len(self.waiting) + bool(self.dropped) >= self.room:  # threat: T-HTTP-LOOP-5
+                self.dropped += 1
+                return
+            if self.dropped:
+                self.waiting.append(f"{NAME}: {self.dropped} log lines were dropped (stderr was full)")
+                self.dropped = 0
+            self.waiting.append(line)
+            if self.writer is None:
+                self.writer = threading.Thread(target=self._write_out, name="log lines", daemon=True)
+                self.writer.start()
+            self.changed.notify_all()
+
+    def _write_out(self) -> None:
+        """The writer thread: each line in turn, best effort (a stream that fails loses the line)."""
+        while True:
+            with self.changed:
+                self.changed.wait_for(lambda: self.waiting or self.closed)
+                if not self.waiting:
+                    return
+                line = self.waiting[0]
+            with contextlib.suppress(Exception):
+                self.stream.write(line + "\n")
+                self.stream.flush()
+            with self.changed:
+                self.waiting.popleft()
+                self.changed.notify_all()
+
+    def flush(self, timeout: float = 1.0) -> None:
+        """Wait, at most `timeout` seconds, for the lines waiting to be written (at exit: never a hang)."""
+        with self.changed:
+            self.changed.wait_for(lambda: not self.waiting, timeout)
+
+    def close(self) -> None:
+        """No more lines; those waiting are still written (logging.shutdown flushes first)."""
+        with self.changed:
+            self.closed = True
+            self.changed.notify_all()
+        super().close()
+
+
 def log_to_stderr(lines: int = MAX_LOG_LINES, window: float = LOG_WINDOW_SECONDS) -> None:
-    """Every logger's warnings to stderr, one line each, within the budget."""
-    handler = logging.StreamHandler(sys.stderr)
+    """Every logger's warnings to stderr, one line each, within the budget, never waiting for stderr."""
+    handler = NeverBlockingHandler(sys.stderr)  # threat: T-HTTP-LOOP-5 (each line bounded, none waits)
     handler.setFormatter(OneLineFormatter())
-    handler.addFilter(LogBudget(lines, window))
+    handler.addFilter(LogBudget(lines, window, say=handler.put))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
 
 
@@ -5505,9 +5634,9 @@ def build_server(
 # arrived before stdin closed is answered before the server ends.
 
 # MCP messages to this server are tiny; a longer line is skipped, not held.
-MAX_STDIO_LINE_BYTES = 256 * 1024
+MAX_STDIO_LINE_BYTES = 256 * 1024  # threat: T-STDIO-1
 # After stdin closes, how long requests already received may take to finish.
-EOF_GRACE_SECONDS = 5.0
+EOF_GRACE_SECONDS = 5.0  # threat: T-STDIO-2
 _TOO_LONG = object()  # a line over the limit, as the reader thread reports it
 CANCELLED = "notifications/cancelled"
 NOT_JSONRPC = (
@@ -5516,7 +5645,7 @@ NOT_JSONRPC = (
 )
 # The deepest message taken, on both wires: the SDK's HTTP transport parses a body again, with
 # pydantic-core, which stops past 201 levels (Python's json goes on to about 1,000).
-MAX_MESSAGE_DEPTH = 200
+MAX_MESSAGE_DEPTH = 200  # threat: contract: HTTP answers a deep message as stdio does (threat-model note 4)
 # Lone surrogate escapes are legal JSON but not Unicode: no MCP string holds one.
 NOT_TEXT = "{what} holds a lone surrogate escape (\\ud800 to \\udfff, unpaired), which is not Unicode text"
 
@@ -5525,6 +5654,7 @@ def error_answer(request_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
+# threat: T-MSG-1
 def classify_line(line: Any, batches: bool = False) -> tuple[Any, dict[str, Any] | None]:
     """One line from a client → (the message for the server, None), or
     (None, the JSON-RPC error to answer with), or (None, None) for a blank
@@ -5582,6 +5712,7 @@ def classify_message(data: Any) -> tuple[Any, dict[str, Any] | None]:
     return _as_jsonrpc(data, answer_id)
 
 
+# threat: T-MSG-1
 def _id_problem(data: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
     """The id an error answers with (None: the message has no usable one), and the
     error for an id or a method that no JSON-RPC message may have (None: fine)."""
@@ -5601,6 +5732,7 @@ def _id_problem(data: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
     return answer_id, None
 
 
+# threat: T-MSG-1
 def _text_problem(data: dict[str, Any], answer_id: Any) -> dict[str, Any] | None:
     """The error for a message holding a string that is not Unicode text (None: none does):
     invalid params when only the params hold it."""
@@ -5615,6 +5747,7 @@ def _text_problem(data: dict[str, Any], answer_id: Any) -> dict[str, Any] | None
     return error_answer(answer_id, types.INVALID_REQUEST, message)
 
 
+# threat: T-MSG-1
 def _as_jsonrpc(data: dict[str, Any], answer_id: Any) -> tuple[Any, dict[str, Any] | None]:
     """A message whose envelope is sound, as the SDK's JSON-RPC type, or the error."""
     from mcp import types
@@ -5642,6 +5775,7 @@ def nesting(value: Any) -> int:
     return depth
 
 
+# threat: T-MSG-1
 def has_lone_surrogate(value: Any) -> bool:
     """Whether a decoded JSON value holds a lone surrogate ("\\ud800") in
     any string or key: legal JSON escapes, but not Unicode text, so such a
@@ -5667,6 +5801,7 @@ def has_lone_surrogate(value: Any) -> bool:
 UNNAMED_CLIENT = {"name": "unnamed-client", "version": "0"}
 
 
+# threat: T-MSG-1
 def completed_initialize(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """An `initialize` request as the SDK takes it: without clientInfo, the
     placeholder above; else (None for the request) the -32602 answer naming
@@ -5707,7 +5842,7 @@ def _read_lines(wire_in: BinaryIO, deliver: Callable[[bytes | object], None]) ->
     line: Any = None  # bytes, or _TOO_LONG
     while line != b"":
         try:
-            line = wire_in.readline(MAX_STDIO_LINE_BYTES + 1)
+            line = wire_in.readline(MAX_STDIO_LINE_BYTES + 1)  # threat: T-STDIO-1
             if len(line) > MAX_STDIO_LINE_BYTES and not line.endswith(b"\n"):
                 while line and not line.endswith(b"\n"):
                     line = wire_in.readline(64 * 1024)
@@ -5851,7 +5986,7 @@ async def _to_server(
     elif isinstance(message, types.JSONRPCNotification) and message.method == CANCELLED:
         cancelled = (message.params or {}).get("requestId")
         # Only an id can name a request: a list or an object cancels nothing (and is unhashable).
-        if isinstance(cancelled, (int, str)) and not isinstance(cancelled, bool):
+        if isinstance(cancelled, (int, str)) and not isinstance(cancelled, bool):  # threat: T-MSG-1
             unanswered.done(cancelled)  # it will not be answered
             ready = batches.answered(cancelled, None)
             if ready is not None:
@@ -5859,6 +5994,7 @@ async def _to_server(
     await to_server.send(SessionMessage(message))
 
 
+# threat: contract: every request answered
 def _outgoing_line(
     item: SessionMessage | WireAnswer, unanswered: _Unanswered, batches: _Batches
 ) -> bytes | None:
@@ -5905,7 +6041,7 @@ async def _write_stdout(
     async for item in outgoing:
         data = _outgoing_line(item, unanswered, batches)
         if data is not None and writable:
-            writable = _put(wire_out, data)
+            writable = _put(wire_out, data)  # threat: T-STDIO-2
     for text in batches.unfinished():
         writable = writable and _put(wire_out, text.encode("utf-8") + b"\n")
 
@@ -5931,7 +6067,7 @@ def _stdio_wire() -> Iterator[tuple[BinaryIO, BinaryIO]]:
     except OSError:  # no usable descriptors (an embedding): serve the streams in place
         yield sys.stdin.buffer, sys.stdout.buffer
         return
-    os.dup2(2, 1)
+    os.dup2(2, 1)  # threat: contract: stdout carries only the protocol
     try:
         yield wire_in, wire_out
     finally:
@@ -5965,7 +6101,7 @@ async def _serve_the_wire(
     import anyio.from_thread
     import anyio.lowlevel
 
-    lines_in, lines = anyio.create_memory_object_stream[bytes | object](16)
+    lines_in, lines = anyio.create_memory_object_stream[bytes | object](16)  # threat: T-STDIO-1
     to_server, server_in = anyio.create_memory_object_stream[Any](16)
     server_out, outgoing = anyio.create_memory_object_stream[Any](16)
     token = anyio.lowlevel.current_token()
@@ -6003,6 +6139,7 @@ def serve_stdio(
 
     wire = [0, 1, 2]  # closed before the process ends on a signal, the wire's own copies too
 
+    # threat: T-STDIO-2
     def end_on_signal(signum: int, frame: FrameType | None) -> None:
         """Ctrl-C: exit 130, whatever the server is doing (writing to a client
         that stopped reading, a worker preparing a slow manifest, a read the
@@ -6020,6 +6157,7 @@ def serve_stdio(
         wire.extend((wire_in.fileno(), wire_out.fileno()))
         anyio.run(_serve_the_wire, server, wire_in, wire_out, eof_grace_seconds)
     stuck = manifest_file.in_flight() if isinstance(manifest_file, Fleet) else manifest_file.reads.in_flight()
+    # threat: T-FILE-2
     if stuck:  # stuck: exiting would keep stdout open until it returns
         end_now(ExitCode.OK, [0, 1, 2])
     return ExitCode.OK
@@ -6037,19 +6175,36 @@ TOKEN_ENV = "ROBOT_MD_MCP_TOKEN"  # noqa: S105 (a variable name)
 MCP_PATH = "/mcp"
 MCP_METHODS = ("GET", "POST", "DELETE")  # the Streamable HTTP transport's; any other: our 405
 HEALTH_PATH = "/healthz"
+# threat: T-HTTP-LAN-1
 OPEN_PATHS = frozenset({HEALTH_PATH})  # answered without the token: they tell nothing about the robot
-MIN_TOKEN_CHARS = 16
+MIN_TOKEN_CHARS = 16  # threat: T-HTTP-LAN-3
+# threat: none (usability: one line, not a token that never matches)
 MAX_TOKEN_FILE_BYTES = 4096  # a token file holds one token
+# threat: T-HTTP-LOOP-1
 MAX_HTTP_BODY_BYTES = 256 * 1024  # one JSON-RPC message; ours are tiny
+# threat: T-HTTP-LOOP-1
 MAX_HTTP_HEADER_BYTES = 16 * 1024  # all headers of a request
+# threat: T-HTTP-LOOP-4
 MAX_NOTIFICATIONS_IN_FLIGHT = 32  # of HttpLimits.connections: the rest stay for requests
+# Every status the guard may answer any request with, and what it means: the guard refuses with these words
+# (its 401, 403 and 421 add the peer's), and the OpenAPI document lists these for every operation.
+GUARD_STATUSES = {
+    401: "the bearer token is missing or wrong",
+    403: "a browser page from a foreign Origin",
+    408: "the request body did not come in time",
+    413: f"the request body is larger than {MAX_HTTP_BODY_BYTES // 1024} KiB",
+    421: "a Host header that does not name this server",
+    431: f"request headers larger than {MAX_HTTP_HEADER_BYTES // 1024} KiB",
+}
 JSON_TYPE = "application/json"
 _CLOSE = {"connection": "close"}
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+# threat: none (usability: --allow-host checked)
 _HOST_NAME = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?")
 _MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"  # noqa: S105
 
 
+# threat: T-HTTP-LOOP-2 (deadlines, connections), T-HTTP-LOOP-3 (sessions)
 @dataclass(frozen=True)
 class HttpLimits:
     """What a peer may cost us, each defined here once, by the name $ROBOT_MD_MCP_HTTP_LIMITS lowers it by
@@ -6103,9 +6258,9 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
         try:
             with open(Path(token_file).expanduser(), "rb", opener=_open_nonblocking) as f:
                 mode = os.fstat(f.fileno()).st_mode
-                if not stat.S_ISREG(mode):
+                if not stat.S_ISREG(mode):  # threat: none (usability: a FIFO would hang the start)
                     raise HttpSetupError(f"the {source} is not a regular file")
-                if os.name != "nt" and mode & 0o077:
+                if os.name != "nt" and mode & 0o077:  # threat: T-HTTP-LAN-3
                     private = (
                         f"(mode {stat.S_IMODE(mode):04o}); make it private: chmod 600 {cut_path(token_file)}"
                     )
@@ -6122,7 +6277,7 @@ def read_token(token_file: str | None, environ: Mapping[str, str] | None = None)
     elif not text.strip():
         return None
     token = text.strip()
-    if len(token) < MIN_TOKEN_CHARS or not re.fullmatch(r"[\x21-\x7e]+", token):
+    if len(token) < MIN_TOKEN_CHARS or not re.fullmatch(r"[\x21-\x7e]+", token):  # threat: T-HTTP-LAN-3
         raise HttpSetupError(
             f"the {source} must hold one token of at least {MIN_TOKEN_CHARS} printable ASCII characters "
             f"without spaces; make one with: {_MAKE_TOKEN}"
@@ -6139,6 +6294,7 @@ def _bound_socket(host: str, port: int, shown: str) -> Any:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
         family, kind, proto, _, address = min(found, key=lambda info: info[0] != socket.AF_INET)
         sock = socket.socket(family, kind, proto)
+        # threat: T-HOST-1
         if os.name != "nt":  # on Windows SO_REUSEADDR would let two servers share a port
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
@@ -6185,13 +6341,14 @@ def open_listener(
     sock = _bound_socket(host, port, shown)
     bound, port = sock.getsockname()[:2]
     ip = ipaddress.ip_address(bound.split("%")[0])
-    if not ip.is_loopback and token is None:
+    if not ip.is_loopback and token is None:  # threat: T-HTTP-LAN-1
         sock.close()
         raise HttpSetupError(
             f"refusing to serve on {shown} (reachable from other machines) without a bearer token: "
             f"pass --token-file PATH or set ${TOKEN_ENV} (make one with: {_MAKE_TOKEN}), or bind 127.0.0.1"
         )
     try:
+        # threat: T-HTTP-LAN-1
         sock.listen(128)  # only now: off loopback, nothing is ever accepted without a token
     except OSError as e:  # another server listens on the port (both with SO_REUSEADDR)
         sock.close()
@@ -6206,6 +6363,7 @@ def open_listener(
     )
 
 
+# threat: T-HTTP-LOOP-5
 class RefusalLog:
     """A refusal's line on stderr, by reason: the first of a reason in any `window` seconds is logged, the
     rest counted, and the count said on that reason's next line. The peer's words in it are cut short
@@ -6247,6 +6405,7 @@ def method_refused(method: str, path: str, allowed: str) -> Response:
     return refused(405, message, {"allow": allowed})
 
 
+# threat: none (usability: a peer's words cut short in its own answer)
 def _client_words(text: str) -> str:
     """A client's words (a path, a robot name) inside our message: short, quoted."""
     return quoted(_echoed(text))
@@ -6293,6 +6452,7 @@ def _sent_again(events: list[Message]) -> ASGIApp:
     return again
 
 
+# threat: T-HTTP-LOOP-2
 async def _cancel_when_gone(receive: Receive, scope: CancelScope) -> None:
     """Cancel the cancel scope `scope` once the peer has gone (its request body read already)."""
     while (await receive())["type"] != "http.disconnect":
@@ -6320,13 +6480,14 @@ async def _read_body(receive: Receive, limits: HttpLimits, size_refused: bool) -
         with anyio.move_on_after(min(limits.body_gap_seconds, deadline - anyio.current_time())) as waited:
             message = await receive()
         if waited.cancelled_caught:
-            return refused(408, "the request body did not come in time", _CLOSE)
+            return refused(408, GUARD_STATUSES[408], _CLOSE)  # threat: T-HTTP-LOOP-2
         if message["type"] != "http.request":
             return None
         parts.append(message.get("body", b""))
         more, size = message.get("more_body", False), size + len(parts[-1])
     if size > MAX_HTTP_BODY_BYTES and size_refused:
-        return refused(413, f"the request body is larger than {MAX_HTTP_BODY_BYTES // 1024} KiB", _CLOSE)
+        # threat: T-HTTP-LOOP-1
+        return refused(413, GUARD_STATUSES[413], _CLOSE)
     return b"".join(parts)
 
 
@@ -6360,7 +6521,8 @@ class HttpGuard:
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         # uvicorn's h11_max_incomplete_event_size bounds a head still arriving, not one that came whole.
         if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
-            return refused(431, f"request headers larger than {MAX_HTTP_HEADER_BYTES // 1024} KiB")
+            # threat: T-HTTP-LOOP-1
+            return refused(431, GUARD_STATUSES[431])
         foreign = self.foreign(headers)
         if foreign is not None:
             return foreign
@@ -6381,8 +6543,10 @@ class HttpGuard:
             self.refusals.note(
                 "host", f"refused a request for {asked}; allowed: {allowed} (--allow-host adds names)"
             )
+            # threat: T-BROWSER-1
             return refused(421, f"Host {_client_words(host or '')} does not name this server")
         origin = _header(headers, b"origin")
+        # threat: T-BROWSER-2
         if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
             self.refusals.note(
                 "origin", f"refused a request from foreign Origin {_client_words(origin or '')}"
@@ -6397,6 +6561,7 @@ class HttpGuard:
 
         scheme, _, credentials = (_header(headers, b"authorization") or "").partition(" ")
         # Only spaces: str.strip() would also drop \xa0 and \x85, letting in a token with one of them.
+        # threat: T-HTTP-LAN-1
         matches = hmac.compare_digest(credentials.lstrip(" ").encode("latin-1"), cast(bytes, self.token))
         return matches and scheme.lower() == "bearer"
 
@@ -6432,6 +6597,7 @@ class HttpGuard:
             await self.answer_batch(scope, message, receive, send)
         elif message is not None and not isinstance(message, types.JSONRPCRequest):
             if self.notifications_in_flight >= MAX_NOTIFICATIONS_IN_FLIGHT:
+                # threat: T-HTTP-LOOP-4
                 await refused(503, "too many notifications in flight")(scope, receive, send)
                 return
             self.notifications_in_flight += 1
@@ -6447,6 +6613,7 @@ class HttpGuard:
         else:
             await self.in_session(scope, _replayed(body, receive), send)
 
+    # threat: T-HTTP-LOOP-2
     async def answer_batch(
         self, scope: Scope, members: list[tuple[Any, dict[str, Any] | None]], receive: Receive, send: Send
     ) -> None:
@@ -6511,6 +6678,7 @@ class HttpGuard:
         elif session is not None and (scope["method"] == "DELETE" or status == 404):  # ended, or gone
             self.live.forget(session)
 
+    # threat: T-HTTP-LOOP-3
     async def make_room(self, scope: Scope) -> None:
         """At the limit, close the least recently used session (the SDK's max_sessions would answer 503, so
         one peer could lock all others out) by a DELETE to the SDK's app: it has no other public way."""
@@ -6544,7 +6712,7 @@ class HttpGuard:
 
         try:
             await self.app(scope, receive, watched)
-        except anyio.ClosedResourceError:
+        except anyio.ClosedResourceError:  # threat: contract: one answer a request
             if not ended:
                 raise
         if started and not ended:
@@ -6568,6 +6736,7 @@ def _waiting_for_head(connection: Any) -> bool:
     return at_rest and not connection.transport.is_closing()
 
 
+# threat: T-HTTP-LOOP-2
 def _stalled(connection: Any) -> bool:
     """Whether a connection waits on its peer: for a head or a body, or to read an event stream (read or not:
     until its buffers fill, a server cannot tell) or a stuck answer. The event streams that never end: GET
@@ -6581,6 +6750,7 @@ def _stalled(connection: Any) -> bool:
     return scope["method"] == "GET" or listening or bool(connection.flow.write_paused)
 
 
+# threat: T-HTTP-LOOP-2
 def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> list[Any]:
     """Which connections make room for a newcomer: those longest _stalled; one in its first
     `limits.new_connection_seconds` (about to speak) only past twice the limit."""
@@ -6622,6 +6792,7 @@ def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
             super().on_response_complete()
             self._expect_request()
 
+        # threat: T-HTTP-LOOP-2
         def shutdown(self) -> None:
             # Stopping, uvicorn waits for every request (3 s), then cancels each with a line of its own:
             # one that waits on its peer (a listen stream, a body that stopped) is closed at once.
@@ -6630,6 +6801,7 @@ def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
             else:
                 super().shutdown()
 
+        # threat: T-HTTP-LOOP-2
         def _expect_request(self) -> None:
             waiting_after, self.waiting_since = self.cycle, time.monotonic()
 
@@ -6651,20 +6823,24 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
             app,
             http=with_head_deadline(H11Protocol, limits),
             loop="asyncio",
-            ws="none",
+            ws="none",  # threat: T-HTTP-LAN-1
             lifespan="on",
             log_config=None,  # warnings and errors reach stderr; no access log
-            access_log=False,
-            server_header=False,
+            access_log=False,  # threat: T-HTTP-LOOP-5
+            server_header=False,  # threat: T-HTTP-LAN-4
+            # threat: handed to a proxy (forwarded headers not believed)
             proxy_headers=False,  # no proxy is trusted to speak for a client
-            h11_max_incomplete_event_size=MAX_HTTP_HEADER_BYTES,
+            h11_max_incomplete_event_size=MAX_HTTP_HEADER_BYTES,  # threat: T-HTTP-LOOP-1
+            # threat: T-HTTP-LOOP-2
             limit_concurrency=4 * limits.connections,  # see with_head_deadline
+            # threat: T-HTTP-LOOP-2
             timeout_keep_alive=limits.head_seconds,  # type: ignore[arg-type]
             timeout_graceful_shutdown=3,
         )
     )
 
 
+# threat: T-FILE-2
 def connection_sockets(server: Any) -> list[int]:
     """The file descriptors of a uvicorn.Server's open connections (it lists none publicly)."""
     for _ in range(3):  # the set belongs to the event loop's thread: it may change while copied
@@ -6687,6 +6863,7 @@ OPENAPI_PATH = "/openapi.json"
 VALIDATE_PATH = "/validate"
 RENDER_PATH = "/render"
 ROBOTS_PATH = "/robots"
+# threat: T-REST-1
 MAX_REST_PARSES = 2  # POSTed manifests parsed at once; beyond that 503 with Retry-After
 REST_RETRY_SECONDS = 1
 YAML_MIME_TYPE = "application/yaml"
@@ -6705,6 +6882,7 @@ def json_answer(value: Any) -> Response:
     return Response(to_json(value).encode("utf-8"), 200, media_type=JSON_TYPE)
 
 
+# threat: T-REST-1
 def from_posted(body: bytes, made: Callable[[Snapshot], Any]) -> Any:
     """What `made` makes of a POSTed manifest read as the file's bytes would
     be: decoded, parsed within the same budgets; any failure, running out
@@ -6752,27 +6930,21 @@ def _json_content(schema: dict[str, Any], description: str) -> dict[str, Any]:
 
 def _errors(*statuses: int) -> dict[str, Any]:
     """OpenAPI responses for these error statuses: all the one error shape."""
-    reasons = {
-        400: "the request body is empty",
-        401: "the bearer token is missing or wrong",
-        403: "a browser page from a foreign Origin",
-        404: "no robot by that name here (the message names the robot served)",
-        408: "the request body did not come in time",
-        413: f"the request body is larger than {MAX_HTTP_BODY_BYTES // 1024} KiB",
-        421: "a Host header that does not name this server",
-        422: "the text cannot be parsed as a ROBOT.md",
-        431: "request headers too large",
-        503: "the served manifest cannot be used now, or (POST) the server is busy: see Retry-After",
-    }
     error = {"$ref": "#/components/schemas/Error"}
-    return {str(s): _json_content(error, reasons[s]) for s in statuses}
+    return {str(s): _json_content(error, {**GUARD_STATUSES, **REST_STATUSES}[s]) for s in statuses}
 
 
-_GUARD_ERRORS = (403, 408, 413, 421, 431)  # any request may send a body
+# The statuses of the REST paths' own answers (the guard's are GUARD_STATUSES).
+REST_STATUSES = {
+    400: "the request body is empty",
+    404: "no robot by that name here (the message names the robot served)",
+    422: "the text cannot be parsed as a ROBOT.md",
+    503: "the served manifest cannot be used now, or (POST) the server is busy: see Retry-After",
+}
 
 
 def _operation(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer: bool) -> dict[str, Any]:
-    guard = (*_GUARD_ERRORS, *((401,) if bearer else ()))
+    guard = [status for status in GUARD_STATUSES if bearer or status != 401]
     return {"summary": summary, "responses": {"200": ok, **_errors(*sorted({*errors, *guard}))}}
 
 
@@ -7027,17 +7199,18 @@ def http_app(
     healthy = Response(b'{"status": "ok"}', media_type=JSON_TYPE)  # an ASGI app: the same answer every time
     rest = RestApi(manifest_file, bearer=listener.token is not None)
     live = LiveUpdates(manifest_file, limits.session_idle_seconds, limits.poll_seconds)
-    shown = None if isinstance(manifest_file, Fleet) else manifest_file.path.name
+    shown = None if isinstance(manifest_file, Fleet) else manifest_file.path.name  # threat: T-HTTP-LAN-4
     server = build_server(manifest_file, shown, live=live)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         custom_starlette_routes=[Route(HEALTH_PATH, healthy, methods=["GET", "HEAD"]), *rest.routes()],
         # HttpGuard checks Host and Origin on every route; the SDK's check guards /mcp only, case-sensitively.
+        # threat: T-BROWSER-1 (the guard's Host check replaces the SDK's)
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=MAX_HTTP_BODY_BYTES,
-        session_idle_timeout=limits.session_idle_seconds,
+        session_idle_timeout=limits.session_idle_seconds,  # threat: T-HTTP-LOOP-3
         # HttpGuard makes room at limits.sessions (the SDK's limit refuses, 503); this bounds initializes.
-        max_sessions=limits.sessions + 4 * limits.connections,
+        max_sessions=limits.sessions + 4 * limits.connections,  # threat: T-HTTP-LOOP-3
     )
     # No redirect to the path with or without a trailing slash (starlette's 307, empty, for every method):
     # `/validate/` is an unknown path like any other, answered by us.
@@ -7047,6 +7220,7 @@ def http_app(
     return HttpGuard(app, listener, live, limits)
 
 
+# threat: T-FILE-2
 def end_if_stuck_when_stopped(server: Any, reads: OneReadAtATime, listener: HttpListener) -> None:
     """On a daemon thread: told to stop (uvicorn sets `should_exit`) while a read of the file is stuck (0.25 s
     under way; a healthy one takes milliseconds), end at once, exit 0, sockets closed first (end_now says
@@ -7140,6 +7314,16 @@ def launch_command() -> list[str]:
     return [sys.executable, os.path.abspath(__file__)]  # imported and called (python -c, an embedding)
 
 
+def usage_error(args: list[str], message: str) -> int:
+    """argparse's own answer to a usage error: the command's usage line, `PROG COMMAND: error: …`, exit 2."""
+    parser = verb_parser(args[0] if args and args[0] in VERBS else "serve", invoked_as())
+    try:
+        parser.error(message)
+    except SystemExit as stop:  # argparse's exit(2)
+        return int(stop.code or ExitCode.USAGE)
+    return ExitCode.USAGE
+
+
 def _run_as_package() -> bool:
     """`python -m robot_md_mcp` with the package installed: its interpreter imports it from any folder.
     (From a checkout, -m finds the module only in the current folder: that counts as a file.)"""
@@ -7156,7 +7340,9 @@ def _run_by_python(path: str) -> bool:
 
 class BestEffortStderr(io.TextIOBase):
     """The process's stderr, for people, best effort: a full disk (/dev/full) or a reader gone (a broken
-    pipe) loses the line, never the server. Unbuffered, so nothing is left to fail at exit."""
+    pipe) loses the line, never the server. Unbuffered, so nothing is left to fail at exit. A write waits
+    while a pipe is full (the command line's few lines are not dropped); while serving, log lines reach it
+    only from log_to_stderr's writer thread (NeverBlockingHandler), so that waits, never the event loop."""
 
     encoding = "utf-8"
 
@@ -7172,12 +7358,13 @@ class BestEffortStderr(io.TextIOBase):
 
     def write(self, text: str) -> int:
         data = text.encode(self.encoding, "backslashreplace")
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # threat: contract: a line lost, never the server
             while data:
                 data = data[os.write(2, data) :]
         return len(text)
 
 
+# threat: contract: odd descriptors at start are one line
 def prepare_the_process() -> None:
     """What only the command line does, first: no standard fd left closed; the process's own stderr
     (not one a caller put in its place) best effort; Ctrl-C a KeyboardInterrupt again, answered with
@@ -7201,8 +7388,7 @@ def main(argv: list[str] | None = None, machine: Machine | None = None) -> int:
         _flush_stdout()
         return code
     except UsageError as e:
-        print(f"{NAME}: {e} (see {invoked_as()} --help)", file=sys.stderr)
-        return ExitCode.USAGE
+        return usage_error(sys.argv[1:] if argv is None else list(argv), str(e))
     except Exit as e:
         print(e.line, file=sys.stderr)
         return e.code
@@ -7228,6 +7414,7 @@ def run_command(args: list[str], machine: Machine) -> int:
         print(version_line())
         return ExitCode.OK
     command = parse_command_line(args)
+    # threat: contract: robot-md's own errors without LibYAML (parity)
     if libyaml_missing() and command.verb in ("serve", "validate", "render"):
         raise Exit(ExitCode.CANNOT_USE, f"{NAME}: cannot start: {libyaml_missing()}")
     run = {
@@ -7240,6 +7427,7 @@ def run_command(args: list[str], machine: Machine) -> int:
     return run[command.verb](command, machine)
 
 
+# threat: contract: odd descriptors at start are one line
 def _flush_stdout() -> None:
     """What a command printed, written now, so a stdout that takes nothing (/dev/full) fails inside main, in
     one line: some Pythons keep it buffered to the exit, which then fails with a traceback and 120. What
@@ -7286,6 +7474,7 @@ class Machine:
         the current folder, and a config would land there)."""
         given = self.environ.get("HOME")
         if self.home is None and self.platform != "win32" and given is not None and not os.path.isabs(given):
+            # threat: none (usability: a config never lands in / or the current folder)
             line = f"{NAME}: $HOME is {as_given(given)}, not an absolute path; set it to yours"
             raise Exit(ExitCode.CANNOT_USE, line)
         return Path.home() if self.home is None else self.home
@@ -7495,7 +7684,7 @@ def _extra_words(extras: list[str], verb: str) -> list[str]:
     at = extras.index("--") if "--" in extras else len(extras)  # after `--`, all are words
     for word in extras[:at]:
         if word.startswith("-") and word != "-":
-            raise UsageError(f"unknown option {as_given(word)}" + ("" if verb == "serve" else f" for {verb}"))
+            raise UsageError(f"unknown option {as_given(word)}")
     return extras[:at] + extras[at + 1 :]
 
 
@@ -7535,6 +7724,7 @@ def expanded(path: str | None, what: str, instead: str) -> str | None:
     return None
 
 
+# threat: contract: one visible line
 def _visible_line(text: str) -> str:
     """A line of ours that names paths: their line breaks, controls and format characters as <U+XXXX>."""
     return visible(text).replace("\n", "<U+000A>")
@@ -7576,7 +7766,7 @@ def load_manifest(
         if manifest_file is not None and manifest_file.reads.in_flight():
             # Stuck: the process lives on until the read returns; whoever started it hears now.
             print(line, file=sys.stderr, flush=True)
-            end_now(ExitCode.CANNOT_USE, [0, 1, 2])
+            end_now(ExitCode.CANNOT_USE, [0, 1, 2])  # threat: T-FILE-2
         raise Exit(ExitCode.CANNOT_USE, line, e) from None
 
 
@@ -7689,7 +7879,7 @@ def run_serve(command: Command, machine: Machine) -> int:
     http = command.http
     if http is None and (command.allow_host or command.token_file is not None):
         raise UsageError("--allow-host and --token-file need --http [HOST:]PORT")
-    if http is None and 1 in CLOSED_AT_START:
+    if http is None and 1 in CLOSED_AT_START:  # threat: contract: stdout carries only the protocol
         raise Exit(ExitCode.CANNOT_USE, NO_STDOUT)
     limits = serve_settings(machine.environ)
     folder = command.trusted_keys or machine.environ.get(TRUSTED_KEYS_ENV) or None
@@ -7780,6 +7970,7 @@ HTTP_SETTINGS = tuple(
 )
 
 
+# threat: none (settings only tighten: whoever sets the environment chooses the command)
 def serve_settings(environ: Mapping[str, str]) -> HttpLimits:
     """The defaults, lowered (never raised: a setting only shortens a wait or tightens a limit) by
     $ROBOT_MD_MCP_POLL_SECONDS and $ROBOT_MD_MCP_HTTP_LIMITS ("name=value,..."); $ROBOT_MD_MCP_DEBUG=1
@@ -7836,7 +8027,7 @@ DEFAULT_SERVER_NAME = "robot-md"  # uninstall's default; install's before 0.x na
 # An entry's default name: robot-md-ROBOT_NAME (a fleet: robot-md-fleet[-FOLDER]; a bridge: robot-md-HOST),
 # the robot's part in the characters every client takes, cut to this many: Claude names a tool
 # mcp__ENTRY__TOOL, at most 64 characters.
-MAX_NAME_PART = 30
+MAX_NAME_PART = 30  # threat: none (usability)
 # `install claude-desktop URL`: Claude Desktop starts stdio servers only; npm's mcp-remote bridges one to the
 # URL. The token goes in the entry's env, which mcp-remote puts into its header (argv is readable by anyone
 # on the machine; env is not), and BRIDGE_MARKER in env says the entry is ours.
@@ -7844,13 +8035,12 @@ MCP_REMOTE = "mcp-remote@0.15.1"
 BRIDGE_AUTH_ENV = "ROBOT_MD_MCP_AUTHORIZATION"
 BRIDGE_MARKER = "ROBOT_MD_MCP_BRIDGE"
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
-# Another process (a client, another install) may save the config while we
-# edit it: the edit is redone on what it saved, this many times at most.
+# The client app (or an editor) may save the config while we edit it: the edit is redone on what it
+# saved, this many times at most.
 CONFIG_EDIT_ATTEMPTS = 5
 # Client configs nest a few levels; any CPython reads 100 (how deep its own JSON reader goes varies).
 MAX_CONFIG_DEPTH = 100
 TOO_DEEP = f"nests more than {MAX_CONFIG_DEPTH} levels deep; not a client config"
-CONFIG_LOCK_SECONDS = 10  # how long an install waits for another to finish with the folder
 # Names a JavaScript client (all four are) finds on any object it reads the
 # config into: `servers[name]` would be Object's own member, and `__proto__`
 # swaps the object's prototype. An entry under one is lost or worse.
@@ -7891,6 +8081,7 @@ def _install_target(command: Command) -> Command:
     # The first that applies is told. Clients use the name in tool names (mcp__robot-md__validate).
     wrong = {
         # Not "-" first: `claude mcp add` would read it as an option (and argparse `--name=--` as none).
+        # threat: none (usability: the name pattern and JS_OBJECT_MEMBERS, our user's own choice)
         f"--name {as_given(name)}: use letters, digits, '-' and '_' only, not '-' first": not re.fullmatch(
             r"[A-Za-z0-9_][A-Za-z0-9_-]*", name
         ),
@@ -7920,7 +8111,7 @@ def run_install(command: Command, machine: Machine) -> int:
     if command.token_file is not None:
         raise UsageError("--token-file is for a URL: install claude-desktop URL --token-file FILE")
     targets, snaps, preferred = _install_targets(command, machine)
-    launch = [*launch_command(), *targets]
+    launch = [*lasting_launch(machine), *targets]
     why_not = _unusable_launch(launch)
     if why_not:
         raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing installed: {why_not}"))
@@ -7953,6 +8144,7 @@ def install_bridge(command: Command, machine: Machine) -> int:
         parts.port  # noqa: B018 (a port that is no number raises)
     except ValueError:
         host = None
+    # threat: none (usability: the URL our user gave)
     if not host or parts.username or parts.password or parts.fragment or re.search(r"[\s\x00-\x1f]", url):
         raise UsageError(f"{url!r} is not a server's URL: http(s)://HOST[:PORT]/mcp, no user, password or #")
     try:
@@ -7961,7 +8153,7 @@ def install_bridge(command: Command, machine: Machine) -> int:
         raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing installed: {e}")) from None
     entry = bridge_entry(url, token, plain=parts.scheme.lower() == "http" and host not in LOOPBACK_NAMES)
     _utf8_stdout()
-    if entry["args"][-1] == "--allow-http":
+    if entry["args"][-1] == "--allow-http":  # threat: T-HTTP-LAN-3 (on the wire: not defended, said)
         print(
             f"{NAME}: note: {url} is plain HTTP: the token crosses the network readable; prefer https",
             file=sys.stderr,
@@ -7976,6 +8168,7 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1")
 def bridge_entry(url: str, token: str | None, plain: bool = False) -> dict[str, Any]:
     """The mcpServers entry that runs mcp-remote to `url`: its Authorization header names an environment
     variable that mcp-remote expands (no token in argv; no space in an argument, which some clients split)."""
+    # threat: T-HTTP-LAN-3: the token in env, which other users cannot read (argv they can)
     header = ["--header", f"Authorization:${{{BRIDGE_AUTH_ENV}}}"] if token is not None else []
     env = {BRIDGE_AUTH_ENV: f"Bearer {token}"} if token is not None else {}
     return {
@@ -8088,36 +8281,94 @@ def _argv(entry: dict[str, Any]) -> list[str]:
 
 def _ours(entry: Any) -> bool:
     """An entry install wrote (or could have): one that runs robot-md-mcp, or our bridge to one."""
+    # threat: contract: other servers' entries kept (_runs_this_program, _program_run_by, _our_bridge)
     return _runs_this_program(entry) or _our_bridge(entry)
 
 
 def _our_bridge(entry: Any) -> bool:
-    """A bridge install wrote: mcp-remote run by npx, with our marker in its env."""
-    if (
-        not isinstance(entry, dict)
-        or not isinstance(entry.get("env"), dict)
-        or BRIDGE_MARKER not in entry["env"]
-    ):
-        return False
-    args = entry.get("args")
-    return isinstance(args, list) and any(isinstance(a, str) and a.startswith("mcp-remote") for a in args[:2])
+    """A bridge install wrote: our marker in its env (bridge_entry writes it), whatever else it holds."""
+    return isinstance(entry, dict) and isinstance(entry.get("env"), dict) and BRIDGE_MARKER in entry["env"]
 
 
 def _unusable_launch(launch: list[str]) -> str | None:
-    """Why a client could not start `launch` for long, if so."""
-    for parts in (Path(word).parts for word in launch[:2]):  # `uv cache clean` would delete the program
-        if ("uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts)) or (
-            "pipx" in parts and ".cache" in parts
-        ):
-            return (
-                "this copy runs from a cache that a clean removes; install it for good (uv tool install "
-                "or pipx install) and run install from there"
-            )
+    """Why a client could not start `launch`, if so."""
     for word in launch:  # a byte os.fsdecode kept as a surrogate: JSON (and Node's argv) cannot carry it
-        if re.search("[\ud800-\udfff]", word):
+        if re.search("[\ud800-\udfff]", word):  # threat: none (usability)
             shown = word.encode("utf-8", "backslashreplace").decode("utf-8")
             return f"{shown} is not UTF-8, which a client's config cannot hold; rename or move it"
     return None
+
+
+def lasting_launch(machine: Machine) -> list[str]:
+    """How a client starts this program for good: launch_command(), or, when that is in a runner's cache
+    (`uv cache clean` deletes it), the runner fetching what this copy was installed from: `uvx --from SOURCE
+    robot-md-mcp` (`pipx run --spec`), SOURCE from PEP 610; else Exit (nothing installed)."""
+    me = launch_command()
+    runner = _runners_cache(me)
+    if runner is None:
+        return me
+    source = installed_from()
+    if source is None:  # threat: none (usability: an entry that stops working after a clean)
+        line = (
+            f"{NAME}: nothing installed: this copy runs from a cache that a clean removes and came from no "
+            "URL or git tag; install it for good (uv tool install or pipx install) and run install from there"
+        )
+        raise Exit(ExitCode.CANNOT_USE, line)
+    program = shutil.which(runner, path=machine.environ.get("PATH")) or runner  # absolute where found
+    return [program, "--from", source, NAME] if runner == "uvx" else [program, "run", "--spec", source, NAME]
+
+
+def _runners_cache(launch: list[str]) -> str | None:
+    """The runner (uvx, pipx) whose cache holds the program `launch` starts, if so."""
+    for parts in (Path(word).parts for word in launch[:2]):
+        if "uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts):
+            return "uvx"
+        if "pipx" in parts and ".cache" in parts:
+            return "pipx"
+    return None
+
+
+def installed_from() -> str | None:
+    """What this copy was installed from, as `uvx --from` and `pipx run --spec` take it, from its
+    distribution's direct_url.json (PEP 610); None when there is none (an index) or it is no lasting URL."""
+    import importlib.metadata
+
+    try:
+        text = importlib.metadata.distribution(NAME).read_text("direct_url.json")
+        return pep610_source(json.loads(text)) if text else None
+    except (importlib.metadata.PackageNotFoundError, ValueError, RecursionError, OSError):
+        return None
+
+
+# A network URL a runner fetches again: not `file:`, no password (a config is no place for one), no space
+# or control character (some clients split arguments), no fragment (ours says the subdirectory).
+_FETCHABLE = re.compile(
+    r"(?!file:)[a-z][a-z0-9+.-]*://(?![^/@]*:[^/@]*@)[^\s#/\x00-\x1f\x7f][^\s#\x00-\x1f\x7f]*", re.IGNORECASE
+)
+
+
+def pep610_source(found: Any) -> str | None:
+    """A PEP 610 direct URL as a source to fetch again: an archive's URL; a git repository's as
+    git+URL@REVISION (the one asked for, else the commit), #subdirectory= kept. None for a folder or a
+    file on this machine (dir_info, `file:`: it may change or go), another VCS, anything odd."""
+    url = found.get("url") if isinstance(found, dict) else None
+    if not isinstance(url, str) or not _FETCHABLE.fullmatch(url):  # threat: none (usability: as _FETCHABLE)
+        return None
+    vcs, sub = found.get("vcs_info"), found.get("subdirectory")
+    if isinstance(found.get("archive_info"), dict):
+        source = url
+    elif isinstance(vcs, dict) and vcs.get("vcs") == "git":
+        revision = vcs.get("requested_revision") or vcs.get("commit_id")
+        if not isinstance(revision, str) or not re.fullmatch(r"\w[\w./+-]*", revision):
+            return None
+        source = f"git+{url}@{revision}"
+    else:  # dir_info: a folder on this machine; hg, svn, bzr: uvx fetches git only
+        return None
+    if sub is None:
+        return source
+    return (
+        f"{source}#subdirectory={sub}" if isinstance(sub, str) and re.fullmatch(r"\w[\w./-]*", sub) else None
+    )
 
 
 def run_uninstall(command: Command, machine: Machine) -> int:
@@ -8199,6 +8450,7 @@ def edit_config(
     path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through
     done = "installed" if entry is not None else "removed"
     try:
+        # threat: T-CONFIG-2
         if workspace is not None and not path.is_relative_to(os.path.realpath(workspace)):
             raise _Refused(
                 f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
@@ -8228,7 +8480,8 @@ def _say_edit(
         print(_visible_line(f'{NAME}: "{name}" {there}; nothing changed' + f" ({kept})" * bool(kept)))
         return
     verb, where = {"added": ("add", "to"), "updated": ("update", "in"), "removed": ("remove", "from")}[status]
-    if command.dry_run:  # our entry only: the rest of the file may hold other servers' secrets (env)
+    # threat: none (usability: our entry only; the rest of the file may hold other servers' secrets in env)
+    if command.dry_run:
         said = _visible_line(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}')
         print(said + (f":\n{_as_member(name, entry)}" if entry is not None else ""))
     else:
@@ -8239,7 +8492,7 @@ def _say_edit(
 def _as_member(name: str, entry: dict[str, Any]) -> str:
     """The entry as a member of the servers object, to paste there; a token it holds is not shown."""
     env = entry.get("env")
-    if isinstance(env, dict) and BRIDGE_AUTH_ENV in env:
+    if isinstance(env, dict) and BRIDGE_AUTH_ENV in env:  # threat: T-HTTP-LAN-3: never on screen
         entry = {**entry, "env": {**env, BRIDGE_AUTH_ENV: "Bearer <the token in --token-file>"}}
     return "\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1])
 
@@ -8258,25 +8511,24 @@ class Edit:
 
 
 def _edit_file(path: Path, edit: Edit, dry_run: bool) -> tuple[str, str | None, str, str]:
-    """The status, the new text (None: unchanged), what was kept of the old, and the entry's name. Edited in
-    turn with our other installs (the lock), and redone if a client saved the file meanwhile (_Changed)."""
+    """The status, the new text (None: unchanged), what was kept of the old, and the entry's name. Redone
+    if a client saved the file meanwhile (_Changed)."""
     if edit.entry is not None and not dry_run:
         path.parent.mkdir(parents=True, exist_ok=True)
-    with _config_lock(path.parent):
-        for _ in range(CONFIG_EDIT_ATTEMPTS):
-            old = _read_config(path)
-            name = edit.name
-            if edit.naming is not None and edit.entry is not None:
-                name = edit.naming.choose(_servers(old, edit.key), edit.entry)
-            elif edit.naming is not None and edit.like is not None:
-                name = edit.naming.find(_servers(old, edit.key), edit.like) or edit.naming.preferred
-            text, status = edited_config(old, edit.key, name, edit.entry)
-            if text is None and edit.private and not dry_run:
-                return status, text, _made_private(path), name
-            if text is None or dry_run:
-                return status, text, "", name
-            with contextlib.suppress(_Changed):
-                return status, text, _replace_file(path, text.encode("utf-8"), old, edit.private), name
+    for _ in range(CONFIG_EDIT_ATTEMPTS):  # threat: T-CONFIG-1
+        old = _read_config(path)
+        name = edit.name
+        if edit.naming is not None and edit.entry is not None:
+            name = edit.naming.choose(_servers(old, edit.key), edit.entry)
+        elif edit.naming is not None and edit.like is not None:
+            name = edit.naming.find(_servers(old, edit.key), edit.like) or edit.naming.preferred
+        text, status = edited_config(old, edit.key, name, edit.entry)
+        if text is None and edit.private and not dry_run:
+            return status, text, _made_private(path), name
+        if text is None or dry_run:
+            return status, text, "", name
+        with contextlib.suppress(_Changed):
+            return status, text, _replace_file(path, text.encode("utf-8"), old, edit.private), name
     raise _Refused(
         f"changed {CONFIG_EDIT_ATTEMPTS} times while being edited (is a client saving it?); nothing written; "
         "try again"
@@ -8288,14 +8540,14 @@ def _read_config(path: Path) -> bytes | None:
     read only if it is a regular file (a FIFO must not hang us)."""
     try:
         with open(path, "rb", opener=_open_nonblocking) as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # threat: none (note 3)
                 raise _Refused("is not a regular file")
             data = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         return None
     except OSError as e:
         raise _Refused(f"cannot be read: {_os_reason(e)}") from None
-    if len(data) > MAX_CONFIG_BYTES:
+    if len(data) > MAX_CONFIG_BYTES:  # threat: T-CONFIG-2
         raise _Refused(f"is larger than {MAX_CONFIG_BYTES // 2**20} MiB; not a client config")
     return data
 
@@ -8306,7 +8558,7 @@ def _servers(data: bytes | None, key: str) -> dict[str, Any]:
 
 
 def _made_private(path: Path) -> str:
-    """An unchanged config holding our token, made private if it was not."""
+    """An unchanged config holding our token, made private if it was not."""  # threat: T-HTTP-LAN-3
     if os.name == "nt" or not stat.S_IMODE(os.stat(path).st_mode) & 0o077:
         return ""
     os.chmod(path, 0o600)
@@ -8322,7 +8574,7 @@ def edited_config(
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
         raise _Refused(f'has a "{key}" that is not a JSON object')
-    if name in servers and servers[name] != entry and not _ours(servers[name]):  # not ours
+    if name in servers and servers[name] != entry and not _ours(servers[name]):  # threat: contract
         raise _Refused(f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)')
     if entry is not None and name in servers:  # ours: what the user added to it (env, disabled...) stays
         entry = {**servers[name], **entry}
@@ -8334,7 +8586,9 @@ def edited_config(
     else:
         servers[name] = entry
     indent = re.search(r"^[ \t]+(?=\S)", text, re.MULTILINE)  # the file's own, else 2 spaces
-    try:  # strict JSON only: no Infinity for 1e400, no lone surrogates; invisible characters escaped
+    # strict JSON only: no Infinity for 1e400, no lone surrogates (threat: contract); invisible characters
+    # escaped (threat: T-CONFIG-2)
+    try:
         new = json.dumps(config, indent=indent.group(0) if indent else 2, ensure_ascii=False, allow_nan=False)
         new = _MAYBE_INVISIBLE.sub(_json_escaped, new)
         new.encode("utf-8")
@@ -8350,7 +8604,7 @@ def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
         config = json.loads(text, object_pairs_hook=_no_repeated_keys) if text.strip() else {}
     except UnicodeDecodeError:
         raise _Refused("is not UTF-8 text") from None
-    except json.JSONDecodeError as e:
+    except json.JSONDecodeError as e:  # threat: contract: nothing of the file lost
         # JSONC (VS Code allows comments and trailing commas) is not rewritten:
         # a faithful rewrite needs a JSONC editor, a runtime dependency.
         raise _Refused(
@@ -8358,7 +8612,7 @@ def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
             f'trailing commas, edit its "{key}" object by hand; else fix it or move it aside',
             paste_by_hand=True,
         ) from None
-    except RecursionError:
+    except RecursionError:  # threat: T-CONFIG-2, as MAX_CONFIG_DEPTH and long integers below
         raise _Refused(TOO_DEEP) from None
     except ValueError:  # an integer longer than sys.get_int_max_str_digits()
         raise _Refused("holds a number with more digits than Python reads; fix it by hand") from None
@@ -8370,7 +8624,7 @@ def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
 
 
 def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object whose keys repeat would lose all but the last on rewriting."""
+    """An object whose keys repeat would lose all but the last on rewriting."""  # threat: contract
     seen: dict[str, Any] = {}
     for key, value in pairs:
         if key in seen:
@@ -8387,16 +8641,18 @@ def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = Fa
     import tempfile
 
     backup = None if old is None else path.with_name(path.name + ".bak")
+    # threat: none (usability: our user's folder)
     if backup is not None and os.path.isdir(backup) and not os.path.islink(backup):
         raise _Refused(f"cannot be backed up: {backup} is a folder; move it aside")
     mode, opened = _new_mode(path, private)
     temps: list[str] = []
     try:
         for content in (data,) if old is None else (data, old):
+            # threat: T-CONFIG-2: new temp files beside, renamed over <file> and <file>.bak, never followed
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             temps.append(tmp)
             _write_synced(fd, content, tmp, mode)
-        if _read_config(path) != old:
+        if _read_config(path) != old:  # threat: T-CONFIG-1
             raise _Changed
         os.replace(temps[0], path)
         try:
@@ -8416,7 +8672,7 @@ def _new_mode(path: Path, private: bool) -> tuple[int | None, bool]:
     """The mode of the new config and its backup: the config's own (None: mkstemp's 0600), 0600 when it
     holds a token (only the user reads it); and whether that made it private."""
     mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None
-    opened = private and os.name != "nt" and mode is not None and bool(mode & 0o077)
+    opened = private and os.name != "nt" and mode is not None and bool(mode & 0o077)  # threat: T-HTTP-LAN-3
     return (0o600 if private else mode), opened
 
 
@@ -8429,50 +8685,21 @@ def _write_synced(fd: int, content: bytes, name: str, mode: int | None) -> None:
         os.chmod(name, mode)
 
 
-@contextlib.contextmanager
-def _config_lock(folder: Path, wait_seconds: float = CONFIG_LOCK_SECONDS) -> Iterator[None]:
-    """Our installs and uninstalls take turns on a config folder (at once, they lose entries despite
-    the compare and swap): a flock on the folder itself, so no lock file is left beside the config."""
-    try:
-        import fcntl
-
-        fd = os.open(folder, os.O_RDONLY)
-    except (ImportError, OSError):  # Windows, a folder not made yet: the compare and swap alone guards
-        yield
-        return
-    try:
-        for _ in range(math.ceil(wait_seconds / 0.02) + 1):
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                time.sleep(0.02)
-            except OSError:  # a file system without locks
-                break
-        else:
-            raise _Refused(
-                f"is still being edited by another install or uninstall after {wait_seconds:g} s; try again"
-            )
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
-# What starts this program, as install writes it or the README shows by hand: its console script
-# (robot-md-mcp), the module or a pyz run by a Python (robot_md_mcp.py, robot-md-mcp-0.1.0-….pyz,
-# -m robot_md_mcp), and uvx, uv or pipx running the robot-md-mcp package. robot-md-mcp-evil.pyz is not.
+# Is an entry ours: one rule. The program it launches names us: its command itself, or the word right
+# after a known launcher, where a Python's `-m` or a runner's `--from`/`--spec SOURCE` may stand between
+# (what install writes and the README shows; a Python's other options, `-X utf8` or `py -3.12`, make it
+# someone else's, which fails safe: left as it is). Our names: robot-md-mcp (a console script, or the package
+# a runner runs, its version cut off), robot_md_mcp.py, robot-md-mcp.pyz and the slim
+# robot-md-mcp-<version>-….pyz, `-m robot_md_mcp`; robot-md-mcp-evil.pyz is not. A bridge: its marker only.
 _OUR_PROGRAM = re.compile(r"robot[-_]md[-_]mcp(?:\.py|(?:-\d[\w.+-]*)?\.pyz)?", re.IGNORECASE)
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*w?|py", re.IGNORECASE)
-_RUNNERS = {"uvx": (), "uv": ("tool", "run"), "pipx": ("run",)}  # and what comes before the package
-_OPTIONS_WITH_VALUES = frozenset(  # a Python's and the runners'
-    "-X -W --from --spec --with --with-editable --with-requirements --python -p --index --index-url "
-    "--extra-index-url --pip-args -w".split()
-)
+_RUNNERS = (("uvx",), ("uv", "tool", "run"), ("pipx", "run"))  # each then [--from|--spec SOURCE] PACKAGE
 
 
 def _runs_this_program(entry: Any) -> bool:
-    """Is this config entry a command that starts robot-md-mcp? Judged by its command line only, never
-    by a mention elsewhere (a bridge's URL, a docker image, a note in env)."""
+    """Is this config entry a command that starts robot-md-mcp (or exactly the one this copy writes)?
+    Judged by the program it launches only, never by a mention elsewhere (a later argument, a folder's
+    name, a bridge's URL, a docker image, a note in env)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
     args = entry.get("args", [])
@@ -8483,21 +8710,19 @@ def _runs_this_program(entry: Any) -> bool:
 
 
 def _program_run_by(argv: list[str]) -> str:
-    """The name of the program a command line runs: itself, or what a Python (`python3 -X utf8 a.pyz`,
-    `py -3.12 -m module`) or a runner (`uvx --from URL package`) runs."""
+    """The name of the program a command line launches: the command itself, or the word right after a
+    known launcher: `python3 FILE`, `python3 -m MODULE`, `uvx [--from SOURCE] PACKAGE`, `uv tool run
+    [--from SOURCE] PACKAGE`, `pipx run [--spec SOURCE] PACKAGE` (a package's version cut off)."""
     program, rest = _file_name(argv[0]), argv[1:]
-    before = _RUNNERS.get(program.lower(), () if _PYTHON.fullmatch(program) else None)
-    if before is None:
-        return program
-    if tuple(rest[: len(before)]) != before:
-        return ""
-    rest = rest[len(before) :]
-    while rest and rest[0].startswith("-") and rest[0] not in ("-m", "-c", "-"):
-        rest = rest[2:] if rest[0] in _OPTIONS_WITH_VALUES else rest[1:]
-    if rest[:1] in (["-c"], ["-"]):  # code given inline or on stdin: no file of ours
-        return ""
-    rest = rest[1:] if rest[:1] == ["-m"] else rest
-    return re.split(r"[@=<>!~\[;\s]", _file_name(rest[0]))[0] if rest else ""  # a package's version cut off
+    if _PYTHON.fullmatch(program):
+        rest = rest[1:] if rest[:1] == ["-m"] else rest
+        return _file_name(rest[0]) if rest else ""
+    for runner in _RUNNERS:
+        if [program.lower(), *rest[: len(runner) - 1]] == list(runner):
+            rest = rest[len(runner) - 1 :]
+            rest = rest[2:] if rest[:1] in (["--from"], ["--spec"]) else rest
+            return re.split(r"[@=<>!~\[;\s]", _file_name(rest[0]))[0] if rest else ""
+    return program
 
 
 def _file_name(word: str) -> str:
@@ -8530,7 +8755,7 @@ def claude_code_add(
         )
         return ExitCode.OK
     if there is not None:  # another command under this name, in this scope
-        if _someone_elses(there):
+        if _someone_elses(there):  # threat: contract, as in claude_code_remove
             raise Exit(
                 ExitCode.CANNOT_USE,
                 f"{NAME}: nothing installed: {_not_ours(scope, name)} (--name picks another)",
@@ -8605,7 +8830,8 @@ def claude_code_entry(claude: str, name: str, scope: str) -> list[str] | None:
     test runs the CLI). The CLI joins the arguments with spaces: split at each, the command kept whole."""
     import tempfile
 
-    with tempfile.TemporaryDirectory() as elsewhere:  # no local or project entry hides the user one there
+    # threat: contract: no local or project entry hides the user one there
+    with tempfile.TemporaryDirectory() as elsewhere:
         done = _claude_code(
             claude, ["claude", "mcp", "get", name], cwd=elsewhere if scope == "user" else None
         )
@@ -8634,7 +8860,7 @@ def _claude_code(claude: str, argv: list[str], cwd: str | None = None) -> subpro
         return subprocess.run(
             [claude, *argv[1:]], capture_output=True, text=True, encoding="utf-8", errors="replace", cwd=cwd
         )
-    except OSError as e:  # on PATH, yet no program (a stale shim whose interpreter is gone)
+    except OSError as e:  # threat: contract: one line; on PATH, yet no program (a stale shim)
         raise Exit(
             ExitCode.CANNOT_USE, _visible_line(f"{NAME}: cannot run {claude}: {_os_reason(e)}")
         ) from None

@@ -2,6 +2,8 @@
 per (platform, CPython) target. Run by `./build.sh pyz` in a venv holding packaging;
 docs/packaging.md says what each step does and why."""
 
+# threat: none. Its checks (pins, placeholders, budgets, schemas) are of our own build, run by us: outside
+# docs/threat-model.md, whose peers meet only what it makes (T-PYZ-1, T-BUNDLE-1).
 from __future__ import annotations
 
 import argparse
@@ -79,7 +81,8 @@ SHEBANG += b"# -*- coding: robot-md-mcp.pyz-is-damaged-or-incomplete.download-it
 # Bytes a pyz may take, in MB (a slim one: 16): a Pi's SD card and a download on a slow link feel it.
 BUDGET_MB = {"robot-md-mcp.pyz": 120}
 EXAMPLE = HERE.parent / "examples" / "bob.ROBOT.md"
-SESSION = HERE.parent / "tests" / "support" / "pyz_session.py"  # standard library only: drives a full stdio session
+# standard library only: drives a full stdio session
+SESSION = HERE.parent / "tests" / "support" / "pyz_session.py"
 # python -c RECORD SITE ARGS: robot-md-mcp ARGS from tree SITE, then the SITE files it loaded to $RECORD_TO
 RECORD = """
 import atexit, os, sys

@@ -25,7 +25,7 @@ if MYPY:  # for mypy only: CPython 2.7 has no typing module
 
 NAME = "robot-md-mcp"
 # The CPythons the pyz files serve, 3.10 to 3.15: the one place the range is named.
-SUPPORTED = (10, 15)
+SUPPORTED = (10, 15)  # threat: none (usability: one line for an interpreter it cannot serve)
 TARGETS = {}  # type: Dict[str, Target]  # build_pyz.py fills this in
 # A digest of everything this file unpacks (and of this file): names the unpacked copy.
 BUILD_ID = "0" * 16  # build_pyz.py fills this in
@@ -38,9 +38,11 @@ SPELLED = {
     "darwin": {"x86_64": "x86_64", "aarch64": "arm64"},
     "win32": {"x86_64": "amd64"},
 }
+# threat: none (housekeeping of our own disk)
 MAX_IDLE = 30 * 86400  # seconds: step 3 (pruning) says why
 MAX_UNPACK = 3600
 OURS = r"^%s_[0-9a-f]{16}_[a-z0-9_]+-[a-z0-9_]+-cp\d+(\.tmp-\d+|\.pruning-\d+)?$" % NAME
+# threat: T-PYZ-1 (threat-model note 2)
 OPEN_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)  # no link; Windows: bytes as is
 
 
@@ -252,6 +254,7 @@ def _parts(path):  # type: (str) -> List[str]
     return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
 
 
+# threat: T-PYZ-1
 def _writable_by_others(path, st, owners):  # type: (str, os.stat_result, Tuple[int, ...]) -> Optional[str]
     """Why a folder can be changed by someone other than owners, or None (a sticky folder is fine)."""
     if st.st_uid not in owners:
@@ -262,6 +265,7 @@ def _writable_by_others(path, st, owners):  # type: (str, os.stat_result, Tuple[
     return None
 
 
+# threat: T-PYZ-1
 def _lstat_or_make(path):  # type: (str) -> os.stat_result
     """os.lstat(path), making path (0700) first if it does not exist."""
     try:
@@ -277,6 +281,7 @@ def _lstat_or_make(path):  # type: (str) -> os.stat_result
     return os.lstat(path)
 
 
+# threat: T-PYZ-1
 def safe_dir(path, uid):  # type: (str, Optional[int]) -> Verdict
     """(real path, None) if path is (or can be made) a folder that only uid and root can change,
     else (None, why). uid None (Windows): only made and checked to be a folder."""
@@ -303,8 +308,10 @@ def safe_dir(path, uid):  # type: (str, Optional[int]) -> Verdict
             return None, "cannot make %s: %s" % (here, error.strerror)
         if stat.S_ISLNK(st.st_mode):
             links += 1
-            if st.st_uid not in (0, uid) or links > 40:  # only its owner (or root) can change a link
+            if st.st_uid not in (0, uid):  # only its owner (or root) can change a link
                 return None, "%s is a symbolic link another user (uid %d) made" % (here, st.st_uid)
+            if links > 40:  # as the system's own limit: a loop
+                return None, "%s: too many symbolic links on the way (a loop?)" % here
             target = os.readlink(here)
             real = "/" if target.startswith("/") else real
             todo = _parts(target) + todo
@@ -363,6 +370,7 @@ def unpack_root(environ, uid, home=None):
     return None, "%s: no safe folder to unpack into (%s); %s" % (NAME, "; ".join(skipped), advice)
 
 
+# threat: T-PYZ-1
 def copy_state(copy, uid):  # type: (str, Optional[int]) -> Verdict
     """("absent"|"ready", None), or (None, why the existing copy is refused): its name is
     predictable, so one someone else made, or that others can change, is never imported from."""
@@ -394,6 +402,7 @@ def stale(name, idle):  # type: (str, float) -> bool
     return suffix == ".pruning" or idle >= (MAX_UNPACK if suffix == ".tmp" else MAX_IDLE)
 
 
+# threat: none (housekeeping: only names matching OURS)
 def prune(root, ours, now=None):  # type: (str, str, Optional[float]) -> List[str]
     """Remove our stale copies under root but `ours`; best effort. Returns their names."""
     now = time.time() if now is None else now
@@ -423,10 +432,9 @@ def prune(root, ours, now=None):  # type: (str, str, Optional[float]) -> List[st
 # --- 4. unpacking: into <copy>.tmp-<pid>, then one rename -------------------------------------------
 # Two first runs at once: each unpacks into its own .tmp, the first rename wins, the other uses that.
 def _write_member(archive, root, info):  # type: (zipfile.ZipFile, str, zipfile.ZipInfo) -> None
-    """Write one member under root; only names inside root (our own zips never have others)."""
+    """Write one member under root. Its name is not checked: a pyz changed to name a place outside runs
+    its own __main__.py before this (threat model, T-PYZ-1)."""
     parts = info.filename.rstrip("/").split("/")
-    if info.filename.startswith("/") or "\\" in info.filename or ".." in parts or ":" in parts[0]:
-        raise ValueError("refusing %r: it names a place outside the unpack folder" % info.filename)
     path = os.path.join(root, *parts)
     data = archive.read(info)
     if not os.path.isdir(os.path.dirname(path)):
@@ -444,6 +452,7 @@ def unpack(pyz, copy, dirs, target):  # type: (str, str, List[str], str) -> bool
 
     tmp = "%s.tmp-%d" % (copy, os.getpid())
     try:
+        # threat: T-PYZ-1
         os.mkdir(tmp, 0o700)  # stays 0700: only this user reads it
         with zipfile.ZipFile(pyz) as archive:
             names = set(archive.namelist())
@@ -481,6 +490,7 @@ def _rename(source, destination):  # type: (str, str) -> bool
 
 
 # --- 5. sys.path, and handing over -----------------------------------------------------------------
+# threat: T-PYZ-1 (the checked real path goes on sys.path)
 def activate(site_dir, dirs):  # type: (str, List[str]) -> List[str]
     """Put the dirs that exist (most specific first), then the shared tree, ahead of the interpreter's
     own site-packages on sys.path, running their .pth files (pywin32's); returns the dirs used."""

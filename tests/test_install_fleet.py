@@ -283,13 +283,23 @@ def test_the_bridge_refuses_what_would_leak_or_mislead(install: Installer, tmp_p
     assert done.code == 1 and token not in done.out and "<the token in --token-file>" in done.out
 
 
-@given(URLS)
-@settings(max_examples=20, deadline=None)
-def test_a_bridge_is_ours_and_nothing_else_is(url: str) -> None:
-    entry = rmm.bridge_entry(url, "t" * 32)
-    assert rmm._our_bridge(entry) and not rmm._runs_this_program(entry)
+@given(
+    URLS,
+    st.booleans(),
+    st.fixed_dictionaries(
+        {}, optional={"command": st.sampled_from(["node", "/usr/bin/npx"]), "disabled": st.just(True)}
+    ),
+    st.lists(st.text(max_size=10), max_size=3),
+)
+@settings(max_examples=30, deadline=None)
+def test_a_bridge_is_ours_by_its_marker_alone(url: str, token: bool, edited: dict, args: list[str]) -> None:
+    """What the user changed in our bridge (its command, its arguments, a key added) leaves it ours; the
+    same entry without the marker is someone else's."""
+    entry = {**rmm.bridge_entry(url, "t" * 32 if token else None), **edited}
+    entry["args"] = [*entry["args"], *args]
+    assert rmm._our_bridge(entry) and rmm._ours(entry) and not rmm._runs_this_program(entry)
     unmarked = {**entry, "env": {k: v for k, v in entry["env"].items() if k != rmm.BRIDGE_MARKER}}
-    assert not rmm._our_bridge(unmarked)
+    assert not rmm._ours(unmarked)
 
 
 def test_the_docs_show_what_install_writes() -> None:

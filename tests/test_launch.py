@@ -15,6 +15,7 @@ from conftest import EXAMPLE, ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from serving import MCP_HEADERS, Served, answers, in_process, run
+from usage import usage_message
 
 import robot_md_mcp as rmm
 
@@ -83,7 +84,7 @@ def test_validate_and_render_take_robot_too() -> None:
 def test_robot_option_misused_is_one_usage_line(args: list[str]) -> None:
     done = run(*args)
     assert done.returncode == 2
-    assert done.stderr.count("\n") == 1 and "--robot takes the manifest's path" in done.stderr
+    assert "--robot takes the manifest's path" in usage_message(done.stderr)
 
 
 # --- initialize as robot-md-pendant sends it -------------------------------------------

@@ -254,3 +254,46 @@ def test_the_command_line_section_reads_process_start_command_line_install() -> 
     names = defined_names(ast.parse(SOURCE))
     for (banner, defined), first, end in zip(COMMAND_LINE_PARTS.items(), starts, [*starts[1:], len(lines)]):
         assert all(first < names[n] < end for n in defined), (banner, {n: names[n] for n in defined})
+
+
+# --- the threat model: each defence names its row -----------------------------------------------------
+THREAT_MODEL = (ROOT / "docs" / "threat-model.md").read_text(encoding="utf-8")
+THREAT_ROWS = set(re.findall(r"^\| (T-[A-Z]+(?:-[A-Z]+)*-\d+) \|", THREAT_MODEL, re.MULTILINE))
+# Rows no comment in sections 9-11 or packaging/ answers: not defended, handed over, defended by the budgets
+# of sections 1-2 (T-FILE-1, T-FILE-3), or by the rows they repeat (T-HTTP-LAN-2).
+ROWS_WITHOUT_A_COMMENT = {
+    *("T-HTTP-LOOP-6", "T-HTTP-LOOP-7", "T-BUNDLE-1", "T-FILE-1", "T-FILE-3", "T-HTTP-LAN-2"),
+}
+
+
+def threat_comments() -> dict[str, list[str]]:
+    """Each file's `# threat:` comments, their text after the colon."""
+    files = [ROOT / "robot_md_mcp.py", *sorted((ROOT / "packaging").glob("*.py"))]
+    said = {f.name: f.read_text(encoding="utf-8") for f in files}
+    found = {name: re.findall(r"# threat: (.+)$", text, re.MULTILINE) for name, text in said.items()}
+    return {name: said for name, said in found.items() if said or name != "package_main.py"}
+
+
+def test_every_defence_names_a_row_of_the_threat_model() -> None:
+    """docs/threat-model.md: every `# threat:` comment names rows that exist (or says contract, none,
+    handed over), every row defended here is named by one, and each file of packaging/ says its place."""
+    comments = threat_comments()
+    assert all(comments.values()), {name for name, said in comments.items() if not said}
+    named = set()
+    for name, said in comments.items():
+        for text in said:
+            ids = set(re.findall(r"T-[A-Z]+(?:-[A-Z]+)*-\d+", text))
+            assert ids or text.startswith(("contract", "none", "handed")), (name, text)
+            assert ids <= THREAT_ROWS, (name, text, ids - THREAT_ROWS)
+            named |= ids
+    assert THREAT_ROWS - ROWS_WITHOUT_A_COMMENT <= named, sorted(THREAT_ROWS - ROWS_WITHOUT_A_COMMENT - named)
+    assert len(THREAT_ROWS) >= 20  # the model's tables were read
+
+
+def test_the_sections_that_face_peers_name_their_rows() -> None:
+    """Sections 9-11 each carry their defences' comments (not only a file-level one)."""
+    starts = dict((n, first) for first, n in section_starts())
+    lines = SOURCE.splitlines()
+    for number, at_least in ((9, 10), (10, 30), (11, 1)):
+        part = "\n".join(lines[starts[number] : starts.get(number + 1, len(lines))])
+        assert part.count("# threat: ") >= at_least, (number, part.count("# threat: "))

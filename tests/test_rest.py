@@ -357,3 +357,33 @@ async def test_any_path_is_answered_by_us(paths: list[str]) -> None:
             for method in METHODS:
                 answer = await answer_in_process(guard, method, quote(path, safe="/"))
                 assert _ours(document, method, path, answer) is None, (method, path, answer[:2])
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("token", [None, "a-token-of-sixteen-chars"])
+async def test_every_refusal_of_the_guard_is_documented_for_every_operation(token: str | None) -> None:
+    """The guard's refusals (431, 421, 403, and 401 with a token) on every operation /openapi.json lists:
+    each answered status is in GUARD_STATUSES, and the document lists it there (one table, not two)."""
+    listener = m.HttpListener(socket=None, url="", allowed_hosts=("127.0.0.1:9",), token=token)
+    guard = m.http_app(m.ManifestFile(EXAMPLE), listener)
+    host = (b"host", b"127.0.0.1:9")
+    refusals = {
+        421: [(b"host", b"evil.example")],
+        403: [host, (b"origin", b"http://evil.example")],
+        431: [host, (b"x-padding", b"x" * m.MAX_HTTP_HEADER_BYTES)],
+        **({401: [host]} if token else {}),
+    }
+    async with guard.app.router.lifespan_context(guard.app):  # type: ignore[attr-defined]
+        auth = [(b"authorization", f"Bearer {token}".encode())] if token else []
+        document = json.loads((await answer_in_process(guard, "GET", m.OPENAPI_PATH, [host, *auth]))[2])
+        operations = [(p, op) for p, item in document["paths"].items() for op in item if "{" not in p]
+        assert len(operations) >= 10, operations
+        for path, method in operations:
+            for expected, headers in refusals.items():
+                if expected == 401 and path in m.OPEN_PATHS:  # answered without the token
+                    continue
+                status = (await answer_in_process(guard, method.upper(), path, headers))[0]
+                assert status == expected and status in m.GUARD_STATUSES, (path, method, status)
+                assert str(status) in document["paths"][path][method]["responses"], (path, method, status)
+        statuses = {s for item in document["paths"].values() for op in item.values() for s in op["responses"]}
+        assert {str(s) for s in m.GUARD_STATUSES if token or s != 401} <= statuses

@@ -7,12 +7,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
+import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, ROOT
+from conftest import EXAMPLE, ROOT, need
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from hypothesis import given, settings
@@ -63,6 +66,15 @@ def fingerprint(key) -> str:
 
 OPERATOR = ed25519.Ed25519PrivateKey.generate()
 STRANGER = ed25519.Ed25519PrivateKey.generate()
+
+
+@pytest.fixture(autouse=True)
+def usual_umask() -> Iterator[None]:
+    """Folders and keys made here as `umask 022` makes them, whatever this shell's umask: under 002 they
+    would be group-writable, which load_trusted_keys refuses."""
+    before = os.umask(0o022)
+    yield
+    os.umask(before)
 
 
 @pytest.fixture
@@ -279,7 +291,86 @@ def test_trusted_keys_on_the_command_line(tmp_path, capsys) -> None:
     assert rmm.main([str(path), "--trusted-keys", str(tmp_path / "nope")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "trusted keys: cannot read the folder" in err
+    if os.name != "nt":
+        shared = tmp_path / "shared"
+        shared.mkdir(mode=0o775)
+        shared.chmod(0o775)
+        assert rmm.main([str(path), "--trusted-keys", str(shared)]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "trusted keys: the folder can be changed by other users" in err
     assert rmm.main(["validate", str(path), "--trusted-keys", "k"]) == 2  # serving only
+
+
+# --- whose keys: the folder and each key ours (or root's), changed by no one else (T-KEYS-1) ---------
+
+ANOTHER_UID = 54321  # a user of no account here: chown to it needs root
+
+
+def _made(base: Path, how: dict) -> Path:
+    """A trusted-keys folder with one key, op-1.pem, as `how` says; the path to give the server."""
+    real = base / "real"
+    real.mkdir()
+    key = base / "elsewhere.pem" if how["key_by_link"] else real / "op-1.pem"
+    key.write_bytes(pem(OPERATOR))
+    if how["key_by_link"]:  # a link in the folder to a key outside it
+        (real / "op-1.pem").symlink_to(key)
+    (real / "notes.txt").write_bytes(b"not a key")  # not read: nothing to check
+    for path, owner in ((key, how["key_owner"]), (real, how["folder_owner"])):
+        if owner != "ours":
+            os.chown(path, ANOTHER_UID, -1)
+    key.chmod(0o600 | how["key_mode"])
+    real.chmod(0o700 | how["folder_mode"] | (stat.S_ISVTX if how["sticky"] else 0))
+    if not how["folder_by_link"]:
+        return real
+    (base / "given").symlink_to(real, target_is_directory=True)
+    return base / "given"
+
+
+def _refusal(how: dict) -> str | None:
+    """What the server must say of such a folder (the folder first, then the key), or None: trusted."""
+    for what, owner, mode in (
+        ("the folder", how["folder_owner"], how["folder_mode"]),
+        ("the key op-1.pem", how["key_owner"], how["key_mode"]),
+    ):
+        if owner != "ours":
+            return f"trusted keys: {what} belongs to another user (uid {ANOTHER_UID})"
+        if mode & 0o022:
+            return f"trusted keys: {what} can be changed by other users"
+    return None
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX owners and modes (on Windows not checked: documented)")
+@pytest.mark.parametrize("owners", [("ours",), ("ours", "another user")], ids=["ours", "another-user"])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_key_folder_or_key_others_could_change_is_refused(
+    tmp_path_factory: pytest.TempPathFactory, owners: tuple[str, ...], data: st.DataObject
+) -> None:
+    """Any mode (group and others' bits, sticky or not) and owner of the folder and of a key, each given
+    directly or by a link: trusted only if both are ours (or root's) and writable by no one else; else
+    the server does not start, and says which and why in one line. A link given as the folder, and a .pem
+    that is a link out of it (only we could have put it there), are followed, and what they lead to is
+    checked."""
+    if "another user" in owners:
+        need(os.geteuid() == 0, "a file another user owns: chown needs root (CI runs as root)")
+    how = {
+        "folder_mode": data.draw(st.integers(0, 0o77), "folder_mode"),
+        "sticky": data.draw(st.booleans(), "sticky"),
+        "folder_owner": data.draw(st.sampled_from(owners), "folder_owner"),
+        "key_mode": data.draw(st.integers(0, 0o77), "key_mode"),
+        "key_owner": data.draw(st.sampled_from(owners), "key_owner"),
+        "folder_by_link": data.draw(st.booleans(), "folder_by_link"),
+        "key_by_link": data.draw(st.booleans(), "key_by_link"),
+    }
+    given_path = _made(tmp_path_factory.mktemp("keys"), how)
+    refusal = _refusal(how)
+    if refusal is None:
+        assert set(rmm.load_trusted_keys(str(given_path)).pems) == {"op-1"}
+        return
+    with pytest.raises(rmm.ManifestError) as refused:
+        rmm.load_trusted_keys(str(given_path))
+    line = refused.value.one_line()
+    assert refusal in line and "\n" not in line, (line, how)
 
 
 # --- against robot-md-gateway's own checker (heavy: installs it from PyPI) -----------------

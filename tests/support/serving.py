@@ -586,7 +586,9 @@ def _suggestion(server: RawServer, prompt: str, argument: str, timeout: float) -
 
 class Served:
     """Our server over HTTP on 127.0.0.1 (`--http 127.0.0.1:0` unless `args` say otherwise: the start
-    line says which port), stderr collected; raw requests to it; stopped by a signal."""
+    line says which port), stderr collected; raw requests to it; stopped by a signal. `unread_stderr`:
+    stderr is instead a pipe of that many bytes (Linux) read up to the start line, then by nobody until
+    `fill_stderr()` and `read_stderr()`."""
 
     def __init__(
         self,
@@ -596,17 +598,27 @@ class Served:
         command: Sequence[str | Path] | None = None,
         limits: Mapping[str, float] | None = None,
         poll_seconds: float | None = None,
+        unread_stderr: int | None = None,
     ) -> None:
+        stderr: int = subprocess.PIPE
+        if unread_stderr is not None:
+            import fcntl
+
+            self._unread, stderr = os.pipe()
+            fcntl.fcntl(stderr, fcntl.F_SETPIPE_SZ, unread_stderr)  # type: ignore[attr-defined]
         self.proc = subprocess.Popen(
             server_argv(path, *(args or ("--http", "127.0.0.1:0")), command=command),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=stderr,
             text=True,
             env={**os.environ, **settings(limits, poll_seconds), **(env or {})},
         )
+        if unread_stderr is not None:
+            os.close(stderr)
         self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader = threading.Thread(target=self._read if unread_stderr is None else self._read_start)
+        self._reader.daemon = True
         self._reader.start()
         deadline = time.monotonic() + 60
         while not any(" at http://" in line for line in self.lines):
@@ -621,6 +633,38 @@ class Served:
         assert self.proc.stderr is not None
         for line in self.proc.stderr:
             self.lines.append(line)
+
+    def _read_start(self) -> None:
+        """The unread stderr's lines up to the start line, no further."""
+        self.lines.extend(self.read_stderr(" at http://", timeout=60).splitlines(keepends=True))
+
+    def read_stderr(self, *until: str, timeout: float) -> str:
+        """What the unread stderr holds, read until it shows each of `until` (whole lines) or `timeout`."""
+        import select
+
+        data = b""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not (
+            all(word.encode() in data for word in until) and data.endswith(b"\n")
+        ):
+            if select.select([self._unread], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                if not (chunk := os.read(self._unread, 65536)):
+                    break
+                data += chunk
+        return data.decode("utf-8", "replace")
+
+    def fill_stderr(self) -> int:
+        """Fill the unread stderr to the brim (Linux), as a server's stderr nobody reads ends up: the bytes
+        written. Through a description of its own, non-blocking; the server's fd 2 is left as it is."""
+        full = os.open(f"/proc/{self.proc.pid}/fd/2", os.O_WRONLY | os.O_NONBLOCK)
+        written = 0
+        try:
+            while True:
+                written += os.write(full, b"." * 512)
+        except BlockingIOError:
+            return written
+        finally:
+            os.close(full)
 
     @property
     def stderr(self) -> str:
@@ -657,4 +701,6 @@ class Served:
             self.proc.kill()
             raise
         self._reader.join(timeout=5)
+        if hasattr(self, "_unread"):
+            os.close(self._unread)
         return code
