@@ -47,9 +47,12 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 def pytest_configure(config: pytest.Config) -> None:
     """SERVER imports the module from its cached bytecode: made here, once per run (not by each
-    xdist worker), whatever PYTHONDONTWRITEBYTECODE says."""
+    xdist worker), whatever PYTHONDONTWRITEBYTECODE says. So are the test files as pytest rewrites
+    their asserts (its cache follows sys.dont_write_bytecode): rewriting them all anew costs each
+    worker seconds of collection."""
     if not hasattr(config, "workerinput"):
         py_compile.compile(str(ROOT / "robot_md_mcp.py"), doraise=True)
+    sys.dont_write_bytecode = False
 
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX (FIFOs, ptys, setpriv, bash)")
@@ -240,15 +243,25 @@ def build_bundle(dist: Path) -> Path:
     return dist
 
 
-# --- a server over HTTP that wants a bearer token (test_http, test_rest) -----------------------
+# --- servers over HTTP, one each per worker, shared by test_http and test_rest -----------------
+# (no test changes what they serve; a module's own would start once per module in each worker)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
+def http_server() -> Iterator[Served]:
+    """`--http 127.0.0.1:0` serving the example, no token; stopped cleanly, no traceback or warning."""
+    served = Served("--http", "127.0.0.1:0")
+    yield served
+    assert served.stop() == 0
+    assert "Traceback" not in served.stderr and "Warning" not in served.stderr, served.stderr
+
+
+@pytest.fixture(scope="session")
 def token() -> str:
     return "tok-" + secrets.token_urlsafe(24)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def token_server(token: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """`--http` on a free loopback port with `token` in a private token file; stopped cleanly."""
     token_file = tmp_path_factory.mktemp("token") / "token"

@@ -3,6 +3,7 @@ docstrings say which), a test here fails loudly when that dependency changes."""
 
 from __future__ import annotations
 
+import http.client
 import os
 import signal
 import socket
@@ -11,7 +12,7 @@ import time
 from typing import Any
 
 import serving
-from serving import Served
+from http_served import uvicorn_on_a_thread
 
 import robot_md_mcp as rmm
 
@@ -33,54 +34,58 @@ def _trickle_until_closed(sock: socket.socket, data: bytes, every: float) -> flo
     raise AssertionError("the whole head went out: nobody closed the connection")
 
 
+def _healthz(port: int) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
+    try:
+        conn.request("GET", "/healthz")
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
 def test_uvicorn_head_deadline_canary() -> None:
     """with_head_deadline() extends uvicorn's H11Protocol (through the public Config(http=...))
     using uvicorn internals; this exercises what it must do through a real server, so a uvicorn
     release that changes them fails here: a head trickled in a byte at a time, on a new
     connection and on one kept alive after an answer, is cut at the head deadline (0.3 s here),
-    where uvicorn alone stops its clock at the first byte; requests meanwhile are answered."""
-    served = Served(limits={"head_seconds": 0.3})
-    head = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\nX-Pad: {'a' * 400}\r\n\r\n".encode()
-    try:
-        with socket.create_connection(("127.0.0.1", served.port), timeout=15) as fresh:
+    where uvicorn alone stops its clock at the first byte; requests meanwhile are answered. (uvicorn as
+    serve_http configures it, on a thread here: the process is not the point.)"""
+    with uvicorn_on_a_thread(rmm.HttpLimits(head_seconds=0.3)) as port:
+        head = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Pad: {'a' * 400}\r\n\r\n".encode()
+        with socket.create_connection(("127.0.0.1", port), timeout=15) as fresh:
             assert 0.25 <= _trickle_until_closed(fresh, head, 0.05) < 10
-        with socket.create_connection(("127.0.0.1", served.port), timeout=15) as kept:
+        with socket.create_connection(("127.0.0.1", port), timeout=15) as kept:
             kept.sendall(head)
             answer = b""
             while not answer.endswith(b'{"status": "ok"}'):
                 answer += kept.recv(4096)
             assert answer.startswith(b"HTTP/1.1 200"), answer
             assert 0.25 <= _trickle_until_closed(kept, head, 0.05) < 10
-        assert served.request("GET", "/healthz")[0] == 200
-    finally:
-        assert served.stop() == 0
+        assert _healthz(port) == 200
 
 
 def test_a_silent_connection_is_closed_after_the_keep_alive_timeout() -> None:
     """The behaviour the subclass exists for, through the real server: a peer that connects and
     sends nothing is closed after the keep-alive timeout (0.2 s here), while requests are still
     answered; and a head-only peer is closed to make room when the server is full (1 here)."""
-    served = Served(limits={"head_seconds": 0.2, "connections": 1})
-    try:
-        silent = socket.create_connection(("127.0.0.1", served.port), timeout=15)
+    with uvicorn_on_a_thread(rmm.HttpLimits(head_seconds=0.2, connections=1)) as port:
+        silent = socket.create_connection(("127.0.0.1", port), timeout=15)
         started = time.monotonic()
-        assert served.request("GET", "/healthz")[0] == 200
+        assert _healthz(port) == 200
         assert silent.recv(1) == b""  # closed by the server, not timed out here
         assert 0.15 <= time.monotonic() - started < 5
         silent.close()
-        head_only = socket.create_connection(("127.0.0.1", served.port), timeout=15)
-        head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\nContent-Length: 9\r\n"
+        head_only = socket.create_connection(("127.0.0.1", port), timeout=15)
+        head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 9\r\n"
         head_only.sendall(head.encode() + b"Expect: 100-continue\r\n\r\n")
         received = b""  # the server's 100 Continue: it has the head and waits for the body
         while not received.endswith(b"\r\n\r\n"):
             received += head_only.recv(1)
         assert received == b"HTTP/1.1 100 Continue\r\n\r\n", received
-        assert served.request("GET", "/healthz")[0] == 200  # a second connection: room was made
+        assert _healthz(port) == 200  # a second connection: room was made
         assert head_only.recv(1) == b""
         assert time.monotonic() - started < 5  # before any deadline but the keep-alive's
         head_only.close()
-    finally:
-        assert served.stop() == 0
 
 
 def test_a_request_before_initialize_is_told_to_initialize_first() -> None:

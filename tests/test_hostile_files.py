@@ -1,5 +1,6 @@
-"""Hostile files against a real server process: at startup and through the
-`validate` verb (exit 1, one line, no traceback), and mid-session over raw
+"""Hostile files: at startup and through the `validate` verb, as the command line
+runs them in one worker process whose peak memory is measured per file (exit 1,
+one line, no traceback), and mid-session against a real server process over raw
 stdio JSON-RPC (resources/read → a JSON-RPC error, tools/call → isError, the
 next request after the fix succeeds), each request within 2 s and the
 server's peak RSS bounded. Then the file is truncated, replaced, rewritten
@@ -25,7 +26,7 @@ import pytest
 from conftest import EXAMPLE, ROOT, need, posix_only
 from fuzz_strategies import costly_files
 from hypothesis import HealthCheck, given, settings
-from serving import PROC, REQUEST_DEADLINE, RawServer, run_measured
+from serving import PROC, REQUEST_DEADLINE, RawServer
 
 import robot_md_mcp as rmm
 
@@ -178,32 +179,32 @@ def one_line(message: str, expected: str | tuple[str, ...], path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", [n for n, c in CASES.items() if c.startup])
-def test_startup_and_validate_verb(name: str, tmp_path: Path) -> None:
+def test_startup_and_validate_verb(name: str, tmp_path: Path, cost_worker: subprocess.Popen) -> None:
+    """`validate PATH`, and serving PATH where the file is refused, as the command line runs them (main(),
+    in the cost worker's process: its peak memory measured for this file alone)."""
     case, path = CASES[name], tmp_path / "ROBOT.md"
     case.make(path)
-    runs = [("validate", path)] + ([(path,)] if case.error else [])
+    assert cost_worker.stdin is not None and cost_worker.stdout is not None
     try:
-        for args in runs:
-            check_startup(name, case, args)
+        cost_worker.stdin.write(f"start{' refused' * bool(case.error)}\t{path}\n")
+        cost_worker.stdin.flush()
+        measured = json.loads(cost_worker.stdout.readline())
     finally:
         if path.is_file() and not path.is_symlink():
             path.unlink()  # 100 MB need not outlive the test
-
-
-def check_startup(name: str, case: Case, args: tuple[str | Path, ...]) -> None:
-    measured = run_measured(*args)
-    code, out, err = measured.done.returncode, measured.done.stdout, measured.done.stderr
-    seconds, peak = measured.seconds, measured.peak_mib
-    print(f"\n{name} ({' '.join(map(str, args[:-1])) or 'serve'}): {seconds:.2f}s, peak {peak:.0f} MiB")
-    assert "Traceback" not in err
-    assert seconds < REQUEST_DEADLINE, f"{args}: {seconds:.2f}s"
-    assert peak < RSS_LIMIT_MIB, f"{args}: {peak:.0f} MiB"
-    if case.error:
-        assert (code, out) == (1, "")
-        assert err.count("\n") == 1
-        one_line(err.rstrip("\n"), case.error, Path(args[-1]))
-    else:
-        assert (code, out.startswith("✓ bob")) == (0, True), out + err
+    peak = measured["peak_mib"]
+    assert set(measured["steps"]) == ({"validate", "serve"} if case.error else {"validate"})
+    for verb, (seconds, code, out, err) in measured["steps"].items():
+        print(f"\n{name} ({verb}): {seconds:.2f}s, peak {peak:.0f} MiB")
+        assert "Traceback" not in err
+        assert seconds < REQUEST_DEADLINE, f"{verb}: {seconds:.2f}s"
+        assert peak < RSS_LIMIT_MIB, f"{verb}: {peak:.0f} MiB"
+        if case.error:
+            assert (code, out) == (1, "")
+            assert err.count("\n") == 1
+            one_line(err.rstrip("\n"), case.error, path)
+        else:
+            assert (code, out.startswith("✓ bob")) == (0, True), out + err
 
 
 # --- mid-session ---------------------------------------------------------------

@@ -17,15 +17,17 @@ import random
 import re
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
-from conftest import EXAMPLE, posix_only
+from conftest import EXAMPLE, ROOT, posix_only
 from http_served import (
     HOSTILE_KINDS,
     LISTEN,
@@ -38,6 +40,9 @@ from http_served import (
     jsonrpc,
     open_session,
     raw_request,
+    sdk_client,
+    served_in_process,
+    uvicorn_on_a_thread,
 )
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
@@ -47,12 +52,9 @@ from usage import usage_message
 import robot_md_mcp as m
 
 
-@pytest.fixture(scope="module")
-def server():
-    served = Served("--http", "127.0.0.1:0")
-    yield served
-    assert served.stop() == 0
-    assert "Traceback" not in served.stderr and "Warning" not in served.stderr, served.stderr
+@pytest.fixture
+def server(http_server: Served) -> Served:
+    return http_server  # conftest's: one per worker
 
 
 @pytest.fixture
@@ -104,23 +106,19 @@ async def test_logging_set_level_in_the_handshake_era(server: Served) -> None:
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_errors_name_the_file_not_the_servers_folders(tmp_path: Path, mode: str) -> None:
     """A remote client learns the manifest's file name, not where it lives on the server."""
-    from mcp import Client, MCPError
+    from mcp import MCPError
 
     path = tmp_path / "secret-folder" / "ROBOT.md"
     path.parent.mkdir()
     path.write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
-    served = Served("--http", "127.0.0.1:0", path=path)
-    try:
-        async with Client(served.url, mode=mode) as client:
-            path.write_text("---\nmetadata: [\n---\n", encoding="utf-8")
-            with pytest.raises(MCPError) as e:
-                await client.read_resource("robot-md://bob/context")
-            assert "(ROBOT.md)" in str(e.value) and "secret-folder" not in str(e.value)
-            validated = await client.call_tool("validate", {})
-            assert validated.is_error and "(ROBOT.md)" in validated.content[0].text  # type: ignore[union-attr]
-            assert "secret-folder" not in validated.content[0].text  # type: ignore[union-attr]
-    finally:
-        assert served.stop() == 0
+    async with served_in_process(path) as (http, url), sdk_client(http, url, mode) as client:
+        path.write_text("---\nmetadata: [\n---\n", encoding="utf-8")
+        with pytest.raises(MCPError) as e:
+            await client.read_resource("robot-md://bob/context")
+        assert "(ROBOT.md)" in str(e.value) and "secret-folder" not in str(e.value)
+        validated = await client.call_tool("validate", {})
+        assert validated.is_error and "(ROBOT.md)" in validated.content[0].text  # type: ignore[union-attr]
+        assert "secret-folder" not in validated.content[0].text  # type: ignore[union-attr]
 
 
 @pytest.mark.anyio
@@ -201,42 +199,28 @@ def test_own_origin_is_accepted(server: Served) -> None:
     assert server.initialize({"Origin": f"http://127.0.0.1:{server.port}"})[0] == 200
 
 
-def test_allow_host_adds_names() -> None:
-    served = Served("--http", "0", "--allow-host", "robot.test", "--allow-host", "bench.local:8443")
-    try:
-        for host in (
-            f"robot.test:{served.port}",
-            "robot.test",
-            "bench.local:8443",
-            f"localhost:{served.port}",
-        ):
-            assert served.initialize({"Host": host})[0] == 200, host
-        assert served.initialize({"Origin": f"http://robot.test:{served.port}"})[0] == 200
-        for host in ("bench.local", f"bench.local:{served.port}", f"other.test:{served.port}"):
-            assert served.initialize({"Host": host})[0] == 421, host
-    finally:
-        assert served.stop() == 0
+async def _initialize(http: Any, headers: dict[str, str]) -> int:
+    """The status an initialize gets in process, with these headers (Host among them)."""
+    sent = await http.post(m.MCP_PATH, content=json.dumps(INIT), headers={**MCP_HEADERS, **headers})
+    return sent.status_code
+
+
+@pytest.mark.anyio
+async def test_allow_host_adds_names() -> None:
+    listener = m.open_listener("0", allow_hosts=["robot.test", "bench.local:8443"])
+    listener.socket.close()
+    port = listener.url.rsplit(":", 1)[1].split("/")[0]
+    async with served_in_process(listener=listener) as (http, _):
+        for host in (f"robot.test:{port}", "robot.test", "bench.local:8443", f"localhost:{port}"):
+            assert await _initialize(http, {"Host": host}) == 200, host
+        assert await _initialize(http, {"Origin": f"http://robot.test:{port}"}) == 200
+        for host in ("bench.local", f"bench.local:{port}", f"other.test:{port}"):
+            assert await _initialize(http, {"Host": host}) == 421, host
 
 
 async def _guarded_status(app: object, path: str, method: str, headers: list[tuple[bytes, bytes]]) -> int:
-    """The status the app answers one request with, in-process (no body, the peer then silent)."""
-    statuses: list[int] = []
-    pending = [{"type": "http.request", "body": b"", "more_body": False}]
-
-    async def receive() -> dict:
-        if pending:
-            return pending.pop()
-        await anyio.sleep_forever()
-        raise AssertionError
-
-    async def send(message: dict) -> None:
-        if message["type"] == "http.response.start":
-            statuses.append(message["status"])
-
-    scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode(), "headers": headers}
-    scope |= {"query_string": b"", "root_path": "", "scheme": "http", "http_version": "1.1"}
-    await app(scope, receive, send)  # type: ignore[operator]
-    return statuses[0]
+    """The status the app answers one request with, in-process (no body)."""
+    return (await answer_in_process(app, method, path, headers))[0]
 
 
 @functools.cache
@@ -344,30 +328,43 @@ def test_token_never_logged(token_server: Served, token: str) -> None:
     assert "some-wrong-token-value" not in token_server.stderr
 
 
-def test_token_from_the_environment_applies_on_loopback_too(token: str) -> None:
-    served = Served("--http", "0", env={m.TOKEN_ENV: token})
-    try:
-        assert served.initialize()[0] == 401
-        assert served.initialize({"Authorization": f"Bearer {token}"})[0] == 200
-    finally:
-        assert served.stop() == 0
-    assert token not in served.stderr
+@pytest.mark.anyio
+async def test_token_from_the_environment_applies_on_loopback_too(token: str) -> None:
+    listener = m.open_listener("0", environ={m.TOKEN_ENV: token})
+    listener.socket.close()
+    assert token not in repr(listener)
+    async with served_in_process(listener=listener) as (http, _):
+        assert await _initialize(http, {}) == 401
+        assert await _initialize(http, {"Authorization": f"Bearer {token}"}) == 200
 
 
-def test_all_interfaces_need_a_token(token: str) -> None:
-    done = run(str(EXAMPLE), "--http", "0.0.0.0:0", env={m.TOKEN_ENV: ""})
+def _command_line(
+    capsys: pytest.CaptureFixture[str], *args: str | Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The command line run by main() in this process, `env` its whole environment (a refusal at start
+    needs no process: it comes before anything is served): exit code, stdout and stderr."""
+    code = m.main([str(a) for a in args], m.Machine(environ=env or {}))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess([str(a) for a in args], code, out, err)
+
+
+@pytest.mark.anyio
+async def test_all_interfaces_need_a_token(token: str, capsys: pytest.CaptureFixture[str]) -> None:
+    done = _command_line(capsys, EXAMPLE, "--http", "0.0.0.0:0", env={m.TOKEN_ENV: ""})
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and "without a bearer token" in done.stderr, done.stderr
     # With one it serves; reached through 127.0.0.1 only.
-    served = Served("--http", "0.0.0.0:0", env={m.TOKEN_ENV: token})
-    try:
-        assert "all interfaces" in served.stderr and token not in served.stderr
-        assert served.request("GET", "/healthz")[0] == 200
-        assert served.initialize()[0] == 401
-        assert served.initialize({"Authorization": f"Bearer {token}"})[0] == 200
-        assert served.initialize({"Authorization": f"Bearer {token}", "Host": "evil.example.com"})[0] == 421
-    finally:
-        assert served.stop() == 0
+    listener = m.open_listener("0.0.0.0:0", environ={m.TOKEN_ENV: token})
+    listener.socket.close()
+    assert "all interfaces" in listener.hint and listener.url.startswith("http://0.0.0.0:")
+    port = listener.url.rsplit(":", 1)[1].split("/")[0]
+    async with served_in_process(listener=listener) as (http, _):
+        own = {"Host": f"127.0.0.1:{port}"}
+        assert (await http.get(m.HEALTH_PATH, headers=own)).status_code == 200
+        assert await _initialize(http, own) == 401
+        assert await _initialize(http, {**own, "Authorization": f"Bearer {token}"}) == 200
+        foreign = {"Authorization": f"Bearer {token}", "Host": "evil.example.com"}
+        assert await _initialize(http, foreign) == 421
 
 
 @pytest.mark.parametrize(
@@ -378,15 +375,15 @@ def test_all_interfaces_need_a_token(token: str) -> None:
         ("", "at least 16"),
     ],
 )
-def test_bad_token_file(tmp_path: Path, content: str, why: str) -> None:
+def test_bad_token_file(tmp_path: Path, content: str, why: str, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "token"
     path.write_text(content, encoding="utf-8")
     path.chmod(0o600)
-    done = run(str(EXAMPLE), "--http", "0", "--token-file", str(path))
+    done = _command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(path))
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert why in done.stderr
     assert not content.strip() or content.strip() not in done.stderr
-    missing = run(str(EXAMPLE), "--http", "0", "--token-file", str(tmp_path / "nope"))
+    missing = _command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(tmp_path / "nope"))
     assert missing.returncode == 1 and "cannot read the token file" in missing.stderr
 
 
@@ -403,7 +400,7 @@ def test_a_token_file_as_editors_save_it_is_read(tmp_path: Path, token: str, sav
 @pytest.mark.parametrize("size", [m.MAX_TOKEN_FILE_BYTES, m.MAX_TOKEN_FILE_BYTES + 1, 1024 * 1024])
 @pytest.mark.parametrize("padding", ["token", "newlines"])
 def test_a_token_file_longer_than_what_is_read_is_refused_not_cut(
-    tmp_path: Path, token: str, size: int, padding: str
+    tmp_path: Path, token: str, size: int, padding: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A token file of `size` bytes (one long token, or a token and newlines): within the limit it is
     read whole; past it the server refuses to start in one line, never serving a cut token."""
@@ -417,83 +414,75 @@ def test_a_token_file_longer_than_what_is_read_is_refused_not_cut(
     with pytest.raises(m.HttpSetupError) as refused:
         m.read_token(str(path))
     assert str(refused.value) == f"the token file {path} is longer than 4,096 bytes; it should hold one token"
-    done = run(str(EXAMPLE), "--http", "0", "--token-file", str(path))
+    done = _command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(path))
     assert (done.returncode, done.stderr) == (1, f"robot-md-mcp: {refused.value}\n")
 
 
 @posix_only
 @pytest.mark.parametrize("mode", [0o640, 0o604, 0o620, 0o644])
-def test_a_token_file_others_can_read_is_refused(tmp_path: Path, token: str, mode: int) -> None:
+def test_a_token_file_others_can_read_is_refused(
+    tmp_path: Path, token: str, mode: int, capsys: pytest.CaptureFixture[str]
+) -> None:
     """As ssh refuses a private key others can read: a token group or others can read or change."""
     path = tmp_path / "token"
     path.write_text(token, encoding="utf-8")
     path.chmod(mode)
-    done = run(str(EXAMPLE), "--http", "0", "--token-file", str(path))
+    done = _command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(path))
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert f"(mode {mode:04o}); make it private: chmod 600 {path}" in done.stderr
     assert token not in done.stderr
 
 
-def test_the_bound_loopback_address_is_an_allowed_host() -> None:
+@pytest.mark.anyio
+async def test_the_bound_loopback_address_is_an_allowed_host() -> None:
     """Bound to another loopback address (127.0.0.2), requests naming it in Host are served."""
-    served = Served("--http", "127.0.0.2:0")
-    try:
-        assert " at http://127.0.0.2:" in served.stderr
-
-        def status(host: str) -> int:
-            conn = http.client.HTTPConnection("127.0.0.2", served.port, timeout=30)
-            conn.request("GET", "/healthz", headers={"Host": host})
-            return conn.getresponse().status
-
-        assert status(f"127.0.0.2:{served.port}") == 200
-        assert status(f"localhost:{served.port}") == 200
-        assert status(f"127.0.0.3:{served.port}") == 421
-    finally:
-        assert served.stop() == 0
+    listener = m.open_listener("127.0.0.2:0")
+    listener.socket.close()
+    assert listener.url.startswith("http://127.0.0.2:")
+    port = listener.url.rsplit(":", 1)[1].split("/")[0]
+    async with served_in_process(listener=listener) as (http, _):
+        for host, status in (("127.0.0.2", 200), ("localhost", 200), ("127.0.0.3", 421)):
+            host = f"{host}:{port}"
+            assert (await http.get(m.HEALTH_PATH, headers={"Host": host})).status_code == status, host
 
 
-def test_a_slow_manifest_never_stalls_serving(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_a_slow_manifest_never_stalls_serving(tmp_path: Path) -> None:
     """A hostile edit (nested merges just within the value budget: a good fraction of a second to
     parse, validate and show) is parsed on a worker thread: while a read waits for the new version,
-    /healthz keeps answering at once, and the read gets the new version (or its error), never a
-    stalled server."""
+    /healthz keeps answering at once (the same event loop serves both), and the read gets the new
+    version (or its error), never a stalled server."""
+    from mcp import MCPError
+
     path = tmp_path / "ROBOT.md"
     path.write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
-    served = Served("--http", "127.0.0.1:0", path=path)
-    try:
-        _, opened, _ = served.initialize()
-        session = {
-            **MCP_HEADERS,
-            "Mcp-Session-Id": opened["mcp-session-id"],
-            "Mcp-Protocol-Version": "2025-06-18",
-        }
-        served.request("POST", "/mcp", jsonrpc("notifications/initialized"), session)
+    answers: list[str] = []
+    async with served_in_process(path) as (http, url), sdk_client(http, url, "legacy") as client:
         lines = ["l0: &l0 {" + ", ".join(f"k{i}: {i}" for i in range(50)) + "}"]
         lines.append("l1: &l1 {<<: [" + ", ".join(["*l0"] * 99) + "]}")
         lines.append("l2: &l2 {<<: [" + ", ".join(["*l1"] * 99) + "]}")
         text = EXAMPLE.read_text(encoding="utf-8").replace("---\n", "---\n" + "\n".join(lines) + "\n", 1)
         path.write_text(text.replace("payload_kg: 0.5", "payload_kg: 0.7"), encoding="utf-8")
-        read = jsonrpc("resources/read", 7, uri="robot-md://bob/context")
-        answers: list[tuple[int, dict[str, str], bytes]] = []
-        reading = threading.Thread(
-            target=lambda: answers.append(served.request("POST", "/mcp", read, session))
-        )
-        reading.start()
+
+        async def read() -> None:
+            try:
+                answers.append((await client.read_resource("robot-md://bob/context")).contents[0].text)  # type: ignore[union-attr]
+            except MCPError as e:
+                answers.append(f"error: {e}")
+
         slowest, meanwhile = 0.0, 0
-        while reading.is_alive():
-            started = time.monotonic()
-            assert served.request("GET", "/healthz")[0] == 200
-            slowest = max(slowest, time.monotonic() - started)
-            meanwhile += reading.is_alive()  # answered while the read still waited
-            time.sleep(0.01)  # a health checker's pace, not a flood competing with the parse
-        reading.join()
-        ((status, _, body),) = answers
-        assert status == 200 and b'"id":7' in body.replace(b" ", b""), body[:300]
-        assert b"0.7 kg" in body or b'"error"' in body, body[:300]  # the new version, or why it cannot be
-        # /healthz never waits for the read's version.
-        assert meanwhile >= 2 and slowest < 0.45, (meanwhile, slowest)
-    finally:
-        assert served.stop() == 0
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(read)
+            while not answers:
+                started = time.monotonic()
+                assert (await http.get(m.HEALTH_PATH)).status_code == 200
+                slowest = max(slowest, time.monotonic() - started)
+                meanwhile += not answers  # answered while the read still waited
+                await anyio.sleep(0.01)  # a health checker's pace, not a flood competing with the parse
+    ((said,),) = [answers]
+    assert "0.7 kg" in said or said.startswith("error: "), said[:300]  # the new version, or why it cannot be
+    # /healthz never waits for the read's version.
+    assert meanwhile >= 2 and slowest < 0.45, (meanwhile, slowest)
 
 
 @pytest.mark.parametrize(
@@ -780,14 +769,14 @@ def test_a_batch_in_other_sessions_is_refused(server: Served, version: str) -> N
 
 
 def test_a_flood_of_garbage_requests_writes_few_log_lines() -> None:
-    """400 requests that are not HTTP (uvicorn logs each): stderr gets at most the log budget (5 lines
+    """100 requests that are not HTTP (uvicorn logs each): stderr gets at most the log budget (5 lines
     in any 10 s here, 20 by default) per window and a line saying how many were held back, never a
     traceback."""
     budget = {"log_lines": 5}
     served = Served(limits=budget)
     try:
         started = time.monotonic()
-        for _ in range(400):
+        for _ in range(100):
             with socket.create_connection(("127.0.0.1", served.port), timeout=10) as peer:
                 peer.sendall(b"GARBAGE \x00\x01\r\n\r\n")
                 while peer.recv(4096):
@@ -921,7 +910,7 @@ async def test_concurrent_clients(server: Served) -> None:
         nonlocal done
         try:
             async with Client(server.url, mode="legacy" if index % 2 else "auto") as client:
-                for i in range(20):
+                for i in range(12):
                     if i % 3 == 0:
                         result = await client.call_tool("validate", {})
                         assert result.structured_content["ok"] is True  # type: ignore[index]
@@ -936,10 +925,10 @@ async def test_concurrent_clients(server: Served) -> None:
 
     with anyio.fail_after(120):
         async with anyio.create_task_group() as tasks:
-            for index in range(10):
+            for index in range(6):
                 tasks.start_soon(one_client, index)
     assert not failures, failures[:3]
-    assert done == 200
+    assert done == 72
 
 
 # --- command line and lifecycle -----------------------------------------------------
@@ -955,18 +944,18 @@ async def test_concurrent_clients(server: Served) -> None:
         ("no-such-host.invalid:8080", "cannot listen on no-such-host.invalid:8080"),
     ],
 )
-def test_bad_listen_address(value: str, message: str) -> None:
-    done = run(str(EXAMPLE), "--http", value)
+def test_bad_listen_address(value: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    done = _command_line(capsys, EXAMPLE, "--http", value)
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert message in done.stderr
 
 
-def test_port_in_use() -> None:
+def test_port_in_use(capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        done = run(str(EXAMPLE), "--http", f"127.0.0.1:{port}")
+        done = _command_line(capsys, EXAMPLE, "--http", f"127.0.0.1:{port}")
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert f"cannot listen on 127.0.0.1:{port}:" in done.stderr and "in use" in done.stderr
 
@@ -1020,6 +1009,10 @@ def test_signals_stop_cleanly(sig: int) -> None:
     time.sleep(0.2)
     started = time.monotonic()
     assert served.stop(sig) == 0
+    # The README's exit-code table says so (its other rows: test_readme.py).
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    (row,) = [line for line in readme if line.startswith("| 0 |")]
+    assert "HTTP" in row and ("Ctrl-C" if sig == signal.SIGINT else "SIGTERM") in row, row
     # uvicorn's own graceful shutdown waits 3 s for them, then cancels them with a line each.
     assert time.monotonic() - started < 2.5
     stream.close()
@@ -1112,7 +1105,8 @@ def served_with(limits: dict[str, float]) -> Iterator[Served]:
 
 @pytest.fixture(scope="module")
 def quick_server():
-    yield from served_with(QUICK)
+    """QUICK's deadlines, and a table of 4 sessions (test_a_full_session_table_…)."""
+    yield from served_with({**QUICK, "sessions": 4})
 
 
 def test_a_silent_connection_is_closed_at_the_head_deadline(quick_server: Served) -> None:
@@ -1207,36 +1201,36 @@ SMALL = {"connections": 16, "new_connection_seconds": 0.2}
 
 
 @pytest.fixture(scope="module")
-def small_server():
-    """SMALL's limits, for one kind of stalled peer after another: each test's peers are gone at its end."""
-    yield from served_with(SMALL)
+def small_server() -> Iterator[int]:
+    """SMALL's limits, for one kind of stalled peer after another: each test's peers are gone at its end.
+    uvicorn as `serve --http` configures it, on a thread (room-making is its configuration's): its port."""
+    with uvicorn_on_a_thread(m.HttpLimits(**SMALL)) as port:  # type: ignore[arg-type]
+        yield port
 
 
 @pytest.mark.parametrize(
     "kind", ["head-only", "expect-then-silent", "trickle", "unread-stream", "listen-stream"]
 )
-def test_peers_stalled_past_the_head_cannot_lock_out_clients_that_speak(
-    small_server: Served, kind: str
-) -> None:
+def test_peers_stalled_past_the_head_cannot_lock_out_clients_that_speak(small_server: int, kind: str) -> None:
     """Nearly twice the connection limit (30 for 16 here) of peers that send a head and then no body (or
     a trickle, or `Expect: 100-continue` then nothing), or hold an event stream they never read, with
     deadlines far off: the ones that have gone longest without progress are closed to make room (they
     come back at once), and every request from a client that speaks is answered, /healthz and
     initialize alike, never a 503. New connections are spared 0.2 s here (1 s by default)."""
-    served = small_server
+    port = small_server
     peers = int(2 * SMALL["connections"] - 2)
     displaced = 2 * peers - int(SMALL["connections"])  # reconnections that show room was made
     connects: list[int] = []
 
     async def scenario() -> list[int]:
-        tasks = [asyncio.create_task(hostile_peer(kind, served.port, 1, connects)) for _ in range(peers)]
+        tasks = [asyncio.create_task(hostile_peer(kind, port, 1, connects)) for _ in range(peers)]
         while len(connects) < peers:  # every peer connecting
             await asyncio.sleep(0.01)
         await asyncio.sleep(2 * SMALL["new_connection_seconds"])  # past their first moments: closable
         statuses = []
         for _ in range(10):
-            statuses.append((await exchange(served.port, raw_request(served.port, "GET", "/healthz")))[0])
-            statuses.append(200 if await open_session(served.port) else 503)
+            statuses.append((await exchange(port, raw_request(port, "GET", "/healthz")))[0])
+            statuses.append(200 if await open_session(port) else 503)
         while len(connects) < displaced:  # a trickler or a stream notices it was closed at its next step
             await asyncio.sleep(0.01)
         for task in tasks:
@@ -1247,7 +1241,6 @@ def test_peers_stalled_past_the_head_cannot_lock_out_clients_that_speak(
     statuses = asyncio.run(asyncio.wait_for(scenario(), 60))
     assert statuses == [200] * 20
     assert len(connects) >= displaced, len(connects)  # closed to make room
-    assert "Traceback" not in served.stderr, served.stderr
 
 
 async def ping_in_session(port: int, session: str | None) -> int:
@@ -1257,10 +1250,11 @@ async def ping_in_session(port: int, session: str | None) -> int:
     return (await exchange(port, raw_request(port, "POST", body=jsonrpc("ping", 1), **headers)))[0]
 
 
-def test_a_full_session_table_closes_the_least_recently_used_session() -> None:
+def test_a_full_session_table_closes_the_least_recently_used_session(quick_server: Served) -> None:
     """At the session limit (4 here) a newcomer's initialize succeeds: the session used least recently
-    is closed (its id then answers 404), never one that is in use (an open event stream)."""
-    served = Served(limits={**QUICK, "sessions": 4})
+    is closed (its id then answers 404), never one that is in use (an open event stream). (Sessions
+    other tests opened on this server are older than these four: closed first.)"""
+    served = quick_server
 
     async def scenario() -> None:
         streaming, *others = [await open_session(served.port) for _ in range(4)]
@@ -1287,10 +1281,7 @@ def test_a_full_session_table_closes_the_least_recently_used_session() -> None:
         assert await ping_in_session(served.port, streaming) == 200
         stream[1].close()
 
-    try:
-        asyncio.run(asyncio.wait_for(scenario(), 60))
-    finally:
-        assert served.stop() == 0
+    asyncio.run(asyncio.wait_for(scenario(), 60))
 
 
 @pytest.mark.heavy  # seconds of real time: the heavy tier
@@ -1367,34 +1358,33 @@ def hostile_mix(least: int, most: int) -> st.SearchStrategy[list[str]]:
     return st.lists(st.sampled_from(HOSTILE_KINDS), min_size=least, max_size=most)
 
 
-def assert_served_through(served: Served, kinds: list[str], rounds: int, sessions: int) -> None:
+def assert_served_through(port: int, kinds: list[str], rounds: int, sessions: int) -> None:
     """The session hoarders open `sessions` sessions between them (more than the table holds), then
     ping them round and round, reopening each one closed to make room."""
     each = -(-sessions // max(1, kinds.count("session-hoarder")))
 
     latencies: list[float] = []
-    with HostilePeers(served.port, kinds, each):
+    with HostilePeers(port, kinds, each):
         time.sleep(0.5 + 0.002 * sessions * ("session-hoarder" in kinds))  # while they settle in
-        failures = asyncio.run(asyncio.wait_for(well_behaved_client(served.port, rounds, latencies), 120))
+        failures = asyncio.run(asyncio.wait_for(well_behaved_client(port, rounds, latencies), 120))
     assert not failures, (sorted(set(kinds)), failures[:10])
     print(f"{len(kinds)} hostile peers: {len(latencies)} requests, slowest {max(latencies) * 1000:.0f} ms")
 
 
 @pytest.fixture(scope="module")
-def crowded_server():
+def crowded_server() -> Iterator[int]:
     """Limits small enough that a few dozen peers fill it: 16 connections (32 before new ones are
-    closed too), 12 sessions."""
-    served = Served(limits={"connections": 16, "sessions": 12})
-    yield served
-    assert served.stop() == 0
-    assert "Traceback" not in served.stderr, served.stderr
+    closed too), 12 sessions; uvicorn as `serve --http` configures it, on a thread (the peers have a
+    process of their own): its port."""
+    with uvicorn_on_a_thread(m.HttpLimits(connections=16, sessions=12)) as port:
+        yield port
 
 
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(kinds=hostile_mix(1, 30))
 @example(kinds=list(HOSTILE_KINDS) * 5)
 def test_hostile_peers_never_keep_a_well_behaved_client_waiting(
-    crowded_server: Served, kinds: list[str]
+    crowded_server: int, kinds: list[str]
 ) -> None:
     """Short form: up to 30 hostile peers of every kind against 24 slots and 12 sessions; every
     request of a well-behaved client is answered rightly within 2 s throughout."""
@@ -1409,7 +1399,7 @@ def test_hostile_peers_never_keep_a_well_behaved_client_waiting_long_form(kinds:
     """Long form: 100 to 200 hostile peers against the real limits (128 connections, 256 sessions)."""
     served = Served("--http", "127.0.0.1:0")
     try:
-        assert_served_through(served, kinds, rounds=10, sessions=m.HttpLimits().sessions + 16)
+        assert_served_through(served.port, kinds, rounds=10, sessions=m.HttpLimits().sessions + 16)
     finally:
         assert served.stop() == 0
     assert "Traceback" not in served.stderr, served.stderr
@@ -1458,11 +1448,12 @@ def test_a_log_line_is_one_bounded_line(text: str) -> None:
     assert len(line) <= m.MAX_LOG_LINE_CHARS and "\n" not in line and "\r" not in line
 
 
-def test_a_refused_16_kib_host_is_logged_cut(server: Served) -> None:
+def test_a_refused_16_kib_host_is_logged_cut(quick_server: Served) -> None:
+    """(On a server no other test sends a foreign Host: a refusal within 10 s of another is counted.)"""
     host = "h" * (m.MAX_HTTP_HEADER_BYTES - 200)
-    assert server.request("GET", "/healthz", headers={"Host": host})[0] == 421
+    assert quick_server.request("GET", "/healthz", headers={"Host": host})[0] == 421
     time.sleep(0.2)
-    (line,) = [line for line in server.lines if 'refused a request for Host "hhh' in line]
+    (line,) = [line for line in quick_server.lines if 'refused a request for Host "hhh' in line]
     assert len(line.rstrip("\n")) <= m.MAX_LOG_LINE_CHARS
 
 
@@ -1606,8 +1597,8 @@ def peer_request(
 async def test_requests_that_fit_every_limit_leave_none_of_their_bytes_behind(seed: int) -> None:
     """A generated stream of requests, each within every limit and each carrying long text no request
     sent before did (unknown keys up to 48,000 characters, long robot names, made-up robots, paths, Hosts,
-    Origins, tokens, headers, JSON-RPC words): after a warm-up, 150 more grow the server's traced memory
-    by under 256 KiB (about 70 KiB here; nearest_keys remembering each key: 700 KiB)."""
+    Origins, tokens, headers, JSON-RPC words): after a warm-up, 75 more grow the server's traced memory
+    by under 160 KiB (each carries up to 48,000 characters of its own: a table keeping them is past it)."""
     import gc
     import tracemalloc
 
@@ -1616,13 +1607,13 @@ async def test_requests_that_fit_every_limit_leave_none_of_their_bytes_behind(se
     listener = m.HttpListener(socket=None, url="", allowed_hosts=("127.0.0.1:9",), token=token)
     guard = m.http_app(m.ManifestFile(EXAMPLE), listener)
     async with guard.app.router.lifespan_context(guard.app):  # type: ignore[attr-defined]
-        for kind in PEER_REQUEST_KINDS * 3:  # warm-up: every kind's code has run and made what it keeps
+        for kind in PEER_REQUEST_KINDS * 2:  # warm-up: every kind's code has run and made what it keeps
             await answer_in_process(guard, *peer_request(kind, rng, token))
         tracemalloc.start()
         try:
             gc.collect()
             before = tracemalloc.get_traced_memory()[0]
-            for _ in range(150):
+            for _ in range(75):
                 status, _, _ = await answer_in_process(
                     guard, *peer_request(rng.choice(PEER_REQUEST_KINDS), rng, token)
                 )
@@ -1631,4 +1622,5 @@ async def test_requests_that_fit_every_limit_leave_none_of_their_bytes_behind(se
             grown = tracemalloc.get_traced_memory()[0] - before
         finally:
             tracemalloc.stop()
-    assert grown < 256 * 1024, f"{grown / 1024:.0f} KiB kept after 150 requests"
+    print(f"{grown / 1024:.0f} KiB kept after 75 requests")
+    assert grown < 160 * 1024, f"{grown / 1024:.0f} KiB kept after 75 requests"

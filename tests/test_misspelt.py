@@ -138,7 +138,7 @@ def check_misspelling_is_named(data: st.DataObject) -> None:
     assert [(m.key, m.meant) for m in found] == [(typo, (key,))], (path, key, typo)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_every_property_misspelt_is_named(data: st.DataObject) -> None:
     check_misspelling_is_named(data)
@@ -549,7 +549,7 @@ def assert_every_hint_in_the_briefing(fm: dict[str, Any]) -> None:
     assert all(f"  - {hint}" in lines for hint in hints), (hints, lines)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_a_misspelt_key_under_a_misspelt_parent_is_named(data: st.DataObject) -> None:
     """At every depth: the parent is named, and its child too, against the parent suggested."""
@@ -609,7 +609,7 @@ def test_synonyms_cover_the_schema_s_unit_keys() -> None:
     assert len(SAID_OTHERWISE) >= 20
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_a_key_in_other_words_is_named(data: st.DataObject) -> None:
     path, key, props = data.draw(st.sampled_from(SAID_OTHERWISE))
@@ -712,7 +712,7 @@ def test_every_enum_is_covered() -> None:
     assert {("physics", "type"), ("safety", "failsafe_behavior")} <= {p for p, _ in CHOICES}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_an_enum_miss_near_a_value_names_it(data: st.DataObject) -> None:
     path, node = data.draw(st.sampled_from(TEXT_CHOICES))
@@ -729,7 +729,7 @@ def test_an_enum_miss_near_a_value_names_it(data: st.DataObject) -> None:
     ), hint
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_an_enum_miss_far_from_every_value_lists_them(data: st.DataObject) -> None:
     path, node = data.draw(st.sampled_from(CHOICES))
@@ -755,7 +755,7 @@ def test_the_issue_s_enum_miss() -> None:
 WHOLE = [(path, node) for path, node in LEAVES if kinds(node) == {"integer"} and "enum" not in node]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_a_fraction_for_a_whole_number_names_the_unit(data: st.DataObject) -> None:
     path, node = data.draw(st.sampled_from(WHOLE))
@@ -793,7 +793,7 @@ def test_the_version_hint_s_own_example_validates() -> None:
     assert hint.endswith('(e.g. rcan_version: "3.0")')
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     path=st.sampled_from([dotted(p) for p, _ in LEAVES] + ["x", "physics.poses.a", "drivers.99.count"]),
     value=st.one_of(st.text(max_size=40), st.floats().map(repr), st.integers().map(repr)),

@@ -531,17 +531,16 @@ def test_exit_code_table_names_every_exit_code() -> None:
 
 
 def test_exit_code_table_is_what_the_server_does(tmp_path: Path) -> None:
-    """The codes the table gives for a signal, per transport, and for the end of input and a closed
-    stdout, measured: each situation's words stand in the row of the code it exits with."""
-    from serving import SERVER, RawServer, Served, run
+    """The codes the table gives for a signal over stdio, and for the end of input and a closed stdout,
+    measured: each situation's words stand in the row of the code it exits with. (Over HTTP:
+    test_http.py's test_signals_stop_cleanly, which stops a server with each signal.)"""
+    from serving import SERVER, RawServer, run
 
     measured: dict[tuple[str, ...], int] = {}
     with RawServer(EXAMPLE) as stdio:
         stdio.handshake()
         stdio.proc.send_signal(signal.SIGINT)
         measured["Ctrl-C", "stdio"] = stdio.proc.wait(timeout=20)
-    for sig, name in ((signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM")):
-        measured[name, "HTTP"] = Served().stop(sig)
     measured[("closed stdin",)] = run(EXAMPLE).returncode
     stdout_closed = run(EXAMPLE, command=["/bin/sh", "-c", 'exec 1>&- "$@"', "sh", *SERVER])
     measured[("stdout is closed",)] = stdout_closed.returncode

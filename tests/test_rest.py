@@ -23,12 +23,9 @@ REST_GETS = [m.REST_HEALTH_PATH, m.ROBOTS_PATH, m.OPENAPI_PATH]
 REST_POSTS = [m.VALIDATE_PATH, m.RENDER_PATH]
 
 
-@pytest.fixture(scope="module")
-def server():
-    served = Served("--http", "127.0.0.1:0")
-    yield served
-    assert served.stop() == 0
-    assert "Traceback" not in served.stderr, served.stderr
+@pytest.fixture
+def server(http_server: Served) -> Served:
+    return http_server  # conftest's: one per worker
 
 
 def robot_name() -> str:

@@ -4,8 +4,10 @@ VmHWM). For test_hostile_files.py's property test of the budgets.
 
 Protocol: one path per stdin line; for each, one JSON line on stdout:
 {"steps": {name: [seconds, exit code or None, characters out, one-line refusal or None]},
- "peak_mib": float}. Verbs run as the command line runs them (main(), output
-captured); views as the server makes them (ManifestFile.version(prepare=True),
+ "peak_mib": float}. A line "start<TAB>PATH" (or "start refused<TAB>PATH") runs only what the
+command line does at start: `validate PATH` (and `PATH`, serving, where the file is refused: it stops
+before serving), each step [seconds, exit code, stdout, stderr]. Verbs run as the command line runs
+them (main(), output captured); views as the server makes them (ManifestFile.version(prepare=True),
 then each view's text and the validate tool's result).
 """
 
@@ -31,13 +33,23 @@ def peak_mib() -> float:
     return int(row.split()[1]) / 1024
 
 
-def verb(args: list[str], path: str) -> list:
+def verb(args: list[str], path: str, whole: bool = False) -> list:
     out, err = io.StringIO(), io.StringIO()
     started = time.monotonic()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = rmm.main([*args, path])
     seconds = time.monotonic() - started
+    if whole:
+        return [seconds, code, out.getvalue(), err.getvalue()]
     return [seconds, code, len(out.getvalue()), err.getvalue() or None]
+
+
+def at_start(how: str, path: str) -> dict[str, list]:
+    """`validate PATH`, and serving PATH where it is refused (`how`: "start refused")."""
+    steps = {"validate": verb(["validate"], path, whole=True)}
+    if how == "start refused":
+        steps["serve"] = verb([], path, whole=True)
+    return steps
 
 
 def views(path: str) -> dict[str, list]:
@@ -63,10 +75,13 @@ def views(path: str) -> dict[str, list]:
 
 def main() -> int:
     for line in sys.stdin:
-        path = line.rstrip("\n")
+        how, _, path = line.rstrip("\n").rpartition("\t")
         Path("/proc/self/clear_refs").write_text("5")
-        steps = {name: verb(args, path) for name, args in VERBS.items()}
-        steps.update(views(path))
+        if how:
+            steps = at_start(how, path)
+        else:
+            steps = {name: verb(args, path) for name, args in VERBS.items()}
+            steps.update(views(path))
         sys.stdout.write(json.dumps({"steps": steps, "peak_mib": peak_mib()}) + "\n")
         sys.stdout.flush()
     return 0

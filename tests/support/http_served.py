@@ -4,14 +4,20 @@ and hostile peers. (The server they talk to: tests/support/serving.py `Served`.)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
+import logging
 import socket
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
-from serving import INIT
+from serving import EXAMPLE, INIT
 
 # --- in this process: the ASGI app, as uvicorn hands it a request ---------------------------
 
@@ -51,6 +57,76 @@ async def answer_in_process(
         fields,
         b"".join(e.get("body", b"") for e in sent if e["type"] == "http.response.body"),
     )
+
+
+@contextlib.asynccontextmanager
+async def served_in_process(
+    source: Path = EXAMPLE, listener: Any = None, limits: Any = None
+) -> AsyncIterator[tuple[Any, str]]:
+    """The app `serve --http` serves (`http_app`: the guard, the SDK's app, REST) for the manifest at
+    `source`, its lifespan running, in this process: an httpx2 client to it and the MCP endpoint's URL
+    (the SDK's Client takes both through `streamable_http_client`). No socket: the listener's rules
+    (default: loopback port 9, no token) without serving on its socket."""
+    import httpx2
+
+    import robot_md_mcp as m
+
+    listener = listener or m.HttpListener(socket=None, url="", allowed_hosts=("127.0.0.1:9",))
+    origin = listener.url.removesuffix(m.MCP_PATH) or "http://127.0.0.1:9"
+    guard = m.http_app(m.ManifestFile(source), listener, limits or m.HttpLimits())
+    async with guard.app.router.lifespan_context(guard.app):  # type: ignore[attr-defined]
+        transport = httpx2.ASGITransport(app=guard)
+        async with httpx2.AsyncClient(transport=transport, base_url=origin, timeout=30) as http:
+            yield http, f"{origin}{m.MCP_PATH}"
+
+
+def sdk_client(http: Any, url: str, mode: str) -> Any:
+    """The SDK's Client over `http` (an httpx2 client: `served_in_process`'s, or one with headers)."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    return Client(streamable_http_client(url, http_client=http), mode=mode)
+
+
+class _Tracebacks(logging.Handler):
+    """Every record logged with an exception's traceback (what a real server would print on stderr)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info:
+            self.seen.append(self.format(record))
+
+
+@contextlib.contextmanager
+def uvicorn_on_a_thread(limits: Any) -> Iterator[int]:
+    """What `serve --http` serves for the example, behind uvicorn as serve_http configures it
+    (`uvicorn_server`: the head deadline, room made for connections), on a thread of this process and a
+    free loopback port: that port. For promises about uvicorn's configuration and the app, not about
+    the process. Stopped at the end, where nothing may have logged a traceback."""
+    import robot_md_mcp as m
+
+    listener = m.open_listener("127.0.0.1:0")
+    server = m.uvicorn_server(m.http_app(m.ManifestFile(EXAMPLE), listener, limits), limits)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener.socket]}, daemon=True)
+    tracebacks = _Tracebacks()
+    logging.getLogger().addHandler(tracebacks)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.01)
+        yield listener.socket.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        listener.socket.close()
+        logging.getLogger().removeHandler(tracebacks)
+    assert not thread.is_alive(), "uvicorn did not stop"
+    assert not tracebacks.seen, tracebacks.seen[:3]
 
 
 # --- raw asyncio HTTP on 127.0.0.1: a well-behaved client and hostile peers ---------------
