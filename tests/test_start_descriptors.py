@@ -35,7 +35,9 @@ from serving import (
     INIT,
     INIT_PARAMS,
     MCP_HEADERS,
+    RawServer,
     environment,
+    faulty,
     is_jsonrpc,
     line,
     server_argv,
@@ -239,3 +241,14 @@ def test_any_standard_descriptors_at_start(tmp_path: Path, transport: str, fd: i
     manifest = tmp_path / "ROBOT.md"
     manifest.write_text(GOOD, encoding="utf-8")
     (serve_stdio if transport == "stdio" else serve_http)(manifest, fd, state)
+
+
+def test_a_stray_print_while_serving_goes_to_stderr_never_onto_the_wire() -> None:
+    """README: while serving, stdout carries nothing but the protocol. A print() or a write to fd 1 from
+    any code in the process (a library's) lands on stderr; the session goes on."""
+    with RawServer(EXAMPLE, command=faulty("stray-print")) as server:
+        server.handshake()
+        time.sleep(1.5)  # the stray writes are done
+        assert server.result("ping") == {}
+        server.assert_clean()
+        assert "stray print" in server.stderr and "stray write" in server.stderr, server.stderr[-500:]
