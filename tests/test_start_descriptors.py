@@ -248,7 +248,8 @@ def test_a_stray_print_while_serving_goes_to_stderr_never_onto_the_wire() -> Non
     any code in the process (a library's) lands on stderr; the session goes on."""
     with RawServer(EXAMPLE, command=faulty("stray-print")) as server:
         server.handshake()
-        time.sleep(1.5)  # the stray writes are done
+        server.proc.send_signal(signal.SIGUSR1)
+        time.sleep(0.5)
         assert server.result("ping") == {}
         server.assert_clean()
         assert "stray print" in server.stderr and "stray write" in server.stderr, server.stderr[-500:]

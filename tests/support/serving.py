@@ -78,13 +78,12 @@ class Interrupt(importlib.abc.MetaPathFinder):
             os.kill(os.getpid(), number)
         return None
 sys.meta_path.insert(0, Interrupt())""",
-    # Once serving, a library's stray print() and a raw write to fd 1 (the wire must never carry them).
-    "stray-print": """import threading, time
-def stray():
-    time.sleep(1.0)
+    # On SIGUSR1 (sent once serving), a library's stray print() and a raw write to fd 1.
+    "stray-print": """import signal
+def stray(signum, frame):
     print('stray print', flush=True)
     os.write(1, b'stray write\\n')
-threading.Thread(target=stray, daemon=True).start()""",
+signal.signal(signal.SIGUSR1, stray)""",
     # parse() spins for a minute on a manifest that holds "slow-marker" (the worker preparing a version).
     "slow-parse": """import time
 import robot_md_mcp
