@@ -877,10 +877,14 @@ def run_cli(*args: str, env: dict[str, str], python_args: tuple[str, ...] = (MOD
 
 
 @pytest.mark.parametrize("home", ["", "relative/home", "~"])
-def test_a_home_that_names_no_folder_is_refused_and_nothing_written(tmp_path: Path, home: str) -> None:
-    done = run_cli("cursor", str(EXAMPLE), env={"HOME": home}, cwd=tmp_path)
-    assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr == f"robot-md-mcp: $HOME is {home!r}, not an absolute path; set it to yours\n"
+def test_a_home_that_names_no_folder_is_refused_and_nothing_written(
+    tmp_path: Path, home: str, monkeypatch, capsys
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where a relative home would put the file
+    monkeypatch.setenv("HOME", str(tmp_path))  # and where Path.home() would: a slip lands here too
+    assert rmm.main(["install", "cursor", str(EXAMPLE)], rmm.Machine("linux", {"HOME": home})) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"robot-md-mcp: $HOME is {home!r}, not an absolute path; set it to yours\n"
     assert list(tmp_path.iterdir()) == []
 
 
@@ -1213,7 +1217,9 @@ def test_the_real_claude_code_finds_the_install_from_any_folder(tmp_path: Path) 
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("client", ["claude-desktop", "vscode"])
+# The vscode entry is the claude-desktop one with "type": "stdio" (ENTRY, asserted here and in
+# test_fresh_install): starting it once more is the heavy tier's.
+@pytest.mark.parametrize("client", ["claude-desktop", pytest.param("vscode", marks=pytest.mark.heavy)])
 async def test_installed_entry_starts_a_working_server(tmp_path: Path, client: str) -> None:
     home, xdg = tmp_path / "home", tmp_path / "xdg"
     home.mkdir()
