@@ -1004,7 +1004,9 @@ def fake_claude(tmp_path: Path, fail: int = 0) -> tuple[dict[str, str], Path]:
 
 
 @posix_only
-def test_claude_code_install_is_idempotent_and_leaves_foreign_entries(install: Installer, tmp_path: Path) -> None:
+def test_claude_code_install_is_idempotent_and_leaves_foreign_entries(
+    install: Installer, tmp_path: Path
+) -> None:
     env, state = fake_claude(tmp_path)
     line = shlex.join([*ADD, "robot-md-bob", "--", *COMMAND])
     spaced = tmp_path / "my robot" / "ROBOT.md"  # `claude mcp get` joins the arguments with spaces
