@@ -1222,31 +1222,33 @@ def test_the_real_claude_code_finds_the_install_from_any_folder(tmp_path: Path) 
 # The vscode entry is the claude-desktop one with "type": "stdio" (ENTRY, asserted here and in
 # test_fresh_install): starting it once more is the heavy tier's.
 @pytest.mark.parametrize("client", ["claude-desktop", pytest.param("vscode", marks=pytest.mark.heavy)])
-async def test_installed_entry_starts_a_working_server(tmp_path: Path, client: str) -> None:
-    home, xdg = tmp_path / "home", tmp_path / "xdg"
-    home.mkdir()
-    env = {"HOME": str(home), "APPDATA": str(home / "AppData"), "XDG_CONFIG_HOME": str(xdg)}
-    done = run_cli(client, str(EXAMPLE), env=env)
-    assert done.returncode == 0, done.stderr
+async def test_installed_entry_starts_a_working_server(
+    install: Installer, tmp_path: Path, client: str
+) -> None:
+    """What install writes (in this process, as `python robot_md_mcp.py install` would) starts a real
+    server, as the client app would start it."""
+    xdg = tmp_path / "xdg"
+    done = install(client, str(EXAMPLE), XDG_CONFIG_HOME=str(xdg))
+    assert done.code == 0, done.err
     path = xdg / ("Claude/claude_desktop_config.json" if client == "claude-desktop" else "Code/User/mcp.json")
-    assert done.stdout.startswith(f'robot-md-mcp: added "robot-md-bob" to {path} (new file); ')
+    assert done.out.startswith(f'robot-md-mcp: added "robot-md-bob" to {path} (new file); ')
     entry = json.loads(path.read_text(encoding="utf-8"))[KEY[client]]["robot-md-bob"]
     assert entry == ENTRY[client]
-    assert list(home.iterdir()) == []  # XDG_CONFIG_HOME won over ~/.config
-    again = run_cli(client, str(EXAMPLE), env=env)
-    assert again.returncode == 0 and "nothing changed" in again.stdout
-    async with launched(*entry["args"], command=[entry["command"]], cwd=tmp_path) as mcp_client:
-        uris = [r.uri for r in (await mcp_client.list_resources()).resources]
-        assert uris == [*(f"robot-md://bob/{v.kind}" for v in rmm.VIEWS), rmm.CARD_URI]
+    assert list(install.home.iterdir()) == []  # XDG_CONFIG_HOME won over ~/.config
+    assert "nothing changed" in install(client, str(EXAMPLE), XDG_CONFIG_HOME=str(xdg)).out
+    with install.capsys.disabled():  # the SDK's stdio client hands the server a real stderr
+        async with launched(*entry["args"], command=[entry["command"]], cwd=tmp_path) as mcp_client:
+            uris = [r.uri for r in (await mcp_client.list_resources()).resources]
+    assert uris == [*(f"robot-md://bob/{v.kind}" for v in rmm.VIEWS), rmm.CARD_URI]
 
 
-def test_cli_refusal_is_one_line(tmp_path: Path) -> None:
-    path = tmp_path / ".cursor" / "mcp.json"
+def test_cli_refusal_is_one_line(install: Installer) -> None:
+    path = install.file("cursor")
     path.parent.mkdir()
     path.write_text("{oops", encoding="utf-8")
-    done = run_cli("cursor", str(EXAMPLE), env={"HOME": str(tmp_path)})
-    assert done.returncode == 1 and json.loads("{" + done.stdout + "}") == {"robot-md-bob": ENTRY["cursor"]}
-    assert done.stderr == (
+    done = install("cursor", str(EXAMPLE))
+    assert done.code == 1 and json.loads("{" + done.out + "}") == {"robot-md-bob": ENTRY["cursor"]}
+    assert done.err == (
         f"robot-md-mcp: nothing installed: {path} is not strict JSON (Expecting property name enclosed in "
         'double quotes at line 1 column 2); if it has comments or trailing commas, edit its "mcpServers" '
         "object by hand; else fix it or move it aside\n"
