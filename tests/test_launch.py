@@ -1,7 +1,7 @@
 """Drop-in launch: started the way robot-md's own clients and plugin hosts start it (`--robot PATH`,
 an initialize without clientInfo and no `initialized`, a `${…}` the host left unexpanded), each through
-a real stdio subprocess once (one pendant session shared by the tests of what it shows), the HTTP wire
-and each variant through the command line in this process; and what serverInfo tells a client, in both
+a real stdio (one pendant session shared by the tests of what it shows) or HTTP subprocess once, and
+each variant through the command line in this process; and what serverInfo tells a client, in both
 protocol eras."""
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 from conftest import EXAMPLE, ROOT
-from http_served import served_in_process
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from serving import MCP_HEADERS, answers, in_process
+from serving import MCP_HEADERS, Served, answers, in_process
 from usage import usage_message
 
 import robot_md_mcp as rmm
@@ -172,27 +171,29 @@ def test_every_initialize_is_served_or_named_in_its_error(shape: dict[str, str],
     assert all(field in answer["error"]["message"] for field in named)
 
 
-@pytest.mark.anyio
-async def test_initialize_without_client_info_over_http() -> None:
-    """The same completion on the HTTP wire (the app `serve --http` serves, in this process): a session,
-    and requests served without `initialized`."""
-    async with served_in_process() as (http, url):
-        answer = await http.post(url, content=json.dumps(pendant_initialize()), headers=MCP_HEADERS)
-        assert answer.status_code == 200, answer.content
-        # (the title names the robot once the file is read: the stdio session below shows it)
-        assert sse_or_json(answer.content)["result"]["serverInfo"]["name"] == rmm.NAME
+def test_initialize_without_client_info_over_http() -> None:
+    """The same completion on the HTTP wire: a session, and requests served without `initialized`."""
+    served = Served()
+    try:
+        body = json.dumps(pendant_initialize()).encode()
+        status, headers, raw = served.request("POST", "/mcp", body, MCP_HEADERS)
+        assert status == 200, raw
+        assert sse_or_json(raw)["result"]["serverInfo"]["title"] == f'{rmm.TITLE}: "bob"'
         session_headers = {
             **MCP_HEADERS,
-            "Mcp-Session-Id": answer.headers["mcp-session-id"],
+            "Mcp-Session-Id": headers["mcp-session-id"],
             "MCP-Protocol-Version": "2025-06-18",
         }
-        call = json.dumps(request(2, "tools/call", {"name": "validate"}))
-        answer = await http.post(url, content=call, headers=session_headers)
-        assert answer.status_code == 200
-        assert sse_or_json(answer.content)["result"]["structuredContent"]["ok"] is True
-        lacking = json.dumps(initialize(3, capabilities={}))
-        error = (await http.post(url, content=lacking, headers=MCP_HEADERS)).json()["error"]
+        call = json.dumps(request(2, "tools/call", {"name": "validate"})).encode()
+        status, _, raw = served.request("POST", "/mcp", call, session_headers)
+        assert status == 200 and sse_or_json(raw)["result"]["structuredContent"]["ok"] is True
+        lacking = json.dumps(initialize(3, capabilities={})).encode()
+        status, _, raw = served.request("POST", "/mcp", lacking, MCP_HEADERS)
+        error = json.loads(raw)["error"]
         assert error["code"] == -32602 and "protocolVersion" in error["message"]
+    finally:
+        assert served.stop() == 0
+    assert "Traceback" not in served.stderr
 
 
 def sse_or_json(raw: bytes) -> dict:
