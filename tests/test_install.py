@@ -877,10 +877,14 @@ def run_cli(*args: str, env: dict[str, str], python_args: tuple[str, ...] = (MOD
 
 
 @pytest.mark.parametrize("home", ["", "relative/home", "~"])
-def test_a_home_that_names_no_folder_is_refused_and_nothing_written(tmp_path: Path, home: str) -> None:
-    done = run_cli("cursor", str(EXAMPLE), env={"HOME": home}, cwd=tmp_path)
-    assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr == f"robot-md-mcp: $HOME is {home!r}, not an absolute path; set it to yours\n"
+def test_a_home_that_names_no_folder_is_refused_and_nothing_written(
+    tmp_path: Path, home: str, monkeypatch, capsys
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where a relative home would put the file
+    monkeypatch.setenv("HOME", str(tmp_path))  # and where Path.home() would: a slip lands here too
+    assert rmm.main(["install", "cursor", str(EXAMPLE)], rmm.Machine("linux", {"HOME": home})) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"robot-md-mcp: $HOME is {home!r}, not an absolute path; set it to yours\n"
     assert list(tmp_path.iterdir()) == []
 
 
@@ -1000,34 +1004,36 @@ def fake_claude(tmp_path: Path, fail: int = 0) -> tuple[dict[str, str], Path]:
 
 
 @posix_only
-def test_claude_code_install_is_idempotent_and_leaves_foreign_entries(tmp_path: Path) -> None:
+def test_claude_code_install_is_idempotent_and_leaves_foreign_entries(
+    install: Installer, tmp_path: Path
+) -> None:
     env, state = fake_claude(tmp_path)
     line = shlex.join([*ADD, "robot-md-bob", "--", *COMMAND])
     spaced = tmp_path / "my robot" / "ROBOT.md"  # `claude mcp get` joins the arguments with spaces
     spaced.parent.mkdir()
     spaced.write_bytes(EXAMPLE.read_bytes())
     for _ in range(2):
-        done = run_cli("claude-code", str(spaced), "--scope", "project", "--name", "spaced", env=env)
-        assert done.returncode == 0, done
-    assert done.stdout.endswith("nothing changed\n"), done
-    done = run_cli("claude-code", str(EXAMPLE), env=env)
-    assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout == f'robot-md-mcp: added "robot-md-bob" in Claude Code\'s user config: ran {line}\n'
+        done = install("claude-code", str(spaced), "--scope", "project", "--name", "spaced", **env)
+        assert done.code == 0, done
+    assert done.out.endswith("nothing changed\n"), done
+    done = install("claude-code", str(EXAMPLE), **env)
+    assert (done.code, done.err) == (0, "")
+    assert done.out == f'robot-md-mcp: added "robot-md-bob" in Claude Code\'s user config: ran {line}\n'
     assert json.loads(state.read_text())["user"] == {"robot-md-bob": COMMAND}
-    done = run_cli("claude-code", str(EXAMPLE), env=env)  # the second run
-    assert done.returncode == 0 and "nothing changed" in done.stdout, done
+    done = install("claude-code", str(EXAMPLE), **env)  # the second run
+    assert done.code == 0 and "nothing changed" in done.out, done
     assert json.loads(state.read_text())["user"] == {"robot-md-bob": COMMAND}
     state.write_text(json.dumps({"user": {"robot-md-bob": ["robot-md-mcp", "/old/ROBOT.md"]}}))
-    done = run_cli("claude-code", str(EXAMPLE), env=env)
-    assert done.returncode == 0 and done.stdout.startswith('robot-md-mcp: updated "robot-md-bob"'), done
+    done = install("claude-code", str(EXAMPLE), **env)
+    assert done.code == 0 and done.out.startswith('robot-md-mcp: updated "robot-md-bob"'), done
     assert json.loads(state.read_text()) == {"user": {"robot-md-bob": COMMAND}}
     foreign = {"user": {"robot-md-bob": ["node", "server.js"]}}
     state.write_text(json.dumps(foreign))
-    done = run_cli("claude-code", str(EXAMPLE), env=env)
-    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "not robot-md-mcp's" in done.stderr
+    done = install("claude-code", str(EXAMPLE), **env)
+    assert done.code == 1 and done.err.count("\n") == 1 and "not robot-md-mcp's" in done.err
     assert json.loads(state.read_text()) == foreign
-    done = run_cli("claude-code", str(EXAMPLE), "--scope", "local", env=env)
-    assert done.returncode == 0 and "Claude Code's local config" in done.stdout
+    done = install("claude-code", str(EXAMPLE), "--scope", "local", **env)
+    assert done.code == 0 and "Claude Code's local config" in done.out
     assert json.loads(state.read_text()) == {**foreign, "local": {"robot-md-bob": COMMAND}}
 
 
@@ -1058,25 +1064,25 @@ def test_claude_code_replaces_its_own_entry_whose_command_has_spaces(
 
 
 @posix_only
-def test_claude_code_failing_is_one_line(tmp_path: Path) -> None:
+def test_claude_code_failing_is_one_line(install: Installer, tmp_path: Path) -> None:
     env, state = fake_claude(tmp_path, fail=3)
-    done = run_cli("claude-code", str(EXAMPLE), env=env)
-    assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr.startswith("robot-md-mcp: `claude mcp add` failed (exit 3): ")
-    assert done.stderr.count("\n") == 1 and not state.exists()
-    assert run_cli("claude-code", str(EXAMPLE), "--dry-run", env=env).stdout.startswith("claude mcp add")
+    done = install("claude-code", str(EXAMPLE), **env)
+    assert done.code == 1 and done.out == ""
+    assert done.err.startswith("robot-md-mcp: `claude mcp add` failed (exit 3): ")
+    assert done.err.count("\n") == 1 and not state.exists()
+    assert install("claude-code", str(EXAMPLE), "--dry-run", **env).out.startswith("claude mcp add")
     assert not state.exists()  # a dry run never runs claude
     state.write_text(json.dumps({"user": {"robot-md-bob": ["/old/bin/robot-md-mcp", "/r/ROBOT.md"]}}))
-    done = run_cli("claude-code", str(EXAMPLE), env=env)  # replacing ours: removed, then the add fails
-    assert done.returncode == 1 and done.stderr.count("\n") == 1, done
-    assert done.stderr.endswith(
+    done = install("claude-code", str(EXAMPLE), **env)  # replacing ours: removed, then the add fails
+    assert done.code == 1 and done.err.count("\n") == 1, done
+    assert done.err.endswith(
         "; the entry it replaces was removed first: it ran /old/bin/robot-md-mcp /r/ROBOT.md\n"
     )
 
 
 @posix_only
 @pytest.mark.parametrize("verb", ["install", "uninstall"])
-def test_a_claude_that_cannot_start_is_one_line(tmp_path: Path, verb: str) -> None:
+def test_a_claude_that_cannot_start_is_one_line(install: Installer, tmp_path: Path, verb: str) -> None:
     """A `claude` on PATH whose interpreter is gone (a stale npm shim) or that is no program at all."""
     for content in ("#!/nonexistent/node\n", "\x7fELF not a program"):
         bin_dir = tmp_path / "bin"
@@ -1084,14 +1090,14 @@ def test_a_claude_that_cannot_start_is_one_line(tmp_path: Path, verb: str) -> No
         (bin_dir / "claude").write_text(content, encoding="utf-8")
         (bin_dir / "claude").chmod(0o755)
         env = {"HOME": str(tmp_path), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-        done = run(verb, "claude-code", str(EXAMPLE), env=env)
-        assert (done.returncode, done.stdout) == (1, ""), done
-        assert done.stderr.startswith(f"robot-md-mcp: cannot run {bin_dir / 'claude'}: ")
-        assert done.stderr.count("\n") == 1, done.stderr
+        done = install("claude-code", str(EXAMPLE), verb=verb, **env)
+        assert (done.code, done.out) == (1, ""), done
+        assert done.err.startswith(f"robot-md-mcp: cannot run {bin_dir / 'claude'}: ")
+        assert done.err.count("\n") == 1, done.err
 
 
 @posix_only
-def test_claude_code_uninstall_finds_user_and_local_entries(tmp_path: Path) -> None:
+def test_claude_code_uninstall_finds_user_and_local_entries(install: Installer, tmp_path: Path) -> None:
     env, state = fake_claude(tmp_path)
     ours = {
         "user": {"robot-md-bob": COMMAND},
@@ -1099,33 +1105,36 @@ def test_claude_code_uninstall_finds_user_and_local_entries(tmp_path: Path) -> N
         "project": {"robot-md-bob": COMMAND},
     }
     state.write_text(json.dumps(ours))
-    uninstall = ["uninstall", "claude-code", str(EXAMPLE)]
-    done = run(*uninstall, env=env)
-    assert done.returncode == 0 and "from Claude Code's user and local config" in done.stdout, done
+    uninstall = ["claude-code", str(EXAMPLE)]
+    done = install(*uninstall, verb="uninstall", **env)
+    assert done.code == 0 and "from Claude Code's user and local config" in done.out, done
     assert json.loads(state.read_text()) == {"user": {}, "local": {}, "project": {"robot-md-bob": COMMAND}}
-    done = run(*uninstall, env=env)
-    assert done.returncode == 0 and done.stdout.endswith("; nothing changed\n"), done
-    done = run(*uninstall, "--scope", "project", env=env)
-    assert done.returncode == 0 and json.loads(state.read_text())["project"] == {}
+    done = install(*uninstall, verb="uninstall", **env)
+    assert done.code == 0 and done.out.endswith("; nothing changed\n"), done
+    done = install(*uninstall, "--scope", "project", verb="uninstall", **env)
+    assert done.code == 0 and json.loads(state.read_text())["project"] == {}
 
 
 @posix_only
-def test_claude_code_leaves_an_http_server_under_our_name(tmp_path: Path) -> None:
+def test_claude_code_leaves_an_http_server_under_our_name(install: Installer, tmp_path: Path) -> None:
     """`claude mcp get` shows a URL, no command: not ours, so neither replaced nor removed."""
     env, state = fake_claude(tmp_path)
     theirs = {"user": {"robot-md-bob": "http://127.0.0.1:9/mcp"}}
     state.write_text(json.dumps(theirs))
-    done = run_cli("claude-code", str(EXAMPLE), env=env)
-    assert done.returncode == 1 and "not robot-md-mcp's" in done.stderr, done
-    done = run("uninstall", "claude-code", str(EXAMPLE), "--scope", "user", env=env)
-    assert done.returncode == 1 and "not robot-md-mcp's" in done.stderr, done
+    done = install("claude-code", str(EXAMPLE), **env)
+    assert done.code == 1 and "not robot-md-mcp's" in done.err, done
+    done = install("claude-code", str(EXAMPLE), "--scope", "user", verb="uninstall", **env)
+    assert done.code == 1 and "not robot-md-mcp's" in done.err, done
     assert json.loads(state.read_text()) == theirs
 
 
 @posix_only
-def test_claude_code_leaves_someone_elses_entry_even_where_ours_wins(tmp_path: Path) -> None:
+def test_claude_code_leaves_someone_elses_entry_even_where_ours_wins(
+    install: Installer, tmp_path: Path, monkeypatch
+) -> None:
     """A local entry of ours hides the user scope's in `claude mcp get` here; install and uninstall look
     at the user scope from an empty folder, so someone else's entry there is left as it is."""
+    monkeypatch.chdir(ROOT)  # where `claude mcp get` sees the local entry
     env, state = fake_claude(tmp_path)
     foreign, old = ["node", "server.js"], ["/old/bin/robot-md-mcp", "/r/ROBOT.md"]
     state.write_text(
@@ -1133,18 +1142,18 @@ def test_claude_code_leaves_someone_elses_entry_even_where_ours_wins(tmp_path: P
             {"project_dir": str(ROOT), "user": {"robot-md-bob": foreign}, "local": {"robot-md-bob": old}}
         )
     )
-    done = run_cli("claude-code", str(EXAMPLE), env=env)
-    assert (done.returncode, done.stdout) == (1, ""), done
-    assert done.stderr == (
+    done = install("claude-code", str(EXAMPLE), **env)
+    assert (done.code, done.out) == (1, ""), done
+    assert done.err == (
         'robot-md-mcp: nothing installed: Claude Code\'s user config has a "robot-md-bob" that is not '
         "robot-md-mcp's; left as it is (--name picks another)\n"
     )
-    done = run("uninstall", "claude-code", str(EXAMPLE), env=env)
+    done = install("claude-code", str(EXAMPLE), verb="uninstall", **env)
     assert (
-        done.returncode == 0
-        and done.stdout == 'robot-md-mcp: removed "robot-md-bob" from Claude Code\'s local config\n'
+        done.code == 0
+        and done.out == 'robot-md-mcp: removed "robot-md-bob" from Claude Code\'s local config\n'
     )
-    assert done.stderr == (
+    assert done.err == (
         "robot-md-mcp: note: Claude Code's user config has a \"robot-md-bob\" that is not robot-md-mcp's; "
         "left as it is\n"
     )
@@ -1153,9 +1162,9 @@ def test_claude_code_leaves_someone_elses_entry_even_where_ours_wins(tmp_path: P
         "user": {"robot-md-bob": foreign},
         "local": {},
     }
-    done = run("uninstall", "claude-code", str(EXAMPLE), env=env)
-    assert (done.returncode, done.stdout) == (1, "") and done.stderr.count("\n") == 1, done
-    assert done.stderr.startswith("robot-md-mcp: nothing removed: Claude Code's user config has a")
+    done = install("claude-code", str(EXAMPLE), verb="uninstall", **env)
+    assert (done.code, done.out) == (1, "") and done.err.count("\n") == 1, done
+    assert done.err.startswith("robot-md-mcp: nothing removed: Claude Code's user config has a")
     assert json.loads(state.read_text())["user"] == {"robot-md-bob": foreign}
 
 
@@ -1210,32 +1219,36 @@ def test_the_real_claude_code_finds_the_install_from_any_folder(tmp_path: Path) 
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("client", ["claude-desktop", "vscode"])
-async def test_installed_entry_starts_a_working_server(tmp_path: Path, client: str) -> None:
-    home, xdg = tmp_path / "home", tmp_path / "xdg"
-    home.mkdir()
-    env = {"HOME": str(home), "APPDATA": str(home / "AppData"), "XDG_CONFIG_HOME": str(xdg)}
-    done = run_cli(client, str(EXAMPLE), env=env)
-    assert done.returncode == 0, done.stderr
+# The vscode entry is the claude-desktop one with "type": "stdio" (ENTRY, asserted here and in
+# test_fresh_install): starting it once more is the heavy tier's.
+@pytest.mark.parametrize("client", ["claude-desktop", pytest.param("vscode", marks=pytest.mark.heavy)])
+async def test_installed_entry_starts_a_working_server(
+    install: Installer, tmp_path: Path, client: str
+) -> None:
+    """What install writes (in this process, as `python robot_md_mcp.py install` would) starts a real
+    server, as the client app would start it."""
+    xdg = tmp_path / "xdg"
+    done = install(client, str(EXAMPLE), XDG_CONFIG_HOME=str(xdg))
+    assert done.code == 0, done.err
     path = xdg / ("Claude/claude_desktop_config.json" if client == "claude-desktop" else "Code/User/mcp.json")
-    assert done.stdout.startswith(f'robot-md-mcp: added "robot-md-bob" to {path} (new file); ')
+    assert done.out.startswith(f'robot-md-mcp: added "robot-md-bob" to {path} (new file); ')
     entry = json.loads(path.read_text(encoding="utf-8"))[KEY[client]]["robot-md-bob"]
     assert entry == ENTRY[client]
-    assert list(home.iterdir()) == []  # XDG_CONFIG_HOME won over ~/.config
-    again = run_cli(client, str(EXAMPLE), env=env)
-    assert again.returncode == 0 and "nothing changed" in again.stdout
-    async with launched(*entry["args"], command=[entry["command"]], cwd=tmp_path) as mcp_client:
-        uris = [r.uri for r in (await mcp_client.list_resources()).resources]
-        assert uris == [*(f"robot-md://bob/{v.kind}" for v in rmm.VIEWS), rmm.CARD_URI]
+    assert list(install.home.iterdir()) == []  # XDG_CONFIG_HOME won over ~/.config
+    assert "nothing changed" in install(client, str(EXAMPLE), XDG_CONFIG_HOME=str(xdg)).out
+    with install.capsys.disabled():  # the SDK's stdio client hands the server a real stderr
+        async with launched(*entry["args"], command=[entry["command"]], cwd=tmp_path) as mcp_client:
+            uris = [r.uri for r in (await mcp_client.list_resources()).resources]
+    assert uris == [*(f"robot-md://bob/{v.kind}" for v in rmm.VIEWS), rmm.CARD_URI]
 
 
-def test_cli_refusal_is_one_line(tmp_path: Path) -> None:
-    path = tmp_path / ".cursor" / "mcp.json"
+def test_cli_refusal_is_one_line(install: Installer) -> None:
+    path = install.file("cursor")
     path.parent.mkdir()
     path.write_text("{oops", encoding="utf-8")
-    done = run_cli("cursor", str(EXAMPLE), env={"HOME": str(tmp_path)})
-    assert done.returncode == 1 and json.loads("{" + done.stdout + "}") == {"robot-md-bob": ENTRY["cursor"]}
-    assert done.stderr == (
+    done = install("cursor", str(EXAMPLE))
+    assert done.code == 1 and json.loads("{" + done.out + "}") == {"robot-md-bob": ENTRY["cursor"]}
+    assert done.err == (
         f"robot-md-mcp: nothing installed: {path} is not strict JSON (Expecting property name enclosed in "
         'double quotes at line 1 column 2); if it has comments or trailing commas, edit its "mcpServers" '
         "object by hand; else fix it or move it aside\n"

@@ -28,7 +28,6 @@ from test_install import (
     Installer,
     fake_claude,
     posix_only,
-    run,
     write_json,
 )
 
@@ -174,19 +173,19 @@ def test_a_fleet_entry_from_paths_or_a_folder(install: Installer, tmp_path: Path
 
 
 @posix_only
-def test_claude_code_names_as_the_files_do(tmp_path: Path) -> None:
+def test_claude_code_names_as_the_files_do(install: Installer, tmp_path: Path) -> None:
     """Claude Code: a second robot gets its own entry; robot-md serving this robot is updated there."""
     env, state = fake_claude(tmp_path)
     rover = robot(tmp_path, "rover")
-    assert run("install", "claude-code", str(EXAMPLE), env=env).returncode == 0
-    assert run("install", "claude-code", str(rover), env=env).returncode == 0
+    assert install("claude-code", str(EXAMPLE), **env).code == 0
+    assert install("claude-code", str(rover), **env).code == 0
     user = json.loads(state.read_text())["user"]
     assert set(user) == {"robot-md-bob", "robot-md-rover"}
-    assert run("uninstall", "claude-code", str(rover), env=env).returncode == 0
+    assert install("claude-code", str(rover), verb="uninstall", **env).code == 0
     old = ["/old/bin/robot-md-mcp", str(EXAMPLE)]
     state.write_text(json.dumps({"user": {"robot-md": old}}))
-    done = run("install", "claude-code", str(EXAMPLE), env=env)
-    assert done.returncode == 0 and done.stdout.startswith('robot-md-mcp: updated "robot-md"'), done
+    done = install("claude-code", str(EXAMPLE), **env)
+    assert done.code == 0 and done.out.startswith('robot-md-mcp: updated "robot-md"'), done
     assert set(json.loads(state.read_text())["user"]) == {"robot-md"}
 
 

@@ -1,7 +1,8 @@
 """Drop-in launch: started the way robot-md's own clients and plugin hosts start it (`--robot PATH`,
 an initialize without clientInfo and no `initialized`, a `${…}` the host left unexpanded), each through
-a real stdio (or HTTP) subprocess once, and each variant through the command line in this process;
-and what serverInfo tells a client, in both protocol eras."""
+a real stdio (one pendant session shared by the tests of what it shows) or HTTP subprocess once, and
+each variant through the command line in this process; and what serverInfo tells a client, in both
+protocol eras."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from conftest import EXAMPLE, ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from serving import MCP_HEADERS, Served, answers, in_process, run
+from serving import MCP_HEADERS, Served, answers, in_process
 from usage import usage_message
 
 import robot_md_mcp as rmm
@@ -54,12 +55,29 @@ READ_IDENTITY = {"uri": "robot-md://bob/identity"}
 # --- --robot PATH ----------------------------------------------------------------
 
 
-def test_robot_option_names_the_manifest_as_the_pendant_launches_it(tmp_path: Path) -> None:
-    answers, err, code = session(
+LACKING = {"capabilities": {}, "clientInfo": CLIENT_INFO}  # an initialize without protocolVersion
+
+
+@pytest.fixture(scope="module")
+def pendant_session(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str, int]:
+    """One real stdio process as the pendant starts and talks to it, from a folder holding no manifest:
+    an initialize lacking protocolVersion (refused), then the pendant's own (no clientInfo, never an
+    `initialized`), then straight to its requests."""
+    return session(
         ["--robot", str(EXAMPLE)],
-        [pendant_initialize(), request(2, "tools/call", {"name": "validate"})],
-        tmp_path,
+        [
+            initialize(7, **LACKING),
+            pendant_initialize(),
+            request(2, "tools/call", {"name": "validate"}),
+            request(3, "tools/call", {"name": "render"}),
+            request(4, "resources/read", READ_IDENTITY),
+        ],
+        tmp_path_factory.mktemp("elsewhere"),
     )
+
+
+def test_robot_option_names_the_manifest_as_the_pendant_launches_it(pendant_session: tuple) -> None:
+    answers, err, code = pendant_session
     assert code == 0 and err == "", err
     assert answers[2]["result"]["structuredContent"]["ok"] is True
 
@@ -71,53 +89,50 @@ def test_every_form_of_robot_is_the_path_argument(form: list[str]) -> None:
     assert (command.verb, command.path) == ("serve", str(EXAMPLE))
 
 
-def test_validate_and_render_take_robot_too() -> None:
+def command_line(*args: str) -> int:
+    """`robot-md-mcp ARGS` in this process: its exit status (a usage error may leave by SystemExit)."""
+    try:
+        return rmm.main(list(args), rmm.Machine(environ={}))
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 1
+
+
+def test_validate_and_render_take_robot_too(capsys: pytest.CaptureFixture[str]) -> None:
     for verb in ("validate", "render"):
-        done = run(verb, "--robot", EXAMPLE)
-        assert done.returncode == 0, done.stderr
+        assert command_line(verb, "--robot", str(EXAMPLE)) == 0, capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
     "args",
     [["--robot"], ["--robot="], ["--robot", "a", "--robot", "b"], [str(EXAMPLE), "--robot", str(EXAMPLE)]],
 )
-def test_robot_option_misused_is_one_usage_line(args: list[str]) -> None:
-    done = run(*args)
-    assert done.returncode == 2
-    assert "--robot takes the manifest's path" in usage_message(done.stderr)
+def test_robot_option_misused_is_one_usage_line(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert command_line(*args) == 2
+    assert "--robot takes the manifest's path" in usage_message(capsys.readouterr().err)
 
 
 # --- initialize as robot-md-pendant sends it -------------------------------------------
 
 
-def test_initialize_without_client_info_and_no_initialized_is_served() -> None:
+def test_initialize_without_client_info_and_no_initialized_is_served(pendant_session: tuple) -> None:
     """The pendant's session: initialize without clientInfo, then straight to its requests."""
-    answers, err, code = session(
-        ["--robot", str(EXAMPLE)],
-        [
-            pendant_initialize(),
-            request(2, "tools/call", {"name": "validate"}),
-            request(3, "tools/call", {"name": "render"}),
-            request(4, "resources/read", READ_IDENTITY),
-        ],
-    )
+    answers, err, code = pendant_session
     assert code == 0 and "Traceback" not in err
     assert answers[1]["result"]["serverInfo"]["name"] == rmm.NAME
+    assert answers[1]["result"]["serverInfo"]["title"] == f'{rmm.TITLE}: "bob"'  # as the process started
     assert answers[1]["result"]["protocolVersion"] == "2025-06-18"
     assert answers[2]["result"]["structuredContent"]["ok"] is True
     assert answers[3]["result"]["structuredContent"]["yaml"].startswith("rcan_version:")
     assert robot_served(answers, 4) == 'name: "bob"'
 
 
-@pytest.mark.parametrize("missing", ["protocolVersion"])  # every other mix: the generated test below
-def test_initialize_lacking_a_required_field_is_answered_naming_it(missing: str) -> None:
-    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO}
-    del params[missing]
-    answers, err, code = session([str(EXAMPLE)], [initialize(7, **params), pendant_initialize(8)])
+def test_initialize_lacking_a_required_field_is_answered_naming_it(pendant_session: tuple) -> None:
+    """Over real stdio, protocolVersion missing (every other mix: the generated test below)."""
+    answers, err, code = pendant_session
     error = answers[7]["error"]
-    assert error["code"] == -32602 and missing in error["message"]
-    assert error["data"] == {"missing": [missing], "malformed": []}
-    assert "result" in answers[8], "the server goes on after a refused initialize"
+    assert error["code"] == -32602 and "protocolVersion" in error["message"]
+    assert error["data"] == {"missing": ["protocolVersion"], "malformed": []}
+    assert "result" in answers[1], "the server goes on after a refused initialize"
     assert code == 0 and "Traceback" not in err
 
 
@@ -244,12 +259,16 @@ def test_unexpanded_robot_md_path_counts_as_none_too(
     assert err.count("\n") == 1 and rmm.PATH_ENV in err
 
 
-def test_a_folder_really_named_like_a_placeholder_is_served(tmp_path: Path) -> None:
+def test_a_folder_really_named_like_a_placeholder_is_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = tmp_path / "${odd}"
     folder.mkdir()
     (folder / "ROBOT.md").write_text(ALIAS, encoding="utf-8")
-    done = run("render", "${odd}", cwd=tmp_path)
-    assert done.returncode == 0 and "robot_name: alice" in done.stdout and done.stderr == ""
+    monkeypatch.chdir(tmp_path)
+    assert command_line("render", "${odd}") == 0
+    out, err = capsys.readouterr()
+    assert "robot_name: alice" in out and err == ""
 
 
 def test_unexpanded_path_and_nothing_to_find_is_the_usual_exit_2(tmp_path: Path) -> None:

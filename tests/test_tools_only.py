@@ -6,7 +6,9 @@ outputSchema, every node of which is typed, for the corpus and for generated man
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -81,19 +83,31 @@ class ToolsOnly:
         return result
 
 
-@pytest.mark.parametrize("era", ERAS)
-def test_a_tools_only_agent_gets_every_view_of_every_corpus_file(era: str, tmp_path: Path) -> None:
-    """One server per era on one file, which each corpus file in turn becomes (the server reads
-    the file on every request): `brief` is the context resource's text exactly, each `view` the
-    resource's text, and its value the resource's JSON (or text)."""
-    assert len(NAMED_ROBOTS) >= 13
-    path = tmp_path / "ROBOT.md"
+@pytest.fixture(scope="module")
+def over_stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, ToolsOnly], Path]]:
+    """One real stdio server per era on one file (bob's unless a test makes it another: the server
+    reads the file on every request), shared by the tests of this file that talk to a process."""
+    path = tmp_path_factory.mktemp("served") / "ROBOT.md"
     path.write_bytes(EXAMPLE.read_bytes())
-    with RawServer(path) as server:
-        client = ToolsOnly(server, era)
-        tools = {t["name"]: t for t in client.call("tools/list")["tools"]}
-        assert list(tools)[:3] == ["brief", "view", "check_action"]
-        for source in [EXAMPLE, *NAMED_ROBOTS]:
+    with contextlib.ExitStack() as stack:
+        servers = {era: stack.enter_context(RawServer(path)) for era in ERAS}
+        yield {era: ToolsOnly(server, era) for era, server in servers.items()}, path
+        for server in servers.values():
+            server.assert_clean()
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_tools_only_agent_gets_every_view_of_every_corpus_file(era: str, over_stdio: tuple) -> None:
+    """The era's server on one file, which each corpus file in turn becomes: `brief` is the context
+    resource's text exactly, each `view` the resource's text, and its value the resource's JSON (or
+    text)."""
+    assert len(NAMED_ROBOTS) >= 13
+    clients, path = over_stdio
+    client = clients[era]
+    tools = {t["name"]: t for t in client.call("tools/list")["tools"]}
+    assert list(tools)[:3] == ["brief", "view", "check_action"]
+    try:
+        for source in [*NAMED_ROBOTS, EXAMPLE]:
             path.write_bytes(source.read_bytes())
             snap = rmm.ManifestFile(path).version()
             briefed = client.tool("brief")
@@ -105,7 +119,9 @@ def test_a_tools_only_agent_gets_every_view_of_every_corpus_file(era: str, tmp_p
                 assert [c["text"] for c in viewed["content"]] == [text], (source, view.kind)
                 value = json.loads(text) if view.mime_type == "application/json" else text
                 assert viewed["structuredContent"] == {"view": view.kind, "value": value}
-        server.assert_clean()
+        client.server.assert_clean()
+    finally:
+        path.write_bytes(EXAMPLE.read_bytes())  # bob again, for the next test on these servers
 
 
 @pytest.mark.anyio
@@ -302,28 +318,27 @@ def every_kind_of_request(robot: str) -> list[tuple[str, dict]]:
     return requests
 
 
-def test_2026_results_are_at_most_200_bytes_bigger(manifest_path) -> None:
+def test_2026_results_are_at_most_200_bytes_bigger(over_stdio: tuple) -> None:
     """Every kind of result, over the wire, in both eras: the 2026-07-28 one carries serverInfo as
     {name, version} (the icon only in server/discover), its cache hints and resultType."""
-    path = manifest_path(EXAMPLE.read_bytes())
+    clients, path = over_stdio
+    path.write_bytes(EXAMPLE.read_bytes())
     sizes: dict[str, list[int]] = {}
-    for era in ERAS:
-        with RawServer(path) as server:
-            client = ToolsOnly(server, era)
-            for method, params in every_kind_of_request("bob"):
-                result = client.call(method, params)
-                assert not result.get("isError"), (method, params, result)
-                sizes.setdefault(f"{method} {json.dumps(params)}", []).append(wire_size(result))
-            if era == "2026-07-28":
-                discovered = client.call("server/discover")
-                stamp = discovered["_meta"]["io.modelcontextprotocol/serverInfo"]
-                assert stamp["name"] == rmm.NAME and stamp["icons"], stamp
-                assert discovered["capabilities"]["extensions"] == {rmm.APPS_EXTENSION: {}}
-                listed = client.call("tools/list")
-                assert listed["_meta"]["io.modelcontextprotocol/serverInfo"] == {
-                    "name": rmm.NAME,
-                    "version": rmm.__version__,
-                }
+    for era, client in clients.items():
+        for method, params in every_kind_of_request("bob"):
+            result = client.call(method, params)
+            assert not result.get("isError"), (method, params, result)
+            sizes.setdefault(f"{method} {json.dumps(params)}", []).append(wire_size(result))
+        if era == "2026-07-28":
+            discovered = client.call("server/discover")
+            stamp = discovered["_meta"]["io.modelcontextprotocol/serverInfo"]
+            assert stamp["name"] == rmm.NAME and stamp["icons"], stamp
+            assert discovered["capabilities"]["extensions"] == {rmm.APPS_EXTENSION: {}}
+            listed = client.call("tools/list")
+            assert listed["_meta"]["io.modelcontextprotocol/serverInfo"] == {
+                "name": rmm.NAME,
+                "version": rmm.__version__,
+            }
     assert len(sizes) >= 30
     over = {kind: (old, new) for kind, (old, new) in sizes.items() if new - old > 200}
     assert not over, over
