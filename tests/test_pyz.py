@@ -470,20 +470,27 @@ def test_first_run_on_a_full_disk(pyz: Path, tmp_path: Path) -> None:
 
 @posix_only
 def test_ctrl_c_while_unpacking(slim: Path, tmp_path: Path) -> None:
-    """Ctrl-C during a first run's unpacking: exit 130 without a traceback; the next run unpacks anew."""
+    """Ctrl-C during a first run's unpacking: exit 130 without a traceback; the next run unpacks anew.
+    (A loaded machine may schedule us only after the unpacking is done: then the run is tried again.)"""
     env = {**os.environ, "SHIV_ROOT": str(tmp_path)}
-    first = subprocess.Popen(
-        [sys.executable, str(slim), "--version"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while not list(tmp_path.glob("*.tmp-*/site-packages/*")) and time.monotonic() < deadline:
-        time.sleep(0.005)
-    first.send_signal(signal.SIGINT)
-    out, err = first.communicate(timeout=60)
+    for _ in range(5):
+        first = subprocess.Popen(
+            [sys.executable, str(slim), "--version"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob("*.tmp-*/site-packages/*")) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        first.send_signal(signal.SIGINT)
+        out, err = first.communicate(timeout=60)
+        if first.returncode == 0 and list(tmp_path.glob("*/site-packages")):  # too late: it had unpacked
+            shutil.rmtree(tmp_path)
+            tmp_path.mkdir()
+            continue
+        break
     assert first.returncode == 130, err
     assert "Traceback" not in err and out == ""
     assert list(tmp_path.glob("*/site-packages")) == []  # neither a copy nor its .tmp-<pid> is left
