@@ -480,6 +480,9 @@ def test_ctrl_c_while_unpacking(slim: Path, tmp_path: Path) -> None:
             stderr=subprocess.PIPE,
             env=env,
             text=True,
+            # As a terminal's Ctrl-C finds it: a harness started in the background ignores SIGINT, and its
+            # children inherit that.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         deadline = time.monotonic() + 60
         while not list(tmp_path.glob("*.tmp-*/site-packages/*")) and time.monotonic() < deadline:
