@@ -7653,7 +7653,7 @@ def parse_command_line(args: list[str]) -> Command:
     except argparse.ArgumentError as e:
         raise UsageError(str(e)) from None
     values = vars(given)
-    words, robot = [*values.pop("words"), *_extra_words(extras, verb)], values.pop("robot", None)
+    words, robot = [*values.pop("words"), *_extra_words(extras)], values.pop("robot", None)
     if robot is not None:
         if not all(robot) or len(robot) > 1 or words:
             raise UsageError(f"{_ROBOT.flag} takes the manifest's path, once, in place of PATH")
@@ -7679,7 +7679,7 @@ def _named_words(verb: str, words: list[str]) -> dict[str, Any]:
     return named
 
 
-def _extra_words(extras: list[str], verb: str) -> list[str]:
+def _extra_words(extras: list[str]) -> list[str]:
     """argparse's leftovers: words after an option (kept), an option it does not know (UsageError)."""
     at = extras.index("--") if "--" in extras else len(extras)  # after `--`, all are words
     for word in extras[:at]:
