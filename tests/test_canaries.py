@@ -142,7 +142,14 @@ def test_uvicorn_server_canary() -> None:
         with socket.socket(fileno=os.dup(fd)) as ours:
             assert ours.getpeername() == client.getsockname()
         assert server.should_exit is False
-        server.handle_exit(signal.SIGINT, None)
-        assert server.should_exit is True
+        try:
+            server.handle_exit(signal.SIGINT, None)
+            assert server.should_exit is True
+        finally:
+            # sse-starlette's wrap also sets its process-wide AppStatus.should_exit, which ends every later
+            # event stream in this process at once (empty): later in-process tests must not inherit it.
+            from sse_starlette.sse import AppStatus
+
+            AppStatus.should_exit = False
     thread.join(10)
     assert not thread.is_alive(), "uvicorn.Server did not stop once should_exit was set"

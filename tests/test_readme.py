@@ -34,6 +34,7 @@ COMMANDS = {
         "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/robot-md-mcp examples/bob.ROBOT.md"
     ),
     "quickstart:test": ".venv/bin/pip install '.[test]' && .venv/bin/python -m pytest",
+    "process-tests": ".venv/bin/python -m pytest -m process",
     "heavy-tests": ".venv/bin/python -m pytest -m heavy -n 0",
     "slow-tests": ".venv/bin/python -m pytest -m slow -n 0",
 }
