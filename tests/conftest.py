@@ -270,3 +270,12 @@ def token_server(token: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     served = Served("--http", "127.0.0.1:0", "--token-file", str(token_file))
     yield served
     assert served.stop() == 0
+
+
+@pytest.fixture(autouse=True)
+def _no_test_leaves_event_streams_ended() -> Iterator[None]:
+    """sse-starlette keeps a process-wide exit flag (its wrap of uvicorn's Server.handle_exit sets it): a test
+    that left it set would end every later in-process event stream of its worker at once, empty."""
+    yield
+    sse = sys.modules.get("sse_starlette.sse")
+    assert sse is None or not sse.AppStatus.should_exit, "a test left the flag set"
