@@ -210,6 +210,33 @@ def answers(*args: str | Path, messages: list[dict], **how: Any) -> tuple[dict[A
     return by_id, done.stderr, done.returncode
 
 
+def python(code: str, *args: str | Path, env: dict[str, str] | None = None, inherit_env: bool = True) -> Any:
+    """`code` run by a fresh interpreter (PYTHON) beside the module, with `args` as its argv: for what only
+    a clean sys.modules or another environment shows (what an import loads, a hash seed, a locale)."""
+    return run(*args, command=[PYTHON, "-c", code], env=env, inherit_env=inherit_env)
+
+
+def bare(
+    *args: str | Path,
+    command: Sequence[str | Path] | None = None,
+    env: dict[str, str] | None = None,
+    **streams: Any,
+) -> subprocess.Popen[bytes]:
+    """The server process with no reader of ours, each standard stream a pipe unless `streams` says
+    (stdin=, stdout=, stderr= as Popen takes them): for what the harness's reading would hide (a stdout
+    nobody reads, odd descriptors at start, stdout and stderr closing at a deadline)."""
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **streams}
+    return subprocess.Popen(server_argv(*args, command=command), env=environment(env), cwd=ROOT, **pipes)
+
+
+def cost_worker() -> subprocess.Popen[str]:
+    """tests/support/cost_worker.py (what one manifest costs, measured in a process of its own), text lines
+    in and out."""
+    worker = ROOT / "tests" / "support" / "cost_worker.py"
+    pipe = subprocess.PIPE
+    return subprocess.Popen([PYTHON, str(worker)], stdin=pipe, stdout=pipe, text=True, encoding="utf-8")
+
+
 # Runs the module as SERVER does, and at exit writes its VmHWM to the
 # file named in $WIRE_PEAK_FILE. (wait4's ru_maxrss cannot tell: Linux carries the parent's peak
 # across fork and exec.)
