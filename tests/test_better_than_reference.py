@@ -6,14 +6,13 @@ by the heavy tier (it downloads the reference): see REFERENCE."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import stored_reference
 from conftest import EXAMPLE, ROOT, install_reference, need, posix_only, run_reference
-from serving import run
+from serving import python, run
 
 import robot_md_mcp as rmm
 
@@ -190,13 +189,9 @@ def test_the_reference_leaks_the_internal_marker(tmp_path: Path) -> None:
     )
     ref = install_reference()
     need(ref is not None, "the reference, from PyPI")
-    leaked = subprocess.run(
-        [sys.executable, "-c", code, str(path)],
-        env={**os.environ, "PYTHONPATH": str(ref)},
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    done = python(code, path, env={"PYTHONPATH": str(ref)})
+    assert done.returncode == 0, done.stderr
+    leaked = done.stdout
     assert "_deprecations:\n- physics.solver.camera (singular) is deprecated" in leaked
     rendered = rmm.render(rmm.parse(rmm.decode(LEGACY.read_bytes()).text))
     assert leaked.startswith(rendered)  # otherwise byte-identical
@@ -216,9 +211,7 @@ def test_utf8_whatever_the_locale(tmp_path: Path) -> None:
         "PYTHONIOENCODING": "",
     }
     probe = "import locale; print(locale.getpreferredencoding(False))"
-    encoding = subprocess.run(
-        [sys.executable, "-c", probe], env=env, capture_output=True, text=True
-    ).stdout.strip()
+    encoding = python(probe, env=env, inherit_env=False).stdout.strip()
     assert encoding.lower() in {"ansi_x3.4-1968", "ascii", "us-ascii"}
     done = run("validate", "--json", path, env=env, inherit_env=False)
     assert done.returncode == 0, done.stderr

@@ -86,7 +86,8 @@ def test_startup_errors_never_import_the_sdk(tmp_path: Path) -> None:
         "import sys, robot_md_mcp as m\n"
         "codes = [m.main([p]) for p in sys.argv[1:]]\n"
         "codes.append(m.main([sys.argv[1]], m.Machine(environ={m.POLL_SECONDS_ENV: '0'})))\n"
-        "print([int(c) for c in codes], sorted(n for n in ('mcp', 'pydantic', 'jsonschema', 'anyio') if n in sys.modules))\n"
+        "sdk = sorted(n for n in ('mcp', 'pydantic', 'jsonschema', 'anyio') if n in sys.modules)\n"
+        "print([int(c) for c in codes], sdk)\n"
     )
     done = python(code, *(broken(case, tmp_path) for case in STARTUP_CASES))
     assert done.stdout == f"{[1] * (len(STARTUP_CASES) + 1)} []\n", done.stderr

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,10 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, ROOT, need, posix_only
+from conftest import EXAMPLE, need, posix_only
 from fuzz_strategies import costly_files
 from hypothesis import HealthCheck, given, settings
 from serving import PROC, REQUEST_DEADLINE, RawServer
+from serving import cost_worker as start_cost_worker
 
 import robot_md_mcp as rmm
 
@@ -404,13 +404,7 @@ STEP_SECONDS = 2.0
 @pytest.fixture(scope="module")
 def cost_worker() -> Iterator[subprocess.Popen]:
     need(PROC.exists(), "/proc/self/status and clear_refs for the peak RSS of each manifest")
-    worker = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "support" / "cost_worker.py")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-    )
+    worker = start_cost_worker()
     yield worker
     assert worker.stdin is not None
     worker.stdin.close()

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import subprocess
-import sys
 
-from conftest import EXAMPLE, ROOT
+from conftest import EXAMPLE
+from serving import python
 
 import robot_md_mcp as rmm
 
@@ -28,17 +27,7 @@ def test_render_is_the_same_under_any_hash_seed() -> None:
         "import robot_md_mcp as m\n"
         "print(m.render(m.parse('---\\ns: !!set {b, a, c, d, e}\\n---\\n')), end='')"
     )
-    outs = {
-        subprocess.run(
-            [sys.executable, "-c", code],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            env={"PYTHONHASHSEED": str(seed)},
-            check=True,
-        ).stdout
-        for seed in range(5)
-    }
+    outs = {python(code, env={"PYTHONHASHSEED": str(seed)}).stdout for seed in range(5)}
     assert outs == {"s: !!set\n  a: null\n  b: null\n  c: null\n  d: null\n  e: null\n"}
 
 
