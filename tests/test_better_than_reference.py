@@ -6,7 +6,6 @@ by the heavy tier (it downloads the reference): see REFERENCE."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -197,6 +196,7 @@ def test_the_reference_leaks_the_internal_marker(tmp_path: Path) -> None:
     assert leaked.startswith(rendered)  # otherwise byte-identical
 
 
+@pytest.mark.process
 @posix_only
 def test_utf8_whatever_the_locale(tmp_path: Path) -> None:
     """Under a non-UTF-8 locale robot-md's read_text() fails on a UTF-8 manifest; we do not."""
@@ -221,19 +221,16 @@ def test_utf8_whatever_the_locale(tmp_path: Path) -> None:
 
 
 def test_sets_are_deterministic(tmp_path: Path) -> None:
+    """validate and render say the same under any hash seed (each a process of its own, running both)."""
     text = GOOD.replace(
         "capabilities:\n", "x_tags: !!set {zeta, alpha, mid, beta, omega}\ncapabilities:\n", 1
     )
     text = text.replace('rcan_version: "3.0"', "rcan_version: !!set {b, a, c, d}", 1)
     path = tmp_path / "ROBOT.md"
     path.write_text(text, encoding="utf-8")
-    # Each hash seed a process of its own, running both verbs (their code as the command line's main runs it).
     both = "import sys, robot_md_mcp as m\nfor verb in (['validate', '--json'], ['render']):\n"
     both += "    m.main([*verb, sys.argv[1]])"
-    outputs = set()
-    for seed in range(4):
-        done = run(path, command=[sys.executable, "-c", both], env={"PYTHONHASHSEED": str(seed)})
-        outputs.add(done.stdout)
+    outputs = {python(both, path, env={"PYTHONHASHSEED": str(seed)}).stdout for seed in range(3)}
     assert len(outputs) == 1
     (out,) = outputs
     assert "schema: rcan_version: {'a', 'b', 'c', 'd'} is not of type 'string'" in out
