@@ -13,6 +13,7 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import EXAMPLE, ROOT, need
@@ -263,6 +264,7 @@ async def test_verify_tool_and_signature_resource_in_process(tmp_path, keys, mod
         assert after.structured_content["reason"] == rmm.NO_SIGNATURE
 
 
+@pytest.mark.process
 def test_stdio_end_to_end_with_trusted_keys_from_the_environment(tmp_path, keys) -> None:
     path = tmp_path / "ROBOT.md"
     path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
@@ -288,9 +290,12 @@ def test_trusted_keys_on_the_command_line(tmp_path, capsys) -> None:
     path = tmp_path / "ROBOT.md"
     path.write_text(GOOD, encoding="utf-8")
     assert rmm.parse_command_line([str(path), "--trusted-keys", "k"]).trusted_keys == "k"
-    assert rmm.main([str(path), "--trusted-keys", str(tmp_path / "nope")]) == 1
+    nope = str(tmp_path / "nope")
+    assert rmm.main([str(path), "--trusted-keys", nope], rmm.Machine(environ={})) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "trusted keys: cannot read the folder" in err
+    assert rmm.main([str(path)], rmm.Machine(environ={rmm.TRUSTED_KEYS_ENV: nope})) == 1  # or from $…
+    assert capsys.readouterr().err == err
     if os.name != "nt":
         shared = tmp_path / "shared"
         shared.mkdir(mode=0o775)
@@ -501,9 +506,12 @@ def test_key_folder_limits(tmp_path) -> None:
 KEY_FOLDER_ENTRIES = st.lists(st.sampled_from(["pem", "other", "folder", "dot"]), min_size=4, max_size=4)
 
 
+LIMIT = 24  # MAX_TRUSTED_KEYS for the property below (the real 1,000: the heavy test after it)
+
+
 @settings(max_examples=12, deadline=None)
 @given(
-    entries=st.integers(rmm.MAX_TRUSTED_KEYS - 2, rmm.MAX_TRUSTED_KEYS + 2),
+    entries=st.integers(LIMIT - 2, LIMIT + 2),
     kinds=KEY_FOLDER_ENTRIES,
     order=st.randoms(use_true_random=False),
 )
@@ -513,7 +521,12 @@ def test_a_key_folder_of_more_than_the_limit_of_entries_is_refused_whole(
     """Up to MAX_TRUSTED_KEYS entries of any kind (keys, other files, folders, dot files), made in any order:
     every key in it is trusted, the same set whatever the order; one more entry of any kind: refused in
     one line, never a subset (which subset would depend on the machine's directory order)."""
-    folder = tmp_path_factory.mktemp("keys")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rmm, "MAX_TRUSTED_KEYS", LIMIT)
+        refused_whole(tmp_path_factory.mktemp("keys"), entries, kinds, order)
+
+
+def refused_whole(folder: Path, entries: int, kinds: list[str], order: Any) -> None:
     made = [f"k{i}" for i in range(entries)]
     order.shuffle(made)
     key = pem(OPERATOR)
