@@ -346,7 +346,7 @@ def _refusal(how: dict) -> str | None:
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX owners and modes (on Windows not checked: documented)")
 @pytest.mark.parametrize("owners", [("ours",), ("ours", "another user")], ids=["ours", "another-user"])
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(data=st.data())
 def test_a_key_folder_or_key_others_could_change_is_refused(
     tmp_path_factory: pytest.TempPathFactory, owners: tuple[str, ...], data: st.DataObject

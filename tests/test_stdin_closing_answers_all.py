@@ -5,8 +5,8 @@ without an edit of the manifest just before (so the answers wait for a new versi
 in one or two bursts, at 2025-11-25 or at 2025-03-26 with some of them as JSON-RPC batches; then
 stdin closes at once. Each batch comes back as one array holding exactly its members' answers.
 
-Each example is a process of its own (the end of input ends it): the default tier runs a few,
-`pytest -m heavy` many more, derandomized."""
+Each example is a process of its own (the end of input ends it): the default tier runs one session,
+`-m process` a few generated ones, `-m heavy` many more, derandomized."""
 
 from __future__ import annotations
 
@@ -126,6 +126,7 @@ def check_answers(out: bytes, sent: dict[Any, list[Any]]) -> None:
     assert seen == collections.Counter(list(sent)), {i for i in sent if seen[i] != 1}
 
 
+@pytest.mark.process
 @given(session=sessions())
 @SETTINGS
 def test_every_request_before_the_end_of_input_is_answered(tmp_path: Path, session) -> None:
