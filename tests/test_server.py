@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import time
+from typing import Any
 
 import pytest
 from conftest import EXAMPLE, posix_only
@@ -23,7 +24,7 @@ KINDS += ["poses", "calibration_status", "learned_skills", "signature", "body"]
 
 
 CONNECT = {"in-process": in_process, "stdio": lambda path, mode: launched(path, mode=mode)}
-SESSIONS = [("in-process", "legacy"), ("in-process", "auto")]
+SESSIONS: list[Any] = [("in-process", "legacy"), ("in-process", "auto")]
 SESSIONS += [pytest.param(("stdio", mode), marks=pytest.mark.process) for mode in MODES]
 
 
