@@ -11,8 +11,8 @@ transports (docs/robustness.md, "Standard descriptors"). The rule:
 
 Each case logs a line on purpose while serving (over stdio the live-update poller finds the file
 broken; over HTTP a request with a foreign Host is refused), and a control case with stderr a pipe
-of ours shows the line is written. Two cases (stdin or stdout closed over stdio) run in the default
-tier, four more (PROCESS) and the control with `-m process`, the whole matrix in the heavy tier."""
+of ours shows the line is written. One case (stdout closed over stdio) runs in the default tier, five
+more (PROCESS) and the control with `-m process`, the whole matrix in the heavy tier."""
 
 from __future__ import annotations
 
@@ -52,8 +52,14 @@ POLL = 0.05  # seconds between the poller's looks at the file
 POLLING = settings(poll_seconds=POLL)
 FDS = {0: "stdin", 1: "stdout", 2: "stderr"}
 STATES = ["closed", "devnull", "devfull", "gone"]  # gone: a pipe whose other end is closed
-QUICK = {("stdio", 0, "closed"), ("stdio", 1, "closed")}
-PROCESS = {("http", 2, "devfull"), ("http", 2, "gone"), ("http", 2, "closed"), ("stdio", 2, "closed")}
+QUICK = {("stdio", 1, "closed")}
+PROCESS = {
+    ("stdio", 0, "closed"),
+    ("http", 2, "devfull"),
+    ("http", 2, "gone"),
+    ("http", 2, "closed"),
+    ("stdio", 2, "closed"),
+}
 
 
 def cases() -> Iterator[Any]:
