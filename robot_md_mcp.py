@@ -7412,13 +7412,8 @@ def run_command(args: list[str], machine: Machine) -> int:
     # threat: contract: robot-md's own errors without LibYAML (parity)
     if libyaml_missing() and command.verb in ("serve", "validate", "render"):
         raise Exit(ExitCode.CANNOT_USE, f"{NAME}: cannot start: {libyaml_missing()}")
-    run = {
-        "serve": run_serve,
-        "validate": run_validate,
-        "render": run_render,
-        "install": run_install,
-        "uninstall": run_uninstall,
-    }
+    run = {"serve": run_serve, "validate": run_validate, "render": run_render}
+    run |= {"install": run_install, "uninstall": run_uninstall}
     return run[command.verb](command, machine)
 
 
@@ -7503,24 +7498,15 @@ class Verb:
 
 # robot-md-pendant starts its server as `robot-md-mcp --robot PATH`.
 _ROBOT = Option("--robot", "PATH", "the same as PATH")
-
-
-# A folder of manifests: DIR/*/ROBOT.md and DIR/*.ROBOT.md.
 _FLEET = Option("--fleet", "DIR", "every manifest in DIR: DIR/*/ROBOT.md and DIR/*.ROBOT.md")
-
-
 _INSTALLING = (
     Option("--name", "NAME", "the entry's name in the client's config (default: robot-md-ROBOT_NAME)"),
     Option("--scope", "SCOPE", "claude-code only: user (the default), local or project"),
     Option("--workspace", "DIR", "vscode only: write DIR/.vscode/mcp.json"),
     Option("--dry-run", "", "print what would change, and change nothing"),
 )
-
-
 # validate --strict: valid but for hints (a misspelt key). Past robot-md's 1, 2, 4 (the lower, the worse).
 HINTED = 8
-
-
 # Each option's help is one line; the README says the rest.
 VERBS: dict[str, Verb] = {
     "serve": Verb(
@@ -7761,8 +7747,7 @@ def load_manifest(
 
 
 def _utf8_stdout() -> None:
-    # Windows pipes default to the ANSI code page; manifests are UTF-8. A path that is not (a byte
-    # os.fsdecode kept as a surrogate) is shown escaped, never a traceback.
+    """UTF-8 (Windows pipes default to the ANSI code page); a path's undecodable byte shown escaped."""
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace")
 
