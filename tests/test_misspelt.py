@@ -181,7 +181,7 @@ def far(word: str, props: list[str]) -> bool:
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_keys_far_from_every_known_key_get_no_hint(data: st.DataObject) -> None:
     path, props = data.draw(st.sampled_from(PLACES))
@@ -208,7 +208,7 @@ def test_keys_people_add_get_no_hint(path: tuple[str, ...], key: str) -> None:
     assert rmm.misspelt_keys(manifest_at(path, {key: 1})) == ()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(key=st.sampled_from(sorted(SCHEMA["properties"])), nested=st.booleans())
 def test_nothing_under_extensions(key: str, nested: bool) -> None:
     typo = key + "s"
@@ -793,7 +793,7 @@ def test_the_version_hint_s_own_example_validates() -> None:
     assert hint.endswith('(e.g. rcan_version: "3.0")')
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     path=st.sampled_from([dotted(p) for p, _ in LEAVES] + ["x", "physics.poses.a", "drivers.99.count"]),
     value=st.one_of(st.text(max_size=40), st.floats().map(repr), st.integers().map(repr)),
