@@ -35,6 +35,15 @@ SECTIONS: dict[str, str] = {
 }
 
 
+def safety(*before: str, software: str = "true", response_ms: str = "200") -> str:
+    """The safety block: `before` lines, then its estop."""
+    return (
+        "safety:\n"
+        + "".join(f"  {line}\n" for line in before)
+        + (f"  estop:\n    software: {software}\n    response_ms: {response_ms}")
+    )
+
+
 class Keep(enum.Enum):
     """The sentinel that leaves a body section as generated."""
 
@@ -261,7 +270,7 @@ add(
         )
     ),
 )
-add(C, "software-no", text(fm(safety="safety:\n  estop:\n    software: no\n    response_ms: 200")))
+add(C, "software-no", text(fm(safety=safety(software="no"))))
 add(C, "robot-name-yes", text(named("yes"), body("yes")))
 add(C, "robot-name-y", text(named("y"), body("y")), "y is a string in YAML 1.1 (PyYAML)")
 add(C, "robot-name-null", text(named("~")))
@@ -282,9 +291,7 @@ add(C, "rcan-version-float-3-10", text(fm(rcan_version="rcan_version: 3.10")))
 add(C, "rcan-version-str-tag", text(fm(rcan_version="rcan_version: !!str 3.0")))
 add(C, "rcan-version-int", text(fm(rcan_version="rcan_version: 3")))
 add(C, "sexagesimal-dof", text(fm(physics="physics:\n  type: wheeled\n  dof: 1:20")))
-add(
-    C, "sexagesimal-response", text(fm(safety="safety:\n  estop:\n    software: true\n    response_ms: 3:20"))
-)
+add(C, "sexagesimal-response", text(fm(safety=safety(response_ms="3:20"))))
 add(C, "sexagesimal-float", text(fm(extra="x-time: 1:20.5")))
 add(C, "octal-017", text(fm(physics="physics:\n  type: wheeled\n  dof: 017")))
 add(C, "octal-0o17", text(fm(physics="physics:\n  type: wheeled\n  dof: 0o17")), "0o is not YAML 1.1")
@@ -294,7 +301,7 @@ add(
     text(
         fm(
             physics="physics:\n  type: wheeled\n  dof: 0x1_0",
-            safety="safety:\n  estop:\n    software: true\n    response_ms: 1_000",
+            safety=safety(response_ms="1_000"),
         )
     ),
 )
@@ -344,27 +351,9 @@ add(C, "binary-tag-unknown-key", text(fm(extra="x-blob: !!binary aGVsbG8gd29ybGQ
 add(C, "set-tag-single", text(fm(extra="capabilities: !!set {arm.pick}")))
 add(C, "set-tag-unknown-key", text(fm(extra="x-set: !!set {only}")))
 add(C, "omap-pairs", text(fm(extra="x-o: !!omap [a: 1, b: 2]\nx-p: !!pairs [a: 1, a: 2]")))
-add(
-    C,
-    "nan-payload",
-    text(fm(safety="safety:\n  payload_kg: .nan\n  estop:\n    software: true\n    response_ms: 200")),
-    "nan passes min/max",
-)
-add(
-    C,
-    "inf-payload",
-    text(fm(safety="safety:\n  payload_kg: .inf\n  estop:\n    software: true\n    response_ms: 200")),
-)
-add(
-    C,
-    "neg-inf-velocity",
-    text(
-        fm(
-            safety="safety:\n  max_linear_velocity_ms: -.inf\n  estop:\n    software: true\n"
-            "    response_ms: 200"
-        )
-    ),
-)
+add(C, "nan-payload", text(fm(safety=safety("payload_kg: .nan"))), "nan passes min/max")
+add(C, "inf-payload", text(fm(safety=safety("payload_kg: .inf"))))
+add(C, "neg-inf-velocity", text(fm(safety=safety("max_linear_velocity_ms: -.inf"))))
 add(
     C,
     "explicit-tags",
@@ -491,7 +480,7 @@ add(C, "mistyped-safety", text(fm(safety="safety: safe")))
 add(
     C,
     "mistyped-estop-software",
-    text(fm(safety="safety:\n  estop:\n    software: false\n    response_ms: 9000")),
+    text(fm(safety=safety(software="false", response_ms="9000"))),
 )
 add(C, "all-missing", text("x: 1"))
 add(
@@ -653,7 +642,7 @@ add(
     text(
         named(
             f"{NAME}\n  nickname: bobby",
-            safety="safety:\n  estop:\n    software: true\n    response_ms: 200\n    extra: 1",
+            safety=safety(response_ms="200\n    extra: 1"),
         )
     ),
 )
