@@ -420,42 +420,170 @@ add(
 C = "robot_name"
 
 
-def rname(slug: str, yaml_name: str, prose_name: str | None = None, note: str = "") -> None:
-    add(C, slug, text(named(yaml_name), body(prose_name if prose_name is not None else yaml_name)), note)
+# (slug, the name as YAML, the name in the prose if another, note)
+ROBOT_NAMES: list[tuple[str, ...]] = [
+    (
+        "dot",
+        "a.b",
+    ),
+    (
+        "dot-not-wildcard",
+        "a.b",
+        "axb",
+        "re.escape: '.' is literal",
+    ),
+    (
+        "plus",
+        "a+b",
+    ),
+    (
+        "parens",
+        '"(x)"',
+        "(x)",
+    ),
+    (
+        "brackets",
+        '"[x]"',
+        "[x]",
+    ),
+    (
+        "star",
+        '"a*"',
+        "a*",
+    ),
+    (
+        "star-empty",
+        '"a*"',
+        "",
+        "'# ' must not match 'a*'",
+    ),
+    (
+        "pipe",
+        '"a|b"',
+        "a|b",
+    ),
+    (
+        "pipe-alternative",
+        '"a|b"',
+        "b",
+    ),
+    (
+        "caret-dollar",
+        '"^$"',
+        "^$",
+    ),
+    (
+        "backslash",
+        '"a\\\\b"',
+        "a\\b",
+    ),
+    (
+        "backslash-digit",
+        '"x\\\\1"',
+        "x\\1",
+    ),
+    (
+        "spaces",
+        "my robot",
+    ),
+    (
+        "trailing-space",
+        '"bot "',
+        "bot ",
+    ),
+    (
+        "trailing-space-trimmed-h1",
+        '"bot "',
+        "bot",
+    ),
+    (
+        "newline-in-name",
+        '"a\\nb"',
+        "a\nb",
+        "escaped newline spans two body lines",
+    ),
+    (
+        "len-64",
+        "n" * 64,
+    ),
+    (
+        "len-65",
+        "n" * 65,
+    ),
+    (
+        "empty",
+        '""',
+        "",
+    ),
+    (
+        "percent",
+        "100%",
+    ),
+    (
+        "slash",
+        "a/b",
+    ),
+    (
+        "braces",
+        '"{x}"',
+        "{x}",
+    ),
+    (
+        "question",
+        '"a?"',
+        "a?",
+    ),
+    (
+        "hash",
+        '"#1"',
+        "#1",
+    ),
+    (
+        "quote",
+        "it's",
+        "it's",
+    ),
+    (
+        "int",
+        "123",
+        "123",
+    ),
+    (
+        "exp-string",
+        "1e3",
+        "1e3",
+        "PyYAML: no float without a dot",
+    ),
+    (
+        "exp-float",
+        "1.0e+3",
+        "1.0e+3",
+    ),
+    (
+        "bool-true",
+        "true",
+        "true",
+    ),
+    (
+        "list",
+        "[a]",
+        "a",
+    ),
+    (
+        "mapping",
+        "{a: b}",
+        "a",
+    ),
+    (
+        "name-can-do",
+        '"Can Do"',
+        "Can Do",
+    ),
+]
+for slug, yaml_name, *more in ROBOT_NAMES:
+    prose_name, note = [*more, "", ""][:2] if more else (yaml_name, "")
+    add(C, slug, text(named(yaml_name), body(prose_name)), note)
 
-
-rname("dot", "a.b")
-rname("dot-not-wildcard", "a.b", "axb", "re.escape: '.' is literal")
-rname("plus", "a+b")
-rname("parens", '"(x)"', "(x)")
-rname("brackets", '"[x]"', "[x]")
-rname("star", '"a*"', "a*")
-rname("star-empty", '"a*"', "", "'# ' must not match 'a*'")
-rname("pipe", '"a|b"', "a|b")
-rname("pipe-alternative", '"a|b"', "b")
-rname("caret-dollar", '"^$"', "^$")
-rname("backslash", '"a\\\\b"', "a\\b")
-rname("backslash-digit", '"x\\\\1"', "x\\1")
-rname("spaces", "my robot")
-rname("trailing-space", '"bot "', "bot ")
-rname("trailing-space-trimmed-h1", '"bot "', "bot")
-rname("newline-in-name", '"a\\nb"', "a\nb", "escaped newline spans two body lines")
-rname("len-64", "n" * 64)
-rname("len-65", "n" * 65)
-rname("empty", '""', "")
-rname("percent", "100%")
-rname("slash", "a/b")
-rname("braces", '"{x}"', "{x}")
-rname("question", '"a?"', "a?")
-rname("hash", '"#1"', "#1")
-rname("quote", "it's", "it's")
-rname("int", "123", "123")
-rname("exp-string", "1e3", "1e3", "PyYAML: no float without a dot")
-rname("exp-float", "1.0e+3", "1.0e+3")
-rname("bool-true", "true", "true")
-rname("list", "[a]", "a")
-rname("mapping", "{a: b}", "a")
-rname("name-can-do", '"Can Do"', "Can Do")
 
 # --------------------------------------------------------------------------- required_fields
 C = "required_fields"
