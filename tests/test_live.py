@@ -104,7 +104,8 @@ class Watched:
         file = rmm.ManifestFile(self.path)
         file.version()  # read before serving, as `serve` does
         logger, server = logging.getLogger(rmm.NAME), rmm.build_server(file, poll_seconds=POLL)
-        level, _ = logger.level, logger.addHandler(self.looks)
+        level = logger.level
+        logger.addHandler(self.looks)
         logger.setLevel(logging.DEBUG)
         try:
             async with Client(server, mode=mode, message_handler=inbox) as client:

@@ -323,7 +323,7 @@ def test_a_message_quoting_a_huge_value_is_cut() -> None:
         assert error.endswith(" more characters cut)")
 
 
-LATER_VERBS = ([], ["validate", "--json"], ["render"], ["--version"])
+LATER_VERBS: tuple[list[str], ...] = ([], ["validate", "--json"], ["render"], ["--version"])
 
 
 @pytest.mark.parametrize(
