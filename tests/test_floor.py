@@ -181,7 +181,7 @@ def stricter(a: str, b: str) -> str:
     return min(a, b, key=rmm.FLOOR_VERDICTS.index)
 
 
-FLOOR_SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FLOOR_SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FLOOR_SETTINGS

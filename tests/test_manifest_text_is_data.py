@@ -422,7 +422,7 @@ def check(forged: str, neutral: str) -> None:
     assert validation_items(rmm.context(manifest, report)) == len(report.errors) + len(report.warnings)
 
 
-_FAST = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_FAST = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @_FAST
