@@ -420,43 +420,49 @@ add(
 C = "robot_name"
 
 
-# (slug, the name as YAML, the name in the prose if another, note)
-ROBOT_NAMES: list[tuple[str, ...]] = [
-    ("dot", "a.b"),
-    ("dot-not-wildcard", "a.b", "axb", "re.escape: '.' is literal"),
-    ("plus", "a+b"),
-    ("parens", '"(x)"', "(x)"),
-    ("brackets", '"[x]"', "[x]"),
-    ("star", '"a*"', "a*"),
-    ("star-empty", '"a*"', "", "'# ' must not match 'a*'"),
-    ("pipe", '"a|b"', "a|b"),
-    ("pipe-alternative", '"a|b"', "b"),
-    ("caret-dollar", '"^$"', "^$"),
-    ("backslash", '"a\\\\b"', "a\\b"),
-    ("backslash-digit", '"x\\\\1"', "x\\1"),
-    ("spaces", "my robot"),
-    ("trailing-space", '"bot "', "bot "),
-    ("trailing-space-trimmed-h1", '"bot "', "bot"),
-    ("newline-in-name", '"a\\nb"', "a\nb", "escaped newline spans two body lines"),
-    ("len-64", "n" * 64),
-    ("len-65", "n" * 65),
-    ("empty", '""', ""),
-    ("percent", "100%"),
-    ("slash", "a/b"),
-    ("braces", '"{x}"', "{x}"),
-    ("question", '"a?"', "a?"),
-    ("hash", '"#1"', "#1"),
-    ("quote", "it's", "it's"),
-    ("int", "123", "123"),
-    ("exp-string", "1e3", "1e3", "PyYAML: no float without a dot"),
-    ("exp-float", "1.0e+3", "1.0e+3"),
-    ("bool-true", "true", "true"),
-    ("list", "[a]", "a"),
-    ("mapping", "{a: b}", "a"),
-    ("name-can-do", '"Can Do"', "Can Do"),
-]
-for slug, yaml_name, *more in ROBOT_NAMES:
-    prose_name, note = [*more, "", ""][:2] if more else (yaml_name, "")
+# slug | the name as YAML | the name in the prose, if another | note (a slug alone: in SPELLED_OUT)
+ROBOT_NAMES = r"""
+dot | a.b
+dot-not-wildcard | a.b | axb | re.escape: '.' is literal
+plus | a+b
+parens | "(x)" | (x)
+brackets | "[x]" | [x]
+star | "a*" | a*
+star-empty | "a*" |  | '# ' must not match 'a*'
+pipe | "a|b" | a|b
+pipe-alternative | "a|b" | b
+caret-dollar | "^$" | ^$
+backslash | "a\\b" | a\b
+backslash-digit | "x\\1" | x\1
+spaces | my robot
+trailing-space
+trailing-space-trimmed-h1 | "bot " | bot
+newline-in-name
+len-64 | nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn
+len-65 | nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn
+empty
+percent | 100%
+slash | a/b
+braces | "{x}" | {x}
+question | "a?" | a?
+hash | "#1" | #1
+quote | it's
+int | 123
+exp-string | 1e3 | 1e3 | PyYAML: no float without a dot
+exp-float | 1.0e+3
+bool-true | true
+list | [a] | a
+mapping | {a: b} | a
+name-can-do | "Can Do" | Can Do
+"""
+SPELLED_OUT = {
+    "trailing-space": ('"bot "', "bot ", ""),
+    "newline-in-name": ('"a\\nb"', "a\nb", "escaped newline spans two body lines"),
+    "empty": ('""', "", ""),
+}
+for row in ROBOT_NAMES.strip("\n").split("\n"):
+    slug, *given = row.split(" | ")
+    yaml_name, prose_name, note = SPELLED_OUT.get(slug) or (*given, *[given[0], ""][len(given) - 1 :])
     add(C, slug, text(named(yaml_name), body(prose_name)), note)
 
 
