@@ -249,8 +249,8 @@ def check_files(files: list[bytes], tmp_path: Path) -> int:
 
 
 def test_results_match_their_output_schema_for_the_corpus_and_cases(tmp_path: Path) -> None:
-    """The corpus and an eighth of tests/support/cases.py (all of them in the heavy tier)."""
-    files = [EXAMPLE.read_bytes(), *(p.read_bytes() for p in corpus_files()), *(c.data for c in CASES[::8])]
+    """The corpus and a sixteenth of tests/support/cases.py (all of them in the heavy tier)."""
+    files = [EXAMPLE.read_bytes(), *(p.read_bytes() for p in corpus_files()), *(c.data for c in CASES[::16])]
     assert check_files(files, tmp_path) > 50 * len(rmm.TOOLS)
 
 
