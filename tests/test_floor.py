@@ -443,17 +443,12 @@ def _json_values() -> st.SearchStrategy[Any]:
     )
 
 
+# fmt: off
 FIELDS_THE_FLOOR_READS = [
-    ("physics", "type"),
-    ("physics", "kinematics"),
-    ("physics", "solver"),
-    ("drivers",),
-    ("capabilities",),
-    ("safety",),
-    ("safety", "max_joint_velocity_dps"),
-    ("safety", "workspace"),
-    ("safety", "hitl_gates"),
+    ("physics", "type"), ("physics", "kinematics"), ("physics", "solver"), ("drivers",), ("capabilities",),
+    ("safety",), ("safety", "max_joint_velocity_dps"), ("safety", "workspace"), ("safety", "hitl_gates"),
 ]
+# fmt: on
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))

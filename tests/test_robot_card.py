@@ -172,16 +172,11 @@ def test_a_host_shows_the_robot_card(theme: str, styled: bool, proxied: bool, tm
 
 # --- any subset of the card's data draws, each fact once: heavy -----------------------------------
 
+# fmt: off
 FIELDS = (
-    "name",
-    "identity",
-    "facts",
-    "capabilities",
-    "capabilities_note",
-    "safety",
-    "validation",
-    "signature",
+    "name", "identity", "facts", "capabilities", "capabilities_note", "safety", "validation", "signature",
 )
+# fmt: on
 # Drawn by design from no field: the identity line and robot-md's summary repeat the title and the table.
 NOT_DRAWN = ("identity", "summary")
 
