@@ -31,22 +31,14 @@ prints a reproduction blob.
 
 from __future__ import annotations
 
-import base64
-import json
 import os
-import queue
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
-import threading
 import time
 import zlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
 import pytest
 from conftest import IN_CI, REFERENCE_PINS, ROOT, install_reference, need
@@ -55,11 +47,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.database import DirectoryBasedExampleDatabase
+from reference_worker import Oracle
 from test_parity import BOM, ours
 
 import robot_md_mcp as rmm
 
-WORKER = ROOT / "tests" / "support" / "reference_worker.py"
 CASE_TIMEOUT = 10.0  # seconds the reference may take on one case before it counts as hung
 OURS_LIMIT = 10.0  # seconds we may take on one case (ours are budgeted: this is far above)
 BUDGET_ERRORS = ("frontmatter too large:", "frontmatter nested more than")
@@ -71,93 +63,6 @@ DATABASE = DirectoryBasedExampleDatabase(str(ROOT / ".cache" / "hypothesis" / "e
 
 
 # --------------------------------------------------------------------------- oracle processes
-
-
-class Oracle:
-    """A reference_worker.py process, restarted when a case hangs or kills it."""
-
-    def __init__(self, mode: str, env: dict[str, str], timeout: float = CASE_TIMEOUT) -> None:
-        self.mode, self.env, self.timeout = mode, env, timeout
-        self.folder = tempfile.mkdtemp(prefix="fuzz-oracle-")  # where the worker writes each case
-        self.proc: subprocess.Popen | None = None
-        self.pending: list[bytes] = []
-
-    def _start(self) -> None:
-        self.stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(
-            [sys.executable, str(WORKER), self.mode, self.folder],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.stderr,
-            env=self.env,
-            cwd=ROOT,
-        )
-        # Answers are read by a thread, so waiting for one can time out.
-        self.answers: queue.Queue[bytes | None] = queue.Queue()
-        threading.Thread(target=_pump, args=(self.proc.stdout, self.answers), daemon=True).start()
-
-    def _send(self, cases: list[bytes]) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            self._start()
-        assert self.proc is not None and self.proc.stdin is not None
-        request = {"cases": [base64.b64encode(c).decode("ascii") for c in cases]}
-        self.proc.stdin.write(json.dumps(request).encode("ascii") + b"\n")
-        self.proc.stdin.flush()
-
-    def submit(self, cases: list[bytes]) -> None:
-        """Start on more cases; collect() waits for the answers to all of them."""
-        if cases:
-            self._send(cases)
-            self.pending += cases
-
-    def collect(self) -> list[dict]:
-        """One result per submitted case: the worker's, or {"hang": ...} if it
-        gave no answer in time, or {"crash": ...} if it died on that case."""
-        results: list[dict] = []
-        while len(results) < len(self.pending):
-            try:
-                line = self.answers.get(timeout=self.timeout)
-            except queue.Empty:
-                results.append({"hang": f"no answer in {self.timeout:g} s"})
-            else:
-                if line is not None:
-                    results.append(json.loads(line)["result"])
-                    continue
-                results.append({"crash": f"worker died: {self._stop()}"})
-            self._stop()
-            if len(results) < len(self.pending):
-                self._send(self.pending[len(results) :])
-        self.pending = []
-        return results
-
-    def _stop(self) -> str:
-        """Kill the worker; say how it ended."""
-        proc, self.proc = self.proc, None
-        if proc is None:
-            return "not running"
-        if proc.poll() is None:
-            proc.kill()
-        code = proc.wait()
-        self.stderr.seek(0)
-        tail = self.stderr.read()[-500:].decode("utf-8", "replace").strip()
-        self.stderr.close()
-        return f"exit {code}: {tail}"
-
-    def close(self) -> None:
-        if self.proc is not None and self.proc.stdin is not None:
-            self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
-        self._stop()
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _pump(stream: IO[bytes], answers: queue.Queue) -> None:
-    for line in stream:
-        answers.put(line)
-    answers.put(None)
 
 
 def reference_env() -> dict[str, str]:
@@ -177,8 +82,10 @@ class Oracles:
 @pytest.fixture(scope="module")
 def oracles():
     both = Oracles(
-        Oracle("reference", reference_env()),
-        Oracle("ours", {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": OTHER_HASH_SEED}),
+        Oracle("reference", reference_env(), CASE_TIMEOUT),
+        Oracle(
+            "ours", {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": OTHER_HASH_SEED}, CASE_TIMEOUT
+        ),
     )
     yield both
     both.reference.close()
