@@ -1,4 +1,5 @@
-"""Section 2: parsing (the fine points; broad parity lives in test_parity.py)."""
+"""Section 2: parsing (the fine points; YAML 1.1 values, YAML errors, unsafe tags, legacy cameras and the
+shapes that crash the reference are cases of tests/support/cases.py, compared by test_parity.py)."""
 
 from __future__ import annotations
 
@@ -70,23 +71,6 @@ def test_parse_errors_are_the_references(text: str, message: str) -> None:
     with pytest.raises(rmm.ManifestError) as e:
         rmm.parse(text)
     assert e.value.what == message
-
-
-def test_yaml_errors_keep_libyaml_text() -> None:
-    with pytest.raises(rmm.ManifestError) as e:
-        rmm.parse("---\na: [1, 2\n---\n")
-    assert e.value.what.startswith("frontmatter YAML parse error: while parsing a flow sequence")
-    assert "did not find expected ',' or ']'" in e.value.what
-
-
-def test_yaml_11_values() -> None:
-    fm = rmm.parse("---\na: yes\nb: 2026-04-17\nc: 1:20\nd: 1\nd: 2\n---\n").frontmatter
-    assert fm == {"a": True, "b": dt.date(2026, 4, 17), "c": 80, "d": 2}
-
-
-def test_unsafe_tags_are_refused() -> None:
-    with pytest.raises(rmm.ManifestError, match="could not determine a constructor"):
-        rmm.parse("---\na: !!python/object/apply:os.system ['true']\n---\n")
 
 
 def test_sets_are_ordered_whatever_the_hash_seed() -> None:
@@ -217,42 +201,6 @@ def test_self_reference_parses_validates_and_renders_as_in_robot_md() -> None:
     # A shared (not self-containing) value is fine.
     shared = rmm.parse("---\na: &a [1]\nb: *a\nc: [*a, *a]\n---\n")
     assert rmm.json_safe(shared.frontmatter) == {"a": [1], "b": [1], "c": [[1], [1]]}
-
-
-def test_legacy_camera_is_upgraded() -> None:
-    m = rmm.parse(
-        "---\nphysics:\n  solver:\n    camera: {mount: tool0}\n    x: 1\n"
-        "drivers:\n- {id: arm, protocol: feetech}\n- {id: oak, protocol: depthai}\n---\n"
-    )
-    assert m.frontmatter["physics"]["solver"] == {
-        "x": 1,
-        "cameras": [{"driver_id": "oak", "primary_stream": "rgb", "mount": "tool0", "extrinsic": None}],
-    }
-    assert m.deprecations == (rmm.LEGACY_CAMERA_NOTE,)
-    assert "_deprecations" not in m.frontmatter
-
-
-def test_legacy_camera_defaults() -> None:
-    m = rmm.parse("---\nphysics: {solver: {camera: {}}}\n---\n")
-    assert m.frontmatter["physics"]["solver"]["cameras"][0]["driver_id"] == "camera"
-    assert m.frontmatter["physics"]["solver"]["cameras"][0]["mount"] == "world"
-
-
-@pytest.mark.parametrize(
-    "frontmatter",
-    [
-        "physics: 5",
-        "physics: null",
-        "physics: {solver: 7}",
-        "physics: {solver: {camera: {}}}\ndrivers: 5",
-        "physics: {solver: {camera: {}}}\ndrivers: [1, {id: c, protocol: [x]}]",
-        "physics: {solver: {camera: {}}}\n_deprecations: oops",
-    ],
-)
-def test_shapes_that_crash_the_reference_parse_cleanly(frontmatter: str) -> None:
-    m = rmm.parse(f"---\n{frontmatter}\n---\n")
-    assert isinstance(rmm.validate(m), rmm.Report)
-    rmm.render(m)
 
 
 def test_user_written_deprecations_marker() -> None:
