@@ -327,13 +327,6 @@ def test_a_fleet_that_cannot_start_is_one_line(
     assert words in (usage_message(err) if code == 2 else err) and err.count("\n") == code
 
 
-def test_several_paths_parse_as_a_fleet() -> None:
-    command = rmm.parse_command_line(["a.md", "b.md", "--http", "0"])
-    assert command.paths == ("a.md", "b.md") and command.http == "0"
-    assert rmm.parse_command_line(["--fleet", "lab"]).fleet == "lab"
-    assert rmm.parse_command_line(["bob.md"]).paths == ("bob.md",)
-
-
 # --- a host's view: the SDK's Client over real stdio and HTTP (heavy: processes) ---------------------
 
 
