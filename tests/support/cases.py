@@ -516,11 +516,7 @@ mistyped-physics-type | physics | physics:\n  type: drone\n  dof: 2
 mistyped-drivers | drivers | drivers: {id: wheels, protocol: pca9685}
 mistyped-safety | safety | safety: safe
 """)
-add(
-    C,
-    "mistyped-estop-software",
-    text(fm(safety=safety(software="false", response_ms="9000"))),
-)
+add(C, "mistyped-estop-software", text(fm(safety=safety(software="false", response_ms="9000"))))
 add(C, "all-missing", text("x: 1"))
 add(
     C,
