@@ -248,10 +248,10 @@ def check_files(files: list[bytes], tmp_path: Path) -> int:
     return checked
 
 
-def test_results_match_their_output_schema_for_the_corpus_and_cases(tmp_path: Path) -> None:
-    """The corpus and a sixteenth of tests/support/cases.py (all of them in the heavy tier)."""
-    files = [EXAMPLE.read_bytes(), *(p.read_bytes() for p in corpus_files()), *(c.data for c in CASES[::16])]
-    assert check_files(files, tmp_path) > 50 * len(rmm.TOOLS)
+def test_results_match_their_output_schema_for_the_corpus(tmp_path: Path) -> None:
+    """The corpus (every case of tests/support/cases.py in the heavy tier)."""
+    files = [EXAMPLE.read_bytes(), *(p.read_bytes() for p in corpus_files())]
+    assert check_files(files, tmp_path) > 20 * len(rmm.TOOLS)
 
 
 @pytest.mark.heavy
