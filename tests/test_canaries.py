@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import http.client
 import os
-import signal
 import socket
 import threading
 import time
 from typing import Any
 
+import pytest
 import serving
 from http_served import uvicorn_on_a_thread
 
@@ -88,6 +88,7 @@ def test_a_silent_connection_is_closed_after_the_keep_alive_timeout() -> None:
         head_only.close()
 
 
+@pytest.mark.process
 def test_a_request_before_initialize_is_told_to_initialize_first() -> None:
     """explain_pre_initialize() recognises the SDK's pre-initialize refusal by its code and text;
     if the SDK rewords it, this fails. A bad request after initialize keeps the SDK's answer."""
@@ -122,8 +123,8 @@ def test_uvicorn_server_canary() -> None:
     """end_if_stuck_when_stopped() reads uvicorn.Server's `should_exit` (which uvicorn's signal
     handling sets, and serve_http sets too) and closes connection_sockets(server), read from
     `server_state.connections`: there is no public list of a server's connections. Exercised on a
-    real server, with the SDK's HTTP stack loaded (sse-starlette, which it brings, wraps
-    Server.handle_exit)."""
+    real server, with the SDK's HTTP stack loaded; stopped by `should_exit`, never `handle_exit` (whose
+    sse-starlette wrap would end every later event stream of this process)."""
     import mcp.server.streamable_http  # noqa: F401
     import uvicorn
 
@@ -142,14 +143,6 @@ def test_uvicorn_server_canary() -> None:
         with socket.socket(fileno=os.dup(fd)) as ours:
             assert ours.getpeername() == client.getsockname()
         assert server.should_exit is False
-        try:
-            server.handle_exit(signal.SIGINT, None)
-            assert server.should_exit is True
-        finally:
-            # sse-starlette's wrap also sets its process-wide AppStatus.should_exit, which ends every later
-            # event stream in this process at once (empty): later in-process tests must not inherit it.
-            from sse_starlette.sse import AppStatus
-
-            AppStatus.should_exit = False
+        server.should_exit = True
     thread.join(10)
     assert not thread.is_alive(), "uvicorn.Server did not stop once should_exit was set"

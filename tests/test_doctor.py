@@ -175,7 +175,7 @@ MANIFESTS = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(frontmatter=MANIFESTS)
 def test_any_manifest_gets_a_doctor_summary_and_resources_in_strict_json(frontmatter: dict) -> None:
     """Whatever the blocks hold, the tool's answer fits its outputSchema and every new view is strict JSON."""

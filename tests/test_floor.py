@@ -181,7 +181,7 @@ def stricter(a: str, b: str) -> str:
     return min(a, b, key=rmm.FLOOR_VERDICTS.index)
 
 
-FLOOR_SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FLOOR_SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FLOOR_SETTINGS
@@ -212,7 +212,7 @@ def test_a_quantity_near_a_limit_is_compared_exactly(case: tuple[Any, ...]) -> N
         assert ratio == pytest.approx(float(in_base(number, size)[0] / limit), rel=1e-5)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(manifest_files(), st.lists(st.sampled_from(("pick", "place", "go", "to", "stop", "scan", "don't",
                                                     "not", "the", "arm.pick", "nav.go_to", "report", "x")),
                                    max_size=8))  # fmt: skip
@@ -443,20 +443,15 @@ def _json_values() -> st.SearchStrategy[Any]:
     )
 
 
+# fmt: off
 FIELDS_THE_FLOOR_READS = [
-    ("physics", "type"),
-    ("physics", "kinematics"),
-    ("physics", "solver"),
-    ("drivers",),
-    ("capabilities",),
-    ("safety",),
-    ("safety", "max_joint_velocity_dps"),
-    ("safety", "workspace"),
-    ("safety", "hitl_gates"),
+    ("physics", "type"), ("physics", "kinematics"), ("physics", "solver"), ("drivers",), ("capabilities",),
+    ("safety",), ("safety", "max_joint_velocity_dps"), ("safety", "workspace"), ("safety", "hitl_gates"),
 ]
+# fmt: on
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(place=st.sampled_from(FIELDS_THE_FLOOR_READS), value=_json_values())
 def test_any_value_where_the_floor_and_briefing_look_is_no_crash(place: tuple[str, ...], value: Any) -> None:
     """A value of any JSON type where a field the floor and the briefing read belongs (a mapping as

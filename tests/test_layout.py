@@ -5,6 +5,7 @@ say is in a section is there."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import re
 import textwrap
@@ -17,9 +18,16 @@ SOURCE = (ROOT / "robot_md_mcp.py").read_text(encoding="utf-8")
 BANNER = re.compile(r"^# (\d+)\. ", re.M)
 
 
+@functools.cache
 def section_starts() -> list[tuple[int, int]]:
     """(first line, section number) of each numbered banner."""
     return [(SOURCE.count("\n", 0, m.start()) + 1, int(m[1])) for m in BANNER.finditer(SOURCE)]
+
+
+@functools.cache
+def module_names() -> dict[str, int]:
+    """The module's top-level names, parsed once per session."""
+    return defined_names(ast.parse(SOURCE))
 
 
 def section_of(line: int, starts: list[tuple[int, int]]) -> int:
@@ -79,7 +87,8 @@ def upward_uses(source: str) -> list[str]:
 def test_each_section_uses_only_those_above_it() -> None:
     starts = section_starts()
     assert [n for _, n in starts] == list(range(1, len(starts) + 1)), "sections numbered 1, 2, 3, … in order"
-    assert not upward_uses(SOURCE), "\n".join(upward_uses(SOURCE))
+    upward = upward_uses(SOURCE)
+    assert not upward, "\n".join(upward)
 
 
 def test_a_use_from_a_later_section_is_found_in_code_and_in_annotations() -> None:
@@ -151,11 +160,13 @@ def test_the_gate_measures_complexity_and_length(branches: int) -> None:
 
 @pytest.mark.parametrize("path", sorted((ROOT / "packaging").glob("*.py")), ids=lambda p: p.name)
 def test_packaging_functions_are_small(path: Path) -> None:
-    assert not oversized(path.read_text(encoding="utf-8")), oversized(path.read_text(encoding="utf-8"))
+    found = oversized(path.read_text(encoding="utf-8"))
+    assert not found, found
 
 
 def test_module_functions_are_small() -> None:
-    assert not oversized(SOURCE), "\n".join(oversized(SOURCE))
+    found = oversized(SOURCE)
+    assert not found, "\n".join(found)
 
 
 # A name and the section it is said to be in, either way round: "`TOOLS` (section 7)", "`parse` (§2)",
@@ -182,7 +193,7 @@ def wrong_claims(claims: list[tuple[str, int]]) -> list[str]:
     `Class.attribute`: the class is, and has it)."""
     import robot_md_mcp
 
-    names, starts = defined_names(ast.parse(SOURCE)), section_starts()
+    names, starts = module_names(), section_starts()
     wrong = []
     for name, claimed in claims:
         top, _, attribute = name.partition(".")
@@ -251,7 +262,7 @@ def test_the_command_line_section_reads_process_start_command_line_install() -> 
     lines = SOURCE.splitlines()
     starts = [next(i for i, line in enumerate(lines) if line.startswith(b)) + 1 for b in COMMAND_LINE_PARTS]
     assert ten < starts[0] < starts[1] < starts[2], starts
-    names = defined_names(ast.parse(SOURCE))
+    names = module_names()
     for (banner, defined), first, end in zip(COMMAND_LINE_PARTS.items(), starts, [*starts[1:], len(lines)]):
         assert all(first < names[n] < end for n in defined), (banner, {n: names[n] for n in defined})
 

@@ -1,12 +1,12 @@
-"""Live updates end to end: a real stdio server process, the file edited on
-disk, the notification arriving unasked, in both protocol eras. The server
-polls every POLL seconds (not the default 0.5 s) and says when it looked at
-the file, so that a test waits for what the poller did, never a fixed time."""
+"""Live updates end to end: the file edited on disk, the notification arriving unasked, in both protocol
+eras; in process (the heavy tier: a real stdio server process). The server polls every POLL seconds and
+says when it looked at the file, so that a test waits for what the poller did, never a fixed time."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import time
 import warnings
 from collections.abc import AsyncIterator
@@ -69,25 +69,55 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class Watched:
-    """The served file, and the poller's looks at it: the debug lines of its server's stderr."""
+TRANSPORTS = ["in process", pytest.param("stdio", marks=pytest.mark.heavy)]
 
-    def __init__(self, path: Path) -> None:
-        self.path, self.log = path, path.with_name("stderr")
+
+class Looks(logging.Handler):
+    """The server's debug lines, in this process."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+class Watched:
+    """The served file, and the poller's looks at it: its server's debug lines (stderr, over stdio)."""
+
+    def __init__(self, path: Path, transport: str) -> None:
+        self.path, self.log, self.looks = path, path.with_name("stderr"), Looks()
         self.log.touch()
+        self.transport = transport
 
     @contextlib.asynccontextmanager
-    async def stdio(self, mode: str, inbox: Inbox) -> AsyncIterator[Client]:
-        env = settings(poll_seconds=POLL, debug=True)
-        with self.log.open("a", encoding="utf-8") as errlog:
-            async with launched(
-                self.path, mode=mode, env=env, errlog=errlog, message_handler=inbox
-            ) as client:
+    async def serving(self, mode: str, inbox: Inbox) -> AsyncIterator[Client]:
+        if self.transport == "stdio":
+            env = settings(poll_seconds=POLL, debug=True)
+            with self.log.open("a", encoding="utf-8") as errlog:
+                async with launched(
+                    self.path, mode=mode, env=env, errlog=errlog, message_handler=inbox
+                ) as client:
+                    yield client
+            return
+        file = rmm.ManifestFile(self.path)
+        file.version()  # read before serving, as `serve` does
+        logger, server = logging.getLogger(rmm.NAME), rmm.build_server(file, poll_seconds=POLL)
+        level = logger.level
+        logger.addHandler(self.looks)
+        logger.setLevel(logging.DEBUG)
+        try:
+            async with Client(server, mode=mode, message_handler=inbox) as client:
                 yield client
+        finally:
+            logger.removeHandler(self.looks)
+            logger.setLevel(level)
 
     def seen(self) -> list[str]:
         """One entry per look: the digest of the version it found, or "broken"."""
-        looks = [line[len(LOOKED) :] for line in self.log.read_text().splitlines() if line.startswith(LOOKED)]
+        lines = self.looks.lines if self.transport != "stdio" else self.log.read_text().splitlines()
+        looks = [line[len(LOOKED) :] for line in lines if line.startswith(LOOKED)]
         return [look.removeprefix("version ") if look.startswith("version ") else "broken" for look in looks]
 
     def edit(self, text: str | None) -> tuple[float, int]:
@@ -111,9 +141,10 @@ class Watched:
 
 
 @pytest.mark.anyio
-async def test_handshake_era_updates_list_changes_and_outages(manifest_path) -> None:
-    watched, inbox = Watched(manifest_path(GOOD)), Inbox()
-    async with watched.stdio("legacy", inbox) as client:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_handshake_era_updates_list_changes_and_outages(manifest_path, transport: str) -> None:
+    watched, inbox = Watched(manifest_path(GOOD), transport), Inbox()
+    async with watched.serving("legacy", inbox) as client:
         caps = client.server_capabilities.resources
         assert caps is not None and caps.subscribe and caps.list_changed
         with warnings.catch_warnings():
@@ -160,9 +191,10 @@ async def test_handshake_era_updates_list_changes_and_outages(manifest_path) -> 
 
 
 @pytest.mark.anyio
-async def test_2026_era_listen_stream(manifest_path) -> None:
-    watched, inbox = Watched(manifest_path(GOOD)), Inbox()
-    async with watched.stdio("auto", inbox) as client:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_2026_era_listen_stream(manifest_path, transport: str) -> None:
+    watched, inbox = Watched(manifest_path(GOOD), transport), Inbox()
+    async with watched.serving("auto", inbox) as client:
         assert client.protocol_version == "2026-07-28"
         async with client.listen(
             resources_list_changed=True, resource_subscriptions=["robot-md://bob/safety"]
@@ -223,7 +255,7 @@ async def test_the_watcher_stops_with_the_session(manifest_path) -> None:
 async def test_subscriptions_hold_only_what_this_server_serves(manifest_path) -> None:
     """A robot-md:// URI this server does not serve, or any URI too long to be a resource, is
     refused with a short message (-32602); other schemes are accepted and kept nowhere; the
-    served URIs still subscribe. 150 unique 200 KB URIs of each kind (60 MB) leave nothing behind."""
+    served URIs still subscribe. 60 unique 200 KB URIs of each kind (24 MB) leave nothing behind."""
     server = rmm.build_server(rmm.ManifestFile(manifest_path(GOOD)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # resources/subscribe is deprecated from 2026-07-28
@@ -232,7 +264,7 @@ async def test_subscriptions_hold_only_what_this_server_serves(manifest_path) ->
             import tracemalloc
 
             tracemalloc.start()
-            for i in range(150):
+            for i in range(60):
                 for uri in (f"robot-md://bob/{i}" + "x" * 200_000, f"test://{i}" + "y" * 200_000):
                     with pytest.raises(MCPError) as e:
                         await client.subscribe_resource(uri)
@@ -240,7 +272,7 @@ async def test_subscriptions_hold_only_what_this_server_serves(manifest_path) ->
             gc.collect()
             held, _ = tracemalloc.get_traced_memory()
             tracemalloc.stop()
-            assert held < 10 * 1024 * 1024, held  # 60 MB of URIs were sent
+            assert held < 8 * 1024 * 1024, held  # 24 MB of URIs were sent
             for uri in ("robot-md://alice/context", "robot-md://bob/nothing"):
                 with pytest.raises(MCPError, match='this server serves the robot "bob"'):
                     await client.subscribe_resource(uri)

@@ -181,7 +181,7 @@ def far(word: str, props: list[str]) -> bool:
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_keys_far_from_every_known_key_get_no_hint(data: st.DataObject) -> None:
     path, props = data.draw(st.sampled_from(PLACES))
@@ -208,7 +208,7 @@ def test_keys_people_add_get_no_hint(path: tuple[str, ...], key: str) -> None:
     assert rmm.misspelt_keys(manifest_at(path, {key: 1})) == ()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(key=st.sampled_from(sorted(SCHEMA["properties"])), nested=st.booleans())
 def test_nothing_under_extensions(key: str, nested: bool) -> None:
     typo = key + "s"
@@ -287,7 +287,7 @@ def test_the_hint_quotes_the_key_and_shows_what_is_invisible() -> None:
 DANGEROUS = ["\n", "\r", "\u2028", "\u202e", "\u200b", "\x1b", '"', "\\", "`", "#", "|", "\ufeff", "\x85"]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     place=st.sampled_from([path for path, props in PLACES if any(len(p) >= 5 for p in props)]),
     chars=st.lists(st.sampled_from(DANGEROUS), min_size=1, max_size=2),
@@ -515,7 +515,7 @@ async def test_an_agent_reading_a_broken_file_gets_the_hint(tmp_path: Path) -> N
 SAFETY_KEYS = [key for path, key, _ in PROPERTIES if path == ("safety",)]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_a_misspelt_safety_key_is_named_once_as_not_read(data: st.DataObject) -> None:
     """The briefing's Safety section names a misspelt safety key on its "Not read:" line only,
@@ -549,7 +549,7 @@ def assert_every_hint_in_the_briefing(fm: dict[str, Any]) -> None:
     assert all(f"  - {hint}" in lines for hint in hints), (hints, lines)
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_a_misspelt_key_under_a_misspelt_parent_is_named(data: st.DataObject) -> None:
     """At every depth: the parent is named, and its child too, against the parent suggested."""
@@ -609,7 +609,7 @@ def test_synonyms_cover_the_schema_s_unit_keys() -> None:
     assert len(SAID_OTHERWISE) >= 20
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_a_key_in_other_words_is_named(data: st.DataObject) -> None:
     path, key, props = data.draw(st.sampled_from(SAID_OTHERWISE))
@@ -712,7 +712,7 @@ def test_every_enum_is_covered() -> None:
     assert {("physics", "type"), ("safety", "failsafe_behavior")} <= {p for p, _ in CHOICES}
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_an_enum_miss_near_a_value_names_it(data: st.DataObject) -> None:
     path, node = data.draw(st.sampled_from(TEXT_CHOICES))
@@ -755,7 +755,7 @@ def test_the_issue_s_enum_miss() -> None:
 WHOLE = [(path, node) for path, node in LEAVES if kinds(node) == {"integer"} and "enum" not in node]
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_a_fraction_for_a_whole_number_names_the_unit(data: st.DataObject) -> None:
     path, node = data.draw(st.sampled_from(WHOLE))
@@ -793,7 +793,7 @@ def test_the_version_hint_s_own_example_validates() -> None:
     assert hint.endswith('(e.g. rcan_version: "3.0")')
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     path=st.sampled_from([dotted(p) for p, _ in LEAVES] + ["x", "physics.poses.a", "drivers.99.count"]),
     value=st.one_of(st.text(max_size=40), st.floats().map(repr), st.integers().map(repr)),

@@ -1,9 +1,9 @@
-"""Section 2: parsing (the fine points; broad parity lives in test_parity.py)."""
+"""Section 2: parsing (the fine points; YAML 1.1 values, YAML errors, unsafe tags, legacy cameras and the
+shapes that crash the reference are cases of tests/support/cases.py, compared by test_parity.py)."""
 
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE
@@ -71,23 +71,6 @@ def test_parse_errors_are_the_references(text: str, message: str) -> None:
     with pytest.raises(rmm.ManifestError) as e:
         rmm.parse(text)
     assert e.value.what == message
-
-
-def test_yaml_errors_keep_libyaml_text() -> None:
-    with pytest.raises(rmm.ManifestError) as e:
-        rmm.parse("---\na: [1, 2\n---\n")
-    assert e.value.what.startswith("frontmatter YAML parse error: while parsing a flow sequence")
-    assert "did not find expected ',' or ']'" in e.value.what
-
-
-def test_yaml_11_values() -> None:
-    fm = rmm.parse("---\na: yes\nb: 2026-04-17\nc: 1:20\nd: 1\nd: 2\n---\n").frontmatter
-    assert fm == {"a": True, "b": dt.date(2026, 4, 17), "c": 80, "d": 2}
-
-
-def test_unsafe_tags_are_refused() -> None:
-    with pytest.raises(rmm.ManifestError, match="could not determine a constructor"):
-        rmm.parse("---\na: !!python/object/apply:os.system ['true']\n---\n")
 
 
 def test_sets_are_ordered_whatever_the_hash_seed() -> None:
@@ -220,42 +203,6 @@ def test_self_reference_parses_validates_and_renders_as_in_robot_md() -> None:
     assert rmm.json_safe(shared.frontmatter) == {"a": [1], "b": [1], "c": [[1], [1]]}
 
 
-def test_legacy_camera_is_upgraded() -> None:
-    m = rmm.parse(
-        "---\nphysics:\n  solver:\n    camera: {mount: tool0}\n    x: 1\n"
-        "drivers:\n- {id: arm, protocol: feetech}\n- {id: oak, protocol: depthai}\n---\n"
-    )
-    assert m.frontmatter["physics"]["solver"] == {
-        "x": 1,
-        "cameras": [{"driver_id": "oak", "primary_stream": "rgb", "mount": "tool0", "extrinsic": None}],
-    }
-    assert m.deprecations == (rmm.LEGACY_CAMERA_NOTE,)
-    assert "_deprecations" not in m.frontmatter
-
-
-def test_legacy_camera_defaults() -> None:
-    m = rmm.parse("---\nphysics: {solver: {camera: {}}}\n---\n")
-    assert m.frontmatter["physics"]["solver"]["cameras"][0]["driver_id"] == "camera"
-    assert m.frontmatter["physics"]["solver"]["cameras"][0]["mount"] == "world"
-
-
-@pytest.mark.parametrize(
-    "frontmatter",
-    [
-        "physics: 5",
-        "physics: null",
-        "physics: {solver: 7}",
-        "physics: {solver: {camera: {}}}\ndrivers: 5",
-        "physics: {solver: {camera: {}}}\ndrivers: [1, {id: c, protocol: [x]}]",
-        "physics: {solver: {camera: {}}}\n_deprecations: oops",
-    ],
-)
-def test_shapes_that_crash_the_reference_parse_cleanly(frontmatter: str) -> None:
-    m = rmm.parse(f"---\n{frontmatter}\n---\n")
-    assert isinstance(rmm.validate(m), rmm.Report)
-    rmm.render(m)
-
-
 def test_user_written_deprecations_marker() -> None:
     m = rmm.parse("---\n_deprecations: [old thing]\na: 1\n---\n")
     assert m.frontmatter == {"a": 1}
@@ -324,15 +271,22 @@ def test_a_message_quoting_a_huge_value_is_cut() -> None:
         assert error.endswith(" more characters cut)")
 
 
-def test_a_pyyaml_without_libyaml_is_one_line_and_exit_1(tmp_path: Path) -> None:
+LATER_VERBS: tuple[list[str], ...] = ([], ["validate", "--json"], ["render"], ["--version"])
+
+
+@pytest.mark.parametrize(
+    "verb", [["validate"], *(pytest.param(v, marks=pytest.mark.process) for v in LATER_VERBS)]
+)
+def test_a_pyyaml_without_libyaml_is_one_line_and_exit_1(verb: list[str]) -> None:
     """As PyYAML built from source without LibYAML: the module imports, each verb says why in one
-    line and exits 1 (no AttributeError traceback at import)."""
+    line and exits 1 (no AttributeError traceback at import); --version still answers."""
     from serving import faulty, run
 
-    for verb in ([], ["validate"], ["validate", "--json"], ["render"]):
-        done = run(*verb, EXAMPLE, command=faulty("no-libyaml", start="script"), timeout=30)
-        assert (done.returncode, done.stdout) == (1, ""), done.stderr
-        assert done.stderr.startswith("robot-md-mcp: cannot start: PyYAML ") and done.stderr.count("\n") == 1
-        assert "without LibYAML" in done.stderr
-    done = run("--version", command=faulty("no-libyaml", start="script"), timeout=30)
-    assert done.returncode == 0 and done.stderr == ""
+    args = verb if verb == ["--version"] else [*verb, EXAMPLE]
+    done = run(*args, command=faulty("no-libyaml", start="script"), timeout=30)
+    if verb == ["--version"]:
+        assert done.returncode == 0 and done.stderr == ""
+        return
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert done.stderr.startswith("robot-md-mcp: cannot start: PyYAML ") and done.stderr.count("\n") == 1
+    assert "without LibYAML" in done.stderr

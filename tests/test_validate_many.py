@@ -81,7 +81,7 @@ FLEETS = st.lists(st.sampled_from(list(KINDS)), min_size=1, max_size=7).flatmap(
 
 
 @given(FLEETS, st.booleans())
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_each_manifest_is_one_block_as_alone_and_the_worst_code(
     tmp_path_factory: pytest.TempPathFactory, fleet: tuple[list[str], list[bool]], strict: bool
 ) -> None:
@@ -112,7 +112,7 @@ def test_each_manifest_is_one_block_as_alone_and_the_worst_code(
 
 
 @given(FLEETS)
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_a_fleet_folder_is_its_manifests_by_name(
     tmp_path_factory: pytest.TempPathFactory, fleet: tuple[list[str], list[bool]]
 ) -> None:

@@ -35,6 +35,15 @@ SECTIONS: dict[str, str] = {
 }
 
 
+def safety(*before: str, software: str = "true", response_ms: str = "200") -> str:
+    """The safety block: `before` lines, then its estop."""
+    return (
+        "safety:\n"
+        + "".join(f"  {line}\n" for line in before)
+        + (f"  estop:\n    software: {software}\n    response_ms: {response_ms}")
+    )
+
+
 class Keep(enum.Enum):
     """The sentinel that leaves a body section as generated."""
 
@@ -107,6 +116,14 @@ def doc(
     return text(front, prose, open=open, close=close).replace("\n", nl).encode(encoding)
 
 
+def blocks(table: str) -> None:
+    """Cases of the category C, one a line, `slug | block | its YAML (\\n for a line end) | note`: the
+    minimal manifest with that block in place of its own."""
+    for row in table.strip("\n").split("\n"):
+        slug, block, yaml, *note = row.split(" | ")
+        add(C, slug, text(fm(**{block: yaml.replace("\\n", "\n")})), *note)
+
+
 CASES: list[Case] = []
 _ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -169,15 +186,19 @@ add(
     text(fm(rcan_version="rcan_version: [3.0"), open="---\n\n  \n\t\n"),
     "blank lines swallowed by the delimiter regex",
 )
-add(C, "no-blank-yaml-error", text(fm(rcan_version="rcan_version: [3.0")), "compare line numbers")
-add(C, "blank-before-close-yaml-error", text(fm(extra="bad: [\n\n\n")))
+blocks(r"""
+no-blank-yaml-error | rcan_version | rcan_version: [3.0 | compare line numbers
+blank-before-close-yaml-error | extra | bad: [\n\n\n
+""")
 add(C, "blank-after-close", text(close="---\n\n\n\n"))
 add(C, "no-blank-before-body", f"---\n{fm()}\n---\n{body()}\n")
 add(C, "third-delimiter-in-body", text(prose=body(extra="---\n\nmore: text\n---")))
 add(C, "body-starts-with-delimiter", text(prose="---\n" + body()))
-add(C, "yaml-end-marker", text(fm(extra="...")))
-add(C, "yaml-end-marker-then-more", text(fm(extra="...\nfoo: 1")))
-add(C, "yaml-doc-start-with-content", text(fm(extra="--- a: 1")))
+blocks(r"""
+yaml-end-marker | extra | ...
+yaml-end-marker-then-more | extra | ...\nfoo: 1
+yaml-doc-start-with-content | extra | --- a: 1
+""")
 add(C, "yaml-directive", text("%YAML 1.1\n" + fm()))
 add(C, "only-delimiter", "---\n")
 add(C, "open-close-adjacent-body", "---\n---\n# x\n")
@@ -205,16 +226,18 @@ add(
         ' "safety": {"estop": {"software": true, "response_ms": 200}}}'
     ),
 )
-add(C, "key-content", text(fm(extra="content: hello")), "Post(**metadata) TypeError")
-add(C, "key-handler", text(fm(extra="handler: yaml")))
-add(C, "key-self", text(fm(extra="self: me")))
-add(C, "key-int", text(fm(extra="1: x")), "keywords must be strings")
-add(C, "key-bool", text(fm(extra="true: x")))
-add(C, "key-date", text(fm(extra="2026-01-01: x")))
-add(C, "key-null", text(fm(extra="~: x")))
-add(C, "key-float", text(fm(extra="3.0: x")))
-add(C, "key-empty-string", text(fm(extra='"": x')), "valid: '' is a legal keyword")
-add(C, "key-complex", text(fm(extra="? [a, b]\n: x")), "unhashable key")
+blocks(r"""
+key-content | extra | content: hello | Post(**metadata) TypeError
+key-handler | extra | handler: yaml
+key-self | extra | self: me
+key-int | extra | 1: x | keywords must be strings
+key-bool | extra | true: x
+key-date | extra | 2026-01-01: x
+key-null | extra | ~: x
+key-float | extra | 3.0: x
+key-empty-string | extra | "": x | valid: '' is a legal keyword
+key-complex | extra | ? [a, b]\n: x | unhashable key
+""")
 add(C, "no-frontmatter-body-only", body() + "\n")
 
 # --------------------------------------------------------------------------- headings
@@ -261,7 +284,7 @@ add(
         )
     ),
 )
-add(C, "software-no", text(fm(safety="safety:\n  estop:\n    software: no\n    response_ms: 200")))
+add(C, "software-no", text(fm(safety=safety(software="no"))))
 add(C, "robot-name-yes", text(named("yes"), body("yes")))
 add(C, "robot-name-y", text(named("y"), body("y")), "y is a string in YAML 1.1 (PyYAML)")
 add(C, "robot-name-null", text(named("~")))
@@ -276,25 +299,27 @@ add(
     text(fm(extra="released: 2026-04-17\nx-ts: 2026-04-17T10:00:00Z")),
     "valid; render",
 )
-add(C, "date-in-learned-skills", text(fm(extra="learned_skills:\n  - id: pick\n    recorded_at: 2026-04-17")))
-add(C, "rcan-version-float", text(fm(rcan_version="rcan_version: 3.0")))
-add(C, "rcan-version-float-3-10", text(fm(rcan_version="rcan_version: 3.10")))
-add(C, "rcan-version-str-tag", text(fm(rcan_version="rcan_version: !!str 3.0")))
-add(C, "rcan-version-int", text(fm(rcan_version="rcan_version: 3")))
-add(C, "sexagesimal-dof", text(fm(physics="physics:\n  type: wheeled\n  dof: 1:20")))
-add(
-    C, "sexagesimal-response", text(fm(safety="safety:\n  estop:\n    software: true\n    response_ms: 3:20"))
-)
-add(C, "sexagesimal-float", text(fm(extra="x-time: 1:20.5")))
-add(C, "octal-017", text(fm(physics="physics:\n  type: wheeled\n  dof: 017")))
-add(C, "octal-0o17", text(fm(physics="physics:\n  type: wheeled\n  dof: 0o17")), "0o is not YAML 1.1")
+blocks(r"""
+date-in-learned-skills | extra | learned_skills:\n  - id: pick\n    recorded_at: 2026-04-17
+rcan-version-float | rcan_version | rcan_version: 3.0
+rcan-version-float-3-10 | rcan_version | rcan_version: 3.10
+rcan-version-str-tag | rcan_version | rcan_version: !!str 3.0
+rcan-version-int | rcan_version | rcan_version: 3
+sexagesimal-dof | physics | physics:\n  type: wheeled\n  dof: 1:20
+""")
+add(C, "sexagesimal-response", text(fm(safety=safety(response_ms="3:20"))))
+blocks(r"""
+sexagesimal-float | extra | x-time: 1:20.5
+octal-017 | physics | physics:\n  type: wheeled\n  dof: 017
+octal-0o17 | physics | physics:\n  type: wheeled\n  dof: 0o17 | 0o is not YAML 1.1
+""")
 add(
     C,
     "hex-and-underscores",
     text(
         fm(
             physics="physics:\n  type: wheeled\n  dof: 0x1_0",
-            safety="safety:\n  estop:\n    software: true\n    response_ms: 1_000",
+            safety=safety(response_ms="1_000"),
         )
     ),
 )
@@ -335,36 +360,22 @@ add(
         )
     ),
 )
-add(C, "recursive-alias", text(fm(extra="x-loop: &r [1, *r]")))
-add(C, "recursive-alias-in-capabilities", text(fm(extra="capabilities: &r [*r]")))
+blocks(r"""
+recursive-alias | extra | x-loop: &r [1, *r]
+recursive-alias-in-capabilities | extra | capabilities: &r [*r]
+""")
 add(C, "duplicate-key", text(named(f"first\n  robot_name: {NAME}")), "last wins")
 add(C, "duplicate-top-level", text(fm(extra="physics:\n  type: legged\n  dof: 12")))
 add(C, "binary-tag", text(named(f"{NAME}\n  model: !!binary aGVsbG8=")))
-add(C, "binary-tag-unknown-key", text(fm(extra="x-blob: !!binary aGVsbG8gd29ybGQ=")))
-add(C, "set-tag-single", text(fm(extra="capabilities: !!set {arm.pick}")))
-add(C, "set-tag-unknown-key", text(fm(extra="x-set: !!set {only}")))
-add(C, "omap-pairs", text(fm(extra="x-o: !!omap [a: 1, b: 2]\nx-p: !!pairs [a: 1, a: 2]")))
-add(
-    C,
-    "nan-payload",
-    text(fm(safety="safety:\n  payload_kg: .nan\n  estop:\n    software: true\n    response_ms: 200")),
-    "nan passes min/max",
-)
-add(
-    C,
-    "inf-payload",
-    text(fm(safety="safety:\n  payload_kg: .inf\n  estop:\n    software: true\n    response_ms: 200")),
-)
-add(
-    C,
-    "neg-inf-velocity",
-    text(
-        fm(
-            safety="safety:\n  max_linear_velocity_ms: -.inf\n  estop:\n    software: true\n"
-            "    response_ms: 200"
-        )
-    ),
-)
+blocks(r"""
+binary-tag-unknown-key | extra | x-blob: !!binary aGVsbG8gd29ybGQ=
+set-tag-single | extra | capabilities: !!set {arm.pick}
+set-tag-unknown-key | extra | x-set: !!set {only}
+omap-pairs | extra | x-o: !!omap [a: 1, b: 2]\nx-p: !!pairs [a: 1, a: 2]
+""")
+add(C, "nan-payload", text(fm(safety=safety("payload_kg: .nan"))), "nan passes min/max")
+add(C, "inf-payload", text(fm(safety=safety("payload_kg: .inf"))))
+add(C, "neg-inf-velocity", text(fm(safety=safety("max_linear_velocity_ms: -.inf"))))
 add(
     C,
     "explicit-tags",
@@ -375,19 +386,25 @@ add(
         )
     ),
 )
-add(C, "float-exponent", text(fm(extra="x-e: 1.0e+3\nx-s: 1e3")))
-add(C, "value-tag-equals", text(fm(extra="x: =")), "'=' resolves to the unconstructable value tag")
-add(C, "err-unclosed-flow-seq", text(fm(extra="capabilities: [arm.pick, arm.place")))
-add(C, "err-unclosed-flow-map", text(fm(extra="x: {a: 1")))
-add(C, "err-bad-indentation", text(fm(physics="physics:\n  type: wheeled\n   dof: 2")))
-add(C, "err-bad-dedent", text(fm(physics="physics:\n    type: wheeled\n  dof: 2")))
+blocks(r"""
+float-exponent | extra | x-e: 1.0e+3\nx-s: 1e3
+value-tag-equals | extra | x: = | '=' resolves to the unconstructable value tag
+err-unclosed-flow-seq | extra | capabilities: [arm.pick, arm.place
+err-unclosed-flow-map | extra | x: {a: 1
+err-bad-indentation | physics | physics:\n  type: wheeled\n   dof: 2
+err-bad-dedent | physics | physics:\n    type: wheeled\n  dof: 2
+""")
 add(C, "err-tab-indent", text(fm(physics="physics:\n\ttype: wheeled\n\tdof: 2")))
-add(C, "err-unknown-python-tag", text(fm(extra="x: !python/object:os.system 1")))
-add(C, "err-unknown-local-tag", text(fm(extra="x: !custom 1")))
+blocks(r"""
+err-unknown-python-tag | extra | x: !python/object:os.system 1
+err-unknown-local-tag | extra | x: !custom 1
+""")
 add(C, "err-unclosed-quote", text(named('"test-bot')))
 add(C, "err-mapping-values", text(named("a: b")))
-add(C, "err-undefined-alias", text(fm(extra="x: *nope")))
-add(C, "err-block-then-scalar", text(fm(extra="just a line")))
+blocks(r"""
+err-undefined-alias | extra | x: *nope
+err-block-then-scalar | extra | just a line
+""")
 
 # --------------------------------------------------------------------------- unicode
 C = "unicode"
@@ -431,68 +448,75 @@ add(
 C = "robot_name"
 
 
-def rname(slug: str, yaml_name: str, prose_name: str | None = None, note: str = "") -> None:
-    add(C, slug, text(named(yaml_name), body(prose_name if prose_name is not None else yaml_name)), note)
+# slug | the name as YAML | the name in the prose, if another | note (a slug alone: in SPELLED_OUT)
+ROBOT_NAMES = r"""
+dot | a.b
+dot-not-wildcard | a.b | axb | re.escape: '.' is literal
+plus | a+b
+parens | "(x)" | (x)
+brackets | "[x]" | [x]
+star | "a*" | a*
+star-empty | "a*" |  | '# ' must not match 'a*'
+pipe | "a|b" | a|b
+pipe-alternative | "a|b" | b
+caret-dollar | "^$" | ^$
+backslash | "a\\b" | a\b
+backslash-digit | "x\\1" | x\1
+spaces | my robot
+trailing-space
+trailing-space-trimmed-h1 | "bot " | bot
+newline-in-name
+len-64 | nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn
+len-65 | nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn
+empty
+percent | 100%
+slash | a/b
+braces | "{x}" | {x}
+question | "a?" | a?
+hash | "#1" | #1
+quote | it's
+int | 123
+exp-string | 1e3 | 1e3 | PyYAML: no float without a dot
+exp-float | 1.0e+3
+bool-true | true
+list | [a] | a
+mapping | {a: b} | a
+name-can-do | "Can Do" | Can Do
+"""
+SPELLED_OUT = {
+    "trailing-space": ('"bot "', "bot ", ""),
+    "newline-in-name": ('"a\\nb"', "a\nb", "escaped newline spans two body lines"),
+    "empty": ('""', "", ""),
+}
+for row in ROBOT_NAMES.strip("\n").split("\n"):
+    slug, *given = row.split(" | ")
+    yaml_name, prose_name, note = SPELLED_OUT.get(slug) or (*given, *[given[0], ""][len(given) - 1 :])
+    add(C, slug, text(named(yaml_name), body(prose_name)), note)
 
-
-rname("dot", "a.b")
-rname("dot-not-wildcard", "a.b", "axb", "re.escape: '.' is literal")
-rname("plus", "a+b")
-rname("parens", '"(x)"', "(x)")
-rname("brackets", '"[x]"', "[x]")
-rname("star", '"a*"', "a*")
-rname("star-empty", '"a*"', "", "'# ' must not match 'a*'")
-rname("pipe", '"a|b"', "a|b")
-rname("pipe-alternative", '"a|b"', "b")
-rname("caret-dollar", '"^$"', "^$")
-rname("backslash", '"a\\\\b"', "a\\b")
-rname("backslash-digit", '"x\\\\1"', "x\\1")
-rname("spaces", "my robot")
-rname("trailing-space", '"bot "', "bot ")
-rname("trailing-space-trimmed-h1", '"bot "', "bot")
-rname("newline-in-name", '"a\\nb"', "a\nb", "escaped newline spans two body lines")
-rname("len-64", "n" * 64)
-rname("len-65", "n" * 65)
-rname("empty", '""', "")
-rname("percent", "100%")
-rname("slash", "a/b")
-rname("braces", '"{x}"', "{x}")
-rname("question", '"a?"', "a?")
-rname("hash", '"#1"', "#1")
-rname("quote", "it's", "it's")
-rname("int", "123", "123")
-rname("exp-string", "1e3", "1e3", "PyYAML: no float without a dot")
-rname("exp-float", "1.0e+3", "1.0e+3")
-rname("bool-true", "true", "true")
-rname("list", "[a]", "a")
-rname("mapping", "{a: b}", "a")
-rname("name-can-do", '"Can Do"', "Can Do")
 
 # --------------------------------------------------------------------------- required_fields
 C = "required_fields"
 for key in SECTIONS:
     add(C, f"missing-{key.replace('_', '-')}", text(fm(**{key: None})))
-add(C, "missing-robot-name", text(fm(metadata="metadata:\n  model: x")))
-add(C, "empty-metadata", text(fm(metadata="metadata: {}")))
-add(C, "missing-physics-type", text(fm(physics="physics:\n  dof: 2")))
-add(C, "missing-physics-dof", text(fm(physics="physics:\n  type: wheeled")))
-add(C, "empty-physics", text(fm(physics="physics: {}")))
-add(C, "missing-estop", text(fm(safety="safety:\n  p66_enabled: true")))
-add(C, "missing-estop-fields", text(fm(safety="safety:\n  estop: {}")))
-add(C, "empty-drivers", text(fm(drivers="drivers: []")))
-add(C, "driver-missing-id-protocol", text(fm(drivers="drivers:\n  - port: /dev/x")))
-add(C, "mistyped-rcan-version", text(fm(rcan_version="rcan_version: [3]")))
-add(C, "mistyped-rcan-pattern", text(fm(rcan_version='rcan_version: "2.0"')))
-add(C, "mistyped-metadata", text(fm(metadata="metadata: [robot_name]")))
-add(C, "mistyped-metadata-null", text(fm(metadata="metadata:")))
-add(C, "mistyped-physics-type", text(fm(physics="physics:\n  type: drone\n  dof: 2")))
-add(C, "mistyped-drivers", text(fm(drivers="drivers: {id: wheels, protocol: pca9685}")))
-add(C, "mistyped-safety", text(fm(safety="safety: safe")))
-add(
-    C,
-    "mistyped-estop-software",
-    text(fm(safety="safety:\n  estop:\n    software: false\n    response_ms: 9000")),
-)
+blocks(r"""
+missing-robot-name | metadata | metadata:\n  model: x
+empty-metadata | metadata | metadata: {}
+missing-physics-type | physics | physics:\n  dof: 2
+missing-physics-dof | physics | physics:\n  type: wheeled
+empty-physics | physics | physics: {}
+missing-estop | safety | safety:\n  p66_enabled: true
+missing-estop-fields | safety | safety:\n  estop: {}
+empty-drivers | drivers | drivers: []
+driver-missing-id-protocol | drivers | drivers:\n  - port: /dev/x
+mistyped-rcan-version | rcan_version | rcan_version: [3]
+mistyped-rcan-pattern | rcan_version | rcan_version: "2.0"
+mistyped-metadata | metadata | metadata: [robot_name]
+mistyped-metadata-null | metadata | metadata:
+mistyped-physics-type | physics | physics:\n  type: drone\n  dof: 2
+mistyped-drivers | drivers | drivers: {id: wheels, protocol: pca9685}
+mistyped-safety | safety | safety: safe
+""")
+add(C, "mistyped-estop-software", text(fm(safety=safety(software="false", response_ms="9000"))))
 add(C, "all-missing", text("x: 1"))
 add(
     C,
@@ -636,31 +660,37 @@ legacy(
 legacy("with-body-error", prose=body(safety=None), note="code 4 keeps null-intrinsic, drops deprecated")
 legacy("user-deprecations-list", extra="_deprecations: [old thing]")
 legacy("user-deprecations-empty", extra="_deprecations: []")
-add(C, "user-deprecations-only", text(fm(extra="_deprecations:\n  - first\n  - 2")), "no legacy camera")
-add(C, "user-deprecations-string", text(fm(extra="_deprecations: ab")), "iterates characters")
-add(C, "user-deprecations-mapping", text(fm(extra="_deprecations: {k: v}")))
-add(C, "user-deprecations-zero", text(fm(extra="_deprecations: 0")), "falsy: ignored")
-add(C, "user-deprecations-null", text(fm(extra="_deprecations:")))
+blocks(r"""
+user-deprecations-only | extra | _deprecations:\n  - first\n  - 2 | no legacy camera
+user-deprecations-string | extra | _deprecations: ab | iterates characters
+user-deprecations-mapping | extra | _deprecations: {k: v}
+user-deprecations-zero | extra | _deprecations: 0 | falsy: ignored
+user-deprecations-null | extra | _deprecations:
+""")
 add(C, "user-deprecations-schema-error", text(fm(rcan_version=None, extra="_deprecations: 5")))
 
 # --------------------------------------------------------------------------- unknown_keys
 C = "unknown_keys"
-add(C, "top-level", text(fm(extra="foo: bar\nzzz: [1, 2]")))
-add(C, "x-prefixed", text(fm(extra="x-vendor:\n  a: 1")))
+blocks(r"""
+top-level | extra | foo: bar\nzzz: [1, 2]
+x-prefixed | extra | x-vendor:\n  a: 1
+""")
 add(
     C,
     "nested-open",
     text(
         named(
             f"{NAME}\n  nickname: bobby",
-            safety="safety:\n  estop:\n    software: true\n    response_ms: 200\n    extra: 1",
+            safety=safety(response_ms="200\n    extra: 1"),
         )
     ),
 )
-add(C, "extensions-ok", text(fm(extra="extensions:\n  x-foo: {a: 1}\n  x-bar_9: {}")))
-add(C, "extensions-unprefixed", text(fm(extra="extensions:\n  foo: {}")))
-add(C, "extensions-uppercase", text(fm(extra="extensions:\n  X-Foo: {}\n  x-Bar: {}")))
-add(C, "extensions-not-object", text(fm(extra="extensions:\n  x-foo: 5")))
+blocks(r"""
+extensions-ok | extra | extensions:\n  x-foo: {a: 1}\n  x-bar_9: {}
+extensions-unprefixed | extra | extensions:\n  foo: {}
+extensions-uppercase | extra | extensions:\n  X-Foo: {}\n  x-Bar: {}
+extensions-not-object | extra | extensions:\n  x-foo: 5
+""")
 add(
     C,
     "camera-item-extra",
@@ -809,12 +839,14 @@ add(
     text(named("Jos\u00e9"), body("Jos\u00e9")).encode("latin-1"),
     "UnicodeDecodeError",
 )
-add(C, "physics-int", text(fm(physics="physics: 5")), "AttributeError")
-add(C, "physics-null", text(fm(physics="physics:")), "AttributeError")
-add(C, "physics-list", text(fm(physics="physics: [wheeled]")), "AttributeError")
-add(C, "physics-string", text(fm(physics="physics: wheeled")), "AttributeError")
-add(C, "solver-int", text(fm(physics="physics:\n  type: arm\n  dof: 6\n  solver: 5")), "AttributeError")
-add(C, "solver-null", text(fm(physics="physics:\n  type: arm\n  dof: 6\n  solver:")), "AttributeError")
+blocks(r"""
+physics-int | physics | physics: 5 | AttributeError
+physics-null | physics | physics: | AttributeError
+physics-list | physics | physics: [wheeled] | AttributeError
+physics-string | physics | physics: wheeled | AttributeError
+solver-int | physics | physics:\n  type: arm\n  dof: 6\n  solver: 5 | AttributeError
+solver-null | physics | physics:\n  type: arm\n  dof: 6\n  solver: | AttributeError
+""")
 add(C, "legacy-drivers-int", text(fm(physics=physics_with("camera: {}"), drivers="drivers: 5")), "TypeError")
 add(
     C,
@@ -840,8 +872,10 @@ add(
     text(fm(physics=physics_with("camera: {}"), drivers=DEPTHAI, extra="_deprecations: 5")),
     "AttributeError",
 )
-add(C, "user-deprecations-int", text(fm(extra="_deprecations: 5")), "TypeError")
-add(C, "user-deprecations-true", text(fm(extra="_deprecations: true")), "TypeError")
+blocks(r"""
+user-deprecations-int | extra | _deprecations: 5 | TypeError
+user-deprecations-true | extra | _deprecations: true | TypeError
+""")
 add(
     C,
     "sort-poses-int-and-str",
