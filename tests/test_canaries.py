@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import signal
 import socket
 import threading
 import time
@@ -123,8 +124,8 @@ def test_uvicorn_server_canary() -> None:
     """end_if_stuck_when_stopped() reads uvicorn.Server's `should_exit` (which uvicorn's signal
     handling sets, and serve_http sets too) and closes connection_sockets(server), read from
     `server_state.connections`: there is no public list of a server's connections. Exercised on a
-    real server, with the SDK's HTTP stack loaded; stopped by `should_exit`, never `handle_exit` (whose
-    sse-starlette wrap would end every later event stream of this process)."""
+    real server, with the SDK's HTTP stack loaded (sse-starlette, which it brings, wraps
+    Server.handle_exit)."""
     import mcp.server.streamable_http  # noqa: F401
     import uvicorn
 
@@ -143,6 +144,14 @@ def test_uvicorn_server_canary() -> None:
         with socket.socket(fileno=os.dup(fd)) as ours:
             assert ours.getpeername() == client.getsockname()
         assert server.should_exit is False
-        server.should_exit = True
+        try:
+            server.handle_exit(signal.SIGINT, None)  # what uvicorn's signal handler calls
+            assert server.should_exit is True
+        finally:
+            # sse-starlette's wrap also sets its process-wide AppStatus.should_exit, which ends every later
+            # event stream in this process at once (empty): later in-process tests must not inherit it.
+            from sse_starlette.sse import AppStatus
+
+            AppStatus.should_exit = False
     thread.join(10)
     assert not thread.is_alive(), "uvicorn.Server did not stop once should_exit was set"
