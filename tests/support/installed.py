@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hypothesis import strategies as st
 from serving import ROOT, server_argv
 
 import robot_md_mcp as rmm
@@ -135,3 +136,123 @@ def run_command(
     out = {"capture_output": True} if stdout is None else {"stdout": stdout, "stderr": subprocess.PIPE}
     env = {**base, "HOME": str(home), **(env or {})}
     return subprocess.run(server_argv(*args), env=env, timeout=60, **out, **how)
+
+
+# --- the class of config entries: ours by every launch form, and other servers' -----------------
+# One rule (rmm._program_run_by): the command itself, or the word right after a Python (`-m` between),
+# uvx, `uv tool run` or `pipx run` (`--from`/`--spec SOURCE` between). Bridges: the marker only.
+
+MENTION = st.sampled_from(["robot-md-mcp", "robot_md_mcp", "/opt/robot-md-mcp/x", "robot-md-mcp.pyz"])
+WORD = st.text(st.characters(codec="utf-8"), max_size=12)
+INVISIBLE = st.sampled_from("\u202e\x1b\u2028\x85\u200b\x00")  # control and format characters
+TEXT = st.text(st.characters(codec="utf-8") | INVISIBLE)
+JSON_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
+    max_leaves=20,
+)
+OURS: dict[str, dict[str, Any]] = {
+    "console script": {"command": "/home/me/.local/bin/robot-md-mcp", "args": ["/r/ROBOT.md"]},
+    "windows launcher": {"command": "C:\\Users\\me\\Scripts\\robot-md-mcp.exe", "args": ["C:\\r"]},
+    "pyz": {"command": "python3", "args": ["/home/me/robot-md-mcp.pyz", "/r/ROBOT.md"]},
+    "slim pyz": {"command": "py", "args": ["C:\\robot-md-mcp-0.1.0-cp312-win_amd64.pyz", "C:\\r"]},
+    "module file": {"command": "/usr/bin/python3.11", "args": ["/src/robot_md_mcp.py", "/r"]},
+    "-m": {"type": "stdio", "command": "/venv/bin/python", "args": ["-m", "robot_md_mcp", "/r"]},
+    "uvx": {"command": "/bin/uvx", "args": ["--from", "git+https://x/robot-md-mcp", "robot-md-mcp", "/r"]},
+    "uv tool run": {
+        "command": "uv",
+        "args": ["tool", "run", "--from", "robot-md-mcp==0.1.0", "robot-md-mcp"],
+    },
+    "pipx run": {"command": "pipx", "args": ["run", "--spec", "git+https://x/r@v1", "robot-md-mcp", "/r"]},
+    "this very copy": {"command": sys.executable, "args": [MODULE, "/r"]},
+}
+FOLDERS = st.lists(st.text("abc-_ .é", min_size=1, max_size=6) | st.just("robot-md-mcp"), max_size=3)
+PYTHONS = st.sampled_from(
+    ["python", "python3", "python3.12", "pythonw", "pypy3", "py", "python.exe", "PY.EXE"]
+)
+OUR_FILES = ["robot_md_mcp.py", "robot-md-mcp.pyz", "Robot-MD-MCP.pyz", "robot-md-mcp", "robot-md-mcp.exe"]
+OUR_FILES += ["robot-md-mcp-0.1.0-cp311-manylinux_aarch64.pyz", "robot-md-mcp-0.2.0-py3-none-any.pyz"]
+PACKAGES = st.sampled_from(["robot-md-mcp", "robot-md-mcp==0.1.0", "robot-md-mcp@latest", "robot-md-mcp[x]"])
+SOURCES = ["git+https://github.com/robot-md/robot-md-mcp@v0.1.0", "https://x/robot-md-mcp-0.1.0.tar.gz"]
+RUNNERS = [["uvx"], ["uv", "tool", "run"], ["pipx", "run"]]
+# What launches someone else's program, as its first words; any words may follow.
+OTHERS = [
+    ["node", "/opt/robot-md-mcp/bridge.js"],
+    ["docker", "run", "-i", "--rm", "ghcr.io/me/robot-md-mcp:latest"],
+    ["npx", "-y", "mcp-remote@0.15.1", "http://127.0.0.1:8765/mcp"],  # a bridge without our marker
+    ["npx", "robot-md-mcp"],  # npm's package of that name: not this program
+    ["python3", "/opt/robot-md-mcp/bridge.py"],
+    ["python3", "/opt/other.py", "robot-md-mcp"],
+    ["python3", "-c", "import robot_md_mcp"],
+    ["python3", "-", "/src/robot_md_mcp.py"],
+    ["python3", "-X", "utf8", "/src/robot_md_mcp.py"],
+    ["python3", "-m", "other_server", "robot_md_mcp"],
+    ["python3", "/opt/robot-md-mcp-evil.pyz"],
+    ["python3", "/opt/robot_md_mcp2.py"],
+    ["uvx", "--with", "robot-md-mcp", "other-tool"],
+    ["uvx", "--from", "robot-md-mcp", "other-tool"],
+    ["uvx", "other-tool", "robot-md-mcp"],
+    ["uv", "tool", "run", "other-tool", "robot-md-mcp"],
+    ["pipx", "run", "other-tool", "robot-md-mcp"],
+    ["pipx", "install", "robot-md-mcp"],
+    ["bash", "-c", "robot-md-mcp /r/ROBOT.md"],
+    ["ssh", "pi", "robot-md-mcp"],
+    ["java", "-jar", "/opt/robot-md-mcp/server.jar"],
+    ["/opt/robot-md-mcp/bin/other-server"],
+    ["python3", "-c", "robot_md_mcp", "/r"],
+    ["py", "-3.12", "C:\\robot-md-mcp.pyz"],  # ours by hand, but an option first: left as it is (fails safe)
+]
+ODD = [{"type": "http", "url": "https://robot-md-mcp.example/mcp"}, {"args": ["robot-md-mcp"]}]
+ODD += [{"command": ["robot-md-mcp"]}, {"command": "robot-md-mcp", "args": "/r"}]
+# Entries that mention robot-md-mcp without launching it.
+FOREIGN: dict[str, dict[str, Any]] = {
+    " ".join(words): {"command": words[0], "args": words[1:]} for words in OTHERS
+}
+FOREIGN |= {"env note": {"command": "npx", "args": ["x"], "env": {"NOTE": "replaces robot-md-mcp"}}}
+FOREIGN |= {"remote URL": ODD[0], "no command": ODD[1]}
+
+
+@st.composite
+def our_entries(draw: st.DrawFn) -> dict[str, Any]:
+    """An entry that launches robot-md-mcp, by every launch form, from any folder, with any arguments
+    after it and any keys the user added (no bridge marker)."""
+    sep = draw(st.sampled_from(["/", "\\"]))
+
+    def where(name: str) -> str:
+        return sep.join(["", *draw(FOLDERS), name]) if draw(st.booleans()) else name
+
+    form = draw(st.sampled_from(["command", "python", "-m", "runner"]))
+    if form == "command":
+        argv = [where(draw(st.sampled_from(OUR_FILES)))]
+    elif form == "python":
+        argv = [where(draw(PYTHONS)), where(draw(st.sampled_from(OUR_FILES)))]
+    elif form == "-m":
+        argv = [where(draw(PYTHONS)), "-m", "robot_md_mcp"]
+    else:
+        runner = draw(st.sampled_from(RUNNERS))
+        source = ["--spec" if runner[0] == "pipx" else "--from", draw(st.sampled_from(SOURCES))]
+        argv = [where(runner[0]), *runner[1:], *source * draw(st.booleans()), draw(PACKAGES)]
+    tail = draw(st.lists(WORD | MENTION, max_size=4))
+    extra = draw(st.fixed_dictionaries({}, optional={"type": st.just("stdio"), "env": st.just({"A": "1"})}))
+    return {"command": argv[0], "args": [*argv[1:], *tail], **extra}
+
+
+@st.composite
+def foreign_entries(draw: st.DrawFn) -> dict[str, Any]:
+    """Another server's entry: its own program, from any folder (one named robot-md-mcp included), with
+    robot-md-mcp mentioned in any later argument and in its env; or an entry that launches nothing."""
+    launch = list(draw(st.sampled_from(OTHERS)))
+    folders = draw(FOLDERS)
+    if folders and "/" not in launch[0]:
+        launch[0] = "/".join(["", *folders, launch[0]])
+    tail = draw(st.lists(WORD | MENTION, max_size=4))
+    env = draw(st.dictionaries(WORD, WORD | MENTION, max_size=3))
+    entry = {"command": launch[0], "args": [*launch[1:], *tail], "env": env}
+    return draw(st.sampled_from([entry, *ODD]))
+
+
+FOREIGN_ENTRY = (
+    foreign_entries()
+    | st.sampled_from(list(FOREIGN.values()))
+    | st.dictionaries(st.text(max_size=8), JSON_VALUE, max_size=4)
+)
