@@ -8057,27 +8057,26 @@ def config_path(
 
 
 def _install_target(command: Command) -> Command:
-    """The command with CLIENT, --name, --scope and --workspace checked (else UsageError), the folder
-    made absolute."""
+    """The command with CLIENT, --name, --scope and --workspace checked (else UsageError)."""
     client, scope, workspace = command.client, command.scope, command.workspace
     name = command.name or DEFAULT_SERVER_NAME  # only checked here: when not given, Naming picks it
     if client not in CLIENTS:
         got = f"unknown client {as_given(client)}" if client else "install needs a client"
         raise UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
     folder = None if workspace is None else os.path.abspath(os.path.expanduser(workspace))
-    # The first that applies is told. Clients use the name in tool names (mcp__robot-md__validate).
+    # The first that applies is told. Clients use the name in tool names (mcp__robot-md__validate); not "-"
+    # first: `claude mcp add` would read it as an option (and argparse `--name=--` as none).
+    # threat: none (usability: the name pattern and JS_OBJECT_MEMBERS, our user's own choice)
+    said, scopes = f"--name {as_given(name)}", ", ".join(CLAUDE_CODE_SCOPES)
     wrong = {
-        # Not "-" first: `claude mcp add` would read it as an option (and argparse `--name=--` as none).
-        # threat: none (usability: the name pattern and JS_OBJECT_MEMBERS, our user's own choice)
-        f"--name {as_given(name)}: use letters, digits, '-' and '_' only, not '-' first": not re.fullmatch(
-            r"[A-Za-z0-9_][A-Za-z0-9_-]*", name
+        f"{said}: use letters, digits, '-' and '_' only, not '-' first": not re.fullmatch(
+            r"\w[\w-]*", name, re.A
         ),
-        f"--name {as_given(name)}: a JavaScript client reading the config treats it specially; "
-        "choose another": (name in JS_OBJECT_MEMBERS),
+        f"{said}: a JavaScript client reading the config treats it specially; choose another": (
+            name in JS_OBJECT_MEMBERS
+        ),
         "--scope is for claude-code only": scope is not None and client != "claude-code",
-        f"--scope {as_given(scope or '')}: choose one of {', '.join(CLAUDE_CODE_SCOPES)}": (
-            scope not in (None, *CLAUDE_CODE_SCOPES)
-        ),
+        f"--scope {as_given(scope or '')}: choose one of {scopes}": scope not in (None, *CLAUDE_CODE_SCOPES),
         "--workspace is for vscode only": workspace is not None and client != "vscode",
         f"--workspace {cut_path(workspace or '')!r} is not a folder": folder is not None
         and not os.path.isdir(folder),
@@ -8088,16 +8087,11 @@ def _install_target(command: Command) -> Command:
     return dataclasses.replace(command, workspace=folder)
 
 
-def _is_url(path: str | None) -> bool:
-    return path is not None and re.match(r"https?://", path, re.IGNORECASE) is not None
-
-
 def run_install(command: Command, machine: Machine) -> int:
-    """Add this server for a manifest (found as serving finds it), several, or a fleet's folder to a
-    client's config; or (a URL) the bridge to a server over HTTP. A manifest the server could not start
-    with is refused; one that does not validate is installed with a note."""
+    """Add this server for a manifest (found as serving finds it), several, a fleet's folder or (a URL) the
+    bridge to a server over HTTP to a client's config; a manifest that does not validate gets a note."""
     command = _install_target(command)
-    if _is_url(command.path):
+    if re.match(r"https?://", command.path or "", re.IGNORECASE):
         return install_bridge(command, machine)
     if command.token_file is not None:
         raise UsageError("--token-file is for a URL: install claude-desktop URL --token-file FILE")
@@ -8115,8 +8109,7 @@ def run_install(command: Command, machine: Machine) -> int:
 
 
 def install_bridge(command: Command, machine: Machine) -> int:
-    """Claude Desktop's entry for a server over HTTP (a Pi's): mcp-remote bridging stdio to the URL, the
-    token (from --token-file) in the entry's env, the config made private."""
+    """Claude Desktop's entry for a server over HTTP: mcp-remote to it, the token in env, the file private."""
     url = cast(str, command.path)
     if command.client != "claude-desktop":
         raise UsageError(
@@ -8146,13 +8139,13 @@ def install_bridge(command: Command, machine: Machine) -> int:
             f"{NAME}: note: {url} is plain HTTP: the token crosses the network readable; prefer https",
             file=sys.stderr,
         )
-    entry = bridge_entry(url, token, plain)
-    return edit_config(command, entry, machine, Naming(f"robot-md-{_name_part(host)}", 1, url))
+    return edit_config(
+        command, bridge_entry(url, token, plain), machine, Naming(f"robot-md-{_name_part(host)}", 1, url)
+    )
 
 
 def bridge_entry(url: str, token: str | None, plain: bool = False) -> dict[str, Any]:
-    """The entry that runs mcp-remote to `url`: its Authorization header names an environment variable
-    mcp-remote expands (no token in argv; no space in an argument, which some clients split)."""
+    """The entry running mcp-remote to `url`; its header names a variable it expands (no token in argv)."""
     # threat: T-HTTP-LAN-3: the token in env, which other users cannot read (argv they can)
     header = ["--header", f"Authorization:${{{BRIDGE_AUTH_ENV}}}"] if token is not None else []
     env = {BRIDGE_AUTH_ENV: f"Bearer {token}"} if token is not None else {}
@@ -8198,15 +8191,15 @@ def _targets_as_given(command: Command) -> list[str]:
 
 
 def _install_notes(path: Path, snap: Snapshot) -> None:
-    if not snap.report.ok:
-        count, see = len(snap.report.errors), f"see why: {invoked_as()} validate {shlex.quote(str(path))}"
-        line = (
-            f"{NAME}: note: {path} does not validate ({count} error{'s' * (count != 1)}); agents are told so"
-        )
-        print(_visible_line(f"{line}; {see}"), file=sys.stderr)
-    if snap.manifest.frontmatter.get("safety") is None:
-        line = f"{NAME}: note: {path} declares no safety block; agents are told to treat every motion as "
-        print(_visible_line(f"{line}needing the operator's approval"), file=sys.stderr)
+    count, see = len(snap.report.errors), f"see why: {invoked_as()} validate {shlex.quote(str(path))}"
+    notes = [
+        f"does not validate ({count} error{'s' * (count != 1)}); agents are told so; {see}"
+        * (not snap.report.ok),
+        "declares no safety block; agents are told to treat every motion as needing the operator's approval"
+        * (snap.manifest.frontmatter.get("safety") is None),
+    ]
+    for note in filter(None, notes):
+        print(_visible_line(f"{NAME}: note: {path} {note}"), file=sys.stderr)
 
 
 def _name_part(text: str) -> str:
@@ -8239,20 +8232,12 @@ class Naming:
         """The name of an entry of ours among `servers` that serves what `entry` serves, else preferred."""
         ours = [entry.get("command", ""), *entry.get("args", [])]
         for name, there in servers.items():
-            if self.url is not None and _our_bridge(there) and self.url in _argv(there):
+            if self.url is not None and _our_bridge(there) and self.url in list(there.get("args") or ()):
                 return str(name)
-            if self.url is None and _runs_this_program(there) and self.serves_the_same(_argv(there), ours):
+            argv = [there.get("command"), *there.get("args", [])] if _runs_this_program(there) else []
+            if self.url is None and argv and self.serves_the_same(argv, ours):
                 return str(name)
         return self.preferred
-
-
-def _argv(entry: dict[str, Any]) -> list[str]:
-    args = entry.get("args")
-    return (
-        [str(entry.get("command")), *(a for a in args if isinstance(a, str))]
-        if isinstance(args, list)
-        else []
-    )
 
 
 def _ours(entry: Any) -> bool:
@@ -8267,8 +8252,7 @@ def _our_bridge(entry: Any) -> bool:
 
 
 def _usable(launch: list[str]) -> list[str]:
-    """`launch`, unless a client could not start it: a byte os.fsdecode kept as a surrogate, which JSON
-    (and Node's argv) cannot carry."""
+    """`launch`, unless it holds a byte os.fsdecode kept as a surrogate, which JSON cannot carry."""
     for word in launch:
         if re.search("[\ud800-\udfff]", word):  # threat: none (usability)
             shown = word.encode("utf-8", "backslashreplace").decode("utf-8")
@@ -8278,9 +8262,8 @@ def _usable(launch: list[str]) -> list[str]:
 
 
 def lasting_launch(machine: Machine) -> list[str]:
-    """How a client starts this program for good: launch_command(), or, when that is in a runner's cache
-    (`uv cache clean` deletes it), the runner fetching what this copy came from (PEP 610): `uvx --from
-    SOURCE robot-md-mcp` (`pipx run --spec`); else Exit (nothing installed)."""
+    """launch_command(), or, in a runner's cache (`uv cache clean` deletes it), the runner fetching what
+    this copy came from (PEP 610): `uvx --from SOURCE robot-md-mcp`, `pipx run --spec`; else Exit."""
     me = launch_command()
     runner = next((r for p in map(Path, me[:2]) for r, cache in _CACHES.items() if cache(p.parts)), None)
     if runner is None:
@@ -8304,8 +8287,7 @@ _CACHES: dict[str, Callable[[tuple[str, ...]], bool]] = {
 
 
 def installed_from() -> str | None:
-    """What this copy was installed from, as `uvx --from` and `pipx run --spec` take it, from its
-    direct_url.json (PEP 610); None for none (an index) or no lasting URL."""
+    """What this copy was installed from (its direct_url.json, PEP 610), as `uvx --from` takes it."""
     import importlib.metadata
 
     try:
@@ -8323,9 +8305,8 @@ _FETCHABLE = re.compile(
 
 
 def pep610_source(found: Any) -> str | None:
-    """A PEP 610 direct URL as a source to fetch again: an archive's URL; a git repository's as
-    git+URL@REVISION (the one asked for, else the commit), #subdirectory= kept. None for a folder or a
-    file on this machine (it may change or go), another VCS, anything odd."""
+    """A PEP 610 direct URL as a source to fetch again: an archive's URL, git+URL@REVISION (#subdirectory=
+    kept); None for a folder or file on this machine (it may change or go), another VCS, anything odd."""
     url = found.get("url") if isinstance(found, dict) else None
     if not isinstance(url, str) or not _FETCHABLE.fullmatch(url):  # threat: none (usability: as _FETCHABLE)
         return None
@@ -8358,15 +8339,14 @@ def run_uninstall(command: Command, machine: Machine) -> int:
         return edit_config(command, None, machine, naming, like)
     if naming is not None and like is not None:
         claude = _claude_on_path(command, machine)
-        name = _claude_code_name(claude, command.scope or "user", naming, _argv(like))
+        name = _claude_code_name(claude, command.scope or "user", naming, [like["command"], *like["args"]])
         command = dataclasses.replace(command, name=name)
     return claude_code_remove(command, machine)
 
 
 def _naming_of(command: Command, machine: Machine) -> tuple[Naming | None, dict[str, Any] | None]:
-    """How install would name the entry for what the command names, and the entry it would write; none
-    when it names nothing to be found (then robot-md, as earlier installs named it)."""
-    if _is_url(command.path):
+    """How install would name the entry for what the command names, and the entry; None: robot-md."""
+    if re.match(r"https?://", command.path or "", re.IGNORECASE):
         host = re.sub(r"^https?://([^/:?#]*).*", r"\1", cast(str, command.path), flags=re.I | re.DOTALL)
         return Naming(f"robot-md-{_name_part(host)}", 1, command.path), {}
     if command.path is None and command.fleet is None and not machine.environ.get(PATH_ENV):
@@ -8382,8 +8362,7 @@ def _naming_of(command: Command, machine: Machine) -> tuple[Naming | None, dict[
 
 
 def server_entry(command: Command, launch: list[str]) -> dict[str, Any]:
-    """The config value that starts `launch`. In a workspace's file (people commit it), a path inside the
-    workspace is written as VS Code's ${workspaceFolder}/…"""
+    """The entry that starts `launch`; in a workspace (committed) paths inside are ${workspaceFolder}/…"""
     args, folder = list(launch), command.workspace
     for i, arg in enumerate(args):
         if folder is not None and os.path.isabs(arg) and Path(arg).is_relative_to(folder):
@@ -8394,8 +8373,7 @@ def server_entry(command: Command, launch: list[str]) -> dict[str, Any]:
 
 
 class _Refused(Exception):
-    """A config file install will not touch; the text says why (after the path). paste_by_hand: it may be
-    JSONC its client reads, so the entry is printed for the user to add by hand."""
+    """A config install will not touch, and why; paste_by_hand: JSONC, the entry printed to add by hand."""
 
     def __init__(self, why: str, paste_by_hand: bool = False) -> None:
         super().__init__(why)
@@ -8413,8 +8391,7 @@ def edit_config(
     naming: Naming | None = None,
     like: dict[str, Any] | None = None,
 ) -> int:
-    """Add `entry` to the client's config file, or remove ours (entry None), and say what changed. Without
-    --name, `naming` names it (uninstall: as `like`); a token in it (a bridge's) makes the file private."""
+    """Add `entry` to the client's config, or remove ours (entry None), and say what changed."""
     client, private = cast(str, command.client), entry is not None and BRIDGE_AUTH_ENV in entry.get("env", {})
     workspace = None if command.workspace is None else Path(command.workspace)
     found = config_path(client, machine.platform, machine.environ, machine.user_home(), workspace)
@@ -8435,19 +8412,26 @@ def edit_config(
     except OSError as e:
         line = f"{NAME}: nothing {done}: cannot write {path}: {_os_reason(e)}"
         raise Exit(ExitCode.CANNOT_USE, _visible_line(line)) from None
-    status, kept, name = edited
+    _say_edit(command, path, entry, *edited)
+    return ExitCode.OK
+
+
+def _say_edit(
+    command: Command, path: Path, entry: dict[str, Any] | None, status: str, kept: str, name: str
+) -> None:
+    """What edit_config changed (or would, or did not), in one line; a dry run's entry after it."""
     if status == "unchanged":
         there = f"is already in {path} with this command" if entry is not None else f"is not in {path}"
         print(_visible_line(f'{NAME}: "{name}" {there}; nothing changed' + f" ({kept})" * bool(kept)))
-        return ExitCode.OK
+        return
     verb, where = {"added": ("add", "to"), "updated": ("update", "in"), "removed": ("remove", "from")}[status]
     # threat: none (usability: our entry only; the rest of the file may hold other servers' secrets in env)
     if command.dry_run:
         said = _visible_line(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}')
         print(said + (f":\n{_as_member(name, entry)}" if entry is not None else ""))
     else:
-        print(_visible_line(f'{NAME}: {status} "{name}" {where} {path} ({kept}); {CLIENT_FILES[client][1]}'))
-    return ExitCode.OK
+        next_step = CLIENT_FILES[cast(str, command.client)][1]
+        print(_visible_line(f'{NAME}: {status} "{name}" {where} {path} ({kept}); {next_step}'))
 
 
 def _as_member(name: str, entry: dict[str, Any]) -> str:
@@ -8466,8 +8450,7 @@ def _edit_file(
     like: dict[str, Any] | None,
     private: bool,
 ) -> tuple[str, str, str]:
-    """The status, what was kept of the old file, and the entry's name; redone if a client saved the file
-    meanwhile (_Changed). `naming` (else --name) names the entry, as one serving `entry` or `like`."""
+    """The status, what was kept of the old file, the entry's name; redone if a client saved it meanwhile."""
     key, dry_run = CLIENT_FILES[cast(str, command.client)][0], command.dry_run
     if entry is not None and not dry_run:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -8493,8 +8476,7 @@ def _edit_file(
 
 
 def _read_config(path: Path) -> bytes | None:
-    """The file's bytes, None if there is none; opened without blocking and read only if it is a regular
-    file (a FIFO must not hang us)."""
+    """The file's bytes (None: no file), read only from a regular file opened without blocking (a FIFO)."""
     try:
         with open(path, "rb", opener=_open_nonblocking) as f:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # threat: none (note 3)
@@ -8517,8 +8499,7 @@ def _servers(data: bytes | None, key: str) -> dict[str, Any]:
 def edited_config(
     data: bytes | None, key: str, name: str, entry: dict[str, Any] | None
 ) -> tuple[str | None, str]:
-    """The config's new text with `entry` under `name` in its `key` object, or ours removed (entry None),
-    and the status: added, updated or removed (text None: unchanged)."""
+    """The config's new text (None: unchanged) with `entry` under `name`, or ours removed; and the status."""
     text, config = _loaded_config(data, key)
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
@@ -8582,10 +8563,8 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = False) -> str:
-    """Compare and swap: the new bytes and the old go to synced temp files beside the config (its mode
-    kept); if it still holds `old` (else _Changed, nothing touched), they are renamed over it (a crash
-    leaves the old file or the new) and over `<path>.bak` (a link there replaced, never followed). Says
-    what was kept of the old."""
+    """Compare and swap: new and old bytes to synced temp files beside the config (its mode kept), renamed
+    over it and `<path>.bak` (a link there replaced, not followed) if it still holds `old`; else _Changed."""
     import tempfile
 
     backup = None if old is None else path.with_name(path.name + ".bak")
@@ -8622,28 +8601,23 @@ def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = Fa
 
 
 def _new_mode(path: Path, private: bool) -> tuple[int | None, bool]:
-    """The mode of the new config and its backup: the config's own (None: mkstemp's 0600), 0600 when it
-    holds a token (only the user reads it); and whether that made it private."""
+    """The new config's mode (its own, None: mkstemp's 0600; a token: 0600), and if that made it private."""
     mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None
     opened = private and os.name != "nt" and mode is not None and bool(mode & 0o077)  # threat: T-HTTP-LAN-3
     return (0o600 if private else mode), opened
 
 
-# Is an entry ours: one rule. The program it launches names us: its command itself, or the word right
-# after a known launcher, where a Python's `-m` or a runner's `--from`/`--spec SOURCE` may stand between
-# (what install writes and the README shows; a Python's other options, `-X utf8` or `py -3.12`, make it
-# someone else's, which fails safe: left as it is). Our names: robot-md-mcp (a console script, or the package
-# a runner runs, its version cut off), robot_md_mcp.py, robot-md-mcp.pyz and the slim
-# robot-md-mcp-<version>-….pyz, `-m robot_md_mcp`; robot-md-mcp-evil.pyz is not. A bridge: its marker only.
+# Is an entry ours: one rule. The program it launches names us: its command, or the word after a known
+# launcher (a Python's `-m`, a runner's `--from`/`--spec SOURCE` between; a Python's other options make it
+# someone else's, which fails safe). Our names: robot-md-mcp (its version cut off), robot_md_mcp.py,
+# robot-md-mcp[-<version>-…].pyz, `-m robot_md_mcp`; robot-md-mcp-evil.pyz is not. A bridge: its marker.
 _OUR_PROGRAM = re.compile(r"robot[-_]md[-_]mcp(?:\.py|(?:-\d[\w.+-]*)?\.pyz)?", re.IGNORECASE)
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*w?|py", re.IGNORECASE)
 _RUNNERS = (("uvx",), ("uv", "tool", "run"), ("pipx", "run"))  # each then [--from|--spec SOURCE] PACKAGE
 
 
 def _runs_this_program(entry: Any) -> bool:
-    """Is this config entry a command that starts robot-md-mcp (or exactly the one this copy writes)?
-    Judged by the program it launches only, never by a mention elsewhere (a later argument, a folder's
-    name, a bridge's URL, a docker image, a note in env)."""
+    """Does this entry start robot-md-mcp (by the program it launches only, never a mention elsewhere)?"""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
     args = entry.get("args", [])
@@ -8654,8 +8628,7 @@ def _runs_this_program(entry: Any) -> bool:
 
 
 def _program_run_by(argv: list[str]) -> str:
-    """The name of the program a command line launches: the command itself, or the word after `python3`
-    (`-m` between), `uvx`, `uv tool run`, `pipx run` (`--from`/`--spec SOURCE` between; a version cut off)."""
+    """The program a command line launches: the command, or the word after a known launcher."""
     program, rest = _file_name(argv[0]), argv[1:]
     if _PYTHON.fullmatch(program):
         rest = rest[1:] if rest[:1] == ["-m"] else rest
@@ -8678,9 +8651,8 @@ def _file_name(word: str) -> str:
 
 
 def claude_code_add(command: Command, launch: list[str], machine: Machine, naming: Naming) -> int:
-    """`claude mcp add` in the user scope unless told (seen from every folder). Already there with this
-    command: nothing changed; with another command of ours: replaced; someone else's: left as it is.
-    Without --name, `naming` names it (from what `claude mcp get` shows)."""
+    """`claude mcp add`, the user scope unless told; an entry of ours under the name replaced, someone
+    else's left as it is."""
     scope, claude = command.scope or "user", _claude_on_path(command, machine)
     name = command.name or _claude_code_name(claude, scope, naming, launch)
     add = ["claude", "mcp", "add", "--scope", scope, name, "--", *launch]
@@ -8722,9 +8694,8 @@ def _claude_code_name(claude: str | None, scope: str, naming: Naming, launch: li
 
 
 def claude_code_remove(command: Command, machine: Machine) -> int:
-    """`claude mcp remove` from the scope given, else from the user and local ones (where earlier versions
-    put it); an entry `claude mcp get` shows there running something else is left as it is (a project one
-    hidden by a local one cannot be seen, and is removed)."""
+    """`claude mcp remove` from the scope given, else the user and local ones (earlier versions' place); an
+    entry there running something else is left (a project one hidden by a local one is removed)."""
     name, scopes = cast(str, command.name), [command.scope] if command.scope else ["user", "local"]
     lines = {scope: ["claude", "mcp", "remove", "--scope", scope, name] for scope in scopes}
     claude = _claude_on_path(command, machine)
@@ -8748,8 +8719,7 @@ def claude_code_remove(command: Command, machine: Machine) -> int:
 
 
 def _someone_elses(there: list[str] | None) -> bool:
-    """Is what `claude mcp get` showed a command that does not start robot-md-mcp? It joins the words with
-    spaces, so this very copy is recognised joined too (its path may hold a space)."""
+    """Does what `claude mcp get` showed (words joined with spaces) start something else?"""
     if there is None or f"{' '.join(there)} ".startswith(f"{' '.join(launch_command())} "):
         return False
     return not _runs_this_program({"command": there[0], "args": there[1:]})
@@ -8760,9 +8730,8 @@ def _not_ours(scopes: str, name: str) -> str:
 
 
 def claude_code_entry(claude: str, name: str, scope: str) -> list[str] | None:
-    """The command and arguments of Claude Code's server `name` if it is in `scope` (an HTTP one's command
-    is ""), from `claude mcp get`'s `Scope: User config …`, `Command:`, `Args:` (no JSON; a heavy test runs
-    the CLI), the arguments split at each space."""
+    """Claude Code's server `name` in `scope` as `claude mcp get` shows it (`Scope:`, `Command:`, `Args:`;
+    no JSON): its command ("" for HTTP) and arguments split at each space."""
     import tempfile
 
     # threat: contract: no local or project entry hides the user one there
