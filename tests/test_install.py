@@ -280,13 +280,12 @@ def test_a_full_disk_leaves_everything_as_it_was(tmp_path: Path, verb: str) -> N
 
 # --- refusing --------------------------------------------------------------------
 
-NOT_STRICT = "is not strict JSON ("
+NOT_STRICT, NAN = "is not strict JSON (", "holds NaN, Infinity or text that is not Unicode; fix it by hand"
+JSONC = "Expecting property name enclosed in double quotes at line 1 column 2); if it has comments or "
+JSONC += 'trailing commas, edit its "mcpServers" object by hand; else fix it or move it aside'
+# fmt: off
 REFUSED = {
-    "not JSON": (
-        b"{oops",
-        "is not strict JSON (Expecting property name enclosed in double quotes at line 1 column 2); if it "
-        'has comments or trailing commas, edit its "mcpServers" object by hand; else fix it or move it aside',
-    ),
+    "not JSON": (b"{oops", NOT_STRICT + JSONC),
     "not UTF-8": (b'{"a": "caf\xe9"}', "is not UTF-8 text"),
     "top level a list": (b"[]", "does not hold a JSON object at the top level"),
     "top level a string": (b'"x"', "does not hold a JSON object at the top level"),
@@ -295,24 +294,15 @@ REFUSED = {
     "line comment": (b'{\n  // mine\n  "mcpServers": {}\n}\n', NOT_STRICT),
     "block comment": (b'{"a": "http://x" /* c */, "mcpServers": {}}', NOT_STRICT),
     "trailing comma": (b'{"mcpServers": {"x": {"command": "y"},},}', NOT_STRICT),
-    "a number too large for JSON": (
-        b'{"mcpServers": {}, "zoom": 1e400}',
-        "holds NaN, Infinity or text that is not Unicode; fix it by hand",
-    ),
-    "NaN": (b'{"mcpServers": {}, "zoom": NaN}', "holds NaN, Infinity or text that is not Unicode"),
-    "repeated mcpServers": (
-        b'{"mcpServers": {"a": {"command": "x"}}, "mcpServers": {"b": {"command": "y"}}}',
-        "has the key 'mcpServers' twice in one object; keep one and try again",
-    ),
-    "a lone surrogate": (
-        b'{"mcpServers": {}, "name": "\\ud800"}',
-        "holds NaN, Infinity or text that is not Unicode",
-    ),
-    "an integer of 5000 digits": (  # beyond what Python converts (sys.get_int_max_str_digits)
-        b'{"mcpServers": {}, "id": ' + b"7" * 5000 + b"}",
-        "holds a number with more digits than Python reads; fix it by hand",
-    ),
+    "a number too large for JSON": (b'{"mcpServers": {}, "zoom": 1e400}', NAN),
+    "NaN": (b'{"mcpServers": {}, "zoom": NaN}', NAN),
+    "a lone surrogate": (b'{"mcpServers": {}, "name": "\\ud800"}', NAN),
+    "repeated mcpServers": (b'{"mcpServers": {"a": {"command": "x"}}, "mcpServers": {"b": {}}}',
+                            "has the key 'mcpServers' twice in one object; keep one and try again"),
+    "an integer of 5000 digits": (b'{"mcpServers": {}, "id": ' + b"7" * 5000 + b"}",  # > int_max_str_digits
+                                  "holds a number with more digits than Python reads; fix it by hand"),
 }
+# fmt: on
 
 
 @pytest.mark.parametrize(
@@ -1037,41 +1027,26 @@ def test_a_stdout_that_takes_nothing_is_one_line(tmp_path: Path, verb: str) -> N
 
 REPO = "https://github.com/robot-md/robot-md-mcp"
 # Each shape of PEP 610's direct_url.json, and the source install writes for it (None: it refuses).
+GIT = {"vcs": "git", "commit_id": "a1b2c3"}
+# fmt: off
 DIRECT_URLS: dict[str, tuple[Any, str | None]] = {
     "index (no direct_url.json)": (None, None),
-    "archive": (
-        {"url": f"{REPO}/archive/v0.1.0.tar.gz", "archive_info": {"hash": "sha256=ab"}},
-        f"{REPO}/archive/v0.1.0.tar.gz",
-    ),
-    "git tag": (
-        {"url": REPO, "vcs_info": {"vcs": "git", "requested_revision": "v0.1.0", "commit_id": "a1b2c3"}},
-        f"git+{REPO}@v0.1.0",
-    ),
-    "git, no revision asked": (
-        {"url": REPO, "vcs_info": {"vcs": "git", "commit_id": "a1b2c3"}},
-        f"git+{REPO}@a1b2c3",
-    ),
-    "git over ssh, a subdirectory": (
-        {
-            "url": "ssh://git@host/r.git",
-            "vcs_info": {"vcs": "git", "commit_id": "ff"},
-            "subdirectory": "py/pkg",
-        },
-        "git+ssh://git@host/r.git@ff#subdirectory=py/pkg",
-    ),
+    "archive": ({"url": f"{REPO}/v1.tgz", "archive_info": {"hash": "sha256=ab"}}, f"{REPO}/v1.tgz"),
+    "git tag": ({"url": REPO, "vcs_info": {**GIT, "requested_revision": "v0.1.0"}}, f"git+{REPO}@v0.1.0"),
+    "git, no revision asked": ({"url": REPO, "vcs_info": GIT}, f"git+{REPO}@a1b2c3"),
+    "git over ssh, a subdirectory": ({"url": "ssh://git@host/r.git", "vcs_info": GIT, "subdirectory": "py/p"},
+                                     "git+ssh://git@host/r.git@a1b2c3#subdirectory=py/p"),
     "a folder here": ({"url": "file:///home/me/src/robot-md-mcp", "dir_info": {"editable": False}}, None),
     "a wheel here": ({"url": "file:///tmp/robot_md_mcp-0.1.0-py3-none-any.whl", "archive_info": {}}, None),
-    "git in a folder here": (
-        {"url": "file:///home/me/src/r", "vcs_info": {"vcs": "git", "commit_id": "ff"}},
-        None,
-    ),
-    "mercurial": ({"url": "https://hg.example/r", "vcs_info": {"vcs": "hg", "commit_id": "ff"}}, None),
+    "git in a folder here": ({"url": "file:///home/me/src/r", "vcs_info": GIT}, None),
+    "mercurial": ({"url": "https://hg.example/r", "vcs_info": {**GIT, "vcs": "hg"}}, None),
     "a password": ({"url": "https://me:secret@example.org/r.tar.gz", "archive_info": {}}, None),
     "a space": ({"url": "https://example.org/a b.tar.gz", "archive_info": {}}, None),
     "an option for a revision": ({"url": REPO, "vcs_info": {"vcs": "git", "requested_revision": "-x"}}, None),
     "no url": ({"archive_info": {}}, None),
     "not an object": ([REPO], None),
 }
+# fmt: on
 
 
 def installed_copy(folder: Path, monkeypatch, direct_url: Any) -> None:
