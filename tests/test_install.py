@@ -66,24 +66,12 @@ def install(tmp_path: Path, monkeypatch, capsys) -> Installer:
 def test_config_path_details(tmp_path: Path) -> None:
     """XDG_CONFIG_HOME when absolute (a relative one is invalid), Windows without APPDATA, a workspace.
     Each OS's own place is test_fresh_install's."""
-    xdg, workspace = tmp_path / "xdg", tmp_path / "proj"
+    xdg, workspace, desktop = tmp_path / "xdg", tmp_path / "proj", "Claude/claude_desktop_config.json"
     cases = [
-        (
-            "claude-desktop",
-            "linux",
-            {"XDG_CONFIG_HOME": str(xdg)},
-            None,
-            xdg / "Claude/claude_desktop_config.json",
-        ),
+        ("claude-desktop", "linux", {"XDG_CONFIG_HOME": str(xdg)}, None, xdg / desktop),
         ("vscode", "linux", {"XDG_CONFIG_HOME": str(xdg)}, None, xdg / "Code/User/mcp.json"),
-        (
-            "claude-desktop",
-            "linux",
-            {"XDG_CONFIG_HOME": "rel"},
-            None,
-            tmp_path / CONFIG_FILES["linux", "claude-desktop"],
-        ),
-        ("claude-desktop", "win32", {}, None, tmp_path / CONFIG_FILES["windows", "claude-desktop"]),
+        ("claude-desktop", "linux", {"XDG_CONFIG_HOME": "rel"}, None, tmp_path / ".config" / desktop),
+        ("claude-desktop", "win32", {}, None, tmp_path / "AppData/Roaming" / desktop),
         *(("vscode", p, {}, workspace, workspace / ".vscode/mcp.json") for p in ("darwin", "win32", "linux")),
     ]
     for client, platform, environ, folder, expected in cases:
@@ -546,31 +534,30 @@ def test_a_manifest_that_does_not_validate_installs_with_a_note(install: Install
 # --- the command line ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "args, message",
-    [
-        ([], "install needs a client; choose one of claude-desktop, cursor, vscode, claude-code"),
-        (["zed"], "unknown client 'zed'"),
-        (
-            ["cursor", "--fleet", ".", "a"],
-            "--fleet DIR serves every manifest in DIR; give it or PATHs, not both",
-        ),
-        (["cursor", "a", "--token-file", "t"], "--token-file is for a URL"),
-        (["cursor", "https://pi.local/mcp"], "a URL is for claude-desktop"),
-        (["claude-desktop", "https://pi.local/mcp", "b"], "install claude-desktop takes one URL"),
-        (["claude-desktop", "https://u:p@pi.local/mcp"], "is not a server's URL"),
-        (["claude-desktop", "http://pi.local:x/mcp"], "is not a server's URL"),
-        (["cursor", "--nope"], "unknown option '--nope'"),
-        (["cursor", "--name"], "--name"),  # argparse's words: it names the option
-        (["cursor", "--name="], "--name needs a value"),
-        (["cursor", "--name", "robot md"], "--name 'robot md': use letters, digits"),
-        (["cursor", "--workspace", "."], "--workspace is for vscode only"),
-        (["cursor", "--scope", "user"], "--scope is for claude-code only"),
-        (["claude-code", "--scope", "global"], "--scope 'global': choose one of user, local, project"),
-        (["claude-code", "--scope", "user", "--scope", "local"], "--scope may be given once"),
-        (["vscode", "--workspace=/no/such/dir"], "--workspace '/no/such/dir' is not a folder"),
-    ],
-)
+# fmt: off
+USAGE_ERRORS = [
+    ([], "install needs a client; choose one of claude-desktop, cursor, vscode, claude-code"),
+    (["zed"], "unknown client 'zed'"),
+    (["cursor", "--fleet", ".", "a"], "--fleet DIR serves every manifest in DIR; give it or PATHs, not both"),
+    (["cursor", "a", "--token-file", "t"], "--token-file is for a URL"),
+    (["cursor", "https://pi.local/mcp"], "a URL is for claude-desktop"),
+    (["claude-desktop", "https://pi.local/mcp", "b"], "install claude-desktop takes one URL"),
+    (["claude-desktop", "https://u:p@pi.local/mcp"], "is not a server's URL"),
+    (["claude-desktop", "http://pi.local:x/mcp"], "is not a server's URL"),
+    (["cursor", "--nope"], "unknown option '--nope'"),
+    (["cursor", "--name"], "--name"),  # argparse's words: it names the option
+    (["cursor", "--name="], "--name needs a value"),
+    (["cursor", "--name", "robot md"], "--name 'robot md': use letters, digits"),
+    (["cursor", "--workspace", "."], "--workspace is for vscode only"),
+    (["cursor", "--scope", "user"], "--scope is for claude-code only"),
+    (["claude-code", "--scope", "global"], "--scope 'global': choose one of user, local, project"),
+    (["claude-code", "--scope", "user", "--scope", "local"], "--scope may be given once"),
+    (["vscode", "--workspace=/no/such/dir"], "--workspace '/no/such/dir' is not a folder"),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize("args, message", USAGE_ERRORS)
 def test_usage_errors_exit_2(install: Installer, args: list[str], message: str) -> None:
     done = install(*args)
     assert done.code == 2 and done.out == ""
@@ -804,6 +791,13 @@ CLAUDE_CODE: dict[str, tuple[dict[str, Any], list[str], int, str, dict[str, Any]
 # fmt: on
 
 
+OLD_COMMANDS = [  # ours, with spaces
+    ["/Users/me/Library/Application Support/uv/tools/robot-md-mcp/bin/robot-md-mcp", "/r/ROBOT.md"],
+    ["C:\\Program Files\\Python312\\python.exe", "-m", "robot_md_mcp", "C:\\r\\ROBOT.md"],
+    [sys.executable, "/my robots/robot_md_mcp.py", "/old/ROBOT.md"],  # this very copy
+]
+
+
 @posix_only
 @pytest.mark.parametrize("case", CLAUDE_CODE)
 def test_claude_code_install_is_idempotent_and_leaves_foreign_entries(
@@ -822,15 +816,7 @@ def test_claude_code_install_is_idempotent_and_leaves_foreign_entries(
 
 
 @posix_only
-@pytest.mark.parametrize(
-    "old",
-    [
-        ["/Users/me/Library/Application Support/uv/tools/robot-md-mcp/bin/robot-md-mcp", "/r/ROBOT.md"],
-        ["C:\\Program Files\\Python312\\python.exe", "-m", "robot_md_mcp", "C:\\r\\ROBOT.md"],
-        [sys.executable, "/my robots/robot_md_mcp.py", "/old/ROBOT.md"],  # this very copy
-    ],
-    ids=["console script", "python -m", "this copy"],
-)
+@pytest.mark.parametrize("old", OLD_COMMANDS, ids=["console script", "python -m", "this copy"])
 def test_claude_code_replaces_its_own_entry_whose_command_has_spaces(
     install: Installer, tmp_path: Path, monkeypatch, old: list[str]
 ) -> None:
