@@ -202,7 +202,10 @@ OTHERS = [
     ["python3", "-c", "robot_md_mcp", "/r"],
     ["py", "-3.12", "C:\\robot-md-mcp.pyz"],  # ours by hand, but an option first: left as it is (fails safe)
 ]
-ODD = [{"type": "http", "url": "https://robot-md-mcp.example/mcp"}, {"args": ["robot-md-mcp"]}]
+ODD: list[dict[str, Any]] = [
+    {"type": "http", "url": "https://robot-md-mcp.example/mcp"},
+    {"args": ["robot-md-mcp"]},
+]
 ODD += [{"command": ["robot-md-mcp"]}, {"command": "robot-md-mcp", "args": "/r"}]
 # Entries that mention robot-md-mcp without launching it.
 FOREIGN: dict[str, dict[str, Any]] = {
