@@ -223,13 +223,8 @@ def test_the_bridge_entry_keeps_the_token_out_of_argv_and_the_file_private(
     assert rmm._our_bridge(entry) and name.startswith("robot-md-")
     plain = url.startswith("http:") and not re.match(r"http://(127\.0\.0\.1|localhost)[:/]", url)
     assert entry["command"] == "npx"
-    assert entry["args"] == [
-        "-y",
-        rmm.MCP_REMOTE,
-        url,
-        "--header",
-        f"Authorization:${{{rmm.BRIDGE_AUTH_ENV}}}",
-    ] + (["--allow-http"] if plain else [])
+    header = f"Authorization:${{{rmm.BRIDGE_AUTH_ENV}}}"
+    assert entry["args"] == ["-y", rmm.MCP_REMOTE, url, "--header", header, *["--allow-http"] * plain]
     assert all(token not in a and " " not in a for a in entry["args"])
     assert entry["env"][rmm.BRIDGE_AUTH_ENV] == f"Bearer {token}"
     assert ("plain HTTP" in done.err) == plain
