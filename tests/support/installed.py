@@ -4,6 +4,8 @@ when the promise is about the process (a file-size limit, a stdout that takes no
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -63,11 +65,43 @@ class Installer:
 
 
 def installer(tmp_path: Path, monkeypatch: Any, capsys: Any) -> Installer:
-    """An Installer in an empty home, run as `python robot_md_mcp.py` would be."""
+    """An Installer in an empty home, run as `python robot_md_mcp.py` would be; the stand-in `claude` (on
+    PATH, found by shutil.which) runs in this process when the module runs it."""
     monkeypatch.setattr(sys, "argv", [MODULE])
+    real = subprocess.run
+
+    def run(argv: list[str], *args: Any, **kwargs: Any) -> Any:
+        try:
+            script = Path(argv[0]).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError, ValueError):
+            script = ""
+        return (
+            _in_process(script, argv, kwargs.get("cwd"))
+            if STAND_IN in script
+            else real(argv, *args, **kwargs)
+        )
+
+    monkeypatch.setattr(subprocess, "run", run)
     home = tmp_path / "home"
     home.mkdir()
     return Installer(home, capsys)
+
+
+def _in_process(script: str, argv: list[str], cwd: str | None) -> subprocess.CompletedProcess[str]:
+    """The stand-in run as its process would: argv, its folder, exit code and output."""
+    out, err, here, saved, code = io.StringIO(), io.StringIO(), os.getcwd(), sys.argv, 0
+    try:
+        os.chdir(cwd or here)
+        sys.argv = list(argv)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            exec(compile(script, argv[0], "exec"), {"__name__": "__main__"})
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+        err.write("" if e.code is None or isinstance(e.code, int) else f"{e.code}\n")
+    finally:
+        os.chdir(here)
+        sys.argv = saved
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
 def write_json(path: Path, data: object, indent: int | str = 2) -> bytes:
@@ -83,7 +117,9 @@ def siblings(path: Path) -> set[str]:
 # A stand-in for `claude mcp add|get|remove` (a heavy test runs the real one): its servers per scope in a
 # JSON file, its exit codes, and `get`'s text as Claude Code words it. With a "project_dir" in the file,
 # `get` sees the local and project scopes only from that folder, as Claude Code does.
+STAND_IN = "# the stand-in for claude (tests/support/installed.py)"
 FAKE_CLAUDE = """#!{python} -IS
+# the stand-in for claude (tests/support/installed.py)
 import json, os, pathlib, sys
 state = pathlib.Path({state!r})
 servers = json.loads(state.read_text()) if state.exists() else {{}}
