@@ -7958,42 +7958,30 @@ def _setting(default: float, where: str, text: str) -> Any:
 # Config files are the user's: every other key survives in order, anything we
 # cannot rewrite faithfully is refused untouched, and writes are atomic.
 
-
-@dataclass(frozen=True)
-class ClientFile:
-    key: str  # the object in the client's JSON file that maps server names to entries
-    next_step: str  # what the user does once it changed
-
-
+# Each client's file: the object mapping server names to entries, and what the user does once it changed.
 # Claude Code keeps its own config: `claude mcp add` writes it.
 CLIENT_FILES = {
-    "claude-desktop": ClientFile("mcpServers", "restart Claude Desktop to load it"),
-    "cursor": ClientFile("mcpServers", "restart Cursor (or see Settings → MCP) to load it"),
-    "vscode": ClientFile("servers", 'in VS Code, run "MCP: List Servers" to start it'),
+    "claude-desktop": ("mcpServers", "restart Claude Desktop to load it"),
+    "cursor": ("mcpServers", "restart Cursor (or see Settings → MCP) to load it"),
+    "vscode": ("servers", 'in VS Code, run "MCP: List Servers" to start it'),
 }
 CLIENTS = (*CLIENT_FILES, "claude-code")
 CLAUDE_CODE_SCOPES = ("user", "local", "project")
 DEFAULT_SERVER_NAME = "robot-md"  # uninstall's default; install's before 0.x named every entry so
 # An entry's default name: robot-md-ROBOT_NAME (a fleet: robot-md-fleet[-FOLDER]; a bridge: robot-md-HOST),
-# the robot's part in the characters every client takes, cut to this many: Claude names a tool
-# mcp__ENTRY__TOOL, at most 64 characters.
+# the robot's part cut to this many: Claude names a tool mcp__ENTRY__TOOL, at most 64 characters.
 MAX_NAME_PART = 30  # threat: none (usability)
-# `install claude-desktop URL`: Claude Desktop starts stdio servers only; npm's mcp-remote bridges one to the
-# URL. The token goes in the entry's env, which mcp-remote puts into its header (argv is readable by anyone
-# on the machine; env is not), and BRIDGE_MARKER in env says the entry is ours.
+# `install claude-desktop URL`: npm's mcp-remote bridges Claude Desktop's stdio to the URL; the token goes
+# in the entry's env (argv is readable by anyone on the machine), and BRIDGE_MARKER there says it is ours.
 MCP_REMOTE = "mcp-remote@0.15.1"
 BRIDGE_AUTH_ENV = "ROBOT_MD_MCP_AUTHORIZATION"
 BRIDGE_MARKER = "ROBOT_MD_MCP_BRIDGE"
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
-# The client app (or an editor) may save the config while we edit it: the edit is redone on what it
-# saved, this many times at most.
-CONFIG_EDIT_ATTEMPTS = 5
-# Client configs nest a few levels; any CPython reads 100 (how deep its own JSON reader goes varies).
-MAX_CONFIG_DEPTH = 100
+CONFIG_EDIT_ATTEMPTS = 5  # the edit redone on what the client app saved meanwhile, this many times at most
+MAX_CONFIG_DEPTH = 100  # client configs nest a few levels; any CPython reads 100
 TOO_DEEP = f"nests more than {MAX_CONFIG_DEPTH} levels deep; not a client config"
-# Names a JavaScript client (all four are) finds on any object it reads the
-# config into: `servers[name]` would be Object's own member, and `__proto__`
-# swaps the object's prototype. An entry under one is lost or worse.
+# Names a JavaScript client finds on any object it reads the config into (`servers[name]` would be
+# Object's own member; `__proto__` swaps the prototype): an entry under one is lost or worse.
 JS_OBJECT_MEMBERS = frozenset(
     "__proto__ constructor prototype hasOwnProperty isPrototypeOf propertyIsEnumerable toLocaleString "
     "toString valueOf __defineGetter__ __defineSetter__ __lookupGetter__ __lookupSetter__".split()
@@ -8003,8 +7991,7 @@ JS_OBJECT_MEMBERS = frozenset(
 def config_path(
     client: str, platform: str, environ: Mapping[str, str], home: Path, workspace: Path | None = None
 ) -> Path:
-    """Where `client` keeps its MCP servers. Pure (platform is a sys.platform
-    value), so tests can lay out any OS's home anywhere."""
+    """Where `client` keeps its MCP servers; pure (platform: a sys.platform value)."""
     if client == "cursor":
         return home / ".cursor" / "mcp.json"  # the same on every OS
     if client == "vscode" and workspace is not None:
@@ -8020,27 +8007,26 @@ def config_path(
 
 
 def _install_target(command: Command) -> Command:
-    """The command with CLIENT, --name, --scope and --workspace checked (else UsageError) and the
-    workspace folder made absolute."""
+    """The command with CLIENT, --name, --scope and --workspace checked (else UsageError)."""
     client, scope, workspace = command.client, command.scope, command.workspace
     name = command.name or DEFAULT_SERVER_NAME  # only checked here: when not given, Naming picks it
     if client not in CLIENTS:
         got = f"unknown client {as_given(client)}" if client else "install needs a client"
         raise UsageError(f"{got}; choose one of {', '.join(CLIENTS)}")
     folder = None if workspace is None else os.path.abspath(os.path.expanduser(workspace))
-    # The first that applies is told. Clients use the name in tool names (mcp__robot-md__validate).
+    # The first that applies is told. Clients use the name in tool names (mcp__robot-md__validate); not "-"
+    # first: `claude mcp add` would read it as an option (and argparse `--name=--` as none).
+    # threat: none (usability: the name pattern and JS_OBJECT_MEMBERS, our user's own choice)
+    said, scopes = f"--name {as_given(name)}", ", ".join(CLAUDE_CODE_SCOPES)
     wrong = {
-        # Not "-" first: `claude mcp add` would read it as an option (and argparse `--name=--` as none).
-        # threat: none (usability: the name pattern and JS_OBJECT_MEMBERS, our user's own choice)
-        f"--name {as_given(name)}: use letters, digits, '-' and '_' only, not '-' first": not re.fullmatch(
-            r"[A-Za-z0-9_][A-Za-z0-9_-]*", name
+        f"{said}: use letters, digits, '-' and '_' only, not '-' first": not re.fullmatch(
+            r"\w[\w-]*", name, re.A
         ),
-        f"--name {as_given(name)}: a JavaScript client reading the config treats it specially; "
-        "choose another": (name in JS_OBJECT_MEMBERS),
+        f"{said}: a JavaScript client reading the config treats it specially; choose another": (
+            name in JS_OBJECT_MEMBERS
+        ),
         "--scope is for claude-code only": scope is not None and client != "claude-code",
-        f"--scope {as_given(scope or '')}: choose one of {', '.join(CLAUDE_CODE_SCOPES)}": (
-            scope not in (None, *CLAUDE_CODE_SCOPES)
-        ),
+        f"--scope {as_given(scope or '')}: choose one of {scopes}": scope not in (None, *CLAUDE_CODE_SCOPES),
         "--workspace is for vscode only": workspace is not None and client != "vscode",
         f"--workspace {cut_path(workspace or '')!r} is not a folder": folder is not None
         and not os.path.isdir(folder),
@@ -8052,19 +8038,15 @@ def _install_target(command: Command) -> Command:
 
 
 def run_install(command: Command, machine: Machine) -> int:
-    """Add this server for the manifest (found as serving finds it), several manifests or a fleet's folder
-    to a client's config; or (a URL) the bridge to a server over HTTP. A manifest the server could not start
-    with is refused; one that does not validate is installed with a note."""
+    """Add this server for a manifest (found as serving finds it), several, a fleet's folder or (a URL) the
+    bridge to a server over HTTP to a client's config; a manifest that does not validate gets a note."""
     command = _install_target(command)
-    if command.path is not None and re.match(r"https?://", command.path, re.IGNORECASE):
+    if re.match(r"https?://", command.path or "", re.IGNORECASE):
         return install_bridge(command, machine)
     if command.token_file is not None:
         raise UsageError("--token-file is for a URL: install claude-desktop URL --token-file FILE")
     targets, snaps, preferred = _install_targets(command, machine)
-    launch = [*lasting_launch(machine), *targets]
-    why_not = _unusable_launch(launch)
-    if why_not:
-        raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing installed: {why_not}"))
+    launch = _usable([*lasting_launch(machine), *targets])
     _utf8_stdout()
     naming = Naming(preferred, len(targets))
     if command.client == "claude-code":
@@ -8077,8 +8059,7 @@ def run_install(command: Command, machine: Machine) -> int:
 
 
 def install_bridge(command: Command, machine: Machine) -> int:
-    """Claude Desktop's entry for a server over HTTP (a Pi's): npm's mcp-remote bridging stdio to the URL,
-    the token (from --token-file) in the entry's env, the config made private."""
+    """Claude Desktop's entry for a server over HTTP: mcp-remote to it, the token in env, the file private."""
     url = cast(str, command.path)
     if command.client != "claude-desktop":
         raise UsageError(
@@ -8101,23 +8082,20 @@ def install_bridge(command: Command, machine: Machine) -> int:
         token = None if command.token_file is None else read_token(command.token_file, {})
     except HttpSetupError as e:
         raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing installed: {e}")) from None
-    entry = bridge_entry(url, token, plain=parts.scheme.lower() == "http" and host not in LOOPBACK_NAMES)
+    plain = parts.scheme.lower() == "http" and host not in ("localhost", "127.0.0.1")  # mcp-remote's own
     _utf8_stdout()
-    if entry["args"][-1] == "--allow-http":  # threat: T-HTTP-LAN-3 (on the wire: not defended, said)
+    if plain:  # threat: T-HTTP-LAN-3 (on the wire: not defended, said)
         print(
             f"{NAME}: note: {url} is plain HTTP: the token crosses the network readable; prefer https",
             file=sys.stderr,
         )
-    return edit_config(command, entry, machine, Naming(f"robot-md-{_name_part(host)}", 1, url))
-
-
-# What mcp-remote sends HTTP to without --allow-http.
-LOOPBACK_NAMES = ("localhost", "127.0.0.1")
+    return edit_config(
+        command, bridge_entry(url, token, plain), machine, Naming(f"robot-md-{_name_part(host)}", 1, url)
+    )
 
 
 def bridge_entry(url: str, token: str | None, plain: bool = False) -> dict[str, Any]:
-    """The mcpServers entry that runs mcp-remote to `url`: its Authorization header names an environment
-    variable that mcp-remote expands (no token in argv; no space in an argument, which some clients split)."""
+    """The entry running mcp-remote to `url`; its header names a variable it expands (no token in argv)."""
     # threat: T-HTTP-LAN-3: the token in env, which other users cannot read (argv they can)
     header = ["--header", f"Authorization:${{{BRIDGE_AUTH_ENV}}}"] if token is not None else []
     env = {BRIDGE_AUTH_ENV: f"Bearer {token}"} if token is not None else {}
@@ -8134,8 +8112,8 @@ def _install_targets(command: Command, machine: Machine) -> tuple[list[str], dic
         if command.paths:
             raise UsageError("--fleet DIR serves every manifest in DIR; give it or PATHs, not both")
         fleet_manifests(command.fleet)  # a folder that holds none is refused now, not when the client starts
-        folder = os.path.abspath(os.path.expanduser(command.fleet))
-        return ["--fleet", folder], {}, f"robot-md-fleet-{_name_part(os.path.basename(folder))}"
+        targets = _targets_as_given(command)
+        return targets, {}, f"robot-md-fleet-{_name_part(os.path.basename(targets[1]))}"
     snaps: dict[Path, Snapshot] = {}
     for word in command.paths or (None,):
         try:
@@ -8144,10 +8122,9 @@ def _install_targets(command: Command, machine: Machine) -> tuple[list[str], dic
             line = f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
             raise Exit(e.code, line) from None
         snaps[manifest_file.path] = snap
-    if len(snaps) > 1:
-        return [str(p) for p in snaps], snaps, "robot-md-fleet"
     robot = cast(str, next(iter(snaps.values())).manifest.robot_name)
-    return [str(p) for p in snaps], snaps, f"robot-md-{_name_part(robot)}"
+    preferred = "robot-md-fleet" if len(snaps) > 1 else f"robot-md-{_name_part(robot)}"
+    return [str(p) for p in snaps], snaps, preferred
 
 
 def _targets_as_given(command: Command) -> list[str]:
@@ -8164,21 +8141,20 @@ def _targets_as_given(command: Command) -> list[str]:
 
 
 def _install_notes(path: Path, snap: Snapshot) -> None:
-    if not snap.report.ok:
-        count, see = len(snap.report.errors), f"see why: {invoked_as()} validate {shlex.quote(str(path))}"
-        line = (
-            f"{NAME}: note: {path} does not validate ({count} error{'s' * (count != 1)}); agents are told so"
-        )
-        print(_visible_line(f"{line}; {see}"), file=sys.stderr)
-    if snap.manifest.frontmatter.get("safety") is None:
-        line = f"{NAME}: note: {path} declares no safety block; agents are told to treat every motion as "
-        print(_visible_line(f"{line}needing the operator's approval"), file=sys.stderr)
+    count, see = len(snap.report.errors), f"see why: {invoked_as()} validate {shlex.quote(str(path))}"
+    notes = [
+        f"does not validate ({count} error{'s' * (count != 1)}); agents are told so; {see}"
+        * (not snap.report.ok),
+        "declares no safety block; agents are told to treat every motion as needing the operator's approval"
+        * (snap.manifest.frontmatter.get("safety") is None),
+    ]
+    for note in filter(None, notes):
+        print(_visible_line(f"{NAME}: note: {path} {note}"), file=sys.stderr)
 
 
 def _name_part(text: str) -> str:
-    """A robot's name (or a folder's, a host's) as part of an entry's name: as it is when it is 1 to
-    MAX_NAME_PART ASCII letters, digits, '-' and '_' (not first); else what is left of those, cut, and 6
-    hex digits of its SHA-256, so that two names never meet in one."""
+    """A robot's (folder's, host's) name in an entry's name: as it is when 1 to MAX_NAME_PART ASCII letters,
+    digits, '-' and '_' (not first); else what is left of those, cut, and 6 hex digits of its SHA-256."""
     if re.fullmatch(rf"[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_NAME_PART - 1}}}", text):
         return text
     kept = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-_")[: MAX_NAME_PART - 7].strip("-_")
@@ -8188,45 +8164,30 @@ def _name_part(text: str) -> str:
 
 @dataclass(frozen=True)
 class Naming:
-    """How install names an entry when --name is not given: an entry of ours that already serves the same
-    (its last `served` arguments equal ours; robot-md from earlier installs included) keeps its name, else
-    `preferred` (robot-md-ROBOT_NAME: an entry of ours there is the same robot, moved, and is updated)."""
+    """An entry's name when --name is not given: an entry of ours that already serves the same keeps its
+    name (robot-md from earlier installs included), else `preferred` (robot-md-ROBOT_NAME)."""
 
     preferred: str
     served: int  # how many of the entry's last arguments say what it serves
     url: str | None = None  # a bridge's: ours to this URL is the same
 
     def serves_the_same(self, there: list[str], ours: list[str]) -> bool:
-        """Does a command line of ours (there) serve what `ours` serves: the same last arguments, and no
-        other manifest or --fleet just before them."""
-        tail = ours[-self.served :]
+        """The same last arguments, and no other manifest or --fleet just before them."""
         before = there[-self.served - 1 : -self.served]
-        return there[-self.served :] == tail and not any(
+        return there[-self.served :] == ours[-self.served :] and not any(
             word == "--fleet" or word.lower().endswith(".md") for word in before
         )
 
-    def find(self, servers: dict[str, Any], entry: dict[str, Any]) -> str | None:
-        """The name of an entry of ours among a config's servers that serves what `entry` serves."""
+    def choose(self, servers: dict[str, Any], entry: dict[str, Any]) -> str:
+        """The name of an entry of ours among `servers` that serves what `entry` serves, else preferred."""
         ours = [entry.get("command", ""), *entry.get("args", [])]
         for name, there in servers.items():
-            if self.url is not None and _our_bridge(there) and self.url in _argv(there):
+            if self.url is not None and _our_bridge(there) and self.url in list(there.get("args") or ()):
                 return str(name)
-            if self.url is None and _runs_this_program(there) and self.serves_the_same(_argv(there), ours):
+            argv = [there.get("command"), *there.get("args", [])] if _runs_this_program(there) else []
+            if self.url is None and argv and self.serves_the_same(argv, ours):
                 return str(name)
-        return None
-
-    def choose(self, servers: dict[str, Any], entry: dict[str, Any]) -> str:
-        """The name for `entry` among a config's servers."""
-        return self.find(servers, entry) or self.preferred
-
-
-def _argv(entry: dict[str, Any]) -> list[str]:
-    args = entry.get("args")
-    return (
-        [str(entry.get("command")), *(a for a in args if isinstance(a, str))]
-        if isinstance(args, list)
-        else []
-    )
+        return self.preferred
 
 
 def _ours(entry: Any) -> bool:
@@ -8236,25 +8197,25 @@ def _ours(entry: Any) -> bool:
 
 
 def _our_bridge(entry: Any) -> bool:
-    """A bridge install wrote: our marker in its env (bridge_entry writes it), whatever else it holds."""
+    """A bridge install wrote: our marker in its env, whatever else it holds."""
     return isinstance(entry, dict) and isinstance(entry.get("env"), dict) and BRIDGE_MARKER in entry["env"]
 
 
-def _unusable_launch(launch: list[str]) -> str | None:
-    """Why a client could not start `launch`, if so."""
-    for word in launch:  # a byte os.fsdecode kept as a surrogate: JSON (and Node's argv) cannot carry it
+def _usable(launch: list[str]) -> list[str]:
+    """`launch`, unless it holds a byte os.fsdecode kept as a surrogate, which JSON cannot carry."""
+    for word in launch:
         if re.search("[\ud800-\udfff]", word):  # threat: none (usability)
             shown = word.encode("utf-8", "backslashreplace").decode("utf-8")
-            return f"{shown} is not UTF-8, which a client's config cannot hold; rename or move it"
-    return None
+            why = f"{shown} is not UTF-8, which a client's config cannot hold; rename or move it"
+            raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing installed: {why}"))
+    return launch
 
 
 def lasting_launch(machine: Machine) -> list[str]:
-    """How a client starts this program for good: launch_command(), or, when that is in a runner's cache
-    (`uv cache clean` deletes it), the runner fetching what this copy was installed from: `uvx --from SOURCE
-    robot-md-mcp` (`pipx run --spec`), SOURCE from PEP 610; else Exit (nothing installed)."""
+    """launch_command(), or, in a runner's cache (`uv cache clean` deletes it), the runner fetching what
+    this copy came from (PEP 610): `uvx --from SOURCE robot-md-mcp`, `pipx run --spec`; else Exit."""
     me = launch_command()
-    runner = _runners_cache(me)
+    runner = next((r for p in map(Path, me[:2]) for r, cache in _CACHES.items() if cache(p.parts)), None)
     if runner is None:
         return me
     source = installed_from()
@@ -8268,19 +8229,15 @@ def lasting_launch(machine: Machine) -> list[str]:
     return [program, "--from", source, NAME] if runner == "uvx" else [program, "run", "--spec", source, NAME]
 
 
-def _runners_cache(launch: list[str]) -> str | None:
-    """The runner (uvx, pipx) whose cache holds the program `launch` starts, if so."""
-    for parts in (Path(word).parts for word in launch[:2]):
-        if "uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts):
-            return "uvx"
-        if "pipx" in parts and ".cache" in parts:
-            return "pipx"
-    return None
+# Each runner, and how a path in its cache looks.
+_CACHES: dict[str, Callable[[tuple[str, ...]], bool]] = {
+    "uvx": lambda parts: "uv" in parts and any(p.startswith(("archive-v", "builds-v")) for p in parts),
+    "pipx": lambda parts: "pipx" in parts and ".cache" in parts,
+}
 
 
 def installed_from() -> str | None:
-    """What this copy was installed from, as `uvx --from` and `pipx run --spec` take it, from its
-    distribution's direct_url.json (PEP 610); None when there is none (an index) or it is no lasting URL."""
+    """What this copy was installed from (its direct_url.json, PEP 610), as `uvx --from` takes it."""
     import importlib.metadata
 
     try:
@@ -8298,21 +8255,20 @@ _FETCHABLE = re.compile(
 
 
 def pep610_source(found: Any) -> str | None:
-    """A PEP 610 direct URL as a source to fetch again: an archive's URL; a git repository's as
-    git+URL@REVISION (the one asked for, else the commit), #subdirectory= kept. None for a folder or a
-    file on this machine (dir_info, `file:`: it may change or go), another VCS, anything odd."""
+    """A PEP 610 direct URL as a source to fetch again: an archive's URL, git+URL@REVISION (#subdirectory=
+    kept); None for a folder or file on this machine (it may change or go), another VCS, anything odd."""
     url = found.get("url") if isinstance(found, dict) else None
     if not isinstance(url, str) or not _FETCHABLE.fullmatch(url):  # threat: none (usability: as _FETCHABLE)
         return None
     vcs, sub = found.get("vcs_info"), found.get("subdirectory")
+    revision = vcs.get("requested_revision") or vcs.get("commit_id") if isinstance(vcs, dict) else None
     if isinstance(found.get("archive_info"), dict):
         source = url
-    elif isinstance(vcs, dict) and vcs.get("vcs") == "git":
-        revision = vcs.get("requested_revision") or vcs.get("commit_id")
+    elif isinstance(vcs, dict) and vcs.get("vcs") == "git":  # hg, svn, bzr: uvx fetches git only
         if not isinstance(revision, str) or not re.fullmatch(r"\w[\w./+-]*", revision):
             return None
         source = f"git+{url}@{revision}"
-    else:  # dir_info: a folder on this machine; hg, svn, bzr: uvx fetches git only
+    else:  # dir_info: a folder on this machine
         return None
     if sub is None:
         return source
@@ -8325,26 +8281,23 @@ def run_uninstall(command: Command, machine: Machine) -> int:
     """Remove this server's entry from a client's config, and nothing else: NAME, else the entry of ours
     that serves PATH (several, --fleet DIR, a URL; found as install finds them), else robot-md."""
     command = _install_target(command)
-    naming, like = None, None
-    if command.name is None:
-        naming, like = _naming_of(command, machine)
-        if naming is None:
-            command = dataclasses.replace(command, name=DEFAULT_SERVER_NAME)
+    naming, like = (None, None) if command.name else _naming_of(command, machine)
+    if naming is None:
+        command = dataclasses.replace(command, name=command.name or DEFAULT_SERVER_NAME)
     _utf8_stdout()
-    if command.client == "claude-code":
-        if command.name is None and naming is not None and like is not None:
-            found = None if command.dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
-            name = _claude_code_name(found, command.scope or "user", naming, _argv(like))
-            command = dataclasses.replace(command, name=name)
-        return claude_code_remove(command, machine)
-    return edit_config(command, None, machine, naming, like)
+    if command.client != "claude-code":
+        return edit_config(command, None, machine, naming, like)
+    if naming is not None and like is not None:
+        claude = _claude_on_path(command, machine)
+        name = _claude_code_name(claude, command.scope or "user", naming, [like["command"], *like["args"]])
+        command = dataclasses.replace(command, name=name)
+    return claude_code_remove(command, machine)
 
 
 def _naming_of(command: Command, machine: Machine) -> tuple[Naming | None, dict[str, Any] | None]:
-    """How install would name the entry for what the command names, and the entry it would write; none
-    when it names nothing to be found (an uninstall of the entry earlier installs named robot-md)."""
-    if command.path is not None and re.match(r"https?://", command.path, re.IGNORECASE):
-        host = re.sub(r"^https?://([^/:?#]*).*", r"\1", command.path, flags=re.IGNORECASE | re.DOTALL)
+    """How install would name the entry for what the command names, and the entry; None: robot-md."""
+    if re.match(r"https?://", command.path or "", re.IGNORECASE):
+        host = re.sub(r"^https?://([^/:?#]*).*", r"\1", cast(str, command.path), flags=re.I | re.DOTALL)
         return Naming(f"robot-md-{_name_part(host)}", 1, command.path), {}
     if command.path is None and command.fleet is None and not machine.environ.get(PATH_ENV):
         return None, None
@@ -8355,13 +8308,11 @@ def _naming_of(command: Command, machine: Machine) -> tuple[Naming | None, dict[
         targets, preferred = _targets_as_given(command), DEFAULT_SERVER_NAME
         if not targets:
             return None, None
-    launch = [*launch_command(), *targets]
-    return Naming(preferred, len(targets)), server_entry(command, launch)
+    return Naming(preferred, len(targets)), server_entry(command, [*launch_command(), *targets])
 
 
 def server_entry(command: Command, launch: list[str]) -> dict[str, Any]:
-    """The config value that starts `launch` (an argv list). In a workspace's file (people commit it),
-    a path inside the workspace is written as VS Code's ${workspaceFolder}/…"""
+    """The entry that starts `launch`; in a workspace (committed) paths inside are ${workspaceFolder}/…"""
     args, folder = list(launch), command.workspace
     for i, arg in enumerate(args):
         if folder is not None and os.path.isabs(arg) and Path(arg).is_relative_to(folder):
@@ -8372,8 +8323,7 @@ def server_entry(command: Command, launch: list[str]) -> dict[str, Any]:
 
 
 class _Refused(Exception):
-    """A config file install will not touch; the text says why (after the path). paste_by_hand: it
-    may be JSONC its client reads, so the entry is printed for the user to add by hand."""
+    """A config install will not touch, and why; paste_by_hand: JSONC, the entry printed to add by hand."""
 
     def __init__(self, why: str, paste_by_hand: bool = False) -> None:
         super().__init__(why)
@@ -8391,13 +8341,12 @@ def edit_config(
     naming: Naming | None = None,
     like: dict[str, Any] | None = None,
 ) -> int:
-    """Add `entry` to the client's config file, or remove ours (entry None), and say what changed. Without
-    --name, `naming` names the entry; an entry holding a token (a bridge's) makes the file private."""
-    client, name = cast(str, command.client), command.name or ""
-    private = entry is not None and BRIDGE_AUTH_ENV in entry.get("env", {})
+    """Add `entry` to the client's config, or remove ours (entry None), and say what changed."""
+    client, private = cast(str, command.client), entry is not None and BRIDGE_AUTH_ENV in entry.get("env", {})
     workspace = None if command.workspace is None else Path(command.workspace)
     found = config_path(client, machine.platform, machine.environ, machine.user_home(), workspace)
     path = Path(os.path.realpath(found))  # a symlinked config (dotfiles) is written through
+    named = None if command.name else naming
     done = "installed" if entry is not None else "removed"
     try:
         # threat: T-CONFIG-2
@@ -8405,27 +8354,23 @@ def edit_config(
             raise _Refused(
                 f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
             )
-        edit = Edit(
-            CLIENT_FILES[client].key, name, entry, naming if not command.name else None, private, like
-        )
-        edited = _edit_file(path, edit, command.dry_run)
+        edited = _edit_file(path, command, entry, named, like, private)
     except _Refused as e:
         if e.paste_by_hand and entry is not None:
-            print(_as_member(name or (naming.preferred if naming else DEFAULT_SERVER_NAME), entry))
+            print(_as_member(command.name or (naming.preferred if naming else DEFAULT_SERVER_NAME), entry))
         raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: nothing {done}: {path} {e}")) from None
     except OSError as e:
         line = f"{NAME}: nothing {done}: cannot write {path}: {_os_reason(e)}"
         raise Exit(ExitCode.CANNOT_USE, _visible_line(line)) from None
-    _say_edit(command, edited, path, entry)
+    _say_edit(command, path, entry, *edited)
     return ExitCode.OK
 
 
 def _say_edit(
-    command: Command, done: tuple[str, str | None, str, str], path: Path, entry: dict[str, Any] | None
+    command: Command, path: Path, entry: dict[str, Any] | None, status: str, kept: str, name: str
 ) -> None:
     """What edit_config changed (or would, or did not), in one line; a dry run's entry after it."""
-    status, text, kept, name = done
-    if text is None:
+    if status == "unchanged":
         there = f"is already in {path} with this command" if entry is not None else f"is not in {path}"
         print(_visible_line(f'{NAME}: "{name}" {there}; nothing changed' + f" ({kept})" * bool(kept)))
         return
@@ -8435,7 +8380,7 @@ def _say_edit(
         said = _visible_line(f'{NAME}: dry run, nothing changed; would {verb} "{name}" {where} {path}')
         print(said + (f":\n{_as_member(name, entry)}" if entry is not None else ""))
     else:
-        next_step = CLIENT_FILES[cast(str, command.client)].next_step
+        next_step = CLIENT_FILES[cast(str, command.client)][1]
         print(_visible_line(f'{NAME}: {status} "{name}" {where} {path} ({kept}); {next_step}'))
 
 
@@ -8447,38 +8392,33 @@ def _as_member(name: str, entry: dict[str, Any]) -> str:
     return "\n".join(line[2:] for line in json.dumps({name: entry}, indent=2).splitlines()[1:-1])
 
 
-@dataclass(frozen=True)
-class Edit:
-    """One change to a client's config: `entry` under `name` in its `key` object (None: ours removed);
-    `naming` picks the name where none was given; `private`: the file (and its backup) made 0600."""
-
-    key: str
-    name: str
-    entry: dict[str, Any] | None
-    naming: Naming | None = None
-    private: bool = False
-    like: dict[str, Any] | None = None  # removing without --name: the entry install would write
-
-
-def _edit_file(path: Path, edit: Edit, dry_run: bool) -> tuple[str, str | None, str, str]:
-    """The status, the new text (None: unchanged), what was kept of the old, and the entry's name. Redone
-    if a client saved the file meanwhile (_Changed)."""
-    if edit.entry is not None and not dry_run:
+def _edit_file(
+    path: Path,
+    command: Command,
+    entry: dict[str, Any] | None,
+    naming: Naming | None,
+    like: dict[str, Any] | None,
+    private: bool,
+) -> tuple[str, str, str]:
+    """The status, what was kept of the old file, the entry's name; redone if a client saved it meanwhile."""
+    key, dry_run = CLIENT_FILES[cast(str, command.client)][0], command.dry_run
+    if entry is not None and not dry_run:
         path.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(CONFIG_EDIT_ATTEMPTS):  # threat: T-CONFIG-1
         old = _read_config(path)
-        name = edit.name
-        if edit.naming is not None and edit.entry is not None:
-            name = edit.naming.choose(_servers(old, edit.key), edit.entry)
-        elif edit.naming is not None and edit.like is not None:
-            name = edit.naming.find(_servers(old, edit.key), edit.like) or edit.naming.preferred
-        text, status = edited_config(old, edit.key, name, edit.entry)
-        if text is None and edit.private and not dry_run:
-            return status, text, _made_private(path), name
-        if text is None or dry_run:
-            return status, text, "", name
+        name = command.name or ""
+        if naming is not None and (entry or like) is not None:
+            name = naming.choose(_servers(old, key), cast(dict[str, Any], entry or like))
+        text, status = edited_config(old, key, name, entry)
+        if dry_run or (text is None and not private):
+            return status, "", name
+        if text is None:  # threat: T-HTTP-LAN-3: an unchanged config holding our token made private
+            opened = _new_mode(path, private)[1]
+            if opened:
+                os.chmod(path, 0o600)
+            return status, "made private: mode 0600" * opened, name
         with contextlib.suppress(_Changed):
-            return status, text, _replace_file(path, text.encode("utf-8"), old, edit.private), name
+            return status, _replace_file(path, text.encode("utf-8"), old, private), name
     raise _Refused(
         f"changed {CONFIG_EDIT_ATTEMPTS} times while being edited (is a client saving it?); nothing written; "
         "try again"
@@ -8486,8 +8426,7 @@ def _edit_file(path: Path, edit: Edit, dry_run: bool) -> tuple[str, str | None, 
 
 
 def _read_config(path: Path) -> bytes | None:
-    """The file's bytes, None if there is none. Opened without blocking and
-    read only if it is a regular file (a FIFO must not hang us)."""
+    """The file's bytes (None: no file), read only from a regular file opened without blocking (a FIFO)."""
     try:
         with open(path, "rb", opener=_open_nonblocking) as f:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # threat: none (note 3)
@@ -8507,19 +8446,10 @@ def _servers(data: bytes | None, key: str) -> dict[str, Any]:
     return servers if isinstance(servers, dict) else {}
 
 
-def _made_private(path: Path) -> str:
-    """An unchanged config holding our token, made private if it was not."""  # threat: T-HTTP-LAN-3
-    if os.name == "nt" or not stat.S_IMODE(os.stat(path).st_mode) & 0o077:
-        return ""
-    os.chmod(path, 0o600)
-    return "made private: mode 0600"
-
-
 def edited_config(
     data: bytes | None, key: str, name: str, entry: dict[str, Any] | None
 ) -> tuple[str | None, str]:
-    """The config's new text with `entry` under `name` in its `key` object, or ours removed (entry
-    None), and the status: added, updated or removed (text None: unchanged)."""
+    """The config's new text (None: unchanged) with `entry` under `name`, or ours removed; and the status."""
     text, config = _loaded_config(data, key)
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
@@ -8555,8 +8485,7 @@ def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
     except UnicodeDecodeError:
         raise _Refused("is not UTF-8 text") from None
     except json.JSONDecodeError as e:  # threat: contract: nothing of the file lost
-        # JSONC (VS Code allows comments and trailing commas) is not rewritten:
-        # a faithful rewrite needs a JSONC editor, a runtime dependency.
+        # JSONC (VS Code allows comments and trailing commas) is not rewritten: that needs a JSONC editor.
         raise _Refused(
             f"is not strict JSON ({e.msg} at line {e.lineno} column {e.colno}); if it has comments or "
             f'trailing commas, edit its "{key}" object by hand; else fix it or move it aside',
@@ -8584,10 +8513,8 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = False) -> str:
-    """Compare and swap: the new bytes and the old go to temp files beside the config (its mode kept);
-    if the config still holds `old` (else _Changed, nothing touched), they are renamed over the config
-    (a crash leaves the old file or the new; a locked one, nothing changed) and then to `<path>.bak` (a
-    link there is replaced, never followed). Says what was kept of the old."""
+    """Compare and swap: new and old bytes to synced temp files beside the config (its mode kept), renamed
+    over it and `<path>.bak` (a link there replaced, not followed) if it still holds `old`; else _Changed."""
     import tempfile
 
     backup = None if old is None else path.with_name(path.name + ".bak")
@@ -8601,7 +8528,12 @@ def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = Fa
             # threat: T-CONFIG-2: new temp files beside, renamed over <file> and <file>.bak, never followed
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             temps.append(tmp)
-            _write_synced(fd, content, tmp, mode)
+            with os.fdopen(fd, "wb") as f:
+                f.write(content)
+                f.flush()
+                os.fsync(f.fileno())
+            if mode is not None:
+                os.chmod(tmp, mode)
         if _read_config(path) != old:  # threat: T-CONFIG-1
             raise _Changed
         os.replace(temps[0], path)
@@ -8619,37 +8551,23 @@ def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = Fa
 
 
 def _new_mode(path: Path, private: bool) -> tuple[int | None, bool]:
-    """The mode of the new config and its backup: the config's own (None: mkstemp's 0600), 0600 when it
-    holds a token (only the user reads it); and whether that made it private."""
+    """The new config's mode (its own, None: mkstemp's 0600; a token: 0600), and if that made it private."""
     mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None
     opened = private and os.name != "nt" and mode is not None and bool(mode & 0o077)  # threat: T-HTTP-LAN-3
     return (0o600 if private else mode), opened
 
 
-def _write_synced(fd: int, content: bytes, name: str, mode: int | None) -> None:
-    with os.fdopen(fd, "wb") as f:
-        f.write(content)
-        f.flush()
-        os.fsync(f.fileno())
-    if mode is not None:
-        os.chmod(name, mode)
-
-
-# Is an entry ours: one rule. The program it launches names us: its command itself, or the word right
-# after a known launcher, where a Python's `-m` or a runner's `--from`/`--spec SOURCE` may stand between
-# (what install writes and the README shows; a Python's other options, `-X utf8` or `py -3.12`, make it
-# someone else's, which fails safe: left as it is). Our names: robot-md-mcp (a console script, or the package
-# a runner runs, its version cut off), robot_md_mcp.py, robot-md-mcp.pyz and the slim
-# robot-md-mcp-<version>-….pyz, `-m robot_md_mcp`; robot-md-mcp-evil.pyz is not. A bridge: its marker only.
+# Is an entry ours: one rule. The program it launches names us: its command, or the word after a known
+# launcher (a Python's `-m`, a runner's `--from`/`--spec SOURCE` between; a Python's other options make it
+# someone else's, which fails safe). Our names: robot-md-mcp (its version cut off), robot_md_mcp.py,
+# robot-md-mcp[-<version>-…].pyz, `-m robot_md_mcp`; robot-md-mcp-evil.pyz is not. A bridge: its marker.
 _OUR_PROGRAM = re.compile(r"robot[-_]md[-_]mcp(?:\.py|(?:-\d[\w.+-]*)?\.pyz)?", re.IGNORECASE)
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*w?|py", re.IGNORECASE)
 _RUNNERS = (("uvx",), ("uv", "tool", "run"), ("pipx", "run"))  # each then [--from|--spec SOURCE] PACKAGE
 
 
 def _runs_this_program(entry: Any) -> bool:
-    """Is this config entry a command that starts robot-md-mcp (or exactly the one this copy writes)?
-    Judged by the program it launches only, never by a mention elsewhere (a later argument, a folder's
-    name, a bridge's URL, a docker image, a note in env)."""
+    """Does this entry start robot-md-mcp (by the program it launches only, never a mention elsewhere)?"""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
     args = entry.get("args", [])
@@ -8660,9 +8578,7 @@ def _runs_this_program(entry: Any) -> bool:
 
 
 def _program_run_by(argv: list[str]) -> str:
-    """The name of the program a command line launches: the command itself, or the word right after a
-    known launcher: `python3 FILE`, `python3 -m MODULE`, `uvx [--from SOURCE] PACKAGE`, `uv tool run
-    [--from SOURCE] PACKAGE`, `pipx run [--spec SOURCE] PACKAGE` (a package's version cut off)."""
+    """The program a command line launches: the command, or the word after a known launcher."""
     program, rest = _file_name(argv[0]), argv[1:]
     if _PYTHON.fullmatch(program):
         rest = rest[1:] if rest[:1] == ["-m"] else rest
@@ -8684,20 +8600,15 @@ def _file_name(word: str) -> str:
 # --- claude-code: Claude Code keeps its config itself; `claude mcp` edits it
 
 
-def claude_code_add(
-    command: Command, launch: list[str], machine: Machine, naming: Naming | None = None
-) -> int:
-    """`claude mcp add` in the user scope unless told (seen from every folder). Already there with this
-    command: nothing changed; with another command of ours: replaced; someone else's: left as it is. Without
-    --name, `naming` names it (from what `claude mcp get` shows)."""
-    scope = command.scope or "user"
-    found = None if command.dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
-    name = command.name or _claude_code_name(found, scope, naming or Naming(DEFAULT_SERVER_NAME, 1), launch)
+def claude_code_add(command: Command, launch: list[str], machine: Machine, naming: Naming) -> int:
+    """`claude mcp add`, the user scope unless told; an entry of ours under the name replaced, someone
+    else's left as it is."""
+    scope, claude = command.scope or "user", _claude_on_path(command, machine)
+    name = command.name or _claude_code_name(claude, scope, naming, launch)
     add = ["claude", "mcp", "add", "--scope", scope, name, "--", *launch]
-    claude = _claude(command.dry_run, machine, [add])
     if claude is None:
-        return ExitCode.OK
-    done, status = _claude_code(claude, add), "added"
+        return _print_instead(command, machine, [add])
+    done = _claude_code(claude, add)
     there = None if done.returncode == 0 else claude_code_entry(claude, name, scope)
     if there is not None and " ".join(there) == " ".join(launch):
         print(
@@ -8706,26 +8617,22 @@ def claude_code_add(
         return ExitCode.OK
     if there is not None:  # another command under this name, in this scope
         if _someone_elses(there):  # threat: contract, as in claude_code_remove
-            raise Exit(
-                ExitCode.CANNOT_USE,
-                f"{NAME}: nothing installed: {_not_ours(scope, name)} (--name picks another)",
-            )
+            line = f"{NAME}: nothing installed: {_not_ours(scope, name)} (--name picks another)"
+            raise Exit(ExitCode.CANNOT_USE, line)
         _claude_code(claude, ["claude", "mcp", "remove", "--scope", scope, name])
-        done, status = _claude_code(claude, add), "updated"
+        done = _claude_code(claude, add)
     if done.returncode != 0:
-        gone = f"; the entry it replaces was removed first: it ran {' '.join(there or [])}" * (
-            status == "updated"
-        )
+        gone = f"; the entry it replaces was removed first: it ran {' '.join(there)}" if there else ""
         line = f"{NAME}: `claude mcp add` failed (exit {done.returncode}): {_last_line(done)}{gone}"
         raise Exit(ExitCode.CANNOT_USE, _visible_line(line))
+    status = "added" if there is None else "updated"
     print(f'{NAME}: {status} "{name}" in Claude Code\'s {scope} config: ran {_shown(add, machine)}')
     return ExitCode.OK
 
 
 def _claude_code_name(claude: str | None, scope: str, naming: Naming, launch: list[str]) -> str:
-    """robot-md (the name earlier installs gave) where Claude Code's entry of ours under it serves what
-    `launch` serves, else naming's. `claude mcp get` joins the arguments with spaces, so both command
-    lines are compared as words split at each space."""
+    """robot-md (earlier installs' name) where Claude Code's entry of ours under it serves what `launch`
+    serves, else naming's. `claude mcp get` joins the arguments with spaces: both are split at each."""
     if claude is None:  # the line is printed, not run: nothing to look at
         return naming.preferred
     words = " ".join(launch).split(" ")
@@ -8737,14 +8644,13 @@ def _claude_code_name(claude: str | None, scope: str, naming: Naming, launch: li
 
 
 def claude_code_remove(command: Command, machine: Machine) -> int:
-    """`claude mcp remove` from the scope given, else from the user scope and the local one (where
-    earlier versions of install put it); an entry `claude mcp get` shows there running something else
-    is left as it is (a project one hidden by a local one cannot be seen, and is removed)."""
+    """`claude mcp remove` from the scope given, else the user and local ones (earlier versions' place); an
+    entry there running something else is left (a project one hidden by a local one is removed)."""
     name, scopes = cast(str, command.name), [command.scope] if command.scope else ["user", "local"]
     lines = {scope: ["claude", "mcp", "remove", "--scope", scope, name] for scope in scopes}
-    claude = _claude(command.dry_run, machine, list(lines.values()))
+    claude = _claude_on_path(command, machine)
     if claude is None:
-        return ExitCode.OK
+        return _print_instead(command, machine, list(lines.values()))
     theirs = [scope for scope in scopes if _someone_elses(claude_code_entry(claude, name, scope))]
     runs = {scope: _claude_code(claude, line) for scope, line in lines.items() if scope not in theirs}
     removed = [scope for scope, done in runs.items() if done.returncode == 0]
@@ -8763,8 +8669,7 @@ def claude_code_remove(command: Command, machine: Machine) -> int:
 
 
 def _someone_elses(there: list[str] | None) -> bool:
-    """Is what `claude mcp get` showed a command that does not start robot-md-mcp? It joins the words with
-    spaces, so this very copy is recognised joined too (its path may hold a space)."""
+    """Does what `claude mcp get` showed (words joined with spaces) start something else?"""
     if there is None or f"{' '.join(there)} ".startswith(f"{' '.join(launch_command())} "):
         return False
     return not _runs_this_program({"command": there[0], "args": there[1:]})
@@ -8775,9 +8680,8 @@ def _not_ours(scopes: str, name: str) -> str:
 
 
 def claude_code_entry(claude: str, name: str, scope: str) -> list[str] | None:
-    """The command and its arguments of Claude Code's server `name` if it is in `scope` (an HTTP one's
-    command is ""), from `claude mcp get`'s `Scope: User config …`, `Command:`, `Args:` (no JSON; a heavy
-    test runs the CLI). The CLI joins the arguments with spaces: split at each, the command kept whole."""
+    """Claude Code's server `name` in `scope` as `claude mcp get` shows it (`Scope:`, `Command:`, `Args:`;
+    no JSON): its command ("" for HTTP) and arguments split at each space."""
     import tempfile
 
     # threat: contract: no local or project entry hides the user one there
@@ -8787,20 +8691,22 @@ def claude_code_entry(claude: str, name: str, scope: str) -> list[str] | None:
         )
     fields = dict(re.findall(r"^ *(Scope|Command|Args): ?(.*)$", done.stdout, re.MULTILINE))
     if done.returncode == 0 and fields.get("Scope", "").lower().startswith(f"{scope} "):
-        return [fields.get("Command", ""), *fields.get("Args", "").split(" ")]  # an HTTP one has no Command
+        return [fields.get("Command", ""), *fields.get("Args", "").split(" ")]
     return None
 
 
-def _claude(dry_run: bool, machine: Machine, lines: list[list[str]]) -> str | None:
-    """The claude CLI to run `lines` with; None once they are printed instead (a dry run, or claude
-    is not on PATH: then run them where it is)."""
-    claude = None if dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
-    if claude is None:
-        print("\n".join(_shown(argv, machine) for argv in lines))
-        if not dry_run:
-            above = "the lines above" if len(lines) > 1 else "the line above"
-            print(f"{NAME}: claude is not on PATH; run {above} where it is", file=sys.stderr)
-    return claude
+def _claude_on_path(command: Command, machine: Machine) -> str | None:
+    """The claude CLI to run, None for a dry run or when it is not on PATH."""
+    return None if command.dry_run else shutil.which("claude", path=machine.environ.get("PATH"))
+
+
+def _print_instead(command: Command, machine: Machine, lines: list[list[str]]) -> int:
+    """The `claude mcp` lines printed (a dry run; claude not on PATH: then to run where it is)."""
+    print("\n".join(_shown(argv, machine) for argv in lines))
+    if not command.dry_run:
+        above = "the lines above" if len(lines) > 1 else "the line above"
+        print(f"{NAME}: claude is not on PATH; run {above} where it is", file=sys.stderr)
+    return ExitCode.OK
 
 
 def _claude_code(claude: str, argv: list[str], cwd: str | None = None) -> subprocess.CompletedProcess[str]:

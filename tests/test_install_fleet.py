@@ -1,9 +1,7 @@
 """install for many robots: the entry's default name comes from the robot (robot-md-ROBOT_NAME), so a
 second robot never replaces the first; an entry of ours that already serves the same manifest keeps its
-name (robot-md, as earlier versions named every entry, included); a fleet's entry (several PATHs,
---fleet DIR); and Claude Desktop's bridge to a server over HTTP (npm's mcp-remote, the token in the
-entry's env, never in argv, the config private). Configs of every shape, generated; the command line in
-this process as tests/test_install.py runs it."""
+name; a fleet's entry (several PATHs, --fleet DIR); Claude Desktop's bridge to a server over HTTP (npm's
+mcp-remote, the token in the entry's env, never in argv, the config private). In this process."""
 
 from __future__ import annotations
 
@@ -16,36 +14,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from conftest import EXAMPLE, ROOT, posix_only
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_install import (
-    EXAMPLE,
-    FOREIGN_ENTRY,
-    KEY,
-    MODULE,
-    OURS,
-    Installer,
-    fake_claude,
-    posix_only,
-    write_json,
-)
+from installed import FOREIGN_ENTRY, KEY, MODULE, OURS, Installer, fake_claude, installer, write_json
 
 import robot_md_mcp as rmm
 
 BOB = EXAMPLE.read_text(encoding="utf-8")
 FILE_CLIENTS = ["claude-desktop", "cursor", "vscode"]
 SETTINGS = settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 
 @pytest.fixture
 def install(tmp_path: Path, monkeypatch, capsys) -> Installer:
-    monkeypatch.setattr(sys, "argv", [MODULE])
-    home = tmp_path / "home"
-    home.mkdir()
-    return Installer(home, capsys)
+    return installer(tmp_path, monkeypatch, capsys)
 
 
 def robot(folder: Path, name: str, file: str = "ROBOT.md") -> Path:
@@ -55,10 +40,6 @@ def robot(folder: Path, name: str, file: str = "ROBOT.md") -> Path:
     quoted = json.dumps(name, ensure_ascii=False)  # YAML reads JSON's strings
     path.write_text(BOB.replace("robot_name: bob", f"robot_name: {quoted}", 1), encoding="utf-8")
     return path
-
-
-def servers(install: Installer, client: str) -> dict[str, Any]:
-    return json.loads(install.file(client).read_text(encoding="utf-8"))[KEY[client]]  # type: ignore[no-any-return]
 
 
 NAMES = st.text(
@@ -82,7 +63,7 @@ def test_a_second_robot_never_replaces_the_first(
     for path in paths:
         done = install(client, str(path))
         assert done.code == 0, done.err
-    entries = servers(install, client)
+    entries = install.servers(client)
     assert len(entries) == len(names)
     for name, path in zip(names, paths, strict=True):
         entry_name = f"robot-md-{rmm._name_part(name)}"
@@ -120,7 +101,7 @@ def test_a_robot_installed_under_any_name_is_updated_there_never_added_twice(
     write_json(path, {KEY[client]: {**others, old_name: entry}})
     done = install(client, str(EXAMPLE))
     assert done.code == 0, done.err
-    after = servers(install, client)
+    after = install.servers(client)
     assert list(after) == [*others, old_name]
     assert after[old_name]["args"][-1] == str(EXAMPLE) and after[old_name]["env"] == {"MINE": "1"}
     assert done.out.startswith(f'robot-md-mcp: updated "{old_name}"') or "already in" in done.out
@@ -136,7 +117,7 @@ def test_an_entry_of_ours_for_another_manifest_is_left_and_a_new_one_added(
     fleet = {"command": "robot-md-mcp", "args": [str(rover), str(EXAMPLE)]}
     write_json(path, {"mcpServers": {"robot-md": old, "robot-md-fleet": fleet}})
     assert install("cursor", str(EXAMPLE)).code == 0
-    assert servers(install, "cursor") == {
+    assert install.servers("cursor") == {
         "robot-md": old,
         "robot-md-fleet": fleet,
         "robot-md-bob": json_entry(),
@@ -154,7 +135,7 @@ def test_a_fleet_entry_from_paths_or_a_folder(install: Installer, tmp_path: Path
     assert done.code == 0 and 'added "robot-md-fleet"' in done.out, done
     done = install("cursor", "--fleet", str(fleet))
     assert done.code == 0 and 'added "robot-md-fleet-lab-1-' in done.out, done
-    entries = servers(install, "cursor")
+    entries = install.servers("cursor")
     name = f"robot-md-fleet-{rmm._name_part('lab 1')}"
     assert entries == {
         "robot-md-fleet": json_entry(str(arm), str(cam)),
@@ -164,7 +145,7 @@ def test_a_fleet_entry_from_paths_or_a_folder(install: Installer, tmp_path: Path
         assert "already in" in install("cursor", *args).out
     assert install("cursor", "--fleet", str(fleet), verb="uninstall").code == 0
     assert install("cursor", str(arm), str(cam), verb="uninstall").code == 0
-    assert servers(install, "cursor") == {}
+    assert install.servers("cursor") == {}
     empty = tmp_path / "empty"
     empty.mkdir()
     done = install("cursor", "--fleet", str(empty))
@@ -236,19 +217,14 @@ def test_the_bridge_entry_keeps_the_token_out_of_argv_and_the_file_private(
     assert token not in done.out + done.err
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert ("made private: mode 0600" in done.out) == (mode == 0o644)
-    entries = servers(install, "claude-desktop")
+    entries = install.servers("claude-desktop")
     name = next(n for n in entries if n not in others)
     entry = entries[name]
     assert rmm._our_bridge(entry) and name.startswith("robot-md-")
     plain = url.startswith("http:") and not re.match(r"http://(127\.0\.0\.1|localhost)[:/]", url)
     assert entry["command"] == "npx"
-    assert entry["args"] == [
-        "-y",
-        rmm.MCP_REMOTE,
-        url,
-        "--header",
-        f"Authorization:${{{rmm.BRIDGE_AUTH_ENV}}}",
-    ] + (["--allow-http"] if plain else [])
+    header = f"Authorization:${{{rmm.BRIDGE_AUTH_ENV}}}"
+    assert entry["args"] == ["-y", rmm.MCP_REMOTE, url, "--header", header, *["--allow-http"] * plain]
     assert all(token not in a and " " not in a for a in entry["args"])
     assert entry["env"][rmm.BRIDGE_AUTH_ENV] == f"Bearer {token}"
     assert ("plain HTTP" in done.err) == plain
@@ -259,7 +235,7 @@ def test_the_bridge_entry_keeps_the_token_out_of_argv_and_the_file_private(
     dry = install("claude-desktop", url, "--token-file", str(secret), "--dry-run", verb="install")
     assert token not in dry.out
     gone = install("claude-desktop", url, verb="uninstall")
-    assert gone.code == 0 and servers(install, "claude-desktop") == others
+    assert gone.code == 0 and install.servers("claude-desktop") == others
 
 
 @posix_only
@@ -327,4 +303,4 @@ def test_uninstall_finds_the_entry_of_a_robot_gone_since(install: Installer, tmp
     (fleet / "arm" / "ROBOT.md").unlink()
     assert install("cursor", str(rover), verb="uninstall").code == 0
     assert install("cursor", "--fleet", str(fleet), verb="uninstall").code == 0
-    assert servers(install, "cursor") == {"robot-md-bob": json_entry()}
+    assert install.servers("cursor") == {"robot-md-bob": json_entry()}

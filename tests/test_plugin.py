@@ -99,18 +99,9 @@ def test_plugin_icon_is_the_bundles() -> None:
 
 
 # Agent Plugins 1.0.0 (agent-plugins.org): the manifest's allowed fields and name rule, mcp.json's shape.
-AGENT_PLUGIN_FIELDS = {
-    "$schema",
-    "name",
-    "version",
-    "description",
-    "author",
-    "homepage",
-    "repository",
-    "license",
-    "keywords",
-    "extensions",
-}
+AGENT_PLUGIN_FIELDS = set(
+    "$schema name version description author homepage repository license keywords extensions".split()
+)
 AGENT_NAME = re.compile(r"^(?!.*(--|\.\.))[a-z0-9](?:[a-z0-9.-]{0,62}[a-z0-9])?$")
 
 
@@ -139,15 +130,9 @@ def test_the_skill_names_only_what_the_server_serves() -> None:
     skill = (PLUGIN / "skills" / "robot-md" / "SKILL.md").read_text(encoding="utf-8")
     named = set(re.findall(r"`([a-z_-]+)`", skill))
     served = set(rmm.TOOLS) | set(rmm.PROMPTS) | {v.kind for v in rmm.VIEWS} | {"robot-md"}
-    assert {
-        "brief",
-        "check_action",
-        "validate",
-        "check-safety",
-        "manifest-status",
-        "doctor_summary",
-        "verify",
-    } <= named
+    assert (
+        set("brief check_action validate check-safety manifest-status doctor_summary verify".split()) <= named
+    )
     assert named <= served, named - served
     for uri in re.findall(r"`(robot-md://[^`]+)`", skill):
         assert uri.rsplit("/", 1)[1] in {v.kind for v in rmm.VIEWS}, uri
@@ -213,16 +198,13 @@ def serves_bob(
 ) -> None:
     """Start the server (or `command`) with args as a client would, complete an initialize, read
     the identity: it is bob. `env`: the whole environment."""
+    client = {"name": "link", "version": "0"}
     lines: list[dict] = [
         {
             "jsonrpc": "2.0",
             "id": 1,
             "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "link", "version": "0"},
-            },
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client},
         },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "robot-md://bob/identity"}},
@@ -244,15 +226,14 @@ def workspace(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.process  # the default tier: the links' words above, the walk up from `${…}` in test_launch.py
 @pytest.mark.parametrize("expanded", [True, False], ids=["expanded", "left-literal"])
-@pytest.mark.parametrize("client", ["vscode", "cursor"])
-def test_install_links_serve_the_open_folder(
-    client: str, expanded: bool, workspace: Path, tmp_path: Path
-) -> None:
+def test_install_links_serve_the_open_folder(expanded: bool, workspace: Path, tmp_path: Path) -> None:
     """What each link starts, after uvx has fetched it: robot-md-mcp with the link's own arguments, the
-    workspace variable as the editor expands it, or left as written (then the walk up from the folder)."""
-    entry = vscode_entry() if client == "vscode" else cursor_entry()[1]
-    args = entry["args"][entry["args"].index("robot-md-mcp") + 1 :]
+    workspace variable as the editor expands it, or left as written (then the walk up from the folder).
+    Cursor's link starts the same words (test_install_links_describe_this_release_for_the_open_folder)."""
+    link = vscode_entry()["args"]
+    args = link[link.index("robot-md-mcp") + 1 :]
     if expanded:
         args = [a.replace("${workspaceFolder}", str(workspace)) for a in args]
     serves_bob(args, cwd=workspace if not expanded else tmp_path)
