@@ -105,8 +105,8 @@ async def test_what_the_entries_send_is_accepted(tmp_path: Path) -> None:
     port = listener.url.rsplit(":", 1)[1].split("/")[0]
     initialize = json.dumps(INIT)
     async with served_in_process(listener=listener) as (http, _):
-        vscode = json.loads(block("vscode"))["servers"]["robot-md"]["headers"]
-        cursor = json.loads(block("cursor"))["mcpServers"]["robot-md"]["headers"]
+        vscode: dict[str, str] = json.loads(block("vscode"))["servers"]["robot-md"]["headers"]
+        cursor: dict[str, str] = json.loads(block("cursor"))["mcpServers"]["robot-md"]["headers"]
         for headers in (vscode, cursor, {}):
             sent = {k: re.sub(r"\$\{(input|env):[^}]*\}", TOKEN, v) for k, v in headers.items()}
             sent |= {**MCP_HEADERS, "Host": f"{host}:{port}"}
