@@ -10,6 +10,7 @@ request; this extends both."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
@@ -328,17 +329,23 @@ def test_batches_without_requests_under_2025_03_26(
         assert single["error"]["code"] == answer and "empty batch" in single["error"]["message"]
 
 
-@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
-def test_batches_are_refused_under_other_revisions(tmp_path: Path, version: str) -> None:
-    path = tmp_path / "ROBOT.md"
-    path.write_text(GOOD, encoding="utf-8")
-    with RawServer(path) as served:
-        served.handshake(version=version)
-        served.send([request(60), request(61)])
-        (answer,) = served.fence()
+@pytest.mark.parametrize(
+    "version", [pytest.param(v, marks=pytest.mark.process) for v in ("2024-11-05", "2025-06-18")] + [None]
+)
+def test_batches_are_refused_under_other_revisions(
+    server: RawServer, tmp_path: Path, version: str | None
+) -> None:
+    """None: the module's server, at 2025-11-25; the others a process of their own."""
+    with contextlib.ExitStack() as stack:
+        if version is not None:
+            (path := tmp_path / "ROBOT.md").write_text(GOOD, encoding="utf-8")
+            server = stack.enter_context(RawServer(path))
+            server.handshake(version=version)
+        server.send([request(60), request(61)])
+        (answer,) = server.fence()
         assert (answer["id"], answer["error"]["code"]) == (None, INVALID_REQUEST)
         assert "batch" in answer["error"]["message"]
-        assert served.close() == 0
+        assert version is None or server.close() == 0
 
 
 # --- well-formed requests the server cannot serve ------------------------------
@@ -464,6 +471,7 @@ def test_five_hundred_requests_written_at_once(server: RawServer) -> None:
 # --- stdin closing with requests in flight -------------------------------------------
 
 
+@pytest.mark.process  # the default tier's end of input: tests/test_stdin_closing_answers_all.py
 @pytest.mark.parametrize(
     "tail", [b"", b'{"jsonrpc": "2.0", "id": "cut", "method": "pi'], ids=["whole", "cut-line"]
 )
