@@ -2,7 +2,7 @@
 JSON-RPC-shaped lines (every method, every field, any Unicode with lone surrogates, odd and huge ids) to one
 real server process over stdio (the framing is the process's), and to what `serve --http` serves, in this
 process (uvicorn on a thread), and batches of them in a 2025-03-26 stdio session. docs/robustness.md
-("Every line") says what each must get. Default tier: 25 examples of up to 6 lines per transport, 25
+("Every line") says what each must get. Default tier: 25 examples of up to 6 lines per transport, 15
 batches; `pytest -m heavy` 1,500 each, derandomized."""
 
 from __future__ import annotations
@@ -353,7 +353,7 @@ def _batch_over_stdio(servers: Stdio, drawn: tuple[bytes, list[tuple[bytes, Any]
 
 
 @given(drawn=batches())
-@SETTINGS
+@settings(SETTINGS, max_examples=15)  # a batch with an initialize costs a new process
 def test_every_batch_in_a_2025_03_26_session_is_answered_as_one_array(stdio_server: Stdio, drawn) -> None:
     _batch_over_stdio(stdio_server, drawn)
 
