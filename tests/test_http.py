@@ -169,23 +169,57 @@ def test_host_and_origin_decide_who_is_served(
     assert server.request("GET", "/healthz", headers=headers)[0] == status
 
 
-async def _initialize(http: Any, headers: dict[str, str]) -> int:
-    """The status an initialize gets in process, with these headers (Host among them)."""
-    sent = await http.post(m.MCP_PATH, content=json.dumps(INIT), headers={**MCP_HEADERS, **headers})
-    return sent.status_code
+# open_listener's address, --allow-host names, the token from the environment; then what an initialize gets
+# with these headers ({port}: the bound port, {token}: the token).
+LISTENERS = {
+    "--allow-host": (
+        ("0", ["robot.test", "bench.local:8443"], False),
+        [
+            *(
+                ({"Host": h}, 200)
+                for h in ("robot.test:{port}", "robot.test", "bench.local:8443", "localhost:{port}")
+            )
+        ]
+        + [({"Origin": "http://robot.test:{port}"}, 200)]
+        + [({"Host": h}, 421) for h in ("bench.local", "bench.local:{port}", "other.test:{port}")],
+    ),
+    "token from the environment, on loopback": (
+        ("0", [], True),
+        [({}, 401), ({"Authorization": "Bearer {token}"}, 200)],
+    ),
+    "all interfaces, with a token": (
+        ("0.0.0.0:0", [], True),
+        [
+            ({"Host": "127.0.0.1:{port}"}, 401),
+            ({"Host": "127.0.0.1:{port}", "Authorization": "Bearer {token}"}, 200),
+            ({"Host": "evil.example.com", "Authorization": "Bearer {token}"}, 421),
+        ],
+    ),
+    "another loopback address": (
+        ("127.0.0.2:0", [], False),
+        [
+            ({"Host": f"{h}:{{port}}"}, s)
+            for h, s in (("127.0.0.2", 200), ("localhost", 200), ("127.0.0.3", 421))
+        ],
+    ),
+}
 
 
 @pytest.mark.anyio
-async def test_allow_host_adds_names() -> None:
-    listener = m.open_listener("0", allow_hosts=["robot.test", "bench.local:8443"])
+@pytest.mark.parametrize("kind", LISTENERS)
+async def test_the_listeners_rules_decide_who_is_served(kind: str) -> None:
+    """The rules a listener was opened with (--allow-host names, the token, the address bound), as the app
+    applies them (in process; bound to all interfaces: reached through 127.0.0.1 only)."""
+    (address, names, with_token), expected = LISTENERS[kind]
+    listener = m.open_listener(address, allow_hosts=names, environ={m.TOKEN_ENV: TOKEN if with_token else ""})
     listener.socket.close()
+    assert ("all interfaces" in listener.hint) == address.startswith("0.0.0.0")
     port = listener.url.rsplit(":", 1)[1].split("/")[0]
     async with served_in_process(listener=listener) as (http, _):
-        for host in (f"robot.test:{port}", "robot.test", "bench.local:8443", f"localhost:{port}"):
-            assert await _initialize(http, {"Host": host}) == 200, host
-        assert await _initialize(http, {"Origin": f"http://robot.test:{port}"}) == 200
-        for host in ("bench.local", f"bench.local:{port}", f"other.test:{port}"):
-            assert await _initialize(http, {"Host": host}) == 421, host
+        for headers, status in expected:
+            sent = {k: v.format(port=port, token=TOKEN) for k, v in headers.items()}
+            answered = await http.post(m.MCP_PATH, content=json.dumps(INIT), headers={**MCP_HEADERS, **sent})
+            assert answered.status_code == status, sent
 
 
 async def _guarded_status(app: object, path: str, method: str, headers: list[tuple[bytes, bytes]]) -> int:
@@ -287,16 +321,6 @@ async def test_sdk_client_with_token(token_server: ServedOnAThread, mode: str) -
             assert result.structured_content["ok"] is True  # type: ignore[index]
 
 
-@pytest.mark.anyio
-async def test_token_from_the_environment_applies_on_loopback_too(token: str) -> None:
-    listener = m.open_listener("0", environ={m.TOKEN_ENV: token})
-    listener.socket.close()
-    assert token not in repr(listener)
-    async with served_in_process(listener=listener) as (http, _):
-        assert await _initialize(http, {}) == 401
-        assert await _initialize(http, {"Authorization": f"Bearer {token}"}) == 200
-
-
 def _command_line(
     capsys: pytest.CaptureFixture[str], *args: str | Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -307,43 +331,44 @@ def _command_line(
     return subprocess.CompletedProcess([str(a) for a in args], code, out, err)
 
 
-@pytest.mark.anyio
-async def test_all_interfaces_need_a_token(token: str, capsys: pytest.CaptureFixture[str]) -> None:
-    done = _command_line(capsys, EXAMPLE, "--http", "0.0.0.0:0", env={m.TOKEN_ENV: ""})
-    assert done.returncode == 1
-    assert done.stderr.count("\n") == 1 and "without a bearer token" in done.stderr, done.stderr
-    # With one it serves; reached through 127.0.0.1 only.
-    listener = m.open_listener("0.0.0.0:0", environ={m.TOKEN_ENV: token})
-    listener.socket.close()
-    assert "all interfaces" in listener.hint and listener.url.startswith("http://0.0.0.0:")
-    port = listener.url.rsplit(":", 1)[1].split("/")[0]
-    async with served_in_process(listener=listener) as (http, _):
-        own = {"Host": f"127.0.0.1:{port}"}
-        assert (await http.get(m.HEALTH_PATH, headers=own)).status_code == 200
-        assert await _initialize(http, own) == 401
-        assert await _initialize(http, {**own, "Authorization": f"Bearer {token}"}) == 200
-        foreign = {"Authorization": f"Bearer {token}", "Host": "evil.example.com"}
-        assert await _initialize(http, foreign) == 421
+# What a start with this --http address (and token file: its text and mode) is refused with, in one line.
+REFUSED_AT_START = [
+    ("0.0.0.0:0", None, "without a bearer token"),
+    ("nonsense", None, "expected [HOST:]PORT"),
+    ("70000", None, "expected [HOST:]PORT"),
+    ("127.0.0.1:", None, "expected [HOST:]PORT"),
+    ("::1:8080", None, "brackets"),
+    ("no-such-host.invalid:8080", None, "cannot listen on no-such-host.invalid:8080"),
+    ("0", ("short-token\n", 0o600), "at least 16"),
+    ("0", ("two words but long enough\n", 0o600), "without spaces"),
+    ("0", ("", 0o600), "at least 16"),
+    ("0", (None, 0o600), "cannot read the token file"),
+    # As ssh refuses a private key others can read: a token group or others can read or change.
+    *(
+        pytest.param(
+            "0", (TOKEN, mode), f"(mode {mode:04o}); make it private: chmod 600 {{path}}", marks=posix_only
+        )
+        for mode in (0o640, 0o604, 0o620, 0o644)
+    ),
+]
 
 
-@pytest.mark.parametrize(
-    ("content", "why"),
-    [
-        ("short-token\n", "at least 16"),
-        ("two words but long enough\n", "without spaces"),
-        ("", "at least 16"),
-    ],
-)
-def test_bad_token_file(tmp_path: Path, content: str, why: str, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "token"
-    path.write_text(content, encoding="utf-8")
-    path.chmod(0o600)
-    done = _command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(path))
+@pytest.mark.parametrize(("address", "token_file", "words"), REFUSED_AT_START)
+def test_a_setting_that_cannot_work_is_one_line_and_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], address: str, token_file: Any, words: str
+) -> None:
+    """Before anything is served: exit 1, one line naming the problem, never the token file's text."""
+    path, args = tmp_path / "token", [EXAMPLE, "--http", address]
+    if token_file is not None:
+        text, mode = token_file
+        if text is not None:
+            path.write_text(text, encoding="utf-8")
+            path.chmod(mode)
+        args += ["--token-file", path]
+    done = _command_line(capsys, *args)
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
-    assert why in done.stderr
-    assert not content.strip() or content.strip() not in done.stderr
-    missing = _command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(tmp_path / "nope"))
-    assert missing.returncode == 1 and "cannot read the token file" in missing.stderr
+    assert words.format(path=path) in done.stderr, done.stderr
+    assert token_file is None or not (token_file[0] or "").strip() or token_file[0].strip() not in done.stderr
 
 
 @pytest.mark.parametrize("saved", ["{}", "{}\n", "{}\r\n", "\ufeff{}", "\ufeff{}\r\n", " {} \n\n"])
@@ -375,34 +400,6 @@ def test_a_token_file_longer_than_what_is_read_is_refused_not_cut(
     assert str(refused.value) == f"the token file {path} is longer than 4,096 bytes; it should hold one token"
     done = _command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(path))
     assert (done.returncode, done.stderr) == (1, f"robot-md-mcp: {refused.value}\n")
-
-
-@posix_only
-@pytest.mark.parametrize("mode", [0o640, 0o604, 0o620, 0o644])
-def test_a_token_file_others_can_read_is_refused(
-    tmp_path: Path, token: str, mode: int, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """As ssh refuses a private key others can read: a token group or others can read or change."""
-    path = tmp_path / "token"
-    path.write_text(token, encoding="utf-8")
-    path.chmod(mode)
-    done = _command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(path))
-    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
-    assert f"(mode {mode:04o}); make it private: chmod 600 {path}" in done.stderr
-    assert token not in done.stderr
-
-
-@pytest.mark.anyio
-async def test_the_bound_loopback_address_is_an_allowed_host() -> None:
-    """Bound to another loopback address (127.0.0.2), requests naming it in Host are served."""
-    listener = m.open_listener("127.0.0.2:0")
-    listener.socket.close()
-    assert listener.url.startswith("http://127.0.0.2:")
-    port = listener.url.rsplit(":", 1)[1].split("/")[0]
-    async with served_in_process(listener=listener) as (http, _):
-        for host, status in (("127.0.0.2", 200), ("localhost", 200), ("127.0.0.3", 421)):
-            host = f"{host}:{port}"
-            assert (await http.get(m.HEALTH_PATH, headers={"Host": host})).status_code == status, host
 
 
 @pytest.mark.anyio
@@ -888,22 +885,6 @@ async def test_concurrent_clients(server: ServedOnAThread) -> None:
 # --- command line and lifecycle -----------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("value", "message"),
-    [
-        ("nonsense", "expected [HOST:]PORT"),
-        ("70000", "expected [HOST:]PORT"),
-        ("127.0.0.1:", "expected [HOST:]PORT"),
-        ("::1:8080", "brackets"),
-        ("no-such-host.invalid:8080", "cannot listen on no-such-host.invalid:8080"),
-    ],
-)
-def test_bad_listen_address(value: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    done = _command_line(capsys, EXAMPLE, "--http", value)
-    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
-    assert message in done.stderr
-
-
 def test_port_in_use(capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -995,26 +976,15 @@ def test_parse_listen_address(value: str, expected: tuple[str, int]) -> None:
     assert m.parse_listen_address(value) == expected
 
 
-def test_listener_repr_hides_the_token(token: str) -> None:
-    listener = m.open_listener("127.0.0.1:0", environ={m.TOKEN_ENV: token})
-    try:
-        assert listener.token == token and token not in repr(listener)
-        port = listener.url.rsplit(":", 1)[1].split("/")[0]
-        assert listener.allowed_hosts == (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}")
-    finally:
-        listener.socket.close()
-
-
-def test_allow_host_names_may_come_from_any_iterable() -> None:
+def test_a_listener_hides_its_token_and_reads_allow_host_names_once(token: str) -> None:
     """--allow-host names are checked, then allowed: read once, so a generator gives the same hosts."""
-    listener = m.open_listener(
-        "127.0.0.1:0", allow_hosts=(name for name in ["Robot.test", "bench.local:8443"])
-    )
-    try:
-        port = listener.url.rsplit(":", 1)[1].split("/")[0]
-        assert {"robot.test", f"robot.test:{port}", "bench.local:8443"} <= set(listener.allowed_hosts)
-    finally:
-        listener.socket.close()
+    names = (name for name in ["Robot.test", "bench.local:8443"])
+    listener = m.open_listener("127.0.0.1:0", allow_hosts=names, environ={m.TOKEN_ENV: token})
+    listener.socket.close()
+    assert listener.token == token and token not in repr(listener)
+    port = listener.url.rsplit(":", 1)[1].split("/")[0]
+    loopback = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
+    assert list(listener.allowed_hosts) == [*loopback, "robot.test", f"robot.test:{port}", "bench.local:8443"]
 
 
 @pytest.mark.parametrize("port", [0, 1, 8443, 65535, 65536, 99999])
