@@ -6492,18 +6492,16 @@ async def _read_body(receive: Receive, limits: HttpLimits, size_refused: bool) -
 
 
 class HttpGuard:
-    """ASGI layer in front of the SDK's whole app, so of every route: headers within MAX_HTTP_HEADER_BYTES
-    (431), Host (421), Origin (403), the token (401) but on OPEN_PATHS, bodies within deadlines (408) and
-    size (413). (The SDK's Host check guards /mcp only, case-sensitively; its token check needs OAuth.) The
-    one session table is LiveUpdates.clients (section 7)."""
+    """ASGI layer in front of the SDK's whole app, so of every route: GUARD_STATUSES' refusals (the token's
+    but on OPEN_PATHS). The SDK's Host check guards /mcp only, case-sensitively; its token check needs OAuth.
+    The one session table is LiveUpdates.clients (section 7)."""
 
     def __init__(self, app: ASGIApp, listener: HttpListener, live: LiveUpdates, limits: HttpLimits) -> None:
-        self.app = app
-        self.live = live
-        self.limits = limits
+        self.app, self.live, self.limits = app, live, limits
         self.hosts = frozenset(listener.allowed_hosts)
-        # Browser origins of our own hosts; every other Origin is foreign.
-        self.origins = frozenset(f"{s}://{host}" for host in self.hosts for s in ("http", "https"))
+        self.origins = frozenset(
+            f"{s}://{host}" for host in self.hosts for s in ("http", "https")
+        )  # our pages
         self.token = None if listener.token is None else listener.token.encode("ascii")
         self.notifications_in_flight = 0
         self.refusals = RefusalLog(limits.log_window_seconds)
@@ -6521,10 +6519,8 @@ class HttpGuard:
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         # uvicorn's h11_max_incomplete_event_size bounds a head still arriving, not one that came whole.
         if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
-            # threat: T-HTTP-LOOP-1
-            return refused(431, GUARD_STATUSES[431])
-        foreign = self.foreign(headers)
-        if foreign is not None:
+            return refused(431, GUARD_STATUSES[431])  # threat: T-HTTP-LOOP-1
+        if (foreign := self.foreign(headers)) is not None:
             return foreign
         if self.token is not None and scope["path"] not in OPEN_PATHS and not self._authorized(headers):
             self.refusals.note("token", "refused a request without the right bearer token")
@@ -6536,32 +6532,24 @@ class HttpGuard:
 
     def foreign(self, headers: list[tuple[bytes, bytes]]) -> Response | None:
         """421 for a Host that does not name this server, 403 for a foreign Origin, else None."""
-        host = _header(headers, b"host")
-        if host is None or host.lower() not in self.hosts:
-            allowed = ", ".join(sorted(self.hosts))
+        host, origin = _header(headers, b"host"), _header(headers, b"origin")
+        if host is None or host.lower() not in self.hosts:  # threat: T-BROWSER-1
             asked = "no Host" if host is None else f"Host {_client_words(host)}"
-            self.refusals.note(
-                "host", f"refused a request for {asked}; allowed: {allowed} (--allow-host adds names)"
-            )
-            # threat: T-BROWSER-1
+            names = f"allowed: {', '.join(sorted(self.hosts))} (--allow-host adds names)"
+            self.refusals.note("host", f"refused a request for {asked}; {names}")
             return refused(421, f"Host {_client_words(host or '')} does not name this server")
-        origin = _header(headers, b"origin")
+        said = _client_words(origin or "")
         # threat: T-BROWSER-2
         if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
-            self.refusals.note(
-                "origin", f"refused a request from foreign Origin {_client_words(origin or '')}"
-            )
-            return refused(
-                403, f"requests from pages at Origin {_client_words(origin or '')} are not allowed"
-            )
+            self.refusals.note("origin", f"refused a request from foreign Origin {said}")
+            return refused(403, f"requests from pages at Origin {said} are not allowed")
         return None
 
     def _authorized(self, headers: list[tuple[bytes, bytes]]) -> bool:
         import hmac
 
         scheme, _, credentials = (_header(headers, b"authorization") or "").partition(" ")
-        # Only spaces: str.strip() would also drop \xa0 and \x85, letting in a token with one of them.
-        # threat: T-HTTP-LAN-1
+        # threat: T-HTTP-LAN-1 (only spaces: str.strip() would also drop \xa0 and \x85, letting them in)
         matches = hmac.compare_digest(credentials.lstrip(" ").encode("latin-1"), cast(bytes, self.token))
         return matches and scheme.lower() == "bearer"
 
@@ -6577,9 +6565,8 @@ class HttpGuard:
             await self.in_session(scope, _replayed(body, receive), send)
 
     async def post_message(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
-        """A message to /mcp, classified as a stdio line is (section 9): errors and batches answered here. The
-        SDK queues notifications per session: a budget of their own keeps a flood from taking the slots
-        every client's requests need."""
+        """A message to /mcp, classified as a stdio line is (section 9): errors and batches answered here;
+        notifications have a budget of their own, so a flood leaves the slots requests need."""
         from mcp import types
         from starlette.responses import Response
 
@@ -6596,8 +6583,7 @@ class HttpGuard:
         elif isinstance(message, list):
             await self.answer_batch(scope, message, receive, send)
         elif message is not None and not isinstance(message, types.JSONRPCRequest):
-            if self.notifications_in_flight >= MAX_NOTIFICATIONS_IN_FLIGHT:
-                # threat: T-HTTP-LOOP-4
+            if self.notifications_in_flight >= MAX_NOTIFICATIONS_IN_FLIGHT:  # threat: T-HTTP-LOOP-4
                 await refused(503, "too many notifications in flight")(scope, receive, send)
                 return
             self.notifications_in_flight += 1
@@ -6617,8 +6603,7 @@ class HttpGuard:
     async def answer_batch(
         self, scope: Scope, members: list[tuple[Any, dict[str, Any] | None]], receive: Receive, send: Send
     ) -> None:
-        """A batch (2025-03-26 sessions only), stopped if its peer leaves: one 256 KiB batch is seconds of
-        work, which a peer gone would leave running, holding a slot uvicorn counts."""
+        """A batch (2025-03-26 sessions only), stopped if its peer leaves: seconds of work holding a slot."""
         import anyio
 
         answer: list[ASGIApp] = []
@@ -6630,10 +6615,9 @@ class HttpGuard:
             await app(scope, receive, send)
 
     async def batch_answer(self, scope: Scope, members: list[tuple[Any, dict[str, Any] | None]]) -> ASGIApp:
-        """Each member to the SDK as a POST of its own (its sessions take messages only through its app, one
-        per POST, answered as an event stream); the answers gathered by stdio's _Batches into one array, or
-        202 when none is due; the SDK's refusal of the POST itself (404: the session has ended; 406, 400:
-        its headers) as it would answer one message."""
+        """Each member to the SDK as a POST of its own (its only way in), the answers gathered by stdio's
+        _Batches into one array (202: none due); the SDK's refusal of the POST itself (404: the session has
+        ended; 406, 400: its headers) as it answers one message."""
         from starlette.responses import Response
 
         batches = _Batches()
@@ -6658,7 +6642,7 @@ class HttpGuard:
         self, scope: Scope, receive: Receive, send: Send, opening: str | None = None
     ) -> None:
         """forward(), keeping the session table: room made for an initialize (`opening`: the revision it
-        asks), the session it opens, each use (one in flight is closed for room last), its end."""
+        asks), the session it opens, each use (one in flight is closed last), its end."""
         session = _header(scope["headers"], b"mcp-session-id")
         if opening is not None and session is None:
             await self.make_room(scope)
@@ -6680,8 +6664,8 @@ class HttpGuard:
 
     # threat: T-HTTP-LOOP-3
     async def make_room(self, scope: Scope) -> None:
-        """At the limit, close the least recently used session (the SDK's max_sessions would answer 503, so
-        one peer could lock all others out) by a DELETE to the SDK's app: it has no other public way."""
+        """At the limit, close the least recently used session (the SDK's max_sessions answers 503: one peer
+        would lock out all others) by a DELETE to the SDK's app, its only public way."""
         self.live.forget_idle(time.monotonic())
         if len(self.live.clients) < self.limits.sessions:
             return
@@ -6693,9 +6677,8 @@ class HttpGuard:
         await self.app(delete, _replayed(b""), _collected_into([]))
 
     async def forward(self, scope: Scope, receive: Receive, send: Send) -> tuple[int, str | None]:
-        """To the SDK's app: its answer's status and session (0, None: none); a dropped stream ended. The
-        SDK answers a notification 202 before handing it on: if its session closed meanwhile, it answers
-        again (500) and raises ClosedResourceError; the peer has its one answer, and the SDK logged why."""
+        """To the SDK's app: its answer's status and session (0, None: none); a dropped stream ended. A
+        notification's session closed after its 202: the SDK answers again and raises; one answer goes out."""
         import anyio
 
         started: list[Message] = []
