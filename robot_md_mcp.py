@@ -6700,17 +6700,14 @@ class HttpGuard:
                 raise
         if started and not ended:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-        if not started:
-            return 0, None
-        return started[0]["status"], _header(started[0].get("headers", ()), b"mcp-session-id")
+        head: Message = started[0] if started else {"status": 0}
+        return head["status"], _header(head.get("headers", ()), b"mcp-session-id")
 
 
 # --- uvicorn: the one place that reads its internals -------------------------
-# uvicorn's public Config and Server have no deadline for a request head once
-# its first byte came, no way to make room when full (it answers 503 to all)
-# and no list of a server's connections. What this block reads or overrides of
-# uvicorn 0.54 is driven through a real server by tests/test_canaries.py and
-# test_http.py's stalled peers, so a uvicorn release that changes it fails there.
+# uvicorn's public API has no deadline for a head once its first byte came, no room made when full (503 to
+# all), no list of connections. What this block reads of uvicorn 0.54 tests/test_canaries.py drives through
+# a real server (and test_http.py's stalled peers), so a uvicorn release that changes it fails there.
 
 
 def _waiting_for_head(connection: Any) -> bool:
@@ -6747,11 +6744,9 @@ def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> l
 
 
 def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
-    """uvicorn's h11 protocol (given to its public Config(http=...)) closing a connection whose next head is
-    late, making room past `limits.connections` (uvicorn stops that clock at a head's first byte and,
-    full, answers 503 to all), and closing the _stalled ones at once when stopping. It uses uvicorn 0.54's
-    internals: tests/test_canaries.py drives each behaviour through a real server (the stop:
-    test_http.py's test_signals_stop_cleanly)."""
+    """uvicorn's h11 protocol (for its public Config(http=...)) closing a connection whose next head is late,
+    making room past `limits.connections`, closing the _stalled ones at once when stopping (uvicorn 0.54's
+    internals: tests/test_canaries.py; the stop: test_http.py's test_signals_stop_cleanly)."""
 
     class HeadDeadline(protocol):  # type: ignore[misc]
         waiting_since = 0.0  # the last step: connected, a head came, an answer went
@@ -6835,11 +6830,9 @@ def connection_sockets(server: Any) -> list[int]:
 
 
 # --- REST: the views, validate and render for clients that speak no MCP -----
-# The paths of the TypeScript robot-md-mcp's REST bridge (robot-md-http), so a
-# client written for it finds them here, plus every view of the VIEWS table;
-# all behind HttpGuard, like /mcp. A POSTed manifest is untrusted text: the
-# file's parse path (decode, parse with its budgets, on a worker thread), at
-# most MAX_REST_PARSES at once. Every error is {"error": "<one line>"}.
+# The paths of the TypeScript REST bridge (robot-md-http) plus every view of VIEWS, behind HttpGuard like
+# /mcp. A POSTed manifest is untrusted text: the file's parse path (its budgets, a worker thread), at most
+# MAX_REST_PARSES at once. Every error is {"error": "<one line>"}.
 
 REST_HEALTH_PATH = "/health"
 OPENAPI_PATH = "/openapi.json"
@@ -6972,49 +6965,33 @@ def _view_path(view: View, robot: str | None, bearer: bool) -> dict[str, Any]:
     return {"get": {**get, "operationId": f"get_{view.kind}", "parameters": [name]}}
 
 
+# The REST paths' GETs beside the views': summary, the answer's schema and description, their own errors.
+_REST_GETS = {
+    REST_HEALTH_PATH: ("The robot served", HEALTH_SCHEMA, "the robot served", (503,)),
+    ROBOTS_PATH: ("The robots served (their names)", object_schema(robots=STRINGS), "names", (503,)),
+    OPENAPI_PATH: ("This description", {"type": "object"}, "OpenAPI 3.1", ()),
+}
+RENDERABLE = {"type": "string", "pattern": SIMPLEST_MANIFEST}
+RENDERABLE["description"] = "any ROBOT.md; text that is not: 422"
+
+
 def _rest_paths(robot: str | None, bearer: bool) -> dict[str, Any]:
     """The REST paths' operations (HEAD beside each GET), built from VIEWS."""
+    up = _json_content(object_schema(status={"const": "ok"}), "the server is up")
+    health = {**_operation("The server is up (no token needed)", up, (), False), "security": []}
+    rest: dict[str, Any] = {HEALTH_PATH: {"get": health}}
+    for path, (summary, schema, said, errors) in _REST_GETS.items():
+        rest[path] = {"get": _operation(summary, _json_content(schema, said), errors, bearer)}
     report = _json_content({"$ref": "#/components/schemas/Report"}, "what `validate --json` prints")
-    rendered = {
-        "description": "the canonical YAML `render` prints",
-        "content": {YAML_MIME_TYPE: {"schema": {"type": "object", "description": "the frontmatter"}}},
-    }
-    health = _json_content(HEALTH_SCHEMA, "the robot served")
-    alive = _json_content(object_schema(status={"const": "ok"}), "the server is up")
-    rest: dict[str, Any] = {
-        HEALTH_PATH: {
-            "get": {**_operation("The server is up (no token needed)", alive, (), False), "security": []}
-        },
-        REST_HEALTH_PATH: {"get": _operation("The robot served", health, (503,), bearer)},
-        ROBOTS_PATH: {
-            "get": _operation(
-                "The robots served (their names)",
-                _json_content(object_schema(robots=STRINGS), "names"),
-                (503,),
-                bearer,
-            )
-        },
-        OPENAPI_PATH: {
-            "get": _operation(
-                "This description", _json_content({"type": "object"}, "OpenAPI 3.1"), (), bearer
-            )
-        },
-        VALIDATE_PATH: _posting(
-            "Validate a ROBOT.md (as `validate --json`)", report, (), bearer, {"not": {"const": ""}}
-        ),
-        RENDER_PATH: _posting(
-            "Render a ROBOT.md's frontmatter as canonical YAML",
-            rendered,
-            (422,),
-            bearer,
-            {
-                "type": "string",
-                "pattern": SIMPLEST_MANIFEST,
-                "description": "any ROBOT.md; text that is not: 422",
-            },
-        ),
-        **{f"{ROBOTS_PATH}/{{name}}/{view.kind}": _view_path(view, robot, bearer) for view in VIEWS},
-    }
+    rest[VALIDATE_PATH] = _posting(
+        "Validate a ROBOT.md (as `validate --json`)", report, (), bearer, {"not": {"const": ""}}
+    )
+    frontmatter = {YAML_MIME_TYPE: {"schema": {"type": "object", "description": "the frontmatter"}}}
+    rendered = {"description": "the canonical YAML `render` prints", "content": frontmatter}
+    rest[RENDER_PATH] = _posting(
+        "Render a ROBOT.md's frontmatter as canonical YAML", rendered, (422,), bearer, RENDERABLE
+    )
+    rest |= {f"{ROBOTS_PATH}/{{name}}/{view.kind}": _view_path(view, robot, bearer) for view in VIEWS}
     return {path: _with_head(item) for path, item in rest.items()}
 
 
@@ -7048,24 +7025,18 @@ class RestApi:
     """The REST routes' handlers, for one served file or a fleet (each robot's paths as one robot's)."""
 
     def __init__(self, manifest_file: ManifestFile | Fleet, bearer: bool) -> None:
-        self.served = manifest_file
-        self.bearer = bearer
+        self.served, self.bearer = manifest_file, bearer
         self.parsing = 0  # POSTed manifests being parsed now
 
     def routes(self) -> list[Route]:
         from starlette.routing import Route
 
-        views = [
-            Route(f"{ROBOTS_PATH}/{{name:path}}/{view.kind}", self.view_handler(view), methods=["GET"])
-            for view in VIEWS
-        ]
-        return [
-            Route(REST_HEALTH_PATH, self.health, methods=["GET"]),
-            Route(ROBOTS_PATH, self.robots, methods=["GET"]),
-            Route(OPENAPI_PATH, self.openapi, methods=["GET"]),
-            Route(VALIDATE_PATH, self.validate, methods=["POST"]),
-            Route(RENDER_PATH, self.render, methods=["POST"]),
-            *views,
+        gets: dict[str, Callable[[HttpRequest], Awaitable[Response]]] = {REST_HEALTH_PATH: self.health}
+        gets |= {ROBOTS_PATH: self.robots, OPENAPI_PATH: self.openapi}
+        gets |= {f"{ROBOTS_PATH}/{{name:path}}/{view.kind}": self.view_handler(view) for view in VIEWS}
+        posts = {VALIDATE_PATH: self.validate, RENDER_PATH: self.render}
+        return [Route(path, answer, methods=["GET"]) for path, answer in gets.items()] + [
+            Route(path, answer, methods=["POST"]) for path, answer in posts.items()
         ]
 
     async def current_robot(self, asked: str | None = None) -> tuple[Snapshot, str] | Response:
