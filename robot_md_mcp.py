@@ -6167,25 +6167,19 @@ def serve_stdio(
 # 10. Streamable HTTP
 # ---------------------------------------------------------------------------
 
-# The SDK's Streamable HTTP app serves every route (/mcp, /healthz, REST);
-# HttpGuard, one ASGI layer in front of the whole app, checks every request.
-# The port is bound and the token read before uvicorn or the SDK is imported.
+# The SDK's Streamable HTTP app serves every route (/mcp, /healthz, REST); HttpGuard, in front of it, checks
+# every request. The port is bound and the token read before uvicorn or the SDK is imported.
 
 TOKEN_ENV = "ROBOT_MD_MCP_TOKEN"  # noqa: S105 (a variable name)
 MCP_PATH = "/mcp"
 MCP_METHODS = ("GET", "POST", "DELETE")  # the Streamable HTTP transport's; any other: our 405
 HEALTH_PATH = "/healthz"
-# threat: T-HTTP-LAN-1
-OPEN_PATHS = frozenset({HEALTH_PATH})  # answered without the token: they tell nothing about the robot
+OPEN_PATHS = frozenset({HEALTH_PATH})  # threat: T-HTTP-LAN-1 (no token: they tell nothing of the robot)
 MIN_TOKEN_CHARS = 16  # threat: T-HTTP-LAN-3
-# threat: none (usability: one line, not a token that never matches)
-MAX_TOKEN_FILE_BYTES = 4096  # a token file holds one token
-# threat: T-HTTP-LOOP-1
-MAX_HTTP_BODY_BYTES = 256 * 1024  # one JSON-RPC message; ours are tiny
-# threat: T-HTTP-LOOP-1
-MAX_HTTP_HEADER_BYTES = 16 * 1024  # all headers of a request
-# threat: T-HTTP-LOOP-4
-MAX_NOTIFICATIONS_IN_FLIGHT = 32  # of HttpLimits.connections: the rest stay for requests
+MAX_TOKEN_FILE_BYTES = 4096  # threat: none (usability: one line, not a token that never matches)
+MAX_HTTP_BODY_BYTES = 256 * 1024  # threat: T-HTTP-LOOP-1 (one JSON-RPC message; ours are tiny)
+MAX_HTTP_HEADER_BYTES = 16 * 1024  # threat: T-HTTP-LOOP-1 (all headers of a request)
+MAX_NOTIFICATIONS_IN_FLIGHT = 32  # threat: T-HTTP-LOOP-4 (of HttpLimits.connections: the rest for requests)
 # Every status the guard may answer any request with, and what it means: the guard refuses with these words
 # (its 401, 403 and 421 add the peer's), and the OpenAPI document lists these for every operation.
 GUARD_STATUSES = {
@@ -6199,7 +6193,6 @@ GUARD_STATUSES = {
 JSON_TYPE = "application/json"
 _CLOSE = {"connection": "close"}
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-# threat: none (usability: --allow-host checked)
 _HOST_NAME = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?")
 _MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"  # noqa: S105
 
@@ -6249,9 +6242,8 @@ def parse_listen_address(value: str) -> tuple[str, int]:
 
 
 def read_token(token_file: str | None, environ: Mapping[str, str] | None = None) -> str | None:
-    """The bearer token from --token-file (private, as ssh wants of a key; past a token's size refused, not
-    cut: it would never match), else $ROBOT_MD_MCP_TOKEN, else None. Messages name where it came from,
-    never the token."""
+    """The bearer token from --token-file (private, as ssh wants of a key; too long: refused, never cut), else
+    $ROBOT_MD_MCP_TOKEN, else None. Messages name where it came from, never the token."""
     source, text = f"${TOKEN_ENV}", (os.environ if environ is None else environ).get(TOKEN_ENV, "")
     if token_file is not None:
         source = f"token file {cut_path(token_file)}"
@@ -6294,8 +6286,7 @@ def _bound_socket(host: str, port: int, shown: str) -> Any:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
         family, kind, proto, _, address = min(found, key=lambda info: info[0] != socket.AF_INET)
         sock = socket.socket(family, kind, proto)
-        # threat: T-HOST-1
-        if os.name != "nt":  # on Windows SO_REUSEADDR would let two servers share a port
+        if os.name != "nt":  # threat: T-HOST-1 (Windows: SO_REUSEADDR lets two servers share a port)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
     except (OSError, UnicodeError) as e:
@@ -6332,7 +6323,7 @@ def open_listener(
     host, port = parse_listen_address(address)
     allow_hosts = list(allow_hosts)
     for name in allow_hosts:
-        found = _HOST_NAME.fullmatch(name)
+        found = _HOST_NAME.fullmatch(name)  # threat: none (usability: --allow-host checked)
         if not found or int((found[2] or ":0")[1:]) > 65535:
             expected = "expected a host name or address, maybe with :PORT (0-65535)"
             raise HttpSetupError(f"--allow-host {as_given(name)}: {expected}")
@@ -6348,8 +6339,7 @@ def open_listener(
             f"pass --token-file PATH or set ${TOKEN_ENV} (make one with: {_MAKE_TOKEN}), or bind 127.0.0.1"
         )
     try:
-        # threat: T-HTTP-LAN-1
-        sock.listen(128)  # only now: off loopback, nothing is ever accepted without a token
+        sock.listen(128)  # threat: T-HTTP-LAN-1 (only now: off loopback, nothing accepted without a token)
     except OSError as e:  # another server listens on the port (both with SO_REUSEADDR)
         sock.close()
         raise HttpSetupError(f"cannot listen on {shown}: {_os_reason(e)}") from None
@@ -7060,14 +7050,14 @@ class RestApi:
         if isinstance(self.served, Fleet):
             return json_answer({"ok": True, "robot": self.served.label, "robots": len(self.served.robots)})
         found = await self.current_robot()
-        return found if not isinstance(found, tuple) else json_answer({"ok": True, "robot": found[1]})
+        return json_answer({"ok": True, "robot": found[1]}) if isinstance(found, tuple) else found
 
     async def robots(self, request: HttpRequest) -> Response:
         """The robots served: their names, each the NAME of its paths."""
         if isinstance(self.served, Fleet):
             return json_answer({"robots": [name for name, r in self.served.robots.items() if not r.refused]})
         found = await self.current_robot()
-        return found if not isinstance(found, tuple) else json_answer({"robots": [found[1]]})
+        return json_answer({"robots": [found[1]]}) if isinstance(found, tuple) else found
 
     async def openapi(self, request: HttpRequest) -> Response:
         found = None if isinstance(self.served, Fleet) else await self.current_robot()
@@ -7158,17 +7148,14 @@ def http_app(
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         custom_starlette_routes=[Route(HEALTH_PATH, healthy, methods=["GET", "HEAD"]), *rest.routes()],
-        # HttpGuard checks Host and Origin on every route; the SDK's check guards /mcp only, case-sensitively.
-        # threat: T-BROWSER-1 (the guard's Host check replaces the SDK's)
+        # threat: T-BROWSER-1 (the guard checks Host and Origin on every route, the SDK only /mcp, by case)
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=MAX_HTTP_BODY_BYTES,
         session_idle_timeout=limits.session_idle_seconds,  # threat: T-HTTP-LOOP-3
         # HttpGuard makes room at limits.sessions (the SDK's limit refuses, 503); this bounds initializes.
         max_sessions=limits.sessions + 4 * limits.connections,  # threat: T-HTTP-LOOP-3
     )
-    # No redirect to the path with or without a trailing slash (starlette's 307, empty, for every method):
-    # `/validate/` is an unknown path like any other, answered by us.
-    app.router.redirect_slashes = False
+    app.router.redirect_slashes = False  # no starlette 307: `/validate/` is an unknown path like any other
     app.add_exception_handler(404, rest.not_found)  # every unknown path and wrong method: JSON
     app.add_exception_handler(405, _not_allowed)
     return HttpGuard(app, listener, live, limits)
@@ -7201,9 +7188,8 @@ def serve_http(
         if server is not None:
             server.should_exit = True
 
-    # A signal before uvicorn serves stops it; uvicorn handles them while it
-    # serves, then restores ours and re-raises what it caught, which this
-    # handler absorbs: exit 0, no traceback.
+    # A signal before uvicorn serves stops it; uvicorn handles them while it serves, then restores ours and
+    # re-raises what it caught, which this handler absorbs: exit 0, no traceback.
     signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])]
     previous = {sig: signal.signal(sig, stop) for sig in signals}
     log_to_stderr(limits.log_lines, limits.log_window_seconds)
@@ -7212,13 +7198,10 @@ def serve_http(
         with sdk_loading():
             server = uvicorn_server(http_app(manifest_file, listener, limits), limits)
         guard = "bearer token required" if listener.token else "no token: this machine only"
-        print(
-            f"{NAME} {__version__}: serving {robot} from {where} at {listener.url}"
-            f"{listener.hint} (MCP over Streamable HTTP, REST described at {OPENAPI_PATH}; {guard}; "
-            f"health check at {HEALTH_PATH}; Ctrl-C quits)",
-            file=sys.stderr,
-            flush=True,
-        )
+        how = f"(MCP over Streamable HTTP, REST described at {OPENAPI_PATH}; {guard}; health check at"
+        how += f" {HEALTH_PATH}"
+        said = f"{NAME} {__version__}: serving {robot} from {where} at {listener.url}{listener.hint} {how}"
+        print(f"{said}; Ctrl-C quits)", file=sys.stderr, flush=True)
         if not stopping:
             if not isinstance(manifest_file, Fleet):  # (a fleet's requests wait on no one file's read)
                 args = (server, manifest_file.reads, listener)
