@@ -27,45 +27,16 @@ from serving import MCP_HEADERS, RawServer
 set_hypothesis_home_dir(ROOT / ".cache" / "hypothesis")
 
 ANSWER_DEADLINE = 5.0  # seconds for any one line's answer; most take milliseconds
-KNOWN = [
-    "initialize",
-    "ping",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "tools/list",
-    "tools/call",
-    "logging/setLevel",
-    "server/discover",
-    "subscriptions/listen",
-    "notifications/initialized",
-    "notifications/cancelled",
-    "notifications/progress",
-    "notifications/roots/list_changed",
-]
-FIELDS = [
-    "uri",
-    "name",
-    "arguments",
-    "cursor",
-    "ref",
-    "argument",
-    "value",
-    "level",
-    "protocolVersion",
-    "capabilities",
-    "clientInfo",
-    "_meta",
-    "requestId",
-    "progressToken",
-    "progress",
-    "type",
-]
+KNOWN = (
+    "initialize ping resources/list resources/templates/list resources/read resources/subscribe "
+    "resources/unsubscribe prompts/list prompts/get completion/complete tools/list tools/call logging/setLevel "
+    "server/discover subscriptions/listen notifications/initialized notifications/cancelled "
+    "notifications/progress notifications/roots/list_changed"
+).split()
+FIELDS = (
+    "uri name arguments cursor ref argument value level protocolVersion capabilities clientInfo _meta "
+    "requestId progressToken progress type"
+).split()
 REAL = {
     "uri": ["robot-md://bob/context", "robot-md://bob/safety", "test://x"],
     "name": ["bob", "check-safety", "brief-me", "validate", "render"],
@@ -104,8 +75,7 @@ IDS = st.one_of(
 
 @st.composite
 def params(draw: Any) -> Any:
-    """Params as a client might get them wrong: the fields the server reads,
-    with real or arbitrary values, or no object at all."""
+    """Params as a client might get them wrong: the fields read, real or arbitrary values, or no object."""
     if draw(st.integers(0, 9)) == 0:
         return draw(JSON)
     keys = draw(st.lists(st.sampled_from(FIELDS) | ANY_TEXT, max_size=4))
@@ -137,8 +107,7 @@ def lines(draw: Any) -> tuple[bytes, Any]:
 
 
 def expected(line: bytes, raw_id: str | None) -> tuple[str, Any]:
-    """What a line must get: ("one", id) — exactly one answer with that id;
-    ("null", None) — exactly one answer with id null; ("at most one", None)."""
+    """("one", id): exactly one answer with that id; ("null", None): one with id null; or "at most one"."""
     try:
         data = json.loads(line.decode("utf-8"))
         request_id = data.get("id")
@@ -152,16 +121,8 @@ def expected(line: bytes, raw_id: str | None) -> tuple[str, Any]:
     return ("one", request_id) if usable else ("null", None)
 
 
-SETTINGS = settings(
-    max_examples=25,
-    deadline=None,
-    database=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-        HealthCheck.function_scoped_fixture,
-    ],
-)
+SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
+SETTINGS = settings(max_examples=25, deadline=None, database=None, suppress_health_check=SLOW)
 HEAVY_SETTINGS = settings(SETTINGS, max_examples=1500, derandomize=True)
 
 
@@ -169,8 +130,7 @@ HEAVY_SETTINGS = settings(SETTINGS, max_examples=1500, derandomize=True)
 
 
 class Stdio:
-    """One server process for a run of examples; a new one (after a failure
-    that ended it) only so that hypothesis can shrink that failure."""
+    """One server process for a run of examples; a new one only after a failure ended it (to shrink it)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -179,8 +139,7 @@ class Stdio:
         self.seen = 0  # stdout lines already accounted for by a batch example
 
     def assert_no_stray_arrays(self) -> None:
-        """No array came after the last batch example was done with the
-        wire: a late or second array for a batch is caught here, however late."""
+        """No array came after the last batch example was done: a late or second one is caught here."""
         if self.server is not None:
             strays = [r for r in self.server.stdout_lines[self.seen :] if r.startswith(b"[")]
             assert strays == [], strays[:3]
