@@ -444,25 +444,12 @@ async def test_a_slow_manifest_never_stalls_serving(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("body", "code", "says"),
     [
-        (
-            b'{"jsonrpc": "2.0", "id": null, "method": "ping"}',
-            -32600,
-            "a request id must be a string or an integer",
-        ),
-        (
-            b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}',
-            -32600,
-            "a request id must be a string or an integer",
-        ),
-        (
-            b'{"jsonrpc": "2.0", "id": {}, "method": "ping"}',
-            -32600,
-            "a request id must be a string or an integer",
-        ),
-        (b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', -32600, "a batch (JSON array)"),
-        (b'{"jsonrpc": "2.0", "id": 7, "method": 5}', -32600, "not a JSON-RPC 2.0 message"),
-        (b"{not json", -32700, "Parse error"),
-    ],
+        (b'{"jsonrpc": "2.0", "id": %s, "method": "ping"}' % i, -32600, "id must be")
+        for i in (b"null", b"1.5", b"{}")
+    ]
+    + [(b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', -32600, "a batch (JSON array)")]
+    + [(b'{"jsonrpc": "2.0", "id": 7, "method": 5}', -32600, "not a JSON-RPC 2.0 message")]
+    + [(b"{not json", -32700, "Parse error")],
 )
 def test_malformed_messages_are_answered_as_over_stdio(
     server: ServedOnAThread, body: bytes, code: int, says: str
@@ -657,32 +644,25 @@ def test_batches_their_peers_left_stop_and_free_their_slots() -> None:
     """Peers that send a long 2025-03-26 batch (2,000 pings, seconds of work) and leave once it is read:
     each batch stops with its peer, so they hold no slot (uvicorn answers everyone 503 once four times
     the connection limit of requests are at work) and no processor time meant for others."""
-    served = Served(limits={"connections": 2})  # 8 requests at work at most
     pings = [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(2000)]
 
-    async def scenario() -> list[int]:
+    async def scenario(port: int) -> list[int]:
         init = {**INIT, "params": {**INIT_PARAMS, "protocolVersion": "2025-03-26"}}
         opened = await exchange(
-            served.port, raw_request(served.port, "POST", body=json.dumps(init).encode(), **SESSION_HEADERS)
+            port, raw_request(port, "POST", body=json.dumps(init).encode(), **SESSION_HEADERS)
         )
         headers = {**SESSION_HEADERS, "Mcp_Session_Id": opened[1]["mcp-session-id"]}
         for _ in range(12):
-            _, writer = await asyncio.open_connection("127.0.0.1", served.port)
-            writer.write(raw_request(served.port, "POST", body=json.dumps(pings).encode(), **headers))
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(raw_request(port, "POST", body=json.dumps(pings).encode(), **headers))
             await writer.drain()
             await asyncio.sleep(0.1)  # read by now
             writer.close()
         await asyncio.sleep(0.3)
-        return [
-            (await exchange(served.port, raw_request(served.port, "GET", "/healthz")))[0] for _ in range(5)
-        ]
+        return [(await exchange(port, raw_request(port, "GET", "/healthz")))[0] for _ in range(5)]
 
-    try:
-        statuses = asyncio.run(asyncio.wait_for(scenario(), 60))
-    finally:
-        assert served.stop() == 0
-    assert statuses == [200] * 5, statuses
-    assert "Traceback" not in served.stderr, served.stderr
+    with served_on_a_thread(m.HttpLimits(connections=2)) as served:  # 8 requests at work at most
+        assert asyncio.run(asyncio.wait_for(scenario(served.port), 60)) == [200] * 5
 
 
 @pytest.mark.heavy  # seconds of real time: the heavy tier
@@ -1209,23 +1189,20 @@ def test_sessions_closed_as_idle_never_cost_a_live_one_its_place() -> None:
     """Sessions the SDK closed as idle (their ids answer 404) leave the table: newcomers then take
     their places, never the place of the session still in use."""
     idle_seconds = 1.0  # far above a ping's round trip on a loaded machine, which keeps `busy` in use
-    served = Served(limits={"session_idle_seconds": idle_seconds, "sessions": 3})
 
-    async def scenario() -> None:
-        busy, *idle = [await open_session(served.port) for _ in range(3)]
+    async def scenario(port: int) -> None:
+        busy, *idle = [await open_session(port) for _ in range(3)]
         assert busy and all(idle)
         started = time.monotonic()
         while time.monotonic() - started < 2.5 * idle_seconds:  # the idle ones are closed by then
-            assert await ping_in_session(served.port, busy) == 200
+            assert await ping_in_session(port, busy) == 200
             await asyncio.sleep(0.05)
-        assert [await ping_in_session(served.port, s) for s in idle] == [404, 404]
-        assert None not in [await open_session(served.port) for _ in range(2)]
-        assert await ping_in_session(served.port, busy) == 200
+        assert [await ping_in_session(port, s) for s in idle] == [404, 404]
+        assert None not in [await open_session(port) for _ in range(2)]
+        assert await ping_in_session(port, busy) == 200
 
-    try:
-        asyncio.run(asyncio.wait_for(scenario(), 60))
-    finally:
-        assert served.stop() == 0
+    with served_on_a_thread(m.HttpLimits(session_idle_seconds=idle_seconds, sessions=3)) as served:
+        asyncio.run(asyncio.wait_for(scenario(served.port), 60))
 
 
 # --- the property: hostile peers of every kind, and a well-behaved client -----------------------
