@@ -6796,13 +6796,10 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
             log_config=None,  # warnings and errors reach stderr; no access log
             access_log=False,  # threat: T-HTTP-LOOP-5
             server_header=False,  # threat: T-HTTP-LAN-4
-            # threat: handed to a proxy (forwarded headers not believed)
-            proxy_headers=False,  # no proxy is trusted to speak for a client
+            proxy_headers=False,  # threat: handed to a proxy (no proxy is trusted to speak for a client)
             h11_max_incomplete_event_size=MAX_HTTP_HEADER_BYTES,  # threat: T-HTTP-LOOP-1
-            # threat: T-HTTP-LOOP-2
-            limit_concurrency=4 * limits.connections,  # see with_head_deadline
-            # threat: T-HTTP-LOOP-2
-            timeout_keep_alive=limits.head_seconds,  # type: ignore[arg-type]
+            limit_concurrency=4 * limits.connections,  # threat: T-HTTP-LOOP-2 (see with_head_deadline)
+            timeout_keep_alive=limits.head_seconds,  # type: ignore[arg-type]  # threat: T-HTTP-LOOP-2
             timeout_graceful_shutdown=3,
         )
     )
@@ -6914,8 +6911,8 @@ def _operation(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer
     return {"summary": summary, "responses": {"200": ok, **_errors(*sorted({*errors, *guard}))}}
 
 
-# The simplest ROBOT.md, as a pattern: frontmatter of plain `key_name: word` lines (a key with `_` is never a
-# YAML boolean or null), then any prose. Every text it matches renders; what /render takes is any ROBOT.md.
+# The simplest ROBOT.md, as a pattern (a key with `_` is never a YAML boolean or null): every text it matches
+# renders; what /render takes is any ROBOT.md.
 SIMPLEST_MANIFEST = r"^---\n(?:[a-z]+_[a-z0-9_]*: [a-z][a-z0-9_]*\n)+---\n"
 
 
@@ -6933,8 +6930,7 @@ def _posting(
 
 
 def _with_head(path_item: dict[str, Any]) -> dict[str, Any]:
-    """A path's operations and, where it has a GET, the HEAD every GET route answers: its statuses and
-    headers, no body."""
+    """A path's operations and, beside a GET, the HEAD every GET route answers: statuses, headers, no body."""
     get = path_item.get("get")
     if get is None:
         return path_item
@@ -7086,20 +7082,18 @@ class RestApi:
         return Response(text.encode("utf-8"), 200, media_type=view.mime_type)  # text/ types: charset=utf-8
 
     async def not_found(self, request: HttpRequest, exc: Exception) -> Response:
-        """Every unknown path: 404 JSON. Under /robots/ it names the robot and
-        the views served (a name no route pattern matches, e.g. with a
-        newline, is still looked up: routes match no line breaks)."""
+        """Every unknown path: 404 JSON. Under /robots/ it names the robot and the views (a name no route
+        pattern matches, e.g. with a newline, is still looked up: routes match no line breaks)."""
         path: str = request.scope["path"]
         name, _, kind = path.removeprefix(ROBOTS_PATH + "/").rpartition("/")
         if path.startswith(ROBOTS_PATH + "/") and kind in VIEW and request.method in ("GET", "HEAD"):
             return await self.view(VIEW[kind], name)
+        wanted = f"the paths served are listed at {OPENAPI_PATH}"
         if path.startswith(ROBOTS_PATH + "/"):
-            views = ", ".join(view.kind for view in VIEWS)
-            wanted = f"GET {ROBOTS_PATH}/<robot>/<view> with a view of: {views}"
-            message = f"no such path: {_client_words(path)}; {wanted}"
-        else:
-            message = f"no such path: {_client_words(path)}; the paths served are listed at {OPENAPI_PATH}"
-        return refused(404, message)
+            wanted = (
+                f"GET {ROBOTS_PATH}/<robot>/<view> with a view of: {', '.join(view.kind for view in VIEWS)}"
+            )
+        return refused(404, f"no such path: {_client_words(path)}; {wanted}")
 
     async def validate(self, request: HttpRequest) -> Response:
         return await self.parsed(request, validate_json)
@@ -7163,9 +7157,8 @@ def http_app(
 
 # threat: T-FILE-2
 def end_if_stuck_when_stopped(server: Any, reads: OneReadAtATime, listener: HttpListener) -> None:
-    """On a daemon thread: told to stop (uvicorn sets `should_exit`) while a read of the file is stuck (0.25 s
-    under way; a healthy one takes milliseconds), end at once, exit 0, sockets closed first (end_now says
-    why)."""
+    """On a daemon thread: told to stop (`should_exit`) while a read of the file is stuck (0.25 s under way; a
+    healthy one takes milliseconds), end at once, exit 0, sockets closed first (end_now says why)."""
     while not (server.should_exit and reads.in_flight(0.25)):
         time.sleep(0.1)
     with contextlib.suppress(Exception):  # stderr is best effort
