@@ -29,8 +29,8 @@ set_hypothesis_home_dir(ROOT / ".cache" / "hypothesis")
 ANSWER_DEADLINE = 5.0  # seconds for any one line's answer; most take milliseconds
 KNOWN = (
     "initialize ping resources/list resources/templates/list resources/read resources/subscribe "
-    "resources/unsubscribe prompts/list prompts/get completion/complete tools/list tools/call logging/setLevel "
-    "server/discover subscriptions/listen notifications/initialized notifications/cancelled "
+    "resources/unsubscribe prompts/list prompts/get completion/complete tools/list tools/call "
+    "logging/setLevel server/discover subscriptions/listen notifications/initialized notifications/cancelled "
     "notifications/progress notifications/roots/list_changed"
 ).split()
 FIELDS = (

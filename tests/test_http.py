@@ -358,13 +358,13 @@ def test_a_setting_that_cannot_work_is_one_line_and_exit_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], address: str, token_file: Any, words: str
 ) -> None:
     """Before anything is served: exit 1, one line naming the problem, never the token file's text."""
-    path, args = tmp_path / "token", [EXAMPLE, "--http", address]
+    path, args = tmp_path / "token", [str(EXAMPLE), "--http", address]
     if token_file is not None:
         text, mode = token_file
         if text is not None:
             path.write_text(text, encoding="utf-8")
             path.chmod(mode)
-        args += ["--token-file", path]
+        args += ["--token-file", str(path)]
     done = _command_line(capsys, *args)
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert words.format(path=path) in done.stderr, done.stderr

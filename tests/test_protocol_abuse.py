@@ -63,6 +63,7 @@ def _note(method: str, **params: object) -> dict:
 
 
 LONE = "\ud800"  # half of a pair; "\udc00" and "\ud83d" (half an emoji) are the same class
+NOT_REQUEST_IDS: tuple[object, ...] = (999, [], {"a": 1}, True, 1.5, None)
 NOT_A_MESSAGE, NOT_AN_ID = "not a JSON-RPC 2.0 message", "id must be a string or an integer"
 # Each kind of line: the message (JSON text as bytes, else written by json.dumps, which escapes a lone
 # surrogate: legal JSON, as a client's encoder writes it), and its one answer's id, code and words (None:
@@ -122,10 +123,7 @@ LINES: dict[str, tuple[object, tuple[object, int, str] | None]] = {
     "progress for nothing": (_note("notifications/progress", progressToken=1, progress=1), None),
     "roots changed": (_note("notifications/roots/list_changed"), None),
     # A cancellation naming no request (a list once ended the server: the wire looked it up in a table).
-    **{
-        f"a cancel of {v!r}": (_note("notifications/cancelled", requestId=v), None)
-        for v in (999, [], {"a": 1}, True, 1.5, None)
-    },
+    **{f"a cancel of {v!r}": (_note("notifications/cancelled", requestId=v), None) for v in NOT_REQUEST_IDS},
     "a cancel without an id": ({**_note("notifications/cancelled"), "params": {}}, None),
     "a cancel without params": (_note("notifications/cancelled"), None),
     # A lone surrogate in each place a client can put one.

@@ -110,34 +110,26 @@ class _Logged(logging.Handler):
         self.lines.append(self.format(record))
 
 
-class ServedOnAThread:
+class ServedOnAThread(Served):
     """What `serve --http` serves for `source`, behind uvicorn as serve_http configures it (`uvicorn_server`:
     the head deadline, room made for connections), on a thread of this process and a free loopback port:
     Served's request() and initialize(), `lines` logged. For promises about the app and uvicorn's
     configuration, not about the process."""
 
-    request = Served.request
-    initialize = Served.initialize
-
-    def __init__(self, limits: Any, source: Path, token: str | None) -> None:
+    def __init__(
+        self, limits: Any, source: Path, token: str | None
+    ) -> None:  # no process: Served's own not run
         import robot_md_mcp as m
 
         self.listener = m.open_listener("127.0.0.1:0", environ={m.TOKEN_ENV: token or ""})
-        self.port: int = self.listener.socket.getsockname()[1]
+        self.port = self.listener.socket.getsockname()[1]
         self.url = self.listener.url
         self.logged = _Logged(limits)
+        self.lines = self.logged.lines
         self.server = m.uvicorn_server(m.http_app(m.ManifestFile(source), self.listener, limits), limits)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.listener.socket]}, daemon=True
         )
-
-    @property
-    def lines(self) -> list[str]:
-        return self.logged.lines
-
-    @property
-    def stderr(self) -> str:
-        return "\n".join(self.lines)
 
 
 @contextlib.contextmanager
