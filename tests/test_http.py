@@ -46,7 +46,6 @@ from http_served import (
 )
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
-from mcp.types import EmptyResult
 from serving import INIT, INIT_PARAMS, MCP_HEADERS, Served, run
 from usage import usage_message
 
@@ -83,6 +82,7 @@ async def test_sdk_client_session(server: ServedOnAThread, mode: str) -> None:
     import warnings
 
     from mcp import Client
+    from mcp.types import EmptyResult
 
     async with Client(server.url, mode=mode) as client:
         assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")

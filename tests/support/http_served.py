@@ -133,6 +133,20 @@ class ServedOnAThread(Served):
 
 
 @contextlib.contextmanager
+def _unconfigured(logger: logging.Logger) -> Iterator[None]:
+    """A logger as no configuration left it (a uvicorn.Config elsewhere in this process configures uvicorn's:
+    its own handler, no propagation); put back at the end."""
+    was = (logger.level, logger.propagate, logger.handlers[:], logger.disabled)
+    logger.setLevel(logging.NOTSET)
+    logger.propagate, logger.handlers, logger.disabled = True, [], False
+    try:
+        yield
+    finally:
+        logger.setLevel(was[0])
+        logger.propagate, logger.handlers, logger.disabled = was[1], was[2], was[3]
+
+
+@contextlib.contextmanager
 def served_on_a_thread(
     limits: Any = None, source: Path = EXAMPLE, token: str | None = None
 ) -> Iterator[ServedOnAThread]:
@@ -140,6 +154,9 @@ def served_on_a_thread(
     import robot_md_mcp as m
 
     served = ServedOnAThread(limits or m.HttpLimits(), source, token)
+    stack = contextlib.ExitStack()
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):  # as a process has them (log_config=None)
+        stack.enter_context(_unconfigured(logging.getLogger(name)))
     logging.getLogger().addHandler(served.logged)
     served.thread.start()
     try:
@@ -153,6 +170,7 @@ def served_on_a_thread(
         served.thread.join(10)
         served.listener.socket.close()
         logging.getLogger().removeHandler(served.logged)
+        stack.close()
     assert not served.thread.is_alive(), "uvicorn did not stop"
     assert not served.logged.tracebacks, served.logged.tracebacks[:3]
 
