@@ -6355,10 +6355,8 @@ def open_listener(
 
 # threat: T-HTTP-LOOP-5
 class RefusalLog:
-    """A refusal's line on stderr, by reason: the first of a reason in any `window` seconds is logged, the
-    rest counted, and the count said on that reason's next line. The peer's words in it are cut short
-    (_client_words), and the reasons are ours, so neither a thousand made-up Hosts nor their length
-    silence another reason or fill a table."""
+    """A refusal's line, by reason (ours, few): a reason's first in any `window` seconds is logged, the rest
+    counted and said on its next line; the peer's words cut short. No made-up Host silences another."""
 
     def __init__(
         self, window: float = LOG_WINDOW_SECONDS, clock: Callable[[], float] = time.monotonic
@@ -6421,8 +6419,7 @@ def _replayed(body: bytes, receive: Receive | None = None) -> Receive:
 
 
 def _answers_in(said: bytes) -> list[dict[str, Any]]:
-    """The JSON-RPC answers in what the SDK's app said to one POST: its event stream's `data:` lines, or one
-    JSON body (none: a 202, or a refusal in words)."""
+    """The JSON-RPC answers the SDK's app said to one POST: its stream's `data:` lines, or one JSON body."""
     answers = []
     for text in [row[5:] for row in said.splitlines() if row.startswith(b"data:")] or [said]:
         with contextlib.suppress(ValueError):
@@ -6983,24 +6980,18 @@ def _rest_paths(robot: str | None, bearer: bool) -> dict[str, Any]:
 
 def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
     """The OpenAPI 3.1 description of the REST paths, built from VIEWS."""
-    paths = _rest_paths(robot, bearer)
     served = f"the robot {quoted(robot)}" if robot is not None else "one robot"
-    document: dict[str, Any] = {
-        "openapi": "3.1.0",
-        "info": {
-            "title": f"{NAME} REST",
-            "version": __version__,
-            "description": f"ROBOT.md of {served}, read-only",
-        },
-        "paths": paths,
-        # /mcp speaks JSON-RPC, which OpenAPI cannot describe: the MCP specification does, named here.
-        "externalDocs": {
-            "description": f"{MCP_PATH}: the MCP endpoint (Streamable HTTP: {', '.join(MCP_METHODS)}); "
-            "any other method there is 405 in the Error shape",
-            "url": "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports",
-        },
-        "components": {"schemas": {"Error": ERROR_SCHEMA, "Report": REPORT_SCHEMA}},
+    info = {
+        "title": f"{NAME} REST",
+        "version": __version__,
+        "description": f"ROBOT.md of {served}, read-only",
     }
+    # /mcp speaks JSON-RPC, which OpenAPI cannot describe: the MCP specification does, named here.
+    mcp = f"{MCP_PATH}: the MCP endpoint (Streamable HTTP: {', '.join(MCP_METHODS)}); any other method there"
+    spec = "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports"
+    document: dict[str, Any] = {"openapi": "3.1.0", "info": info, "paths": _rest_paths(robot, bearer)}
+    document["externalDocs"] = {"description": f"{mcp} is 405 in the Error shape", "url": spec}
+    document["components"] = {"schemas": {"Error": ERROR_SCHEMA, "Report": REPORT_SCHEMA}}
     if bearer:
         document["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
         document["security"] = [{"bearer": []}]
