@@ -302,17 +302,8 @@ def _spellings(path: str) -> list[str]:
     """The path as it is, and as a client may spell it instead: a trailing slash, another case, dot
     segments, doubled slashes, percent-encoded letters and slashes."""
     encoded = "".join(f"%{ord(c):02X}" if c.isalpha() else c for c in path)
-    spelled = [
-        path,
-        f"{path}/",
-        path.upper(),
-        path.title(),
-        f"/.{path}",
-        f"{path}/.",
-        f"{path}/..",
-        f"/{path}",
-    ]
-    return [*spelled, encoded, path.replace("/", "%2F"), path.replace("/", "//")]
+    cased = [path, f"{path}/", path.upper(), path.title(), encoded, path.replace("/", "%2F")]
+    return [*cased, f"/.{path}", f"{path}/.", f"{path}/..", f"/{path}", path.replace("/", "//")]
 
 
 def _every_path(guard: m.HttpGuard, document: dict) -> set[str]:
