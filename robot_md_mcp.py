@@ -6473,8 +6473,7 @@ async def _read_body(receive: Receive, limits: HttpLimits, size_refused: bool) -
         parts.append(message.get("body", b""))
         more, size = message.get("more_body", False), size + len(parts[-1])
     if size > MAX_HTTP_BODY_BYTES and size_refused:
-        # threat: T-HTTP-LOOP-1
-        return refused(413, GUARD_STATUSES[413], _CLOSE)
+        return refused(413, GUARD_STATUSES[413], _CLOSE)  # threat: T-HTTP-LOOP-1
     return b"".join(parts)
 
 
@@ -6579,8 +6578,7 @@ class HttpGuard:
             finally:
                 self.notifications_in_flight -= 1
         elif isinstance(message, types.JSONRPCRequest) and message.method == "initialize":
-            # with clientInfo, as classify_line completed it
-            body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+            body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()  # with clientInfo
             asked = str((message.params or {}).get("protocolVersion", ""))
             await self.in_session(scope, _replayed(body, receive), send, opening=asked)
         else:
