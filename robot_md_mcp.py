@@ -7217,8 +7217,7 @@ def invoked_as() -> str:
 
 
 def launch_command() -> list[str]:
-    """How a client should start the program running now: absolute paths only, as a client spawns it
-    from its own folder, with its own PATH."""
+    """How a client should start the program running now: absolute paths only (its folder and PATH differ)."""
     me = os.path.abspath(sys.argv[0] if sys.argv else "")
     if _run_as_package():
         return [sys.executable, "-m", "robot_md_mcp"]
@@ -7244,8 +7243,7 @@ def usage_error(args: list[str], message: str) -> int:
 
 
 def _run_as_package() -> bool:
-    """`python -m robot_md_mcp` with the package installed: its interpreter imports it from any folder.
-    (From a checkout, -m finds the module only in the current folder: that counts as a file.)"""
+    """`python -m robot_md_mcp`, installed (from a checkout -m finds it only here: that counts as a file)."""
     main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
     return main_spec is not None and main_spec.name == "robot_md_mcp.__main__"
 
@@ -7258,10 +7256,8 @@ def _run_by_python(path: str) -> bool:
 
 
 class BestEffortStderr(io.TextIOBase):
-    """The process's stderr, for people, best effort: a full disk (/dev/full) or a reader gone (a broken
-    pipe) loses the line, never the server. Unbuffered, so nothing is left to fail at exit. A write waits
-    while a pipe is full (the command line's few lines are not dropped); while serving, log lines reach it
-    only from log_to_stderr's writer thread (NeverBlockingHandler), so that waits, never the event loop."""
+    """The process's stderr, best effort and unbuffered: /dev/full or a reader gone loses the line, never
+    the server. A full pipe makes a write wait: while serving only NeverBlockingHandler's thread writes."""
 
     encoding = "utf-8"
 
@@ -7285,9 +7281,8 @@ class BestEffortStderr(io.TextIOBase):
 
 # threat: contract: odd descriptors at start are one line
 def prepare_the_process() -> None:
-    """What only the command line does, first: no standard fd left closed; the process's own stderr
-    (not one a caller put in its place) best effort; Ctrl-C a KeyboardInterrupt again, answered with
-    130 once a command has cleaned up (serving over stdio sets its own)."""
+    """What only the command line does, first: no standard fd left closed; the process's own stderr best
+    effort; Ctrl-C a KeyboardInterrupt again (130 once a command has cleaned up; stdio sets its own)."""
     open_closed_standard_fds()
     if sys.stderr is sys.__stderr__ or 2 in CLOSED_AT_START:
         sys.stderr = BestEffortStderr(getattr(sys.stderr, "encoding", None) or "utf-8")
@@ -7336,21 +7331,15 @@ def run_command(args: list[str], machine: Machine) -> int:
     # threat: contract: robot-md's own errors without LibYAML (parity)
     if libyaml_missing() and command.verb in ("serve", "validate", "render"):
         raise Exit(ExitCode.CANNOT_USE, f"{NAME}: cannot start: {libyaml_missing()}")
-    run = {
-        "serve": run_serve,
-        "validate": run_validate,
-        "render": run_render,
-        "install": run_install,
-        "uninstall": run_uninstall,
-    }
+    run = {"serve": run_serve, "validate": run_validate, "render": run_render}
+    run |= {"install": run_install, "uninstall": run_uninstall}
     return run[command.verb](command, machine)
 
 
 # threat: contract: odd descriptors at start are one line
 def _flush_stdout() -> None:
-    """What a command printed, written now, so a stdout that takes nothing (/dev/full) fails inside main, in
-    one line: some Pythons keep it buffered to the exit, which then fails with a traceback and 120. What
-    cannot be written is dropped (fd 1 becomes /dev/null) so that the exit has nothing left to fail on."""
+    """What a command printed, written now: a stdout that takes nothing (/dev/full) fails here in one line,
+    not at exit with a traceback and 120; what cannot be written is dropped (fd 1 becomes /dev/null)."""
     if sys.stdout is None:
         return
     try:
@@ -7389,8 +7378,7 @@ class Machine:
     home: Path | None = None  # None: the user's own
 
     def user_home(self) -> Path:
-        """Where clients keep their configs; Exit if $HOME is empty or relative (Python would take / or
-        the current folder, and a config would land there)."""
+        """Where clients keep their configs; Exit if $HOME is relative (a config would land in / or here)."""
         given = self.environ.get("HOME")
         if self.home is None and self.platform != "win32" and given is not None and not os.path.isabs(given):
             # threat: none (usability: a config never lands in / or the current folder)
@@ -7418,8 +7406,8 @@ class Option:
 
 @dataclass(frozen=True)
 class Verb:
-    """A command: its usage line (the README quotes it), what it does, its words (optional but CLIENT;
-    a last word ending in "..." takes every word left)."""
+    """A command: its usage line (the README quotes it), what it does, its words (optional but CLIENT; a
+    last one ending in "..." takes every word left)."""
 
     synopsis: str
     summary: str
@@ -7429,24 +7417,15 @@ class Verb:
 
 # robot-md-pendant starts its server as `robot-md-mcp --robot PATH`.
 _ROBOT = Option("--robot", "PATH", "the same as PATH")
-
-
-# A folder of manifests: DIR/*/ROBOT.md and DIR/*.ROBOT.md.
 _FLEET = Option("--fleet", "DIR", "every manifest in DIR: DIR/*/ROBOT.md and DIR/*.ROBOT.md")
-
-
 _INSTALLING = (
     Option("--name", "NAME", "the entry's name in the client's config (default: robot-md-ROBOT_NAME)"),
     Option("--scope", "SCOPE", "claude-code only: user (the default), local or project"),
     Option("--workspace", "DIR", "vscode only: write DIR/.vscode/mcp.json"),
     Option("--dry-run", "", "print what would change, and change nothing"),
 )
-
-
 # validate --strict: valid but for hints (a misspelt key). Past robot-md's 1, 2, 4 (the lower, the worse).
 HINTED = 8
-
-
 # Each option's help is one line; the README says the rest.
 VERBS: dict[str, Verb] = {
     "serve": Verb(
@@ -7534,8 +7513,7 @@ class Command:
 
 
 def verb_parser(verb: str, prog: str, usage: str = "", about: str = "") -> argparse.ArgumentParser:
-    """argparse for a row of VERBS. It never exits (exit_on_error=False): its errors, and the words and
-    options it leaves over, come back to parse_command_line, to be our one line and exit 2."""
+    """argparse for a row of VERBS; it never exits: errors and leftovers go back to parse_command_line."""
     import argparse
 
     spec = VERBS[verb]
@@ -7619,8 +7597,7 @@ def _checked(option: Option, value: bool | list[str]) -> bool | str | tuple[str,
 
 
 def help_text(verb: str | None, prog: str) -> str:
-    """`COMMAND --help`: that command's; `--help`: every usage line (the README quotes them), the
-    commands, and serve's options (serve is the default command)."""
+    """`COMMAND --help`: that command's; `--help`: every usage line, the commands, and serve's options."""
     if verb is not None:
         return verb_parser(verb, prog).format_help()
     usage = [f"{prog} {v.synopsis}" for v in VERBS.values()] + [f"{prog} --help | --version"]
@@ -7630,9 +7607,8 @@ def help_text(verb: str | None, prog: str) -> str:
 
 
 def expanded(path: str | None, what: str, instead: str) -> str | None:
-    """The path, or None (said in one line) if it holds a variable the client left as written (e.g.
-    "${CLAUDE_PROJECT_DIR}": hosts that do not expand them in a plugin's .mcp.json pass them on) and
-    names nothing on disk."""
+    """The path, or None (said in one line) if it holds a ${VARIABLE} a host left unexpanded (a plugin's
+    .mcp.json) and names nothing on disk."""
     if path is None or re.search(r"\$\{[^}]*\}", path) is None or os.path.exists(path):
         return path
     print(
@@ -7649,17 +7625,19 @@ def _visible_line(text: str) -> str:
     return visible(text).replace("\n", "<U+000A>")
 
 
-def _names_a_path(word: str) -> bool:
-    """An existing file or folder, or a word that looks like a path (else: a mistyped command)."""
-    return os.path.exists(word) or "/" in word or os.sep in word or word.lower().endswith(".md")
+def _a_path(word: str) -> None:
+    """UsageError unless `word` is an existing file or folder or looks like a path (a mistyped command)."""
+    if not (os.path.exists(word) or "/" in word or os.sep in word or word.lower().endswith(".md")):
+        raise UsageError(
+            f"{as_given(word)} is neither a command ({', '.join(VERBS)}) nor an existing file or folder"
+        )
 
 
 def load_manifest(
     command: Command, machine: Machine, *, named: bool = True, keys: TrustedKeys | None = None
 ) -> tuple[ManifestFile, Snapshot]:
-    """The manifest a command names (PATH, else $ROBOT_MD_PATH, else the nearest ROBOT.md), read,
-    parsed and, if `named`, with a robot_name (serving needs one); else Exit: 2 when there is none to
-    find, 1 when it cannot be used."""
+    """The manifest a command names (PATH, $ROBOT_MD_PATH, the nearest ROBOT.md), parsed, with a robot_name
+    if `named`; else Exit: 2 when there is none to find, 1 when it cannot be used."""
     word = expanded(
         command.path,
         f"the path argument {cut_path(command.path or '')!r}",
@@ -7667,10 +7645,8 @@ def load_manifest(
     )
     given = machine.environ.get(PATH_ENV)
     from_environ = expanded(given, f"${PATH_ENV} ({cut_path(given or '')!r})", "looking for") or ""
-    if word is not None and not command.said_verb and not _names_a_path(word):
-        raise UsageError(
-            f"{as_given(word)} is neither a command ({', '.join(VERBS)}) nor an existing file or folder"
-        )
+    if word is not None and not command.said_verb:
+        _a_path(word)
     manifest_file = None
     try:
         manifest_file = ManifestFile(resolve_manifest_path(word, {PATH_ENV: from_environ}), keys)
@@ -7690,8 +7666,7 @@ def load_manifest(
 
 
 def _utf8_stdout() -> None:
-    # Windows pipes default to the ANSI code page; manifests are UTF-8. A path that is not (a byte
-    # os.fsdecode kept as a surrogate) is shown escaped, never a traceback.
+    """UTF-8 (Windows pipes default to the ANSI code page); a path's undecodable byte shown escaped."""
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace")
 
@@ -7704,16 +7679,17 @@ def run_render(command: Command, machine: Machine) -> int:
 
 
 def run_validate(command: Command, machine: Machine) -> int:
-    """The reference's report: its strings exactly with --json; for people, one line each, file errors
-    with their place in the file, and hints. Several manifests (PATHs, --fleet DIR): one block each, headed
-    by its path, and the worst exit code (the lowest that is not 0)."""
+    """The reference's report (its strings exactly with --json; for people with hints); several manifests:
+    one block each, headed by its path, and the worst exit code (the lowest that is not 0)."""
     targets = [*command.paths, *(fleet_manifests(command.fleet) if command.fleet is not None else ())]
-    if command.fleet is None and len(targets) <= 1:
-        code, report, line = _validated(command, machine, alone=True)
-        if command.json or line is None:
-            _print_report(report, command.json)
-        return code
     _utf8_stdout()
+    if command.fleet is None and len(targets) <= 1:
+        code, report, _ = _validated(command, machine, alone=True)  # alone, a line is an Exit but --json's
+        if command.json:
+            print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
+        else:
+            _print_findings(report)
+        return code
     results = {t: _validated(dataclasses.replace(command, path=t, paths=(t,)), machine) for t in targets}
     if command.json:
         print(json.dumps({t: r.as_dict() for t, (_, r, _) in results.items()}, ensure_ascii=False, indent=2))
@@ -7726,17 +7702,16 @@ def _print_blocks(results: dict[str, tuple[int, Report, str | None]]) -> None:
     """Each manifest's block, headed by its path, then how many passed."""
     for target, (_, report, line) in results.items():
         print(_visible_line(f"== {cut_path(target)}"))
-        if line is not None:
-            print(line)
+        if line is None:
+            _print_findings(report)
         else:
-            _print_report(report, False)
+            print(line)
     count, bad = len(results), sum(1 for code, _, _ in results.values() if code)
     print(f"== {count} manifest{'s' * (count != 1)}: {count - bad} passed, {bad} did not")
 
 
 def _validated(command: Command, machine: Machine, alone: bool = False) -> tuple[int, Report, str | None]:
-    """One manifest's exit code, report, and the one line that says why it could not be read (alone and
-    without --json that line is the Exit today's validate ends with)."""
+    """One manifest's exit code, report, and the line saying why it could not be read (alone: an Exit)."""
     line = None
     try:
         report = load_manifest(command, machine, named=False)[1].report
@@ -7753,16 +7728,6 @@ def _validated(command: Command, machine: Machine, alone: bool = False) -> tuple
     return code, report, line
 
 
-def _print_report(report: Report, as_json: bool) -> None:
-    _utf8_stdout()
-    if as_json:
-        print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
-        return
-    if report.ok:
-        print(f"✓ {report.summary}")
-    _print_findings(report)
-
-
 def fleet_manifests(folder: str) -> list[str]:
     """The manifests of --fleet DIR (fleet_paths), by name; Exit with its one line if there are none."""
     try:
@@ -7772,8 +7737,10 @@ def fleet_manifests(folder: str) -> list[str]:
 
 
 def _print_findings(report: Report) -> None:
-    """Each error with its hints (ours, and the misspelt keys it comes from), the misspelt keys no error
-    explains, then each warning."""
+    """✓ and the summary if valid; each error with its hints (ours, its misspelt keys), the misspelt keys
+    no error explains, warnings."""
+    if report.ok:
+        print(f"✓ {report.summary}")
     slips = list(report.misspelt)
     for error in report.errors:
         print(f"✗ {error}")
@@ -7819,15 +7786,12 @@ def run_serve(command: Command, machine: Machine) -> int:
 
 
 def load_fleet(command: Command, keys: TrustedKeys | None) -> Fleet:
-    """The fleet a command names (several PATHs, or --fleet DIR), every file read and parsed; Exit 1
-    if it cannot be served (a folder with no manifest, two manifests naming the same robot, …)."""
+    """The fleet a command names (several PATHs, or --fleet DIR), every file parsed; Exit 1 if it cannot
+    be served (a folder with no manifest, two manifests naming the same robot, …)."""
     if command.fleet is not None and command.paths:
         raise UsageError("--fleet DIR serves the manifests in DIR: give it or PATHs, not both")
     for word in command.paths:
-        if not _names_a_path(word):
-            raise UsageError(
-                f"{word!r} is neither a command ({', '.join(VERBS)}) nor an existing file or folder"
-            )
+        _a_path(word)
     try:
         if command.fleet is not None:
             fleet = Fleet([], Path(os.path.abspath(Path(command.fleet).expanduser())), keys)
@@ -7858,8 +7822,7 @@ def _served(
 
 
 def _banner(path: Path, robot: str, what: str = "", words: list[str] | None = None) -> str:
-    """The line a person starting the server in a terminal sees: what it serves (`what`, else the
-    robot), and the Claude Desktop entry for it (`words`: its arguments, else the path)."""
+    """What a person starting it in a terminal sees: what it serves, its Claude Desktop entry (`words`)."""
     command, *args = launch_command()
     entry = json.dumps({"command": command, "args": [*args, *(words or [str(path)])]})
     what = what or f"robot {quoted(robot)}"
@@ -7870,19 +7833,9 @@ def _banner(path: Path, robot: str, what: str = "", words: list[str] | None = No
     )
 
 
-POLL_SECONDS_ENV = "ROBOT_MD_MCP_POLL_SECONDS"
-
-
-HTTP_LIMITS_ENV = "ROBOT_MD_MCP_HTTP_LIMITS"
-
-
+POLL_SECONDS_ENV, HTTP_LIMITS_ENV = "ROBOT_MD_MCP_POLL_SECONDS", "ROBOT_MD_MCP_HTTP_LIMITS"
 DEBUG_ENV = "ROBOT_MD_MCP_DEBUG"
-
-
-# The shortest wait a setting may ask for: below it a poller or a deadline spins rather than waits.
-MIN_SETTING_SECONDS = 0.01
-
-
+MIN_SETTING_SECONDS = 0.01  # the shortest wait a setting may ask for: below it a poller spins
 # What $ROBOT_MD_MCP_HTTP_LIMITS may lower. Not the log window: a shorter one would let more lines through.
 HTTP_SETTINGS = tuple(
     f.name for f in dataclasses.fields(HttpLimits) if f.name not in ("log_window_seconds", "poll_seconds")
@@ -7891,9 +7844,8 @@ HTTP_SETTINGS = tuple(
 
 # threat: none (settings only tighten: whoever sets the environment chooses the command)
 def serve_settings(environ: Mapping[str, str]) -> HttpLimits:
-    """The defaults, lowered (never raised: a setting only shortens a wait or tightens a limit) by
-    $ROBOT_MD_MCP_POLL_SECONDS and $ROBOT_MD_MCP_HTTP_LIMITS ("name=value,..."); $ROBOT_MD_MCP_DEBUG=1
-    logs each look at the file. Exit 1 on a setting outside its bounds."""
+    """The defaults, lowered (never raised) by $ROBOT_MD_MCP_POLL_SECONDS and $ROBOT_MD_MCP_HTTP_LIMITS
+    ("name=value,..."); $ROBOT_MD_MCP_DEBUG=1 logs each look at the file. Exit 1 on one out of bounds."""
     if environ.get(DEBUG_ENV, "").strip() not in ("", "0"):
         logging.getLogger(NAME).setLevel(logging.DEBUG)
     poll = environ.get(POLL_SECONDS_ENV, "").strip()
@@ -7901,26 +7853,24 @@ def serve_settings(environ: Mapping[str, str]) -> HttpLimits:
     for pair in filter(str.strip, environ.get(HTTP_LIMITS_ENV, "").split(",")):
         name, sep, text = (part.strip() for part in pair.partition("="))
         if not sep or name not in HTTP_SETTINGS:
-            raise Exit(
-                ExitCode.CANNOT_USE,
-                f"{NAME}: ${HTTP_LIMITS_ENV}: {as_given(pair.strip())} is not NAME=VALUE, "
-                f"NAME one of {', '.join(HTTP_SETTINGS)}",
-            )
+            pair = f"{as_given(pair.strip())} is not NAME=VALUE, NAME one of {', '.join(HTTP_SETTINGS)}"
+            raise Exit(ExitCode.CANNOT_USE, f"{NAME}: ${HTTP_LIMITS_ENV}: {pair}")
         wanted[name] = (f"${HTTP_LIMITS_ENV}: {name}", text)
-    chosen: dict[str, Any] = {}
     defaults = HttpLimits()
-    for name, (where, text) in wanted.items():
-        default = getattr(defaults, name)
-        low = 1 if isinstance(default, int) else MIN_SETTING_SECONDS
-        try:
-            chosen[name] = type(default)(text)
-        except ValueError:
-            chosen[name] = math.nan
-        if not low <= chosen[name] <= default:  # NaN too
-            raise Exit(
-                ExitCode.CANNOT_USE, f"{NAME}: {where} is {as_given(text)}; it may be {low} to {default}"
-            )
+    chosen = {name: _setting(getattr(defaults, name), where, text) for name, (where, text) in wanted.items()}
     return dataclasses.replace(defaults, **chosen)
+
+
+def _setting(default: float, where: str, text: str) -> Any:
+    """`text` as a number of the default's kind, between its floor and the default; else Exit 1."""
+    low = 1 if isinstance(default, int) else MIN_SETTING_SECONDS
+    try:
+        value = type(default)(text)
+    except ValueError:
+        value = math.nan
+    if not low <= value <= default:  # NaN too
+        raise Exit(ExitCode.CANNOT_USE, f"{NAME}: {where} is {as_given(text)}; it may be {low} to {default}")
+    return value
 
 
 # --- install: put the server into a client's MCP config --------------------

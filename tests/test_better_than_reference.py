@@ -6,14 +6,12 @@ by the heavy tier (it downloads the reference): see REFERENCE."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import stored_reference
 from conftest import EXAMPLE, ROOT, install_reference, need, posix_only, run_reference
-from serving import run
+from serving import python, run
 
 import robot_md_mcp as rmm
 
@@ -190,18 +188,15 @@ def test_the_reference_leaks_the_internal_marker(tmp_path: Path) -> None:
     )
     ref = install_reference()
     need(ref is not None, "the reference, from PyPI")
-    leaked = subprocess.run(
-        [sys.executable, "-c", code, str(path)],
-        env={**os.environ, "PYTHONPATH": str(ref)},
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    done = python(code, path, env={"PYTHONPATH": str(ref)})
+    assert done.returncode == 0, done.stderr
+    leaked = done.stdout
     assert "_deprecations:\n- physics.solver.camera (singular) is deprecated" in leaked
     rendered = rmm.render(rmm.parse(rmm.decode(LEGACY.read_bytes()).text))
     assert leaked.startswith(rendered)  # otherwise byte-identical
 
 
+@pytest.mark.process
 @posix_only
 def test_utf8_whatever_the_locale(tmp_path: Path) -> None:
     """Under a non-UTF-8 locale robot-md's read_text() fails on a UTF-8 manifest; we do not."""
@@ -216,9 +211,7 @@ def test_utf8_whatever_the_locale(tmp_path: Path) -> None:
         "PYTHONIOENCODING": "",
     }
     probe = "import locale; print(locale.getpreferredencoding(False))"
-    encoding = subprocess.run(
-        [sys.executable, "-c", probe], env=env, capture_output=True, text=True
-    ).stdout.strip()
+    encoding = python(probe, env=env, inherit_env=False).stdout.strip()
     assert encoding.lower() in {"ansi_x3.4-1968", "ascii", "us-ascii"}
     done = run("validate", "--json", path, env=env, inherit_env=False)
     assert done.returncode == 0, done.stderr
@@ -228,19 +221,16 @@ def test_utf8_whatever_the_locale(tmp_path: Path) -> None:
 
 
 def test_sets_are_deterministic(tmp_path: Path) -> None:
+    """validate and render say the same under any hash seed (each a process of its own, running both)."""
     text = GOOD.replace(
         "capabilities:\n", "x_tags: !!set {zeta, alpha, mid, beta, omega}\ncapabilities:\n", 1
     )
     text = text.replace('rcan_version: "3.0"', "rcan_version: !!set {b, a, c, d}", 1)
     path = tmp_path / "ROBOT.md"
     path.write_text(text, encoding="utf-8")
-    # Each hash seed a process of its own, running both verbs (their code as the command line's main runs it).
     both = "import sys, robot_md_mcp as m\nfor verb in (['validate', '--json'], ['render']):\n"
     both += "    m.main([*verb, sys.argv[1]])"
-    outputs = set()
-    for seed in range(4):
-        done = run(path, command=[sys.executable, "-c", both], env={"PYTHONHASHSEED": str(seed)})
-        outputs.add(done.stdout)
+    outputs = {python(both, path, env={"PYTHONHASHSEED": str(seed)}).stdout for seed in range(2)}
     assert len(outputs) == 1
     (out,) = outputs
     assert "schema: rcan_version: {'a', 'b', 'c', 'd'} is not of type 'string'" in out

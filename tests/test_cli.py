@@ -1,4 +1,5 @@
-"""Section 11: the command line, as a user's shell or a client's spawn sees it."""
+"""Section 11: the command line, in this process (`main()`, its words and exit codes), and as a
+program where the process is the point (how it was invoked, signals, a broken install)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import json
 import logging
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,12 +20,21 @@ import pytest
 from conftest import CORPUS, EXAMPLE, posix_only
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serving import MODULE, SERVER, RawServer, faulty, run, server_argv
+from serving import MODULE, SERVER, RawServer, bare, faulty, line, python, run
 from usage import usage_message
 
 import robot_md_mcp as rmm
 
 GOOD = EXAMPLE.read_text(encoding="utf-8")
+process = pytest.mark.process
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str | Path, **environ: str) -> tuple[int, str, str]:
+    """The command line run by main() in this process, `environ` the whole environment: exit code,
+    stdout, stderr."""
+    code = rmm.main([str(a) for a in args], rmm.Machine(environ=environ))
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 # --- startup errors: exit 1, one line, fast, before the SDK is imported -----
@@ -47,70 +56,96 @@ STARTUP_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", STARTUP_CASES, ids=str)
-def test_startup_errors(case: str, tmp_path: Path) -> None:
-    content, expected = STARTUP_CASES[case]
-    path = tmp_path / "ROBOT.md"
+def broken(case: str, folder: Path) -> Path:
+    content, _ = STARTUP_CASES[case]
+    path = folder / f"{hash(case)}.md"
     if content == "DIR":
-        path = tmp_path
+        path.mkdir()
     elif content == "FIFO":
-        if not hasattr(os, "mkfifo"):
-            pytest.skip("no FIFOs on Windows")
         os.mkfifo(path)
     elif content is not None:
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return path
+
+
+@posix_only
+@pytest.mark.parametrize("case", STARTUP_CASES, ids=str)
+def test_startup_errors(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = broken(case, tmp_path)
     started = time.perf_counter()
-    done = run(str(path))
-    elapsed = time.perf_counter() - started
-    assert done.returncode == 1
-    assert done.stdout == ""
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith(f"robot-md-mcp: {expected}")
-    assert lines[0].endswith(f"({path})")
-    assert "Traceback" not in done.stderr
-    assert elapsed < 1.5, f"a broken config must fail fast, took {elapsed:.2f}s"
+    code, out, err = cli(capsys, path)
+    assert (code, out, err.count("\n")) == (1, "", 1), err
+    assert err.startswith(f"robot-md-mcp: {STARTUP_CASES[case][1]}") and err.endswith(f"({path})\n")
+    assert time.perf_counter() - started < 1.5, "a broken config must fail fast"
 
 
-def test_no_path_and_nothing_found_is_a_usage_error(tmp_path: Path) -> None:
-    done = run(cwd=tmp_path)
-    assert done.returncode == 2
-    assert done.stderr.count("\n") == 1
-    assert "no ROBOT.md given and none found" in done.stderr and str(tmp_path) in done.stderr
+@posix_only
+def test_startup_errors_never_import_the_sdk(tmp_path: Path) -> None:
+    """A fresh interpreter: every startup error, and a bad setting, leave before the SDK is imported."""
+    code = (
+        "import sys, robot_md_mcp as m\n"
+        "codes = [m.main([p]) for p in sys.argv[1:]]\n"
+        "codes.append(m.main([sys.argv[1]], m.Machine(environ={m.POLL_SECONDS_ENV: '0'})))\n"
+        "sdk = sorted(n for n in ('mcp', 'pydantic', 'jsonschema', 'anyio') if n in sys.modules)\n"
+        "print([int(c) for c in codes], sdk)\n"
+    )
+    done = python(code, *(broken(case, tmp_path) for case in STARTUP_CASES))
+    assert done.stdout == f"{[1] * (len(STARTUP_CASES) + 1)} []\n", done.stderr
 
 
-def test_usage_errors_exit_2() -> None:
-    for args in (["--nope"], ["a", "b"], ["validate", "--yaml"]):
-        done = run(*args)
-        assert done.returncode == 2, args
-        usage_message(done.stderr)
+def test_a_bad_setting_is_one_line_before_anything_is_served(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, EXAMPLE, **{rmm.POLL_SECONDS_ENV: "0"})
+    assert (code, out) == (1, "")
+    assert err == f"robot-md-mcp: ${rmm.POLL_SECONDS_ENV} is '0'; it may be 0.01 to 0.5\n"
 
 
-def test_help_and_version() -> None:
-    assert "validate [PATH...] [--fleet DIR] [--json] [--strict]" in run("--help").stdout
-    import robot_md_mcp
+# --- usage: argparse's own two lines and exit 2; help and version ------------------
 
-    assert run("--version").stdout == f"robot-md-mcp {robot_md_mcp.__version__}\n"
+NEITHER = "is neither a command (serve, validate, render, install, uninstall) nor an existing file"
+USAGE = {
+    "--nope": (["--nope"], "unknown option '--nope'"),
+    "two paths": (["a", "b"], "'a' is neither a command"),
+    "unknown option": (["validate", "--yaml"], "unknown option '--yaml'"),
+    "serve PATH extra": (["serve", str(EXAMPLE), "extra"], "'extra' is neither a command"),
+    **{word: ([word], f"{word!r} {NEITHER}") for word in ("valdate", "serv", "instal")},
+}
 
 
-def test_no_path_found_says_how_to_pass_one_as_invoked(tmp_path: Path) -> None:
-    done = run(cwd=tmp_path)
-    assert f"pass a path: {Path(sys.executable).name} {MODULE} /path/to/ROBOT.md" in done.stderr
+@pytest.mark.parametrize("case", USAGE)
+def test_usage_errors_exit_2(case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    args, message = USAGE[case]
+    code, out, err = cli(capsys, *args)
+    assert (code, out) == (2, "") and usage_message(err).startswith(message), err
 
 
-def test_help_and_hints_show_the_command_as_it_was_invoked() -> None:
+def test_no_path_found_is_a_usage_error_saying_how_to_pass_one_as_invoked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Run as `python robot_md_mcp.py`, help and hints say so (not `robot-md-mcp ...`)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", [str(MODULE)])
     invoked = f"{Path(sys.executable).name} {MODULE}"
-    assert run("--help").stdout.startswith(f"usage: {invoked} [serve] [PATH]")
-    assert run("--nope").stderr.startswith(f"usage: {invoked} [serve] [PATH]")
+    code, _, err = cli(capsys)
+    assert code == 2 and err.count("\n") == 1 and "no ROBOT.md given and none found" in err
+    assert str(tmp_path) in err and f"pass a path: {invoked} /path/to/ROBOT.md" in err
+    assert cli(capsys, "--nope")[2].startswith(f"usage: {invoked} [serve] [PATH]")
+    code, out, _ = cli(capsys, "--help")
+    assert code == 0 and out.startswith(f"usage: {invoked} [serve] [PATH]")
+    assert "validate [PATH...] [--fleet DIR] [--json] [--strict]" in out
+    assert cli(capsys, "--version")[1] == f"robot-md-mcp {rmm.__version__}\n"
+    assert cli(capsys, "missing.md")[:2] == (1, "")  # a missing path that looks like one: file not found
+
+
+def test_other_invocations_agree() -> None:
+    """The program itself: `python -m robot_md_mcp` runs what the script runs."""
+    done = run("validate", str(EXAMPLE), command=[sys.executable, "-m", "robot_md_mcp"])
+    assert (done.returncode, done.stdout) == (0, "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n")
 
 
 def test_serve_is_a_verb_too() -> None:
-    done = run("serve", str(EXAMPLE))  # stdin closed at once: serves, then ends
-    assert (done.returncode, done.stderr) == (0, "")
-    done = run("serve", str(EXAMPLE), "extra")  # several PATHs are a fleet; this word is none
-    assert done.returncode == 2
-    assert "'extra' is neither a command" in done.stderr
+    assert rmm.parse_command_line(["serve", str(EXAMPLE)]) == dataclasses.replace(
+        rmm.parse_command_line([str(EXAMPLE)]), said_verb=True
+    )
 
 
 # Each verb's words in order, and options (with their values) that may stand anywhere among them.
@@ -126,8 +161,6 @@ ARRANGEMENTS = {
 @given(data=st.data())
 def test_options_may_stand_anywhere_among_the_words(data: st.DataObject) -> None:
     """argparse leaves words that follow an option to us: every arrangement parses as the plain one."""
-    import robot_md_mcp as rmm
-
     verb = data.draw(st.sampled_from(sorted(ARRANGEMENTS)))
     words, options = ARRANGEMENTS[verb]
     plain = rmm.parse_command_line([verb, *words, *[part for option in options for part in option]])
@@ -139,45 +172,21 @@ def test_options_may_stand_anywhere_among_the_words(data: st.DataObject) -> None
     assert plain.said_verb and (plain.path or plain.client) is not None
 
 
-@pytest.mark.parametrize("word", ["valdate", "serv", "instal"])
-def test_a_first_word_that_is_neither_a_verb_nor_a_path(word: str, tmp_path: Path) -> None:
-    done = run(word, cwd=tmp_path)
-    assert done.returncode == 2
-    assert usage_message(done.stderr).startswith(
-        f"{word!r} is neither a command (serve, validate, render, install, uninstall) nor an existing file"
-    )
-
-
-def test_a_missing_path_that_looks_like_one_is_file_not_found(tmp_path: Path) -> None:
-    done = run("missing.md", cwd=tmp_path)
-    assert done.returncode == 1 and "file not found" in done.stderr
-
-
-def in_process(capsys: pytest.CaptureFixture[str], *args: str | Path, **environ: str) -> tuple[int, str, str]:
-    """The command line run by main() in this process, with `environ` as the whole environment:
-    exit code, stdout, stderr. (A test here runs it as a program where the process is the point.)"""
-    import robot_md_mcp as rmm
-
-    code = rmm.main([str(a) for a in args], rmm.Machine(environ=environ))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_yaml_errors_name_the_place_in_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The frontmatter starts after blank lines and the delimiter: places count lines of the file."""
     path = tmp_path / "ROBOT.md"
     path.write_text("\n\n---\nmetadata:\n  robot_name: [bob\n---\n# bob\n", encoding="utf-8")
     for args in ([path], ["validate", path], ["render", path]):
-        code, _, err = in_process(capsys, *args)
+        code, _, err = cli(capsys, *args)
         assert code == 1 and err.count("\n") == 1, args
         assert "<unicode string>" not in err
         assert "at line 5, column 15" in err and err.endswith(f"({path})\n")
-    reference = json.loads(in_process(capsys, "validate", "--json", path)[1])  # the reference's string, as is
+    reference = json.loads(cli(capsys, "validate", "--json", path)[1])  # the reference's string, as is
     assert 'in "<unicode string>", line 3, column 15' in reference["errors"][0]
 
 
 @posix_only
-@given(st.text(st.characters(codec="utf-8", exclude_characters="/\x00"), min_size=1, max_size=8))
+@given(st.text(st.characters(exclude_categories=["Cs"], exclude_characters="/\x00"), min_size=1, max_size=8))
 @settings(max_examples=15, deadline=None)
 def test_a_path_that_breaks_lines_still_gets_one_line(name: str) -> None:
     """Whatever a folder's name holds (line breaks, escapes, format characters), each error names it
@@ -204,11 +213,11 @@ def test_a_number_where_text_belongs_gets_a_hint_for_people_only(
     source = (CORPUS / "rmd__site-examples-bob.ROBOT.md").read_text(encoding="utf-8")
     path = tmp_path / "ROBOT.md"
     path.write_text(source.replace("  version: 2026.4.17.0", "  version: 1.10"), encoding="utf-8")
-    code, out, _ = in_process(capsys, "validate", path)
+    code, out, _ = cli(capsys, "validate", path)
     assert code == 2
     assert "✗ schema: metadata.version: 1.1 is not of type 'string'\n  hint: YAML read" in out
     assert 'version: "1.10"' in out
-    as_json = json.loads(in_process(capsys, "validate", "--json", path)[1])
+    as_json = json.loads(cli(capsys, "validate", "--json", path)[1])
     assert as_json["errors"] == ["schema: metadata.version: 1.1 is not of type 'string'"]
 
 
@@ -225,15 +234,12 @@ EXIT_CODES = {
 
 @pytest.mark.parametrize("name", EXIT_CODES)
 def test_validate_exit_codes_and_json(name: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """The command line in this process (the other tests here run it as a program)."""
-    import robot_md_mcp as rmm
-
     path = CORPUS / name
-    code, out, _ = in_process(capsys, "validate", path, "--json")
+    code, out, _ = cli(capsys, "validate", path, "--json")
     assert code == EXIT_CODES[name]
     expected = rmm.check_text(rmm.read_source(path).text).as_dict()
     assert json.loads(out) == expected
-    code, out, err = in_process(capsys, "validate", path)
+    code, out, err = cli(capsys, "validate", path)
     assert code == EXIT_CODES[name]
     if name.startswith("rmd__site"):
         assert out == "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n"
@@ -244,19 +250,18 @@ def test_validate_exit_codes_and_json(name: str, capsys: pytest.CaptureFixture[s
         assert out.splitlines() == [f"✗ {e}" for e in expected["errors"]]
 
 
-def test_validate_json_on_a_missing_file(tmp_path: Path) -> None:
-    done = run("validate", str(tmp_path / "nope.md"), "--json")
-    assert done.returncode == 1
-    assert json.loads(done.stdout) == {
+def test_validate_json_on_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nope = tmp_path / "nope.md"
+    code, out, _ = cli(capsys, "validate", nope, "--json")
+    assert code == 1
+    assert json.loads(out) == {
         "ok": False,
         "summary": "",
-        "errors": [f"file not found: {tmp_path / 'nope.md'}"],
+        "errors": [f"file not found: {nope}"],
         "warnings": [],
         "hints": [],
     }
-    plain = run("validate", str(tmp_path / "nope.md"))
-    assert (plain.returncode, plain.stdout) == (1, "")
-    assert plain.stderr == f"robot-md-mcp: file not found ({tmp_path / 'nope.md'})\n"
+    assert cli(capsys, "validate", nope) == (1, "", f"robot-md-mcp: file not found ({nope})\n")
 
 
 def test_validate_finds_the_manifest_like_serve_does(
@@ -265,66 +270,48 @@ def test_validate_finds_the_manifest_like_serve_does(
     (tmp_path / "ROBOT.md").write_text(GOOD, encoding="utf-8")
     (tmp_path / "sub").mkdir()
     monkeypatch.chdir(tmp_path / "sub")
-    assert in_process(capsys, "validate")[0] == 0
+    assert cli(capsys, "validate")[0] == 0
     monkeypatch.chdir("/")
-    assert in_process(capsys, "validate", ROBOT_MD_PATH=str(tmp_path))[0] == 0
-    assert in_process(capsys, "validate", tmp_path)[0] == 0
-    assert in_process(capsys, "validate")[0] == 2  # nothing given, none found from /
+    assert cli(capsys, "validate", ROBOT_MD_PATH=str(tmp_path))[0] == 0
+    assert cli(capsys, "validate", tmp_path)[0] == 0
+    assert cli(capsys, "validate")[0] == 2  # nothing given, none found from /
 
 
-def test_render_prints_the_canonical_yaml_bytes() -> None:
-    import robot_md_mcp as rmm
-
-    done = run("render", str(EXAMPLE))
-    assert done.returncode == 0
-    assert done.stdout == rmm.render(rmm.parse(GOOD))
-    assert run("render", str(CORPUS / "mcpts__bad-yaml.ROBOT.md")).returncode == 1
+def test_render_prints_the_canonical_yaml_bytes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(capsys, "render", EXAMPLE) == (0, rmm.render(rmm.parse(GOOD)), "")
+    assert cli(capsys, "render", CORPUS / "mcpts__bad-yaml.ROBOT.md")[0] == 1
 
 
-def test_a_folder_named_like_a_verb_is_served_with_dot_slash(tmp_path: Path) -> None:
+def test_a_folder_named_like_a_verb_is_served_with_dot_slash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "validate").mkdir()
     (tmp_path / "validate" / "ROBOT.md").write_text("# not a manifest\n", encoding="utf-8")
-    done = run("./validate", cwd=tmp_path)
-    assert done.returncode == 1
-    assert "no frontmatter found" in done.stderr and str(tmp_path / "validate" / "ROBOT.md") in done.stderr
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(capsys, "./validate")
+    assert code == 1 and "no frontmatter found" in err and "validate/ROBOT.md" in err
 
 
-def test_other_invocations_agree() -> None:
-    """`python -m robot_md_mcp` runs the same program as the script."""
-    done = run("validate", str(EXAMPLE), command=[sys.executable, "-m", "robot_md_mcp"])
-    assert (done.returncode, done.stdout) == (0, "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n")
-
-
+@process
 @posix_only
 def test_render_into_a_closed_pipe_is_quiet() -> None:
     done = run("render", EXAMPLE, command=["/bin/sh", "-c", '"$@" | head -c 10 >/dev/null', "sh", *SERVER])
     assert "Traceback" not in done.stderr
 
 
-def test_startup_errors_never_import_the_sdk(tmp_path: Path) -> None:
-    path = tmp_path / "ROBOT.md"
-    path.write_text("---\nmetadata: {}\n---\n", encoding="utf-8")
-    code = (
-        "import sys, robot_md_mcp as m\n"
-        f"rc = m.main([{str(path)!r}])\n"
-        "assert rc == 1, rc\n"
-        "print(sorted(n for n in ('mcp', 'pydantic', 'jsonschema', 'anyio') if n in sys.modules))\n"
-    )
-    done = run(command=[sys.executable, "-c", code])
-    assert done.stdout == "[]\n", done.stderr
-
-
-@pytest.mark.parametrize("missing", ["mcp", "anyio", "jsonschema"])
+@pytest.mark.parametrize(
+    "missing", ["mcp", pytest.param("anyio", marks=process), pytest.param("jsonschema", marks=process)]
+)
 def test_a_missing_dependency_is_one_line(missing: str) -> None:
     """A broken install (a dependency deleted or never installed) is found when the SDK or the
     validator first loads, after startup checks: one line naming it, exit 1, no traceback."""
     args = ["validate", str(EXAMPLE)] if missing == "jsonschema" else [str(EXAMPLE)]
     done = run(*args, command=faulty("missing", missing))
     assert done.returncode == 1
-    (line,) = done.stderr.splitlines()
-    assert line.startswith("robot-md-mcp: cannot start: ")
-    assert f"'{missing}" in line or f" {missing} " in line  # Python words it differently by case
-    assert line.endswith("; reinstall robot-md-mcp with its dependencies")
+    (said,) = done.stderr.splitlines()
+    assert said.startswith("robot-md-mcp: cannot start: ")
+    assert f"'{missing}" in said or f" {missing} " in said  # Python words it differently by case
+    assert said.endswith("; reinstall robot-md-mcp with its dependencies")
 
 
 # --- signals: Ctrl-C (exit 130) and SIGTERM end the server at once, quietly, whatever it is doing
@@ -332,8 +319,23 @@ def test_a_missing_dependency_is_one_line(missing: str) -> None:
 SIGNALS = {"SIGINT": (signal.SIGINT, 130), "SIGTERM": (signal.SIGTERM, -signal.SIGTERM)}
 
 
-# Sends the signal to itself when `sys.argv[1]` is first imported, then runs the
-# program as `python robot_md_mcp.py` does, or as pip's `robot-md-mcp` launcher does.
+def loading_cases() -> Any:
+    for module in ("yaml", "mcp", "pydantic_core", "anyio"):
+        for form in ("script", "launcher"):
+            for sig in SIGNALS:
+                quick = (module, form, sig) == ("mcp", "launcher", "SIGINT")
+                yield pytest.param(module, form, sig, marks=[] if quick else [process])
+
+
+@posix_only
+@pytest.mark.parametrize(("module", "form", "sig"), list(loading_cases()))
+def test_a_signal_while_the_program_loads_ends_it_quietly(module: str, form: str, sig: str) -> None:
+    """Ctrl-C while the module's own imports or the SDK load: 130 and no traceback (not Python's -2)."""
+    number, code = SIGNALS[sig]
+    done = run(EXAMPLE, command=faulty("signal-while-loading", module, int(number), start=form))
+    assert (done.returncode, done.stderr) == (code, "")
+
+
 def _wait_until_full(pipe: int, timeout: float = 30) -> None:
     """Until the pipe holds over half what it can (Linux: 64 KiB unless resized; partly filled pages
     leave the rest) and has not grown for 0.2 s: its writer is blocked on it."""
@@ -353,65 +355,47 @@ def _wait_until_full(pipe: int, timeout: float = 30) -> None:
         time.sleep(0.01)
 
 
-def _ends_quietly(proc: subprocess.Popen, sig: int, code: int) -> None:
-    """Send `sig`: the process ends within a second with `code`, nothing on stderr."""
-    started = time.monotonic()
-    proc.send_signal(sig)
-    try:
-        assert proc.wait(timeout=5) == code
-        assert time.monotonic() - started < 1.0
-        assert proc.stderr is not None and proc.stderr.read() == b""
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-
-@posix_only
-@pytest.mark.parametrize("sig", SIGNALS)
-@pytest.mark.parametrize("form", ["script", "launcher"])
-@pytest.mark.parametrize("module", ["yaml", "mcp", "pydantic_core", "anyio"])
-def test_a_signal_while_the_program_loads_ends_it_quietly(module: str, form: str, sig: str) -> None:
-    """Ctrl-C while the module's own imports or the SDK load: 130 and no traceback (not Python's -2)."""
-    number, code = SIGNALS[sig]
-    loading = faulty("signal-while-loading", module, int(number), start=form)
-    done = run(EXAMPLE, command=loading)
-    assert (done.returncode, done.stderr) == (code, "")
-
-
+@process
 @posix_only
 @pytest.mark.parametrize("sig", SIGNALS)
 def test_a_signal_ends_a_server_whose_client_stopped_reading(sig: str) -> None:
-    """stdout is full (the client reads nothing) and stdin still open: a signal still ends it.
-    (A bare process: the harness's RawServer reads stdout as it comes, so its pipe never fills.)"""
-    proc = subprocess.Popen(
-        server_argv(EXAMPLE),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode())
-    proc.stdin.write(b'\n{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
-    proc.stdin.flush()
-    assert json.loads(proc.stdout.readline())["id"] == 0
-    read = {"jsonrpc": "2.0", "method": "resources/read", "params": {"uri": "robot-md://bob/frontmatter"}}
-    for n in range(1, 300):  # some 300 KB of answers, far more than a pipe holds
-        proc.stdin.write(json.dumps({**read, "id": n}).encode() + b"\n")
-    proc.stdin.flush()
-    _wait_until_full(proc.stdout.fileno())  # the server now waits on it
-    _ends_quietly(proc, *SIGNALS[sig])
-    proc.stdin.close()
+    """stdout is full (the client reads nothing) and stdin still open: a signal still ends it within a
+    second, quietly. (`bare`: the harness's RawServer reads stdout as it comes, so its pipe never fills.)"""
+    proc = bare(EXAMPLE)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        init = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        }
+        proc.stdin.write(line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}))
+        proc.stdin.write(line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        read = {"jsonrpc": "2.0", "method": "resources/read", "params": {"uri": "robot-md://bob/frontmatter"}}
+        proc.stdin.write(
+            b"".join(line({**read, "id": n}) for n in range(1, 300))
+        )  # far more than a pipe holds
+        proc.stdin.flush()
+        _wait_until_full(proc.stdout.fileno())  # the server now waits on it
+        started = time.monotonic()
+        proc.send_signal(SIGNALS[sig][0])
+        assert proc.wait(timeout=5) == SIGNALS[sig][1]
+        assert time.monotonic() - started < 1.0 and proc.stderr.read() == b""
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdin.close()
 
 
+@process
 @posix_only
 @pytest.mark.parametrize("sig", SIGNALS)
 def test_a_signal_ends_a_server_whose_worker_is_busy(sig: str, manifest_path) -> None:
     """A worker preparing a new version for a minute: a signal still ends the server at once."""
     path = manifest_path(GOOD)
-    server = RawServer(path, command=faulty("slow-parse"))
-    with server:
+    with RawServer(path, command=faulty("slow-parse")) as server:
         server.handshake()
         path.write_text(GOOD.replace("\n---", "\n# slow-marker\n---", 1), encoding="utf-8")
         server.send(
@@ -502,12 +486,6 @@ def test_no_setting_serves_with_the_defaults_and_several_combine() -> None:
     )
 
 
-def test_a_bad_setting_is_one_line_before_anything_is_served() -> None:
-    done = run(EXAMPLE, env={rmm.POLL_SECONDS_ENV: "0"})
-    assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr == f"robot-md-mcp: ${rmm.POLL_SECONDS_ENV} is '0'; it may be 0.01 to 0.5\n"
-
-
 def test_debug_lines_are_ours_only_and_never_held_back_by_the_log_budget() -> None:
     """$ROBOT_MD_MCP_DEBUG=1 turns on our logger's debug lines (the SDK's stay off), and the log
     budget, there for what peers make us write, lets them all through."""
@@ -580,13 +558,14 @@ def test_a_long_bad_setting_or_option_is_one_bounded_line(
     if case in ECHOED_PATHS:
         argv, environ = ECHOED_PATHS[case](f"/nonexistent/{value.replace('/', '_')}")
         bound = 10 * rmm.MAX_SHOWN_PATH_CHARS + 300
-    elif case == "unknown option" and " " in value:  # argparse: a word with a space is a PATH, not an option
+    elif (case, " " in value) == ("unknown option", True) or (case, "/" in value) == ("first word", True):
+        # argparse: a word with a space is a PATH, not an option; a first word with a slash is a PATH
         argv, environ = ECHOED_VALUES[case](value)
         bound = 10 * rmm.MAX_SHOWN_PATH_CHARS + 300
     else:
         argv, environ = ECHOED_VALUES[case](value)
         bound = 10 * rmm.MAX_ECHOED_ARGUMENT + 300
-    code, out, err = in_process(capsys, *argv, **environ)
+    code, out, err = cli(capsys, *argv, **environ)
     lines = err.splitlines()
     assert code in (1, 2) and out == "", (case, code, err[:300])
     if code == 2:  # argparse's usage line, then its error line

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from serving import Served
+from serving import INIT, MCP_HEADERS, Served
+
+import robot_md_mcp as rmm
 
 DOC = (ROOT / "docs" / "clients.md").read_text(encoding="utf-8")
 TOKEN = "documented-token-0123456789abcdef"
@@ -87,25 +89,29 @@ def test_claude_code_commands_keep_the_token_out_of_the_project() -> None:
     assert f"'Authorization: Bearer ${{{TOKEN_VARIABLE}}}'" in block("claude-code-project")
 
 
-def test_what_the_entries_send_is_accepted(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_what_the_entries_send_is_accepted(tmp_path: Path) -> None:
     """Our server, serving as the doc says (its --allow-host name, a token): the request each client
     makes from its entry, the variable replaced by the token, is answered; without the token it is 401."""
+    from http_served import served_in_process
+
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n", encoding="utf-8")
     token_file.chmod(0o600)
     argv = served_command()
     host = argv[argv.index("--allow-host") + 1]
-    server = Served("--http", "127.0.0.1:0", "--allow-host", host, "--token-file", str(token_file))
-    try:
+    listener = rmm.open_listener("127.0.0.1:0", [host], str(token_file))
+    listener.socket.close()
+    port = listener.url.rsplit(":", 1)[1].split("/")[0]
+    initialize = json.dumps(INIT)
+    async with served_in_process(listener=listener) as (http, _):
         vscode = json.loads(block("vscode"))["servers"]["robot-md"]["headers"]
         cursor = json.loads(block("cursor"))["mcpServers"]["robot-md"]["headers"]
-        for headers in (vscode, cursor):
+        for headers in (vscode, cursor, {}):
             sent = {k: re.sub(r"\$\{(input|env):[^}]*\}", TOKEN, v) for k, v in headers.items()}
-            status, _, _ = server.initialize({**sent, "Host": f"{host}:{server.port}"})
-            assert status == 200, headers
-        assert server.initialize({"Host": f"{host}:{server.port}"})[0] == 401
-    finally:
-        assert server.stop() == 0
+            sent |= {**MCP_HEADERS, "Host": f"{host}:{port}"}
+            answer = await http.post(rmm.MCP_PATH, content=initialize, headers=sent)
+            assert answer.status_code == (200 if headers else 401), (headers, answer.text[:200])
 
 
 @pytest.mark.heavy

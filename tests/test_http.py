@@ -46,7 +46,7 @@ from http_served import (
 )
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
-from serving import INIT, INIT_PARAMS, MCP_HEADERS, Served, run
+from serving import INIT, INIT_PARAMS, MCP_HEADERS, Served, python
 from usage import usage_message
 
 import robot_md_mcp as m
@@ -894,7 +894,7 @@ def test_startup_checks_come_first_and_never_import_the_sdk(tmp_path: Path) -> N
         "codes = [int(c) for c in codes]\n"
         "print(codes, sorted(n for n in ('mcp', 'uvicorn', 'starlette', 'anyio') if n in sys.modules))\n"
     )
-    done = run(broken, EXAMPLE, command=[sys.executable, "-c", code], env={m.TOKEN_ENV: ""})
+    done = python(code, broken, EXAMPLE, env={m.TOKEN_ENV: ""})
     assert done.stdout == "[1, 1] []\n", done.stderr
     assert "robot_name" in done.stderr.splitlines()[0]
 

@@ -1,8 +1,7 @@
 """Drop-in launch: started the way robot-md's own clients and plugin hosts start it (`--robot PATH`,
 an initialize without clientInfo and no `initialized`, a `${…}` the host left unexpanded), each through
-a real stdio (one pendant session shared by the tests of what it shows) or HTTP subprocess once, and
-each variant through the command line in this process; and what serverInfo tells a client, in both
-protocol eras."""
+one real stdio session (the pendant's, shared by the tests of what it shows), the HTTP app and each
+variant of the command line in this process; and what serverInfo tells a client, in both eras."""
 
 from __future__ import annotations
 
@@ -13,9 +12,10 @@ from typing import Any
 
 import pytest
 from conftest import EXAMPLE, ROOT
+from http_served import served_in_process
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from serving import MCP_HEADERS, Served, answers, in_process
+from serving import MCP_HEADERS, answers, in_process
 from usage import usage_message
 
 import robot_md_mcp as rmm
@@ -171,29 +171,25 @@ def test_every_initialize_is_served_or_named_in_its_error(shape: dict[str, str],
     assert all(field in answer["error"]["message"] for field in named)
 
 
-def test_initialize_without_client_info_over_http() -> None:
-    """The same completion on the HTTP wire: a session, and requests served without `initialized`."""
-    served = Served()
-    try:
-        body = json.dumps(pendant_initialize()).encode()
-        status, headers, raw = served.request("POST", "/mcp", body, MCP_HEADERS)
-        assert status == 200, raw
-        assert sse_or_json(raw)["result"]["serverInfo"]["title"] == f'{rmm.TITLE}: "bob"'
+@pytest.mark.anyio
+async def test_initialize_without_client_info_over_http() -> None:
+    """The same completion on the HTTP wire (the app, in process): a session, requests served without
+    `initialized`, an initialize lacking protocolVersion answered naming it."""
+    async with served_in_process() as (http, url):
+        answer = await http.post(url, content=json.dumps(pendant_initialize()), headers=MCP_HEADERS)
+        assert answer.status_code == 200, answer.content
+        assert sse_or_json(answer.content)["result"]["serverInfo"]["name"] == rmm.NAME
         session_headers = {
             **MCP_HEADERS,
-            "Mcp-Session-Id": headers["mcp-session-id"],
+            "Mcp-Session-Id": answer.headers["mcp-session-id"],
             "MCP-Protocol-Version": "2025-06-18",
         }
-        call = json.dumps(request(2, "tools/call", {"name": "validate"})).encode()
-        status, _, raw = served.request("POST", "/mcp", call, session_headers)
-        assert status == 200 and sse_or_json(raw)["result"]["structuredContent"]["ok"] is True
-        lacking = json.dumps(initialize(3, capabilities={})).encode()
-        status, _, raw = served.request("POST", "/mcp", lacking, MCP_HEADERS)
-        error = json.loads(raw)["error"]
+        call = json.dumps(request(2, "tools/call", {"name": "validate"}))
+        answer = await http.post(url, content=call, headers=session_headers)
+        assert answer.status_code == 200 and sse_or_json(answer.content)["result"]["structuredContent"]["ok"]
+        lacking = json.dumps(initialize(3, capabilities={}))
+        error = json.loads((await http.post(url, content=lacking, headers=MCP_HEADERS)).content)["error"]
         assert error["code"] == -32602 and "protocolVersion" in error["message"]
-    finally:
-        assert served.stop() == 0
-    assert "Traceback" not in served.stderr
 
 
 def sse_or_json(raw: bytes) -> dict:
@@ -212,6 +208,7 @@ def bob_above(tmp_path: Path) -> Path:
     return tmp_path / "src"
 
 
+@pytest.mark.process
 def test_unexpanded_path_counts_as_none_and_the_walk_up_finds_the_manifest(tmp_path: Path) -> None:
     """As a plugin host launches it: served, with one line naming what was ignored."""
     answers, err, code = session(
@@ -271,9 +268,13 @@ def test_a_folder_really_named_like_a_placeholder_is_served(
     assert "robot_name: alice" in out and err == ""
 
 
-def test_unexpanded_path_and_nothing_to_find_is_the_usual_exit_2(tmp_path: Path) -> None:
-    _, err, code = session(["${CLAUDE_PROJECT_DIR}"], [], tmp_path)
-    assert code == 2 and "did not expand" in err and "no ROBOT.md given" in err
+def test_unexpanded_path_and_nothing_to_find_is_the_usual_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert command_line("${CLAUDE_PROJECT_DIR}") == 2
+    err = capsys.readouterr().err
+    assert "did not expand" in err and "no ROBOT.md given" in err
 
 
 # --- serverInfo ------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import PI_EMU, ROOT, SID_ROOTFS, in_sid
+from serving import run
 
 import robot_md_mcp as rmm
 
@@ -68,9 +69,7 @@ def test_importing_leaves_the_mode_and_the_command_line_turns_it_on_under_3_15()
         "import sys; import robot_md_mcp; print(sys.get_lazy_imports()); "
         "robot_md_mcp.main(['--version']); print(sys.get_lazy_imports())"
     )
-    done = subprocess.run(
-        in_sid(f"{venv}/bin/python", "-c", script), cwd=ROOT, capture_output=True, text=True, timeout=300
-    )
+    done = run(command=in_sid(f"{venv}/bin/python", "-c", script), timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["normal", f"{rmm.NAME}", rmm.__version__, "all"]
 

@@ -531,6 +531,7 @@ def test_exit_code_table_names_every_exit_code() -> None:
     assert set(exit_code_table()) == {int(c) for c in rmm.ExitCode} | validate_codes
 
 
+@pytest.mark.process
 def test_exit_code_table_is_what_the_server_does(tmp_path: Path) -> None:
     """The codes the table gives for a signal over stdio, and for the end of input and a closed stdout,
     measured: each situation's words stand in the row of the code it exits with. (Over HTTP:

@@ -1,6 +1,6 @@
-"""Section 8: the MCP surface, through the SDK's own Client, in both protocol eras: in-process
-(what the handlers answer), and a full session over a real stdio subprocess; then the process
-itself (tests/support/serving.py): stdout carries only protocol, EOF and signals end it."""
+"""Section 8: the MCP surface, through the SDK's own Client in both protocol eras, in process (what the
+handlers answer) and over real stdio; then the process itself: stdout carries only protocol, EOF and
+signals end it."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import json
 import os
 import signal
 import time
-from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import EXAMPLE, posix_only
-from mcp import Client, MCPError
-from serving import RawServer, in_process, launched
+from mcp import MCPError
+from serving import RawServer, in_process, launched, line
 
 import robot_md_mcp as rmm
 
@@ -23,16 +23,14 @@ KINDS = ["context", "identity", "frontmatter", "capabilities", "safety"]
 KINDS += ["poses", "calibration_status", "learned_skills", "signature", "body"]
 
 
-def over_stdio(path: Path, mode: str) -> Client:
-    return launched(path, mode=mode)
+CONNECT = {"in-process": in_process, "stdio": lambda path, mode: launched(path, mode=mode)}
+SESSIONS: list[Any] = [("in-process", "legacy"), ("in-process", "auto")]
+SESSIONS += [pytest.param(("stdio", mode), marks=pytest.mark.process) for mode in MODES]
 
 
-CONNECT = {"in-process": in_process, "stdio": over_stdio}
-
-
-@pytest.fixture(params=[(c, m) for c in CONNECT for m in MODES], ids=lambda p: f"{p[0]}-{p[1]}")
+@pytest.fixture(params=SESSIONS, ids=lambda p: "-".join(p))
 def session(request):
-    """The full session's client: in-process and over a real stdio subprocess, in both eras."""
+    """The full session's client: in process and over real stdio, in both eras."""
     how, mode = request.param
     return lambda path: CONNECT[how](path, mode)
 
@@ -242,19 +240,29 @@ def _initialize_line(version: str = "2025-11-25") -> bytes:
     return (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}) + "\n").encode()
 
 
-def test_stdin_closing_ends_the_server_cleanly(manifest_path) -> None:
+def test_nothing_but_protocol_on_stdout_and_stdin_closing_mid_request_ends_cleanly(manifest_path) -> None:
+    """Requests, then stdin closed at once (the last still in flight): every one answered, each stdout
+    line one whole JSON-RPC message, exit 0, no traceback."""
+    requests = [
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "resources/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "robot-md://bob/body"}},
+        {"jsonrpc": "2.0", "id": 4, "method": "no/such/method"},
+        {"jsonrpc": "2.0", "id": 5, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "validate", "arguments": {}}},
+    ]
     with RawServer(manifest_path(GOOD)) as server:
-        server.write(_initialize_line())
-        code = server.close(timeout=30)
-        out = b"".join(server.stdout_lines)
-    assert code == 0, server.stderr
-    assert "Traceback" not in server.stderr
-    lines = out.decode().splitlines()
-    assert len(lines) == 1 and json.loads(lines[0])["result"]["serverInfo"]["name"] == "robot-md-mcp"
+        server.write(_initialize_line() + b"".join(line(r) for r in requests))
+        assert server.close(timeout=30) == 0, server.stderr
+        server.assert_clean()  # every line on stdout is one JSON-RPC message, no traceback
+        seen = {n: server.response(n, timeout=1) for n in range(1, 7)}
+    assert seen[1]["result"]["serverInfo"]["name"] == "robot-md-mcp" and seen[5]["result"] == {}
+    assert seen[3]["result"]["contents"][0]["text"] == rmm.parse(GOOD).prose
+    assert seen[4]["error"]["code"] == -32601 and seen[6]["result"]["structuredContent"]["ok"]
 
 
 @posix_only
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.process)])
 def test_a_signal_stops_the_server_with_stdin_still_open(manifest_path, sig) -> None:
     """Ctrl-C (or a polite kill) while the client keeps stdin open: out within a second, quietly."""
     with RawServer(manifest_path(GOOD)) as server:
@@ -268,20 +276,8 @@ def test_a_signal_stops_the_server_with_stdin_still_open(manifest_path, sig) -> 
     assert err == ""
 
 
-def test_stdin_closing_mid_request_ends_cleanly(manifest_path) -> None:
-    call = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "validate"}})
-    initialized = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    with RawServer(manifest_path(GOOD)) as server:
-        server.write(_initialize_line() + f"{initialized}\n{call}\n".encode())
-        code = server.close(timeout=30)
-        _, out, err = server.finish()
-    assert code == 0 and "Traceback" not in err
-    for line in out.decode().splitlines():
-        json.loads(line)  # never a partial JSON line
-
-
 @posix_only
-@pytest.mark.parametrize("delay", [0.0, 1.0])
+@pytest.mark.parametrize("delay", [0.0, pytest.param(1.0, marks=pytest.mark.process)])
 def test_a_person_running_it_by_hand_gets_one_friendly_line(manifest_path, delay: float) -> None:
     """stdin is a terminal: one stderr line saying what is served and how to use it. When the
     terminal hangs up (reads fail with EIO), `delay` seconds after that line (long after the server
@@ -309,27 +305,7 @@ def test_a_person_running_it_by_hand_gets_one_friendly_line(manifest_path, delay
     assert (code, out, err) == (0, b"", banner)
 
 
-def test_nothing_but_protocol_on_stdout(manifest_path) -> None:
-    path = manifest_path(GOOD)
-    requests = [
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "resources/list"},
-        {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "robot-md://bob/body"}},
-        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "validate", "arguments": {}}},
-        {"jsonrpc": "2.0", "id": 5, "method": "no/such/method"},
-        {"jsonrpc": "2.0", "id": 6, "method": "ping"},
-    ]
-    payload = _initialize_line() + "".join(json.dumps(r) + "\n" for r in requests).encode()
-    with RawServer(path) as server:
-        server.write(payload)
-        seen = {n: server.response(n, timeout=30) for n in range(1, 7)}
-        assert server.close(timeout=30) == 0
-        server.assert_clean()  # every line on stdout is one JSON-RPC message
-    assert seen[5]["error"]["code"] == -32601
-    assert seen[6]["result"] == {}
-    assert seen[3]["result"]["contents"][0]["text"] == rmm.parse(GOOD).prose
-
-
+@pytest.mark.process
 def test_a_subscribed_client_over_stdio_hears_of_an_edit(manifest_path) -> None:
     """The poller runs under the real stdio transport (polling every 50 ms here, not the default)."""
     path = manifest_path(GOOD)

@@ -13,6 +13,7 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import EXAMPLE, ROOT, need
@@ -100,89 +101,71 @@ def verdict(tmp_path: Path, data: bytes | str, keys: Path | None) -> rmm.Signatu
     return signature
 
 
-def test_unsigned_file_is_refused(tmp_path, keys) -> None:
-    got = verdict(tmp_path, GOOD, keys)
-    assert (got.signed, got.accepted, got.kid, got.reason) == (False, False, None, rmm.NO_SIGNATURE)
-    assert rmm.gateway_verdict(got) == "refuses (no ROBOT-MD-SIG footer (signature absent))"
+SIGNED = sign(GOOD, OPERATOR, "op-1")
+SIG = footer(SIGNED)["sig"]
+_CRLF = GOOD.replace("\n", "\r\n").rstrip("\r\n")
+_RAW_SIG = base64.b64encode(OPERATOR.sign(_CRLF.encode())).decode()
+_BOM = sign("\ufeff" + GOOD, OPERATOR, "op-1")
+NOT_VERIFIED = "signature did not verify against the body"
+NOT_ED25519 = "public key is not Ed25519"
+# Each text (as signed by robot-md and then changed) and what the gateway says: (accepted, reason, signed).
+VERDICTS = {
+    "unsigned": (GOOD, (False, rmm.NO_SIGNATURE, False)),
+    "signed by a trusted key": (SIGNED, (True, "ok", True)),
+    "tampered body": (SIGNED.replace("payload_kg: 0.5", "payload_kg: 5.0"), (False, NOT_VERIFIED, True)),
+    "a flipped signature byte": (
+        SIGNED.replace(SIG, SIG.replace(SIG[5], "A" if SIG[5] != "A" else "B", 1)),
+        (False, NOT_VERIFIED, True),
+    ),
+    "the kid of an EC key": (SIGNED.replace("kid=op-1", "kid=ec-key"), (False, NOT_ED25519, True)),
+    "an EC key": (sign(GOOD, OPERATOR, "ec-key"), (False, NOT_ED25519, True)),
+    "30 bytes of valid base64": (SIGNED.replace(SIG, SIG[:40]), (False, NOT_VERIFIED, True)),
+    "unpadded base64 (the gateway raises)": (
+        SIGNED.replace(SIG, SIG[:41]),
+        (False, "signature is not valid base64", True),
+    ),
+    # The gateway reads with universal newlines: signed, then saved with CRLF or CR, still verifies.
+    "saved with CRLF": (SIGNED.replace("\n", "\r\n"), (True, "ok", True)),
+    "saved with CR": (SIGNED.replace("\n", "\r"), (True, "ok", True)),
+    "signed over raw CRLF bytes": (
+        f"{_CRLF}\r\n<!-- ROBOT-MD-SIG kid=op-1 sig={_RAW_SIG} -->\r\n",
+        (False, NOT_VERIFIED, True),
+    ),
+    "a footer not at the end": (SIGNED + "\nOne more line.\n", (False, rmm.NO_SIGNATURE, False)),
+    "trailing whitespace": (SIGNED + "\n \t\n\n", (True, "ok", True)),
+    "no final newline": (SIGNED.rstrip("\n"), (True, "ok", True)),
+    # read_text() keeps a BOM, so the signer signed it and the gateway checks it.
+    "a BOM signed": (_BOM, (True, "ok", True)),
+    "a BOM dropped": (_BOM[1:], (False, NOT_VERIFIED, True)),
+}
 
 
-def test_signed_by_a_trusted_key_is_accepted(tmp_path, keys) -> None:
-    got = verdict(tmp_path, sign(GOOD, OPERATOR, "op-1"), keys)
-    assert (got.signed, got.accepted, got.kid, got.reason) == (True, True, "op-1", "ok")
-    assert got.fingerprint == fingerprint(OPERATOR) and got.trusted_keys == 3  # how many, never where
+@pytest.mark.parametrize("case", VERDICTS)
+def test_the_verdict_is_the_gateways(case: str, tmp_path, keys) -> None:
+    text, expected = VERDICTS[case]
+    got = verdict(tmp_path, text, keys)
+    assert (got.accepted, got.reason, got.signed) == expected
+    if got.signed and "EC key" not in case and "base64" not in case:
+        assert got.fingerprint == fingerprint(OPERATOR) and got.trusted_keys == 3  # how many, never where
 
 
-def test_signed_by_an_unknown_kid(tmp_path, keys) -> None:
-    got = verdict(tmp_path, sign(GOOD, STRANGER, "op-2"), keys)
-    assert (got.signed, got.accepted, got.reason) == (
-        True,
-        False,
-        "signing kid op-2 not registered with resolver",
-    )
-    assert rmm.gateway_verdict(got) == 'refuses (signing kid "op-2" not registered with resolver)'
-    without_keys = verdict(tmp_path, sign(GOOD, STRANGER, "op-2"), None)
-    assert without_keys.reason == "signing kid op-2 not registered with resolver"
-    assert rmm.gateway_verdict(without_keys).startswith('cannot tell (signed by kid "op-2"; no trusted keys')
-
-
-def test_tampered_body_does_not_verify(tmp_path, keys) -> None:
-    signed = sign(GOOD, OPERATOR, "op-1")
-    got = verdict(tmp_path, signed.replace("payload_kg: 0.5", "payload_kg: 5.0"), keys)
-    assert "payload_kg: 0.5" in signed
-    assert (got.accepted, got.reason) == (False, "signature did not verify against the body")
-    assert got.fingerprint == fingerprint(OPERATOR)
-
-
-def test_tampered_footer(tmp_path, keys) -> None:
-    signed = sign(GOOD, OPERATOR, "op-1")
-    sig = footer(signed)["sig"]
-    flipped = sig.replace(sig[5], "A" if sig[5] != "A" else "B", 1)
+def test_what_the_gateway_would_say(tmp_path, keys) -> None:
+    assert rmm.gateway_verdict(verdict(tmp_path, GOOD, keys)) == f"refuses ({rmm.NO_SIGNATURE})"
+    stranger = sign(GOOD, STRANGER, "op-2")
+    unknown = verdict(tmp_path, stranger, keys)
+    assert (unknown.signed, unknown.accepted) == (True, False)
     assert (
-        verdict(tmp_path, signed.replace(sig, flipped), keys).reason
-        == "signature did not verify against the body"
+        unknown.reason
+        == verdict(tmp_path, stranger, None).reason
+        == "signing kid op-2 not registered with resolver"
     )
-    renamed = verdict(tmp_path, signed.replace("kid=op-1", "kid=ec-key"), keys)
-    assert renamed.reason == "public key is not Ed25519"
-    short = verdict(tmp_path, signed.replace(sig, sig[:40]), keys)  # 30 bytes, valid base64
-    assert short.reason == "signature did not verify against the body"
-    unpadded = verdict(tmp_path, signed.replace(sig, sig[:41]), keys)  # the gateway raises here
-    assert (unpadded.accepted, unpadded.reason) == (False, "signature is not valid base64")
-
-
-def test_a_key_that_is_not_ed25519_or_not_a_key(tmp_path, keys) -> None:
-    signed = sign(GOOD, OPERATOR, "ec-key")
-    got = verdict(tmp_path, signed, keys)
-    assert (got.accepted, got.reason) == (False, "public key is not Ed25519")
-    assert got.fingerprint and got.fingerprint.startswith("sha256:")
+    assert rmm.gateway_verdict(unknown) == 'refuses (signing kid "op-2" not registered with resolver)'
+    without_keys = rmm.gateway_verdict(verdict(tmp_path, stranger, None))
+    assert without_keys.startswith('cannot tell (signed by kid "op-2"; no trusted keys')
+    ec_key = verdict(tmp_path, sign(GOOD, OPERATOR, "ec-key"), keys)
+    assert ec_key.fingerprint and ec_key.fingerprint.startswith("sha256:")
     broken = verdict(tmp_path, sign(GOOD, OPERATOR, "broken"), keys)
     assert broken.reason.startswith("public key PEM invalid: ") and "\n" not in broken.reason
-
-
-def test_crlf_files_are_checked_as_read_text_reads_them(tmp_path, keys) -> None:
-    """The gateway reads with universal newlines: a file signed by robot-md and saved with CRLF
-    still verifies; one signed over its raw CRLF bytes does not (for the gateway either)."""
-    signed = sign(GOOD, OPERATOR, "op-1")
-    assert verdict(tmp_path, signed.replace("\n", "\r\n"), keys).accepted
-    assert verdict(tmp_path, signed.replace("\n", "\r"), keys).accepted
-    crlf = GOOD.replace("\n", "\r\n").rstrip("\r\n")
-    raw = base64.b64encode(OPERATOR.sign(crlf.encode())).decode()
-    got = verdict(tmp_path, f"{crlf}\r\n<!-- ROBOT-MD-SIG kid=op-1 sig={raw} -->\r\n", keys)
-    assert (got.signed, got.accepted) == (True, False)
-
-
-def test_a_footer_not_at_the_end_is_no_footer(tmp_path, keys) -> None:
-    signed = sign(GOOD, OPERATOR, "op-1")
-    got = verdict(tmp_path, signed + "\nOne more line.\n", keys)
-    assert (got.signed, got.reason) == (False, rmm.NO_SIGNATURE)
-    assert verdict(tmp_path, signed + "\n \t\n\n", keys).accepted  # trailing whitespace is allowed
-    assert verdict(tmp_path, signed.rstrip("\n"), keys).accepted  # so is no final newline
-
-
-def test_a_bom_is_part_of_what_was_signed(tmp_path, keys) -> None:
-    """read_text() keeps a BOM, so the signer signed it and the gateway checks it."""
-    with_bom = sign("\ufeff" + GOOD, OPERATOR, "op-1")
-    assert verdict(tmp_path, with_bom.encode("utf-8"), keys).accepted
-    assert not verdict(tmp_path, with_bom[1:].encode("utf-8"), keys).accepted
 
 
 def test_body_stays_verbatim_with_its_footer(tmp_path, keys) -> None:
@@ -212,7 +195,7 @@ def test_trusted_keys_folder_errors_are_one_line(tmp_path) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    prose=st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=200),
+    prose=st.text(st.characters(exclude_categories=["Cs"]), max_size=200),
     cut=st.integers(min_value=0),
 )
 def test_any_signed_text_verifies_and_any_changed_byte_does_not(prose: str, cut: int) -> None:
@@ -263,6 +246,7 @@ async def test_verify_tool_and_signature_resource_in_process(tmp_path, keys, mod
         assert after.structured_content["reason"] == rmm.NO_SIGNATURE
 
 
+@pytest.mark.process
 def test_stdio_end_to_end_with_trusted_keys_from_the_environment(tmp_path, keys) -> None:
     path = tmp_path / "ROBOT.md"
     path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
@@ -288,9 +272,12 @@ def test_trusted_keys_on_the_command_line(tmp_path, capsys) -> None:
     path = tmp_path / "ROBOT.md"
     path.write_text(GOOD, encoding="utf-8")
     assert rmm.parse_command_line([str(path), "--trusted-keys", "k"]).trusted_keys == "k"
-    assert rmm.main([str(path), "--trusted-keys", str(tmp_path / "nope")]) == 1
+    nope = str(tmp_path / "nope")
+    assert rmm.main([str(path), "--trusted-keys", nope], rmm.Machine(environ={})) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "trusted keys: cannot read the folder" in err
+    assert rmm.main([str(path)], rmm.Machine(environ={rmm.TRUSTED_KEYS_ENV: nope})) == 1  # or from $…
+    assert capsys.readouterr().err == err
     if os.name != "nt":
         shared = tmp_path / "shared"
         shared.mkdir(mode=0o775)
@@ -341,7 +328,7 @@ def _refusal(how: dict) -> str | None:
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX owners and modes (on Windows not checked: documented)")
 @pytest.mark.parametrize("owners", [("ours",), ("ours", "another user")], ids=["ours", "another-user"])
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(data=st.data())
 def test_a_key_folder_or_key_others_could_change_is_refused(
     tmp_path_factory: pytest.TempPathFactory, owners: tuple[str, ...], data: st.DataObject
@@ -472,7 +459,7 @@ def test_where_robot_md_gateway_raises_we_refuse(gateway_check, keys, tmp_path) 
 @pytest.mark.heavy
 @settings(max_examples=300, deadline=None)
 @given(
-    prose=st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=300),
+    prose=st.text(st.characters(exclude_categories=["Cs"]), max_size=300),
     kid=st.sampled_from(["op-1", "op-2", "ec-key"]),
     tail=st.sampled_from(["", "\n", "\r\n", " \n\t", "x"]),
 )
@@ -501,9 +488,12 @@ def test_key_folder_limits(tmp_path) -> None:
 KEY_FOLDER_ENTRIES = st.lists(st.sampled_from(["pem", "other", "folder", "dot"]), min_size=4, max_size=4)
 
 
+LIMIT = 24  # MAX_TRUSTED_KEYS for the property below (the real 1,000: the heavy test after it)
+
+
 @settings(max_examples=12, deadline=None)
 @given(
-    entries=st.integers(rmm.MAX_TRUSTED_KEYS - 2, rmm.MAX_TRUSTED_KEYS + 2),
+    entries=st.integers(LIMIT - 2, LIMIT + 2),
     kinds=KEY_FOLDER_ENTRIES,
     order=st.randoms(use_true_random=False),
 )
@@ -513,7 +503,12 @@ def test_a_key_folder_of_more_than_the_limit_of_entries_is_refused_whole(
     """Up to MAX_TRUSTED_KEYS entries of any kind (keys, other files, folders, dot files), made in any order:
     every key in it is trusted, the same set whatever the order; one more entry of any kind: refused in
     one line, never a subset (which subset would depend on the machine's directory order)."""
-    folder = tmp_path_factory.mktemp("keys")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rmm, "MAX_TRUSTED_KEYS", LIMIT)
+        refused_whole(tmp_path_factory.mktemp("keys"), entries, kinds, order)
+
+
+def refused_whole(folder: Path, entries: int, kinds: list[str], order: Any) -> None:
     made = [f"k{i}" for i in range(entries)]
     order.shuffle(made)
     key = pem(OPERATOR)

@@ -28,7 +28,7 @@ from conftest import EXAMPLE, need
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import MCPError
-from serving import MCP_HEADERS, RawServer, Served, in_process, server_argv
+from serving import MCP_HEADERS, RawServer, Served, bare, in_process
 
 import robot_md_mcp as rmm
 
@@ -391,8 +391,7 @@ def test_a_start_with_the_read_stalled_on_fuse(
     path, flag = stalling_mount
     flag.touch()
     start = time.monotonic()
-    argv = server_argv(path, *transport)
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = bare(path, *transport)
     out: list[bytes] = []
     err: list[bytes] = []
     try:

@@ -11,8 +11,8 @@ transports (docs/robustness.md, "Standard descriptors"). The rule:
 
 Each case logs a line on purpose while serving (over stdio the live-update poller finds the file
 broken; over HTTP a request with a foreign Host is refused), and a control case with stderr a pipe
-of ours shows the line is written. Six cases (QUICK: each fd closed over stdio, stderr
-closed, full or gone over HTTP) run in the default tier; the whole matrix in the heavy one."""
+of ours shows the line is written. One case (stdout closed over stdio) runs in the default tier, five
+more (PROCESS) and the control with `-m process`, the whole matrix in the heavy tier."""
 
 from __future__ import annotations
 
@@ -35,12 +35,12 @@ from serving import (
     INIT,
     INIT_PARAMS,
     MCP_HEADERS,
+    SERVER,
     RawServer,
-    environment,
+    bare,
     faulty,
     is_jsonrpc,
     line,
-    server_argv,
     settings,
 )
 
@@ -49,30 +49,40 @@ import robot_md_mcp as rmm
 GOOD = EXAMPLE.read_text(encoding="utf-8")
 BROKEN = "---\nrobot_name: [unclosed\n---\n"
 POLL = 0.05  # seconds between the poller's looks at the file
-POLLING = environment(settings(poll_seconds=POLL))
+POLLING = settings(poll_seconds=POLL)
 FDS = {0: "stdin", 1: "stdout", 2: "stderr"}
 STATES = ["closed", "devnull", "devfull", "gone"]  # gone: a pipe whose other end is closed
-QUICK = {("stdio", 0, "closed"), ("stdio", 1, "closed"), ("http", 2, "devfull"), ("http", 2, "gone")}
-QUICK |= {("http", 2, "closed"), ("stdio", 2, "closed")}
+QUICK = {("stdio", 1, "closed")}
+PROCESS = {
+    ("stdio", 0, "closed"),
+    ("http", 2, "devfull"),
+    ("http", 2, "gone"),
+    ("http", 2, "closed"),
+    ("stdio", 2, "closed"),
+}
 
 
 def cases() -> Iterator[Any]:
     for transport in ("stdio", "http"):
         for fd in FDS:
             for state in STATES:
-                marks = [] if (transport, fd, state) in QUICK else [pytest.mark.heavy]
+                case = (transport, fd, state)
+                marks = (
+                    [] if case in QUICK else [pytest.mark.process if case in PROCESS else pytest.mark.heavy]
+                )
                 yield pytest.param(transport, fd, state, marks=marks, id=f"{transport}-{FDS[fd]}-{state}")
 
 
 @contextlib.contextmanager
 def started(
-    argv: list[str], fd: int, state: str, env: dict[str, str] | None = None
+    args: list[str | Path], fd: int, state: str, env: dict[str, str] | None = None
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """argv with `fd` in `state` ("pipe": a pipe of ours, as the other two are), in `env`."""
-    streams: dict[str, Any] = {name: subprocess.PIPE for name in FDS.values()}
+    """The server with `args`, `fd` in `state` ("pipe": a pipe of ours, as the others), `env` over ours."""
+    streams: dict[str, Any] = {}
+    command: list[str] = SERVER
     ours: list[int] = []
     if state == "closed":  # the shell closes it, then becomes the server
-        argv = ["/bin/sh", "-c", f'exec {fd}{"<" if fd == 0 else ">"}&- "$@"', "sh", *argv]
+        command = ["/bin/sh", "-c", f'exec {fd}{"<" if fd == 0 else ">"}&- "$@"', "sh", *SERVER]
         streams[FDS[fd]] = None
     elif state in ("devnull", "devfull"):
         ours.append(os.open(os.devnull if state == "devnull" else "/dev/full", os.O_RDWR))
@@ -83,7 +93,7 @@ def started(
         os.close(gone)
         ours.append(keep)
         streams[FDS[fd]] = keep
-    proc = subprocess.Popen(argv, env=env, **streams)
+    proc = bare(*args, command=command, env=env, **streams)
     for descriptor in ours:
         os.close(descriptor)
     try:
@@ -106,8 +116,7 @@ def stderr_of(proc: subprocess.Popen[bytes]) -> str:
 
 
 def serve_stdio(manifest: Path, fd: int, state: str) -> None:
-    argv = server_argv(manifest)
-    with started(argv, fd, state, env=POLLING) as proc:
+    with started([manifest], fd, state, env=POLLING) as proc:
         if fd == 0:
             stdin_is_not_ours(proc, state)
         elif fd == 1 and state == "closed":
@@ -174,8 +183,7 @@ def serve_http(manifest: Path, fd: int, state: str) -> None:
     request that makes the server log a line; every response whole HTTP, no log line in it. SIGTERM
     ends it with 0."""
     port = free_port()
-    argv = server_argv(manifest, "--http", f"127.0.0.1:{port}")
-    with started(argv, fd, state) as proc:
+    with started([manifest, "--http", f"127.0.0.1:{port}"], fd, state) as proc:
         conn = connected(port, proc)
         host = {"Host": f"127.0.0.1:{port}"}
         assert ask(conn, "GET", "/healthz", host) == (200, b'{"status": "ok"}')
@@ -224,12 +232,13 @@ def ask(
     return response.status, response.read()
 
 
+@pytest.mark.process
 def test_the_control_the_log_line_reaches_a_usable_stderr(tmp_path: Path) -> None:
     """All three descriptors pipes of ours: the line the stdio cases make the poller log reaches
     stderr within the time they allow it."""
     manifest = tmp_path / "ROBOT.md"
     manifest.write_text(GOOD, encoding="utf-8")
-    with started(server_argv(manifest), 0, "pipe", env=POLLING) as proc:
+    with started([manifest], 0, "pipe", env=POLLING) as proc:
         a_session(proc, manifest)
         err = stderr_of(proc)
         assert proc.wait(timeout=30) == 0, err
@@ -243,6 +252,7 @@ def test_any_standard_descriptors_at_start(tmp_path: Path, transport: str, fd: i
     (serve_stdio if transport == "stdio" else serve_http)(manifest, fd, state)
 
 
+@pytest.mark.process
 def test_a_stray_print_while_serving_goes_to_stderr_never_onto_the_wire() -> None:
     """README: while serving, stdout carries nothing but the protocol. A print() or a write to fd 1 from
     any code in the process (a library's) lands on stderr; the session goes on."""

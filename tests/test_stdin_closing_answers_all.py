@@ -5,8 +5,9 @@ without an edit of the manifest just before (so the answers wait for a new versi
 in one or two bursts, at 2025-11-25 or at 2025-03-26 with some of them as JSON-RPC batches; then
 stdin closes at once. Each batch comes back as one array holding exactly its members' answers.
 
-Each example is a process of its own (the end of input ends it): the default tier runs a few,
-`pytest -m heavy` many more, derandomized."""
+Each example is a process of its own (the end of input ends it): `-m process` runs a few and thirty reads
+after an edit, `-m heavy` many more, derandomized; the default tier's case is test_server.py's
+test_nothing_but_protocol_on_stdout_and_stdin_closing_mid_request_ends_cleanly."""
 
 from __future__ import annotations
 
@@ -126,6 +127,7 @@ def check_answers(out: bytes, sent: dict[Any, list[Any]]) -> None:
     assert seen == collections.Counter(list(sent)), {i for i in sent if seen[i] != 1}
 
 
+@pytest.mark.process
 @given(session=sessions())
 @SETTINGS
 def test_every_request_before_the_end_of_input_is_answered(tmp_path: Path, session) -> None:
@@ -139,6 +141,7 @@ def test_every_request_before_the_end_of_input_is_answered_long_form(tmp_path: P
     play(tmp_path / "ROBOT.md", session)
 
 
+@pytest.mark.process
 def test_thirty_reads_just_after_an_edit_are_all_answered(tmp_path: Path) -> None:
     """Thirty reads sent at once, the file edited just before, then the end of input: all thirty answered."""
     session = {

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import sys
 
 from conftest import EXAMPLE, ROOT
+from serving import python
 
 import robot_md_mcp as rmm
 
@@ -27,7 +26,8 @@ def test_jsonschema_is_loaded_on_first_validation_only() -> None:
         f"m.validate(m.parse(open({str(EXAMPLE)!r}, encoding='utf-8').read()))\n"
         "assert 'jsonschema' in sys.modules and 'mcp' not in sys.modules\n"
     )
-    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+    done = python(code)
+    assert done.returncode == 0, done.stderr
 
 
 def test_validator_is_built_once() -> None:

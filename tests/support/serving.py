@@ -1,13 +1,12 @@
-"""Where every test starts our server: in this process through the SDK's Client (`in_process`), as
-a real process over stdio (`RawServer`; `run`, `answers` and `run_measured` run the command line
-once), over HTTP (`Served`); a launcher proven by one full session (`launched_session`); and the
-SDK's Client over real stdio where a host's view is the point (`launched`). From the module, a pyz
-or any other command and interpreter (`command=`), with lower HttpLimits, a fast poll or debug
-lines through the settings the server reads (`settings()`), or with a fault injected (`faulty()`).
+"""Where every test starts our server, and the only place a test starts a process: in this process
+through the SDK's Client (`in_process`); as a real process over stdio (`RawServer`; `run` and `answers`
+run the command line once), over HTTP (`Served`), or bare (`bare`: no reader of ours); a launcher proven
+by one full session (`launched_session`); the SDK's Client over real stdio (`launched`); a Python snippet
+beside the module (`python`). From the module, a pyz or any other command (`command=`), with the settings
+the server reads (`settings()`), or a fault injected (`faulty()`).
 
 Standard library only but for `in_process` and `launched`, and no pytest: tests/support/pyz_session.py
-imports it to run a full session under any interpreter a pyz is proven on (another CPython, an
-emulated Pi, Debian sid's userland)."""
+imports it to run a full session under any interpreter a pyz is proven on."""
 
 from __future__ import annotations
 
@@ -20,11 +19,9 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -210,44 +207,32 @@ def answers(*args: str | Path, messages: list[dict], **how: Any) -> tuple[dict[A
     return by_id, done.stderr, done.returncode
 
 
-# Runs the module as SERVER does, and at exit writes its VmHWM to the
-# file named in $WIRE_PEAK_FILE. (wait4's ru_maxrss cannot tell: Linux carries the parent's peak
-# across fork and exec.)
-_PEAK_WRAPPER = (
-    """
-import atexit, os
-def peak():
-    with open(os.environ["WIRE_PEAK_FILE"], "w") as out, open("/proc/self/status") as status:
-        out.write(next(row for row in status if row.startswith("VmHWM:")))
-atexit.register(peak)
-"""
-    + BOOT
-)
+def python(code: str, *args: str | Path, env: dict[str, str] | None = None, inherit_env: bool = True) -> Any:
+    """`code` run by a fresh interpreter (PYTHON) beside the module, with `args` as its argv: for what only
+    a clean sys.modules or another environment shows (what an import loads, a hash seed, a locale)."""
+    return run(*args, command=[PYTHON, "-c", code], env=env, inherit_env=inherit_env)
 
 
-@dataclass(frozen=True)
-class Measured:
-    """One run of the command line (`done`: exit code, stdout, stderr), its seconds and peak RSS."""
+def bare(
+    *args: str | Path,
+    command: Sequence[str | Path] | None = None,
+    env: dict[str, str] | None = None,
+    inherit_env: bool = True,
+    **how: Any,
+) -> subprocess.Popen[Any]:
+    """The server process with no reader of ours, each standard stream a pipe unless `how` says (stdin=,
+    stdout=, stderr=, cwd=, text= as Popen takes them): for what the harness's reading would hide (a
+    stdout nobody reads, odd descriptors at start, stdout and stderr closing at a deadline)."""
+    how = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "cwd": ROOT, **how}
+    return subprocess.Popen(server_argv(*args, command=command), env=environment(env, inherit_env), **how)
 
-    done: subprocess.CompletedProcess[str]
-    seconds: float
-    peak_mib: float
 
-
-def run_measured(*args: str | Path, timeout: float = 30) -> Measured:
-    """`run(ARGS)`, with the seconds it took and its peak RSS in MiB."""
-    with tempfile.TemporaryDirectory() as scratch:
-        peak_file = Path(scratch) / "peak"
-        started = time.monotonic()
-        done = run(
-            *args,
-            command=[sys.executable, "-c", _PEAK_WRAPPER, MODULE],
-            env={"WIRE_PEAK_FILE": str(peak_file)},
-            timeout=timeout,
-        )
-        elapsed = time.monotonic() - started
-        peak = int(peak_file.read_text().split()[1]) / 1024 if peak_file.exists() else float("nan")
-    return Measured(done, elapsed, peak)
+def cost_worker() -> subprocess.Popen[str]:
+    """tests/support/cost_worker.py (what one manifest costs, measured in a process of its own), text lines
+    in and out."""
+    worker = ROOT / "tests" / "support" / "cost_worker.py"
+    pipe = subprocess.PIPE
+    return subprocess.Popen([PYTHON, str(worker)], stdin=pipe, stdout=pipe, text=True, encoding="utf-8")
 
 
 # --- stdio: newline-delimited JSON-RPC ---------------------------------------------------
@@ -302,10 +287,8 @@ class RawServer:
         generated requests itself must never see their late answers taken for ours); `stdin` may be
         a terminal's file descriptor instead of a pipe; `cwd` None: this process's; `env` over this
         process's environment, or the whole of it when not `inherit_env`."""
-        argv = server_argv(*args, command=command)
-        env = environment({**settings(limits, poll_seconds), **(env or {})}, inherit_env)
-        pipe = subprocess.PIPE
-        self.proc = subprocess.Popen(argv, stdin=stdin, stdout=pipe, stderr=pipe, cwd=cwd, env=env)
+        env = {**settings(limits, poll_seconds), **(env or {})}
+        self.proc = bare(*args, command=command, env=env, inherit_env=inherit_env, stdin=stdin, cwd=cwd)
         self.stdout_lines: list[bytes] = []
         self._stderr = bytearray()
         self._inbox: queue.Queue[Any] = queue.Queue()
@@ -612,13 +595,18 @@ class Served:
 
             self._unread, stderr = os.pipe()
             fcntl.fcntl(stderr, fcntl.F_SETPIPE_SZ, unread_stderr)  # type: ignore[attr-defined]
-        self.proc = subprocess.Popen(
-            server_argv(path, *(args or ("--http", "127.0.0.1:0")), command=command),
+        args = args or ("--http", "127.0.0.1:0")
+        env = {**settings(limits, poll_seconds), **(env or {})}
+        self.proc = bare(
+            path,
+            *args,
+            command=command,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             text=True,
-            env={**os.environ, **settings(limits, poll_seconds), **(env or {})},
+            cwd=None,
         )
         if unread_stderr is not None:
             os.close(stderr)
