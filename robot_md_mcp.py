@@ -6167,25 +6167,19 @@ def serve_stdio(
 # 10. Streamable HTTP
 # ---------------------------------------------------------------------------
 
-# The SDK's Streamable HTTP app serves every route (/mcp, /healthz, REST);
-# HttpGuard, one ASGI layer in front of the whole app, checks every request.
-# The port is bound and the token read before uvicorn or the SDK is imported.
+# The SDK's Streamable HTTP app serves every route (/mcp, /healthz, REST); HttpGuard, in front of it, checks
+# every request. The port is bound and the token read before uvicorn or the SDK is imported.
 
 TOKEN_ENV = "ROBOT_MD_MCP_TOKEN"  # noqa: S105 (a variable name)
 MCP_PATH = "/mcp"
 MCP_METHODS = ("GET", "POST", "DELETE")  # the Streamable HTTP transport's; any other: our 405
 HEALTH_PATH = "/healthz"
-# threat: T-HTTP-LAN-1
-OPEN_PATHS = frozenset({HEALTH_PATH})  # answered without the token: they tell nothing about the robot
+OPEN_PATHS = frozenset({HEALTH_PATH})  # threat: T-HTTP-LAN-1 (no token: they tell nothing of the robot)
 MIN_TOKEN_CHARS = 16  # threat: T-HTTP-LAN-3
-# threat: none (usability: one line, not a token that never matches)
-MAX_TOKEN_FILE_BYTES = 4096  # a token file holds one token
-# threat: T-HTTP-LOOP-1
-MAX_HTTP_BODY_BYTES = 256 * 1024  # one JSON-RPC message; ours are tiny
-# threat: T-HTTP-LOOP-1
-MAX_HTTP_HEADER_BYTES = 16 * 1024  # all headers of a request
-# threat: T-HTTP-LOOP-4
-MAX_NOTIFICATIONS_IN_FLIGHT = 32  # of HttpLimits.connections: the rest stay for requests
+MAX_TOKEN_FILE_BYTES = 4096  # threat: none (usability: one line, not a token that never matches)
+MAX_HTTP_BODY_BYTES = 256 * 1024  # threat: T-HTTP-LOOP-1 (one JSON-RPC message; ours are tiny)
+MAX_HTTP_HEADER_BYTES = 16 * 1024  # threat: T-HTTP-LOOP-1 (all headers of a request)
+MAX_NOTIFICATIONS_IN_FLIGHT = 32  # threat: T-HTTP-LOOP-4 (of HttpLimits.connections: the rest for requests)
 # Every status the guard may answer any request with, and what it means: the guard refuses with these words
 # (its 401, 403 and 421 add the peer's), and the OpenAPI document lists these for every operation.
 GUARD_STATUSES = {
@@ -6199,7 +6193,6 @@ GUARD_STATUSES = {
 JSON_TYPE = "application/json"
 _CLOSE = {"connection": "close"}
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-# threat: none (usability: --allow-host checked)
 _HOST_NAME = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?")
 _MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"  # noqa: S105
 
@@ -6249,9 +6242,8 @@ def parse_listen_address(value: str) -> tuple[str, int]:
 
 
 def read_token(token_file: str | None, environ: Mapping[str, str] | None = None) -> str | None:
-    """The bearer token from --token-file (private, as ssh wants of a key; past a token's size refused, not
-    cut: it would never match), else $ROBOT_MD_MCP_TOKEN, else None. Messages name where it came from,
-    never the token."""
+    """The bearer token from --token-file (private, as ssh wants of a key; too long: refused, never cut), else
+    $ROBOT_MD_MCP_TOKEN, else None. Messages name where it came from, never the token."""
     source, text = f"${TOKEN_ENV}", (os.environ if environ is None else environ).get(TOKEN_ENV, "")
     if token_file is not None:
         source = f"token file {cut_path(token_file)}"
@@ -6294,8 +6286,7 @@ def _bound_socket(host: str, port: int, shown: str) -> Any:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
         family, kind, proto, _, address = min(found, key=lambda info: info[0] != socket.AF_INET)
         sock = socket.socket(family, kind, proto)
-        # threat: T-HOST-1
-        if os.name != "nt":  # on Windows SO_REUSEADDR would let two servers share a port
+        if os.name != "nt":  # threat: T-HOST-1 (Windows: SO_REUSEADDR lets two servers share a port)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
     except (OSError, UnicodeError) as e:
@@ -6332,7 +6323,7 @@ def open_listener(
     host, port = parse_listen_address(address)
     allow_hosts = list(allow_hosts)
     for name in allow_hosts:
-        found = _HOST_NAME.fullmatch(name)
+        found = _HOST_NAME.fullmatch(name)  # threat: none (usability: --allow-host checked)
         if not found or int((found[2] or ":0")[1:]) > 65535:
             expected = "expected a host name or address, maybe with :PORT (0-65535)"
             raise HttpSetupError(f"--allow-host {as_given(name)}: {expected}")
@@ -6348,8 +6339,7 @@ def open_listener(
             f"pass --token-file PATH or set ${TOKEN_ENV} (make one with: {_MAKE_TOKEN}), or bind 127.0.0.1"
         )
     try:
-        # threat: T-HTTP-LAN-1
-        sock.listen(128)  # only now: off loopback, nothing is ever accepted without a token
+        sock.listen(128)  # threat: T-HTTP-LAN-1 (only now: off loopback, nothing accepted without a token)
     except OSError as e:  # another server listens on the port (both with SO_REUSEADDR)
         sock.close()
         raise HttpSetupError(f"cannot listen on {shown}: {_os_reason(e)}") from None
@@ -6365,10 +6355,8 @@ def open_listener(
 
 # threat: T-HTTP-LOOP-5
 class RefusalLog:
-    """A refusal's line on stderr, by reason: the first of a reason in any `window` seconds is logged, the
-    rest counted, and the count said on that reason's next line. The peer's words in it are cut short
-    (_client_words), and the reasons are ours, so neither a thousand made-up Hosts nor their length
-    silence another reason or fill a table."""
+    """A refusal's line, by reason (ours, few): a reason's first in any `window` seconds is logged, the rest
+    counted and said on its next line; the peer's words cut short. No made-up Host silences another."""
 
     def __init__(
         self, window: float = LOG_WINDOW_SECONDS, clock: Callable[[], float] = time.monotonic
@@ -6431,8 +6419,7 @@ def _replayed(body: bytes, receive: Receive | None = None) -> Receive:
 
 
 def _answers_in(said: bytes) -> list[dict[str, Any]]:
-    """The JSON-RPC answers in what the SDK's app said to one POST: its event stream's `data:` lines, or one
-    JSON body (none: a 202, or a refusal in words)."""
+    """The JSON-RPC answers the SDK's app said to one POST: its stream's `data:` lines, or one JSON body."""
     answers = []
     for text in [row[5:] for row in said.splitlines() if row.startswith(b"data:")] or [said]:
         with contextlib.suppress(ValueError):
@@ -6486,24 +6473,21 @@ async def _read_body(receive: Receive, limits: HttpLimits, size_refused: bool) -
         parts.append(message.get("body", b""))
         more, size = message.get("more_body", False), size + len(parts[-1])
     if size > MAX_HTTP_BODY_BYTES and size_refused:
-        # threat: T-HTTP-LOOP-1
-        return refused(413, GUARD_STATUSES[413], _CLOSE)
+        return refused(413, GUARD_STATUSES[413], _CLOSE)  # threat: T-HTTP-LOOP-1
     return b"".join(parts)
 
 
 class HttpGuard:
-    """ASGI layer in front of the SDK's whole app, so of every route: headers within MAX_HTTP_HEADER_BYTES
-    (431), Host (421), Origin (403), the token (401) but on OPEN_PATHS, bodies within deadlines (408) and
-    size (413). (The SDK's Host check guards /mcp only, case-sensitively; its token check needs OAuth.) The
-    one session table is LiveUpdates.clients (section 7)."""
+    """ASGI layer in front of the SDK's whole app, so of every route: GUARD_STATUSES' refusals (the token's
+    but on OPEN_PATHS). The SDK's Host check guards /mcp only, case-sensitively; its token check needs OAuth.
+    The one session table is LiveUpdates.clients (section 7)."""
 
     def __init__(self, app: ASGIApp, listener: HttpListener, live: LiveUpdates, limits: HttpLimits) -> None:
-        self.app = app
-        self.live = live
-        self.limits = limits
+        self.app, self.live, self.limits = app, live, limits
         self.hosts = frozenset(listener.allowed_hosts)
-        # Browser origins of our own hosts; every other Origin is foreign.
-        self.origins = frozenset(f"{s}://{host}" for host in self.hosts for s in ("http", "https"))
+        self.origins = frozenset(
+            f"{s}://{host}" for host in self.hosts for s in ("http", "https")
+        )  # our pages
         self.token = None if listener.token is None else listener.token.encode("ascii")
         self.notifications_in_flight = 0
         self.refusals = RefusalLog(limits.log_window_seconds)
@@ -6521,10 +6505,8 @@ class HttpGuard:
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         # uvicorn's h11_max_incomplete_event_size bounds a head still arriving, not one that came whole.
         if sum(len(k) + len(v) + 4 for k, v in headers) > MAX_HTTP_HEADER_BYTES:
-            # threat: T-HTTP-LOOP-1
-            return refused(431, GUARD_STATUSES[431])
-        foreign = self.foreign(headers)
-        if foreign is not None:
+            return refused(431, GUARD_STATUSES[431])  # threat: T-HTTP-LOOP-1
+        if (foreign := self.foreign(headers)) is not None:
             return foreign
         if self.token is not None and scope["path"] not in OPEN_PATHS and not self._authorized(headers):
             self.refusals.note("token", "refused a request without the right bearer token")
@@ -6536,32 +6518,24 @@ class HttpGuard:
 
     def foreign(self, headers: list[tuple[bytes, bytes]]) -> Response | None:
         """421 for a Host that does not name this server, 403 for a foreign Origin, else None."""
-        host = _header(headers, b"host")
-        if host is None or host.lower() not in self.hosts:
-            allowed = ", ".join(sorted(self.hosts))
+        host, origin = _header(headers, b"host"), _header(headers, b"origin")
+        if host is None or host.lower() not in self.hosts:  # threat: T-BROWSER-1
             asked = "no Host" if host is None else f"Host {_client_words(host)}"
-            self.refusals.note(
-                "host", f"refused a request for {asked}; allowed: {allowed} (--allow-host adds names)"
-            )
-            # threat: T-BROWSER-1
+            names = f"allowed: {', '.join(sorted(self.hosts))} (--allow-host adds names)"
+            self.refusals.note("host", f"refused a request for {asked}; {names}")
             return refused(421, f"Host {_client_words(host or '')} does not name this server")
-        origin = _header(headers, b"origin")
+        said = _client_words(origin or "")
         # threat: T-BROWSER-2
         if any(k == b"origin" for k, _ in headers) and (origin is None or origin.lower() not in self.origins):
-            self.refusals.note(
-                "origin", f"refused a request from foreign Origin {_client_words(origin or '')}"
-            )
-            return refused(
-                403, f"requests from pages at Origin {_client_words(origin or '')} are not allowed"
-            )
+            self.refusals.note("origin", f"refused a request from foreign Origin {said}")
+            return refused(403, f"requests from pages at Origin {said} are not allowed")
         return None
 
     def _authorized(self, headers: list[tuple[bytes, bytes]]) -> bool:
         import hmac
 
         scheme, _, credentials = (_header(headers, b"authorization") or "").partition(" ")
-        # Only spaces: str.strip() would also drop \xa0 and \x85, letting in a token with one of them.
-        # threat: T-HTTP-LAN-1
+        # threat: T-HTTP-LAN-1 (only spaces: str.strip() would also drop \xa0 and \x85, letting them in)
         matches = hmac.compare_digest(credentials.lstrip(" ").encode("latin-1"), cast(bytes, self.token))
         return matches and scheme.lower() == "bearer"
 
@@ -6577,9 +6551,8 @@ class HttpGuard:
             await self.in_session(scope, _replayed(body, receive), send)
 
     async def post_message(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
-        """A message to /mcp, classified as a stdio line is (section 9): errors and batches answered here. The
-        SDK queues notifications per session: a budget of their own keeps a flood from taking the slots
-        every client's requests need."""
+        """A message to /mcp, classified as a stdio line is (section 9): errors and batches answered here;
+        notifications have a budget of their own, so a flood leaves the slots requests need."""
         from mcp import types
         from starlette.responses import Response
 
@@ -6596,8 +6569,7 @@ class HttpGuard:
         elif isinstance(message, list):
             await self.answer_batch(scope, message, receive, send)
         elif message is not None and not isinstance(message, types.JSONRPCRequest):
-            if self.notifications_in_flight >= MAX_NOTIFICATIONS_IN_FLIGHT:
-                # threat: T-HTTP-LOOP-4
+            if self.notifications_in_flight >= MAX_NOTIFICATIONS_IN_FLIGHT:  # threat: T-HTTP-LOOP-4
                 await refused(503, "too many notifications in flight")(scope, receive, send)
                 return
             self.notifications_in_flight += 1
@@ -6606,8 +6578,7 @@ class HttpGuard:
             finally:
                 self.notifications_in_flight -= 1
         elif isinstance(message, types.JSONRPCRequest) and message.method == "initialize":
-            # with clientInfo, as classify_line completed it
-            body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+            body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()  # with clientInfo
             asked = str((message.params or {}).get("protocolVersion", ""))
             await self.in_session(scope, _replayed(body, receive), send, opening=asked)
         else:
@@ -6617,8 +6588,7 @@ class HttpGuard:
     async def answer_batch(
         self, scope: Scope, members: list[tuple[Any, dict[str, Any] | None]], receive: Receive, send: Send
     ) -> None:
-        """A batch (2025-03-26 sessions only), stopped if its peer leaves: one 256 KiB batch is seconds of
-        work, which a peer gone would leave running, holding a slot uvicorn counts."""
+        """A batch (2025-03-26 sessions only), stopped if its peer leaves: seconds of work holding a slot."""
         import anyio
 
         answer: list[ASGIApp] = []
@@ -6630,10 +6600,9 @@ class HttpGuard:
             await app(scope, receive, send)
 
     async def batch_answer(self, scope: Scope, members: list[tuple[Any, dict[str, Any] | None]]) -> ASGIApp:
-        """Each member to the SDK as a POST of its own (its sessions take messages only through its app, one
-        per POST, answered as an event stream); the answers gathered by stdio's _Batches into one array, or
-        202 when none is due; the SDK's refusal of the POST itself (404: the session has ended; 406, 400:
-        its headers) as it would answer one message."""
+        """Each member to the SDK as a POST of its own (its only way in), the answers gathered by stdio's
+        _Batches into one array (202: none due); the SDK's refusal of the POST itself (404: the session has
+        ended; 406, 400: its headers) as it answers one message."""
         from starlette.responses import Response
 
         batches = _Batches()
@@ -6658,7 +6627,7 @@ class HttpGuard:
         self, scope: Scope, receive: Receive, send: Send, opening: str | None = None
     ) -> None:
         """forward(), keeping the session table: room made for an initialize (`opening`: the revision it
-        asks), the session it opens, each use (one in flight is closed for room last), its end."""
+        asks), the session it opens, each use (one in flight is closed last), its end."""
         session = _header(scope["headers"], b"mcp-session-id")
         if opening is not None and session is None:
             await self.make_room(scope)
@@ -6680,8 +6649,8 @@ class HttpGuard:
 
     # threat: T-HTTP-LOOP-3
     async def make_room(self, scope: Scope) -> None:
-        """At the limit, close the least recently used session (the SDK's max_sessions would answer 503, so
-        one peer could lock all others out) by a DELETE to the SDK's app: it has no other public way."""
+        """At the limit, close the least recently used session (the SDK's max_sessions answers 503: one peer
+        would lock out all others) by a DELETE to the SDK's app, its only public way."""
         self.live.forget_idle(time.monotonic())
         if len(self.live.clients) < self.limits.sessions:
             return
@@ -6693,9 +6662,8 @@ class HttpGuard:
         await self.app(delete, _replayed(b""), _collected_into([]))
 
     async def forward(self, scope: Scope, receive: Receive, send: Send) -> tuple[int, str | None]:
-        """To the SDK's app: its answer's status and session (0, None: none); a dropped stream ended. The
-        SDK answers a notification 202 before handing it on: if its session closed meanwhile, it answers
-        again (500) and raises ClosedResourceError; the peer has its one answer, and the SDK logged why."""
+        """To the SDK's app: its answer's status and session (0, None: none); a dropped stream ended. A
+        notification's session closed after its 202: the SDK answers again and raises; one answer goes out."""
         import anyio
 
         started: list[Message] = []
@@ -6717,17 +6685,14 @@ class HttpGuard:
                 raise
         if started and not ended:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-        if not started:
-            return 0, None
-        return started[0]["status"], _header(started[0].get("headers", ()), b"mcp-session-id")
+        head: Message = started[0] if started else {"status": 0}
+        return head["status"], _header(head.get("headers", ()), b"mcp-session-id")
 
 
 # --- uvicorn: the one place that reads its internals -------------------------
-# uvicorn's public Config and Server have no deadline for a request head once
-# its first byte came, no way to make room when full (it answers 503 to all)
-# and no list of a server's connections. What this block reads or overrides of
-# uvicorn 0.54 is driven through a real server by tests/test_canaries.py and
-# test_http.py's stalled peers, so a uvicorn release that changes it fails there.
+# uvicorn's public API has no deadline for a head once its first byte came, no room made when full (503 to
+# all), no list of connections. What this block reads of uvicorn 0.54 tests/test_canaries.py drives through
+# a real server (and test_http.py's stalled peers), so a uvicorn release that changes it fails there.
 
 
 def _waiting_for_head(connection: Any) -> bool:
@@ -6764,11 +6729,9 @@ def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> l
 
 
 def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
-    """uvicorn's h11 protocol (given to its public Config(http=...)) closing a connection whose next head is
-    late, making room past `limits.connections` (uvicorn stops that clock at a head's first byte and,
-    full, answers 503 to all), and closing the _stalled ones at once when stopping. It uses uvicorn 0.54's
-    internals: tests/test_canaries.py drives each behaviour through a real server (the stop:
-    test_http.py's test_signals_stop_cleanly)."""
+    """uvicorn's h11 protocol (for its public Config(http=...)) closing a connection whose next head is late,
+    making room past `limits.connections`, closing the _stalled ones at once when stopping (uvicorn 0.54's
+    internals: tests/test_canaries.py; the stop: test_http.py's test_signals_stop_cleanly)."""
 
     class HeadDeadline(protocol):  # type: ignore[misc]
         waiting_since = 0.0  # the last step: connected, a head came, an answer went
@@ -6828,13 +6791,10 @@ def uvicorn_server(app: Any, limits: HttpLimits = HttpLimits()) -> Any:
             log_config=None,  # warnings and errors reach stderr; no access log
             access_log=False,  # threat: T-HTTP-LOOP-5
             server_header=False,  # threat: T-HTTP-LAN-4
-            # threat: handed to a proxy (forwarded headers not believed)
-            proxy_headers=False,  # no proxy is trusted to speak for a client
+            proxy_headers=False,  # threat: handed to a proxy (no proxy is trusted to speak for a client)
             h11_max_incomplete_event_size=MAX_HTTP_HEADER_BYTES,  # threat: T-HTTP-LOOP-1
-            # threat: T-HTTP-LOOP-2
-            limit_concurrency=4 * limits.connections,  # see with_head_deadline
-            # threat: T-HTTP-LOOP-2
-            timeout_keep_alive=limits.head_seconds,  # type: ignore[arg-type]
+            limit_concurrency=4 * limits.connections,  # threat: T-HTTP-LOOP-2 (see with_head_deadline)
+            timeout_keep_alive=limits.head_seconds,  # type: ignore[arg-type]  # threat: T-HTTP-LOOP-2
             timeout_graceful_shutdown=3,
         )
     )
@@ -6852,11 +6812,9 @@ def connection_sockets(server: Any) -> list[int]:
 
 
 # --- REST: the views, validate and render for clients that speak no MCP -----
-# The paths of the TypeScript robot-md-mcp's REST bridge (robot-md-http), so a
-# client written for it finds them here, plus every view of the VIEWS table;
-# all behind HttpGuard, like /mcp. A POSTed manifest is untrusted text: the
-# file's parse path (decode, parse with its budgets, on a worker thread), at
-# most MAX_REST_PARSES at once. Every error is {"error": "<one line>"}.
+# The paths of the TypeScript REST bridge (robot-md-http) plus every view of VIEWS, behind HttpGuard like
+# /mcp. A POSTed manifest is untrusted text: the file's parse path (its budgets, a worker thread), at most
+# MAX_REST_PARSES at once. Every error is {"error": "<one line>"}.
 
 REST_HEALTH_PATH = "/health"
 OPENAPI_PATH = "/openapi.json"
@@ -6948,8 +6906,8 @@ def _operation(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer
     return {"summary": summary, "responses": {"200": ok, **_errors(*sorted({*errors, *guard}))}}
 
 
-# The simplest ROBOT.md, as a pattern: frontmatter of plain `key_name: word` lines (a key with `_` is never a
-# YAML boolean or null), then any prose. Every text it matches renders; what /render takes is any ROBOT.md.
+# The simplest ROBOT.md, as a pattern (a key with `_` is never a YAML boolean or null): every text it matches
+# renders; what /render takes is any ROBOT.md.
 SIMPLEST_MANIFEST = r"^---\n(?:[a-z]+_[a-z0-9_]*: [a-z][a-z0-9_]*\n)+---\n"
 
 
@@ -6967,8 +6925,7 @@ def _posting(
 
 
 def _with_head(path_item: dict[str, Any]) -> dict[str, Any]:
-    """A path's operations and, where it has a GET, the HEAD every GET route answers: its statuses and
-    headers, no body."""
+    """A path's operations and, beside a GET, the HEAD every GET route answers: statuses, headers, no body."""
     get = path_item.get("get")
     if get is None:
         return path_item
@@ -6989,72 +6946,50 @@ def _view_path(view: View, robot: str | None, bearer: bool) -> dict[str, Any]:
     return {"get": {**get, "operationId": f"get_{view.kind}", "parameters": [name]}}
 
 
+# The REST paths' GETs beside the views': summary, the answer's schema and description, their own errors.
+_REST_GETS = {
+    REST_HEALTH_PATH: ("The robot served", HEALTH_SCHEMA, "the robot served", (503,)),
+    ROBOTS_PATH: ("The robots served (their names)", object_schema(robots=STRINGS), "names", (503,)),
+    OPENAPI_PATH: ("This description", {"type": "object"}, "OpenAPI 3.1", ()),
+}
+RENDERABLE = {"type": "string", "pattern": SIMPLEST_MANIFEST}
+RENDERABLE["description"] = "any ROBOT.md; text that is not: 422"
+
+
 def _rest_paths(robot: str | None, bearer: bool) -> dict[str, Any]:
     """The REST paths' operations (HEAD beside each GET), built from VIEWS."""
+    up = _json_content(object_schema(status={"const": "ok"}), "the server is up")
+    health = {**_operation("The server is up (no token needed)", up, (), False), "security": []}
+    rest: dict[str, Any] = {HEALTH_PATH: {"get": health}}
+    for path, (summary, schema, said, errors) in _REST_GETS.items():
+        rest[path] = {"get": _operation(summary, _json_content(schema, said), errors, bearer)}
     report = _json_content({"$ref": "#/components/schemas/Report"}, "what `validate --json` prints")
-    rendered = {
-        "description": "the canonical YAML `render` prints",
-        "content": {YAML_MIME_TYPE: {"schema": {"type": "object", "description": "the frontmatter"}}},
-    }
-    health = _json_content(HEALTH_SCHEMA, "the robot served")
-    alive = _json_content(object_schema(status={"const": "ok"}), "the server is up")
-    rest: dict[str, Any] = {
-        HEALTH_PATH: {
-            "get": {**_operation("The server is up (no token needed)", alive, (), False), "security": []}
-        },
-        REST_HEALTH_PATH: {"get": _operation("The robot served", health, (503,), bearer)},
-        ROBOTS_PATH: {
-            "get": _operation(
-                "The robots served (their names)",
-                _json_content(object_schema(robots=STRINGS), "names"),
-                (503,),
-                bearer,
-            )
-        },
-        OPENAPI_PATH: {
-            "get": _operation(
-                "This description", _json_content({"type": "object"}, "OpenAPI 3.1"), (), bearer
-            )
-        },
-        VALIDATE_PATH: _posting(
-            "Validate a ROBOT.md (as `validate --json`)", report, (), bearer, {"not": {"const": ""}}
-        ),
-        RENDER_PATH: _posting(
-            "Render a ROBOT.md's frontmatter as canonical YAML",
-            rendered,
-            (422,),
-            bearer,
-            {
-                "type": "string",
-                "pattern": SIMPLEST_MANIFEST,
-                "description": "any ROBOT.md; text that is not: 422",
-            },
-        ),
-        **{f"{ROBOTS_PATH}/{{name}}/{view.kind}": _view_path(view, robot, bearer) for view in VIEWS},
-    }
+    rest[VALIDATE_PATH] = _posting(
+        "Validate a ROBOT.md (as `validate --json`)", report, (), bearer, {"not": {"const": ""}}
+    )
+    frontmatter = {YAML_MIME_TYPE: {"schema": {"type": "object", "description": "the frontmatter"}}}
+    rendered = {"description": "the canonical YAML `render` prints", "content": frontmatter}
+    rest[RENDER_PATH] = _posting(
+        "Render a ROBOT.md's frontmatter as canonical YAML", rendered, (422,), bearer, RENDERABLE
+    )
+    rest |= {f"{ROBOTS_PATH}/{{name}}/{view.kind}": _view_path(view, robot, bearer) for view in VIEWS}
     return {path: _with_head(item) for path, item in rest.items()}
 
 
 def openapi_document(robot: str | None, bearer: bool) -> dict[str, Any]:
     """The OpenAPI 3.1 description of the REST paths, built from VIEWS."""
-    paths = _rest_paths(robot, bearer)
     served = f"the robot {quoted(robot)}" if robot is not None else "one robot"
-    document: dict[str, Any] = {
-        "openapi": "3.1.0",
-        "info": {
-            "title": f"{NAME} REST",
-            "version": __version__,
-            "description": f"ROBOT.md of {served}, read-only",
-        },
-        "paths": paths,
-        # /mcp speaks JSON-RPC, which OpenAPI cannot describe: the MCP specification does, named here.
-        "externalDocs": {
-            "description": f"{MCP_PATH}: the MCP endpoint (Streamable HTTP: {', '.join(MCP_METHODS)}); "
-            "any other method there is 405 in the Error shape",
-            "url": "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports",
-        },
-        "components": {"schemas": {"Error": ERROR_SCHEMA, "Report": REPORT_SCHEMA}},
+    info = {
+        "title": f"{NAME} REST",
+        "version": __version__,
+        "description": f"ROBOT.md of {served}, read-only",
     }
+    # /mcp speaks JSON-RPC, which OpenAPI cannot describe: the MCP specification does, named here.
+    mcp = f"{MCP_PATH}: the MCP endpoint (Streamable HTTP: {', '.join(MCP_METHODS)}); any other method there"
+    spec = "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports"
+    document: dict[str, Any] = {"openapi": "3.1.0", "info": info, "paths": _rest_paths(robot, bearer)}
+    document["externalDocs"] = {"description": f"{mcp} is 405 in the Error shape", "url": spec}
+    document["components"] = {"schemas": {"Error": ERROR_SCHEMA, "Report": REPORT_SCHEMA}}
     if bearer:
         document["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
         document["security"] = [{"bearer": []}]
@@ -7065,24 +7000,18 @@ class RestApi:
     """The REST routes' handlers, for one served file or a fleet (each robot's paths as one robot's)."""
 
     def __init__(self, manifest_file: ManifestFile | Fleet, bearer: bool) -> None:
-        self.served = manifest_file
-        self.bearer = bearer
+        self.served, self.bearer = manifest_file, bearer
         self.parsing = 0  # POSTed manifests being parsed now
 
     def routes(self) -> list[Route]:
         from starlette.routing import Route
 
-        views = [
-            Route(f"{ROBOTS_PATH}/{{name:path}}/{view.kind}", self.view_handler(view), methods=["GET"])
-            for view in VIEWS
-        ]
-        return [
-            Route(REST_HEALTH_PATH, self.health, methods=["GET"]),
-            Route(ROBOTS_PATH, self.robots, methods=["GET"]),
-            Route(OPENAPI_PATH, self.openapi, methods=["GET"]),
-            Route(VALIDATE_PATH, self.validate, methods=["POST"]),
-            Route(RENDER_PATH, self.render, methods=["POST"]),
-            *views,
+        gets: dict[str, Callable[[HttpRequest], Awaitable[Response]]] = {REST_HEALTH_PATH: self.health}
+        gets |= {ROBOTS_PATH: self.robots, OPENAPI_PATH: self.openapi}
+        gets |= {f"{ROBOTS_PATH}/{{name:path}}/{view.kind}": self.view_handler(view) for view in VIEWS}
+        posts = {VALIDATE_PATH: self.validate, RENDER_PATH: self.render}
+        return [Route(path, answer, methods=["GET"]) for path, answer in gets.items()] + [
+            Route(path, answer, methods=["POST"]) for path, answer in posts.items()
         ]
 
     async def current_robot(self, asked: str | None = None) -> tuple[Snapshot, str] | Response:
@@ -7106,14 +7035,14 @@ class RestApi:
         if isinstance(self.served, Fleet):
             return json_answer({"ok": True, "robot": self.served.label, "robots": len(self.served.robots)})
         found = await self.current_robot()
-        return found if not isinstance(found, tuple) else json_answer({"ok": True, "robot": found[1]})
+        return json_answer({"ok": True, "robot": found[1]}) if isinstance(found, tuple) else found
 
     async def robots(self, request: HttpRequest) -> Response:
         """The robots served: their names, each the NAME of its paths."""
         if isinstance(self.served, Fleet):
             return json_answer({"robots": [name for name, r in self.served.robots.items() if not r.refused]})
         found = await self.current_robot()
-        return found if not isinstance(found, tuple) else json_answer({"robots": [found[1]]})
+        return json_answer({"robots": [found[1]]}) if isinstance(found, tuple) else found
 
     async def openapi(self, request: HttpRequest) -> Response:
         found = None if isinstance(self.served, Fleet) else await self.current_robot()
@@ -7142,20 +7071,18 @@ class RestApi:
         return Response(text.encode("utf-8"), 200, media_type=view.mime_type)  # text/ types: charset=utf-8
 
     async def not_found(self, request: HttpRequest, exc: Exception) -> Response:
-        """Every unknown path: 404 JSON. Under /robots/ it names the robot and
-        the views served (a name no route pattern matches, e.g. with a
-        newline, is still looked up: routes match no line breaks)."""
+        """Every unknown path: 404 JSON. Under /robots/ it names the robot and the views (a name no route
+        pattern matches, e.g. with a newline, is still looked up: routes match no line breaks)."""
         path: str = request.scope["path"]
         name, _, kind = path.removeprefix(ROBOTS_PATH + "/").rpartition("/")
         if path.startswith(ROBOTS_PATH + "/") and kind in VIEW and request.method in ("GET", "HEAD"):
             return await self.view(VIEW[kind], name)
+        wanted = f"the paths served are listed at {OPENAPI_PATH}"
         if path.startswith(ROBOTS_PATH + "/"):
-            views = ", ".join(view.kind for view in VIEWS)
-            wanted = f"GET {ROBOTS_PATH}/<robot>/<view> with a view of: {views}"
-            message = f"no such path: {_client_words(path)}; {wanted}"
-        else:
-            message = f"no such path: {_client_words(path)}; the paths served are listed at {OPENAPI_PATH}"
-        return refused(404, message)
+            wanted = (
+                f"GET {ROBOTS_PATH}/<robot>/<view> with a view of: {', '.join(view.kind for view in VIEWS)}"
+            )
+        return refused(404, f"no such path: {_client_words(path)}; {wanted}")
 
     async def validate(self, request: HttpRequest) -> Response:
         return await self.parsed(request, validate_json)
@@ -7204,17 +7131,14 @@ def http_app(
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         custom_starlette_routes=[Route(HEALTH_PATH, healthy, methods=["GET", "HEAD"]), *rest.routes()],
-        # HttpGuard checks Host and Origin on every route; the SDK's check guards /mcp only, case-sensitively.
-        # threat: T-BROWSER-1 (the guard's Host check replaces the SDK's)
+        # threat: T-BROWSER-1 (the guard checks Host and Origin on every route, the SDK only /mcp, by case)
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=MAX_HTTP_BODY_BYTES,
         session_idle_timeout=limits.session_idle_seconds,  # threat: T-HTTP-LOOP-3
         # HttpGuard makes room at limits.sessions (the SDK's limit refuses, 503); this bounds initializes.
         max_sessions=limits.sessions + 4 * limits.connections,  # threat: T-HTTP-LOOP-3
     )
-    # No redirect to the path with or without a trailing slash (starlette's 307, empty, for every method):
-    # `/validate/` is an unknown path like any other, answered by us.
-    app.router.redirect_slashes = False
+    app.router.redirect_slashes = False  # no starlette 307: `/validate/` is an unknown path like any other
     app.add_exception_handler(404, rest.not_found)  # every unknown path and wrong method: JSON
     app.add_exception_handler(405, _not_allowed)
     return HttpGuard(app, listener, live, limits)
@@ -7222,9 +7146,8 @@ def http_app(
 
 # threat: T-FILE-2
 def end_if_stuck_when_stopped(server: Any, reads: OneReadAtATime, listener: HttpListener) -> None:
-    """On a daemon thread: told to stop (uvicorn sets `should_exit`) while a read of the file is stuck (0.25 s
-    under way; a healthy one takes milliseconds), end at once, exit 0, sockets closed first (end_now says
-    why)."""
+    """On a daemon thread: told to stop (`should_exit`) while a read of the file is stuck (0.25 s under way; a
+    healthy one takes milliseconds), end at once, exit 0, sockets closed first (end_now says why)."""
     while not (server.should_exit and reads.in_flight(0.25)):
         time.sleep(0.1)
     with contextlib.suppress(Exception):  # stderr is best effort
@@ -7247,9 +7170,8 @@ def serve_http(
         if server is not None:
             server.should_exit = True
 
-    # A signal before uvicorn serves stops it; uvicorn handles them while it
-    # serves, then restores ours and re-raises what it caught, which this
-    # handler absorbs: exit 0, no traceback.
+    # A signal before uvicorn serves stops it; uvicorn handles them while it serves, then restores ours and
+    # re-raises what it caught, which this handler absorbs: exit 0, no traceback.
     signals = [signal.SIGINT, signal.SIGTERM, *([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])]
     previous = {sig: signal.signal(sig, stop) for sig in signals}
     log_to_stderr(limits.log_lines, limits.log_window_seconds)
@@ -7258,13 +7180,10 @@ def serve_http(
         with sdk_loading():
             server = uvicorn_server(http_app(manifest_file, listener, limits), limits)
         guard = "bearer token required" if listener.token else "no token: this machine only"
-        print(
-            f"{NAME} {__version__}: serving {robot} from {where} at {listener.url}"
-            f"{listener.hint} (MCP over Streamable HTTP, REST described at {OPENAPI_PATH}; {guard}; "
-            f"health check at {HEALTH_PATH}; Ctrl-C quits)",
-            file=sys.stderr,
-            flush=True,
-        )
+        how = f"(MCP over Streamable HTTP, REST described at {OPENAPI_PATH}; {guard}; health check at"
+        how += f" {HEALTH_PATH}"
+        said = f"{NAME} {__version__}: serving {robot} from {where} at {listener.url}{listener.hint} {how}"
+        print(f"{said}; Ctrl-C quits)", file=sys.stderr, flush=True)
         if not stopping:
             if not isinstance(manifest_file, Fleet):  # (a fleet's requests wait on no one file's read)
                 args = (server, manifest_file.reads, listener)

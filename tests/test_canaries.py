@@ -133,7 +133,7 @@ def test_uvicorn_server_canary() -> None:
         await receive()
 
     listening = socket.create_server(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(app, log_config=None, log_level="critical", lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
     thread.start()
     with socket.create_connection(listening.getsockname(), timeout=5) as client:

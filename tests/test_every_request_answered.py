@@ -1,24 +1,9 @@
-"""Every line gets an answer and no request ends the server, as a property:
-hypothesis writes arbitrary JSON-RPC-shaped lines (every method the server
-knows and unknown ones, every field, any Unicode including lone surrogates,
-odd and huge ids: big integers, floats, nested, null, booleans, huge digit
-strings) to one real server process per run, over stdio and over HTTP.
-
-Over stdio, each line is followed by a ping (a fence): a request with a
-usable id (an integer, or a string of Unicode text) gets exactly one answer
-with that id; a request with any other id exactly one answer with id null,
-before the fence's; anything else at most one (id null). Over HTTP, each
-POST gets a response below 500 within the deadline, and a request with a
-usable id an answer carrying its id (or null, for a line refused before it
-was read). After every line the fence is answered; at the end stdout carries
-only JSON-RPC lines, stderr no traceback, and the server answers a ping.
-
-In a session at 2025-03-26 a JSON array of such lines (a batch) gets one
-array of answers: exactly one per member request with a usable id, one with
-id null per other request; an empty batch or one that is not JSON one error.
-
-The short form (default tier) runs 60 examples of up to 6 lines each per
-transport, and 60 batches; `pytest -m heavy` runs 1,500 each, derandomized."""
+"""Every line gets an answer and no request ends the server, as a property: hypothesis writes arbitrary
+JSON-RPC-shaped lines (every method, every field, any Unicode with lone surrogates, odd and huge ids) to one
+real server process over stdio (the framing is the process's), and to what `serve --http` serves, in this
+process (uvicorn on a thread), and batches of them in a 2025-03-26 stdio session. docs/robustness.md
+("Every line") says what each must get. Default tier: 25 examples of up to 6 lines per transport, 15
+batches; `pytest -m heavy` 1,500 each, derandomized."""
 
 from __future__ import annotations
 
@@ -33,53 +18,25 @@ from typing import Any
 
 import pytest
 from conftest import EXAMPLE, ROOT
+from http_served import ServedOnAThread, served_on_a_thread
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
-from serving import MCP_HEADERS, RawServer, Served
+from serving import MCP_HEADERS, RawServer
 
 set_hypothesis_home_dir(ROOT / ".cache" / "hypothesis")
 
 ANSWER_DEADLINE = 5.0  # seconds for any one line's answer; most take milliseconds
-KNOWN = [
-    "initialize",
-    "ping",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "tools/list",
-    "tools/call",
-    "logging/setLevel",
-    "server/discover",
-    "subscriptions/listen",
-    "notifications/initialized",
-    "notifications/cancelled",
-    "notifications/progress",
-    "notifications/roots/list_changed",
-]
-FIELDS = [
-    "uri",
-    "name",
-    "arguments",
-    "cursor",
-    "ref",
-    "argument",
-    "value",
-    "level",
-    "protocolVersion",
-    "capabilities",
-    "clientInfo",
-    "_meta",
-    "requestId",
-    "progressToken",
-    "progress",
-    "type",
-]
+KNOWN = (
+    "initialize ping resources/list resources/templates/list resources/read resources/subscribe "
+    "resources/unsubscribe prompts/list prompts/get completion/complete tools/list tools/call "
+    "logging/setLevel server/discover subscriptions/listen notifications/initialized notifications/cancelled "
+    "notifications/progress notifications/roots/list_changed"
+).split()
+FIELDS = (
+    "uri name arguments cursor ref argument value level protocolVersion capabilities clientInfo _meta "
+    "requestId progressToken progress type"
+).split()
 REAL = {
     "uri": ["robot-md://bob/context", "robot-md://bob/safety", "test://x"],
     "name": ["bob", "check-safety", "brief-me", "validate", "render"],
@@ -118,8 +75,7 @@ IDS = st.one_of(
 
 @st.composite
 def params(draw: Any) -> Any:
-    """Params as a client might get them wrong: the fields the server reads,
-    with real or arbitrary values, or no object at all."""
+    """Params as a client might get them wrong: the fields read, real or arbitrary values, or no object."""
     if draw(st.integers(0, 9)) == 0:
         return draw(JSON)
     keys = draw(st.lists(st.sampled_from(FIELDS) | ANY_TEXT, max_size=4))
@@ -151,8 +107,7 @@ def lines(draw: Any) -> tuple[bytes, Any]:
 
 
 def expected(line: bytes, raw_id: str | None) -> tuple[str, Any]:
-    """What a line must get: ("one", id) — exactly one answer with that id;
-    ("null", None) — exactly one answer with id null; ("at most one", None)."""
+    """("one", id): exactly one answer with that id; ("null", None): one with id null; or "at most one"."""
     try:
         data = json.loads(line.decode("utf-8"))
         request_id = data.get("id")
@@ -166,16 +121,8 @@ def expected(line: bytes, raw_id: str | None) -> tuple[str, Any]:
     return ("one", request_id) if usable else ("null", None)
 
 
-SETTINGS = settings(
-    max_examples=60,
-    deadline=None,
-    database=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-        HealthCheck.function_scoped_fixture,
-    ],
-)
+SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
+SETTINGS = settings(max_examples=25, deadline=None, database=None, suppress_health_check=SLOW)
 HEAVY_SETTINGS = settings(SETTINGS, max_examples=1500, derandomize=True)
 
 
@@ -183,8 +130,7 @@ HEAVY_SETTINGS = settings(SETTINGS, max_examples=1500, derandomize=True)
 
 
 class Stdio:
-    """One server process for a run of examples; a new one (after a failure
-    that ended it) only so that hypothesis can shrink that failure."""
+    """One server process for a run of examples; a new one only after a failure ended it (to shrink it)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -193,8 +139,7 @@ class Stdio:
         self.seen = 0  # stdout lines already accounted for by a batch example
 
     def assert_no_stray_arrays(self) -> None:
-        """No array came after the last batch example was done with the
-        wire: a late or second array for a batch is caught here, however late."""
+        """No array came after the last batch example was done: a late or second one is caught here."""
         if self.server is not None:
             strays = [r for r in self.server.stdout_lines[self.seen :] if r.startswith(b"[")]
             assert strays == [], strays[:3]
@@ -367,7 +312,7 @@ def _batch_over_stdio(servers: Stdio, drawn: tuple[bytes, list[tuple[bytes, Any]
 
 
 @given(drawn=batches())
-@SETTINGS
+@settings(SETTINGS, max_examples=15)  # a batch with an initialize costs a new process
 def test_every_batch_in_a_2025_03_26_session_is_answered_as_one_array(stdio_server: Stdio, drawn) -> None:
     _batch_over_stdio(stdio_server, drawn)
 
@@ -383,24 +328,24 @@ def test_every_batch_long_form(stdio_server: Stdio, drawn) -> None:
 
 
 @pytest.fixture(scope="module")
-def http_server() -> Iterator[tuple[Served, dict[str, str]]]:
-    served = Served("--http", "0")
-    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-    body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode()
-    status, headers, _ = served.request("POST", "/mcp", body, MCP_HEADERS)
-    assert status == 200
-    session = {
-        **MCP_HEADERS,
-        "Mcp-Session-Id": headers["mcp-session-id"],
-        "Mcp-Protocol-Version": "2025-11-25",
-    }
-    initialized = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}'
-    assert served.request("POST", "/mcp", initialized, session)[0] == 202
-    try:
+def http_server() -> Iterator[tuple[ServedOnAThread, dict[str, str]]]:
+    with served_on_a_thread() as served:
+        init = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        }
+        body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode()
+        status, headers, _ = served.request("POST", "/mcp", body, MCP_HEADERS)
+        assert status == 200
+        session = {
+            **MCP_HEADERS,
+            "Mcp-Session-Id": headers["mcp-session-id"],
+            "Mcp-Protocol-Version": "2025-11-25",
+        }
+        initialized = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}'
+        assert served.request("POST", "/mcp", initialized, session)[0] == 202
         yield served, session
-    finally:
-        assert served.stop() == 0
-        assert "Traceback" not in served.stderr, served.stderr[-3000:]
 
 
 def _answers(headers: dict[str, str], body: bytes) -> list[dict]:
@@ -414,7 +359,7 @@ def _answers(headers: dict[str, str], body: bytes) -> list[dict]:
     return []
 
 
-def _over_http(served: Served, session: dict[str, str], batch: list[tuple[bytes, Any]]) -> None:
+def _over_http(served: ServedOnAThread, session: dict[str, str], batch: list[tuple[bytes, Any]]) -> None:
     for line, raw_id in batch:
         status, headers, body = served.request("POST", "/mcp", line, session)
         assert status < 500, (line[:300], status, body[:300])

@@ -10,6 +10,7 @@ request; this extends both."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
@@ -57,160 +58,118 @@ def request(request_id: object, method: object = "ping", **extra: object) -> dic
     return {"jsonrpc": "2.0", "id": request_id, "method": method, **extra}
 
 
-NOT_JSON = [
-    b"{not json",
-    b'{"jsonrpc": "2.0", "id": 1, "method": "ping"',
-    b"\xff\xfe\x00 garbage",
-    b"'single'",
-]
-# (the line, the id the -32600 must carry, a word its message must have)
-NOT_A_MESSAGE: dict[str, tuple[object, object, str]] = {
-    "a number": (42, None, "not a JSON-RPC 2.0 message"),
-    "a string": ("ping", None, "not a JSON-RPC 2.0 message"),
-    "null": (None, None, "not a JSON-RPC 2.0 message"),
-    "an empty object": ({}, None, "not a JSON-RPC 2.0 message"),
-    "an empty array": ([], None, "batch"),
-    "a batch of two pings": ([request(1), request(2)], None, "batch"),
-    "no jsonrpc member": ({"id": 7, "method": "ping"}, 7, "not a JSON-RPC 2.0 message"),
-    "jsonrpc 1.0": ({**request(8), "jsonrpc": "1.0"}, 8, "not a JSON-RPC 2.0 message"),
-    "method a number": (request(9, method=5), 9, "not a JSON-RPC 2.0 message"),
-    "params an array": (request("ten", params=[1]), "ten", "not a JSON-RPC 2.0 message"),
-    "params a string": (request(11, params="x"), 11, "not a JSON-RPC 2.0 message"),
-    "a notification with params 3": (
-        {"jsonrpc": "2.0", "method": "notifications/initialized", "params": 3},
-        None,
-        "not a JSON-RPC 2.0 message",
-    ),
-    "an id and nothing else": ({"jsonrpc": "2.0", "id": 12}, None, "not a JSON-RPC 2.0 message"),
-    # Both fit a response, once its extra members are ignored; with a method, each is a bad request.
-    "method null and a result": (request(16, None, result={}), 16, "not a JSON-RPC 2.0 message"),
-    "params an array and a result": (request(17, "initialize", params=[], result={}), 17, "not a JSON-RPC"),
-    "a response with a number for a result": (
-        {"jsonrpc": "2.0", "id": 13, "result": 5},
-        None,
-        "not a JSON-RPC 2.0 message",
-    ),
-    # The SDK's models have no place for these ids: it read them as notifications (never answered).
-    "id null": (request(None), None, "id must be a string or an integer"),
-    "id true": (request(True), None, "id must be a string or an integer"),
-    "id 1.5": (request(1.5), None, "id must be a string or an integer"),
-    "id an array": (request([1]), None, "id must be a string or an integer"),
-    "id an object": (request({"n": 1}), None, "id must be a string or an integer"),
-}
-NO_ANSWER = {
-    "a blank line": b"",
-    "spaces and a tab": b" \t ",
-    "a carriage return": b"\r",
-    "a response to nothing": line({"jsonrpc": "2.0", "id": 14, "result": {}})[:-1],
-    "an error response to nothing": line({"jsonrpc": "2.0", "id": 15, "error": {"code": -1, "message": "x"}})[
-        :-1
-    ],
-    "initialized again": line({"jsonrpc": "2.0", "method": "notifications/initialized"})[:-1],
-    "an unknown notification": line({"jsonrpc": "2.0", "method": "notifications/nope", "params": {}})[:-1],
-    "a cancel for nothing in flight": line(
-        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 999}}
-    )[:-1],
-    "progress for nothing": line(
-        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}
-    )[:-1],
-    "roots changed": line({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})[:-1],
-}
+def _note(method: str, **params: object) -> dict:
+    return {"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})}
 
-
-@pytest.mark.parametrize("raw", NOT_JSON, ids=lambda raw: repr(raw)[:30])
-def test_text_that_is_not_json_gets_a_parse_error(server: RawServer, raw: bytes) -> None:
-    server.write(raw + b"\n")
-    (answer,) = server.fence()
-    assert answer["id"] is None and answer["error"]["code"] == PARSE_ERROR, answer
-    assert answer["error"]["message"].startswith("Parse error: ")
-    still_serving(server)
-
-
-@pytest.mark.parametrize("name", NOT_A_MESSAGE)
-def test_json_that_is_not_a_request_gets_invalid_request(server: RawServer, name: str) -> None:
-    message, answer_id, words = NOT_A_MESSAGE[name]
-    server.send(message)
-    (answer,) = server.fence()
-    assert answer["id"] == answer_id and answer["error"]["code"] == INVALID_REQUEST, answer
-    assert words in answer["error"]["message"]
-    still_serving(server)
-
-
-@pytest.mark.parametrize("name", NO_ANSWER)
-def test_notifications_blank_lines_and_stray_responses_get_no_answer(server: RawServer, name: str) -> None:
-    server.write(NO_ANSWER[name] + b"\n")
-    assert server.fence() == []
-    still_serving(server)
-
-
-NOT_AN_ID: dict[str, object] = {"list": [], "object": {"a": 1}, "true": True, "1.5": 1.5, "null": None}
-
-
-@pytest.mark.parametrize("name", [*NOT_AN_ID, "absent", "no params"])
-def test_a_cancellation_that_names_no_request_is_dropped_and_the_server_lives(
-    server: RawServer, name: str
-) -> None:
-    """notifications/cancelled whose requestId is not an id (a list once ended the server: the wire
-    looked it up in a table of unanswered ids): no answer, and the server goes on."""
-    note: dict[str, Any] = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}
-    if name in NOT_AN_ID:
-        note["params"]["requestId"] = NOT_AN_ID[name]
-    elif name == "no params":
-        del note["params"]
-    server.send(note)
-    assert server.fence() == []
-    still_serving(server)
-
-
-# --- lone surrogates: legal JSON escapes, not Unicode text ------------------------
 
 LONE = "\ud800"  # half of a pair; "\udc00" and "\ud83d" (half an emoji) are the same class
-# (where the lone surrogate is, the message, the id the answer carries, its code)
-SURROGATES: dict[str, tuple[dict, object, int]] = {
-    "in the id": (request(LONE), None, INVALID_REQUEST),
-    "in the method": (request(30, LONE), 30, INVALID_REQUEST),
-    "in a resource URI": (request(31, "resources/read", params={"uri": LONE}), 31, INVALID_PARAMS),
-    "in a prompt argument": (
-        request(32, "prompts/get", params={"name": "check-safety", "arguments": {"action": "\ud83d"}}),
-        32,
-        INVALID_PARAMS,
+NOT_REQUEST_IDS: tuple[object, ...] = (999, [], {"a": 1}, True, 1.5, None)
+NOT_A_MESSAGE, NOT_AN_ID = "not a JSON-RPC 2.0 message", "id must be a string or an integer"
+# Each kind of line: the message (JSON text as bytes, else written by json.dumps, which escapes a lone
+# surrogate: legal JSON, as a client's encoder writes it), and its one answer's id, code and words (None:
+# no answer at all).
+LINES: dict[str, tuple[object, tuple[object, int, str] | None]] = {
+    **{
+        f"not JSON {raw!r}"[:40]: (raw, (None, PARSE_ERROR, "Parse error: "))
+        for raw in (
+            b"{not json",
+            b'{"jsonrpc": "2.0", "id": 1, "method": "ping"',
+            b"\xff\xfe\x00 garbage",
+            b"'single'",
+            b'{"jsonrpc": "2.0", "id": 40, "method": "\xed\xa0\x80"}',  # CESU-8 bytes of U+D800: not UTF-8
+        )
+    },
+    "a number": (42, (None, INVALID_REQUEST, NOT_A_MESSAGE)),
+    "a string": ("ping", (None, INVALID_REQUEST, NOT_A_MESSAGE)),
+    "null": (None, (None, INVALID_REQUEST, NOT_A_MESSAGE)),
+    "an empty object": ({}, (None, INVALID_REQUEST, NOT_A_MESSAGE)),
+    "an empty array": ([], (None, INVALID_REQUEST, "batch")),
+    "a batch of two pings": ([request(1), request(2)], (None, INVALID_REQUEST, "batch")),
+    "no jsonrpc member": ({"id": 7, "method": "ping"}, (7, INVALID_REQUEST, NOT_A_MESSAGE)),
+    "jsonrpc 1.0": ({**request(8), "jsonrpc": "1.0"}, (8, INVALID_REQUEST, NOT_A_MESSAGE)),
+    "method a number": (request(9, method=5), (9, INVALID_REQUEST, NOT_A_MESSAGE)),
+    "params an array": (request("ten", params=[1]), ("ten", INVALID_REQUEST, NOT_A_MESSAGE)),
+    "params a string": (request(11, params="x"), (11, INVALID_REQUEST, NOT_A_MESSAGE)),
+    "a notification with params 3": (
+        {**_note("notifications/initialized"), "params": 3},
+        (None, INVALID_REQUEST, NOT_A_MESSAGE),
     ),
-    "in a tool argument's key": (
-        request(33, "tools/call", params={"name": "validate", "arguments": {"\udc00": 1}}),
-        33,
-        INVALID_PARAMS,
+    "an id and nothing else": ({"jsonrpc": "2.0", "id": 12}, (None, INVALID_REQUEST, NOT_A_MESSAGE)),
+    # Both fit a response, once its extra members are ignored; with a method, each is a bad request.
+    "method null and a result": (request(16, None, result={}), (16, INVALID_REQUEST, NOT_A_MESSAGE)),
+    "params an array and a result": (
+        request(17, "initialize", params=[], result={}),
+        (17, INVALID_REQUEST, "not a JSON-RPC"),
     ),
-    "in a subscribe URI": (
-        request(34, "resources/subscribe", params={"uri": f"robot-md://{LONE}"}),
-        34,
-        INVALID_PARAMS,
+    "a response with a number for a result": (
+        {"jsonrpc": "2.0", "id": 13, "result": 5},
+        (None, INVALID_REQUEST, NOT_A_MESSAGE),
     ),
-    "in a _meta key": (request(35, "ping", params={"_meta": {LONE: 1}}), 35, INVALID_PARAMS),
-    "in a notification": (
-        {"jsonrpc": "2.0", "method": "notifications/x", "params": {"a": LONE}},
+    # The SDK's models have no place for these ids: it read them as notifications (never answered).
+    **{
+        f"id {v!r}": (request(v), (None, INVALID_REQUEST, NOT_AN_ID))
+        for v in (None, True, 1.5, [1], {"n": 1})
+    },
+    "a blank line": (b"", None),
+    "spaces and a tab": (b" \t ", None),
+    "a carriage return": (b"\r", None),
+    "a response to nothing": ({"jsonrpc": "2.0", "id": 14, "result": {}}, None),
+    "an error response to nothing": (
+        {"jsonrpc": "2.0", "id": 15, "error": {"code": -1, "message": "x"}},
         None,
-        INVALID_REQUEST,
     ),
-    "in a response": ({"jsonrpc": "2.0", "id": 36, "result": {"a": LONE}}, None, INVALID_REQUEST),
+    "initialized again": (_note("notifications/initialized"), None),
+    "an unknown notification": ({**_note("notifications/nope"), "params": {}}, None),
+    "progress for nothing": (_note("notifications/progress", progressToken=1, progress=1), None),
+    "roots changed": (_note("notifications/roots/list_changed"), None),
+    # A cancellation naming no request (a list once ended the server: the wire looked it up in a table).
+    **{f"a cancel of {v!r}": (_note("notifications/cancelled", requestId=v), None) for v in NOT_REQUEST_IDS},
+    "a cancel without an id": ({**_note("notifications/cancelled"), "params": {}}, None),
+    "a cancel without params": (_note("notifications/cancelled"), None),
+    # A lone surrogate in each place a client can put one.
+    "a lone surrogate in the id": (request(LONE), (None, INVALID_REQUEST, "lone surrogate")),
+    "... in the method": (request(30, LONE), (30, INVALID_REQUEST, "lone surrogate")),
+    "... in a resource URI": (
+        request(31, "resources/read", params={"uri": LONE}),
+        (31, INVALID_PARAMS, "lone surrogate"),
+    ),
+    "... in a prompt argument": (
+        request(32, "prompts/get", params={"name": "check-safety", "arguments": {"action": "\ud83d"}}),
+        (32, INVALID_PARAMS, "lone surrogate"),
+    ),
+    "... in a tool argument's key": (
+        request(33, "tools/call", params={"name": "validate", "arguments": {"\udc00": 1}}),
+        (33, INVALID_PARAMS, "lone surrogate"),
+    ),
+    "... in a subscribe URI": (
+        request(34, "resources/subscribe", params={"uri": f"robot-md://{LONE}"}),
+        (34, INVALID_PARAMS, "lone surrogate"),
+    ),
+    "... in a _meta key": (
+        request(35, "ping", params={"_meta": {LONE: 1}}),
+        (35, INVALID_PARAMS, "lone surrogate"),
+    ),
+    "... in a notification": (_note("notifications/x", a=LONE), (None, INVALID_REQUEST, "lone surrogate")),
+    "... in a response": (
+        {"jsonrpc": "2.0", "id": 36, "result": {"a": LONE}},
+        (None, INVALID_REQUEST, "lone surrogate"),
+    ),
 }
 
 
-@pytest.mark.parametrize("where", SURROGATES)
-def test_a_lone_surrogate_anywhere_gets_an_error_and_the_server_lives(server: RawServer, where: str) -> None:
-    """json.dumps escapes it (ASCII out), as a client's JSON encoder would: the line is legal JSON."""
-    message, answer_id, code = SURROGATES[where]
-    server.write(json.dumps(message).encode() + b"\n")
-    (answer,) = server.fence()
-    assert (answer["id"], answer["error"]["code"]) == (answer_id, code), answer
-    assert "lone surrogate" in answer["error"]["message"]
-    still_serving(server)
-
-
-def test_surrogates_encoded_as_utf8_bytes_are_not_utf8(server: RawServer) -> None:
-    """CESU-8 style bytes for U+D800 (ED A0 80): invalid UTF-8, a parse error, not a surrogate passed on."""
-    server.write(b'{"jsonrpc": "2.0", "id": 40, "method": "\xed\xa0\x80"}\n')
-    (answer,) = server.fence()
-    assert (answer["id"], answer["error"]["code"]) == (None, PARSE_ERROR), answer
+@pytest.mark.parametrize("name", LINES)
+def test_each_kind_of_line_gets_its_one_answer_or_none(server: RawServer, name: str) -> None:
+    """What came back before the fence's answer: the one error (JSON-RPC 2.0: -32700 for text that is
+    not JSON, -32600 for JSON that is not a request), or nothing; then the server goes on."""
+    message, expected = LINES[name]
+    server.write((message if isinstance(message, bytes) else json.dumps(message).encode()) + b"\n")
+    answers = server.fence()
+    if expected is None:
+        assert answers == []
+    else:
+        (answer,) = answers
+        assert (answer["id"], answer["error"]["code"]) == expected[:2], answer
+        assert expected[2] in answer["error"]["message"], answer
     still_serving(server)
 
 
@@ -328,17 +287,23 @@ def test_batches_without_requests_under_2025_03_26(
         assert single["error"]["code"] == answer and "empty batch" in single["error"]["message"]
 
 
-@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
-def test_batches_are_refused_under_other_revisions(tmp_path: Path, version: str) -> None:
-    path = tmp_path / "ROBOT.md"
-    path.write_text(GOOD, encoding="utf-8")
-    with RawServer(path) as served:
-        served.handshake(version=version)
-        served.send([request(60), request(61)])
-        (answer,) = served.fence()
+@pytest.mark.parametrize(
+    "version", [pytest.param(v, marks=pytest.mark.process) for v in ("2024-11-05", "2025-06-18")] + [None]
+)
+def test_batches_are_refused_under_other_revisions(
+    server: RawServer, tmp_path: Path, version: str | None
+) -> None:
+    """None: the module's server, at 2025-11-25; the others a process of their own."""
+    with contextlib.ExitStack() as stack:
+        if version is not None:
+            (path := tmp_path / "ROBOT.md").write_text(GOOD, encoding="utf-8")
+            server = stack.enter_context(RawServer(path))
+            server.handshake(version=version)
+        server.send([request(60), request(61)])
+        (answer,) = server.fence()
         assert (answer["id"], answer["error"]["code"]) == (None, INVALID_REQUEST)
         assert "batch" in answer["error"]["message"]
-        assert served.close() == 0
+        assert version is None or server.close() == 0
 
 
 # --- well-formed requests the server cannot serve ------------------------------
@@ -464,6 +429,7 @@ def test_five_hundred_requests_written_at_once(server: RawServer) -> None:
 # --- stdin closing with requests in flight -------------------------------------------
 
 
+@pytest.mark.process  # the default tier's end of input: tests/test_stdin_closing_answers_all.py
 @pytest.mark.parametrize(
     "tail", [b"", b'{"jsonrpc": "2.0", "id": "cut", "method": "pi'], ids=["whole", "cut-line"]
 )

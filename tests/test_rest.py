@@ -1,21 +1,21 @@
-"""REST beside /mcp on the `--http` server: the paths of the TypeScript bridge plus every
-view of VIEWS, POST /validate and /render against the command line for the whole corpus, and the
-guard's refusals on the new routes, over real HTTP on 127.0.0.1 (raw requests: http.client)."""
+"""REST beside /mcp on what `serve --http` serves: the paths of the TypeScript bridge plus every view of
+VIEWS, POST /validate and /render against the command line for the whole corpus, and the guard's refusals,
+over real HTTP to uvicorn on a thread of this process (raw requests: http.client), or to the ASGI app."""
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote, unquote
 
 import jsonschema
 import pytest
 from conftest import EXAMPLE, corpus_files
-from http_served import answer_in_process
+from http_served import ServedOnAThread, answer_in_process, served_on_a_thread
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serving import Served
 
 import robot_md_mcp as m
 
@@ -23,9 +23,16 @@ REST_GETS = [m.REST_HEALTH_PATH, m.ROBOTS_PATH, m.OPENAPI_PATH]
 REST_POSTS = [m.VALIDATE_PATH, m.RENDER_PATH]
 
 
-@pytest.fixture
-def server(http_server: Served) -> Served:
-    return http_server  # conftest's: one per worker
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServedOnAThread]:
+    with served_on_a_thread() as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def token_server(token: str) -> Iterator[ServedOnAThread]:
+    with served_on_a_thread(token=token) as served:
+        yield served
 
 
 def robot_name() -> str:
@@ -50,20 +57,17 @@ def in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[i
 # --- what the paths answer -----------------------------------------------------------
 
 
-def test_health_names_the_robot(server: Served) -> None:
-    status, headers, body = server.request("GET", m.REST_HEALTH_PATH)
-    assert status == 200 and headers["content-type"] == "application/json"
-    assert json.loads(body) == {"ok": True, "robot": robot_name()}
-
-
-def test_robots_lists_the_one_robot(server: Served) -> None:
-    status, headers, body = server.request("GET", m.ROBOTS_PATH)
-    assert status == 200 and headers["content-type"] == "application/json"
-    assert json.loads(body) == {"robots": [robot_name()]}
+def test_health_names_the_robot_and_robots_lists_it(server: ServedOnAThread) -> None:
+    for path, said in (
+        (m.REST_HEALTH_PATH, {"ok": True, "robot": robot_name()}),
+        (m.ROBOTS_PATH, {"robots": [robot_name()]}),
+    ):
+        status, headers, body = server.request("GET", path)
+        assert (status, headers["content-type"], json.loads(body)) == (200, "application/json", said)
 
 
 @pytest.mark.parametrize("view", m.VIEWS, ids=lambda v: v.kind)
-def test_every_view_answers_as_the_resource_does(server: Served, view: m.View) -> None:
+def test_every_view_answers_as_the_resource_does(server: ServedOnAThread, view: m.View) -> None:
     snap = m.ManifestFile(EXAMPLE).version()
     status, headers, body = server.request("GET", f"/robots/{quote(robot_name(), safe='')}/{view.kind}")
     assert status == 200, body
@@ -75,7 +79,9 @@ def test_every_view_answers_as_the_resource_does(server: Served, view: m.View) -
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.text(min_size=1, max_size=40), kind=st.sampled_from([v.kind for v in m.VIEWS]))
-def test_an_unknown_robot_is_404_naming_the_robot_served(server: Served, name: str, kind: str) -> None:
+def test_an_unknown_robot_is_404_naming_the_robot_served(
+    server: ServedOnAThread, name: str, kind: str
+) -> None:
     if name == robot_name():
         return
     status, headers, body = server.request("GET", f"/robots/{quote(name, safe='')}/{kind}")
@@ -85,7 +91,7 @@ def test_an_unknown_robot_is_404_naming_the_robot_served(server: Served, name: s
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(path=st.from_regex(r"/[a-zA-Z0-9_./-]{0,30}", fullmatch=True))
-def test_unknown_paths_are_404_json(server: Served, path: str) -> None:
+def test_unknown_paths_are_404_json(server: ServedOnAThread, path: str) -> None:
     known = {m.MCP_PATH, m.HEALTH_PATH, *REST_GETS, *REST_POSTS}
     if path in known or path.startswith(m.ROBOTS_PATH + "/") or "/." in path or "//" in path:
         return
@@ -100,7 +106,9 @@ def test_unknown_paths_are_404_json(server: Served, path: str) -> None:
     + [(p, verb) for p in REST_POSTS for verb in ("GET", "PUT", "DELETE", "PATCH")]
     + [(f"/robots/{quote(robot_name())}/context", verb) for verb in ("POST", "DELETE")],
 )
-def test_a_method_a_path_does_not_take_is_405_with_allow(server: Served, path: str, method: str) -> None:
+def test_a_method_a_path_does_not_take_is_405_with_allow(
+    server: ServedOnAThread, path: str, method: str
+) -> None:
     status, headers, body = server.request(method, path, b"---\n---\n" if method != "GET" else None)
     assert status == 405, (path, method, status, body)
     error_of(status, headers, body)
@@ -108,7 +116,7 @@ def test_a_method_a_path_does_not_take_is_405_with_allow(server: Served, path: s
     assert allowed == ({"POST"} if path in REST_POSTS else {"GET", "HEAD"})
 
 
-def test_openapi_lists_every_view_and_no_bearer_without_a_token(server: Served) -> None:
+def test_openapi_lists_every_view_and_no_bearer_without_a_token(server: ServedOnAThread) -> None:
     status, _, body = server.request("GET", m.OPENAPI_PATH)
     document = json.loads(body)
     assert status == 200 and document["openapi"].startswith("3.1")
@@ -123,7 +131,7 @@ def test_openapi_lists_every_view_and_no_bearer_without_a_token(server: Served) 
 
 @pytest.mark.parametrize("path", [*corpus_files(), EXAMPLE], ids=lambda p: p.name)
 def test_post_validate_and_render_equal_the_command_line(
-    server: Served, capsys: pytest.CaptureFixture[str], path: Path
+    server: ServedOnAThread, capsys: pytest.CaptureFixture[str], path: Path
 ) -> None:
     data = path.read_bytes()
     _, printed, _ = in_process(capsys, "validate", "--json", path)
@@ -141,14 +149,14 @@ def test_post_validate_and_render_equal_the_command_line(
         assert status == 422 and json.loads(printed)["errors"][0].split()[0] in message, (message, said)
 
 
-def test_an_empty_body_is_400(server: Served) -> None:
+def test_an_empty_body_is_400(server: ServedOnAThread) -> None:
     for path in REST_POSTS:
         status, headers, body = server.request("POST", path, b"")
         assert status == 400, path
         error_of(status, headers, body)
 
 
-def test_a_posted_alias_bomb_gets_the_files_budget(server: Served) -> None:
+def test_a_posted_alias_bomb_gets_the_files_budget(server: ServedOnAThread) -> None:
     bomb = "---\na: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
         f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
@@ -163,7 +171,7 @@ def test_a_posted_alias_bomb_gets_the_files_budget(server: Served) -> None:
 # --- the guard, on the new routes ----------------------------------------------------
 
 
-def test_the_guard_refuses_on_every_new_route(server: Served) -> None:
+def test_the_guard_refuses_on_every_new_route(server: ServedOnAThread) -> None:
     paths = [*REST_GETS, *REST_POSTS, f"/robots/{quote(robot_name())}/identity"]
     for path in paths:
         method = "POST" if path in REST_POSTS else "GET"
@@ -179,7 +187,7 @@ def test_the_guard_refuses_on_every_new_route(server: Served) -> None:
                 error_of(status, answer_headers, answer)
 
 
-def test_with_a_token_everything_but_healthz_needs_it(token_server: Served, token: str) -> None:
+def test_with_a_token_everything_but_healthz_needs_it(token_server: ServedOnAThread, token: str) -> None:
     paths = [*REST_GETS, *REST_POSTS, f"/robots/{quote(robot_name())}/identity", "/nope"]
     for path in paths:
         method = "POST" if path in REST_POSTS else "GET"
@@ -200,7 +208,7 @@ def test_with_a_token_everything_but_healthz_needs_it(token_server: Served, toke
 
 
 @pytest.mark.parametrize("path", REST_POSTS)
-def test_a_body_over_the_limit_is_413(server: Served, path: str) -> None:
+def test_a_body_over_the_limit_is_413(server: ServedOnAThread, path: str) -> None:
     big = b"---\n" + b"x" * m.MAX_HTTP_BODY_BYTES
     status, headers, body = server.request("POST", path, big)
     assert status == 413
@@ -215,7 +223,7 @@ def slow_manifest() -> bytes:
     return (EXAMPLE.read_text(encoding="utf-8").replace("---\n", f"---\nextra_drivers:\n{items}", 1)).encode()
 
 
-def test_at_most_two_parses_at_once_then_503_with_retry_after(server: Served) -> None:
+def test_at_most_two_parses_at_once_then_503_with_retry_after(server: ServedOnAThread) -> None:
     body = slow_manifest()
     results: list[tuple[int, dict[str, str], bytes]] = []
     start = threading.Barrier(8)
@@ -240,7 +248,7 @@ def test_at_most_two_parses_at_once_then_503_with_retry_after(server: Served) ->
     assert server.request("POST", m.VALIDATE_PATH, body)[0] == 200  # and the slots come back
 
 
-def test_an_unknown_view_is_404_listing_the_views(server: Served) -> None:
+def test_an_unknown_view_is_404_listing_the_views(server: ServedOnAThread) -> None:
     status, headers, body = server.request("GET", f"/robots/{quote(robot_name())}/nope")
     message = error_of(status, headers, body)
     assert status == 404 and all(view.kind in message for view in m.VIEWS), message
@@ -294,17 +302,8 @@ def _spellings(path: str) -> list[str]:
     """The path as it is, and as a client may spell it instead: a trailing slash, another case, dot
     segments, doubled slashes, percent-encoded letters and slashes."""
     encoded = "".join(f"%{ord(c):02X}" if c.isalpha() else c for c in path)
-    spelled = [
-        path,
-        f"{path}/",
-        path.upper(),
-        path.title(),
-        f"/.{path}",
-        f"{path}/.",
-        f"{path}/..",
-        f"/{path}",
-    ]
-    return [*spelled, encoded, path.replace("/", "%2F"), path.replace("/", "//")]
+    cased = [path, f"{path}/", path.upper(), path.title(), encoded, path.replace("/", "%2F")]
+    return [*cased, f"/.{path}", f"{path}/.", f"{path}/..", f"/{path}", path.replace("/", "//")]
 
 
 def _every_path(guard: m.HttpGuard, document: dict) -> set[str]:

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-from serving import EXAMPLE, INIT
+from serving import EXAMPLE, INIT, Served
 
 # --- in this process: the ASGI app, as uvicorn hands it a request ---------------------------
 
@@ -88,45 +88,98 @@ def sdk_client(http: Any, url: str, mode: str) -> Any:
     return Client(streamable_http_client(url, http_client=http), mode=mode)
 
 
-class _Tracebacks(logging.Handler):
-    """Every record logged with an exception's traceback (what a real server would print on stderr)."""
+class _Logged(logging.Handler):
+    """What the server logs, as `serve --http` writes it on stderr (one bounded line each, within the log
+    budget), and every record with a traceback."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: Any) -> None:
+        import robot_md_mcp as m
+
         super().__init__()
-        self.seen: list[str] = []
+        self.lines: list[str] = []
+        self.tracebacks: list[str] = []
+        self.setFormatter(m.OneLineFormatter())
+        self.addFilter(m.LogBudget(limits.log_lines, limits.log_window_seconds, say=self.lines.append))
+
+    def handle(self, record: logging.LogRecord) -> bool:
+        if record.exc_info:  # held back by the budget or not
+            self.tracebacks.append(logging.Formatter().format(record))
+        return bool(super().handle(record))
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.exc_info:
-            self.seen.append(self.format(record))
+        self.lines.append(self.format(record))
+
+
+class ServedOnAThread(Served):
+    """What `serve --http` serves for `source`, behind uvicorn as serve_http configures it (`uvicorn_server`:
+    the head deadline, room made for connections), on a thread of this process and a free loopback port:
+    Served's request() and initialize(), `lines` logged. For promises about the app and uvicorn's
+    configuration, not about the process."""
+
+    def __init__(
+        self, limits: Any, source: Path, token: str | None
+    ) -> None:  # no process: Served's own not run
+        import robot_md_mcp as m
+
+        self.listener = m.open_listener("127.0.0.1:0", environ={m.TOKEN_ENV: token or ""})
+        self.port = self.listener.socket.getsockname()[1]
+        self.url = self.listener.url
+        self.logged = _Logged(limits)
+        self.lines = self.logged.lines
+        self.server = m.uvicorn_server(m.http_app(m.ManifestFile(source), self.listener, limits), limits)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.listener.socket]}, daemon=True
+        )
+
+
+@contextlib.contextmanager
+def _unconfigured(logger: logging.Logger) -> Iterator[None]:
+    """A logger as no configuration left it (a uvicorn.Config elsewhere in this process configures uvicorn's:
+    its own handler, no propagation); put back at the end."""
+    was = (logger.level, logger.propagate, logger.handlers[:], logger.disabled)
+    logger.setLevel(logging.NOTSET)
+    logger.propagate, logger.handlers, logger.disabled = True, [], False
+    try:
+        yield
+    finally:
+        logger.setLevel(was[0])
+        logger.propagate, logger.handlers, logger.disabled = was[1], was[2], was[3]
+
+
+@contextlib.contextmanager
+def served_on_a_thread(
+    limits: Any = None, source: Path = EXAMPLE, token: str | None = None
+) -> Iterator[ServedOnAThread]:
+    """A ServedOnAThread, started; stopped at the end, where nothing may have logged a traceback."""
+    import robot_md_mcp as m
+
+    served = ServedOnAThread(limits or m.HttpLimits(), source, token)
+    stack = contextlib.ExitStack()
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):  # as a process has them (log_config=None)
+        stack.enter_context(_unconfigured(logging.getLogger(name)))
+    logging.getLogger().addHandler(served.logged)
+    served.thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not served.server.started:
+            assert served.thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.01)
+        yield served
+    finally:
+        served.server.should_exit = True  # never handle_exit: conftest says why
+        served.thread.join(10)
+        served.listener.socket.close()
+        logging.getLogger().removeHandler(served.logged)
+        stack.close()
+    assert not served.thread.is_alive(), "uvicorn did not stop"
+    assert not served.logged.tracebacks, served.logged.tracebacks[:3]
 
 
 @contextlib.contextmanager
 def uvicorn_on_a_thread(limits: Any) -> Iterator[int]:
-    """What `serve --http` serves for the example, behind uvicorn as serve_http configures it
-    (`uvicorn_server`: the head deadline, room made for connections), on a thread of this process and a
-    free loopback port: that port. For promises about uvicorn's configuration and the app, not about
-    the process. Stopped at the end, where nothing may have logged a traceback."""
-    import robot_md_mcp as m
-
-    listener = m.open_listener("127.0.0.1:0")
-    server = m.uvicorn_server(m.http_app(m.ManifestFile(EXAMPLE), listener, limits), limits)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener.socket]}, daemon=True)
-    tracebacks = _Tracebacks()
-    logging.getLogger().addHandler(tracebacks)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 30
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        yield listener.socket.getsockname()[1]
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        listener.socket.close()
-        logging.getLogger().removeHandler(tracebacks)
-    assert not thread.is_alive(), "uvicorn did not stop"
-    assert not tracebacks.seen, tracebacks.seen[:3]
+    """served_on_a_thread for the example: its port."""
+    with served_on_a_thread(limits) as served:
+        yield served.port
 
 
 # --- raw asyncio HTTP on 127.0.0.1: a well-behaved client and hostile peers ---------------
