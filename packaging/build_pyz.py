@@ -55,12 +55,10 @@ Layout = dict[Place, tuple[Path, str, int | None]]  # -> (wheel, member, Mac CPU
 Users = dict[Place, set[Target]]  # -> the targets that use it
 Tree = dict[Target, dict[str, tuple[str, Path, str, int | None]]]  # target -> path -> (sha256, wheel, ...)
 
-# Never imported when serving: test suites, type stubs, bytecode, and the wheel bookkeeping that
-# differs per wheel build (a zipapp is never pip-uninstalled; SBOMs carry random serial numbers).
+# Never imported when serving: tests, type stubs, bytecode, wheel bookkeeping (SBOMs carry random serials).
 DROP_DIRS = {"__pycache__", "tests", "test", "benchmarks"}
 DROP_FILES = ("*.pyi", "*.pyc", *(f"*.dist-info/{n}" for n in ("RECORD", "WHEEL", "INSTALLER", "sboms/*")))
-# pywin32 is large (per CPython); mcp.os.win32.utilities imports pywintypes, win32api, win32con and
-# win32job, and those need _win32sysloader, pywintypes3XY.dll and the bootstrap that pywin32.pth runs.
+# pywin32 is large: keep what mcp.os.win32.utilities imports, and what that needs (docs/packaging.md).
 PYWIN32_KEEP = """pywin32.pth pywin32-*.dist-info/* pywin32_system32/pywintypes3*.dll win32/License.txt
 win32/_win32sysloader*.pyd win32/win32api*.pyd win32/win32job*.pyd win32/lib/pywin32_bootstrap.py
 win32/lib/pywintypes.py win32/lib/win32con.py win32/lib/winerror.py""".split()
@@ -73,8 +71,7 @@ ENTRY_PLACEHOLDERS = (
 )
 INDEX = GUARD["INDEX"]
 DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
-# A file cut short (a broken download) is no zip to Python, which then reads it as source: the coding
-# line makes that one line naming the problem instead of a SyntaxError about null bytes.
+# A file cut short is no zip to Python, which reads it as source: the coding line names the problem.
 SHEBANG = b"#!/usr/bin/env python3\n"
 SHEBANG += b"# -*- coding: robot-md-mcp.pyz-is-damaged-or-incomplete.download-it-again -*-\n"
 # Bytes a pyz may take, in MB (a slim one: 16): a Pi's SD card and a download on a slow link feel it.
@@ -86,11 +83,10 @@ RECORD = """
 import atexit, os, sys
 site = os.path.realpath(sys.argv[1])
 def record():
+    paths = [os.path.realpath(getattr(m, "__file__", None) or os.sep) for m in list(sys.modules.values())]
+    ours = [os.path.relpath(p, site) for p in paths if p.startswith(site + os.sep) and p.endswith(".py")]
     with open(os.environ["RECORD_TO"], "a") as out:
-        for module in list(sys.modules.values()):
-            path = os.path.realpath(getattr(module, "__file__", None) or os.sep)
-            if path.startswith(site + os.sep) and path.endswith(".py"):
-                out.write(os.path.relpath(path, site).replace(os.sep, "/") + "\\n")
+        out.write("".join(p.replace(os.sep, "/") + "\\n" for p in ours))
 atexit.register(record)
 sys.path.insert(0, site)
 sys.argv = ["robot-md-mcp", *sys.argv[2:]]
@@ -512,10 +508,10 @@ def build_all(wheels: Wheels, dist: Path, version: str) -> None:
     said = f"a session loads {len(loaded)} files; bytecode for them in the slim pyz for CPython {made_by}"
     print(said, flush=True)
     with concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1) as pool:
-        slim: list[concurrent.futures.Future[Path]] = []
-        for t in TARGETS:
-            name = slim_name(t, version)
-            slim.append(pool.submit(build_one, {t: wheels[t]}, dist / name, pythons.get(t[1]), loaded))
+        slim = [
+            pool.submit(build_one, {t: wheels[t]}, dist / slim_name(t, version), pythons.get(t[1]), loaded)
+            for t in TARGETS
+        ]
         build_one(wheels, dist / "robot-md-mcp.pyz")
         for job in slim:
             job.result()

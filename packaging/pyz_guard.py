@@ -24,13 +24,10 @@ if MYPY:  # for mypy only: CPython 2.7 has no typing module
     Verdict = Tuple[Optional[str], Optional[str]]  # (a value, None) or (None, why not)
 
 NAME = "robot-md-mcp"
-# The CPythons the pyz files serve, 3.10 to 3.15: the one place the range is named.
-SUPPORTED = (10, 15)  # threat: none (usability: one line for an interpreter it cannot serve)
+SUPPORTED = (10, 15)  # threat: none (usability). CPython 3.10-3.15: the one place the range is named
 TARGETS = {}  # type: Dict[str, Target]  # build_pyz.py fills this in
-# A digest of everything this file unpacks (and of this file): names the unpacked copy.
 BUILD_ID = "0" * 16  # build_pyz.py fills this in
-# Beside this file: {"only": {member: [the targets that use it]}} for members not every target uses.
-INDEX = "robot-md-mcp-pyz.json"
+INDEX = "robot-md-mcp-pyz.json"  # {"only": {member: [the targets that use it]}}, if not every target
 SYSTEMS = {"linux": "Linux", "darwin": "macOS", "win32": "Windows"}
 MACHINES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}  # spellings of the same CPU
 SPELLED = {
@@ -59,11 +56,8 @@ def platform_key(sys_platform, machine, pointer_bits):  # type: (str, str, int) 
 
 def _version_tuple(text):  # type: (str) -> Tuple[int, ...]
     """(3, 12) for "3.12.1"; (0, 0) for what is not a version."""
-    try:
-        parts = tuple(int(piece) for piece in text.split(".")[:2])
-    except ValueError:
-        return (0, 0)
-    return parts if len(parts) == 2 else (0, 0)
+    parts = text.split(".")[:2]
+    return tuple(int(p) for p in parts) if len(parts) == 2 and all(p.isdigit() for p in parts) else (0, 0)
 
 
 def _system_problem(target, libc, os_release):  # type: (Target, Tuple[str, str], str) -> Optional[str]
@@ -320,10 +314,8 @@ def safe_dir(path, uid):  # type: (str, Optional[int]) -> Verdict
 
 def home_dir(environ):  # type: (Mapping[str, str]) -> Optional[str]
     """HOME, else the passwd entry's home, else None (a uid with no passwd entry, HOME unset)."""
-    if environ.get("HOME"):
-        return environ["HOME"]
-    if sys.platform == "win32":
-        return os.path.expanduser("~")
+    if environ.get("HOME") or sys.platform == "win32":
+        return environ.get("HOME") or os.path.expanduser("~")
     try:
         import pwd
 
@@ -338,10 +330,13 @@ def root_candidates(environ, home, uid):  # type: (Mapping[str, str], Optional[s
         return [os.path.expanduser(environ["SHIV_ROOT"])]
     import tempfile
 
-    user = str(uid) if uid is not None else environ.get("USERNAME", "user")
-    candidates = [os.path.join(home, ".shiv")] if home else []
-    if environ.get("XDG_CACHE_HOME"):
-        candidates.append(os.path.join(environ["XDG_CACHE_HOME"], "shiv"))
+    user, cache = (
+        str(uid) if uid is not None else environ.get("USERNAME", "user"),
+        environ.get("XDG_CACHE_HOME"),
+    )
+    candidates = ([os.path.join(home, ".shiv")] if home else []) + (
+        [os.path.join(cache, "shiv")] if cache else []
+    )
     return candidates + [os.path.join(tempfile.gettempdir(), "shiv-" + user)]
 
 
