@@ -20,8 +20,10 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE, ROOT, build_bundle, in_sid, need
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
-from serving import launched_session, run
+from serving import launched_session
 
 import robot_md_mcp as rmm
 
@@ -75,20 +77,43 @@ def test_a_manifest_that_breaks_the_schema_stops_the_build_in_one_line(monkeypat
 
 def test_the_build_keeps_the_template_and_refuses_to_override_it(manifest: dict, monkeypatch) -> None:
     template = build_mcpb.template()
-    assert {k: v for k, v in manifest.items() if k in template and k != "compatibility"} == {
-        k: v for k, v in template.items() if k != "compatibility"
-    }
+    kept = {k: manifest[k] for k in template if k != "compatibility"}
+    assert kept == {k: v for k, v in template.items() if k != "compatibility"}
     monkeypatch.setattr(build_mcpb, "template", lambda: template | {"license": "MIT"})
     with pytest.raises(SystemExit, match="the template sets fields the build fills: license"):
         build_mcpb.manifest(A_RANGE)
 
 
-def test_version_equals_the_module_version(manifest: dict) -> None:
+def test_manifest_fields_come_from_the_project_and_the_module(manifest: dict, capsys) -> None:
+    """Version, name, licence and links are the module's and pyproject.toml's; the robot's ROBOT.md is
+    a required file setting, passed to the server both as its argument and in its environment."""
     assert manifest["version"] == rmm.__version__
     assert bundle_project(build_mcpb.bundle_pyproject(A_RANGE))["version"] == rmm.__version__
-    # and what the module itself says, run as the bundle runs it (a script)
-    done = run("--version", command=[sys.executable, ROOT / "robot_md_mcp.py"])
-    assert done.stdout.split() == ["robot-md-mcp", rmm.__version__]
+    assert rmm.main(["--version"]) == 0 and capsys.readouterr().out.split() == [
+        "robot-md-mcp",
+        rmm.__version__,
+    ]
+    meta, urls = build_mcpb.project(), build_mcpb.project()["urls"]
+    assert (
+        manifest["name"] == meta["name"] == rmm.NAME
+        and manifest["license"] == "Apache-2.0" == meta["license"]
+    )
+    assert manifest["repository"] == {"type": "git", "url": urls["Repository"]}
+    links = (manifest["homepage"], manifest["documentation"], manifest["support"])
+    assert links == (urls["Homepage"], urls["Documentation"], urls["Issues"])
+    assert manifest["compatibility"] == {
+        "platforms": ["darwin", "win32", "linux"],
+        "runtimes": {"python": A_RANGE},
+    }
+    assert manifest["icon"] == "icon.png" and manifest["display_name"] and manifest["long_description"]
+    setting, server = manifest["user_config"]["robot_md"], manifest["server"]
+    assert setting["type"] == "file" and setting["required"] is True
+    assert "ROBOT.md" in setting["title"] and setting["description"]
+    assert server["type"] == "uv" and server["entry_point"] == "robot_md_mcp.py"
+    config = server["mcp_config"]
+    assert config["command"] == "uv" and config["args"][-1] == "${user_config.robot_md}"
+    assert config["args"][:4] == ["run", "--directory", "${__dirname}", server["entry_point"]]
+    assert config["env"] == {rmm.PATH_ENV: "${user_config.robot_md}"}
 
 
 def test_tools_and_prompts_are_the_module_tables(manifest: dict) -> None:
@@ -102,45 +127,15 @@ def test_tools_and_prompts_are_the_module_tables(manifest: dict) -> None:
             assert f"${{arguments.{name}}}" in prompt["text"]
 
 
-def test_the_robot_md_is_a_required_file_setting_passed_both_ways(manifest: dict) -> None:
-    setting = manifest["user_config"]["robot_md"]
-    assert setting["type"] == "file" and setting["required"] is True
-    assert "ROBOT.md" in setting["title"] and setting["description"]
-    server = manifest["server"]
-    assert server["type"] == "uv" and server["entry_point"] == "robot_md_mcp.py"
-    config = server["mcp_config"]
-    assert config["command"] == "uv"
-    assert config["args"][:4] == ["run", "--directory", "${__dirname}", server["entry_point"]]
-    assert config["args"][-1] == "${user_config.robot_md}"
-    assert config["env"] == {rmm.PATH_ENV: "${user_config.robot_md}"}
-
-
-def test_manifest_metadata_and_links(manifest: dict) -> None:
-    meta = build_mcpb.project()
-    assert manifest["name"] == meta["name"] == rmm.NAME
-    assert manifest["license"] == "Apache-2.0" == meta["license"]
-    assert manifest["repository"] == {"type": "git", "url": meta["urls"]["Repository"]}
-    assert manifest["homepage"] == meta["urls"]["Homepage"]
-    assert manifest["documentation"] == meta["urls"]["Documentation"]
-    assert manifest["support"] == meta["urls"]["Issues"]
-    assert manifest["compatibility"] == {
-        "platforms": ["darwin", "win32", "linux"],
-        "runtimes": {"python": A_RANGE},
-    }
-    assert manifest["icon"] == "icon.png" and manifest["display_name"] and manifest["long_description"]
-
-
 # --- the pins and the Python range --------------------------------------------------------------
 
 
 def test_bundle_pins_are_the_tested_constraints() -> None:
     pins = bundle_project()["dependencies"]
     assert pins == constraint_lines()
-    for pin in pins:
-        assert re.fullmatch(r"[A-Za-z0-9._-]+==[^ ;]+( ; .+)?", pin), pin
+    assert [pin for pin in pins if not re.fullmatch(r"[A-Za-z0-9._-]+==[^ ;]+( ; .+)?", pin)] == []
     project = tomllib.loads((MCPB_DIR / "pyproject.toml").read_text(encoding="utf-8"))
-    assert project["tool"]["uv"]["package"] is False
-    assert "build-system" not in project
+    assert project["tool"]["uv"]["package"] is False and "build-system" not in project
     # the committed file holds the project's floor; the build writes the computed range in
     assert project["project"]["requires-python"] == build_mcpb.project()["requires-python"]
     assert bundle_project(build_mcpb.bundle_pyproject(A_RANGE))["requires-python"] == A_RANGE
@@ -149,10 +144,12 @@ def test_bundle_pins_are_the_tested_constraints() -> None:
 def test_each_platform_and_cpython_gets_one_pin_per_distribution() -> None:
     """The markers are read for the target, not for this machine: every constraint applies
     somewhere, and no target gets two versions of one distribution."""
-    used: set[str] = set()
-    for target in build_pyz.TARGETS:
-        pins = build_pyz.pins_for(target)  # {canonical name: version}: one version per name
-        used |= {f"{name}=={version}" for name, version in pins.items()}
+    # pins_for: {canonical name: version}, one version per name
+    used = {
+        f"{name}=={version}"
+        for target in build_pyz.TARGETS
+        for name, version in build_pyz.pins_for(target).items()
+    }
     assert used == {canonical_pin(line.split(" ;")[0]) for line in constraint_lines()}
     assert "pywin32" in build_pyz.pins_for(("win32-amd64", "3.12"))
     assert "pywin32" not in build_pyz.pins_for(("linux-aarch64", "3.12"))
@@ -183,7 +180,7 @@ def stub_pip(monkeypatch, no_wheel: tuple[str, str] | None = None) -> list[tuple
 
 
 def test_the_range_is_the_cpythons_the_pyz_files_serve_each_resolved_everywhere(
-    monkeypatch, tmp_path: Path
+    monkeypatch, tmp_path
 ) -> None:
     asked = stub_pip(monkeypatch)
     found = SpecifierSet(build_mcpb.requires_python(tmp_path))
@@ -194,17 +191,17 @@ def test_the_range_is_the_cpythons_the_pyz_files_serve_each_resolved_everywhere(
     assert f">=3.{low}" == build_mcpb.project()["requires-python"]
 
 
-@pytest.mark.parametrize(
-    "no_wheel", [("darwin-arm64", "3.10"), ("win32-amd64", "3.13"), ("linux-aarch64", "3.15")]
-)
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(build_pyz.TARGETS))
 def test_a_pin_without_a_wheel_anywhere_stops_the_build_in_one_line(
     monkeypatch, tmp_path: Path, no_wheel: tuple[str, str]
 ) -> None:
-    """The bundle admits no CPython for which uv would build a pin from source; one
-    platform and CPython without a wheel stops the build, naming them and pip's reason."""
-    stub_pip(monkeypatch, no_wheel)
-    with pytest.raises(SystemExit) as stopped:
-        build_mcpb.build(tmp_path / "dist", tmp_path / "cache")
+    """The bundle admits no CPython for which uv would build a pin from source; any one platform and
+    CPython without a wheel stops the build, naming them and pip's reason."""
+    with monkeypatch.context() as patched:
+        stub_pip(patched, no_wheel)
+        with pytest.raises(SystemExit) as stopped:
+            build_mcpb.build(tmp_path / "dist", tmp_path / f"cache-{build_pyz.target_name(no_wheel)}")
     message = str(stopped.value.code)
     assert message.startswith("build_mcpb: pip download for ") and "\n" not in message
     assert build_pyz.target_name(no_wheel) in message
@@ -276,17 +273,11 @@ def fake_python(tmp_path: Path, shadow: str) -> Path:
     return wrapper
 
 
+NO_VENV = "cannot make the build's venv: no venv/ensurepip (Debian, Ubuntu: apt install python3-venv)"
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="build.sh is bash")
-@pytest.mark.parametrize(
-    ("python", "says"),
-    [
-        ("nothing", "no Python at PYTHON="),
-        (
-            "no-ensurepip",
-            "cannot make the build's venv: no venv/ensurepip (Debian, Ubuntu: apt install python3-venv)",
-        ),
-    ],
-)
+@pytest.mark.parametrize(("python", "says"), [("nothing", "no Python at PYTHON="), ("no-ensurepip", NO_VENV)])
 def test_build_sh_names_a_missing_tool_before_building_anything(
     tmp_path: Path, python: str, says: str
 ) -> None:
@@ -296,9 +287,8 @@ def test_build_sh_names_a_missing_tool_before_building_anything(
     done = subprocess.run(
         ["bash", str(ROOT / "build.sh")], env=env, capture_output=True, text=True, timeout=60
     )
-    assert done.returncode == 1 and done.stdout == ""
+    assert done.returncode == 1 and done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
     assert done.stderr.startswith("build.sh: ") and says in done.stderr
-    assert len(done.stderr.splitlines()) == 1, done.stderr
     assert not (tmp_path / "dist").exists() and time.monotonic() - started < 30
 
 
@@ -316,9 +306,8 @@ def uv_binary() -> Path:
 
 # How this machine reaches PyPI (an organisation's CA or proxy or index), passed on as a host's
 # environment would carry it; nothing else of ours is.
-NETWORK_ENV: tuple[str, ...] = ("SSL_CERT_FILE", "SSL_CERT_DIR", "UV_NATIVE_TLS", "UV_SYSTEM_CERTS")
-NETWORK_ENV += ("UV_INDEX_URL", "UV_DEFAULT_INDEX", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy")
-NETWORK_ENV += ("https_proxy", "no_proxy")
+NETWORK_ENV = """SSL_CERT_FILE SSL_CERT_DIR UV_NATIVE_TLS UV_SYSTEM_CERTS UV_INDEX_URL UV_DEFAULT_INDEX
+HTTP_PROXY HTTPS_PROXY NO_PROXY http_proxy https_proxy no_proxy""".split()
 
 
 @pytest.fixture(scope="module")
@@ -342,14 +331,9 @@ def host_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         source = uv.with_name(tool + uv.suffix)
         if source.exists():
             shutil.copy2(source, bin_dir / source.name)
-    env = {
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        "HOME": str(tmp_path / "home"),
-        "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
-        "UV_PYTHON_DOWNLOADS": "never",
-        **{name: os.environ[name] for name in NETWORK_ENV if name in os.environ},
-        **extra,
-    }
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path / "home")}
+    env |= {"UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_PYTHON_DOWNLOADS": "never"}
+    env |= {name: os.environ[name] for name in NETWORK_ENV if name in os.environ} | extra
     if sys.platform == "win32":
         env.update(USERPROFILE=env["HOME"], SYSTEMROOT=os.environ.get("SYSTEMROOT", r"C:\Windows"))
     return env
@@ -389,14 +373,21 @@ def python_uv_chose(bundle_dir: Path, env: dict[str, str], python_range: str) ->
 
 
 @pytest.mark.heavy
-def test_built_bundle_holds_exactly_its_files(built: Path) -> None:
+def test_built_bundle_holds_exactly_its_files(built: Path, tmp_path: Path) -> None:
+    """Its files as the quick tests know them, no dependencies inside; dist/server.json names it by
+    its SHA-256; a rebuild is byte-identical."""
     bundle = built / build_mcpb.BUNDLE
     python_range = built_range(built)
     with zipfile.ZipFile(bundle) as packed:
         assert {name: packed.read(name) for name in packed.namelist()} == build_mcpb.contents(python_range)
-    size = bundle.stat().st_size
-    print(f"{bundle.name}: {size:,} bytes, requires-python {python_range}")
-    assert size < 200_000  # kilobytes: no dependencies inside
+    print(f"{bundle.name}: {bundle.stat().st_size:,} bytes, requires-python {python_range}")
+    assert bundle.stat().st_size < 200_000  # kilobytes: no dependencies inside
+    digest = hashlib.sha256(bundle.read_bytes()).hexdigest()
+    server = json.loads((built / "server.json").read_text(encoding="utf-8"))
+    assert server == build_mcpb.server_json(digest)
+    assert [p["fileSha256"] for p in server["packages"] if p["registryType"] == "mcpb"] == [digest]
+    build_bundle(tmp_path)
+    assert (tmp_path / build_mcpb.BUNDLE).read_bytes() == bundle.read_bytes()
 
 
 @pytest.mark.heavy
@@ -407,12 +398,6 @@ def test_the_docs_state_the_range_the_build_computes(built: Path) -> None:
     bundle_doc = " ".join((ROOT / "docs" / "bundle.md").read_text(encoding="utf-8").split())
     assert f"(3.{floor} to 3.{int(stop) - 1} today: below)" in bundle_doc
     assert f"With today's pins that is `{built_range(built)}`" in bundle_doc
-
-
-@pytest.mark.heavy
-def test_a_rebuild_is_byte_identical(built: Path, tmp_path: Path) -> None:
-    build_bundle(tmp_path)
-    assert (tmp_path / build_mcpb.BUNDLE).read_bytes() == (built / build_mcpb.BUNDLE).read_bytes()
 
 
 @pytest.mark.heavy
@@ -459,16 +444,6 @@ def test_the_official_mcpb_cli_accepts_the_bundle(built: Path, tmp_path: Path) -
     mcpb("unpack", bundle, tmp_path / "theirs")
     theirs = {p.name: p.read_bytes() for p in (tmp_path / "theirs").iterdir()}
     assert theirs == {p.name: p.read_bytes() for p in bundle_dir.iterdir()}
-
-
-@pytest.mark.heavy
-def test_dist_server_json_carries_the_bundle_hash(built: Path) -> None:
-    bundle = built / build_mcpb.BUNDLE
-    server = json.loads((built / "server.json").read_text(encoding="utf-8"))
-    digest = hashlib.sha256(bundle.read_bytes()).hexdigest()
-    assert server == build_mcpb.server_json(digest)
-    (mcpb,) = [p for p in server["packages"] if p["registryType"] == "mcpb"]
-    assert mcpb["fileSha256"] == digest
 
 
 @pytest.mark.heavy
@@ -541,13 +516,9 @@ def test_bundle_pins_close_the_dependency_set(built: Path, tmp_path: Path) -> No
     (tmp_path / "pyproject.toml").write_text(
         build_mcpb.bundle_pyproject(built_range(built)), encoding="utf-8"
     )
-    done = subprocess.run(
-        [str(uv_binary()), "lock", "--directory", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache")},
-    )
+    env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache")}
+    command = [str(uv_binary()), "lock", "--directory", str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     lock = tomllib.loads((tmp_path / "uv.lock").read_text(encoding="utf-8"))
     locked = {(p["name"], p["version"]) for p in lock["package"] if p["name"] != "robot-md-mcp-bundle"}
