@@ -47,10 +47,12 @@ UNIVERSAL = {
     "win32-amd64": {"pythons": PYTHONS},
 }
 SLIM = {"linux-x86_64": {"pythons": ["3.12"], "glibc": [2, 17]}}
-LINUX = dict(implementation="cpython", version=(3, 12, 1), sys_platform="linux", machine="x86_64")
+LINUX: dict[str, Any] = dict(
+    implementation="cpython", version=(3, 12, 1), sys_platform="linux", machine="x86_64"
+)
 LINUX |= dict(pointer_bits=64, libc=("glibc", "2.36"), os_release="", free_threaded=False)
-MAC = dict(sys_platform="darwin", libc=("", ""), os_release="14.5")
-WINDOWS = dict(sys_platform="win32", libc=("", ""))
+MAC: dict[str, Any] = dict(sys_platform="darwin", libc=("", ""), os_release="14.5")
+WINDOWS: dict[str, Any] = dict(sys_platform="win32", libc=("", ""))
 
 
 def check(targets=UNIVERSAL, path="", **fake):
@@ -90,7 +92,7 @@ def test_guard_avoids_syntax_old_pythons_lack() -> None:
     assert found == []
 
 
-SERVED = [
+SERVED: list[tuple[dict[str, Any], str]] = [
     ({}, "linux-x86_64"),
     (dict(machine="aarch64", version=(3, 15, 2)), "linux-aarch64"),
     (dict(MAC, machine="arm64"), "darwin-arm64"),
@@ -99,7 +101,7 @@ SERVED = [
 ]
 PY32 = "this is a 32-bit system: install the 64-bit one (on a Raspberry Pi: Raspberry Pi OS 64-bit)"
 ARMV6 = "this CPU runs only 32-bit systems, which no pyz serves: try `pipx install robot-md-mcp`"
-REFUSED = {  # what: (interpreter, a hint the line must hold)
+REFUSED: dict[str, tuple[dict[str, Any], str]] = {  # what: (interpreter, a hint the line must hold)
     "macOS's /usr/bin/python3": (dict(MAC, machine="arm64", version=(3, 9, 6)), "brew install python"),
     "32-bit Pi OS": (dict(machine="armv7l", pointer_bits=32), PY32),
     "32-bit userland, 64-bit kernel": (dict(machine="aarch64", pointer_bits=32), PY32),
@@ -126,7 +128,9 @@ def test_served_and_refused_interpreters() -> None:
     assert check(targets=SLIM) == ("linux-x86_64", None)
     for what, (fake, hint) in REFUSED.items():
         bits32 = fake.get("pointer_bits") == 32
-        tries = [({}, "")] + [({"version": v}, "/usr/bin") for v in ((3, 11, 2), (3, 9, 2)) if bits32]
+        tries: list[tuple[dict[str, Any], str]] = [({}, "")] + [
+            ({"version": v}, "/usr/bin") for v in ((3, 11, 2), (3, 9, 2)) if bits32
+        ]
         for more, path in tries:
             key, message = check(path=path, **{**fake, **more})
             assert key is None and "\n" not in message, what
@@ -135,7 +139,10 @@ def test_served_and_refused_interpreters() -> None:
 
 
 def test_platform_keys_and_copy_names() -> None:
-    keys = {("darwin", "arm64", 64): "darwin-arm64", ("darwin", "x86_64", 64): "darwin-x86_64"}
+    keys: dict[tuple[str, str, int], str | None] = {
+        ("darwin", "arm64", 64): "darwin-arm64",
+        ("darwin", "x86_64", 64): "darwin-x86_64",
+    }
     keys |= {("win32", "AMD64", 64): "win32-amd64", ("linux", "x86_64", 64): "linux-x86_64"}
     keys |= {("linux2", "aarch64", 64): "linux-aarch64", ("linux", "armv7l", 32): None}
     keys |= {("linux", "aarch64", 32): None, ("win32", "ARM64", 64): None}
@@ -225,7 +232,7 @@ def test_here_builds_exactly_where_the_universal_pyz_serves(this: dict[str, Any]
         assert f"{this['machine']} - " in problem and ".".join(map(str, this["version"])) in problem
 
 
-HERE_REFUSED = [
+HERE_REFUSED: list[tuple[dict[str, Any], str]] = [
     ({"machine": "armv7l", "pointer_bits": 32}, "this is a 32-bit system: install the 64-bit one"),
     ({"libc": ("", "")}, "no pyz serves musl (Alpine)"),
     ({"version": (3, 9, 2)}, f"a pyz serves CPython {RANGE} only"),
