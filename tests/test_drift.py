@@ -88,7 +88,7 @@ def test_the_report_names_what_moved(tmp_path: Path) -> None:
         "# a comment",
         "pyyaml==0.0.1",
         "no-such-distribution==1.0",
-        'jsonschema==0.0.2 ; python_version < "3"',
+        'jsonschema==0.0.2 ; python_version<"3"',
     ]
     constraints.write_text("\n".join([*pins, f"pytest=={pytest.__version__}", ""]))
     script = [sys.executable, str(ROOT / ".github" / "drift_report.py"), "--constraints", str(constraints)]

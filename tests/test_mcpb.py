@@ -58,13 +58,11 @@ def bundle_project(text: str | None = None) -> dict:
 # --- the manifest ---------------------------------------------------------------------------
 
 
-def test_manifest_validates_against_the_v0_4_schema(manifest: dict) -> None:
+def test_manifest_validates_against_the_v0_4_schema(manifest: dict, monkeypatch) -> None:
+    """The manifest follows the v0.4 schema; one that breaks it stops the build in one line."""
     assert build_mcpb.schema_errors(manifest) == []
     schema = json.loads(build_mcpb.MANIFEST_SCHEMA.read_text(encoding="utf-8"))
     assert schema["properties"]["manifest_version"]["const"] == manifest["manifest_version"] == "0.4"
-
-
-def test_a_manifest_that_breaks_the_schema_stops_the_build_in_one_line(monkeypatch) -> None:
     broken = build_mcpb.template()
     broken["user_config"]["robot_md"]["type"] = "a robot"
     monkeypatch.setattr(build_mcpb, "template", lambda: broken)
@@ -145,11 +143,8 @@ def test_each_platform_and_cpython_gets_one_pin_per_distribution() -> None:
     """The markers are read for the target, not for this machine: every constraint applies
     somewhere, and no target gets two versions of one distribution."""
     # pins_for: {canonical name: version}, one version per name
-    used = {
-        f"{name}=={version}"
-        for target in build_pyz.TARGETS
-        for name, version in build_pyz.pins_for(target).items()
-    }
+    pins = [build_pyz.pins_for(target) for target in build_pyz.TARGETS]
+    used = {f"{name}=={version}" for pinned in pins for name, version in pinned.items()}
     assert used == {canonical_pin(line.split(" ;")[0]) for line in constraint_lines()}
     assert "pywin32" in build_pyz.pins_for(("win32-amd64", "3.12"))
     assert "pywin32" not in build_pyz.pins_for(("linux-aarch64", "3.12"))
@@ -191,7 +186,7 @@ def test_the_range_is_the_cpythons_the_pyz_files_serve_each_resolved_everywhere(
     assert f">=3.{low}" == build_mcpb.project()["requires-python"]
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(build_pyz.TARGETS))
 def test_a_pin_without_a_wheel_anywhere_stops_the_build_in_one_line(
     monkeypatch, tmp_path: Path, no_wheel: tuple[str, str]
@@ -223,13 +218,9 @@ def test_a_floor_other_than_the_pyz_files_is_one_line(monkeypatch, tmp_path: Pat
 # --- the bundle's files ---------------------------------------------------------------------
 
 
-def test_icon_is_a_512_png() -> None:
-    data = (MCPB_DIR / "icon.png").read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
-    assert struct.unpack(">II", data[16:24]) == (512, 512)
-
-
-def test_the_bundle_holds_exactly_its_files() -> None:
+def test_the_bundle_holds_exactly_its_files_packed_reproducibly(tmp_path: Path) -> None:
+    """The module, schema, licence, a 512x512 PNG icon, the manifest and pyproject.toml; packed sorted,
+    with fixed dates, whatever the order given, and no partial file left."""
     files = build_mcpb.contents(A_RANGE)
     assert set(files) == build_mcpb.BUNDLE_CONTENTS
     assert json.loads(files["manifest.json"]) == build_mcpb.manifest(A_RANGE)
@@ -237,10 +228,9 @@ def test_the_bundle_holds_exactly_its_files() -> None:
     for name in ("robot_md_mcp.py", "schema.json", "icon.png", "LICENSE"):
         assert files[name] == (ROOT / build_mcpb.COPIED[name]).read_bytes()
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").lstrip().startswith("Apache License")
-
-
-def test_packing_is_reproducible(tmp_path: Path) -> None:
-    files = build_mcpb.contents(A_RANGE)
+    icon = files["icon.png"]
+    assert icon[:8] == b"\x89PNG\r\n\x1a\n" and icon[12:16] == b"IHDR"
+    assert struct.unpack(">II", icon[16:24]) == (512, 512)
     build_mcpb.pack(files, tmp_path / "a.mcpb")
     build_mcpb.pack(dict(reversed(files.items())), tmp_path / "b.mcpb")
     assert (tmp_path / "a.mcpb").read_bytes() == (tmp_path / "b.mcpb").read_bytes()
@@ -324,13 +314,10 @@ def host_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """A host's environment: uv and uvx first on PATH, then this machine's own PATH (the Pythons uv
     may choose from: uv picks, no UV_PYTHON, and it may not download one), a home and uv cache of
     its own."""
-    uv = uv_binary()
-    bin_dir = tmp_path / "bin"
+    uv, bin_dir = uv_binary(), tmp_path / "bin"
     bin_dir.mkdir()
-    for tool in ("uv", "uvx"):
-        source = uv.with_name(tool + uv.suffix)
-        if source.exists():
-            shutil.copy2(source, bin_dir / source.name)
+    for source in (s for s in (uv, uv.with_name("uvx" + uv.suffix)) if s.exists()):
+        shutil.copy2(source, bin_dir / source.name)
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path / "home")}
     env |= {"UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_PYTHON_DOWNLOADS": "never"}
     env |= {name: os.environ[name] for name in NETWORK_ENV if name in os.environ} | extra
@@ -340,8 +327,7 @@ def host_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def unpack(bundle: Path, into: Path) -> Path:
-    with zipfile.ZipFile(bundle) as packed:
-        packed.extractall(into)
+    zipfile.ZipFile(bundle).extractall(into)
     return into
 
 
@@ -349,14 +335,12 @@ def substitute(value: str, dirname: Path) -> str:
     return value.replace("${__dirname}", str(dirname)).replace("${user_config.robot_md}", str(EXAMPLE))
 
 
-def session(command: list[str], env: dict[str, str]) -> str:
+def session(command: list[str], env: dict[str, str]) -> None:
     """A full session through `command`, started in / with `env` as the whole environment (the
     command is found on env's PATH); 600 s per reply: the first waits while uv installs."""
     started = time.monotonic()
     summary = launched_session(*command, timeout=600, cwd=Path(ROOT.anchor), env=env, inherit_env=False)
-    line = f"{summary} (wall {time.monotonic() - started:.1f} s, cold uv cache)"
-    print(line)
-    return line
+    print(f"{summary} (wall {time.monotonic() - started:.1f} s, cold uv cache)")
 
 
 def python_uv_chose(bundle_dir: Path, env: dict[str, str], python_range: str) -> str:
@@ -447,25 +431,21 @@ def test_the_official_mcpb_cli_accepts_the_bundle(built: Path, tmp_path: Path) -
 
 
 @pytest.mark.heavy
-def test_host_runs_the_manifest_mcp_config(built: Path, tmp_path: Path) -> None:
-    """The manifest's mcp_config exactly as written, its substitutions filled, from cwd /, on the
-    Python uv chooses."""
+@pytest.mark.parametrize("how", ["mcp_config", "bare entry point"])
+def test_host_runs_the_bundle(built: Path, tmp_path: Path, how: str) -> None:
+    """The manifest's mcp_config exactly as written, its substitutions filled, from cwd /, on the Python
+    uv chooses; or `uv run --directory <bundle> <entry_point>`, the manifest path in ROBOT_MD_PATH only."""
     bundle_dir = unpack(built / build_mcpb.BUNDLE, tmp_path / "bundle")
-    config = json.loads((bundle_dir / "manifest.json").read_text(encoding="utf-8"))["server"]["mcp_config"]
-    command = [config["command"], *(substitute(a, bundle_dir) for a in config["args"])]
-    env = host_env(tmp_path, **{k: substitute(v, bundle_dir) for k, v in config["env"].items()})
+    server = json.loads((bundle_dir / "manifest.json").read_text(encoding="utf-8"))["server"]
+    config = server["mcp_config"]
+    if how == "mcp_config":
+        command = [config["command"], *(substitute(a, bundle_dir) for a in config["args"])]
+        env = host_env(tmp_path, **{k: substitute(v, bundle_dir) for k, v in config["env"].items()})
+    else:
+        command = ["uv", "run", "--directory", str(bundle_dir), server["entry_point"]]
+        env = host_env(tmp_path, **{rmm.PATH_ENV: str(EXAMPLE)})
     session(command, env)
     python_uv_chose(bundle_dir, env, built_range(built))
-
-
-@pytest.mark.heavy
-def test_host_runs_the_bare_uv_entry_point(built: Path, tmp_path: Path) -> None:
-    """`uv run --directory <bundle> <entry_point>`, the manifest path in ROBOT_MD_PATH only."""
-    bundle_dir = unpack(built / build_mcpb.BUNDLE, tmp_path / "bundle")
-    manifest = json.loads((bundle_dir / "manifest.json").read_text(encoding="utf-8"))
-    entry_point = manifest["server"]["entry_point"]
-    env = host_env(tmp_path, **{rmm.PATH_ENV: str(EXAMPLE)})
-    session(["uv", "run", "--directory", str(bundle_dir), entry_point], env)
 
 
 UV_PLATFORMS = {  # uv's --python-platform for each platform the bundle serves

@@ -115,11 +115,7 @@ def test_uvx_runs_a_git_tag(tmp_path: Path) -> None:
     uv = Path(sys.executable).with_name("uv")
     need(uv.exists(), "uv (in the test extra)")
     repo, tag = tagged_clone(tmp_path)
-    env = {
-        **os.environ,
-        "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
-        "UV_TOOL_DIR": str(tmp_path / "uv-tools"),
-    }
+    env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_TOOL_DIR": str(tmp_path / "tools")}
     command = [uv, "tool", "run", "--from", f"git+file://{repo}@{tag}", "robot-md-mcp", "validate", EXAMPLE]
     done = sh(*command, env=env, timeout=900, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
