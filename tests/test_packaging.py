@@ -116,7 +116,16 @@ def test_uvx_runs_a_git_tag(tmp_path: Path) -> None:
     need(uv.exists(), "uv (in the test extra)")
     repo, tag = tagged_clone(tmp_path)
     env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_TOOL_DIR": str(tmp_path / "tools")}
-    command = [uv, "tool", "run", "--from", f"git+file://{repo}@{tag}", "robot-md-mcp", "validate", EXAMPLE]
+    command: list[str | Path] = [
+        uv,
+        "tool",
+        "run",
+        "--from",
+        f"git+file://{repo}@{tag}",
+        "robot-md-mcp",
+        "validate",
+        EXAMPLE,
+    ]
     done = sh(*command, env=env, timeout=900, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout == "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n"
