@@ -129,6 +129,8 @@ def test_tools_and_prompts_are_the_module_tables(manifest: dict) -> None:
 
 
 def test_bundle_pins_are_the_tested_constraints() -> None:
+    """The bundle pins constraints.txt, read per target (not for this machine): every pin applies
+    somewhere, one version of a distribution per target; the build writes the computed range in."""
     pins = bundle_project()["dependencies"]
     assert pins == constraint_lines()
     assert [pin for pin in pins if not re.fullmatch(r"[A-Za-z0-9._-]+==[^ ;]+( ; .+)?", pin)] == []
@@ -137,22 +139,16 @@ def test_bundle_pins_are_the_tested_constraints() -> None:
     # the committed file holds the project's floor; the build writes the computed range in
     assert project["project"]["requires-python"] == build_mcpb.project()["requires-python"]
     assert bundle_project(build_mcpb.bundle_pyproject(A_RANGE))["requires-python"] == A_RANGE
-
-
-def test_each_platform_and_cpython_gets_one_pin_per_distribution() -> None:
-    """The markers are read for the target, not for this machine: every constraint applies
-    somewhere, and no target gets two versions of one distribution."""
-    # pins_for: {canonical name: version}, one version per name
-    pins = [build_pyz.pins_for(target) for target in build_pyz.TARGETS]
-    used = {f"{name}=={version}" for pinned in pins for name, version in pinned.items()}
-    assert used == {canonical_pin(line.split(" ;")[0]) for line in constraint_lines()}
+    per_target = [build_pyz.pins_for(target) for target in build_pyz.TARGETS]  # {name: version}: one each
+    assert {pin for pinned in per_target for pin in pinned.items()} == canonical_pins()
     assert "pywin32" in build_pyz.pins_for(("win32-amd64", "3.12"))
     assert "pywin32" not in build_pyz.pins_for(("linux-aarch64", "3.12"))
 
 
-def canonical_pin(pin: str) -> str:
-    name, version = pin.split("==")
-    return f"{re.sub(r'[-_.]+', '-', name).lower()}=={version}"
+def canonical_pins() -> set[tuple[str, str]]:
+    """(canonical name, version) of each line of constraints.txt."""
+    pins = (line.split(" ;")[0].split("==") for line in constraint_lines())
+    return {(re.sub(r"[-_.]+", "-", name).lower(), version) for name, version in pins}
 
 
 def stub_pip(monkeypatch, no_wheel: tuple[str, str] | None = None) -> list[tuple[str, str]]:
@@ -502,9 +498,7 @@ def test_bundle_pins_close_the_dependency_set(built: Path, tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr[-3000:]
     lock = tomllib.loads((tmp_path / "uv.lock").read_text(encoding="utf-8"))
     locked = {(p["name"], p["version"]) for p in lock["package"] if p["name"] != "robot-md-mcp-bundle"}
-    pins = (line.split(" ;")[0].split("==") for line in constraint_lines())
-    pinned = {(re.sub(r"[-_.]+", "-", name).lower(), version) for name, version in pins}
-    assert locked == pinned
+    assert locked == canonical_pins()
 
 
 # Inside Debian sid: uv from PyPI, installed with the only Python on PATH (3.15), which is then all
