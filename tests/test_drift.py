@@ -5,6 +5,7 @@ exist (the live reference among them), and its report names what moved since the
 from __future__ import annotations
 
 import re
+import runpy
 import shlex
 import subprocess
 import sys
@@ -82,6 +83,8 @@ def test_its_parity_step_runs_the_live_reference() -> None:
 
 
 def test_the_report_names_what_moved(tmp_path: Path) -> None:
+    """The job summary (drift_report.report, in process): the pins that moved, what is installed unpinned."""
+    report = runpy.run_path(str(ROOT / ".github" / "drift_report.py"))["report"]
     constraints = tmp_path / "constraints.txt"
     # jsonschema's pin is not for this interpreter, pytest's is where it is: neither is listed as moved
     pins = [
@@ -91,14 +94,12 @@ def test_the_report_names_what_moved(tmp_path: Path) -> None:
         'jsonschema==0.0.2 ; python_version<"3"',
     ]
     constraints.write_text("\n".join([*pins, f"pytest=={pytest.__version__}", ""]))
-    script = [sys.executable, str(ROOT / ".github" / "drift_report.py"), "--constraints", str(constraints)]
-    done = subprocess.run([*script, "--status", "failure"], capture_output=True, text=True, check=True)
-    assert done.stdout.startswith("## The newest dependencies FAIL the tests (CPython ")
-    assert f"| pyyaml | 0.0.1 | {yaml.__version__} |" in done.stdout
-    assert "| no-such-distribution | 1.0 | not installed |" in done.stdout
-    assert "| jsonschema |" not in done.stdout and "| pytest |" not in done.stdout
-    unpinned = done.stdout.split("Installed but not pinned: ")[1].rstrip(".\n").split(", ")
+    said = report(constraints, "failure")
+    assert said.startswith("## The newest dependencies FAIL the tests (CPython ")
+    assert f"| pyyaml | 0.0.1 | {yaml.__version__} |" in said
+    assert "| no-such-distribution | 1.0 | not installed |" in said
+    assert "| jsonschema |" not in said and "| pytest |" not in said
+    unpinned = said.split("Installed but not pinned: ")[1].rstrip(".\n").split(", ")
     names = {entry.split()[0] for entry in unpinned}
     assert "hypothesis" in names and not names & {"pytest", "pyyaml", "no-such-distribution"}
-    passed = subprocess.run(script, capture_output=True, text=True, check=True).stdout
-    assert passed.startswith("## The newest dependencies (CPython ")
+    assert report(constraints, "success").startswith("## The newest dependencies (CPython ")

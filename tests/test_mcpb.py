@@ -262,6 +262,7 @@ def fake_python(tmp_path: Path, shadow: str) -> Path:
 NO_VENV = "cannot make the build's venv: no venv/ensurepip (Debian, Ubuntu: apt install python3-venv)"
 
 
+@pytest.mark.process  # a matrix of build.sh runs
 @pytest.mark.skipif(sys.platform == "win32", reason="build.sh is bash")
 @pytest.mark.parametrize(("python", "says"), [("nothing", "no Python at PYTHON="), ("no-ensurepip", NO_VENV)])
 def test_build_sh_names_a_missing_tool_before_building_anything(

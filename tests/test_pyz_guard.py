@@ -62,6 +62,7 @@ def check(targets=UNIVERSAL, path="", **fake):
 # --- 1. the interpreter and platform -------------------------------------------------------------
 
 
+@pytest.mark.process  # a matrix of interpreters; in process: test_guard_avoids_syntax_old_pythons_lack
 @pytest.mark.parametrize("version", ["2.7", "3.6", "3.9"])
 def test_guard_parses_on_old_pythons(version: str) -> None:
     """Old interpreters must reach check() to print their one line: the file parses there."""
@@ -260,6 +261,7 @@ def test_build_here_refuses_in_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "dist").exists()
 
 
+@pytest.mark.process  # two runs of build.sh; the default tier's: test_build_here_refuses_in_one_line
 def test_build_here_is_named_in_the_help_and_the_readme() -> None:
     need(shutil.which("bash") is not None, "bash")
     done = subprocess.run(["bash", str(ROOT / "build.sh"), "--help"], capture_output=True, text=True)
