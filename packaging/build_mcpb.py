@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """Build dist/robot-md-mcp.mcpb (an MCP Bundle for Claude Desktop) and dist/server.json; with
---server-json rewrite ./server.json, with --repository print the GitHub owner/repo. docs/bundle.md
-says what goes in and why; the module's dependencies must be installed (`./build.sh mcpb`)."""
+--server-json rewrite ./server.json, with --repository print owner/repo. docs/bundle.md says why."""
 
 # threat: none. Its checks (pins, placeholders, budgets, schemas) are of our own build, run by us: outside
 # docs/threat-model.md, whose peers meet only what it makes (T-PYZ-1, T-BUNDLE-1).
@@ -32,6 +31,7 @@ ICON = "packaging/mcpb/icon.png"
 ICON_TYPE = {"mimeType": "image/png", "sizes": ["512x512"]}
 RAW = "https://raw.githubusercontent.com"
 STDIO = {"transport": {"type": "stdio"}}  # how a host runs each package
+ARGUMENT = "Path to the robot's ROBOT.md manifest (or a folder holding one)"
 # What the bundle holds, from the repository root; manifest.json and pyproject.toml are written here.
 COPIED = {name: name for name in ("robot_md_mcp.py", "schema.json", "LICENSE")} | {"icon.png": ICON}
 BUNDLE_CONTENTS = frozenset([*COPIED, "manifest.json", "pyproject.toml"])
@@ -43,27 +43,24 @@ def say(line: str) -> None:
     print(f"build_mcpb: {line}", flush=True)
 
 
-def project() -> dict[str, Any]:
-    """pyproject.toml's [project] table."""
+def project() -> dict[str, Any]:  # pyproject.toml's [project] table
     with (ROOT / "pyproject.toml").open("rb") as f:
         return tomllib.load(f)["project"]  # type: ignore[no-any-return]
 
 
 def repository_url() -> str:
-    """The repository's GitHub home, [project.urls] Repository: every other use derives from it."""
+    """[project.urls] Repository, a GitHub home: every other use derives from it."""
     url = str(project()["urls"]["Repository"]).rstrip("/")
     if not re.fullmatch(r"https://github\.com/[A-Za-z0-9-]+/[A-Za-z0-9._-]+", url):
         raise SystemExit(f"build_mcpb: [project.urls] Repository is not a GitHub repository URL: {url}")
     return url
 
 
-def github_repository() -> str:
-    """owner/repo, as GitHub Actions spells it in github.repository."""
+def github_repository() -> str:  # owner/repo, as GitHub Actions spells it in github.repository
     return repository_url().removeprefix("https://github.com/")
 
 
-def release_url(version: str) -> str:
-    """Where the release workflow attaches the bundle."""
+def release_url(version: str) -> str:  # where the release workflow attaches the bundle
     return f"{repository_url()}/releases/download/v{version}/{BUNDLE}"
 
 
@@ -85,8 +82,8 @@ def template() -> dict[str, Any]:
 
 
 def requires_python(cache: Path) -> str:
-    """The CPythons the pyz files serve, once build_pyz's own resolver (same cache) finds every pin's
-    wheel for each of them on every platform (so uv never builds one from source)."""
+    """The CPythons the pyz files serve, once build_pyz's resolver finds every pin's wheel for each on
+    every platform (so uv never builds one from source)."""
     from build_pyz import GUARD, PYTHONS, BuildError, wheels_for_all  # --repository needs no `packaging`
 
     floor = project()["requires-python"]
@@ -104,8 +101,7 @@ def requires_python(cache: Path) -> str:
 
 
 def prompt_text(prompt: Any) -> str:
-    """The manifest's `text` for a prompt (the schema requires one). The server writes the real
-    prompt from the ROBOT.md when asked (prompts/get); this names it and its arguments."""
+    """The manifest's `text` for a prompt (the schema requires one; prompts/get writes the real one)."""
     text = f"{prompt.title}: robot-md-mcp writes this prompt from the configured ROBOT.md."
     return text + "".join(f"\n{name}: ${{arguments.{name}}}" for name, _ in prompt.arguments)
 
@@ -141,7 +137,7 @@ def manifest(python_range: str) -> dict[str, Any]:
 
 
 def schema_errors(document: dict[str, Any], schema: Path = MANIFEST_SCHEMA) -> list[str]:
-    """Each way `document` breaks `schema` (Draft 7, as both schemas declare), one line each."""
+    """Each way `document` breaks `schema` (Draft 7), one line each."""
     from jsonschema import Draft7Validator
 
     validator = Draft7Validator(json.loads(schema.read_text(encoding="utf-8")))
@@ -161,12 +157,12 @@ def bundle_pyproject(python_range: str) -> str:
 def server_json(bundle_sha256: str | None = None) -> dict[str, Any]:
     """The MCP Registry entry: the PyPI package, and with a bundle's sha256 the bundle too."""
     meta, version = project(), module().__version__
-    argument: dict[str, Any] = {"type": "positional", "valueHint": "robot_md_path"}
-    argument |= {"description": "Path to the robot's ROBOT.md manifest (or a folder holding one)"}
-    argument |= {"format": "filepath", "isRequired": True}
-    pypi: dict[str, Any] = {"registryType": "pypi", "registryBaseUrl": "https://pypi.org"}
-    pypi |= {"identifier": meta["name"], "version": version, "runtimeHint": "uvx"}
-    packages: list[dict[str, Any]] = [pypi | STDIO | {"packageArguments": [argument]}]
+    argument = {"type": "positional", "valueHint": "robot_md_path", "description": ARGUMENT}
+    pypi = {"registryType": "pypi", "registryBaseUrl": "https://pypi.org", "identifier": meta["name"]}
+    pypi |= {"version": version, "runtimeHint": "uvx"} | STDIO
+    packages: list[dict[str, Any]] = [
+        pypi | {"packageArguments": [argument | {"format": "filepath", "isRequired": True}]}
+    ]
     if bundle_sha256 is not None:
         bundle = {"registryType": "mcpb", "identifier": release_url(version), "version": version}
         packages.append(bundle | {"fileSha256": bundle_sha256} | STDIO)
@@ -184,7 +180,7 @@ def server_json(bundle_sha256: str | None = None) -> dict[str, Any]:
     }
 
 
-def dump(data: dict[str, Any]) -> str:
+def dump(data: dict[str, Any]) -> str:  # as server.json and manifest.json are written
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -214,6 +210,7 @@ def pack(files: dict[str, bytes], out: Path) -> None:
 
 
 def build(dist: Path, cache: Path) -> Path:
+    """The bundle and server.json into dist."""
     missing = [name for name in ("packaging", "jsonschema") if importlib.util.find_spec(name) is None]
     if missing:  # named before any work, in one line
         raise SystemExit(f"build_mcpb: needs {' and '.join(missing)}: {INSTALL}")

@@ -1,6 +1,5 @@
-"""Build robot-md-mcp's zipapps: dist/robot-md-mcp.pyz for every supported machine, plus one slim pyz
-per (platform, CPython) target. Run by `./build.sh pyz` in a venv holding packaging;
-docs/packaging.md says what each step does and why."""
+"""Build robot-md-mcp's zipapps: the universal pyz and one slim pyz per (platform, CPython) target.
+Run by `./build.sh pyz` in a venv holding packaging; docs/packaging.md says what each step does and why."""
 
 # threat: none. Its checks (pins, placeholders, budgets, schemas) are of our own build, run by us: outside
 # docs/threat-model.md, whose peers meet only what it makes (T-PYZ-1, T-BUNDLE-1).
@@ -56,12 +55,10 @@ Layout = dict[Place, tuple[Path, str, int | None]]  # -> (wheel, member, Mac CPU
 Users = dict[Place, set[Target]]  # -> the targets that use it
 Tree = dict[Target, dict[str, tuple[str, Path, str, int | None]]]  # target -> path -> (sha256, wheel, ...)
 
-# Never imported when serving: test suites, type stubs, bytecode, and the wheel bookkeeping that
-# differs per wheel build (a zipapp is never pip-uninstalled; SBOMs carry random serial numbers).
+# Never imported when serving: tests, type stubs, bytecode, wheel bookkeeping (SBOMs carry random serials).
 DROP_DIRS = {"__pycache__", "tests", "test", "benchmarks"}
 DROP_FILES = ("*.pyi", "*.pyc", *(f"*.dist-info/{n}" for n in ("RECORD", "WHEEL", "INSTALLER", "sboms/*")))
-# pywin32 is large (per CPython); mcp.os.win32.utilities imports pywintypes, win32api, win32con and
-# win32job, and those need _win32sysloader, pywintypes3XY.dll and the bootstrap that pywin32.pth runs.
+# pywin32 is large: keep what mcp.os.win32.utilities imports, and what that needs (docs/packaging.md).
 PYWIN32_KEEP = """pywin32.pth pywin32-*.dist-info/* pywin32_system32/pywintypes3*.dll win32/License.txt
 win32/_win32sysloader*.pyd win32/win32api*.pyd win32/win32job*.pyd win32/lib/pywin32_bootstrap.py
 win32/lib/pywintypes.py win32/lib/win32con.py win32/lib/winerror.py""".split()
@@ -74,25 +71,22 @@ ENTRY_PLACEHOLDERS = (
 )
 INDEX = GUARD["INDEX"]
 DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
-# A file cut short (a broken download) is no zip to Python, which then reads it as source: the coding
-# line makes that one line naming the problem instead of a SyntaxError about null bytes.
+# A file cut short is no zip to Python, which reads it as source: the coding line names the problem.
 SHEBANG = b"#!/usr/bin/env python3\n"
 SHEBANG += b"# -*- coding: robot-md-mcp.pyz-is-damaged-or-incomplete.download-it-again -*-\n"
 # Bytes a pyz may take, in MB (a slim one: 16): a Pi's SD card and a download on a slow link feel it.
 BUDGET_MB = {"robot-md-mcp.pyz": 120}
 EXAMPLE = HERE.parent / "examples" / "bob.ROBOT.md"
-# standard library only: drives a full stdio session
-SESSION = HERE.parent / "tests" / "support" / "pyz_session.py"
+SESSION = HERE.parent / "tests" / "support" / "pyz_session.py"  # standard library only: a stdio session
 # python -c RECORD SITE ARGS: robot-md-mcp ARGS from tree SITE, then the SITE files it loaded to $RECORD_TO
 RECORD = """
 import atexit, os, sys
 site = os.path.realpath(sys.argv[1])
 def record():
+    paths = [os.path.realpath(getattr(m, "__file__", None) or os.sep) for m in list(sys.modules.values())]
+    ours = [os.path.relpath(p, site) for p in paths if p.startswith(site + os.sep) and p.endswith(".py")]
     with open(os.environ["RECORD_TO"], "a") as out:
-        for module in list(sys.modules.values()):
-            path = os.path.realpath(getattr(module, "__file__", None) or os.sep)
-            if path.startswith(site + os.sep) and path.endswith(".py"):
-                out.write(os.path.relpath(path, site).replace(os.sep, "/") + "\\n")
+        out.write("".join(p.replace(os.sep, "/") + "\\n" for p in ours))
 atexit.register(record)
 sys.path.insert(0, site)
 sys.argv = ["robot-md-mcp", *sys.argv[2:]]
@@ -110,7 +104,7 @@ GROUPINGS: dict[str, Callable[[Target], str]] = {
 
 
 class BuildError(Exception):
-    pass
+    """A build step failed: one line, exit 1."""
 
 
 class Refused(Exception):
@@ -149,18 +143,14 @@ def pins_for(target: Target, constraints: Path = HERE / "constraints.txt") -> di
 
 def pip_download(target: Target, dest: Path, requirements: Iterable[str]) -> subprocess.CompletedProcess[str]:
     """`pip download --no-deps` of requirements as wheels for target (pip ranks tags by --platform order)."""
-    plat, py = target
-    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
-    cmd += ["--no-deps", "--only-binary=:all:", "--implementation", "cp", "--python-version", py]
-    cmd += ["--abi", "cp" + py.replace(".", ""), "--dest", str(dest)]
-    for tag in PLATFORMS[plat][0]:
-        cmd += ["--platform", tag]
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps"]
+    cmd += ["--only-binary=:all:", "--implementation=cp", f"--python-version={target[1]}", f"--dest={dest}"]
+    cmd += ["--abi", GROUPINGS["python"](target), *(f"--platform={tag}" for tag in PLATFORMS[target[0]][0])]
     return subprocess.run([*cmd, *requirements], capture_output=True, text=True, errors="replace")
 
 
 def resolve(target: Target, cache: Path) -> list[Path]:
-    """The wheels of target's pins, listed under a key of all that shaped pip's choice: the result
-    never depends on which other wheels are cached."""
+    """The wheels of target's pins, listed under a key of all that shaped pip's choice."""
     inputs = (HERE / "constraints.txt").read_text() + json.dumps(PLATFORMS[target[0]][0])
     key = hashlib.sha256(inputs.encode()).hexdigest()[:16]
     listing = cache / "resolved" / f"{target_name(target)}-{key}.txt"
@@ -187,8 +177,7 @@ def resolve(target: Target, cache: Path) -> list[Path]:
 def wheels_for_all(
     cache: Path, project_wheel: Path | None, targets: list[Target] = TARGETS, jobs: int = 4
 ) -> Wheels:
-    """{target: wheels} (+ project_wheel, checked for closure). An abi3 wheel (cryptography) is
-    taken as the platform's oldest CPython takes it, so all CPythons share one build."""
+    """{target: wheels} (+ project_wheel, checked for closure); an abi3 wheel as the oldest CPython's."""
     cache.mkdir(parents=True, exist_ok=True)
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         resolved = dict(zip(targets, pool.map(lambda t: resolve(t, cache), targets), strict=True))
@@ -215,8 +204,7 @@ def _metadata(wheel: Path) -> tuple[str, str, list[Requirement]]:
 
 
 def check_closed(target: Target, wheels: list[Path]) -> None:
-    """Every requirement reachable from robot-md-mcp on target is met by exactly these wheels, and
-    every wheel is needed (pip's markers see the machine running pip)."""
+    """Every requirement reachable from robot-md-mcp on target is met by exactly these wheels."""
     dists = {name: (version, reqs) for name, version, reqs in map(_metadata, wheels)}
     env = marker_env(target)
     todo, seen = [("robot-md-mcp", frozenset[str]())], set()
@@ -245,8 +233,7 @@ def keep(dist: str, path: str) -> bool:
 
 
 def read(z: zipfile.ZipFile, member: str, cpu: int | None) -> bytes:
-    """A member's bytes; of a fat Mach-O file only cpu's slice (what `lipo -thin` writes; each slice
-    carries its own code signature). cryptography's last Intel-Mac wheels are universal2."""
+    """A member's bytes; of a fat Mach-O file only cpu's slice (what `lipo -thin` writes)."""
     data = z.read(member)
     if cpu is None or not member.endswith(NATIVE) or data[:4] not in FAT_MAGIC:
         return data
@@ -280,8 +267,7 @@ def plan(wheels: Wheels) -> tuple[Layout, Users]:
     targets = sorted(wheels)
     trees: dict[str, Tree] = defaultdict(dict)
     owner: dict[str, str] = {}
-    # Only native code may differ between targets; other files only where constraints.txt pins
-    # different releases (3.10's older ones, Intel Macs' cryptography).
+    # Only native code may differ, and releases constraints.txt pins differently (docs/packaging.md).
     first: dict[tuple[str, str], tuple[str, Target]] = {}
     for t in targets:
         cpu = MACHO_CPU.get(t[0])
@@ -294,8 +280,7 @@ def plan(wheels: Wheels) -> tuple[Layout, Users]:
                         f"collision: {path} from {release} differs between {target_name(seen[1])} and"
                         f" {target_name(t)}, and it is not native code: teach build_pyz.py why that is safe"
                     )
-                # A distribution moves as one unit: pywin32.pth's relative paths, for one, must
-                # land in the same directory as the packages they name.
+                # A distribution moves as one unit (pywin32.pth names its packages by relative paths).
                 if owner.setdefault(path.split("/")[0], dist) != dist:
                     raise BuildError(f"{dist} and {owner[path.split('/')[0]]} both install {path}")
                 trees[dist].setdefault(t, {})[path] = (digest, wheel, member, cpu)
@@ -314,15 +299,13 @@ def _content(tree: Tree, group: list[Target]) -> frozenset[tuple[str, str]]:
     return frozenset((p, v[0]) for t in group for p, v in tree[t].items())
 
 
-def _consistent(tree: Tree, group: list[Target]) -> bool:
-    """Whether every target of group has the same file wherever two have one."""
+def _consistent(tree: Tree, group: list[Target]) -> bool:  # the same file wherever two have one
     return len({p for p, _ in _content(tree, group)}) == len(_content(tree, group))
 
 
 def place(tree: Tree, targets: list[Target]) -> dict[str, list[Target]]:
-    """{dir: targets whose copy of one distribution goes there}: shared if every target agrees and
-    it is not restricted to some platforms or CPythons, else the coarsest split that agrees (by
-    CPython, platform or both); the most common content stays shared (docs/packaging.md)."""
+    """{dir: targets whose copy of one distribution goes there}: shared where all agree, else the
+    coarsest split that agrees; the most common content stays shared (docs/packaging.md)."""
     present = sorted(tree)
     restricted = _restrictions(present, targets)
     if not restricted and _consistent(tree, present):
@@ -338,8 +321,7 @@ def place(tree: Tree, targets: list[Target]) -> dict[str, list[Target]]:
 
 
 def _restrictions(present: list[Target], targets: list[Target]) -> set[str]:
-    """The groupings ("python", "platform") by which a distribution present on only some targets
-    is restricted: it is on every target of the CPythons (platforms) it is on at all."""
+    """The groupings ("python", "platform") whose every target has a distribution present on some."""
     if len(present) == len(targets):
         return set()
     restricted = set()
@@ -350,8 +332,7 @@ def _restrictions(present: list[Target], targets: list[Target]) -> set[str]:
 
 
 def _split(tree: Tree, present: list[Target], restricted: set[str]) -> dict[str, list[Target]]:
-    """The coarsest grouping of present (by CPython, platform, or both) that keeps the restrictions
-    and whose every group agrees on its files."""
+    """The coarsest grouping of present that keeps the restrictions and whose groups agree."""
     for how, dims in (("python", {"python"}), ("platform", {"platform"}), ("target", {"python", "platform"})):
         groups: dict[str, list[Target]] = defaultdict(list)
         for t in present:
@@ -362,8 +343,7 @@ def _split(tree: Tree, present: list[Target], restricted: set[str]) -> dict[str,
 
 
 def _most_common(tree: Tree, groups: dict[str, list[Target]]) -> list[str]:
-    """The group keys that can share the tree: the most common content first, then each group that
-    agrees with those taken."""
+    """The group keys that can share the tree: the most common content first, then each that agrees."""
     popularity: dict[frozenset[tuple[str, str]], int] = defaultdict(int)
     for group in groups.values():
         popularity[_content(tree, group)] += len(group)
@@ -376,8 +356,7 @@ def _most_common(tree: Tree, groups: dict[str, list[Target]]) -> list[str]:
     return keys
 
 
-def _mode(name: str) -> int:
-    """A member's file mode: the same on every build machine, whatever its umask."""
+def _mode(name: str) -> int:  # the same on every build machine, whatever its umask
     return 0o100755 if name.endswith(NATIVE) else 0o100644
 
 
@@ -438,8 +417,7 @@ def index(users: Users, targets: list[Target]) -> bytes:
 
 
 def write_pyz(site: Path, out: Path, targets: Targets, pyz_index: bytes) -> None:
-    """The pyz: the tree in site (with any bytecode made there) under site-packages/, the index, and
-    our entry as __main__.py, whose build id digests everything it unpacks (docs/packaging.md)."""
+    """The pyz: site under site-packages/, the index, and our entry whose build id digests the rest."""
     found: dict[str, tuple[int, Callable[[], bytes]]] = {
         f"site-packages/{path.relative_to(site).as_posix()}": (_mode(path.name) << 16, path.read_bytes)
         for path in site.rglob("*")
@@ -492,8 +470,7 @@ def session_files(host: Target, wheels: list[Path]) -> list[str]:
 
 
 def compile_bytecode(site: Path, python: str, loaded: list[str]) -> None:
-    """Unchecked-hash bytecode, made with `python`, for each module a session loads (docs/packaging.md
-    says why these and no others). It records `site-packages/...` paths: the build stays reproducible."""
+    """Unchecked-hash bytecode by `python` for what a session loads, naming `site-packages/...` paths."""
     script = (
         "import json, py_compile, sys\n"
         "site, unchecked = sys.argv[1], py_compile.PycInvalidationMode.UNCHECKED_HASH\n"
@@ -510,6 +487,7 @@ def compile_bytecode(site: Path, python: str, loaded: list[str]) -> None:
 
 
 def build_one(wheels: Wheels, out: Path, bytecode: str | None = None, loaded: tuple[str, ...] = ()) -> Path:
+    """One pyz of wheels' targets, with bytecode by `bytecode` for `loaded`."""
     with tempfile.TemporaryDirectory() as work:
         site = Path(work) / "site"
         layout, users = plan(wheels)
@@ -521,8 +499,7 @@ def build_one(wheels: Wheels, out: Path, bytecode: str | None = None, loaded: tu
 
 
 def build_all(wheels: Wheels, dist: Path, version: str) -> None:
-    """The universal pyz (no bytecode: every CPython's own would make it much larger) and the slim ones, with
-    bytecode for what a session loads made by each CPython found on PATH."""
+    """The universal pyz (no bytecode) and the slim ones, with bytecode by each CPython on PATH."""
     key = GUARD["platform_key"](sys.platform, platform.machine(), 64 if sys.maxsize > 2**32 else 32)
     host = (key, f"{sys.version_info[0]}.{sys.version_info[1]}")  # the target this build runs as?
     pythons, cpython = interpreters(), sys.implementation.name == "cpython"
@@ -531,10 +508,10 @@ def build_all(wheels: Wheels, dist: Path, version: str) -> None:
     said = f"a session loads {len(loaded)} files; bytecode for them in the slim pyz for CPython {made_by}"
     print(said, flush=True)
     with concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1) as pool:
-        slim: list[concurrent.futures.Future[Path]] = []
-        for t in TARGETS:
-            name = slim_name(t, version)
-            slim.append(pool.submit(build_one, {t: wheels[t]}, dist / name, pythons.get(t[1]), loaded))
+        slim = [
+            pool.submit(build_one, {t: wheels[t]}, dist / slim_name(t, version), pythons.get(t[1]), loaded)
+            for t in TARGETS
+        ]
         build_one(wheels, dist / "robot-md-mcp.pyz")
         for job in slim:
             job.result()
@@ -546,8 +523,7 @@ def slim_name(target: Target, version: str) -> str:
 
 
 def here_target() -> Target:
-    """The target of the interpreter running the build, for `--here`; Refused (one line) if no pyz
-    serves it (pyz_guard.buildable_here)."""
+    """The target of the interpreter running the build, or Refused (pyz_guard.buildable_here)."""
     this = GUARD["describe_this_interpreter"]()
     name, problem = GUARD["buildable_here"](this)
     if problem:
@@ -556,31 +532,21 @@ def here_target() -> Target:
     return (name.rsplit("-", 1)[0], f"{major}.{minor}")
 
 
-def build_here(project_wheel: Path, cache: Path, dist: Path, version: str) -> None:
-    """Only the slim pyz for this machine and CPython, with bytecode this CPython made."""
-    host = here_target()
-    wheels = wheels_for_all(cache, project_wheel, [host])
-    loaded = tuple(session_files(host, wheels[host]))
-    print(f"a session loads {len(loaded)} files; bytecode for them made by {sys.executable}", flush=True)
-    build_one(wheels, dist / slim_name(host, version), sys.executable, loaded)
-
-
 def build(args: argparse.Namespace) -> None:
     """The release set, or with --here only this machine's slim pyz, into args.dist (emptied of pyz)."""
     version = str(parse_wheel_filename(args.project_wheel.name)[1])
-    cache, project_wheel = args.cache.resolve(), args.project_wheel.resolve()
-    if args.here:
-        here_target()  # refused before anything is downloaded
+    host = here_target() if args.here else None  # refused before anything is downloaded
     args.dist.mkdir(parents=True, exist_ok=True)
     for old in args.dist.glob("robot-md-mcp*.pyz"):
         old.unlink()
-    if args.here:
-        build_here(project_wheel, cache, args.dist, version)
-        return
     started = time.monotonic()
-    wheels = wheels_for_all(cache, project_wheel)
+    wheels = wheels_for_all(args.cache.resolve(), args.project_wheel.resolve(), [host] if host else TARGETS)
     print(f"wheels ready ({time.monotonic() - started:.0f} s)", flush=True)
-    build_all(wheels, args.dist, version)
+    if host is None:
+        return build_all(wheels, args.dist, version)
+    loaded = tuple(session_files(host, wheels[host]))
+    print(f"a session loads {len(loaded)} files; bytecode for them made by {sys.executable}", flush=True)
+    build_one(wheels, args.dist / slim_name(host, version), sys.executable, loaded)
 
 
 def main() -> int:
@@ -599,13 +565,11 @@ def main() -> int:
         print(f"build_pyz: {e}", file=sys.stderr)
         return 1
     pyzs = sorted(args.dist.glob("robot-md-mcp*.pyz"))
-    for p in pyzs:
-        print(f"{p.stat().st_size / 1e6:7.1f} MB  {p}")
+    print("".join(f"{p.stat().st_size / 1e6:7.1f} MB  {p}\n" for p in pyzs), end="")
     print(f"built {len(pyzs)} pyz in {time.monotonic() - started:.0f} s")
-    budget = {p: BUDGET_MB.get(p.name, 16) for p in pyzs}
-    over = [p for p in pyzs if p.stat().st_size > budget[p] * 1e6]
+    over = [p for p in pyzs if p.stat().st_size > BUDGET_MB.get(p.name, 16) * 1e6]
     for p in over:
-        print(f"build_pyz: {p.name} is over its {budget[p]} MB budget", file=sys.stderr)
+        print(f"build_pyz: {p.name} is over its {BUDGET_MB.get(p.name, 16)} MB budget", file=sys.stderr)
     return 1 if over else 0
 
 

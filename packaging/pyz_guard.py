@@ -24,20 +24,17 @@ if MYPY:  # for mypy only: CPython 2.7 has no typing module
     Verdict = Tuple[Optional[str], Optional[str]]  # (a value, None) or (None, why not)
 
 NAME = "robot-md-mcp"
-# The CPythons the pyz files serve, 3.10 to 3.15: the one place the range is named.
-SUPPORTED = (10, 15)  # threat: none (usability: one line for an interpreter it cannot serve)
+SUPPORTED = (10, 15)  # threat: none (usability). CPython 3.10-3.15: the one place the range is named
 TARGETS = {}  # type: Dict[str, Target]  # build_pyz.py fills this in
-# A digest of everything this file unpacks (and of this file): names the unpacked copy.
 BUILD_ID = "0" * 16  # build_pyz.py fills this in
-# Beside this file: {"only": {member: [the targets that use it]}} for members not every target uses.
-INDEX = "robot-md-mcp-pyz.json"
+INDEX = "robot-md-mcp-pyz.json"  # {"only": {member: [the targets that use it]}}, if not every target
 SYSTEMS = {"linux": "Linux", "darwin": "macOS", "win32": "Windows"}
 MACHINES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}  # spellings of the same CPU
 SPELLED = {
     "linux": {"x86_64": "x86_64", "aarch64": "aarch64"},
     "darwin": {"x86_64": "x86_64", "aarch64": "arm64"},
-    "win32": {"x86_64": "amd64"},
 }
+SPELLED["win32"] = {"x86_64": "amd64"}
 # threat: none (housekeeping of our own disk)
 MAX_IDLE = 30 * 86400  # seconds: step 3 (pruning) says why
 MAX_UNPACK = 3600
@@ -48,8 +45,7 @@ OPEN_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)  # no lin
 
 # --- 1. can this file serve this interpreter? ----------------------------------------------------
 def platform_key(sys_platform, machine, pointer_bits):  # type: (str, str, int) -> Optional[str]
-    """`<sys.platform>-<machine>` as the pyz names its platform directories (linux-aarch64,
-    darwin-arm64, win32-amd64), or None. A 32-bit interpreter on a 64-bit kernel is 32-bit."""
+    """linux-aarch64, darwin-arm64, win32-amd64 (as the pyz names its platforms), or None."""
     if pointer_bits != 64:
         return None
     if sys_platform.startswith("linux"):  # CPython 2.7 says linux2
@@ -60,11 +56,8 @@ def platform_key(sys_platform, machine, pointer_bits):  # type: (str, str, int) 
 
 def _version_tuple(text):  # type: (str) -> Tuple[int, ...]
     """(3, 12) for "3.12.1"; (0, 0) for what is not a version."""
-    try:
-        parts = tuple(int(piece) for piece in text.split(".")[:2])
-    except ValueError:
-        return (0, 0)
-    return parts if len(parts) == 2 else (0, 0)
+    parts = text.split(".")[:2]
+    return tuple(int(p) for p in parts) if len(parts) == 2 and all(p.isdigit() for p in parts) else (0, 0)
 
 
 def _system_problem(target, libc, os_release):  # type: (Target, Tuple[str, str], str) -> Optional[str]
@@ -83,8 +76,7 @@ def _system_problem(target, libc, os_release):  # type: (Target, Tuple[str, str]
     return None
 
 
-def is_slim(targets):  # type: (Dict[str, Target]) -> bool
-    """A slim pyz serves one platform and one CPython."""
+def is_slim(targets):  # type: (Dict[str, Target]) -> bool  # one platform, one CPython
     return len(targets) == 1 and len(next(iter(targets.values()))["pythons"]) == 1
 
 
@@ -138,8 +130,8 @@ def install_advice(system, machine, bits):  # type: (str, Optional[str], int) ->
 
 def check(this, targets=None, path=None):
     # type: (Dict[str, Any], Optional[Dict[str, Target]], Optional[str]) -> Verdict
-    """(key, None) if this pyz can serve the interpreter `this` describes (describe_this_interpreter()
-    gives it), else (None, one line saying what to do); path: where to look for a CPython that will."""
+    """(key, None) if this pyz serves the interpreter `this` describes, else (None, one line saying
+    what to do); path: where to look for a CPython that will."""
     targets = TARGETS if targets is None else targets
     path = os.environ.get("PATH", "") if path is None else path
     key = platform_key(this["sys_platform"], this["machine"], this["pointer_bits"])
@@ -165,8 +157,7 @@ def describe(this):  # type: (Dict[str, Any]) -> str
 
 
 def buildable_here(this):  # type: (Dict[str, Any]) -> Verdict
-    """(the target, e.g. linux-x86_64-cp312, None) if a slim pyz can serve the interpreter `this`
-    describes (`./build.sh pyz --here`), else (None, one line saying why not and what to do)."""
+    """(linux-x86_64-cp312, None) if a slim pyz serves `this` (`./build.sh pyz --here`), else (None, why)."""
     key = platform_key(this["sys_platform"], this["machine"], this["pointer_bits"])
     version = tuple(this["version"])
     if key is None and this["pointer_bits"] != 64:
@@ -178,9 +169,8 @@ def buildable_here(this):  # type: (Dict[str, Any]) -> Verdict
     elif this["implementation"] != "cpython" or this["free_threaded"]:
         why = "a pyz serves CPython with the GIL only: run the build with one (PYTHON=python3.X)"
     elif not SUPPORTED[0] <= version[1] <= SUPPORTED[1] or version[0] != 3:
-        why = "a pyz serves CPython %s only: run the build with one (PYTHON=python3.X)" % span(
-            ["3.%d" % SUPPORTED[0], "3.%d" % SUPPORTED[1]]
-        )
+        served = span(["3.%d" % SUPPORTED[0], "3.%d" % SUPPORTED[1]])
+        why = "a pyz serves CPython %s only: run the build with one (PYTHON=python3.X)" % served
     else:
         return target_name(key, version), None
     return None, "%s: cannot build a pyz for %s - %s" % (NAME, describe(this), why)
@@ -208,16 +198,13 @@ def describe_this_interpreter():  # type: () -> Dict[str, Any]
         free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
     except Exception:
         free_threaded = False
-    return dict(
-        implementation=implementation.name if implementation else platform.python_implementation().lower(),
-        version=tuple(sys.version_info[:3]),
-        sys_platform=sys.platform,
-        machine=platform.machine(),
-        pointer_bits=8 * struct.calcsize("P"),
-        libc=platform.libc_ver() if sys.platform.startswith("linux") else ("", ""),
-        os_release=platform.mac_ver()[0] if sys.platform == "darwin" else "",
-        free_threaded=free_threaded,
+    name = implementation.name if implementation else platform.python_implementation().lower()
+    this = dict(implementation=name, version=tuple(sys.version_info[:3]), sys_platform=sys.platform)
+    this.update(
+        machine=platform.machine(), pointer_bits=8 * struct.calcsize("P"), free_threaded=free_threaded
     )
+    this.update(libc=platform.libc_ver() if sys.platform.startswith("linux") else ("", ""))
+    return dict(this, os_release=platform.mac_ver()[0] if sys.platform == "darwin" else "")
 
 
 def platform_dirs(key, version):  # type: (str, Tuple[int, ...]) -> List[str]
@@ -237,8 +224,7 @@ def copy_name(build_id, key, version):  # type: (str, str, Tuple[int, ...]) -> s
 
 def wanted(member, dirs, target="", only=None):
     # type: (str, List[str], str, Optional[Dict[str, List[str]]]) -> bool
-    """True for a zip member the interpreter of target runs: of the platform directories only dirs,
-    of the shared tree what the index (`only`) does not reserve for other targets."""
+    """True for a zip member target runs: of the platform directories dirs, of the rest what `only` allows."""
     parts = member.split("/")
     if parts[0] != "site-packages" or len(parts) < 2 or member.endswith("/"):
         return False
@@ -283,8 +269,8 @@ def _lstat_or_make(path):  # type: (str) -> os.stat_result
 
 # threat: T-PYZ-1
 def safe_dir(path, uid):  # type: (str, Optional[int]) -> Verdict
-    """(real path, None) if path is (or can be made) a folder that only uid and root can change,
-    else (None, why). uid None (Windows): only made and checked to be a folder."""
+    """(real path, None) if path is (or can be made) a folder only uid and root can change, else (None,
+    why). uid None (Windows): only made."""
     if uid is None:
         try:
             if not os.path.isdir(path):
@@ -328,10 +314,8 @@ def safe_dir(path, uid):  # type: (str, Optional[int]) -> Verdict
 
 def home_dir(environ):  # type: (Mapping[str, str]) -> Optional[str]
     """HOME, else the passwd entry's home, else None (a uid with no passwd entry, HOME unset)."""
-    if environ.get("HOME"):
-        return environ["HOME"]
-    if sys.platform == "win32":
-        return os.path.expanduser("~")
+    if environ.get("HOME") or sys.platform == "win32":
+        return environ.get("HOME") or os.path.expanduser("~")
     try:
         import pwd
 
@@ -341,16 +325,18 @@ def home_dir(environ):  # type: (Mapping[str, str]) -> Optional[str]
 
 
 def root_candidates(environ, home, uid):  # type: (Mapping[str, str], Optional[str], Optional[int]) -> List[str]
-    """Where to unpack, in order: SHIV_ROOT alone if set; else ~/.shiv (shiv's default),
-    $XDG_CACHE_HOME/shiv, <temp>/shiv-<uid> - so a read-only or missing home still works."""
+    """SHIV_ROOT alone if set; else ~/.shiv, $XDG_CACHE_HOME/shiv, <temp>/shiv-<uid>, in order."""
     if environ.get("SHIV_ROOT"):
         return [os.path.expanduser(environ["SHIV_ROOT"])]
     import tempfile
 
-    user = str(uid) if uid is not None else environ.get("USERNAME", "user")
-    candidates = [os.path.join(home, ".shiv")] if home else []
-    if environ.get("XDG_CACHE_HOME"):
-        candidates.append(os.path.join(environ["XDG_CACHE_HOME"], "shiv"))
+    user, cache = (
+        str(uid) if uid is not None else environ.get("USERNAME", "user"),
+        environ.get("XDG_CACHE_HOME"),
+    )
+    candidates = ([os.path.join(home, ".shiv")] if home else []) + (
+        [os.path.join(cache, "shiv")] if cache else []
+    )
     return candidates + [os.path.join(tempfile.gettempdir(), "shiv-" + user)]
 
 
@@ -372,8 +358,7 @@ def unpack_root(environ, uid, home=None):
 
 # threat: T-PYZ-1
 def copy_state(copy, uid):  # type: (str, Optional[int]) -> Verdict
-    """("absent"|"ready", None), or (None, why the existing copy is refused): its name is
-    predictable, so one someone else made, or that others can change, is never imported from."""
+    """("absent"|"ready", None), or (None, why): a predictable name: never one others made or can change."""
     for path in (copy, os.path.join(copy, "site-packages")):
         try:
             st = os.lstat(path)
@@ -432,8 +417,7 @@ def prune(root, ours, now=None):  # type: (str, str, Optional[float]) -> List[st
 # --- 4. unpacking: into <copy>.tmp-<pid>, then one rename -------------------------------------------
 # Two first runs at once: each unpacks into its own .tmp, the first rename wins, the other uses that.
 def _write_member(archive, root, info):  # type: (zipfile.ZipFile, str, zipfile.ZipInfo) -> None
-    """Write one member under root. Its name is not checked: a pyz changed to name a place outside runs
-    its own __main__.py before this (threat model, T-PYZ-1)."""
+    """Write one member under root; its name is not checked (a changed pyz runs its own __main__.py)."""
     parts = info.filename.rstrip("/").split("/")
     path = os.path.join(root, *parts)
     data = archive.read(info)
@@ -445,9 +429,8 @@ def _write_member(archive, root, info):  # type: (zipfile.ZipFile, str, zipfile.
 
 
 def unpack(pyz, copy, dirs, target):  # type: (str, str, List[str], str) -> bool
-    """Unpack the members of pyz that target (with platform directories dirs) runs as copy: into
-    copy.tmp-<pid>, then one rename. False if another run's copy is there. A failure (a full disk, a
-    damaged file) is one line and exit 1, Ctrl-C exit 130, each leaving no .tmp behind."""
+    """Unpack what target runs into copy.tmp-<pid>, then rename it copy; False if another run's copy won.
+    A failure is one line and exit 1, Ctrl-C exit 130, each leaving no .tmp behind."""
     import zipfile
 
     tmp = "%s.tmp-%d" % (copy, os.getpid())
@@ -473,8 +456,7 @@ def unpack(pyz, copy, dirs, target):  # type: (str, str, List[str], str) -> bool
 
 
 def _rename(source, destination):  # type: (str, str) -> bool
-    """os.rename (retried for a second on Windows, where a virus scanner may hold a new file); False
-    if another run's copy got there first."""
+    """os.rename (retried on Windows, where a virus scanner may hold a file); False if another run won."""
     for attempt in range(10):
         try:
             os.rename(source, destination)
@@ -492,8 +474,8 @@ def _rename(source, destination):  # type: (str, str) -> bool
 # --- 5. sys.path, and handing over -----------------------------------------------------------------
 # threat: T-PYZ-1 (the checked real path goes on sys.path)
 def activate(site_dir, dirs):  # type: (str, List[str]) -> List[str]
-    """Put the dirs that exist (most specific first), then the shared tree, ahead of the interpreter's
-    own site-packages on sys.path, running their .pth files (pywin32's); returns the dirs used."""
+    """Put the dirs that exist, then the shared tree, ahead of site-packages on sys.path (running .pth
+    files); returns the dirs used."""
     used = [d for d in dirs if os.path.isdir(os.path.join(site_dir, *d.split("/")))]
     length = len(sys.path)
     names = [os.path.basename(entry.rstrip("/\\")) for entry in sys.path]
@@ -505,8 +487,7 @@ def activate(site_dir, dirs):  # type: (str, List[str]) -> List[str]
 
 
 def entry_point(environ):  # type: (MutableMapping[str, str]) -> Callable[[], int]
-    """robot_md_mcp.main, or what SHIV_ENTRY_POINT (module:function) names, as a shiv pyz allows (the
-    benchmark runs its floor server so). Child processes do not inherit the override."""
+    """robot_md_mcp.main, or SHIV_ENTRY_POINT's module:function (not inherited by child processes)."""
     spec = environ.pop("SHIV_ENTRY_POINT", None) or "robot_md_mcp:main"
     module, _, function = spec.partition(":")
     return getattr(importlib.import_module(module), function or "main")  # type: ignore[no-any-return]
@@ -525,10 +506,10 @@ def _prepare(this, key):  # type: (Dict[str, Any], str) -> Tuple[str, List[str]]
     if state == "absent":
         notice = "%s: first run of this build: unpacking to %s (takes a few seconds, once)" % (NAME, copy)
         passed = " (passed over: %s)" % "; ".join(skipped) if skipped else ""
-        try:
+        try:  # best effort: stderr may be None, or take nothing
             sys.stderr.write(notice + passed + "\n")
-        except (AttributeError, OSError, ValueError):  # no stderr (None), or one that takes nothing
-            pass  # a notice for people: best effort, as the server's own log lines
+        except (AttributeError, OSError, ValueError):
+            pass
         unpack(os.path.abspath(sys.argv[0]), copy, dirs, target_name(key, this["version"]))
         state, problem = copy_state(copy, uid)
     if problem:

@@ -20,8 +20,10 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE, ROOT, build_bundle, in_sid, need
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
-from serving import launched_session, run
+from serving import launched_session
 
 import robot_md_mcp as rmm
 
@@ -56,13 +58,11 @@ def bundle_project(text: str | None = None) -> dict:
 # --- the manifest ---------------------------------------------------------------------------
 
 
-def test_manifest_validates_against_the_v0_4_schema(manifest: dict) -> None:
+def test_manifest_validates_against_the_v0_4_schema(manifest: dict, monkeypatch) -> None:
+    """The manifest follows the v0.4 schema; one that breaks it stops the build in one line."""
     assert build_mcpb.schema_errors(manifest) == []
     schema = json.loads(build_mcpb.MANIFEST_SCHEMA.read_text(encoding="utf-8"))
     assert schema["properties"]["manifest_version"]["const"] == manifest["manifest_version"] == "0.4"
-
-
-def test_a_manifest_that_breaks_the_schema_stops_the_build_in_one_line(monkeypatch) -> None:
     broken = build_mcpb.template()
     broken["user_config"]["robot_md"]["type"] = "a robot"
     monkeypatch.setattr(build_mcpb, "template", lambda: broken)
@@ -75,20 +75,43 @@ def test_a_manifest_that_breaks_the_schema_stops_the_build_in_one_line(monkeypat
 
 def test_the_build_keeps_the_template_and_refuses_to_override_it(manifest: dict, monkeypatch) -> None:
     template = build_mcpb.template()
-    assert {k: v for k, v in manifest.items() if k in template and k != "compatibility"} == {
-        k: v for k, v in template.items() if k != "compatibility"
-    }
+    kept = {k: manifest[k] for k in template if k != "compatibility"}
+    assert kept == {k: v for k, v in template.items() if k != "compatibility"}
     monkeypatch.setattr(build_mcpb, "template", lambda: template | {"license": "MIT"})
     with pytest.raises(SystemExit, match="the template sets fields the build fills: license"):
         build_mcpb.manifest(A_RANGE)
 
 
-def test_version_equals_the_module_version(manifest: dict) -> None:
+def test_manifest_fields_come_from_the_project_and_the_module(manifest: dict, capsys) -> None:
+    """Version, name, licence and links are the module's and pyproject.toml's; the robot's ROBOT.md is
+    a required file setting, passed to the server both as its argument and in its environment."""
     assert manifest["version"] == rmm.__version__
     assert bundle_project(build_mcpb.bundle_pyproject(A_RANGE))["version"] == rmm.__version__
-    # and what the module itself says, run as the bundle runs it (a script)
-    done = run("--version", command=[sys.executable, ROOT / "robot_md_mcp.py"])
-    assert done.stdout.split() == ["robot-md-mcp", rmm.__version__]
+    assert rmm.main(["--version"]) == 0 and capsys.readouterr().out.split() == [
+        "robot-md-mcp",
+        rmm.__version__,
+    ]
+    meta, urls = build_mcpb.project(), build_mcpb.project()["urls"]
+    assert (
+        manifest["name"] == meta["name"] == rmm.NAME
+        and manifest["license"] == "Apache-2.0" == meta["license"]
+    )
+    assert manifest["repository"] == {"type": "git", "url": urls["Repository"]}
+    links = (manifest["homepage"], manifest["documentation"], manifest["support"])
+    assert links == (urls["Homepage"], urls["Documentation"], urls["Issues"])
+    assert manifest["compatibility"] == {
+        "platforms": ["darwin", "win32", "linux"],
+        "runtimes": {"python": A_RANGE},
+    }
+    assert manifest["icon"] == "icon.png" and manifest["display_name"] and manifest["long_description"]
+    setting, server = manifest["user_config"]["robot_md"], manifest["server"]
+    assert setting["type"] == "file" and setting["required"] is True
+    assert "ROBOT.md" in setting["title"] and setting["description"]
+    assert server["type"] == "uv" and server["entry_point"] == "robot_md_mcp.py"
+    config = server["mcp_config"]
+    assert config["command"] == "uv" and config["args"][-1] == "${user_config.robot_md}"
+    assert config["args"][:4] == ["run", "--directory", "${__dirname}", server["entry_point"]]
+    assert config["env"] == {rmm.PATH_ENV: "${user_config.robot_md}"}
 
 
 def test_tools_and_prompts_are_the_module_tables(manifest: dict) -> None:
@@ -102,65 +125,30 @@ def test_tools_and_prompts_are_the_module_tables(manifest: dict) -> None:
             assert f"${{arguments.{name}}}" in prompt["text"]
 
 
-def test_the_robot_md_is_a_required_file_setting_passed_both_ways(manifest: dict) -> None:
-    setting = manifest["user_config"]["robot_md"]
-    assert setting["type"] == "file" and setting["required"] is True
-    assert "ROBOT.md" in setting["title"] and setting["description"]
-    server = manifest["server"]
-    assert server["type"] == "uv" and server["entry_point"] == "robot_md_mcp.py"
-    config = server["mcp_config"]
-    assert config["command"] == "uv"
-    assert config["args"][:4] == ["run", "--directory", "${__dirname}", server["entry_point"]]
-    assert config["args"][-1] == "${user_config.robot_md}"
-    assert config["env"] == {rmm.PATH_ENV: "${user_config.robot_md}"}
-
-
-def test_manifest_metadata_and_links(manifest: dict) -> None:
-    meta = build_mcpb.project()
-    assert manifest["name"] == meta["name"] == rmm.NAME
-    assert manifest["license"] == "Apache-2.0" == meta["license"]
-    assert manifest["repository"] == {"type": "git", "url": meta["urls"]["Repository"]}
-    assert manifest["homepage"] == meta["urls"]["Homepage"]
-    assert manifest["documentation"] == meta["urls"]["Documentation"]
-    assert manifest["support"] == meta["urls"]["Issues"]
-    assert manifest["compatibility"] == {
-        "platforms": ["darwin", "win32", "linux"],
-        "runtimes": {"python": A_RANGE},
-    }
-    assert manifest["icon"] == "icon.png" and manifest["display_name"] and manifest["long_description"]
-
-
 # --- the pins and the Python range --------------------------------------------------------------
 
 
 def test_bundle_pins_are_the_tested_constraints() -> None:
+    """The bundle pins constraints.txt, read per target (not for this machine): every pin applies
+    somewhere, one version of a distribution per target; the build writes the computed range in."""
     pins = bundle_project()["dependencies"]
     assert pins == constraint_lines()
-    for pin in pins:
-        assert re.fullmatch(r"[A-Za-z0-9._-]+==[^ ;]+( ; .+)?", pin), pin
+    assert [pin for pin in pins if not re.fullmatch(r"[A-Za-z0-9._-]+==[^ ;]+( ; .+)?", pin)] == []
     project = tomllib.loads((MCPB_DIR / "pyproject.toml").read_text(encoding="utf-8"))
-    assert project["tool"]["uv"]["package"] is False
-    assert "build-system" not in project
+    assert project["tool"]["uv"]["package"] is False and "build-system" not in project
     # the committed file holds the project's floor; the build writes the computed range in
     assert project["project"]["requires-python"] == build_mcpb.project()["requires-python"]
     assert bundle_project(build_mcpb.bundle_pyproject(A_RANGE))["requires-python"] == A_RANGE
-
-
-def test_each_platform_and_cpython_gets_one_pin_per_distribution() -> None:
-    """The markers are read for the target, not for this machine: every constraint applies
-    somewhere, and no target gets two versions of one distribution."""
-    used: set[str] = set()
-    for target in build_pyz.TARGETS:
-        pins = build_pyz.pins_for(target)  # {canonical name: version}: one version per name
-        used |= {f"{name}=={version}" for name, version in pins.items()}
-    assert used == {canonical_pin(line.split(" ;")[0]) for line in constraint_lines()}
+    per_target = [build_pyz.pins_for(target) for target in build_pyz.TARGETS]  # {name: version}: one each
+    assert {pin for pinned in per_target for pin in pinned.items()} == canonical_pins()
     assert "pywin32" in build_pyz.pins_for(("win32-amd64", "3.12"))
     assert "pywin32" not in build_pyz.pins_for(("linux-aarch64", "3.12"))
 
 
-def canonical_pin(pin: str) -> str:
-    name, version = pin.split("==")
-    return f"{re.sub(r'[-_.]+', '-', name).lower()}=={version}"
+def canonical_pins() -> set[tuple[str, str]]:
+    """(canonical name, version) of each line of constraints.txt."""
+    pins = (line.split(" ;")[0].split("==") for line in constraint_lines())
+    return {(re.sub(r"[-_.]+", "-", name).lower(), version) for name, version in pins}
 
 
 def stub_pip(monkeypatch, no_wheel: tuple[str, str] | None = None) -> list[tuple[str, str]]:
@@ -183,7 +171,7 @@ def stub_pip(monkeypatch, no_wheel: tuple[str, str] | None = None) -> list[tuple
 
 
 def test_the_range_is_the_cpythons_the_pyz_files_serve_each_resolved_everywhere(
-    monkeypatch, tmp_path: Path
+    monkeypatch, tmp_path
 ) -> None:
     asked = stub_pip(monkeypatch)
     found = SpecifierSet(build_mcpb.requires_python(tmp_path))
@@ -194,17 +182,17 @@ def test_the_range_is_the_cpythons_the_pyz_files_serve_each_resolved_everywhere(
     assert f">=3.{low}" == build_mcpb.project()["requires-python"]
 
 
-@pytest.mark.parametrize(
-    "no_wheel", [("darwin-arm64", "3.10"), ("win32-amd64", "3.13"), ("linux-aarch64", "3.15")]
-)
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(build_pyz.TARGETS))
 def test_a_pin_without_a_wheel_anywhere_stops_the_build_in_one_line(
     monkeypatch, tmp_path: Path, no_wheel: tuple[str, str]
 ) -> None:
-    """The bundle admits no CPython for which uv would build a pin from source; one
-    platform and CPython without a wheel stops the build, naming them and pip's reason."""
-    stub_pip(monkeypatch, no_wheel)
-    with pytest.raises(SystemExit) as stopped:
-        build_mcpb.build(tmp_path / "dist", tmp_path / "cache")
+    """The bundle admits no CPython for which uv would build a pin from source; any one platform and
+    CPython without a wheel stops the build, naming them and pip's reason."""
+    with monkeypatch.context() as patched:
+        stub_pip(patched, no_wheel)
+        with pytest.raises(SystemExit) as stopped:
+            build_mcpb.build(tmp_path / "dist", tmp_path / f"cache-{build_pyz.target_name(no_wheel)}")
     message = str(stopped.value.code)
     assert message.startswith("build_mcpb: pip download for ") and "\n" not in message
     assert build_pyz.target_name(no_wheel) in message
@@ -226,13 +214,9 @@ def test_a_floor_other_than_the_pyz_files_is_one_line(monkeypatch, tmp_path: Pat
 # --- the bundle's files ---------------------------------------------------------------------
 
 
-def test_icon_is_a_512_png() -> None:
-    data = (MCPB_DIR / "icon.png").read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
-    assert struct.unpack(">II", data[16:24]) == (512, 512)
-
-
-def test_the_bundle_holds_exactly_its_files() -> None:
+def test_the_bundle_holds_exactly_its_files_packed_reproducibly(tmp_path: Path) -> None:
+    """The module, schema, licence, a 512x512 PNG icon, the manifest and pyproject.toml; packed sorted,
+    with fixed dates, whatever the order given, and no partial file left."""
     files = build_mcpb.contents(A_RANGE)
     assert set(files) == build_mcpb.BUNDLE_CONTENTS
     assert json.loads(files["manifest.json"]) == build_mcpb.manifest(A_RANGE)
@@ -240,10 +224,9 @@ def test_the_bundle_holds_exactly_its_files() -> None:
     for name in ("robot_md_mcp.py", "schema.json", "icon.png", "LICENSE"):
         assert files[name] == (ROOT / build_mcpb.COPIED[name]).read_bytes()
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").lstrip().startswith("Apache License")
-
-
-def test_packing_is_reproducible(tmp_path: Path) -> None:
-    files = build_mcpb.contents(A_RANGE)
+    icon = files["icon.png"]
+    assert icon[:8] == b"\x89PNG\r\n\x1a\n" and icon[12:16] == b"IHDR"
+    assert struct.unpack(">II", icon[16:24]) == (512, 512)
     build_mcpb.pack(files, tmp_path / "a.mcpb")
     build_mcpb.pack(dict(reversed(files.items())), tmp_path / "b.mcpb")
     assert (tmp_path / "a.mcpb").read_bytes() == (tmp_path / "b.mcpb").read_bytes()
@@ -276,17 +259,12 @@ def fake_python(tmp_path: Path, shadow: str) -> Path:
     return wrapper
 
 
+NO_VENV = "cannot make the build's venv: no venv/ensurepip (Debian, Ubuntu: apt install python3-venv)"
+
+
+@pytest.mark.process  # a matrix of build.sh runs
 @pytest.mark.skipif(sys.platform == "win32", reason="build.sh is bash")
-@pytest.mark.parametrize(
-    ("python", "says"),
-    [
-        ("nothing", "no Python at PYTHON="),
-        (
-            "no-ensurepip",
-            "cannot make the build's venv: no venv/ensurepip (Debian, Ubuntu: apt install python3-venv)",
-        ),
-    ],
-)
+@pytest.mark.parametrize(("python", "says"), [("nothing", "no Python at PYTHON="), ("no-ensurepip", NO_VENV)])
 def test_build_sh_names_a_missing_tool_before_building_anything(
     tmp_path: Path, python: str, says: str
 ) -> None:
@@ -296,9 +274,8 @@ def test_build_sh_names_a_missing_tool_before_building_anything(
     done = subprocess.run(
         ["bash", str(ROOT / "build.sh")], env=env, capture_output=True, text=True, timeout=60
     )
-    assert done.returncode == 1 and done.stdout == ""
+    assert done.returncode == 1 and done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
     assert done.stderr.startswith("build.sh: ") and says in done.stderr
-    assert len(done.stderr.splitlines()) == 1, done.stderr
     assert not (tmp_path / "dist").exists() and time.monotonic() - started < 30
 
 
@@ -316,9 +293,8 @@ def uv_binary() -> Path:
 
 # How this machine reaches PyPI (an organisation's CA or proxy or index), passed on as a host's
 # environment would carry it; nothing else of ours is.
-NETWORK_ENV: tuple[str, ...] = ("SSL_CERT_FILE", "SSL_CERT_DIR", "UV_NATIVE_TLS", "UV_SYSTEM_CERTS")
-NETWORK_ENV += ("UV_INDEX_URL", "UV_DEFAULT_INDEX", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy")
-NETWORK_ENV += ("https_proxy", "no_proxy")
+NETWORK_ENV = """SSL_CERT_FILE SSL_CERT_DIR UV_NATIVE_TLS UV_SYSTEM_CERTS UV_INDEX_URL UV_DEFAULT_INDEX
+HTTP_PROXY HTTPS_PROXY NO_PROXY http_proxy https_proxy no_proxy""".split()
 
 
 @pytest.fixture(scope="module")
@@ -335,29 +311,20 @@ def host_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """A host's environment: uv and uvx first on PATH, then this machine's own PATH (the Pythons uv
     may choose from: uv picks, no UV_PYTHON, and it may not download one), a home and uv cache of
     its own."""
-    uv = uv_binary()
-    bin_dir = tmp_path / "bin"
+    uv, bin_dir = uv_binary(), tmp_path / "bin"
     bin_dir.mkdir()
-    for tool in ("uv", "uvx"):
-        source = uv.with_name(tool + uv.suffix)
-        if source.exists():
-            shutil.copy2(source, bin_dir / source.name)
-    env = {
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        "HOME": str(tmp_path / "home"),
-        "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
-        "UV_PYTHON_DOWNLOADS": "never",
-        **{name: os.environ[name] for name in NETWORK_ENV if name in os.environ},
-        **extra,
-    }
+    for source in (s for s in (uv, uv.with_name("uvx" + uv.suffix)) if s.exists()):
+        shutil.copy2(source, bin_dir / source.name)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path / "home")}
+    env |= {"UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_PYTHON_DOWNLOADS": "never"}
+    env |= {name: os.environ[name] for name in NETWORK_ENV if name in os.environ} | extra
     if sys.platform == "win32":
         env.update(USERPROFILE=env["HOME"], SYSTEMROOT=os.environ.get("SYSTEMROOT", r"C:\Windows"))
     return env
 
 
 def unpack(bundle: Path, into: Path) -> Path:
-    with zipfile.ZipFile(bundle) as packed:
-        packed.extractall(into)
+    zipfile.ZipFile(bundle).extractall(into)
     return into
 
 
@@ -365,14 +332,12 @@ def substitute(value: str, dirname: Path) -> str:
     return value.replace("${__dirname}", str(dirname)).replace("${user_config.robot_md}", str(EXAMPLE))
 
 
-def session(command: list[str], env: dict[str, str]) -> str:
+def session(command: list[str], env: dict[str, str]) -> None:
     """A full session through `command`, started in / with `env` as the whole environment (the
     command is found on env's PATH); 600 s per reply: the first waits while uv installs."""
     started = time.monotonic()
     summary = launched_session(*command, timeout=600, cwd=Path(ROOT.anchor), env=env, inherit_env=False)
-    line = f"{summary} (wall {time.monotonic() - started:.1f} s, cold uv cache)"
-    print(line)
-    return line
+    print(f"{summary} (wall {time.monotonic() - started:.1f} s, cold uv cache)")
 
 
 def python_uv_chose(bundle_dir: Path, env: dict[str, str], python_range: str) -> str:
@@ -389,14 +354,21 @@ def python_uv_chose(bundle_dir: Path, env: dict[str, str], python_range: str) ->
 
 
 @pytest.mark.heavy
-def test_built_bundle_holds_exactly_its_files(built: Path) -> None:
+def test_built_bundle_holds_exactly_its_files(built: Path, tmp_path: Path) -> None:
+    """Its files as the quick tests know them, no dependencies inside; dist/server.json names it by
+    its SHA-256; a rebuild is byte-identical."""
     bundle = built / build_mcpb.BUNDLE
     python_range = built_range(built)
     with zipfile.ZipFile(bundle) as packed:
         assert {name: packed.read(name) for name in packed.namelist()} == build_mcpb.contents(python_range)
-    size = bundle.stat().st_size
-    print(f"{bundle.name}: {size:,} bytes, requires-python {python_range}")
-    assert size < 200_000  # kilobytes: no dependencies inside
+    print(f"{bundle.name}: {bundle.stat().st_size:,} bytes, requires-python {python_range}")
+    assert bundle.stat().st_size < 200_000  # kilobytes: no dependencies inside
+    digest = hashlib.sha256(bundle.read_bytes()).hexdigest()
+    server = json.loads((built / "server.json").read_text(encoding="utf-8"))
+    assert server == build_mcpb.server_json(digest)
+    assert [p["fileSha256"] for p in server["packages"] if p["registryType"] == "mcpb"] == [digest]
+    build_bundle(tmp_path)
+    assert (tmp_path / build_mcpb.BUNDLE).read_bytes() == bundle.read_bytes()
 
 
 @pytest.mark.heavy
@@ -407,12 +379,6 @@ def test_the_docs_state_the_range_the_build_computes(built: Path) -> None:
     bundle_doc = " ".join((ROOT / "docs" / "bundle.md").read_text(encoding="utf-8").split())
     assert f"(3.{floor} to 3.{int(stop) - 1} today: below)" in bundle_doc
     assert f"With today's pins that is `{built_range(built)}`" in bundle_doc
-
-
-@pytest.mark.heavy
-def test_a_rebuild_is_byte_identical(built: Path, tmp_path: Path) -> None:
-    build_bundle(tmp_path)
-    assert (tmp_path / build_mcpb.BUNDLE).read_bytes() == (built / build_mcpb.BUNDLE).read_bytes()
 
 
 @pytest.mark.heavy
@@ -462,35 +428,21 @@ def test_the_official_mcpb_cli_accepts_the_bundle(built: Path, tmp_path: Path) -
 
 
 @pytest.mark.heavy
-def test_dist_server_json_carries_the_bundle_hash(built: Path) -> None:
-    bundle = built / build_mcpb.BUNDLE
-    server = json.loads((built / "server.json").read_text(encoding="utf-8"))
-    digest = hashlib.sha256(bundle.read_bytes()).hexdigest()
-    assert server == build_mcpb.server_json(digest)
-    (mcpb,) = [p for p in server["packages"] if p["registryType"] == "mcpb"]
-    assert mcpb["fileSha256"] == digest
-
-
-@pytest.mark.heavy
-def test_host_runs_the_manifest_mcp_config(built: Path, tmp_path: Path) -> None:
-    """The manifest's mcp_config exactly as written, its substitutions filled, from cwd /, on the
-    Python uv chooses."""
+@pytest.mark.parametrize("how", ["mcp_config", "bare entry point"])
+def test_host_runs_the_bundle(built: Path, tmp_path: Path, how: str) -> None:
+    """The manifest's mcp_config exactly as written, its substitutions filled, from cwd /, on the Python
+    uv chooses; or `uv run --directory <bundle> <entry_point>`, the manifest path in ROBOT_MD_PATH only."""
     bundle_dir = unpack(built / build_mcpb.BUNDLE, tmp_path / "bundle")
-    config = json.loads((bundle_dir / "manifest.json").read_text(encoding="utf-8"))["server"]["mcp_config"]
-    command = [config["command"], *(substitute(a, bundle_dir) for a in config["args"])]
-    env = host_env(tmp_path, **{k: substitute(v, bundle_dir) for k, v in config["env"].items()})
+    server = json.loads((bundle_dir / "manifest.json").read_text(encoding="utf-8"))["server"]
+    config = server["mcp_config"]
+    if how == "mcp_config":
+        command = [config["command"], *(substitute(a, bundle_dir) for a in config["args"])]
+        env = host_env(tmp_path, **{k: substitute(v, bundle_dir) for k, v in config["env"].items()})
+    else:
+        command = ["uv", "run", "--directory", str(bundle_dir), server["entry_point"]]
+        env = host_env(tmp_path, **{rmm.PATH_ENV: str(EXAMPLE)})
     session(command, env)
     python_uv_chose(bundle_dir, env, built_range(built))
-
-
-@pytest.mark.heavy
-def test_host_runs_the_bare_uv_entry_point(built: Path, tmp_path: Path) -> None:
-    """`uv run --directory <bundle> <entry_point>`, the manifest path in ROBOT_MD_PATH only."""
-    bundle_dir = unpack(built / build_mcpb.BUNDLE, tmp_path / "bundle")
-    manifest = json.loads((bundle_dir / "manifest.json").read_text(encoding="utf-8"))
-    entry_point = manifest["server"]["entry_point"]
-    env = host_env(tmp_path, **{rmm.PATH_ENV: str(EXAMPLE)})
-    session(["uv", "run", "--directory", str(bundle_dir), entry_point], env)
 
 
 UV_PLATFORMS = {  # uv's --python-platform for each platform the bundle serves
@@ -541,19 +493,13 @@ def test_bundle_pins_close_the_dependency_set(built: Path, tmp_path: Path) -> No
     (tmp_path / "pyproject.toml").write_text(
         build_mcpb.bundle_pyproject(built_range(built)), encoding="utf-8"
     )
-    done = subprocess.run(
-        [str(uv_binary()), "lock", "--directory", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache")},
-    )
+    env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache")}
+    command = [str(uv_binary()), "lock", "--directory", str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     lock = tomllib.loads((tmp_path / "uv.lock").read_text(encoding="utf-8"))
     locked = {(p["name"], p["version"]) for p in lock["package"] if p["name"] != "robot-md-mcp-bundle"}
-    pins = (line.split(" ;")[0].split("==") for line in constraint_lines())
-    pinned = {(re.sub(r"[-_.]+", "-", name).lower(), version) for name, version in pins}
-    assert locked == pinned
+    assert locked == canonical_pins()
 
 
 # Inside Debian sid: uv from PyPI, installed with the only Python on PATH (3.15), which is then all

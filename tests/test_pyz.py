@@ -1,8 +1,7 @@
-"""The universal zipapp (dist/robot-md-mcp.pyz) and the slim ones, built by `./build.sh pyz` once per
-run: a full MCP session through it on every CPython here, old interpreters' one line, what a first run
-unpacks for each platform, the unpack folder's safety with real users, first runs that fail or are
-interrupted or race, sizes, checksums, reproducibility. The entry's functions alone:
-tests/test_pyz_guard.py (quick, default tier)."""
+"""The zipapps as built by `./build.sh pyz` once per run, run as real processes: a full MCP session on
+every CPython here, old interpreters' one line, what each platform unpacks, the unpack folder's safety
+with real users, first runs that fail, are interrupted or race, sizes, checksums, reproducibility. The
+entry's functions in process: tests/test_pyz_guard.py."""
 
 from __future__ import annotations
 
@@ -83,16 +82,16 @@ def guard(pyz: Path):
     return _load("guard_from_pyz", path)
 
 
-def run(python: str, pyz: Path, *args: str, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [python, str(pyz), *args],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=300,
-        env=env if env is not None else os.environ,
-        **kw,
-    )
+def run(python: str, pyz: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """A pyz run to its end under `python` (the pyz is the promise here, not the module)."""
+    command = [python, str(pyz), *args]
+    return subprocess.run(command, capture_output=True, text=True, encoding="utf-8", timeout=300, env=env)
+
+
+def _says(python: str, code: str) -> str:
+    """What `python` prints for `import sys; <code>`."""
+    done = subprocess.run([python, "-c", f"import sys; {code}"], capture_output=True, text=True)
+    return done.stdout.strip()
 
 
 def _copies(root: Path) -> list[str]:
@@ -134,9 +133,7 @@ def _check_footprint(python: str, copy: Path, guard) -> None:
     """The copy is this build's for this CPython, holds only the compiled files this interpreter
     loads (not every target's), and LibYAML made it in (parity with the reference's error
     messages depends on it)."""
-    tag = subprocess.run(
-        [python, "-c", "import sys; print('cp%d%d' % sys.version_info[:2])"], capture_output=True, text=True
-    ).stdout.strip()
+    tag = _says(python, "print('cp%d%d' % sys.version_info[:2])")
     assert copy.name == f"robot-md-mcp_{guard.BUILD_ID}_linux-x86_64-{tag}"
     native = [p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.name.endswith(NATIVE)]
     foreign = [n for n in native if set(re.findall(r"(?:cpython-|cp)(3\d+)", n)) - {tag[2:]}]
@@ -144,9 +141,8 @@ def _check_footprint(python: str, copy: Path, guard) -> None:
     assert not [n for n in native if "aarch64" in n or "darwin" in n or "win32" in n]
     size = sum(p.stat().st_size for p in copy.rglob("*") if p.is_file())
     assert size < 60e6, f"{size / 1e6:.0f} MB unpacked"
-    site = copy / "site-packages"
-    code = "import sys; sys.path.insert(0, sys.argv[1]); import yaml; print(yaml.__with_libyaml__)"
-    assert subprocess.run([python, "-c", code, str(site)], capture_output=True, text=True).stdout == "True\n"
+    site = str(copy / "site-packages")
+    assert _says(python, f"sys.path.insert(0, {site!r}); import yaml; print(yaml.__with_libyaml__)") == "True"
 
 
 def test_two_cpythons_share_a_root(pyz: Path, tmp_path: Path) -> None:
@@ -169,9 +165,7 @@ def test_old_interpreters_get_one_line(old: str, pyz: Path, tmp_path: Path) -> N
     done = run(python, pyz, str(EXAMPLE), env={**os.environ, "SHIV_ROOT": str(tmp_path)})
     assert done.returncode == 1 and done.stdout == ""
     (line,) = done.stderr.splitlines()
-    version = subprocess.run(
-        [python, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], capture_output=True, text=True
-    ).stdout.strip()
+    version = _says(python, "print('%d.%d.%d' % sys.version_info[:3])")
     assert line.startswith("robot-md-mcp: needs 64-bit CPython 3.10-3.15 on Linux")
     assert f"this is {python} cpython {version} on linux" in line  # 2.7 says linux2
     assert re.search(
@@ -197,31 +191,30 @@ def test_slim_pyz_names_the_cpython_it_needs(slim: Path, tmp_path: Path) -> None
 # --- what is in the zip, and what each platform unpacks -----------------------------------------------
 
 
+FILLED_IN = [("(?m)^TARGETS = .*$", "TARGETS = {}  # type: Dict[str, Target]")]
+FILLED_IN += [('(?m)^BUILD_ID = "[0-9a-f]{16}"$', 'BUILD_ID = "0" * 16')]
+
+
 def test_the_entry_is_ours_and_nothing_of_shiv_runs(pyz: Path, slim: Path, guard) -> None:
     """__main__.py is pyz_guard.py with this build's targets and id; shiv's bootstrap, its
-    __main__.py and environment.json are not in the zip; everything else is site-packages/."""
+    __main__.py and environment.json are not in the zip; everything else is site-packages/; all deflated."""
     source = (ROOT / "packaging" / "pyz_guard.py").read_text()
     for path in (pyz, slim):
         assert path.read_bytes().startswith(b"#!/usr/bin/env python3\n")
         with zipfile.ZipFile(path) as z:
             names = z.namelist()
             entry = z.read("__main__.py").decode()
+            # deflate: every Python's zipfile reads it, and Python runs __main__.py from the zip itself
+            assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_DEFLATED}, path.name
         assert names == sorted(names, key=lambda n: (n != "__main__.py", n))
         assert [n for n in names if not n.startswith("site-packages/")] == ["__main__.py", guard.INDEX]
         assert not [n for n in names if n.startswith("_bootstrap/") or n == "environment.json"]
-        placeholder = "TARGETS = {}  # type: Dict[str, Target]  # build_pyz.py fills this in"
-        filled = re.sub(r"(?m)^TARGETS = .*$", placeholder, entry)
-        filled = re.sub(
-            r'(?m)^BUILD_ID = "[0-9a-f]{16}"$', 'BUILD_ID = "0" * 16  # build_pyz.py fills this in', filled
-        )
-        assert filled == source
-    assert set(guard.TARGETS) == {
-        "darwin-arm64",
-        "darwin-x86_64",
-        "linux-aarch64",
-        "linux-x86_64",
-        "win32-amd64",
-    }
+        for filled, placeholder in FILLED_IN:
+            entry = re.sub(filled, placeholder + "  # build_pyz.py fills this in", entry)
+        assert entry == source
+    assert (
+        sorted(guard.TARGETS) == "darwin-arm64 darwin-x86_64 linux-aarch64 linux-x86_64 win32-amd64".split()
+    )
 
 
 def _record_native(wheel: Path) -> dict[str, str]:
@@ -260,6 +253,7 @@ def test_every_target_unpacks_exactly_its_extensions(guard, pyz: Path) -> None:
 def _resolve_natives(
     z: zipfile.ZipFile, names: set[str], key_dirs: list[str], wheels: list, plat: str
 ) -> set:
+    """The members that a target's sys.path resolves its wheels' native files to, each checked by digest."""
     used = set()
     for wheel in wheels:
         name = wheel.name.split("-")[0]
@@ -268,13 +262,9 @@ def _resolve_natives(
                 continue
             top = path.split("/")[0]
             # The first directory on the target's sys.path holding the top-level name wins.
+            tops = {d: f"site-packages/{d}/{top}".replace("//", "/") for d in key_dirs}
             where = next(
-                d
-                for d in key_dirs
-                if any(
-                    n == (at := f"site-packages/{d}/{top}".replace("//", "/")) or n.startswith(at + "/")
-                    for n in names
-                )
+                d for d in key_dirs if any(n == tops[d] or n.startswith(tops[d] + "/") for n in names)
             )
             member = f"site-packages/{where}/{path}".replace("//", "/")
             assert member in names, (plat, member)
@@ -290,16 +280,9 @@ def _resolve_natives(
 def test_pywin32_keeps_what_mcp_imports(pyz: Path) -> None:
     names = zipfile.ZipFile(pyz).namelist()
     win = [n for n in names if "/_platform/win32-amd64-cp312/" in n]
-    for module in (
-        "win32/win32api.pyd",
-        "win32/win32job.pyd",
-        "win32/_win32sysloader.pyd",
-        "win32/lib/win32con.py",
-        "win32/lib/pywintypes.py",
-        "pywin32_system32/pywintypes312.dll",
-        "win32/lib/pywin32_bootstrap.py",
-        "pywin32.pth",
-    ):
+    modules = """win32/win32api.pyd win32/win32job.pyd win32/_win32sysloader.pyd win32/lib/win32con.py
+    pywin32.pth win32/lib/pywintypes.py pywin32_system32/pywintypes312.dll win32/lib/pywin32_bootstrap.py"""
+    for module in modules.split():
         assert any(n.endswith("/win32-amd64-cp312/" + module) for n in win), module
     assert not [n for n in names if n.endswith(".pth") and "/win32-amd64" not in n]
     assert len(win) < 40  # not the ~600 files of the full wheel
@@ -474,16 +457,11 @@ def test_ctrl_c_while_unpacking(slim: Path, tmp_path: Path) -> None:
     (A loaded machine may schedule us only after the unpacking is done: then the run is tried again.)"""
     env = {**os.environ, "SHIV_ROOT": str(tmp_path)}
     for _ in range(5):
-        first = subprocess.Popen(
-            [sys.executable, str(slim), "--version"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            text=True,
-            # As a terminal's Ctrl-C finds it: a harness started in the background ignores SIGINT, and its
-            # children inherit that.
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        )
+        # SIGINT as a terminal's Ctrl-C finds it: a harness started in the background ignores it, and its
+        # children inherit that.
+        sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731
+        command, pipe = [sys.executable, str(slim), "--version"], subprocess.PIPE
+        first = subprocess.Popen(command, stdout=pipe, stderr=pipe, env=env, text=True, preexec_fn=sigint)
         deadline = time.monotonic() + 60
         while not list(tmp_path.glob("*.tmp-*/site-packages/*")) and time.monotonic() < deadline:
             time.sleep(0.005)
@@ -507,15 +485,8 @@ def test_simultaneous_first_runs(slim: Path, tmp_path: Path) -> None:
     """Claude Desktop may start two servers at once on a fresh machine: each unpacks into its own
     .tmp, one rename wins and the others use its copy; all serve, and one copy is left, no .tmp."""
     env = {**os.environ, "SHIV_ROOT": str(tmp_path)}
-    runs = [
-        subprocess.Popen(
-            [sys.executable, str(slim), "validate", str(EXAMPLE)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-        )
-        for _ in range(3)
-    ]
+    command, pipe = [sys.executable, str(slim), "validate", str(EXAMPLE)], subprocess.PIPE
+    runs = [subprocess.Popen(command, stdout=pipe, stderr=pipe, env=env) for _ in range(3)]
     results = [(p.wait(timeout=300), *p.communicate()) for p in runs]
     assert [code for code, _, _ in results] == [0, 0, 0], results
     assert len({out for _, out, _ in results}) == 1
@@ -531,19 +502,15 @@ def test_a_truncated_pyz_says_it_is_damaged(slim: Path, tmp_path: Path) -> None:
     cut = tmp_path / slim.name
     cut.write_bytes(slim.read_bytes()[: slim.stat().st_size // 2])
     supported = [p for v, p in cpythons().items() if v.startswith("3.") and int(v.split(".")[1]) >= 10]
-    pythons = [sys.executable, *supported]
-    runs = [[python, cut] for python in pythons] + [
-        in_sid(f"python{v}", cut, bind=(tmp_path,)) for v in sid_cpythons()
-    ]
+    runs: list[list[Any]] = [[python, cut] for python in [sys.executable, *supported]]
+    runs += [in_sid(f"python{v}", cut, bind=(tmp_path,)) for v in sid_cpythons()]
+    said = r"SyntaxError: (encoding problem|unknown encoding): "
+    said += r"robot-md-mcp\.pyz-is-damaged-or-incomplete\.download-it-again"
     for argv in runs:
         done = subprocess.run([*map(str, argv), "--version"], capture_output=True, text=True, timeout=120)
         assert done.returncode == 1 and done.stdout == "", argv
         *before, last = done.stderr.splitlines()
-        assert re.fullmatch(
-            r"SyntaxError: (encoding problem|unknown encoding): "
-            r"robot-md-mcp\.pyz-is-damaged-or-incomplete\.download-it-again",
-            last,
-        ), (argv, done.stderr)
+        assert re.fullmatch(said, last), (argv, done.stderr)
         assert before in ([], [f'  File "{cut}", line 0']), (argv, done.stderr)
 
 
@@ -554,12 +521,7 @@ def test_a_pyz_with_a_damaged_member_is_one_line(slim: Path, tmp_path: Path) -> 
         info = max((i for i in z.infolist() if i.filename.endswith(".py")), key=lambda i: i.compress_size)
     raw = bytearray(slim.read_bytes())
     at = info.header_offset  # the local header: 30 bytes, the name, the extra field, then the data
-    start = (
-        at
-        + 30
-        + int.from_bytes(raw[at + 26 : at + 28], "little")
-        + int.from_bytes(raw[at + 28 : at + 30], "little")
-    )
+    start = at + 30 + sum(int.from_bytes(raw[at + i : at + i + 2], "little") for i in (26, 28))
     raw[start + 64 : start + 128] = bytes(64)
     damaged = tmp_path / slim.name
     damaged.write_bytes(bytes(raw))
@@ -615,22 +577,13 @@ def test_slim_pyz_brings_its_bytecode(slim: Path, tmp_path: Path) -> None:
     assert f"site-packages/pydantic/v1/__pycache__/main.{tag}.pyc" not in names
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["SHIV_ROOT"] = str(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-v", str(slim), "validate", str(EXAMPLE)], capture_output=True, text=True, env=env
-    )
+    command = [sys.executable, "-v", str(slim), "validate", str(EXAMPLE)]
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert re.search(rf"code object from '[^']*yaml/__pycache__/__init__\.{tag}\.pyc'", done.stderr)
     (copy,) = tmp_path.glob("robot-md-mcp_*[0-9]")
     unpacked = {p.relative_to(copy).as_posix() for p in copy.glob("site-packages/**/*.pyc")}
     assert unpacked == shipped  # none compiled on the way
-
-
-def test_every_member_is_deflated(slim: Path, pyz: Path) -> None:
-    """Deflate everywhere: every Python's zipfile reads it (no LZMA), and Python runs __main__.py from
-    the zip itself, which only deflate or stored allows."""
-    for path in (slim, pyz):
-        with zipfile.ZipFile(path) as z:
-            assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_DEFLATED}, path.name
 
 
 def test_reproducible(dist: Path, tmp_path: Path) -> None:
@@ -658,9 +611,8 @@ def test_debian_sids_cpython_runs_the_pyz_and_the_wheel(version: str, dist: Path
     install = (
         f"python{version} -m venv {venv} && {venv}/bin/pip install -q -c packaging/constraints.txt {wheel}"
     )
-    done = subprocess.run(
-        in_sid("sh", "-c", install, bind=(tmp_path,)), capture_output=True, text=True, timeout=900, cwd=ROOT
-    )
+    command = in_sid("sh", "-c", install, bind=(tmp_path,))
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     session = launched_session(*in_sid(venv / "bin" / "robot-md-mcp", EXAMPLE, bind=(tmp_path,)), timeout=300)
     assert session.startswith("ok: "), session
@@ -676,13 +628,8 @@ def test_build_here_makes_only_this_machines_slim_pyz(
     that CPython's bytecode, within the slim budget, in SHA256SUMS; a full session through it."""
     dist, minor = tmp_path / "dist", sys.version_info[1]
     env = {**os.environ, "PYTHON": sys.executable, "DIST": str(dist)}
-    done = subprocess.run(
-        ["bash", str(ROOT / "build.sh"), "pyz", "--here"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
+    command = ["bash", str(ROOT / "build.sh"), "pyz", "--here"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (built,) = dist.glob("*.pyz")
     digest = hashlib.sha256(built.read_bytes()).hexdigest()

@@ -1,18 +1,15 @@
-"""The MCP Registry entry (server.json, and the build's dist/server.json with the bundle):
-valid against the registry's schema, versions equal to the module's, every name and URL derived
-from the one Repository URL in pyproject.toml."""
+"""The MCP Registry entry (server.json, and the build's dist/server.json with the bundle): valid against
+the registry's schema, versions equal to the module's, every name and URL derived from the one Repository
+URL in pyproject.toml. The built bundle's dist/server.json: tests/test_mcpb.py (heavy)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
-import subprocess
 import sys
-from pathlib import Path
 
-import pytest
-from conftest import ROOT, build_bundle
+from conftest import ROOT
 from jsonschema import Draft7Validator
 
 import robot_md_mcp as rmm
@@ -23,6 +20,7 @@ import build_mcpb
 SCHEMA = json.loads((ROOT / "packaging" / "registry" / "server.schema.json").read_text(encoding="utf-8"))
 SERVER_JSON = ROOT / "server.json"
 MCP_NAME_LINE = "mcp-name: io.github.robot-md/robot-md-mcp"
+BUNDLE = "robot-md-mcp.mcpb"
 
 
 def schema_errors(document: dict) -> list[str]:
@@ -46,31 +44,19 @@ def test_the_schema_copy_is_the_one_the_pinned_publisher_requires() -> None:
     assert f"`MCP_PUBLISHER: {pin}`" in notes and "2025-12-11" in notes
 
 
-def test_server_json_is_valid() -> None:
-    server = root_server_json()
-    assert schema_errors(server) == []
-    assert server["$schema"] == SCHEMA["$id"]
-    assert len(server["description"]) <= 100
-
-
-def test_server_json_is_what_the_build_writes() -> None:
-    """Committed server.json = `python packaging/build_mcpb.py --server-json` (never edited by hand)."""
+def test_server_json_is_valid_and_what_the_build_writes() -> None:
+    """Committed server.json = `python packaging/build_mcpb.py --server-json` (never edited by hand): valid,
+    the module's version, the PyPI package over stdio taking the manifest's path."""
     assert SERVER_JSON.read_text(encoding="utf-8") == build_mcpb.dump(build_mcpb.server_json())
-
-
-def test_versions_are_the_module_version() -> None:
     server = root_server_json()
-    assert server["version"] == rmm.__version__
-    assert [p["version"] for p in server["packages"]] == [rmm.__version__]
-
-
-def test_the_pypi_package_takes_the_manifest_path() -> None:
-    (pypi,) = root_server_json()["packages"]
-    assert pypi["registryType"] == "pypi" and pypi["identifier"] == "robot-md-mcp"
-    assert pypi["transport"] == {"type": "stdio"}
+    assert schema_errors(server) == [] and server["$schema"] == SCHEMA["$id"]
+    assert len(server["description"]) <= 100 and server["version"] == rmm.__version__
+    (pypi,) = server["packages"]
+    assert pypi["version"] == rmm.__version__ and pypi["transport"] == {"type": "stdio"}
+    assert (pypi["registryType"], pypi["identifier"]) == ("pypi", "robot-md-mcp")
     (argument,) = pypi["packageArguments"]
-    assert argument["type"] == "positional" and argument["format"] == "filepath"
-    assert argument["isRequired"] is True and argument["valueHint"]
+    assert (argument["type"], argument["format"], argument["isRequired"]) == ("positional", "filepath", True)
+    assert argument["valueHint"]
 
 
 def test_every_name_and_url_derives_from_the_repository_url() -> None:
@@ -84,43 +70,31 @@ def test_every_name_and_url_derives_from_the_repository_url() -> None:
     assert server["name"] == f"io.github.{owner}/{repo}" == "io.github.robot-md/robot-md-mcp"
     assert server["repository"] == {"url": repository, "source": "github"}
     assert build_mcpb.manifest(">=3.10")["repository"]["url"] == repository
-    assert build_mcpb.release_url(rmm.__version__) == (
-        f"{repository}/releases/download/v{rmm.__version__}/robot-md-mcp.mcpb"
-    )
+    release = build_mcpb.release_url(rmm.__version__)
+    assert release == f"{repository}/releases/download/v{rmm.__version__}/{BUNDLE}"
     assert build_mcpb.github_repository() == f"{owner}/{repo}"
     assert MCP_NAME_LINE == f"mcp-name: {server['name']}"
 
 
-def test_the_release_workflow_checks_the_repository_the_same_way() -> None:
+def test_the_release_workflow_checks_the_repository_the_same_way(capsys) -> None:
     """release.yml compares github.repository with what build_mcpb.py derives (no second copy)."""
     workflow = (ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8")
     assert "python packaging/build_mcpb.py --repository" in workflow
     assert "robot-md/robot-md-mcp" not in workflow
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "build_mcpb.py"), "--repository"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert done.stdout == "robot-md/robot-md-mcp\n"
+    assert build_mcpb.main(["--repository"]) == 0 and capsys.readouterr().out == "robot-md/robot-md-mcp\n"
 
 
 def test_dist_server_json_adds_the_bundle() -> None:
+    """dist/server.json is the committed one plus the bundle, named by its release URL and SHA-256 (which
+    the schema requires to be a real one)."""
     digest = hashlib.sha256(b"a bundle").hexdigest()
     server = build_mcpb.server_json(digest)
     assert schema_errors(server) == []
-    pypi, mcpb = server["packages"]
-    assert pypi == root_server_json()["packages"][0]
-    assert {k: v for k, v in server.items() if k != "packages"} == {
-        k: v for k, v in root_server_json().items() if k != "packages"
-    }
-    assert mcpb == {
-        "registryType": "mcpb",
-        "identifier": f"https://github.com/robot-md/robot-md-mcp/releases/download/v{rmm.__version__}/robot-md-mcp.mcpb",
-        "version": rmm.__version__,
-        "fileSha256": digest,
-        "transport": {"type": "stdio"},
-    }
+    assert server | {"packages": server["packages"][:1]} == root_server_json()
+    release = f"https://github.com/robot-md/robot-md-mcp/releases/download/v{rmm.__version__}/{BUNDLE}"
+    bundle = {"registryType": "mcpb", "identifier": release, "version": rmm.__version__, "fileSha256": digest}
+    assert server["packages"][1] == bundle | {"transport": {"type": "stdio"}}
+    assert any("fileSha256" in e for e in schema_errors(build_mcpb.server_json("not-a-hash")))
 
 
 def test_title_and_icon_are_the_bundles() -> None:
@@ -129,11 +103,9 @@ def test_title_and_icon_are_the_bundles() -> None:
     server = root_server_json()
     assert server["title"] == build_mcpb.template()["display_name"] == rmm.TITLE  # one name everywhere
     (icon,) = server["icons"]
-    assert icon == {
-        "src": f"https://raw.githubusercontent.com/robot-md/robot-md-mcp/v{rmm.__version__}/packaging/mcpb/icon.png",
-        "mimeType": "image/png",
-        "sizes": ["512x512"],
-    }
+    raw = "https://raw.githubusercontent.com/robot-md/robot-md-mcp"
+    src = f"{raw}/v{rmm.__version__}/packaging/mcpb/icon.png"
+    assert icon == {"src": src, "mimeType": "image/png", "sizes": ["512x512"]}
     # the registry's rule, beyond what the schema checks: an https URL of at most 255 characters
     assert icon["src"].startswith("https://") and len(icon["src"]) <= 255
     assert (ROOT / icon["src"].split(f"/v{rmm.__version__}/", 1)[1]).read_bytes().startswith(b"\x89PNG")
@@ -141,24 +113,8 @@ def test_title_and_icon_are_the_bundles() -> None:
     assert any("too long" in e for e in schema_errors(too_long))
 
 
-def test_the_schema_refuses_a_bundle_without_a_real_hash() -> None:
-    server = build_mcpb.server_json("not-a-hash")
-    assert any("fileSha256" in e for e in schema_errors(server))
-
-
 def test_readme_carries_the_registry_ownership_line() -> None:
     """The MCP Registry accepts the PyPI package only if its README (PyPI's description) names the
     server: `mcp-name: <name>` (an HTML comment is enough)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert MCP_NAME_LINE in readme, f"README.md must carry <!-- {MCP_NAME_LINE} -->"
-
-
-@pytest.mark.heavy
-def test_the_built_dist_server_json(tmp_path: Path) -> None:
-    """A real build: dist/server.json is valid and names the bundle built beside it by its sha256."""
-    build_bundle(tmp_path)
-    server = json.loads((tmp_path / "server.json").read_text(encoding="utf-8"))
-    assert schema_errors(server) == []
-    digest = hashlib.sha256((tmp_path / "robot-md-mcp.mcpb").read_bytes()).hexdigest()
-    assert [p.get("fileSha256") for p in server["packages"]] == [None, digest]
-    assert {p["version"] for p in server["packages"]} == {server["version"]} == {rmm.__version__}
