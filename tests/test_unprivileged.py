@@ -70,9 +70,7 @@ def as_nobody(python: str, *args: str, lib: Path | None) -> subprocess.Completed
     env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
     if lib is not None:
         env["PYTHONPATH"] = str(lib)
-    return subprocess.run(
-        [*NOBODY, python, *args], capture_output=True, text=True, timeout=60, cwd="/", env=env
-    )
+    return run(*args, command=[*NOBODY, python], cwd=Path("/"), env=env, inherit_env=False)
 
 
 def test_unreadable_file_as_an_unprivileged_user(reachable: Path) -> None:
