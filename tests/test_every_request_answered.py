@@ -312,7 +312,7 @@ def _batch_over_stdio(servers: Stdio, drawn: tuple[bytes, list[tuple[bytes, Any]
 
 
 @given(drawn=batches())
-@settings(SETTINGS, max_examples=15)  # a batch with an initialize costs a new process
+@settings(SETTINGS, max_examples=6)  # a batch with an initialize costs a new process (heavy: 1,500)
 def test_every_batch_in_a_2025_03_26_session_is_answered_as_one_array(stdio_server: Stdio, drawn) -> None:
     _batch_over_stdio(stdio_server, drawn)
 
