@@ -293,7 +293,9 @@ def test_fuzz_mutated_manifests(oracles: Oracles) -> None:
 
 
 @pytest.mark.parametrize(
-    ("strategy", "batches", "size"), [(manifest_files, 12, 10), (mutants, 4, 25)], ids=["generated", "mutated"]
+    ("strategy", "batches", "size"),
+    [(manifest_files, 12, 10), (mutants, 4, 25)],
+    ids=["generated", "mutated"],
 )
 def test_fuzz_smoke_ours_alone(strategy: Callable[[], st.SearchStrategy], batches: int, size: int) -> None:
     """The default tier's fuzz (no reference, so nothing to download): 12 or 4 batches of
