@@ -325,8 +325,22 @@ def _command_line(
     capsys: pytest.CaptureFixture[str], *args: str | Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """The command line run by main() in this process, `env` its whole environment (a refusal at start
-    needs no process: it comes before anything is served): exit code, stdout and stderr."""
-    code = m.main([str(a) for a in args], m.Machine(environ=env or {}))
+    needs no process: it comes before anything is served): exit code, stdout and stderr. A start that
+    serves instead is stopped by an alarm and fails, rather than hanging the run."""
+
+    def served(signum: int, frame: Any) -> None:
+        raise AssertionError(f"served instead of refusing: {args}")
+
+    alarm = getattr(signal, "SIGALRM", None)  # (Windows has none: there a regression hangs instead)
+    previous = signal.signal(alarm, served) if alarm is not None else None
+    if alarm is not None:
+        signal.setitimer(signal.ITIMER_REAL, 20)
+    try:
+        code = m.main([str(a) for a in args], m.Machine(environ=env or {}))
+    finally:
+        if alarm is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(alarm, previous)
     out, err = capsys.readouterr()
     return subprocess.CompletedProcess([str(a) for a in args], code, out, err)
 
