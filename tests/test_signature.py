@@ -539,10 +539,12 @@ def test_a_key_folder_of_many_entries_is_refused_without_reading_it_all(tmp_path
 
     for i in range(100_000):
         os.close(os.open(tmp_path / f"k{i}.pem", os.O_CREAT | os.O_WRONLY, 0o600))
-    started = time.perf_counter()
-    with pytest.raises(rmm.ManifestError, match="entries in the folder"):
-        rmm.load_trusted_keys(str(tmp_path))
-    refusing = time.perf_counter() - started
+    refusing = float("inf")
+    for _ in range(5):  # the quickest of five: one preemption on a busy machine outlasts the whole refusal
+        started = time.perf_counter()
+        with pytest.raises(rmm.ManifestError, match="entries in the folder"):
+            rmm.load_trusted_keys(str(tmp_path))
+        refusing = min(refusing, time.perf_counter() - started)
     started = time.perf_counter()
     sorted(os.listdir(tmp_path))
     listing = time.perf_counter() - started
