@@ -18,10 +18,10 @@ from http_served import uvicorn_on_a_thread
 import robot_md_mcp as rmm
 
 
-def _trickle_until_closed(sock: socket.socket, data: bytes, every: float) -> float:
-    """Send `data` a byte every `every` seconds until the server closes the connection; the
-    seconds that took (fails if all of it went out first: the head was never cut)."""
-    started = time.monotonic()
+def _trickle_until_closed(sock: socket.socket, data: bytes, every: float, started: float) -> float:
+    """Send `data` a byte every `every` seconds until the server closes the connection; the seconds
+    since `started` (taken before the connection opened: the server, on a thread of this process,
+    may hold the GIL between its accept and a later reading). Fails if all of it went out first."""
     sock.settimeout(every)
     for byte in data:
         try:
@@ -53,15 +53,17 @@ def test_uvicorn_head_deadline_canary() -> None:
     serve_http configures it, on a thread here: the process is not the point.)"""
     with uvicorn_on_a_thread(rmm.HttpLimits(head_seconds=0.3)) as port:
         head = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Pad: {'a' * 400}\r\n\r\n".encode()
+        opened = time.monotonic()
         with socket.create_connection(("127.0.0.1", port), timeout=15) as fresh:
-            assert 0.25 <= _trickle_until_closed(fresh, head, 0.05) < 10
+            assert 0.25 <= _trickle_until_closed(fresh, head, 0.05, opened) < 10
         with socket.create_connection(("127.0.0.1", port), timeout=15) as kept:
+            asked = time.monotonic()  # the next head's clock starts after this answer, so after now
             kept.sendall(head)
             answer = b""
             while not answer.endswith(b'{"status": "ok"}'):
                 answer += kept.recv(4096)
             assert answer.startswith(b"HTTP/1.1 200"), answer
-            assert 0.25 <= _trickle_until_closed(kept, head, 0.05) < 10
+            assert 0.25 <= _trickle_until_closed(kept, head, 0.05, asked) < 10
         assert _healthz(port) == 200
 
 
@@ -70,8 +72,8 @@ def test_a_silent_connection_is_closed_after_the_keep_alive_timeout() -> None:
     sends nothing is closed after the keep-alive timeout (0.2 s here), while requests are still
     answered; and a head-only peer is closed to make room when the server is full (1 here)."""
     with uvicorn_on_a_thread(rmm.HttpLimits(head_seconds=0.2, connections=1)) as port:
+        started = time.monotonic()  # before the connection: the server's clock cannot start earlier
         silent = socket.create_connection(("127.0.0.1", port), timeout=15)
-        started = time.monotonic()
         assert _healthz(port) == 200
         assert silent.recv(1) == b""  # closed by the server, not timed out here
         assert 0.15 <= time.monotonic() - started < 5

@@ -1035,8 +1035,10 @@ def test_a_silent_connection_is_closed_at_the_head_deadline(quick_server: Served
 def test_a_body_that_trickles_is_cut_at_the_body_deadline(quick_server: ServedOnAThread) -> None:
     """One byte every 0.1 s never leaves a gap of 0.3 s: the whole-body deadline (0.6 s) cuts it, 408."""
     port = quick_server.port
-    peer = _held(port, raw_request(port, "POST", Content_Length="1000", **SESSION_HEADERS))
+    # The clock starts before the request is sent: the server's deadline cannot start earlier, and the
+    # server runs on a thread of this process, so it may hold the GIL between the send and a later reading.
     started, received = time.monotonic(), b""
+    peer = _held(port, raw_request(port, "POST", Content_Length="1000", **SESSION_HEADERS))
     peer.settimeout(0.1)
     while time.monotonic() - started < 10:
         try:
@@ -1058,10 +1060,12 @@ def test_a_body_that_trickles_is_cut_at_the_body_deadline(quick_server: ServedOn
 def test_a_body_that_stops_is_cut_at_the_gap_deadline(quick_server: ServedOnAThread, expect: bool) -> None:
     port = quick_server.port
     extra = {"Expect": "100-continue"} if expect else {}
+    sent = time.monotonic()  # before the last byte is sent, so before the server's gap can start
     peer = _held(
         port, raw_request(port, "POST", body=None, Content_Length="100", **extra, **SESSION_HEADERS) + b"{"
     )
-    received, took = _closed_within(peer, 10)
+    received, _ = _closed_within(peer, 10)
+    took = time.monotonic() - sent
     assert (b"HTTP/1.1 100 Continue\r\n\r\n" in received) == expect, received
     assert b"HTTP/1.1 408 " in received and b"connection: close" in received.lower(), received
     assert QUICK["body_gap_seconds"] - 0.1 <= took < QUICK["body_gap_seconds"] + 3, took
