@@ -6429,14 +6429,18 @@ def _answers_in(said: bytes) -> list[dict[str, Any]]:
     return answers
 
 
-def _sent_again(events: list[Message]) -> ASGIApp:
-    """An ASGI app that answers what another answered (`events`, as _collected_into kept them)."""
+class _Kept:
+    """What the SDK's app answers a request of ours, kept (`send`); sent again as an ASGI app answers."""
 
-    async def again(scope: Scope, receive: Receive, send: Send) -> None:
-        for event in events:
+    def __init__(self) -> None:
+        self.events: list[Message] = []
+
+    async def send(self, message: Message) -> None:
+        self.events.append(message)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        for event in self.events:
             await send(event)
-
-    return again
 
 
 # threat: T-HTTP-LOOP-2
@@ -6445,15 +6449,6 @@ async def _cancel_when_gone(receive: Receive, scope: CancelScope) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
     scope.cancel()
-
-
-def _collected_into(events: list[Message]) -> Send:
-    """A send() for a request of ours: what the app answers, kept in `events`."""
-
-    async def keep(message: Message) -> None:
-        events.append(message)
-
-    return keep
 
 
 async def _read_body(receive: Receive, limits: HttpLimits, size_refused: bool) -> bytes | Response | None:
@@ -6608,16 +6603,15 @@ class HttpGuard:
         batches = _Batches()
         ready = batches.start(members)
         for message, _ in members:
-            events: list[Message] = []
-            status = 0
+            kept, status = _Kept(), 0
             if message is not None:
                 body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-                status, _ = await self.forward(scope, _replayed(body), _collected_into(events))
-            answers = _answers_in(b"".join(event.get("body", b"") for event in events))
+                status, _ = await self.forward(scope, _replayed(body), kept.send)
+            answers = _answers_in(b"".join(event.get("body", b"") for event in kept.events))
             if status >= 400 and all(found.get("id") is None for found in answers):  # the POST itself refused
                 if status == 404:
                     self.live.forget(cast(str, _header(scope["headers"], b"mcp-session-id")))
-                return _sent_again(events)
+                return kept
             for found in answers:
                 ready = batches.answered(found.get("id"), json.dumps(found, ensure_ascii=False))
         ready = ready or next(iter(batches.unfinished()), None)  # a member the SDK left unanswered
@@ -6659,7 +6653,7 @@ class HttpGuard:
         self.live.forget(least_recent)
         headers = [(b"host", min(self.hosts).encode()), (b"mcp-session-id", least_recent.encode())]
         delete = {**scope, "method": "DELETE", "path": MCP_PATH, "query_string": b"", "headers": headers}
-        await self.app(delete, _replayed(b""), _collected_into([]))
+        await self.app(delete, _replayed(b""), _Kept().send)
 
     async def forward(self, scope: Scope, receive: Receive, send: Send) -> tuple[int, str | None]:
         """To the SDK's app: its answer's status and session (0, None: none); a dropped stream ended. A
@@ -6886,13 +6880,8 @@ def _json_content(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def _errors(*statuses: int) -> dict[str, Any]:
-    """OpenAPI responses for these error statuses: all the one error shape."""
-    error = {"$ref": "#/components/schemas/Error"}
-    return {str(s): _json_content(error, {**GUARD_STATUSES, **REST_STATUSES}[s]) for s in statuses}
-
-
-# The statuses of the REST paths' own answers (the guard's are GUARD_STATUSES).
+# The statuses of the REST paths' own answers; with GUARD_STATUSES, the one table /openapi.json words every
+# error status by.
 REST_STATUSES = {
     400: "the request body is empty",
     404: "no robot by that name here (the message names the robot served)",
@@ -6902,8 +6891,11 @@ REST_STATUSES = {
 
 
 def _operation(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer: bool) -> dict[str, Any]:
-    guard = [status for status in GUARD_STATUSES if bearer or status != 401]
-    return {"summary": summary, "responses": {"200": ok, **_errors(*sorted({*errors, *guard}))}}
+    """Its 200 and its error statuses, its own and the guard's (401 only with a token), in the one error shape."""
+    statuses = sorted({*errors, *(status for status in GUARD_STATUSES if bearer or status != 401)})
+    error, words = {"$ref": "#/components/schemas/Error"}, {**GUARD_STATUSES, **REST_STATUSES}
+    refusals = {str(status): _json_content(error, words[status]) for status in statuses}
+    return {"summary": summary, "responses": {"200": ok, **refusals}}
 
 
 # The simplest ROBOT.md, as a pattern (a key with `_` is never a YAML boolean or null): every text it matches
@@ -7009,7 +7001,7 @@ class RestApi:
         gets: dict[str, Callable[[HttpRequest], Awaitable[Response]]] = {REST_HEALTH_PATH: self.health}
         gets |= {ROBOTS_PATH: self.robots, OPENAPI_PATH: self.openapi}
         gets |= {f"{ROBOTS_PATH}/{{name:path}}/{view.kind}": self.view_handler(view) for view in VIEWS}
-        posts = {VALIDATE_PATH: self.validate, RENDER_PATH: self.render}
+        posts = {VALIDATE_PATH: self.posting(validate_json), RENDER_PATH: self.posting(render_yaml)}
         return [Route(path, answer, methods=["GET"]) for path, answer in gets.items()] + [
             Route(path, answer, methods=["POST"]) for path, answer in posts.items()
         ]
@@ -7084,29 +7076,28 @@ class RestApi:
             )
         return refused(404, f"no such path: {_client_words(path)}; {wanted}")
 
-    async def validate(self, request: HttpRequest) -> Response:
-        return await self.parsed(request, validate_json)
+    def posting(self, work: Callable[[bytes], RestAnswer]) -> Callable[[HttpRequest], Awaitable[Response]]:
+        """A POST's handler: `work` on the request body, on a worker thread, if it has a body and a parse slot
+        is free."""
 
-    async def render(self, request: HttpRequest) -> Response:
-        return await self.parsed(request, render_yaml)
+        async def answer(request: HttpRequest) -> Response:
+            import anyio.to_thread
+            from starlette.responses import Response
 
-    async def parsed(self, request: HttpRequest, work: Callable[[bytes], RestAnswer]) -> Response:
-        """`work` on the request body, on a worker thread, if it has a body and a parse slot is free."""
-        import anyio.to_thread
-        from starlette.responses import Response
+            body = await request.body()  # HttpGuard read it within the limits already
+            if not body:
+                return refused(400, "send a ROBOT.md text as the request body")
+            if self.parsing >= MAX_REST_PARSES:
+                busy = f"busy: {MAX_REST_PARSES} manifests are being parsed; retry in {REST_RETRY_SECONDS} s"
+                return refused(503, busy, {"retry-after": str(REST_RETRY_SECONDS)})
+            self.parsing += 1
+            try:
+                status, content, kind = await anyio.to_thread.run_sync(work, body)
+            finally:
+                self.parsing -= 1
+            return Response(content, status, media_type=kind)
 
-        body = await request.body()  # HttpGuard read it within the limits already
-        if not body:
-            return refused(400, "send a ROBOT.md text as the request body")
-        if self.parsing >= MAX_REST_PARSES:
-            busy = f"busy: {MAX_REST_PARSES} manifests are being parsed; retry in {REST_RETRY_SECONDS} s"
-            return refused(503, busy, {"retry-after": str(REST_RETRY_SECONDS)})
-        self.parsing += 1
-        try:
-            status, content, kind = await anyio.to_thread.run_sync(work, body)
-        finally:
-            self.parsing -= 1
-        return Response(content, status, media_type=kind)
+        return answer
 
 
 async def _not_allowed(request: HttpRequest, exc: Exception) -> Response:
