@@ -76,15 +76,17 @@ def anyio_backend() -> str:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_sdk_client_session(server: ServedOnAThread, mode: str) -> None:
-    """Every view, both tools, the capabilities both eras advertise (resource changes and subscriptions,
-    tool list changes: their titles name the robot; no prompt changes), logging/setLevel (handshake era)."""
+async def test_sdk_client_session(token_server: ServedOnAThread, mode: str) -> None:
+    """With the token: every view, both tools, the capabilities both eras advertise (resource changes and
+    subscriptions, tool list changes: their titles name the robot; no prompt changes), logging/setLevel
+    (handshake era)."""
     import warnings
 
-    from mcp import Client
+    import httpx2
     from mcp.types import EmptyResult
 
-    async with Client(server.url, mode=mode) as client:
+    bearer = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+    async with bearer as http, sdk_client(http, token_server.url, mode) as client:
         assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
         caps = client.server_capabilities
         assert caps is not None and caps.resources and caps.prompts and caps.tools
@@ -310,17 +312,6 @@ def test_only_the_token_itself_is_let_in(token_server: ServedOnAThread, before: 
         assert status == (200 if before + after == "" else 401), (path, sent)
 
 
-@pytest.mark.anyio
-@pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_sdk_client_with_token(token_server: ServedOnAThread, mode: str) -> None:
-    import httpx2
-
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as http:
-        async with sdk_client(http, token_server.url, mode) as client:
-            result = await client.call_tool("validate", {})
-            assert result.structured_content["ok"] is True  # type: ignore[index]
-
-
 def _command_line(
     capsys: pytest.CaptureFixture[str], *args: str | Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -353,6 +344,7 @@ REFUSED_AT_START = [
     ("127.0.0.1:", None, "expected [HOST:]PORT"),
     ("::1:8080", None, "brackets"),
     ("no-such-host.invalid:8080", None, "cannot listen on no-such-host.invalid:8080"),
+    ("127.0.0.1:{taken}", None, "cannot listen on 127.0.0.1:{taken}: address already in use"),
     ("0", ("short-token\n", 0o600), "at least 16"),
     ("0", ("two words but long enough\n", 0o600), "without spaces"),
     ("0", ("", 0o600), "at least 16"),
@@ -372,16 +364,21 @@ def test_a_setting_that_cannot_work_is_one_line_and_exit_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], address: str, token_file: Any, words: str
 ) -> None:
     """Before anything is served: exit 1, one line naming the problem, never the token file's text."""
-    path, args = tmp_path / "token", [str(EXAMPLE), "--http", address]
+    taken = socket.socket()  # {taken}: a port another server listens on
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    path, args = tmp_path / "token", [str(EXAMPLE), "--http", address.format(taken=port)]
     if token_file is not None:
         text, mode = token_file
         if text is not None:
             path.write_text(text, encoding="utf-8")
             path.chmod(mode)
         args += ["--token-file", str(path)]
-    done = _command_line(capsys, *args)
+    with taken:
+        done = _command_line(capsys, *args)
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
-    assert words.format(path=path) in done.stderr, done.stderr
+    assert words.format(path=path, taken=port) in done.stderr, done.stderr
     assert token_file is None or not (token_file[0] or "").strip() or token_file[0].strip() not in done.stderr
 
 
@@ -865,16 +862,6 @@ async def test_concurrent_clients(server: ServedOnAThread) -> None:
 # --- command line and lifecycle -----------------------------------------------------
 
 
-def test_port_in_use(capsys: pytest.CaptureFixture[str]) -> None:
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen(1)
-        port = taken.getsockname()[1]
-        done = _command_line(capsys, EXAMPLE, "--http", f"127.0.0.1:{port}")
-    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
-    assert f"cannot listen on 127.0.0.1:{port}:" in done.stderr and "in use" in done.stderr
-
-
 @pytest.mark.parametrize(
     "args",
     [["--http"], ["--allow-host", "x.local"], ["--token-file", "t"], ["--http", "0", "--http", "1"]],
@@ -957,26 +944,19 @@ def test_parse_listen_address(value: str, expected: tuple[str, int]) -> None:
 
 
 def test_a_listener_hides_its_token_and_reads_allow_host_names_once(token: str) -> None:
-    """--allow-host names are checked, then allowed: read once, so a generator gives the same hosts."""
-    names = (name for name in ["Robot.test", "bench.local:8443"])
+    """--allow-host names are checked (a port past 65535 refused in one line), then allowed: read once, so a
+    generator gives the same hosts."""
+    for port in (65536, 99999):
+        with pytest.raises(m.HttpSetupError, match=r"^--allow-host 'robot.test:\d+': expected a host name"):
+            m.open_listener("127.0.0.1:0", allow_hosts=[f"robot.test:{port}"])
+    given_ports = ["a.test:0", "b.test:1", "bench.local:8443", "c.test:65535"]
+    names = (name for name in ["Robot.test", *given_ports])
     listener = m.open_listener("127.0.0.1:0", allow_hosts=names, environ={m.TOKEN_ENV: token})
     listener.socket.close()
     assert listener.token == token and token not in repr(listener)
     port = listener.url.rsplit(":", 1)[1].split("/")[0]
     loopback = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
-    assert list(listener.allowed_hosts) == [*loopback, "robot.test", f"robot.test:{port}", "bench.local:8443"]
-
-
-@pytest.mark.parametrize("port", [0, 1, 8443, 65535, 65536, 99999])
-def test_an_allow_host_port_must_be_a_port(port: int) -> None:
-    name = f"robot.test:{port}"
-    if port > 65535:
-        with pytest.raises(m.HttpSetupError, match=r"^--allow-host 'robot.test:\d+': expected a host name"):
-            m.open_listener("127.0.0.1:0", allow_hosts=[name])
-        return
-    listener = m.open_listener("127.0.0.1:0", allow_hosts=[name])
-    listener.socket.close()
-    assert name in listener.allowed_hosts
+    assert list(listener.allowed_hosts) == [*loopback, "robot.test", f"robot.test:{port}", *given_ports]
 
 
 # --- no peer that is not making progress holds a slot (small limits: no waiting out real ones) ----
