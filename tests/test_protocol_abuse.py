@@ -541,6 +541,8 @@ def test_malformed_completion_params_get_an_error_naming_the_problem(server: Raw
         assert any(field == f or field.startswith(f + ".") for f in fields), (field, answer)
     if "ref" in fields and "ref" in named["malformed"]:  # and what a reference looks like
         assert '"ref/prompt"' in message and '"ref/resource"' in message, message
-    if changed == ["ref.type"] and isinstance(params["ref"].get("type"), str):  # an unknown kind: the ref alone
+    if changed == ["ref.type"] and isinstance(
+        params["ref"].get("type"), str
+    ):  # an unknown kind: the ref alone
         assert named == {"missing": [], "malformed": ["ref"]}, named
     assert server.fence() == []
