@@ -6891,7 +6891,8 @@ REST_STATUSES = {
 
 
 def _operation(summary: str, ok: dict[str, Any], errors: tuple[int, ...], bearer: bool) -> dict[str, Any]:
-    """Its 200 and its error statuses, its own and the guard's (401 only with a token), in the one error shape."""
+    """Its 200 and its error statuses, its own and the guard's (401 only with a token), in the one error
+    shape."""
     statuses = sorted({*errors, *(status for status in GUARD_STATUSES if bearer or status != 401)})
     error, words = {"$ref": "#/components/schemas/Error"}, {**GUARD_STATUSES, **REST_STATUSES}
     refusals = {str(status): _json_content(error, words[status]) for status in statuses}

@@ -946,9 +946,9 @@ def test_parse_listen_address(value: str, expected: tuple[str, int]) -> None:
 def test_a_listener_hides_its_token_and_reads_allow_host_names_once(token: str) -> None:
     """--allow-host names are checked (a port past 65535 refused in one line), then allowed: read once, so a
     generator gives the same hosts."""
-    for port in (65536, 99999):
+    for past in (65536, 99999):
         with pytest.raises(m.HttpSetupError, match=r"^--allow-host 'robot.test:\d+': expected a host name"):
-            m.open_listener("127.0.0.1:0", allow_hosts=[f"robot.test:{port}"])
+            m.open_listener("127.0.0.1:0", allow_hosts=[f"robot.test:{past}"])
     given_ports = ["a.test:0", "b.test:1", "bench.local:8443", "c.test:65535"]
     names = (name for name in ["Robot.test", *given_ports])
     listener = m.open_listener("127.0.0.1:0", allow_hosts=names, environ={m.TOKEN_ENV: token})
@@ -1301,7 +1301,8 @@ def test_the_log_budget_holds_in_every_window_of_its_length(times: list[float]) 
     span starts (a fixed window lets twice that through across its boundary); each line held back is
     counted on the line said before the next one goes out, or still held."""
     said: list[str] = []
-    (passed, held), expected = _budget_run(times, said), []
+    expected: list[float] = []
+    passed, held = _budget_run(times, said)
     for t in times:
         if sum(1 for p in expected if t - p < 10.0) < 20:
             expected.append(t)
