@@ -22,7 +22,7 @@ from http_served import ServedOnAThread, served_on_a_thread
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
-from serving import MCP_HEADERS, RawServer
+from serving import RawServer
 
 set_hypothesis_home_dir(ROOT / ".cache" / "hypothesis")
 
@@ -330,22 +330,7 @@ def test_every_batch_long_form(stdio_server: Stdio, drawn) -> None:
 @pytest.fixture(scope="module")
 def http_server() -> Iterator[tuple[ServedOnAThread, dict[str, str]]]:
     with served_on_a_thread() as served:
-        init = {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        }
-        body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode()
-        status, headers, _ = served.request("POST", "/mcp", body, MCP_HEADERS)
-        assert status == 200
-        session = {
-            **MCP_HEADERS,
-            "Mcp-Session-Id": headers["mcp-session-id"],
-            "Mcp-Protocol-Version": "2025-11-25",
-        }
-        initialized = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}'
-        assert served.request("POST", "/mcp", initialized, session)[0] == 202
-        yield served, session
+        yield served, served.session("2025-11-25")
 
 
 def _answers(headers: dict[str, str], body: bytes) -> list[dict]:

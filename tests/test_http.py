@@ -468,27 +468,14 @@ def test_malformed_messages_are_answered_as_over_stdio(server: ServedOnAThread, 
     empty = {"code": -32700, "message": "Parse error: the request body is empty"}
     expected = m.classify_line(body.removeprefix(b"\xef\xbb\xbf"))[1]  # the guard reads past a BOM
     expected = expected or {"jsonrpc": "2.0", "id": None, "error": empty}
-    for headers in (MCP_HEADERS, _session(server, "2025-06-18")):
+    for headers in (MCP_HEADERS, server.session("2025-06-18")):
         status, fields, answer = server.request("POST", "/mcp", body, headers)
         assert (status, fields["content-type"], json.loads(answer)) == (400, "application/json", expected)
         assert "mcp-session-id" not in fields, fields
 
 
-def _session(server: ServedOnAThread, version: str) -> dict[str, str]:
-    """The headers of a new handshake-era session at `version`, initialized."""
-    init = {**INIT, "params": {**INIT_PARAMS, "protocolVersion": version}}
-    status, headers, body = server.request("POST", "/mcp", json.dumps(init).encode(), MCP_HEADERS)
-    assert status == 200 and f'"protocolVersion":"{version}"' in body.decode(), body
-    session = {**MCP_HEADERS, "Mcp-Session-Id": headers["mcp-session-id"]}
-    if version != "2025-03-26":  # the header came with 2025-06-18
-        session["Mcp-Protocol-Version"] = version
-    initialized = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}'
-    assert server.request("POST", "/mcp", initialized, session)[0] == 202
-    return session
-
-
 def test_a_batch_in_a_2025_03_26_session_gets_one_array_of_answers(server: ServedOnAThread) -> None:
-    session = _session(server, "2025-03-26")
+    session = server.session("2025-03-26")
     batch = [
         {"jsonrpc": "2.0", "id": 1, "method": "ping"},
         {
@@ -523,7 +510,7 @@ def test_a_body_is_read_as_the_same_line_over_stdio(
 ) -> None:
     """A UTF-8 BOM and JSON's whitespace around a message, which stdio reads past, are read past over
     HTTP too: the ping is answered, never the SDK's parse error."""
-    session = _session(server, "2025-06-18")
+    session = server.session("2025-06-18")
     ping = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
     body = ("\ufeff" * bom + before + ping + after).encode()
     assert m.classify_line(body)[1] is None  # as over stdio
@@ -556,7 +543,7 @@ def test_a_deeply_nested_message_is_answered_as_over_stdio_with_its_id(
     """A request whose params nest deep (alone, or last in a 2025-03-26 batch after a ping): the answer
     stdio's classify_line gives it, with its id, never the SDK's parse error with none (its parser
     stops at a depth Python's goes past), and no other member's answer lost."""
-    session = _session(server, "2025-03-26" if batch else "2025-06-18")
+    session = server.session("2025-03-26" if batch else "2025-06-18")
     message = {"jsonrpc": "2.0", "id": request_id, "method": "ping", "params": {"x": _nested(depth, kinds)}}
     sent = [{"jsonrpc": "2.0", "id": "first", "method": "ping"}, message] if batch else message
     body = json.dumps(sent).encode()
@@ -598,7 +585,7 @@ def test_a_batch_whose_session_ended_gets_the_404_that_says_so(server: ServedOnA
     """A 2025-03-26 batch whose session ends before it comes or while it is served: 404, as any message
     to an ended session gets, so the client opens a new one (never a -32600 "batch" refusal, nor one
     bare error object in place of the batch's array)."""
-    session = _session(server, "2025-03-26")
+    session = server.session("2025-03-26")
     pings = [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(3000 if ended == "during" else 3)]
     answers: list[tuple[int, dict[str, str], bytes]] = []
     batch = threading.Thread(
@@ -629,7 +616,7 @@ def test_a_batch_refused_for_its_headers_gets_what_one_message_gets(
 ) -> None:
     """Headers the SDK refuses a POST for (Accept, Content-Type) refuse a batch as they refuse one
     message: the same status and body, never a 200 with one id-less object, nor a 202 with no answers."""
-    session = {**_session(server, "2025-03-26"), **headers}
+    session = {**server.session("2025-03-26"), **headers}
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     alone = server.request("POST", "/mcp", json.dumps(ping).encode(), session)
     batch = server.request("POST", "/mcp", json.dumps([ping, {**ping, "id": 2}]).encode(), session)
@@ -696,7 +683,7 @@ def test_notifications_racing_their_sessions_end_are_answered_once() -> None:
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25"])
 def test_a_batch_in_other_sessions_is_refused(server: ServedOnAThread, version: str) -> None:
-    session = _session(server, version)
+    session = server.session(version)
     batch = json.dumps([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]).encode()
     status, _, body = server.request("POST", "/mcp", batch, session)
     assert status == 400 and json.loads(body)["error"]["code"] == -32600, body

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-from serving import EXAMPLE, INIT, Served
+from serving import EXAMPLE, INIT, INIT_PARAMS, MCP_HEADERS, Served
 
 # --- in this process: the ASGI app, as uvicorn hands it a request ---------------------------
 
@@ -130,6 +130,18 @@ class ServedOnAThread(Served):
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.listener.socket]}, daemon=True
         )
+
+    def session(self, version: str) -> dict[str, str]:
+        """The headers of a new handshake-era session at `version`, initialized."""
+        init = {**INIT, "params": {**INIT_PARAMS, "protocolVersion": version}}
+        status, headers, body = self.request("POST", "/mcp", json.dumps(init).encode(), MCP_HEADERS)
+        assert status == 200 and f'"protocolVersion":"{version}"' in body.decode(), body
+        session = {**MCP_HEADERS, "Mcp-Session-Id": headers["mcp-session-id"]}
+        if version != "2025-03-26":  # the header came with 2025-06-18
+            session["Mcp-Protocol-Version"] = version
+        initialized = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}'
+        assert self.request("POST", "/mcp", initialized, session)[0] == 202
+        return session
 
 
 @contextlib.contextmanager
