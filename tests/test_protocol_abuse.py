@@ -64,12 +64,8 @@ def _note(method: str, **params: object) -> dict:
 
 def _nested(depth: int) -> bytes:
     """A ping (id 42) whose params hold arrays nested `depth` deep: the envelope and params count 2 more."""
-    return (
-        b'{"jsonrpc": "2.0", "id": 42, "method": "ping", "params": {"x": '
-        + b"[" * depth
-        + b"]" * depth
-        + b"}}"
-    )
+    nest = b"[" * depth + b"]" * depth
+    return b'{"jsonrpc": "2.0", "id": 42, "method": "ping", "params": {"x": ' + nest + b"}}"
 
 
 LONE = "\ud800"  # half of a pair; "\udc00" and "\ud83d" (half an emoji) are the same class
@@ -517,13 +513,14 @@ def malformed_completions(draw: Any) -> tuple[dict[str, Any], list[str]]:
     return params, changed
 
 
+def _unknown_ref(kind: str) -> tuple[dict[str, Any], list[str]]:
+    return {**VALID_COMPLETION, "ref": {"type": kind, "name": "explain-capability"}}, ["ref.type"]
+
+
 @given(drawn=malformed_completions())
-@example(
-    drawn=({**VALID_COMPLETION, "ref": {"type": "ref/tool", "name": "explain-capability"}}, ["ref.type"])
-)
-@example(
-    drawn=({**VALID_COMPLETION, "ref": {"type": "REF/PROMPT", "name": "explain-capability"}}, ["ref.type"])
-)
+@example(drawn=_unknown_ref("ref/tool"))
+@example(drawn=_unknown_ref("REF/PROMPT"))
+@example(drawn=_unknown_ref(""))
 @settings(
     max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -541,8 +538,7 @@ def test_malformed_completion_params_get_an_error_naming_the_problem(server: Raw
         assert any(field == f or field.startswith(f + ".") for f in fields), (field, answer)
     if "ref" in fields and "ref" in named["malformed"]:  # and what a reference looks like
         assert '"ref/prompt"' in message and '"ref/resource"' in message, message
-    if changed == ["ref.type"] and isinstance(
-        params["ref"].get("type"), str
-    ):  # an unknown kind: the ref alone
+    # An unknown kind of reference: the ref alone is named.
+    if changed == ["ref.type"] and isinstance(params["ref"].get("type"), str):
         assert named == {"missing": [], "malformed": ["ref"]}, named
     assert server.fence() == []
