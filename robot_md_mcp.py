@@ -7558,7 +7558,10 @@ def parse_command_line(args: list[str]) -> Command:
     options: dict[str, Any] = {
         o.key: _checked(o, values[o.key]) for o in spec.options if values.get(o.key) is not None
     }
-    return Command(verb, said, **_named_words(verb, words), **options)
+    command = Command(verb, said, **_named_words(verb, words), **options)
+    if command.fleet is not None and command.paths and verb != "validate":  # validate checks both
+        raise UsageError("--fleet DIR serves every manifest in DIR; give it or PATHs, not both")
+    return command
 
 
 def _named_words(verb: str, words: list[str]) -> dict[str, Any]:
@@ -7788,8 +7791,6 @@ def run_serve(command: Command, machine: Machine) -> int:
 def load_fleet(command: Command, keys: TrustedKeys | None) -> Fleet:
     """The fleet a command names (several PATHs, or --fleet DIR), every file parsed; Exit 1 if it cannot
     be served (a folder with no manifest, two manifests naming the same robot, …)."""
-    if command.fleet is not None and command.paths:
-        raise UsageError("--fleet DIR serves the manifests in DIR: give it or PATHs, not both")
     for word in command.paths:
         _a_path(word)
     try:
@@ -7984,7 +7985,7 @@ def install_bridge(command: Command, machine: Machine) -> int:
         raise UsageError(
             "a URL is for claude-desktop; the other clients take the URL themselves (docs/clients.md)"
         )
-    if command.fleet is not None or len(command.paths) > 1:
+    if len(command.paths) > 1:  # --fleet beside it: parse_command_line refused it
         raise UsageError("install claude-desktop takes one URL, and no PATH or --fleet beside it")
     import urllib.parse
 
@@ -8028,8 +8029,6 @@ def bridge_entry(url: str, token: str | None, plain: bool = False) -> dict[str, 
 def _install_targets(command: Command, machine: Machine) -> tuple[list[str], dict[Path, Snapshot], str]:
     """What the entry serves (its last arguments), each manifest's snapshot, and the entry's default name."""
     if command.fleet is not None:
-        if command.paths:
-            raise UsageError("--fleet DIR serves every manifest in DIR; give it or PATHs, not both")
         fleet_manifests(command.fleet)  # a folder that holds none is refused now, not when the client starts
         targets = _targets_as_given(command)
         return targets, {}, f"robot-md-fleet-{_name_part(os.path.basename(targets[1]))}"
