@@ -7406,12 +7406,10 @@ class Option:
 
 @dataclass(frozen=True)
 class Verb:
-    """A command: its usage line (the README quotes it), what it does, its words (optional but CLIENT; a
-    last one ending in "..." takes every word left)."""
+    """A command: its usage line (the README quotes it), what it does, its options."""
 
     synopsis: str
     summary: str
-    words: tuple[str, ...] = ("PATH",)
     options: tuple[Option, ...] = ()
 
 
@@ -7433,7 +7431,6 @@ VERBS: dict[str, Verb] = {
         "[--token-file FILE]]",
         "serve PATH to an MCP client over stdio (the default command), or over Streamable HTTP at /mcp; "
         "several PATHs, or --fleet DIR, serve a fleet",
-        words=("PATH...",),
         options=(
             _ROBOT,
             _FLEET,
@@ -7448,7 +7445,6 @@ VERBS: dict[str, Verb] = {
     "validate": Verb(
         "validate [PATH...] [--fleet DIR] [--json] [--strict]",
         "check each PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body (the worst); hints name misspelt keys",
-        words=("PATH...",),
         options=(
             _ROBOT,
             _FLEET,
@@ -7461,7 +7457,6 @@ VERBS: dict[str, Verb] = {
         "install CLIENT [PATH... | --fleet DIR | URL --token-file FILE] [--name NAME] [--scope SCOPE] "
         "[--workspace DIR] [--dry-run]",
         "add this server for PATH (or a fleet; or a bridge to URL) to an MCP client's config",
-        words=("CLIENT", "PATH..."),
         options=(
             *_INSTALLING,
             _FLEET,
@@ -7474,7 +7469,6 @@ VERBS: dict[str, Verb] = {
         "uninstall CLIENT [PATH... | --fleet DIR | URL] [--name NAME] [--scope SCOPE] [--workspace DIR] "
         "[--dry-run]",
         "remove it again (only an entry of robot-md-mcp's: the one for PATH, else NAME, else robot-md)",
-        words=("CLIENT", "PATH..."),
         options=(*_INSTALLING, _FLEET),
     ),
 }
@@ -7497,7 +7491,7 @@ class Command:
     verb: str
     said_verb: bool = True  # False: the verb was implied (serve)
     path: str | None = None  # the first PATH
-    paths: tuple[str, ...] = ()  # every PATH (validate, install)
+    paths: tuple[str, ...] = ()  # every PATH
     fleet: str | None = None  # --fleet DIR
     client: str | None = None
     trusted_keys: str | None = None
@@ -7565,18 +7559,11 @@ def parse_command_line(args: list[str]) -> Command:
 
 
 def _named_words(verb: str, words: list[str]) -> dict[str, Any]:
-    """The words as Command's fields: PATH → path; PATH... → path (the first) and paths (every one)."""
-    spec = VERBS[verb]
-    many = spec.words[-1].endswith("...")
-    if len(words) > len(spec.words) and not many:
-        takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
-        raise UsageError(f"unexpected argument {as_given(words[len(spec.words)])} ({verb} takes {takes})")
-    named: dict[str, Any] = {
-        word.lower().rstrip("."): value for word, value in zip(spec.words, words, strict=False)
-    }
-    if many:
-        named["paths"] = tuple(words[len(spec.words) - 1 :])
-    return named
+    """The words as Command's fields: install's CLIENT first, then every PATH (render takes one)."""
+    client = words.pop(0) if verb in ("install", "uninstall") and words else None
+    if verb == "render" and len(words) > 1:
+        raise UsageError(f"unexpected argument {as_given(words[1])} (render takes [PATH])")
+    return {"client": client, "path": next(iter(words), None), "paths": tuple(words)}
 
 
 def _extra_words(extras: list[str]) -> list[str]:
