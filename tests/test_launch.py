@@ -220,61 +220,42 @@ def test_unexpanded_path_counts_as_none_and_the_walk_up_finds_the_manifest(tmp_p
     assert err.count("\n") == 1 and "${CLAUDE_PROJECT_DIR}" in err and "did not expand" in err, err
 
 
-def found(
-    args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch, environ: dict[str, str] | None = None
-) -> Path:
-    """The manifest serving would take for `args` in `cwd` (the command line, in this process)."""
-    monkeypatch.chdir(cwd)
-    command = rmm.parse_command_line(args)
-    return rmm.load_manifest(command, rmm.Machine(environ=environ or {}))[0].path
+# Each row: the arguments, $ROBOT_MD_PATH ("ALICE": a manifest of alice), what is served ("bob" above,
+# "alice", "placeholder": a folder really named ${odd} holding alice; None: exit 2), what stderr names.
+UNEXPANDED = {
+    "a folder": (["${CLAUDE_PROJECT_DIR}"], None, "bob", "${CLAUDE_PROJECT_DIR}"),
+    "a file in one": (["${CLAUDE_PROJECT_DIR}/ROBOT.md"], None, "bob", "${CLAUDE_PROJECT_DIR}/ROBOT.md"),
+    "--robot": (["--robot", "${workspaceFolder}"], None, "bob", "${workspaceFolder}"),
+    "gives way to ROBOT_MD_PATH": (["${CLAUDE_PROJECT_DIR}"], "ALICE", "alice", "${CLAUDE_PROJECT_DIR}"),
+    "ROBOT_MD_PATH itself": ([], "${HOME_X}", "bob", rmm.PATH_ENV),
+    "a folder really so named": (["${odd}"], None, "placeholder", None),
+    "and nothing to find": (["${CLAUDE_PROJECT_DIR}"], None, None, "no ROBOT.md given"),
+}
 
 
-@pytest.mark.parametrize(
-    "args", [["${CLAUDE_PROJECT_DIR}"], ["${CLAUDE_PROJECT_DIR}/ROBOT.md"], ["--robot", "${workspaceFolder}"]]
-)
+@pytest.mark.parametrize("case", UNEXPANDED)
 def test_every_unexpanded_path_counts_as_none(
-    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert found(args, bob_above(tmp_path), monkeypatch) == tmp_path / "ROBOT.md"
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and args[-1] in err and "did not expand" in err, err
-
-
-def test_unexpanded_path_gives_way_to_robot_md_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    alice = tmp_path / "alice.md"
-    alice.write_text(ALIAS, encoding="utf-8")
-    environ = {rmm.PATH_ENV: str(alice)}
-    assert found(["${CLAUDE_PROJECT_DIR}"], bob_above(tmp_path), monkeypatch, environ) == alice
-
-
-def test_unexpanded_robot_md_path_counts_as_none_too(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    environ = {rmm.PATH_ENV: "${HOME_X}"}
-    assert found([], bob_above(tmp_path), monkeypatch, environ) == tmp_path / "ROBOT.md"
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and rmm.PATH_ENV in err
-
-
-def test_a_folder_really_named_like_a_placeholder_is_served(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    folder = tmp_path / "${odd}"
-    folder.mkdir()
-    (folder / "ROBOT.md").write_text(ALIAS, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    assert command_line("render", "${odd}") == 0
+    """A ${…} that names nothing on disk is no path (one line says so), as a plugin host may pass it."""
+    args, from_environ, served, said = UNEXPANDED[case]
+    here = tmp_path / "here" if served is None else bob_above(tmp_path)
+    (here / "${odd}").mkdir(parents=True)
+    (here / "${odd}" / "ROBOT.md").write_text(ALIAS, encoding="utf-8")
+    (tmp_path / "alice.md").write_text(ALIAS, encoding="utf-8")
+    monkeypatch.chdir(here)
+    alice = str(tmp_path / "alice.md")
+    environ = {} if from_environ is None else {rmm.PATH_ENV: from_environ.replace("ALICE", alice)}
+    code = rmm.main(["render", *args], rmm.Machine(environ=environ))
     out, err = capsys.readouterr()
-    assert "robot_name: alice" in out and err == ""
-
-
-def test_unexpanded_path_and_nothing_to_find_is_the_usual_exit_2(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    assert command_line("${CLAUDE_PROJECT_DIR}") == 2
-    err = capsys.readouterr().err
-    assert "did not expand" in err and "no ROBOT.md given" in err
+    assert code == (2 if served is None else 0), err
+    assert ("robot_name: alice" in out) == (served in ("alice", "placeholder"))
+    assert ("robot_name: bob" in out) == (served == "bob")
+    if said is None:
+        assert err == ""
+    else:
+        lines = 1 if served is not None else 2  # nothing found: then the usual line
+        assert said in err and "did not expand" in err and err.count("\n") == lines, err
 
 
 # --- serverInfo ------------------------------------------------------------------------
