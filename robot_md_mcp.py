@@ -8235,10 +8235,6 @@ class _Refused(Exception):
         self.paste_by_hand = paste_by_hand
 
 
-class _Changed(Exception):
-    """The config is no longer what the edit was made on: read it again."""
-
-
 def edit_config(
     command: Command,
     entry: dict[str, Any] | None,
@@ -8311,10 +8307,7 @@ def _edit_file(
         path.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(CONFIG_EDIT_ATTEMPTS):  # threat: T-CONFIG-1
         old = _read_config(path)
-        name = command.name or ""
-        if naming is not None and (entry or like) is not None:
-            name = naming.choose(_servers(old, key), cast(dict[str, Any], entry or like))
-        text, status = edited_config(old, key, name, entry)
+        text, status, name = edited_config(old, key, command.name or "", entry, naming, like)
         if dry_run or (text is None and not private):
             return status, "", name
         if text is None:  # threat: T-HTTP-LAN-3: an unchanged config holding our token made private
@@ -8322,8 +8315,9 @@ def _edit_file(
             if opened:
                 os.chmod(path, 0o600)
             return status, "made private: mode 0600" * opened, name
-        with contextlib.suppress(_Changed):
-            return status, _replace_file(path, text.encode("utf-8"), old, private), name
+        kept = _replace_file(path, text.encode("utf-8"), old, private)
+        if kept is not None:  # else the config changed meanwhile: read it again
+            return status, kept, name
     raise _Refused(
         f"changed {CONFIG_EDIT_ATTEMPTS} times while being edited (is a client saving it?); nothing written; "
         "try again"
@@ -8346,25 +8340,28 @@ def _read_config(path: Path) -> bytes | None:
     return data
 
 
-def _servers(data: bytes | None, key: str) -> dict[str, Any]:
-    servers = _loaded_config(data, key)[1].get(key, {})
-    return servers if isinstance(servers, dict) else {}
-
-
 def edited_config(
-    data: bytes | None, key: str, name: str, entry: dict[str, Any] | None
-) -> tuple[str | None, str]:
-    """The config's new text (None: unchanged) with `entry` under `name`, or ours removed; and the status."""
+    data: bytes | None,
+    key: str,
+    name: str,
+    entry: dict[str, Any] | None,
+    naming: Naming | None = None,
+    like: dict[str, Any] | None = None,
+) -> tuple[str | None, str, str]:
+    """The config's new text (None: unchanged) with `entry` under `name` (naming's choice, if given), or
+    ours removed; the status; the name."""
     text, config = _loaded_config(data, key)
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
         raise _Refused(f'has a "{key}" that is not a JSON object')
+    if naming is not None and (entry or like) is not None:
+        name = naming.choose(servers, cast(dict[str, Any], entry or like))
     if name in servers and servers[name] != entry and not _ours(servers[name]):  # threat: contract
         raise _Refused(f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)')
     if entry is not None and name in servers:  # ours: what the user added to it (env, disabled...) stays
         entry = {**servers[name], **entry}
     if servers.get(name) == entry:
-        return None, "unchanged"
+        return None, "unchanged", name
     status = "removed" if entry is None else "updated" if name in servers else "added"
     if entry is None:
         del servers[name]
@@ -8379,7 +8376,7 @@ def edited_config(
         new.encode("utf-8")
     except (ValueError, UnicodeEncodeError):
         raise _Refused("holds NaN, Infinity or text that is not Unicode; fix it by hand") from None
-    return new + "\n", status
+    return new + "\n", status, name
 
 
 def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
@@ -8417,9 +8414,9 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
-def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = False) -> str:
+def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = False) -> str | None:
     """Compare and swap: new and old bytes to synced temp files beside the config (its mode kept), renamed
-    over it and `<path>.bak` (a link there replaced, not followed) if it still holds `old`; else _Changed."""
+    over it and `<path>.bak` (a link there replaced, not followed) if it still holds `old`; else None."""
     import tempfile
 
     backup = None if old is None else path.with_name(path.name + ".bak")
@@ -8440,7 +8437,7 @@ def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = Fa
             if mode is not None:
                 os.chmod(tmp, mode)
         if _read_config(path) != old:  # threat: T-CONFIG-1
-            raise _Changed
+            return None
         os.replace(temps[0], path)
         try:
             if backup is not None:
