@@ -82,11 +82,24 @@ def test_robot_option_names_the_manifest_as_the_pendant_launches_it(pendant_sess
     assert answers[2]["result"]["structuredContent"]["ok"] is True
 
 
-@pytest.mark.parametrize("form", [["--robot", "{}"], ["--robot={}"], ["serve", "--robot", "{}"]])
-def test_every_form_of_robot_is_the_path_argument(form: list[str]) -> None:
-    """Each spelling serves what `robot-md-mcp PATH` serves (the command line, in this process)."""
-    command = rmm.parse_command_line([a.format(EXAMPLE) for a in form])
-    assert (command.verb, command.path) == ("serve", str(EXAMPLE))
+# Each spelling of --robot, and misuses of it.
+SERVED = ["--robot {}", "--robot={}", "serve --robot {}", "validate --robot {}", "render --robot {}"]
+MISUSED = ["--robot", "--robot=", "--robot a --robot b", "{} --robot {}"]
+
+
+@pytest.mark.parametrize("form", SERVED + MISUSED)
+def test_every_form_of_robot_is_the_path_argument(form: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each spelling is what `robot-md-mcp [VERB] PATH` is; misused, one usage line."""
+    args = [a.format(EXAMPLE) for a in form.split(" ")]
+    if form in MISUSED:
+        assert command_line(*args) == 2
+        assert "--robot takes the manifest's path" in usage_message(capsys.readouterr().err)
+        return
+    command = rmm.parse_command_line(args)
+    plain = [command.verb, str(EXAMPLE)] if command.said_verb else [str(EXAMPLE)]
+    assert command == rmm.parse_command_line(plain) and command.path == str(EXAMPLE)
+    if command.verb != "serve":
+        assert command_line(*args) == 0, capsys.readouterr().err
 
 
 def command_line(*args: str) -> int:
@@ -95,20 +108,6 @@ def command_line(*args: str) -> int:
         return rmm.main(list(args), rmm.Machine(environ={}))
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 1
-
-
-def test_validate_and_render_take_robot_too(capsys: pytest.CaptureFixture[str]) -> None:
-    for verb in ("validate", "render"):
-        assert command_line(verb, "--robot", str(EXAMPLE)) == 0, capsys.readouterr().err
-
-
-@pytest.mark.parametrize(
-    "args",
-    [["--robot"], ["--robot="], ["--robot", "a", "--robot", "b"], [str(EXAMPLE), "--robot", str(EXAMPLE)]],
-)
-def test_robot_option_misused_is_one_usage_line(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert command_line(*args) == 2
-    assert "--robot takes the manifest's path" in usage_message(capsys.readouterr().err)
 
 
 # --- initialize as robot-md-pendant sends it -------------------------------------------
@@ -269,24 +268,16 @@ async def test_server_info_names_title_description_website_and_icon(mode: str) -
     assert info is not None and info.icons is not None
     assert (info.name, info.version, info.title) == (rmm.NAME, rmm.__version__, "ROBOT.md robot facts")
     assert info.description and "read-only" in info.description.lower()
-    assert info.website_url == "https://github.com/robot-md/robot-md-mcp"
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")  # the repository it names
+    assert info.website_url == rmm.WEBSITE == "https://github.com/robot-md/robot-md-mcp"
+    assert f'Repository = "{rmm.WEBSITE}"' in pyproject
     [icon] = info.icons
     assert (icon.mime_type, icon.sizes) == ("image/png", ["64x64"])
     prefix = "data:image/png;base64,"
     assert icon.src.startswith(prefix)
     png = base64.b64decode(icon.src[len(prefix) :], validate=True)
+    # the bundle's icon at 64x64, committed as packaging/mcpb/icon-64.png, byte for byte
+    assert png == (ROOT / "packaging" / "mcpb" / "icon-64.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[16:24] == (64).to_bytes(4, "big") * 2
     # The 2026-07-28 era has no logging/setLevel: its discover result does not offer logging.
     assert (caps.logging is not None) == (mode == "legacy")
-
-
-def test_the_icon_is_the_committed_64_pixel_copy_of_the_bundles() -> None:
-    """serverInfo's icon is packaging/mcpb/icon-64.png (the bundle's icon at 64x64), byte for byte."""
-    committed = (ROOT / "packaging" / "mcpb" / "icon-64.png").read_bytes()
-    assert base64.b64decode(rmm.ICON_PNG_BASE64, validate=True) == committed
-    assert committed[:8] == b"\x89PNG\r\n\x1a\n" and committed[16:24] == (64).to_bytes(4, "big") * 2
-
-
-def test_website_is_the_repository_named_in_pyproject() -> None:
-    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert f'Repository = "{rmm.WEBSITE}"' in pyproject
