@@ -648,14 +648,6 @@ def test_any_command_line_is_an_answer_or_one_line(install: Installer, verb: str
     assert done.err.count("\n") == lines or "claude is not on PATH" in done.err, done
 
 
-def test_help_mentions_install(capsys) -> None:
-    for args in (["--help"], ["install", "--help"]):
-        assert (
-            rmm.main(args) == 0 and "install CLIENT [PATH... | --fleet DIR | URL" in capsys.readouterr().out
-        )
-    assert rmm.main(["validate", "--help"]) == 0 and "usage:" in capsys.readouterr().out
-
-
 # --- the command: whatever is running now ------------------------------------------
 
 
