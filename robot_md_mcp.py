@@ -7234,11 +7234,8 @@ def launch_command() -> list[str]:
 
 def usage_error(args: list[str], message: str) -> int:
     """argparse's own answer to a usage error: the command's usage line, `PROG COMMAND: error: …`, exit 2."""
-    parser = verb_parser(args[0] if args and args[0] in VERBS else "serve", invoked_as())
-    try:
-        parser.error(message)
-    except SystemExit as stop:  # argparse's exit(2)
-        return int(stop.code or ExitCode.USAGE)
+    with contextlib.suppress(SystemExit):  # argparse's exit(2)
+        verb_parser(args[0] if args and args[0] in VERBS else "serve", invoked_as()).error(message)
     return ExitCode.USAGE
 
 
