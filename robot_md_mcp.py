@@ -8351,9 +8351,9 @@ def edited_config(
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
         raise _Refused(f'has a "{key}" that is not a JSON object')
-    if naming is not None and (entry or like) is not None:
-        name = naming.choose(servers, cast(dict[str, Any], entry or like))
-    if name in servers and servers[name] != entry and not _ours(servers[name]):  # threat: contract
+    if naming is not None:  # given with an entry, or with one like ours to remove
+        name = naming.choose(servers, entry or like or {})
+    if servers.get(name, entry) != entry and not _ours(servers[name]):  # threat: contract
         raise _Refused(f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)')
     if entry is not None and name in servers:  # ours: what the user added to it (env, disabled...) stays
         entry = {**servers[name], **entry}
