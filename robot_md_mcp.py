@@ -7929,6 +7929,9 @@ def _install_target(command: Command) -> Command:
         f"{said}: a JavaScript client reading the config treats it specially; choose another": (
             name in JS_OBJECT_MEMBERS
         ),
+        "a URL is for claude-desktop; the other clients take the URL themselves (docs/clients.md)": (
+            _a_url(command.path) and client != "claude-desktop"
+        ),
         "--scope is for claude-code only": scope is not None and client != "claude-code",
         f"--scope {as_given(scope or '')}: choose one of {scopes}": scope not in (None, *CLAUDE_CODE_SCOPES),
         "--workspace is for vscode only": workspace is not None and client != "vscode",
@@ -7945,18 +7948,18 @@ def run_install(command: Command, machine: Machine) -> int:
     """Add this server for a manifest (found as serving finds it), several, a fleet's folder or (a URL) the
     bridge to a server over HTTP to a client's config; a manifest that does not validate gets a note."""
     command = _install_target(command)
-    if re.match(r"https?://", command.path or "", re.IGNORECASE):
+    if _a_url(command.path):
         return install_bridge(command, machine)
     if command.token_file is not None:
         raise UsageError("--token-file is for a URL: install claude-desktop URL --token-file FILE")
     targets, snaps, preferred = _install_targets(command, machine)
     launch = _usable([*lasting_launch(machine), *targets])
     _utf8_stdout()
-    naming = Naming(preferred, len(targets))
+    naming = Naming(preferred, len(targets), server_entry(command, launch))
     if command.client == "claude-code":
         code = claude_code_add(command, launch, machine, naming)
     else:
-        code = edit_config(command, server_entry(command, launch), machine, naming)
+        code = edit_config(command, naming.entry, machine, naming)
     for path, snap in snaps.items():
         _install_notes(path, snap)
     return code
@@ -7965,10 +7968,6 @@ def run_install(command: Command, machine: Machine) -> int:
 def install_bridge(command: Command, machine: Machine) -> int:
     """Claude Desktop's entry for a server over HTTP: mcp-remote to it, the token in env, the file private."""
     url = cast(str, command.path)
-    if command.client != "claude-desktop":
-        raise UsageError(
-            "a URL is for claude-desktop; the other clients take the URL themselves (docs/clients.md)"
-        )
     if len(command.paths) > 1:  # --fleet beside it: parse_command_line refused it
         raise UsageError("install claude-desktop takes one URL, and no PATH or --fleet beside it")
     import urllib.parse
@@ -7993,9 +7992,8 @@ def install_bridge(command: Command, machine: Machine) -> int:
             f"{NAME}: note: {url} is plain HTTP: the token crosses the network readable; prefer https",
             file=sys.stderr,
         )
-    return edit_config(
-        command, bridge_entry(url, token, plain), machine, Naming(f"robot-md-{_name_part(host)}", 1, url)
-    )
+    entry = bridge_entry(url, token, plain)
+    return edit_config(command, entry, machine, Naming(f"robot-md-{_name_part(host)}", 1, entry, url))
 
 
 def bridge_entry(url: str, token: str | None, plain: bool = False) -> dict[str, Any]:
@@ -8066,11 +8064,12 @@ def _name_part(text: str) -> str:
 
 @dataclass(frozen=True)
 class Naming:
-    """An entry's name when --name is not given: an entry of ours that already serves the same keeps its
-    name (robot-md from earlier installs included), else `preferred` (robot-md-ROBOT_NAME)."""
+    """An entry's name when --name is not given: an entry of ours that already serves what `entry` serves
+    keeps its name (robot-md from earlier installs included), else `preferred` (robot-md-ROBOT_NAME)."""
 
     preferred: str
     served: int  # how many of the entry's last arguments say what it serves
+    entry: dict[str, Any] = field(default_factory=dict)  # the entry install writes
     url: str | None = None  # a bridge's: ours to this URL is the same
 
     def serves_the_same(self, there: list[str], ours: list[str]) -> bool:
@@ -8080,9 +8079,9 @@ class Naming:
             word == "--fleet" or word.lower().endswith(".md") for word in before
         )
 
-    def choose(self, servers: dict[str, Any], entry: dict[str, Any]) -> str:
+    def choose(self, servers: dict[str, Any]) -> str:
         """The name of an entry of ours among `servers` that serves what `entry` serves, else preferred."""
-        ours = [entry.get("command", ""), *entry.get("args", [])]
+        ours = [self.entry.get("command", ""), *self.entry.get("args", [])]
         for name, there in servers.items():
             if self.url is not None and _our_bridge(there) and self.url in list(there.get("args") or ()):
                 return str(name)
@@ -8183,34 +8182,39 @@ def run_uninstall(command: Command, machine: Machine) -> int:
     """Remove this server's entry from a client's config, and nothing else: NAME, else the entry of ours
     that serves PATH (several, --fleet DIR, a URL; found as install finds them), else robot-md."""
     command = _install_target(command)
-    naming, like = (None, None) if command.name else _naming_of(command, machine)
+    naming = None if command.name else _naming_of(command, machine)
     if naming is None:
         command = dataclasses.replace(command, name=command.name or DEFAULT_SERVER_NAME)
     _utf8_stdout()
     if command.client != "claude-code":
-        return edit_config(command, None, machine, naming, like)
-    if naming is not None and like is not None:
-        claude = _claude_on_path(command, machine)
-        name = _claude_code_name(claude, command.scope or "user", naming, [like["command"], *like["args"]])
+        return edit_config(command, None, machine, naming)
+    if naming is not None:  # a URL is refused for claude-code: here naming.entry runs the program
+        launch = [naming.entry["command"], *naming.entry["args"]]
+        name = _claude_code_name(_claude_on_path(command, machine), command.scope or "user", naming, launch)
         command = dataclasses.replace(command, name=name)
     return claude_code_remove(command, machine)
 
 
-def _naming_of(command: Command, machine: Machine) -> tuple[Naming | None, dict[str, Any] | None]:
-    """How install would name the entry for what the command names, and the entry; None: robot-md."""
-    if re.match(r"https?://", command.path or "", re.IGNORECASE):
+def _naming_of(command: Command, machine: Machine) -> Naming | None:
+    """How install would name the entry for what the command names, with the entry; None: robot-md."""
+    if _a_url(command.path):
         host = re.sub(r"^https?://([^/:?#]*).*", r"\1", cast(str, command.path), flags=re.I | re.DOTALL)
-        return Naming(f"robot-md-{_name_part(host)}", 1, command.path), {}
+        return Naming(f"robot-md-{_name_part(host)}", 1, url=command.path)
     if command.path is None and command.fleet is None and not machine.environ.get(PATH_ENV):
-        return None, None
+        return None
     try:
         with contextlib.redirect_stderr(io.StringIO()):  # notes are install's
             targets, _, preferred = _install_targets(command, machine)
     except Exit:  # gone or broken since: its entry is still found by what it serves
         targets, preferred = _targets_as_given(command), DEFAULT_SERVER_NAME
         if not targets:
-            return None, None
-    return Naming(preferred, len(targets)), server_entry(command, [*launch_command(), *targets])
+            return None
+    return Naming(preferred, len(targets), server_entry(command, [*launch_command(), *targets]))
+
+
+def _a_url(word: str | None) -> bool:
+    """A server's URL where a PATH goes: install writes a bridge to it."""
+    return re.match(r"https?://", word or "", re.IGNORECASE) is not None
 
 
 def server_entry(command: Command, launch: list[str]) -> dict[str, Any]:
@@ -8237,7 +8241,6 @@ def edit_config(
     entry: dict[str, Any] | None,
     machine: Machine,
     naming: Naming | None = None,
-    like: dict[str, Any] | None = None,
 ) -> int:
     """Add `entry` to the client's config, or remove ours (entry None), and say what changed."""
     client, private = cast(str, command.client), entry is not None and BRIDGE_AUTH_ENV in entry.get("env", {})
@@ -8252,7 +8255,7 @@ def edit_config(
             raise _Refused(
                 f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
             )
-        edited = _edit_file(path, command, entry, named, like, private)
+        edited = _edit_file(path, command, entry, named, private)
     except _Refused as e:
         if e.paste_by_hand and entry is not None:
             print(_as_member(command.name or (naming.preferred if naming else DEFAULT_SERVER_NAME), entry))
@@ -8295,7 +8298,6 @@ def _edit_file(
     command: Command,
     entry: dict[str, Any] | None,
     naming: Naming | None,
-    like: dict[str, Any] | None,
     private: bool,
 ) -> tuple[str, str, str]:
     """The status, what was kept of the old file, the entry's name; redone if a client saved it meanwhile."""
@@ -8304,7 +8306,7 @@ def _edit_file(
         path.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(CONFIG_EDIT_ATTEMPTS):  # threat: T-CONFIG-1
         old = _read_config(path)
-        text, status, name = edited_config(old, key, command.name or "", entry, naming, like)
+        text, status, name = edited_config(old, key, command.name or "", entry, naming)
         if dry_run or (text is None and not private):
             return status, "", name
         if text is None:  # threat: T-HTTP-LAN-3: an unchanged config holding our token made private
@@ -8343,7 +8345,6 @@ def edited_config(
     name: str,
     entry: dict[str, Any] | None,
     naming: Naming | None = None,
-    like: dict[str, Any] | None = None,
 ) -> tuple[str | None, str, str]:
     """The config's new text (None: unchanged) with `entry` under `name` (naming's choice, if given), or
     ours removed; the status; the name."""
@@ -8351,8 +8352,8 @@ def edited_config(
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
         raise _Refused(f'has a "{key}" that is not a JSON object')
-    if naming is not None:  # given with an entry, or with one like ours to remove
-        name = naming.choose(servers, entry or like or {})
+    if naming is not None:
+        name = naming.choose(servers)
     if servers.get(name, entry) != entry and not _ours(servers[name]):  # threat: contract
         raise _Refused(f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)')
     if entry is not None and name in servers:  # ours: what the user added to it (env, disabled...) stays

@@ -632,13 +632,14 @@ WORDS = st.sampled_from(
     [
         *"cursor vscode claude-desktop claude-code CURSOR /etc /dev/null x user project __proto__ ~".split(),
         *"--name --scope --workspace --dry-run --json --http -- - -x --name=é".split(),
-        *(str(EXAMPLE), "", "a\nb"),
+        *(str(EXAMPLE), "", "a\nb", "https://pi.local/mcp", "HTTP://[::1]:9/mcp", "--token-file"),
     ]
 )
 
 
 @settings(IN_A_FIXTURE, max_examples=40)
 @given(verb=st.sampled_from(["install", "uninstall"]), words=st.lists(WORDS, max_size=6))
+@example(verb="uninstall", words=["claude-code", "https://pi.local/mcp"]).via("was a traceback (KeyError)")
 def test_any_command_line_is_an_answer_or_one_line(install: Installer, verb: str, words: list[str]) -> None:
     """Whatever words follow install or uninstall (claude off PATH): exit 0, or 1 or 2 with one line on
     stderr; never an exception out of main."""
