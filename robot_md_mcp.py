@@ -8237,10 +8237,7 @@ class _Refused(Exception):
 
 
 def edit_config(
-    command: Command,
-    entry: dict[str, Any] | None,
-    machine: Machine,
-    naming: Naming | None = None,
+    command: Command, entry: dict[str, Any] | None, machine: Machine, naming: Naming | None = None
 ) -> int:
     """Add `entry` to the client's config, or remove ours (entry None), and say what changed."""
     client, private = cast(str, command.client), entry is not None and BRIDGE_AUTH_ENV in entry.get("env", {})
@@ -8294,11 +8291,7 @@ def _as_member(name: str, entry: dict[str, Any]) -> str:
 
 
 def _edit_file(
-    path: Path,
-    command: Command,
-    entry: dict[str, Any] | None,
-    naming: Naming | None,
-    private: bool,
+    path: Path, command: Command, entry: dict[str, Any] | None, naming: Naming | None, private: bool
 ) -> tuple[str, str, str]:
     """The status, what was kept of the old file, the entry's name; redone if a client saved it meanwhile."""
     key, dry_run = CLIENT_FILES[cast(str, command.client)][0], command.dry_run
@@ -8340,11 +8333,7 @@ def _read_config(path: Path) -> bytes | None:
 
 
 def edited_config(
-    data: bytes | None,
-    key: str,
-    name: str,
-    entry: dict[str, Any] | None,
-    naming: Naming | None = None,
+    data: bytes | None, key: str, name: str, entry: dict[str, Any] | None, naming: Naming | None = None
 ) -> tuple[str | None, str, str]:
     """The config's new text (None: unchanged) with `entry` under `name` (naming's choice, if given), or
     ours removed; the status; the name."""
