@@ -7957,7 +7957,7 @@ def run_install(command: Command, machine: Machine) -> int:
     _utf8_stdout()
     naming = Naming(preferred, len(targets), server_entry(command, launch))
     if command.client == "claude-code":
-        code = claude_code_add(command, launch, machine, naming)
+        code = claude_code_add(command, machine, naming)
     else:
         code = edit_config(command, naming.entry, machine, naming)
     for path, snap in snaps.items():
@@ -8072,6 +8072,10 @@ class Naming:
     entry: dict[str, Any] = field(default_factory=dict)  # the entry install writes
     url: str | None = None  # a bridge's: ours to this URL is the same
 
+    @property
+    def argv(self) -> list[str]:
+        return [self.entry.get("command", ""), *self.entry.get("args", [])]
+
     def serves_the_same(self, there: list[str], ours: list[str]) -> bool:
         """The same last arguments, and no other manifest or --fleet just before them."""
         before = there[-self.served - 1 : -self.served]
@@ -8081,12 +8085,11 @@ class Naming:
 
     def choose(self, servers: dict[str, Any]) -> str:
         """The name of an entry of ours among `servers` that serves what `entry` serves, else preferred."""
-        ours = [self.entry.get("command", ""), *self.entry.get("args", [])]
         for name, there in servers.items():
             if self.url is not None and _our_bridge(there) and self.url in list(there.get("args") or ()):
                 return str(name)
             argv = [there.get("command"), *there.get("args", [])] if _runs_this_program(there) else []
-            if self.url is None and argv and self.serves_the_same(argv, ours):
+            if self.url is None and argv and self.serves_the_same(argv, self.argv):
                 return str(name)
         return self.preferred
 
@@ -8188,9 +8191,8 @@ def run_uninstall(command: Command, machine: Machine) -> int:
     _utf8_stdout()
     if command.client != "claude-code":
         return edit_config(command, None, machine, naming)
-    if naming is not None:  # a URL is refused for claude-code: here naming.entry runs the program
-        launch = [naming.entry["command"], *naming.entry["args"]]
-        name = _claude_code_name(_claude_on_path(command, machine), command.scope or "user", naming, launch)
+    if naming is not None:
+        name = _claude_code_name(_claude_on_path(command, machine), command.scope or "user", naming)
         command = dataclasses.replace(command, name=name)
     return claude_code_remove(command, machine)
 
@@ -8489,11 +8491,11 @@ def _file_name(word: str) -> str:
 # --- claude-code: Claude Code keeps its config itself; `claude mcp` edits it
 
 
-def claude_code_add(command: Command, launch: list[str], machine: Machine, naming: Naming) -> int:
-    """`claude mcp add`, the user scope unless told; an entry of ours under the name replaced, someone
-    else's left as it is."""
-    scope, claude = command.scope or "user", _claude_on_path(command, machine)
-    name = command.name or _claude_code_name(claude, scope, naming, launch)
+def claude_code_add(command: Command, machine: Machine, naming: Naming) -> int:
+    """`claude mcp add` of naming's entry, the user scope unless told; an entry of ours under the name
+    replaced, someone else's left as it is."""
+    scope, claude, launch = command.scope or "user", _claude_on_path(command, machine), naming.argv
+    name = command.name or _claude_code_name(claude, scope, naming)
     add = ["claude", "mcp", "add", "--scope", scope, name, "--", *launch]
     if claude is None:
         return _print_instead(command, machine, [add])
@@ -8519,13 +8521,13 @@ def claude_code_add(command: Command, launch: list[str], machine: Machine, namin
     return ExitCode.OK
 
 
-def _claude_code_name(claude: str | None, scope: str, naming: Naming, launch: list[str]) -> str:
-    """robot-md (earlier installs' name) where Claude Code's entry of ours under it serves what `launch`
-    serves, else naming's. `claude mcp get` joins the arguments with spaces: both are split at each."""
+def _claude_code_name(claude: str | None, scope: str, naming: Naming) -> str:
+    """robot-md (earlier installs' name) where Claude Code's entry of ours under it serves what naming's
+    entry serves, else naming's. `claude mcp get` joins the arguments with spaces: both are split at each."""
     if claude is None:  # the line is printed, not run: nothing to look at
         return naming.preferred
-    words = " ".join(launch).split(" ")
-    split = Naming(naming.preferred, len(" ".join(launch[-naming.served :]).split(" ")))
+    words = " ".join(naming.argv).split(" ")
+    split = Naming(naming.preferred, len(" ".join(naming.argv[-naming.served :]).split(" ")))
     there = claude_code_entry(claude, DEFAULT_SERVER_NAME, scope)
     if there is not None and not _someone_elses(there) and split.serves_the_same(there, words):
         return DEFAULT_SERVER_NAME
