@@ -76,10 +76,21 @@ def pendant_session(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str
     )
 
 
-def test_robot_option_names_the_manifest_as_the_pendant_launches_it(pendant_session: tuple) -> None:
+def test_started_and_initialized_as_the_pendant_does_it_is_served(pendant_session: tuple) -> None:
+    """`--robot PATH` from a folder holding no manifest; an initialize lacking protocolVersion answered
+    naming it (every other mix: the generated test below), and the server goes on; the pendant's own
+    initialize (no clientInfo), then straight to its requests: each served, nothing on stderr."""
     answers, err, code = pendant_session
     assert code == 0 and err == "", err
+    error = answers[7]["error"]
+    assert error["code"] == -32602 and "protocolVersion" in error["message"]
+    assert error["data"] == {"missing": ["protocolVersion"], "malformed": []}
+    assert answers[1]["result"]["serverInfo"]["name"] == rmm.NAME
+    assert answers[1]["result"]["serverInfo"]["title"] == f'{rmm.TITLE}: "bob"'  # as the process started
+    assert answers[1]["result"]["protocolVersion"] == "2025-06-18"
     assert answers[2]["result"]["structuredContent"]["ok"] is True
+    assert answers[3]["result"]["structuredContent"]["yaml"].startswith("rcan_version:")
+    assert robot_served(answers, 4) == 'name: "bob"'
 
 
 # Each spelling of --robot, and misuses of it.
@@ -111,28 +122,6 @@ def command_line(*args: str) -> int:
 
 
 # --- initialize as robot-md-pendant sends it -------------------------------------------
-
-
-def test_initialize_without_client_info_and_no_initialized_is_served(pendant_session: tuple) -> None:
-    """The pendant's session: initialize without clientInfo, then straight to its requests."""
-    answers, err, code = pendant_session
-    assert code == 0 and "Traceback" not in err
-    assert answers[1]["result"]["serverInfo"]["name"] == rmm.NAME
-    assert answers[1]["result"]["serverInfo"]["title"] == f'{rmm.TITLE}: "bob"'  # as the process started
-    assert answers[1]["result"]["protocolVersion"] == "2025-06-18"
-    assert answers[2]["result"]["structuredContent"]["ok"] is True
-    assert answers[3]["result"]["structuredContent"]["yaml"].startswith("rcan_version:")
-    assert robot_served(answers, 4) == 'name: "bob"'
-
-
-def test_initialize_lacking_a_required_field_is_answered_naming_it(pendant_session: tuple) -> None:
-    """Over real stdio, protocolVersion missing (every other mix: the generated test below)."""
-    answers, err, code = pendant_session
-    error = answers[7]["error"]
-    assert error["code"] == -32602 and "protocolVersion" in error["message"]
-    assert error["data"] == {"missing": ["protocolVersion"], "malformed": []}
-    assert "result" in answers[1], "the server goes on after a refused initialize"
-    assert code == 0 and "Traceback" not in err
 
 
 REQUIRED = ("protocolVersion", "capabilities")
