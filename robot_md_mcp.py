@@ -7910,6 +7910,11 @@ def config_path(
     return app_data / "Code" / "User" / "mcp.json"
 
 
+def _a_url(word: str | None) -> bool:
+    """A server's URL where a PATH goes: install writes a bridge to it."""
+    return re.match(r"https?://", word or "", re.IGNORECASE) is not None
+
+
 def _install_target(command: Command) -> Command:
     """The command with CLIENT, --name, --scope and --workspace checked (else UsageError)."""
     client, scope, workspace = command.client, command.scope, command.workspace
@@ -8212,11 +8217,6 @@ def _naming_of(command: Command, machine: Machine) -> Naming | None:
         if not targets:
             return None
     return Naming(preferred, len(targets), server_entry(command, [*launch_command(), *targets]))
-
-
-def _a_url(word: str | None) -> bool:
-    """A server's URL where a PATH goes: install writes a bridge to it."""
-    return re.match(r"https?://", word or "", re.IGNORECASE) is not None
 
 
 def server_entry(command: Command, launch: list[str]) -> dict[str, Any]:
