@@ -140,12 +140,6 @@ def test_no_path_found_is_a_usage_error_saying_how_to_pass_one_as_invoked(
     assert cli(capsys, "missing.md")[:2] == (1, "")  # a missing path that looks like one: file not found
 
 
-def test_other_invocations_agree() -> None:
-    """The program itself: `python -m robot_md_mcp` runs what the script runs."""
-    done = run("validate", str(EXAMPLE), command=[sys.executable, "-m", "robot_md_mcp"])
-    assert (done.returncode, done.stdout) == (0, "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n")
-
-
 # Each verb's words in order, and options (with their values) that may stand anywhere among them.
 ARRANGEMENTS = {
     "install": (["vscode", "robots/ROBOT.md"], [["--name", "arm"], ["--workspace=."], ["--dry-run"]]),
