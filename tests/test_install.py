@@ -765,6 +765,7 @@ def claude_servers(state: Path) -> dict[str, Any]:
 BOB, OLD, NODE = {"robot-md-bob": COMMAND}, {"robot-md-bob": ["robot-md-mcp", "/r"]}, {"robot-md-bob": ["x"]}
 HTTP, LINE = {"robot-md-bob": "http://127.0.0.1:9/mcp"}, shlex.join([*ADD, "robot-md-bob", "--", *COMMAND])
 ADDED = f'added "robot-md-bob" in Claude Code\'s user config: ran {LINE}'
+OLD_MCP, ROVER = "/old/bin/robot-md-mcp", {"robot-md": ["robot-md-mcp", "/r/rover/ROBOT.md"]}
 # Claude Code's servers per scope before, the words after `claude-code PATH` (u: uninstall), the exit code,
 # what stdout (exit 0) or stderr says, and the servers after (None: as before).
 # fmt: off
@@ -772,6 +773,9 @@ CLAUDE_CODE: dict[str, tuple[dict[str, Any], list[str], int, str, dict[str, Any]
     "added": ({}, [], 0, ADDED, {"user": BOB}),
     "again": ({"user": BOB}, [], 0, "is already in Claude Code's user config with this command", None),
     "ours updated": ({"user": OLD}, [], 0, 'updated "robot-md-bob"', {"user": BOB}),
+    "robot-md, as earlier installs named it": ({"user": {"robot-md": [OLD_MCP, str(EXAMPLE)]}}, [], 0,
+                                               'updated "robot-md"', {"user": {"robot-md": COMMAND}}),
+    "robot-md serving another robot": ({"user": ROVER}, [], 0, ADDED, {"user": {**ROVER, **BOB}}),
     "someone else's": ({"user": NODE}, [], 1, "not robot-md-mcp's; left as it is (--name", None),
     "local too": ({"user": NODE}, ["--scope", "local"], 0, "local config", {"user": NODE, "local": BOB}),
     "an HTTP one": ({"user": HTTP}, [], 1, "not robot-md-mcp's", None),
