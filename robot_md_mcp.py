@@ -7226,11 +7226,8 @@ def launch_command() -> list[str]:
 
 def usage_error(args: list[str], message: str) -> int:
     """argparse's own answer to a usage error: the command's usage line, `PROG COMMAND: error: …`, exit 2."""
-    parser = verb_parser(args[0] if args and args[0] in VERBS else "serve", invoked_as())
-    try:
-        parser.error(message)
-    except SystemExit as stop:  # argparse's exit(2)
-        return int(stop.code or ExitCode.USAGE)
+    with contextlib.suppress(SystemExit):  # argparse's exit(2)
+        verb_parser(args[0] if args and args[0] in VERBS else "serve", invoked_as()).error(message)
     return ExitCode.USAGE
 
 
@@ -7398,12 +7395,10 @@ class Option:
 
 @dataclass(frozen=True)
 class Verb:
-    """A command: its usage line (the README quotes it), what it does, its words (optional but CLIENT; a
-    last one ending in "..." takes every word left)."""
+    """A command: its usage line (the README quotes it), what it does, its options."""
 
     synopsis: str
     summary: str
-    words: tuple[str, ...] = ("PATH",)
     options: tuple[Option, ...] = ()
 
 
@@ -7425,7 +7420,6 @@ VERBS: dict[str, Verb] = {
         "[--token-file FILE]]",
         "serve PATH to an MCP client over stdio (the default command), or over Streamable HTTP at /mcp; "
         "several PATHs, or --fleet DIR, serve a fleet",
-        words=("PATH...",),
         options=(
             _ROBOT,
             _FLEET,
@@ -7440,7 +7434,6 @@ VERBS: dict[str, Verb] = {
     "validate": Verb(
         "validate [PATH...] [--fleet DIR] [--json] [--strict]",
         "check each PATH; exit 0 valid, 1 unreadable, 2 schema, 4 body (the worst); hints name misspelt keys",
-        words=("PATH...",),
         options=(
             _ROBOT,
             _FLEET,
@@ -7453,7 +7446,6 @@ VERBS: dict[str, Verb] = {
         "install CLIENT [PATH... | --fleet DIR | URL --token-file FILE] [--name NAME] [--scope SCOPE] "
         "[--workspace DIR] [--dry-run]",
         "add this server for PATH (or a fleet; or a bridge to URL) to an MCP client's config",
-        words=("CLIENT", "PATH..."),
         options=(
             *_INSTALLING,
             _FLEET,
@@ -7466,7 +7458,6 @@ VERBS: dict[str, Verb] = {
         "uninstall CLIENT [PATH... | --fleet DIR | URL] [--name NAME] [--scope SCOPE] [--workspace DIR] "
         "[--dry-run]",
         "remove it again (only an entry of robot-md-mcp's: the one for PATH, else NAME, else robot-md)",
-        words=("CLIENT", "PATH..."),
         options=(*_INSTALLING, _FLEET),
     ),
 }
@@ -7489,7 +7480,7 @@ class Command:
     verb: str
     said_verb: bool = True  # False: the verb was implied (serve)
     path: str | None = None  # the first PATH
-    paths: tuple[str, ...] = ()  # every PATH (validate, install)
+    paths: tuple[str, ...] = ()  # every PATH
     fleet: str | None = None  # --fleet DIR
     client: str | None = None
     trusted_keys: str | None = None
@@ -7550,22 +7541,18 @@ def parse_command_line(args: list[str]) -> Command:
     options: dict[str, Any] = {
         o.key: _checked(o, values[o.key]) for o in spec.options if values.get(o.key) is not None
     }
-    return Command(verb, said, **_named_words(verb, words), **options)
+    command = Command(verb, said, **_named_words(verb, words), **options)
+    if command.fleet is not None and command.paths and verb != "validate":  # validate checks both
+        raise UsageError("--fleet DIR serves every manifest in DIR; give it or PATHs, not both")
+    return command
 
 
 def _named_words(verb: str, words: list[str]) -> dict[str, Any]:
-    """The words as Command's fields: PATH → path; PATH... → path (the first) and paths (every one)."""
-    spec = VERBS[verb]
-    many = spec.words[-1].endswith("...")
-    if len(words) > len(spec.words) and not many:
-        takes = " ".join(f"[{w}]" if w == "PATH" else w for w in spec.words)
-        raise UsageError(f"unexpected argument {as_given(words[len(spec.words)])} ({verb} takes {takes})")
-    named: dict[str, Any] = {
-        word.lower().rstrip("."): value for word, value in zip(spec.words, words, strict=False)
-    }
-    if many:
-        named["paths"] = tuple(words[len(spec.words) - 1 :])
-    return named
+    """The words as Command's fields: install's CLIENT first, then every PATH (render takes one)."""
+    client = words.pop(0) if verb in ("install", "uninstall") and words else None
+    if verb == "render" and len(words) > 1:
+        raise UsageError(f"unexpected argument {as_given(words[1])} (render takes [PATH])")
+    return {"client": client, "path": next(iter(words), None), "paths": tuple(words)}
 
 
 def _extra_words(extras: list[str]) -> list[str]:
@@ -7780,8 +7767,6 @@ def run_serve(command: Command, machine: Machine) -> int:
 def load_fleet(command: Command, keys: TrustedKeys | None) -> Fleet:
     """The fleet a command names (several PATHs, or --fleet DIR), every file parsed; Exit 1 if it cannot
     be served (a folder with no manifest, two manifests naming the same robot, …)."""
-    if command.fleet is not None and command.paths:
-        raise UsageError("--fleet DIR serves the manifests in DIR: give it or PATHs, not both")
     for word in command.paths:
         _a_path(word)
     try:
@@ -7917,6 +7902,11 @@ def config_path(
     return app_data / "Code" / "User" / "mcp.json"
 
 
+def _a_url(word: str | None) -> bool:
+    """A server's URL where a PATH goes: install writes a bridge to it."""
+    return re.match(r"https?://", word or "", re.IGNORECASE) is not None
+
+
 def _install_target(command: Command) -> Command:
     """The command with CLIENT, --name, --scope and --workspace checked (else UsageError)."""
     client, scope, workspace = command.client, command.scope, command.workspace
@@ -7936,6 +7926,9 @@ def _install_target(command: Command) -> Command:
         f"{said}: a JavaScript client reading the config treats it specially; choose another": (
             name in JS_OBJECT_MEMBERS
         ),
+        "a URL is for claude-desktop; the other clients take the URL themselves (docs/clients.md)": (
+            _a_url(command.path) and client != "claude-desktop"
+        ),
         "--scope is for claude-code only": scope is not None and client != "claude-code",
         f"--scope {as_given(scope or '')}: choose one of {scopes}": scope not in (None, *CLAUDE_CODE_SCOPES),
         "--workspace is for vscode only": workspace is not None and client != "vscode",
@@ -7952,18 +7945,18 @@ def run_install(command: Command, machine: Machine) -> int:
     """Add this server for a manifest (found as serving finds it), several, a fleet's folder or (a URL) the
     bridge to a server over HTTP to a client's config; a manifest that does not validate gets a note."""
     command = _install_target(command)
-    if re.match(r"https?://", command.path or "", re.IGNORECASE):
+    if _a_url(command.path):
         return install_bridge(command, machine)
     if command.token_file is not None:
         raise UsageError("--token-file is for a URL: install claude-desktop URL --token-file FILE")
     targets, snaps, preferred = _install_targets(command, machine)
     launch = _usable([*lasting_launch(machine), *targets])
     _utf8_stdout()
-    naming = Naming(preferred, len(targets))
+    naming = Naming(preferred, len(targets), server_entry(command, launch))
     if command.client == "claude-code":
-        code = claude_code_add(command, launch, machine, naming)
+        code = claude_code_add(command, machine, naming)
     else:
-        code = edit_config(command, server_entry(command, launch), machine, naming)
+        code = edit_config(command, naming.entry, machine, naming)
     for path, snap in snaps.items():
         _install_notes(path, snap)
     return code
@@ -7972,11 +7965,7 @@ def run_install(command: Command, machine: Machine) -> int:
 def install_bridge(command: Command, machine: Machine) -> int:
     """Claude Desktop's entry for a server over HTTP: mcp-remote to it, the token in env, the file private."""
     url = cast(str, command.path)
-    if command.client != "claude-desktop":
-        raise UsageError(
-            "a URL is for claude-desktop; the other clients take the URL themselves (docs/clients.md)"
-        )
-    if command.fleet is not None or len(command.paths) > 1:
+    if len(command.paths) > 1:  # --fleet beside it: parse_command_line refused it
         raise UsageError("install claude-desktop takes one URL, and no PATH or --fleet beside it")
     import urllib.parse
 
@@ -8000,9 +7989,8 @@ def install_bridge(command: Command, machine: Machine) -> int:
             f"{NAME}: note: {url} is plain HTTP: the token crosses the network readable; prefer https",
             file=sys.stderr,
         )
-    return edit_config(
-        command, bridge_entry(url, token, plain), machine, Naming(f"robot-md-{_name_part(host)}", 1, url)
-    )
+    entry = bridge_entry(url, token, plain)
+    return edit_config(command, entry, machine, Naming(f"robot-md-{_name_part(host)}", 1, entry, url))
 
 
 def bridge_entry(url: str, token: str | None, plain: bool = False) -> dict[str, Any]:
@@ -8020,8 +8008,6 @@ def bridge_entry(url: str, token: str | None, plain: bool = False) -> dict[str, 
 def _install_targets(command: Command, machine: Machine) -> tuple[list[str], dict[Path, Snapshot], str]:
     """What the entry serves (its last arguments), each manifest's snapshot, and the entry's default name."""
     if command.fleet is not None:
-        if command.paths:
-            raise UsageError("--fleet DIR serves every manifest in DIR; give it or PATHs, not both")
         fleet_manifests(command.fleet)  # a folder that holds none is refused now, not when the client starts
         targets = _targets_as_given(command)
         return targets, {}, f"robot-md-fleet-{_name_part(os.path.basename(targets[1]))}"
@@ -8075,12 +8061,17 @@ def _name_part(text: str) -> str:
 
 @dataclass(frozen=True)
 class Naming:
-    """An entry's name when --name is not given: an entry of ours that already serves the same keeps its
-    name (robot-md from earlier installs included), else `preferred` (robot-md-ROBOT_NAME)."""
+    """An entry's name when --name is not given: an entry of ours that already serves what `entry` serves
+    keeps its name (robot-md from earlier installs included), else `preferred` (robot-md-ROBOT_NAME)."""
 
     preferred: str
     served: int  # how many of the entry's last arguments say what it serves
+    entry: dict[str, Any] = field(default_factory=dict)  # the entry install writes
     url: str | None = None  # a bridge's: ours to this URL is the same
+
+    @property
+    def argv(self) -> list[str]:
+        return [self.entry.get("command", ""), *self.entry.get("args", [])]
 
     def serves_the_same(self, there: list[str], ours: list[str]) -> bool:
         """The same last arguments, and no other manifest or --fleet just before them."""
@@ -8089,14 +8080,13 @@ class Naming:
             word == "--fleet" or word.lower().endswith(".md") for word in before
         )
 
-    def choose(self, servers: dict[str, Any], entry: dict[str, Any]) -> str:
+    def choose(self, servers: dict[str, Any]) -> str:
         """The name of an entry of ours among `servers` that serves what `entry` serves, else preferred."""
-        ours = [entry.get("command", ""), *entry.get("args", [])]
         for name, there in servers.items():
             if self.url is not None and _our_bridge(there) and self.url in list(there.get("args") or ()):
                 return str(name)
             argv = [there.get("command"), *there.get("args", [])] if _runs_this_program(there) else []
-            if self.url is None and argv and self.serves_the_same(argv, ours):
+            if self.url is None and argv and self.serves_the_same(argv, self.argv):
                 return str(name)
         return self.preferred
 
@@ -8192,34 +8182,33 @@ def run_uninstall(command: Command, machine: Machine) -> int:
     """Remove this server's entry from a client's config, and nothing else: NAME, else the entry of ours
     that serves PATH (several, --fleet DIR, a URL; found as install finds them), else robot-md."""
     command = _install_target(command)
-    naming, like = (None, None) if command.name else _naming_of(command, machine)
+    naming = None if command.name else _naming_of(command, machine)
     if naming is None:
         command = dataclasses.replace(command, name=command.name or DEFAULT_SERVER_NAME)
     _utf8_stdout()
     if command.client != "claude-code":
-        return edit_config(command, None, machine, naming, like)
-    if naming is not None and like is not None:
-        claude = _claude_on_path(command, machine)
-        name = _claude_code_name(claude, command.scope or "user", naming, [like["command"], *like["args"]])
+        return edit_config(command, None, machine, naming)
+    if naming is not None:
+        name = _claude_code_name(_claude_on_path(command, machine), command.scope or "user", naming)
         command = dataclasses.replace(command, name=name)
     return claude_code_remove(command, machine)
 
 
-def _naming_of(command: Command, machine: Machine) -> tuple[Naming | None, dict[str, Any] | None]:
-    """How install would name the entry for what the command names, and the entry; None: robot-md."""
-    if re.match(r"https?://", command.path or "", re.IGNORECASE):
+def _naming_of(command: Command, machine: Machine) -> Naming | None:
+    """How install would name the entry for what the command names, with the entry; None: robot-md."""
+    if _a_url(command.path):
         host = re.sub(r"^https?://([^/:?#]*).*", r"\1", cast(str, command.path), flags=re.I | re.DOTALL)
-        return Naming(f"robot-md-{_name_part(host)}", 1, command.path), {}
+        return Naming(f"robot-md-{_name_part(host)}", 1, url=command.path)
     if command.path is None and command.fleet is None and not machine.environ.get(PATH_ENV):
-        return None, None
+        return None
     try:
         with contextlib.redirect_stderr(io.StringIO()):  # notes are install's
             targets, _, preferred = _install_targets(command, machine)
     except Exit:  # gone or broken since: its entry is still found by what it serves
         targets, preferred = _targets_as_given(command), DEFAULT_SERVER_NAME
         if not targets:
-            return None, None
-    return Naming(preferred, len(targets)), server_entry(command, [*launch_command(), *targets])
+            return None
+    return Naming(preferred, len(targets), server_entry(command, [*launch_command(), *targets]))
 
 
 def server_entry(command: Command, launch: list[str]) -> dict[str, Any]:
@@ -8241,16 +8230,8 @@ class _Refused(Exception):
         self.paste_by_hand = paste_by_hand
 
 
-class _Changed(Exception):
-    """The config is no longer what the edit was made on: read it again."""
-
-
 def edit_config(
-    command: Command,
-    entry: dict[str, Any] | None,
-    machine: Machine,
-    naming: Naming | None = None,
-    like: dict[str, Any] | None = None,
+    command: Command, entry: dict[str, Any] | None, machine: Machine, naming: Naming | None = None
 ) -> int:
     """Add `entry` to the client's config, or remove ours (entry None), and say what changed."""
     client, private = cast(str, command.client), entry is not None and BRIDGE_AUTH_ENV in entry.get("env", {})
@@ -8265,7 +8246,7 @@ def edit_config(
             raise _Refused(
                 f"is outside the workspace {workspace} (is .vscode a link?); nothing written there"
             )
-        edited = _edit_file(path, command, entry, named, like, private)
+        edited = _edit_file(path, command, entry, named, private)
     except _Refused as e:
         if e.paste_by_hand and entry is not None:
             print(_as_member(command.name or (naming.preferred if naming else DEFAULT_SERVER_NAME), entry))
@@ -8304,12 +8285,7 @@ def _as_member(name: str, entry: dict[str, Any]) -> str:
 
 
 def _edit_file(
-    path: Path,
-    command: Command,
-    entry: dict[str, Any] | None,
-    naming: Naming | None,
-    like: dict[str, Any] | None,
-    private: bool,
+    path: Path, command: Command, entry: dict[str, Any] | None, naming: Naming | None, private: bool
 ) -> tuple[str, str, str]:
     """The status, what was kept of the old file, the entry's name; redone if a client saved it meanwhile."""
     key, dry_run = CLIENT_FILES[cast(str, command.client)][0], command.dry_run
@@ -8317,10 +8293,7 @@ def _edit_file(
         path.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(CONFIG_EDIT_ATTEMPTS):  # threat: T-CONFIG-1
         old = _read_config(path)
-        name = command.name or ""
-        if naming is not None and (entry or like) is not None:
-            name = naming.choose(_servers(old, key), cast(dict[str, Any], entry or like))
-        text, status = edited_config(old, key, name, entry)
+        text, status, name = edited_config(old, key, command.name or "", entry, naming)
         if dry_run or (text is None and not private):
             return status, "", name
         if text is None:  # threat: T-HTTP-LAN-3: an unchanged config holding our token made private
@@ -8328,8 +8301,9 @@ def _edit_file(
             if opened:
                 os.chmod(path, 0o600)
             return status, "made private: mode 0600" * opened, name
-        with contextlib.suppress(_Changed):
-            return status, _replace_file(path, text.encode("utf-8"), old, private), name
+        kept = _replace_file(path, text.encode("utf-8"), old, private)
+        if kept is not None:  # else the config changed meanwhile: read it again
+            return status, kept, name
     raise _Refused(
         f"changed {CONFIG_EDIT_ATTEMPTS} times while being edited (is a client saving it?); nothing written; "
         "try again"
@@ -8352,25 +8326,23 @@ def _read_config(path: Path) -> bytes | None:
     return data
 
 
-def _servers(data: bytes | None, key: str) -> dict[str, Any]:
-    servers = _loaded_config(data, key)[1].get(key, {})
-    return servers if isinstance(servers, dict) else {}
-
-
 def edited_config(
-    data: bytes | None, key: str, name: str, entry: dict[str, Any] | None
-) -> tuple[str | None, str]:
-    """The config's new text (None: unchanged) with `entry` under `name`, or ours removed; and the status."""
+    data: bytes | None, key: str, name: str, entry: dict[str, Any] | None, naming: Naming | None = None
+) -> tuple[str | None, str, str]:
+    """The config's new text (None: unchanged) with `entry` under `name` (naming's choice, if given), or
+    ours removed; the status; the name."""
     text, config = _loaded_config(data, key)
     servers = config.setdefault(key, {})
     if not isinstance(servers, dict):
         raise _Refused(f'has a "{key}" that is not a JSON object')
-    if name in servers and servers[name] != entry and not _ours(servers[name]):  # threat: contract
+    if naming is not None:
+        name = naming.choose(servers)
+    if servers.get(name, entry) != entry and not _ours(servers[name]):  # threat: contract
         raise _Refused(f'has a "{name}" that is not robot-md-mcp\'s; left as it is (--name picks another)')
     if entry is not None and name in servers:  # ours: what the user added to it (env, disabled...) stays
         entry = {**servers[name], **entry}
     if servers.get(name) == entry:
-        return None, "unchanged"
+        return None, "unchanged", name
     status = "removed" if entry is None else "updated" if name in servers else "added"
     if entry is None:
         del servers[name]
@@ -8385,7 +8357,7 @@ def edited_config(
         new.encode("utf-8")
     except (ValueError, UnicodeEncodeError):
         raise _Refused("holds NaN, Infinity or text that is not Unicode; fix it by hand") from None
-    return new + "\n", status
+    return new + "\n", status, name
 
 
 def _loaded_config(data: bytes | None, key: str) -> tuple[str, dict[str, Any]]:
@@ -8423,9 +8395,9 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
-def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = False) -> str:
+def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = False) -> str | None:
     """Compare and swap: new and old bytes to synced temp files beside the config (its mode kept), renamed
-    over it and `<path>.bak` (a link there replaced, not followed) if it still holds `old`; else _Changed."""
+    over it and `<path>.bak` (a link there replaced, not followed) if it still holds `old`; else None."""
     import tempfile
 
     backup = None if old is None else path.with_name(path.name + ".bak")
@@ -8446,7 +8418,7 @@ def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = Fa
             if mode is not None:
                 os.chmod(tmp, mode)
         if _read_config(path) != old:  # threat: T-CONFIG-1
-            raise _Changed
+            return None
         os.replace(temps[0], path)
         try:
             if backup is not None:
@@ -8511,11 +8483,11 @@ def _file_name(word: str) -> str:
 # --- claude-code: Claude Code keeps its config itself; `claude mcp` edits it
 
 
-def claude_code_add(command: Command, launch: list[str], machine: Machine, naming: Naming) -> int:
-    """`claude mcp add`, the user scope unless told; an entry of ours under the name replaced, someone
-    else's left as it is."""
-    scope, claude = command.scope or "user", _claude_on_path(command, machine)
-    name = command.name or _claude_code_name(claude, scope, naming, launch)
+def claude_code_add(command: Command, machine: Machine, naming: Naming) -> int:
+    """`claude mcp add` of naming's entry, the user scope unless told; an entry of ours under the name
+    replaced, someone else's left as it is."""
+    scope, claude, launch = command.scope or "user", _claude_on_path(command, machine), naming.argv
+    name = command.name or _claude_code_name(claude, scope, naming)
     add = ["claude", "mcp", "add", "--scope", scope, name, "--", *launch]
     if claude is None:
         return _print_instead(command, machine, [add])
@@ -8541,13 +8513,13 @@ def claude_code_add(command: Command, launch: list[str], machine: Machine, namin
     return ExitCode.OK
 
 
-def _claude_code_name(claude: str | None, scope: str, naming: Naming, launch: list[str]) -> str:
-    """robot-md (earlier installs' name) where Claude Code's entry of ours under it serves what `launch`
-    serves, else naming's. `claude mcp get` joins the arguments with spaces: both are split at each."""
+def _claude_code_name(claude: str | None, scope: str, naming: Naming) -> str:
+    """robot-md (earlier installs' name) where Claude Code's entry of ours under it serves what naming's
+    entry serves, else naming's. `claude mcp get` joins the arguments with spaces: both are split at each."""
     if claude is None:  # the line is printed, not run: nothing to look at
         return naming.preferred
-    words = " ".join(launch).split(" ")
-    split = Naming(naming.preferred, len(" ".join(launch[-naming.served :]).split(" ")))
+    words = " ".join(naming.argv).split(" ")
+    split = Naming(naming.preferred, len(" ".join(naming.argv[-naming.served :]).split(" ")))
     there = claude_code_entry(claude, DEFAULT_SERVER_NAME, scope)
     if there is not None and not _someone_elses(there) and split.serves_the_same(there, words):
         return DEFAULT_SERVER_NAME

@@ -17,7 +17,7 @@ import pytest
 from conftest import EXAMPLE, ROOT, posix_only
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from installed import FOREIGN_ENTRY, KEY, MODULE, OURS, Installer, fake_claude, installer, write_json
+from installed import FOREIGN_ENTRY, KEY, MODULE, OURS, Installer, installer, write_json
 
 import robot_md_mcp as rmm
 
@@ -151,23 +151,6 @@ def test_a_fleet_entry_from_paths_or_a_folder(install: Installer, tmp_path: Path
     done = install("cursor", "--fleet", str(empty))
     said = f"no manifest in this folder (a fleet is {empty}/*/ROBOT.md or *.ROBOT.md)"
     assert done.code == 1 and done.err == f"robot-md-mcp: {said} ({empty})\n", done
-
-
-@posix_only
-def test_claude_code_names_as_the_files_do(install: Installer, tmp_path: Path) -> None:
-    """Claude Code: a second robot gets its own entry; robot-md serving this robot is updated there."""
-    env, state = fake_claude(tmp_path)
-    rover = robot(tmp_path, "rover")
-    assert install("claude-code", str(EXAMPLE), **env).code == 0
-    assert install("claude-code", str(rover), **env).code == 0
-    user = json.loads(state.read_text())["user"]
-    assert set(user) == {"robot-md-bob", "robot-md-rover"}
-    assert install("claude-code", str(rover), verb="uninstall", **env).code == 0
-    old = ["/old/bin/robot-md-mcp", str(EXAMPLE)]
-    state.write_text(json.dumps({"user": {"robot-md": old}}))
-    done = install("claude-code", str(EXAMPLE), **env)
-    assert done.code == 0 and done.out.startswith('robot-md-mcp: updated "robot-md"'), done
-    assert set(json.loads(state.read_text())["user"]) == {"robot-md"}
 
 
 # --- the bridge to a server over HTTP ------------------------------------------------

@@ -76,17 +76,41 @@ def pendant_session(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str
     )
 
 
-def test_robot_option_names_the_manifest_as_the_pendant_launches_it(pendant_session: tuple) -> None:
+def test_started_and_initialized_as_the_pendant_does_it_is_served(pendant_session: tuple) -> None:
+    """`--robot PATH` from a folder holding no manifest; an initialize lacking protocolVersion answered
+    naming it (every other mix: the generated test below), and the server goes on; the pendant's own
+    initialize (no clientInfo), then straight to its requests: each served, nothing on stderr."""
     answers, err, code = pendant_session
     assert code == 0 and err == "", err
+    error = answers[7]["error"]
+    assert error["code"] == -32602 and "protocolVersion" in error["message"]
+    assert error["data"] == {"missing": ["protocolVersion"], "malformed": []}
+    assert answers[1]["result"]["serverInfo"]["name"] == rmm.NAME
+    assert answers[1]["result"]["serverInfo"]["title"] == f'{rmm.TITLE}: "bob"'  # as the process started
+    assert answers[1]["result"]["protocolVersion"] == "2025-06-18"
     assert answers[2]["result"]["structuredContent"]["ok"] is True
+    assert answers[3]["result"]["structuredContent"]["yaml"].startswith("rcan_version:")
+    assert robot_served(answers, 4) == 'name: "bob"'
 
 
-@pytest.mark.parametrize("form", [["--robot", "{}"], ["--robot={}"], ["serve", "--robot", "{}"]])
-def test_every_form_of_robot_is_the_path_argument(form: list[str]) -> None:
-    """Each spelling serves what `robot-md-mcp PATH` serves (the command line, in this process)."""
-    command = rmm.parse_command_line([a.format(EXAMPLE) for a in form])
-    assert (command.verb, command.path) == ("serve", str(EXAMPLE))
+# Each spelling of --robot, and misuses of it.
+SERVED = ["--robot {}", "--robot={}", "serve --robot {}", "validate --robot {}", "render --robot {}"]
+MISUSED = ["--robot", "--robot=", "--robot a --robot b", "{} --robot {}"]
+
+
+@pytest.mark.parametrize("form", SERVED + MISUSED)
+def test_every_form_of_robot_is_the_path_argument(form: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each spelling is what `robot-md-mcp [VERB] PATH` is; misused, one usage line."""
+    args = [a.format(EXAMPLE) for a in form.split(" ")]
+    if form in MISUSED:
+        assert command_line(*args) == 2
+        assert "--robot takes the manifest's path" in usage_message(capsys.readouterr().err)
+        return
+    command = rmm.parse_command_line(args)
+    plain = [command.verb, str(EXAMPLE)] if command.said_verb else [str(EXAMPLE)]
+    assert command == rmm.parse_command_line(plain) and command.path == str(EXAMPLE)
+    if command.verb != "serve":
+        assert command_line(*args) == 0, capsys.readouterr().err
 
 
 def command_line(*args: str) -> int:
@@ -97,43 +121,7 @@ def command_line(*args: str) -> int:
         return e.code if isinstance(e.code, int) else 1
 
 
-def test_validate_and_render_take_robot_too(capsys: pytest.CaptureFixture[str]) -> None:
-    for verb in ("validate", "render"):
-        assert command_line(verb, "--robot", str(EXAMPLE)) == 0, capsys.readouterr().err
-
-
-@pytest.mark.parametrize(
-    "args",
-    [["--robot"], ["--robot="], ["--robot", "a", "--robot", "b"], [str(EXAMPLE), "--robot", str(EXAMPLE)]],
-)
-def test_robot_option_misused_is_one_usage_line(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert command_line(*args) == 2
-    assert "--robot takes the manifest's path" in usage_message(capsys.readouterr().err)
-
-
 # --- initialize as robot-md-pendant sends it -------------------------------------------
-
-
-def test_initialize_without_client_info_and_no_initialized_is_served(pendant_session: tuple) -> None:
-    """The pendant's session: initialize without clientInfo, then straight to its requests."""
-    answers, err, code = pendant_session
-    assert code == 0 and "Traceback" not in err
-    assert answers[1]["result"]["serverInfo"]["name"] == rmm.NAME
-    assert answers[1]["result"]["serverInfo"]["title"] == f'{rmm.TITLE}: "bob"'  # as the process started
-    assert answers[1]["result"]["protocolVersion"] == "2025-06-18"
-    assert answers[2]["result"]["structuredContent"]["ok"] is True
-    assert answers[3]["result"]["structuredContent"]["yaml"].startswith("rcan_version:")
-    assert robot_served(answers, 4) == 'name: "bob"'
-
-
-def test_initialize_lacking_a_required_field_is_answered_naming_it(pendant_session: tuple) -> None:
-    """Over real stdio, protocolVersion missing (every other mix: the generated test below)."""
-    answers, err, code = pendant_session
-    error = answers[7]["error"]
-    assert error["code"] == -32602 and "protocolVersion" in error["message"]
-    assert error["data"] == {"missing": ["protocolVersion"], "malformed": []}
-    assert "result" in answers[1], "the server goes on after a refused initialize"
-    assert code == 0 and "Traceback" not in err
 
 
 REQUIRED = ("protocolVersion", "capabilities")
@@ -220,61 +208,42 @@ def test_unexpanded_path_counts_as_none_and_the_walk_up_finds_the_manifest(tmp_p
     assert err.count("\n") == 1 and "${CLAUDE_PROJECT_DIR}" in err and "did not expand" in err, err
 
 
-def found(
-    args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch, environ: dict[str, str] | None = None
-) -> Path:
-    """The manifest serving would take for `args` in `cwd` (the command line, in this process)."""
-    monkeypatch.chdir(cwd)
-    command = rmm.parse_command_line(args)
-    return rmm.load_manifest(command, rmm.Machine(environ=environ or {}))[0].path
+# Each row: the arguments, $ROBOT_MD_PATH ("ALICE": a manifest of alice), what is served ("bob" above,
+# "alice", "placeholder": a folder really named ${odd} holding alice; None: exit 2), what stderr names.
+UNEXPANDED = {
+    "a folder": (["${CLAUDE_PROJECT_DIR}"], None, "bob", "${CLAUDE_PROJECT_DIR}"),
+    "a file in one": (["${CLAUDE_PROJECT_DIR}/ROBOT.md"], None, "bob", "${CLAUDE_PROJECT_DIR}/ROBOT.md"),
+    "--robot": (["--robot", "${workspaceFolder}"], None, "bob", "${workspaceFolder}"),
+    "gives way to ROBOT_MD_PATH": (["${CLAUDE_PROJECT_DIR}"], "ALICE", "alice", "${CLAUDE_PROJECT_DIR}"),
+    "ROBOT_MD_PATH itself": ([], "${HOME_X}", "bob", rmm.PATH_ENV),
+    "a folder really so named": (["${odd}"], None, "placeholder", None),
+    "and nothing to find": (["${CLAUDE_PROJECT_DIR}"], None, None, "no ROBOT.md given"),
+}
 
 
-@pytest.mark.parametrize(
-    "args", [["${CLAUDE_PROJECT_DIR}"], ["${CLAUDE_PROJECT_DIR}/ROBOT.md"], ["--robot", "${workspaceFolder}"]]
-)
+@pytest.mark.parametrize("case", UNEXPANDED)
 def test_every_unexpanded_path_counts_as_none(
-    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert found(args, bob_above(tmp_path), monkeypatch) == tmp_path / "ROBOT.md"
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and args[-1] in err and "did not expand" in err, err
-
-
-def test_unexpanded_path_gives_way_to_robot_md_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    alice = tmp_path / "alice.md"
-    alice.write_text(ALIAS, encoding="utf-8")
-    environ = {rmm.PATH_ENV: str(alice)}
-    assert found(["${CLAUDE_PROJECT_DIR}"], bob_above(tmp_path), monkeypatch, environ) == alice
-
-
-def test_unexpanded_robot_md_path_counts_as_none_too(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    environ = {rmm.PATH_ENV: "${HOME_X}"}
-    assert found([], bob_above(tmp_path), monkeypatch, environ) == tmp_path / "ROBOT.md"
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and rmm.PATH_ENV in err
-
-
-def test_a_folder_really_named_like_a_placeholder_is_served(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    folder = tmp_path / "${odd}"
-    folder.mkdir()
-    (folder / "ROBOT.md").write_text(ALIAS, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    assert command_line("render", "${odd}") == 0
+    """A ${…} that names nothing on disk is no path (one line says so), as a plugin host may pass it."""
+    args, from_environ, served, said = UNEXPANDED[case]
+    here = tmp_path / "here" if served is None else bob_above(tmp_path)
+    (here / "${odd}").mkdir(parents=True)
+    (here / "${odd}" / "ROBOT.md").write_text(ALIAS, encoding="utf-8")
+    (tmp_path / "alice.md").write_text(ALIAS, encoding="utf-8")
+    monkeypatch.chdir(here)
+    alice = str(tmp_path / "alice.md")
+    environ = {} if from_environ is None else {rmm.PATH_ENV: from_environ.replace("ALICE", alice)}
+    code = rmm.main(["render", *args], rmm.Machine(environ=environ))
     out, err = capsys.readouterr()
-    assert "robot_name: alice" in out and err == ""
-
-
-def test_unexpanded_path_and_nothing_to_find_is_the_usual_exit_2(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    assert command_line("${CLAUDE_PROJECT_DIR}") == 2
-    err = capsys.readouterr().err
-    assert "did not expand" in err and "no ROBOT.md given" in err
+    assert code == (2 if served is None else 0), err
+    assert ("robot_name: alice" in out) == (served in ("alice", "placeholder"))
+    assert ("robot_name: bob" in out) == (served == "bob")
+    if said is None:
+        assert err == ""
+    else:
+        lines = 1 if served is not None else 2  # nothing found: then the usual line
+        assert said in err and "did not expand" in err and err.count("\n") == lines, err
 
 
 # --- serverInfo ------------------------------------------------------------------------
@@ -288,24 +257,16 @@ async def test_server_info_names_title_description_website_and_icon(mode: str) -
     assert info is not None and info.icons is not None
     assert (info.name, info.version, info.title) == (rmm.NAME, rmm.__version__, "ROBOT.md robot facts")
     assert info.description and "read-only" in info.description.lower()
-    assert info.website_url == "https://github.com/robot-md/robot-md-mcp"
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")  # the repository it names
+    assert info.website_url == rmm.WEBSITE == "https://github.com/robot-md/robot-md-mcp"
+    assert f'Repository = "{rmm.WEBSITE}"' in pyproject
     [icon] = info.icons
     assert (icon.mime_type, icon.sizes) == ("image/png", ["64x64"])
     prefix = "data:image/png;base64,"
     assert icon.src.startswith(prefix)
     png = base64.b64decode(icon.src[len(prefix) :], validate=True)
+    # the bundle's icon at 64x64, committed as packaging/mcpb/icon-64.png, byte for byte
+    assert png == (ROOT / "packaging" / "mcpb" / "icon-64.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[16:24] == (64).to_bytes(4, "big") * 2
     # The 2026-07-28 era has no logging/setLevel: its discover result does not offer logging.
     assert (caps.logging is not None) == (mode == "legacy")
-
-
-def test_the_icon_is_the_committed_64_pixel_copy_of_the_bundles() -> None:
-    """serverInfo's icon is packaging/mcpb/icon-64.png (the bundle's icon at 64x64), byte for byte."""
-    committed = (ROOT / "packaging" / "mcpb" / "icon-64.png").read_bytes()
-    assert base64.b64decode(rmm.ICON_PNG_BASE64, validate=True) == committed
-    assert committed[:8] == b"\x89PNG\r\n\x1a\n" and committed[16:24] == (64).to_bytes(4, "big") * 2
-
-
-def test_website_is_the_repository_named_in_pyproject() -> None:
-    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert f'Repository = "{rmm.WEBSITE}"' in pyproject

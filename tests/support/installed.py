@@ -276,11 +276,24 @@ def our_entries(draw: st.DrawFn) -> dict[str, Any]:
     return {"command": argv[0], "args": [*argv[1:], *tail], **extra}
 
 
+# A program whose name only begins like ours (robot-md-mcp-evil, robot_md_mcp2.py, robot-md-mcp.evil.pyz):
+# only our own names and our pyz's (robot-md-mcp-<version>-….pyz) count.
+LOOKALIKE = st.builds(
+    "/opt/{}{}{}".format,
+    st.sampled_from(["robot-md-mcp", "robot_md_mcp", "ROBOT-MD-MCP"]),
+    st.text("abcxyz.-_+", min_size=1, max_size=8).filter(lambda t: not t.startswith("-"))
+    | st.text("abcxyz-", min_size=2, max_size=8).filter(lambda t: t.startswith("-") and not t[1].isdigit()),
+    st.sampled_from(["", ".pyz", ".py", ".exe"]),
+)
+
+
 @st.composite
 def foreign_entries(draw: st.DrawFn) -> dict[str, Any]:
-    """Another server's entry: its own program, from any folder (one named robot-md-mcp included), with
-    robot-md-mcp mentioned in any later argument and in its env; or an entry that launches nothing."""
-    launch = list(draw(st.sampled_from(OTHERS)))
+    """Another server's entry: its own program (a name only like ours included), from any folder (one named
+    robot-md-mcp included), with robot-md-mcp mentioned in any later argument and in its env; or an entry
+    that launches nothing."""
+    lookalike = LOOKALIKE.map(lambda program: ["python3", program]) | LOOKALIKE.map(lambda program: [program])
+    launch = list(draw(st.sampled_from(OTHERS) | lookalike))
     folders = draw(FOLDERS)
     if folders and "/" not in launch[0]:
         launch[0] = "/".join(["", *folders, launch[0]])
