@@ -73,22 +73,8 @@ def corpus_files() -> list[Path]:
 def install_reference() -> Path | None:
     if (REFERENCE_DIR / "robot_md" / "validate.py").exists():
         return REFERENCE_DIR
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--target",
-            str(REFERENCE_DIR),
-            *REFERENCE_PINS,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(REFERENCE_DIR)]
+    done = subprocess.run([*pip, *REFERENCE_PINS], capture_output=True, text=True, timeout=300)
     return REFERENCE_DIR if done.returncode == 0 else None
 
 

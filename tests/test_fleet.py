@@ -43,6 +43,13 @@ def write(path: Path, content: str | bytes) -> Path:
     return path
 
 
+def started(root: Path) -> rmm.Fleet:
+    """The fleet of the folder `root`, its files read as `serve --fleet` reads them at start."""
+    fleet = rmm.Fleet([], root)
+    fleet.start()
+    return fleet
+
+
 def calls() -> list[tuple[str, dict[str, str]]]:
     """Every tool, each view of `view`, with arguments a robot's server answers."""
     found: list[tuple[str, dict[str, str]]] = [("view", {"kind": view.kind}) for view in rmm.VIEWS]
@@ -160,11 +167,11 @@ def test_every_robot_answers_as_its_own_server_would(
         assert served[robot.shown] == alone(robot.file.path, robot.shown, asked), robot.shown
 
 
-def test_a_duplicate_appearing_later_is_refused_and_the_first_keeps_serving(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_a_duplicate_appearing_later_is_refused_and_the_first_keeps_serving(tmp_path: Path) -> None:
     write(tmp_path / "a" / "ROBOT.md", named("rover"))
     b = write(tmp_path / "b" / "ROBOT.md", named("arm"))
-    fleet = rmm.Fleet([], tmp_path)
-    fleet.start()
+    fleet = started(tmp_path)
     write(b, named("rover") + "\n")
     found = fleet.look()
     assert found.relisted
@@ -176,21 +183,16 @@ def test_a_duplicate_appearing_later_is_refused_and_the_first_keeps_serving(tmp_
     assert fleet.robots["rover"].shown == f"a{os.sep}ROBOT.md" and not fleet.robots["rover"].refused
     assert fleet.robots[f"b{os.sep}ROBOT.md"].refused
     assert fleet.look().problems == []  # said once
-
-    async def ask() -> None:
-        async with in_process(rmm.build_server(fleet), "legacy") as client:
-            refused = await client.call_tool("brief", {"robot": f"b{os.sep}ROBOT.md"})
-            assert refused.is_error and "two manifests name the robot" in refused.content[0].text
-            first = await client.call_tool("brief", {"robot": "rover"})
-            assert not first.is_error and first.structured_content["name"] == "rover"
-
-    anyio.run(ask)
+    async with in_process(rmm.build_server(fleet), "legacy") as client:
+        refused = await client.call_tool("brief", {"robot": f"b{os.sep}ROBOT.md"})
+        assert refused.is_error and "two manifests name the robot" in refused.content[0].text
+        first = await client.call_tool("brief", {"robot": "rover"})
+        assert not first.is_error and first.structured_content["name"] == "rover"
 
 
 def test_renamed_added_and_removed_robots_relist(tmp_path: Path) -> None:
     a = write(tmp_path / "a.ROBOT.md", named("rover"))
-    fleet = rmm.Fleet([], tmp_path)
-    fleet.start()
+    fleet = started(tmp_path)
     assert fleet.look() == rmm.FleetChanges()  # nothing changed: nothing read again
     write(a, named("rover2"))
     assert fleet.look().relisted and list(fleet.robots) == ["rover2"]
@@ -207,8 +209,7 @@ def test_renamed_added_and_removed_robots_relist(tmp_path: Path) -> None:
 def test_a_broken_file_keeps_its_name_and_fails_only_its_requests(tmp_path: Path) -> None:
     a = write(tmp_path / "a.ROBOT.md", named("rover"))
     write(tmp_path / "b.ROBOT.md", named("cam"))
-    fleet = rmm.Fleet([], tmp_path)
-    fleet.start()
+    fleet = started(tmp_path)
     write(a, "---\nmetadata: [\n---\n")
     found = fleet.look()
     assert not found.relisted and list(fleet.robots) == ["rover", "cam"]
@@ -221,8 +222,7 @@ def test_a_broken_file_keeps_its_name_and_fails_only_its_requests(tmp_path: Path
 def test_the_fleet_view_says_checking_until_checked_and_finds_a_capability(tmp_path: Path) -> None:
     write(tmp_path / "arm" / "ROBOT.md", named("arm", BOB))
     write(tmp_path / "cart" / "ROBOT.md", named("cart"))
-    fleet = rmm.Fleet([], tmp_path)
-    fleet.start()
+    fleet = started(tmp_path)
     assert {r["validity"] for r in fleet.view()["robots"]} == {"checking"}  # never "valid" unchecked
     fleet.check()
     assert {r["validity"] for r in fleet.view()["robots"]} <= {"valid", "invalid"}
@@ -255,8 +255,7 @@ def test_an_unreadable_file_is_its_robots_own_error(tmp_path: Path) -> None:
     os.symlink(tmp_path / "nowhere", tmp_path / "b.ROBOT.md")  # dangling: cannot be read
     (tmp_path / "c").mkdir()
     os.symlink(tmp_path / "c" / "ROBOT.md", tmp_path / "c" / "ROBOT.md")  # a loop of one
-    fleet = rmm.Fleet([], tmp_path)
-    fleet.start()
+    fleet = started(tmp_path)
     assert fleet.robots["rover"].error is None
     errors = {r.shown: r.error.for_people(r.shown) for r in fleet.robots.values() if r.error}
     assert set(errors) == {"b.ROBOT.md", f"c{os.sep}ROBOT.md"}
@@ -277,33 +276,21 @@ def test_tools_list_stays_small_for_a_fleet(tmp_path: Path) -> None:
         root = tmp_path / f"fleet{count}"
         for i in range(count):
             write(root / f"r{i}.ROBOT.md", named(f"robot-{i:04}"))
-        fleet = rmm.Fleet([], root)
-        fleet.start()
+        fleet = started(root)
         assert anyio.run(size, rmm.build_server(fleet)) <= bound * one, count
 
 
-def test_a_robot_and_its_errors_name_the_file_relative_to_the_fleet(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_a_robot_and_its_errors_name_the_file_relative_to_the_fleet(tmp_path: Path) -> None:
     a = write(tmp_path / "lab" / "rover" / "ROBOT.md", named("rover"))
-    fleet = rmm.Fleet([], tmp_path / "lab")
-    fleet.start()
+    fleet = started(tmp_path / "lab")
     a.unlink()
-
-    async def ask() -> str:
-        async with in_process(rmm.build_server(fleet), "legacy") as client:
-            return (await client.call_tool("brief", {"robot": "rover"})).content[0].text
-
-    said = anyio.run(ask)
+    async with in_process(rmm.build_server(fleet), "legacy") as client:
+        said = (await client.call_tool("brief", {"robot": "rover"})).content[0].text
     assert f"(rover{os.sep}ROBOT.md)" in said and str(tmp_path) not in said
 
 
 # --- the command line ------------------------------------------------------------------------
-
-
-def test_two_manifests_naming_one_robot_exit_1_naming_both(tmp_path: Path, capsys: Any) -> None:
-    a, b = write(tmp_path / "a.md", named("rover")), write(tmp_path / "b.md", named("rover"))
-    assert rmm.main([str(a), str(b)]) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and 'two manifests name the robot "rover": a.md and b.md' in err
 
 
 @pytest.mark.parametrize(
@@ -312,16 +299,16 @@ def test_two_manifests_naming_one_robot_exit_1_naming_both(tmp_path: Path, capsy
         (["--fleet", "EMPTY"], 1, "no manifest in this folder"),
         (["--fleet", "EMPTY", "x.md"], 2, "not both"),
         (["ONE", "missing.md"], 1, "file not found"),
+        (["ONE", "TWIN"], 1, 'two manifests name the robot "rover": one.md and twin.md'),
     ],
 )
 def test_a_fleet_that_cannot_start_is_one_line(
     tmp_path: Path, capsys: Any, args: list[str], code: int, words: str
 ) -> None:
     (tmp_path / "EMPTY").mkdir()
-    one = write(tmp_path / "one.md", named("rover"))
-    argv = [
-        str(tmp_path / a) if a in ("EMPTY", "missing.md") else str(one) if a == "ONE" else a for a in args
-    ]
+    files = {"EMPTY": tmp_path / "EMPTY", "missing.md": tmp_path / "missing.md"}
+    files |= {name: write(tmp_path / f"{name.lower()}.md", named("rover")) for name in ("ONE", "TWIN")}
+    argv = [str(files.get(a, a)) for a in args]
     assert rmm.main(argv) == code
     err = capsys.readouterr().err
     assert words in (usage_message(err) if code == 2 else err) and err.count("\n") == code
@@ -403,8 +390,7 @@ async def test_a_renamed_robot_is_announced_to_a_connected_client(tmp_path: Path
 
     a = write(tmp_path / "a.ROBOT.md", named("rover"))
     write(tmp_path / "b.ROBOT.md", named("cam"))
-    fleet = rmm.Fleet([], tmp_path)
-    fleet.start()
+    fleet = started(tmp_path)
     inbox = Inbox()
     server = rmm.build_server(fleet, poll_seconds=0.02)
     from mcp import Client
@@ -422,7 +408,8 @@ async def test_a_renamed_robot_is_announced_to_a_connected_client(tmp_path: Path
         assert enum == ["rover2", "cam"]
 
 
-def test_the_floor_reads_the_robot_the_robot_argument_names(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_the_floor_reads_the_robot_the_robot_argument_names(tmp_path: Path) -> None:
     """check_action's computed floor in a fleet is the named robot's: 2 m/s is past the rover's declared
     0.5 m/s (BLOCKED) and compared with nothing on the arm, which declares no linear speed."""
     from mcp import Client
@@ -430,22 +417,17 @@ def test_the_floor_reads_the_robot_the_robot_argument_names(tmp_path: Path) -> N
     examples = EXAMPLE.parent
     for name in ("bob.ROBOT.md", "rover.ROBOT.md"):
         write(tmp_path / name, (examples / name).read_text(encoding="utf-8"))
-    fleet = rmm.Fleet([], tmp_path, None)
-    fleet.start()
-
-    async def ask() -> dict[str, str]:
-        verdicts = {}
-        async with Client(rmm.build_server(fleet)) as client:
-            for robot in sorted(fleet.robots):
-                args = {"robot": robot, "action": "drive forward at 2 m/s"}
-                result = await client.call_tool("check_action", args)
-                assert result.structured_content is not None
-                verdicts[robot] = result.structured_content["floor"]["verdict"]
-        return verdicts
-
+    fleet = started(tmp_path)
+    verdicts = {}
+    async with Client(rmm.build_server(fleet)) as client:
+        for robot in sorted(fleet.robots):
+            args = {"robot": robot, "action": "drive forward at 2 m/s"}
+            result = await client.call_tool("check_action", args)
+            assert result.structured_content is not None
+            verdicts[robot] = result.structured_content["floor"]["verdict"]
     alone = {}
     for name in ("bob.ROBOT.md", "rover.ROBOT.md"):
         manifest = rmm.parse((examples / name).read_text(encoding="utf-8"))
         alone[manifest.robot_name] = rmm.safety_floor(manifest, "drive forward at 2 m/s").verdict
-    assert anyio.run(ask) == alone
+    assert verdicts == alone
     assert alone["rover1"] == "BLOCKED" and alone["bob"] != "BLOCKED"
