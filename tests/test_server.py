@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import EXAMPLE, posix_only
 from mcp import MCPError
-from serving import RawServer, in_process, launched, line
+from serving import INIT, RawServer, in_process, launched, line
 
 import robot_md_mcp as rmm
 
@@ -181,46 +181,37 @@ async def test_edits_show_up_without_a_restart_and_breakage_is_per_request(conne
         )
 
 
-def test_unchanged_bytes_are_parsed_once(manifest_path, monkeypatch) -> None:
-    path = manifest_path(GOOD)
-    watched = rmm.ManifestFile(path)
-    calls = []
-    real_parse = rmm.parse
-
-    def counted(text: str) -> rmm.Manifest:
-        calls.append(1)
-        return real_parse(text)
-
-    monkeypatch.setattr(rmm, "parse", counted)
-    first = watched.version()
-    assert watched.version() is first and first.report is watched.version().report
-    assert len(calls) == 1
-    path.write_text(GOOD + "\nmore\n", encoding="utf-8")
-    assert watched.version() is not first and len(calls) == 2
-
-
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.anyio
-async def test_each_version_is_validated_once(manifest_path, mode, monkeypatch) -> None:
-    """The briefing, the validate tool and the manifest-status prompt share one validation."""
-    calls = []
-    real_validate = rmm.validate
+async def test_each_version_is_parsed_and_validated_once(manifest_path, mode, monkeypatch) -> None:
+    """Unchanged bytes are parsed once, whoever asks; the briefing, the validate tool and the
+    manifest-status prompt share one validation; an edit makes one more of each."""
+    calls: list[str] = []
 
-    def counted(manifest: rmm.Manifest) -> rmm.Report:
-        calls.append(1)
-        return real_validate(manifest)
+    def counted(name: str, real: Any) -> Any:
+        def call(argument: Any) -> Any:
+            calls.append(name)
+            return real(argument)
 
-    monkeypatch.setattr(rmm, "validate", counted)
+        return call
+
+    for name in ("parse", "validate"):
+        monkeypatch.setattr(rmm, name, counted(name, getattr(rmm, name)))
     path = manifest_path(GOOD)
     async with in_process(path, mode) as client:
         for _ in range(2):
             await client.read_resource("robot-md://bob/context")
             await client.call_tool("validate", {})
             await client.get_prompt("manifest-status", {})
-        assert len(calls) == 1
+        assert calls == ["parse", "validate"]
         path.write_text(GOOD + "\nmore\n", encoding="utf-8")
         result = await client.call_tool("validate", {})
-        assert result.structured_content["ok"] and len(calls) == 2
+        assert result.structured_content["ok"] and calls == ["parse", "validate"] * 2
+    watched = rmm.ManifestFile(path)
+    first = watched.version()
+    assert watched.version() is first and first.report is watched.version().report
+    path.write_text(GOOD, encoding="utf-8")
+    assert watched.version() is not first and calls.count("parse") == 4
 
 
 @pytest.mark.anyio
@@ -235,11 +226,6 @@ async def test_uris_for_names_that_are_not_uri_safe(connect, manifest_path) -> N
 # --- the process: stdout carries only protocol, EOF ends it cleanly ----------
 
 
-def _initialize_line(version: str = "2025-11-25") -> bytes:
-    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-    return (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}) + "\n").encode()
-
-
 def test_nothing_but_protocol_on_stdout_and_stdin_closing_mid_request_ends_cleanly(manifest_path) -> None:
     """Requests, then stdin closed at once (the last still in flight): every one answered, each stdout
     line one whole JSON-RPC message, exit 0, no traceback."""
@@ -252,7 +238,7 @@ def test_nothing_but_protocol_on_stdout_and_stdin_closing_mid_request_ends_clean
         {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "validate", "arguments": {}}},
     ]
     with RawServer(manifest_path(GOOD)) as server:
-        server.write(_initialize_line() + b"".join(line(r) for r in requests))
+        server.write(line(INIT) + b"".join(line(r) for r in requests))
         assert server.close(timeout=30) == 0, server.stderr
         server.assert_clean()  # every line on stdout is one JSON-RPC message, no traceback
         seen = {n: server.response(n, timeout=1) for n in range(1, 7)}
@@ -266,7 +252,7 @@ def test_nothing_but_protocol_on_stdout_and_stdin_closing_mid_request_ends_clean
 def test_a_signal_stops_the_server_with_stdin_still_open(manifest_path, sig) -> None:
     """Ctrl-C (or a polite kill) while the client keeps stdin open: out within a second, quietly."""
     with RawServer(manifest_path(GOOD)) as server:
-        server.write(_initialize_line())
+        server.write(line(INIT))
         assert server.response(1, timeout=30)["id"] == 1
         started = time.monotonic()
         server.proc.send_signal(sig)
