@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -57,10 +56,6 @@ def expect(mapping: object, key: str, kind: type | tuple[type, ...], unit: str =
     if isinstance(value, bool) or not isinstance(value, kind):
         return "unknown"
     return text(value) if isinstance(value, str) else f"{value} {unit}".strip()
-
-
-def section(fm: dict, name: str) -> object:
-    return fm.get(name)
 
 
 def identity_fields(fm: dict) -> dict[str, str]:
@@ -373,19 +368,3 @@ async def test_a_renamed_robot_names_its_new_uri(client, manifest_path) -> None:
         assert "read robot-md://bob2/safety" in e.value.error.message
         prompt = await c.get_prompt("brief-me")
         assert prompt.messages[1].content.resource.uri == "robot-md://bob2/context"
-
-
-def test_views_table_drives_everything() -> None:
-    assert [v.kind for v in rmm.VIEWS] == [
-        "context",
-        "identity",
-        "frontmatter",
-        "capabilities",
-        "safety",
-        "poses",
-        "calibration_status",
-        "learned_skills",
-        "signature",
-        "body",
-    ]
-    assert all(re.fullmatch(r"[a-z_]+", v.kind) for v in rmm.VIEWS)
