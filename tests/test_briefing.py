@@ -29,11 +29,8 @@ def parsed(path: Path) -> rmm.Manifest | None:
         return None
 
 
+# The corpus files a server serves (they parse and name their robot).
 SERVABLE = [p for p in corpus_files() if (m := parsed(p)) is not None and m.robot_name is not None]
-
-
-def test_most_of_the_corpus_is_served() -> None:
-    assert len(SERVABLE) >= 13
 
 
 # --- what a reader of the YAML expects each field to say --------------------

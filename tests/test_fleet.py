@@ -16,6 +16,7 @@ from conftest import CORPUS, EXAMPLE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serving import in_process
+from test_tools_only import tool_calls
 from usage import usage_message
 
 import robot_md_mcp as rmm
@@ -50,13 +51,6 @@ def started(root: Path) -> rmm.Fleet:
     return fleet
 
 
-def calls() -> list[tuple[str, dict[str, str]]]:
-    """Every tool, each view of `view`, with arguments a robot's server answers."""
-    found: list[tuple[str, dict[str, str]]] = [("view", {"kind": view.kind}) for view in rmm.VIEWS]
-    found += [(name, {"action": "pick up the cup"} if name == "check_action" else {}) for name in rmm.TOOLS]
-    return [c for c in found if c[0] != "view" or "kind" in c[1]]
-
-
 def prompt_arguments(prompt: rmm.Prompt) -> dict[str, str]:
     return {name: "arm.pick" for name, _ in prompt.arguments}
 
@@ -66,7 +60,7 @@ async def answers(client: Any, robot: str | None, uris: list[str], asked: list[i
     their text."""
     extra = {} if robot is None else {"robot": robot}
     found: list[Any] = []
-    for name, arguments in (calls()[i] for i in asked):
+    for name, arguments in (tool_calls()[i] for i in asked):
         result = await client.call_tool(name, {**extra, **arguments})
         found.append((name, result.is_error, [c.text for c in result.content], result.structured_content))
     for uri in uris:
@@ -124,7 +118,7 @@ FILES = st.one_of(
 
 # Which tool calls an example makes (the SDK's client checks each result against its outputSchema,
 # 40 ms a call): a few per example, every one over the examples.
-ASKED = st.lists(st.integers(0, len(calls()) - 1), min_size=1, max_size=5, unique=True)
+ASKED = st.lists(st.integers(0, len(tool_calls()) - 1), min_size=1, max_size=5, unique=True)
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -59,6 +59,9 @@ async def test_full_session(session, manifest_path) -> None:
             assert len(contents) == 1
             assert contents[0].text == view.text(manifest)
             assert contents[0].mime_type == view.mime_type
+        # Every resource has a fixed URI: no templates, but the listing answers (some clients, such as
+        # @wong2/mcp-cli, stop when it gets -32601).
+        assert (await client.list_resource_templates()).resource_templates == []
         validated = await client.call_tool("validate", {})
         assert not validated.is_error
         assert validated.structured_content == rmm.validate(manifest).as_dict()
@@ -105,25 +108,6 @@ async def test_tools_are_described_for_agents(connect, manifest_path) -> None:
 
 
 @pytest.mark.anyio
-async def test_resource_templates_are_listed_as_none(connect, manifest_path) -> None:
-    """Every resource has a fixed URI, so there are no templates; the listing still answers (some
-    clients, such as @wong2/mcp-cli, stop when it gets -32601)."""
-    async with connect(manifest_path(GOOD)) as client:
-        assert (await client.list_resource_templates()).resource_templates == []
-
-
-@pytest.mark.anyio
-async def test_invalid_manifest_is_served_and_reported(connect, manifest_path) -> None:
-    text = GOOD.replace("## Identity", "## Who").replace('rcan_version: "3.0"', 'rcan_version: "2.1"')
-    async with connect(manifest_path(text)) as client:
-        result = await client.call_tool("validate", {})
-        assert not result.is_error
-        assert result.structured_content["ok"] is False
-        assert result.structured_content["errors"][0].startswith("schema: rcan_version: '2.1' does not match")
-        assert (await client.read_resource("robot-md://bob/body")).contents[0].text.count("## Who") == 1
-
-
-@pytest.mark.anyio
 async def test_bad_requests_do_not_kill_the_server(connect, manifest_path) -> None:
     async with connect(manifest_path(GOOD)) as client:
         unknown = await client.call_tool("test_error_handling", {})
@@ -151,6 +135,13 @@ async def test_edits_show_up_without_a_restart_and_breakage_is_per_request(conne
         path.write_text(GOOD.replace("## Safety Gates", "## Safety"), encoding="utf-8")
         result = await client.call_tool("validate", {})
         assert result.structured_content["errors"] == ["body: missing required section '## Safety Gates'"]
+        # An invalid manifest is served, and its validation reported (not a tool error).
+        text = GOOD.replace("## Identity", "## Who").replace('rcan_version: "3.0"', 'rcan_version: "2.1"')
+        path.write_text(text, encoding="utf-8")
+        result = await client.call_tool("validate", {})
+        assert not result.is_error and result.structured_content["ok"] is False
+        assert result.structured_content["errors"][0].startswith("schema: rcan_version: '2.1' does not match")
+        assert (await client.read_resource("robot-md://bob/body")).contents[0].text.count("## Who") == 1
 
         path.write_text("---\nmetadata: [unclosed\n---\n", encoding="utf-8")
         broken = await client.call_tool("validate", {})
@@ -171,6 +162,11 @@ async def test_edits_show_up_without_a_restart_and_breakage_is_per_request(conne
         assert (await client.call_tool("validate", {})).structured_content[
             "ok"
         ] is False  # H1 is still '# bob'
+
+        path.write_text(GOOD.replace("robot_name: bob", "robot_name: 'my bot/#1'"), encoding="utf-8")
+        uris = [r.uri for r in (await client.list_resources()).resources]  # a name that is not URI-safe
+        assert uris[0] == "robot-md://my%20bot%2F%231/context"
+        assert (await client.read_resource(uris[-2])).contents[0].text.startswith("\n# bob\n")
 
         path.write_text(GOOD.replace("  robot_name: bob\n", ""), encoding="utf-8")
         with pytest.raises(MCPError, match=r"metadata\.robot_name is missing"):
@@ -212,15 +208,6 @@ async def test_each_version_is_parsed_and_validated_once(manifest_path, mode, mo
     assert watched.version() is first and first.report is watched.version().report
     path.write_text(GOOD, encoding="utf-8")
     assert watched.version() is not first and calls.count("parse") == 4
-
-
-@pytest.mark.anyio
-async def test_uris_for_names_that_are_not_uri_safe(connect, manifest_path) -> None:
-    text = GOOD.replace("robot_name: bob", "robot_name: 'my bot/#1'")
-    async with connect(manifest_path(text)) as client:
-        uris = [r.uri for r in (await client.list_resources()).resources]
-        assert uris[0] == "robot-md://my%20bot%2F%231/context"
-        assert (await client.read_resource(uris[-2])).contents[0].text.startswith("\n# bob\n")
 
 
 # --- the process: stdout carries only protocol, EOF ends it cleanly ----------

@@ -19,6 +19,7 @@ from fuzz_strategies import manifest_files, mutants
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serving import RawServer, in_process
+from test_briefing import SERVABLE
 
 import robot_md_mcp as rmm
 
@@ -40,19 +41,10 @@ def snapshot(data: bytes, tmp_path: Path) -> rmm.Snapshot | None:
         return None
 
 
-def with_a_robot_name() -> list[Path]:
-    """The corpus files a server serves (they parse and name their robot)."""
-    found = []
-    for path in corpus_files():
-        try:
-            if rmm.ManifestFile(path).version().manifest.robot_name is not None:
-                found.append(path)
-        except rmm.ManifestError:
-            pass
-    return found
-
-
-NAMED_ROBOTS = with_a_robot_name()
+def tool_calls() -> list[tuple[str, dict[str, str]]]:
+    """Every tool with the arguments it is called with here (`view`: every kind)."""
+    calls = [("view", {"kind": v.kind}) for v in rmm.VIEWS]
+    return [*calls, *((name, ARGUMENTS.get(name, {})) for name in rmm.TOOLS if name != "view")]
 
 
 # --- a client that never calls resources/* ------------------------------------------------
@@ -94,12 +86,12 @@ async def test_a_tools_only_agent_gets_every_view_of_every_corpus_file(mode: str
     """A server on one file, which each corpus file in turn becomes (it reads the file on every
     request): `brief` is the context resource's text exactly, each `view` the resource's text, and its
     value the resource's JSON (or text)."""
-    assert len(NAMED_ROBOTS) >= 13
+    assert len(SERVABLE) >= 13  # the corpus files that parse and name their robot
     path = manifest_path(EXAMPLE.read_bytes())
     async with in_process(path, mode) as client:
         tools = [t.name for t in (await client.list_tools()).tools]
         assert tools[:3] == ["brief", "view", "check_action"]
-        for source in [*NAMED_ROBOTS, EXAMPLE]:
+        for source in [*SERVABLE, EXAMPLE]:
             path.write_bytes(source.read_bytes())
             snap = rmm.ManifestFile(path).version()
             briefed = await tool(client, "brief")
@@ -184,10 +176,9 @@ def schema_nodes(schema: Any, where: str = "") -> list[tuple[str, dict]]:
     for key in ("items", "additionalProperties"):
         if isinstance(schema.get(key), dict):
             nodes += schema_nodes(schema[key], f"{where}/{key}")
-    for i, sub in enumerate(schema.get("oneOf", [])):
-        nodes += schema_nodes(sub, f"{where}/oneOf{i}")
-    for i, sub in enumerate(schema.get("anyOf", [])):
-        nodes += schema_nodes(sub, f"{where}/anyOf{i}")
+    for combined in ("oneOf", "anyOf"):
+        for i, sub in enumerate(schema.get(combined, [])):
+            nodes += schema_nodes(sub, f"{where}/{combined}{i}")
     return nodes
 
 
@@ -216,15 +207,11 @@ def results(snap: rmm.Snapshot) -> list[tuple[str, dict]]:
     """Every tool's structured content for one version (a tool that cannot answer is left out:
     it answers with an error, which has no structured content)."""
     answered = []
-    for tool in rmm.TOOLS.values():
-        calls = (
-            [{"kind": v.kind} for v in rmm.VIEWS] if tool.name == "view" else [ARGUMENTS.get(tool.name, {})]
-        )
-        for arguments in calls:
-            try:
-                answered.append((tool.name, tool.result(snap, arguments)[1]))
-            except rmm.ManifestError:
-                pass
+    for name, arguments in tool_calls():
+        try:
+            answered.append((name, rmm.TOOLS[name].result(snap, arguments)[1]))
+        except rmm.ManifestError:
+            pass
     return answered
 
 
@@ -299,9 +286,7 @@ def every_kind_of_request(robot: str) -> list[tuple[str, dict]]:
                                  "argument": {"name": "capability", "value": "arm"}}),
     ]  # fmt: skip
     requests += [("resources/read", {"uri": rmm.resource_uri(robot, v.kind)}) for v in rmm.VIEWS]
-    for tool in rmm.TOOLS:
-        calls = [{"kind": v.kind} for v in rmm.VIEWS] if tool == "view" else [ARGUMENTS.get(tool, {})]
-        requests += [("tools/call", {"name": tool, "arguments": a}) for a in calls]
+    requests += [("tools/call", {"name": name, "arguments": a}) for name, a in tool_calls()]
     arguments = {"check-safety": {"action": ACTION}, "explain-capability": {"capability": "arm.pick"}}
     requests += [("prompts/get", {"name": p, "arguments": arguments.get(p, {})}) for p in rmm.PROMPTS]
     return requests

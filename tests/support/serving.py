@@ -410,12 +410,7 @@ class RawServer:
     def handshake(self, timeout: float = 30, version: str = HANDSHAKE_VERSION) -> dict:
         """initialize (2025-11-25 unless told) + notifications/initialized. The
         first answer waits for the SDK's imports, hence the longer timeout."""
-        params = {
-            "protocolVersion": version,
-            "capabilities": {},
-            "clientInfo": {"name": "wire", "version": "0"},
-        }
-        answer = self.request("initialize", params, timeout=timeout)
+        answer = self.request("initialize", {**INIT_PARAMS, "protocolVersion": version}, timeout=timeout)
         assert answer["result"]["protocolVersion"] == version, answer
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return answer["result"]
