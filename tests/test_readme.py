@@ -183,12 +183,9 @@ async def test_the_quick_start_command_serves() -> None:
 # --- what the README quotes is what the code says ----------------------------------------------
 
 
-def test_version_in_readme_matches() -> None:
+def test_the_version_and_a_pyz_s_version_line(monkeypatch: pytest.MonkeyPatch) -> None:
     assert f"@v{rmm.__version__}" in README
     assert f"robot-md-mcp-{rmm.__version__}-cp311-manylinux_aarch64.pyz" in README
-
-
-def test_version_line_of_a_pyz(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "robot_md_mcp_pyz", {"platform": "linux-aarch64"}, raising=False)
     line = rmm.version_line()
     assert line == f"robot-md-mcp {rmm.__version__} (pyz, platform linux-aarch64)"
@@ -462,18 +459,13 @@ LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s]+)\)")
 def links(text: str) -> list[str]:
     """Markdown link targets outside code blocks and code spans."""
     text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
-    text = re.sub(r"`[^`\n]*`", "", text)
-    return LINK.findall(text)
+    return LINK.findall(re.sub(r"`[^`\n]*`", "", text))
 
 
 def anchors(text: str) -> set[str]:
     """GitHub's anchors for a markdown file's headings."""
-    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
-    found = set()
-    for heading in re.findall(r"^#{1,6} +(.+?) *$", text, re.M):
-        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
-        found.add(slug)
-    return found
+    headings = re.findall(r"^#{1,6} +(.+?) *$", re.sub(r"^```.*?^```", "", text, flags=re.S | re.M), re.M)
+    return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
 
 
 @pytest.mark.parametrize("page", [README_PATH, *DOCS], ids=lambda p: p.relative_to(ROOT).as_posix())
