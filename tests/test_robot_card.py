@@ -195,15 +195,17 @@ def random_card(rng: random.Random, number: int) -> dict[str, Any]:
     def rows() -> list[dict[str, Any]]:
         return [{"label": token(), "value": rng.choice([token(), None])} for _ in range(rng.randint(0, 4))]
 
+    def some(fields: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in fields.items() if rng.random() < 0.8}
+
     full: dict[str, Any] = {
         "name": token(),
         "identity": token(),
         "facts": rows(),
         "capabilities": [token() for _ in range(rng.randint(0, 4))],
         "capabilities_note": rng.choice([token(), None]),
-        "safety": {
-            key: value
-            for key, value in {
+        "safety": some(
+            {
                 "alert": rng.choice([token(), None]),
                 "limits": rows(),
                 "gates": [
@@ -211,19 +213,16 @@ def random_card(rng: random.Random, number: int) -> dict[str, Any]:
                 ],
                 "gates_note": rng.choice([token(), None]),
                 "also_declared": [token() for _ in range(rng.randint(0, 2))],
-            }.items()
-            if rng.random() < 0.8
-        },
-        "validation": {
-            key: value
-            for key, value in {
+            }
+        ),
+        "validation": some(
+            {
                 "ok": rng.choice([True, False]),
                 "summary": token(),
                 "errors": [token() for _ in range(rng.randint(0, 2))],
                 "warnings": [token() for _ in range(rng.randint(0, 2))],
-            }.items()
-            if rng.random() < 0.8
-        },
+            }
+        ),
         "signature": rng.choice([token(), None]),
     }
     return {k: (None if rng.random() < 0.15 else v) for k, v in full.items() if rng.random() < 0.7}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +33,14 @@ ACTION = "pick up the glass vial (300 g, 0,5 kg) at 0.2 m/s, the wrist at 3 rad/
 ARGUMENTS: dict[str, dict[str, str]] = {"view": {"kind": "safety"}, "check_action": {"action": ACTION}}
 
 
-def snapshot(data: bytes, tmp_path: Path) -> rmm.Snapshot | None:
-    path = tmp_path / "ROBOT.md"
-    path.write_bytes(data)
-    try:
-        return rmm.ManifestFile(path).version()
-    except rmm.ManifestError:
-        return None
+def snapshot(data: bytes) -> rmm.Snapshot | None:
+    """The version a server makes of a file holding `data`; None for a file it refuses."""
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "ROBOT.md").write_bytes(data)
+        try:
+            return rmm.ManifestFile(Path(folder) / "ROBOT.md").version()
+        except rmm.ManifestError:
+            return None
 
 
 def tool_calls() -> list[tuple[str, dict[str, str]]]:
@@ -226,46 +228,33 @@ def check_results(snap: rmm.Snapshot) -> int:
     return len(found)
 
 
-def check_files(files: list[bytes], tmp_path: Path) -> int:
-    checked = 0
-    for data in files:
-        snap = snapshot(data, tmp_path)
-        if snap is not None:
-            checked += check_results(snap)
-    return checked
+def check_files(*files: bytes) -> int:
+    """Every tool's results for each file checked; how many."""
+    return sum(check_results(snap) for snap in map(snapshot, files) if snap is not None)
 
 
-def test_results_match_their_output_schema_for_the_corpus(tmp_path: Path) -> None:
+def test_results_match_their_output_schema_for_the_corpus() -> None:
     """The corpus (every case of tests/support/cases.py in the heavy tier)."""
     files = [EXAMPLE.read_bytes(), *(p.read_bytes() for p in corpus_files())]
-    assert check_files(files, tmp_path) > 20 * len(rmm.TOOLS)
+    assert check_files(*files) > 20 * len(rmm.TOOLS)
 
 
 @pytest.mark.heavy
-def test_results_match_their_output_schema_for_every_case(tmp_path: Path) -> None:
-    assert check_files([c.data for c in CASES], tmp_path) > 200 * len(rmm.TOOLS)
-
-
-def generated(data: bytes) -> None:
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        snap = snapshot(data, Path(folder))
-        if snap is not None:
-            check_results(snap)
+def test_results_match_their_output_schema_for_every_case() -> None:
+    assert check_files(*(c.data for c in CASES)) > 200 * len(rmm.TOOLS)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.one_of(manifest_files(), mutants()))
 def test_results_match_their_output_schema_for_generated_manifests(data: bytes) -> None:
-    generated(data)
+    check_files(data)
 
 
 @pytest.mark.heavy
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.one_of(manifest_files(), mutants()))
 def test_results_match_their_output_schema_for_many_generated_manifests(data: bytes) -> None:
-    generated(data)
+    check_files(data)
 
 
 # --- the 2026-07-28 era, lighter ---------------------------------------------------------
