@@ -262,13 +262,9 @@ def client(request, manifest_path):
 
 
 @pytest.mark.anyio
-async def test_briefing_resources_are_listed_first_and_read(client) -> None:
+async def test_the_identity_resource_says_the_gateway_s_verdict(client) -> None:
+    """(Listed first with the context, as test_server.py::test_full_session checks.)"""
     async with client() as c:
-        listed = (await c.list_resources()).resources
-        assert [(r.uri, r.mime_type) for r in listed[:2]] == [
-            ("robot-md://bob/context", "text/markdown"),
-            ("robot-md://bob/identity", "text/plain"),
-        ]
         identity = (await c.read_resource("robot-md://bob/identity")).contents[0]
         assert identity.mime_type == "text/plain"
         unsigned = " | signed: no | gateway: refuses (no ROBOT-MD-SIG footer (signature absent))"
