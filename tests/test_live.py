@@ -72,22 +72,12 @@ def digest(text: str) -> str:
 TRANSPORTS = ["in process", pytest.param("stdio", marks=pytest.mark.heavy)]
 
 
-class Looks(logging.Handler):
-    """The server's debug lines, in this process."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
-
 class Watched:
-    """The served file, and the poller's looks at it: its server's debug lines (stderr, over stdio)."""
+    """The served file, and the poller's looks at it: its server's debug lines (in process, as pytest's
+    `caplog` holds them; over stdio, its stderr)."""
 
-    def __init__(self, path: Path, transport: str) -> None:
-        self.path, self.log, self.looks = path, path.with_name("stderr"), Looks()
+    def __init__(self, path: Path, transport: str, caplog: pytest.LogCaptureFixture) -> None:
+        self.path, self.log, self.caplog = path, path.with_name("stderr"), caplog
         self.log.touch()
         self.transport = transport
 
@@ -103,20 +93,15 @@ class Watched:
             return
         file = rmm.ManifestFile(self.path)
         file.version()  # read before serving, as `serve` does
-        logger, server = logging.getLogger(rmm.NAME), rmm.build_server(file, poll_seconds=POLL)
-        level = logger.level
-        logger.addHandler(self.looks)
-        logger.setLevel(logging.DEBUG)
-        try:
-            async with Client(server, mode=mode, message_handler=inbox) as client:
-                yield client
-        finally:
-            logger.removeHandler(self.looks)
-            logger.setLevel(level)
+        self.caplog.set_level(logging.DEBUG, logger=rmm.NAME)
+        async with Client(
+            rmm.build_server(file, poll_seconds=POLL), mode=mode, message_handler=inbox
+        ) as client:
+            yield client
 
     def seen(self) -> list[str]:
         """One entry per look: the digest of the version it found, or "broken"."""
-        lines = self.looks.lines if self.transport != "stdio" else self.log.read_text().splitlines()
+        lines = self.caplog.messages if self.transport != "stdio" else self.log.read_text().splitlines()
         looks = [line[len(LOOKED) :] for line in lines if line.startswith(LOOKED)]
         return [look.removeprefix("version ") if look.startswith("version ") else "broken" for look in looks]
 
@@ -142,8 +127,8 @@ class Watched:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_handshake_era_updates_list_changes_and_outages(manifest_path, transport: str) -> None:
-    watched, inbox = Watched(manifest_path(GOOD), transport), Inbox()
+async def test_handshake_era_updates_list_changes_and_outages(manifest_path, transport: str, caplog) -> None:
+    watched, inbox = Watched(manifest_path(GOOD), transport, caplog), Inbox()
     async with watched.serving("legacy", inbox) as client:
         caps = client.server_capabilities.resources
         assert caps is not None and caps.subscribe and caps.list_changed
@@ -192,8 +177,8 @@ async def test_handshake_era_updates_list_changes_and_outages(manifest_path, tra
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_2026_era_listen_stream(manifest_path, transport: str) -> None:
-    watched, inbox = Watched(manifest_path(GOOD), transport), Inbox()
+async def test_2026_era_listen_stream(manifest_path, transport: str, caplog) -> None:
+    watched, inbox = Watched(manifest_path(GOOD), transport, caplog), Inbox()
     async with watched.serving("auto", inbox) as client:
         assert client.protocol_version == "2026-07-28"
         async with client.listen(
