@@ -79,14 +79,25 @@ async def outcome(request: Any) -> Any:
         return ("error", e.error.code, e.error.message)
 
 
+def asked_of(server: Any, robots: dict[str, tuple[str | None, Path]], asked: list[int]) -> dict[str, Any]:
+    """Each robot's answers from `server` (a path: a single-robot server), by the name shown for it: the
+    `robot` argument that names it (None for a single-robot server), and its file."""
+
+    async def ask() -> dict[str, list[Any]]:
+        async with in_process(server, "legacy") as client:
+            return {
+                shown: await answers(client, robot, uris_of(path), asked)
+                for shown, (robot, path) in robots.items()
+            }
+
+    return json.loads(json.dumps(anyio.run(ask), default=str))
+
+
 def alone(path: Path, shown: str, asked: list[int]) -> list[Any]:
     """A single-robot server's answers for `path`, errors naming the file as a fleet names it."""
-
-    async def ask() -> list[Any]:
-        async with in_process(path, "legacy") as client:
-            return await answers(client, None, uris_of(path), asked)
-
-    return json.loads(json.dumps(anyio.run(ask), default=str).replace(str(path), shown))
+    return json.loads(
+        json.dumps(asked_of(path, {shown: (None, path)}, asked)[shown]).replace(str(path), shown)
+    )
 
 
 def uris_of(path: Path) -> list[str]:
@@ -95,19 +106,6 @@ def uris_of(path: Path) -> list[str]:
     except rmm.ManifestError:
         return []
     return [rmm.resource_uri(name, view.kind) for view in rmm.VIEWS] if name else []
-
-
-def in_fleet(fleet: rmm.Fleet, asked: list[int]) -> dict[str, list[Any]]:
-    """Each robot's answers from the fleet's server, by its file's path."""
-
-    async def ask() -> dict[str, list[Any]]:
-        found = {}
-        async with in_process(rmm.build_server(fleet), "legacy") as client:
-            for name, robot in fleet.robots.items():
-                found[robot.shown] = await answers(client, name, uris_of(robot.file.path), asked)
-        return found
-
-    return json.loads(json.dumps(anyio.run(ask), default=str))
 
 
 FILES = st.one_of(
@@ -147,7 +145,8 @@ def test_every_robot_answers_as_its_own_server_would(
     if rename and serving:
         write(serving[0].file.path, named("renamed-robot"))
         assert fleet.look().relisted and "renamed-robot" in fleet.robots
-    served = in_fleet(fleet, asked)
+    robots = {robot.shown: (name, robot.file.path) for name, robot in fleet.robots.items()}
+    served = asked_of(rmm.build_server(fleet), robots, asked)
     for robot in fleet.robots.values():
         if robot.refused:  # its name cannot be a fleet's: every request gets that one line
             line = robot.error.for_people(robot.shown)  # type: ignore[union-attr]
