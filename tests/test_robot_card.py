@@ -141,12 +141,8 @@ def test_a_host_shows_the_robot_card(theme: str, styled: bool, proxied: bool, tm
         (page,) = server.request("resources/read", {"uri": rmm.CARD_URI}, timeout=30)["result"]["contents"]
         results = briefs(server, path, [*versions, b"no frontmatter here"])
         server.assert_clean()
-    assert page["mimeType"] == rmm.CARD_MIME_TYPE and [bool(r.get("isError")) for r in results] == [
-        False,
-        False,
-        False,
-        True,
-    ]
+    assert page["mimeType"] == rmm.CARD_MIME_TYPE
+    assert [bool(r.get("isError")) for r in results] == [False, False, False, True]
     folder = SCREENSHOTS / f"{theme}{'-proxied' if proxied else ''}{'' if styled else '-unstyled'}"
     shutil.rmtree(folder, ignore_errors=True)
     shown = show_card(

@@ -96,12 +96,8 @@ async def test_tools_are_described_for_agents(connect, manifest_path) -> None:
         assert tool.output_schema["type"] == "object"
         assert tool.title and tool.description
         a = tool.annotations
-        assert (a.read_only_hint, a.idempotent_hint, a.destructive_hint, a.open_world_hint) == (
-            True,
-            True,
-            False,
-            False,
-        )
+        hints = (a.read_only_hint, a.idempotent_hint, a.destructive_hint, a.open_world_hint)
+        assert hints == (True, True, False, False)
     assert tools["validate"].output_schema["required"] == ["ok", "summary", "errors", "warnings", "hints"]
     # Hosts that render MCP Apps show brief's result as the robot card; no other tool has a view.
     assert [t.meta for t in tools.values()] == [{"ui": {"resourceUri": rmm.CARD_URI}}] + [None] * 6
@@ -159,9 +155,8 @@ async def test_edits_show_up_without_a_restart_and_breakage_is_per_request(conne
         path.write_text(GOOD.replace("robot_name: bob", "robot_name: bob2"), encoding="utf-8")
         listed = await client.list_resources()
         assert listed.resources[0].uri == "robot-md://bob2/context"
-        assert (await client.call_tool("validate", {})).structured_content[
-            "ok"
-        ] is False  # H1 is still '# bob'
+        validated = await client.call_tool("validate", {})
+        assert validated.structured_content["ok"] is False  # H1 is still '# bob'
 
         path.write_text(GOOD.replace("robot_name: bob", "robot_name: 'my bot/#1'"), encoding="utf-8")
         uris = [r.uri for r in (await client.list_resources()).resources]  # a name that is not URI-safe
@@ -171,10 +166,8 @@ async def test_edits_show_up_without_a_restart_and_breakage_is_per_request(conne
         path.write_text(GOOD.replace("  robot_name: bob\n", ""), encoding="utf-8")
         with pytest.raises(MCPError, match=r"metadata\.robot_name is missing"):
             await client.list_resources()
-        assert (
-            "metadata: 'robot_name' is a required property"
-            in (await client.call_tool("validate", {})).structured_content["errors"][0]
-        )
+        errors = (await client.call_tool("validate", {})).structured_content["errors"]
+        assert "metadata: 'robot_name' is a required property" in errors[0]
 
 
 @pytest.mark.parametrize("mode", MODES)
