@@ -20,6 +20,7 @@ import pytest
 from conftest import ROOT, need
 from http_served import sdk_client
 from serving import EXAMPLE, Served, bearer, launched, private_token
+from test_tools_only import tool_calls
 
 pytestmark = pytest.mark.heavy
 
@@ -62,21 +63,6 @@ def as_robot(name: str) -> str:
         .replace("# bob", f"# {name}")
         .replace("What bob Can Do", f"What {name} Can Do")
     )
-
-
-def arguments(schema: dict[str, Any], robot: str) -> dict[str, Any]:
-    """Values for a tool's required arguments, from its input schema: an enum's first value (a fleet's
-    `robot` argument: this robot), else an action in words."""
-    chosen: dict[str, Any] = {}
-    for key in schema.get("required", []):
-        spec = schema["properties"][key]
-        if key == "robot":
-            chosen[key] = robot
-        elif "enum" in spec:
-            chosen[key] = spec["enum"][0]
-        else:
-            chosen[key] = "pick up the glass vial"
-    return chosen
 
 
 def answer(result: Any) -> tuple[bool, Any, list[str]]:
@@ -133,7 +119,7 @@ def test_the_recipe_serves_every_tool_context_and_a_prompt_of_every_robot(fleet)
                     for tool, spec in theirs.items():
                         through = tools[f"{name}_{tool}"]
                         assert (through.title, through.description) == (spec.title, spec.description)
-                        args = arguments(spec.input_schema, name)
+                        args = dict(tool_calls())[tool]  # (`view`: its last kind)
                         got = answer(await gateway.call_tool(f"{name}_{tool}", args))
                         assert got == answer(await direct.call_tool(tool, args)), (name, tool)
                     context = next(
