@@ -7,6 +7,7 @@ import json
 import os
 import time
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,7 @@ async def outcome(request: Any) -> Any:
         return ("error", e.error.code, e.error.message)
 
 
-def asked_of(server: Any, robots: dict[str, tuple[str | None, Path]], asked: list[int]) -> dict[str, Any]:
+def asked_of(server: Any, robots: Mapping[str, tuple[str | None, Path]], asked: list[int]) -> dict[str, Any]:
     """Each robot's answers from `server` (a path: a single-robot server), by the name shown for it: the
     `robot` argument that names it (None for a single-robot server), and its file."""
 

@@ -19,7 +19,8 @@ import anyio
 import pytest
 from conftest import ROOT, need
 from http_served import sdk_client
-from serving import EXAMPLE, Served, bearer, launched, private_token
+from serving import Served, bearer, launched, private_token
+from test_fleet import BOB, named
 from test_tools_only import tool_calls
 
 pytestmark = pytest.mark.heavy
@@ -55,16 +56,6 @@ def recipe(name: str) -> str:
     return found[1]
 
 
-def as_robot(name: str) -> str:
-    """bob's manifest as robot `name`."""
-    text = EXAMPLE.read_text(encoding="utf-8")
-    return (
-        text.replace("robot_name: bob", f"robot_name: {name}", 1)
-        .replace("# bob", f"# {name}")
-        .replace("What bob Can Do", f"What {name} Can Do")
-    )
-
-
 def answer(result: Any) -> tuple[bool, Any, list[str]]:
     return bool(result.is_error), result.structured_content, [getattr(c, "text", "") for c in result.content]
 
@@ -78,7 +69,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory):
     try:
         for name in ROBOTS:
             manifest = folder / f"{name}.ROBOT.md"
-            manifest.write_text(as_robot(name), encoding="utf-8")
+            manifest.write_text(named(name, BOB), encoding="utf-8")
             token_file = folder / f"{name}.token"
             private_token(token_file)
             servers[name] = Served("--http", "127.0.0.1:0", "--token-file", str(token_file), path=manifest)
