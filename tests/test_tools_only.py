@@ -6,7 +6,6 @@ outputSchema, every node of which is typed, for the corpus and for generated man
 
 from __future__ import annotations
 
-import contextlib
 import json
 import tempfile
 from pathlib import Path
@@ -50,25 +49,6 @@ def tool_calls() -> list[tuple[str, dict[str, str]]]:
 
 
 # --- a client that never calls resources/* ------------------------------------------------
-
-
-class ToolsOnly:
-    """A stdio client in one era that calls tools and nothing else (a 2026-07-28 request
-    carries its era in `_meta`; a 2025-11-25 session begins with initialize)."""
-
-    def __init__(self, server: RawServer, era: str) -> None:
-        self.server, self.era = server, era
-        if era != "2026-07-28":
-            server.handshake(version=era)
-
-    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        params = dict(params or {})
-        if self.era == "2026-07-28":
-            params["_meta"] = MODERN_META
-        answer = self.server.request(method, params, timeout=30)
-        assert "result" in answer, answer
-        result: dict[str, Any] = answer["result"]
-        return result
 
 
 async def tool(client: Any, name: str, **arguments: str) -> dict[str, Any]:
@@ -287,29 +267,36 @@ def test_2026_results_are_at_most_200_bytes_bigger() -> None:
     carries serverInfo as {name, version} (the icon only in server/discover), its cache hints and
     resultType."""
     sizes: dict[str, list[int]] = {}
-    with contextlib.ExitStack() as stack:
-        clients = {era: ToolsOnly(stack.enter_context(RawServer(EXAMPLE)), era) for era in ERAS}
-        for era, client in clients.items():
-            client_sizes(client, era, sizes)
-        for client in clients.values():
-            client.server.assert_clean()
+    for era in ERAS:
+        with RawServer(EXAMPLE) as server:
+            if era != "2026-07-28":  # a 2025-11-25 session begins with initialize
+                server.handshake(version=era)
+            client_sizes(server, era, sizes)
+            server.assert_clean()
     assert len(sizes) >= 30
     over = {kind: (old, new) for kind, (old, new) in sizes.items() if new - old > 200}
     assert not over, over
 
 
-def client_sizes(client: ToolsOnly, era: str, sizes: dict[str, list[int]]) -> None:
-    """Each kind of result's size in `sizes`; the 2026-07-28 era's serverInfo where it belongs."""
+def client_sizes(server: RawServer, era: str, sizes: dict[str, list[int]]) -> None:
+    """Each kind of result's size in `sizes`; the 2026-07-28 era's serverInfo where it belongs. A
+    2026-07-28 request carries its era in `_meta`."""
+
+    def call(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        meta = {"_meta": MODERN_META} if era == "2026-07-28" else {}
+        result: dict[str, Any] = server.result(method, {**(params or {}), **meta}, timeout=30)
+        return result
+
     for method, params in every_kind_of_request("bob"):
-        result = client.call(method, params)
+        result = call(method, params)
         assert not result.get("isError"), (method, params, result)
         sizes.setdefault(f"{method} {json.dumps(params)}", []).append(wire_size(result))
     if era == "2026-07-28":
-        discovered = client.call("server/discover")
+        discovered = call("server/discover")
         stamp = discovered["_meta"]["io.modelcontextprotocol/serverInfo"]
         assert stamp["name"] == rmm.NAME and stamp["icons"], stamp
         assert discovered["capabilities"]["extensions"] == {rmm.APPS_EXTENSION: {}}
-        listed = client.call("tools/list")
+        listed = call("tools/list")
         assert listed["_meta"]["io.modelcontextprotocol/serverInfo"] == {
             "name": rmm.NAME,
             "version": rmm.__version__,
