@@ -60,11 +60,6 @@ async def read_text(client: Client, uri: str) -> str:
     return contents.text
 
 
-def edit(path: Path, text: str) -> float:
-    path.write_text(text, encoding="utf-8")
-    return time.monotonic()
-
-
 def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -353,7 +348,7 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             await client.subscribe_resource("robot-md://bob/safety")
-        edit(path, HEAVIER)
+        path.write_text(HEAVIER, encoding="utf-8")
         for _ in range(2):
             with pytest.raises(MCPError) as e:
                 await client.read_resource("robot-md://bob/safety")
@@ -371,5 +366,5 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
         assert any("watch_safely" in name for name in tasks)
         said = [m for m in caplog.messages if "live updates resume" in m]
         assert len(said) == 1 and "out of memory" in said[0], said  # the watcher's trouble, said once
-        edit(path, RENAMED)
+        path.write_text(RENAMED, encoding="utf-8")
         assert await read_text(client, "robot-md://bob2/safety")
