@@ -16,7 +16,15 @@ import pytest
 from conftest import CORPUS, EXAMPLE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serving import in_process
+from mcp import Client, MCPError
+from mcp.types import (
+    ResourceListChangedNotification,
+    ResourceUpdatedNotification,
+    ToolListChangedNotification,
+)
+from serving import Served, in_process, launched
+from serving import settings as server_settings
+from test_live import Inbox
 from test_tools_only import tool_calls
 from usage import usage_message
 
@@ -72,8 +80,6 @@ async def answers(client: Any, robot: str | None, uris: list[str], asked: list[i
 
 
 async def outcome(request: Any) -> Any:
-    from mcp import MCPError
-
     try:
         return (await request).model_dump(exclude={"meta"})
     except MCPError as e:
@@ -330,14 +336,10 @@ async def every_robot_answers(client: Any, names: list[str]) -> None:
 @pytest.mark.heavy
 @pytest.mark.anyio
 async def test_a_fleet_over_stdio_relists_a_renamed_robot(tmp_path: Path) -> None:
-    from mcp.types import ResourceListChangedNotification, ToolListChangedNotification
-    from serving import launched, settings
-    from test_live import Inbox
-
     a = write(tmp_path / "lab" / "arm" / "ROBOT.md", named("arm", BOB))
     write(tmp_path / "lab" / "cart.ROBOT.md", named("cart"))
     inbox = Inbox()
-    env = settings(poll_seconds=0.05)
+    env = server_settings(poll_seconds=0.05)
     async with launched("--fleet", tmp_path / "lab", env=env, message_handler=inbox) as client:
         assert client.server_info.title == 'ROBOT.md robot facts: the fleet "lab"'
         await every_robot_answers(client, ["arm", "cart"])
@@ -351,9 +353,6 @@ async def test_a_fleet_over_stdio_relists_a_renamed_robot(tmp_path: Path) -> Non
 @pytest.mark.heavy
 @pytest.mark.anyio
 async def test_a_fleet_over_http_and_its_rest_paths(tmp_path: Path) -> None:
-    from mcp import Client
-    from serving import Served
-
     a = write(tmp_path / "arm.md", named("arm", BOB))
     b = write(tmp_path / "cart.md", named("cart"))
     served = Served(str(b), "--http", "127.0.0.1:0", path=a)
@@ -375,20 +374,11 @@ async def test_a_fleet_over_http_and_its_rest_paths(tmp_path: Path) -> None:
 async def test_a_renamed_robot_is_announced_to_a_connected_client(tmp_path: Path) -> None:
     """In-process, the fleet's own poller: a rename sends tools and resources list_changed, and the
     tools' enum then names the robot as renamed."""
-    from mcp.types import (
-        ResourceListChangedNotification,
-        ResourceUpdatedNotification,
-        ToolListChangedNotification,
-    )
-    from test_live import Inbox
-
     a = write(tmp_path / "a.ROBOT.md", named("rover"))
     write(tmp_path / "b.ROBOT.md", named("cam"))
     fleet = started(tmp_path)
     inbox = Inbox()
     server = rmm.build_server(fleet, poll_seconds=0.02)
-    from mcp import Client
-
     async with Client(server, mode="legacy", message_handler=inbox) as client:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # subscribe is deprecated at 2026-07-28, current before it
@@ -406,8 +396,6 @@ async def test_a_renamed_robot_is_announced_to_a_connected_client(tmp_path: Path
 async def test_the_floor_reads_the_robot_the_robot_argument_names(tmp_path: Path) -> None:
     """check_action's computed floor in a fleet is the named robot's: 2 m/s is past the rover's declared
     0.5 m/s (BLOCKED) and compared with nothing on the arm, which declares no linear speed."""
-    from mcp import Client
-
     examples = EXAMPLE.parent
     for name in ("bob.ROBOT.md", "rover.ROBOT.md"):
         write(tmp_path / name, (examples / name).read_text(encoding="utf-8"))
