@@ -6,6 +6,7 @@ around them, and compared with the code's constants, the build's and the bench's
 from __future__ import annotations
 
 import ast
+import inspect
 import itertools
 import json
 import os
@@ -18,8 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from conftest import EXAMPLE, ROOT, need
-from serving import launched
+from mcp import MCPError
+from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from serving import SERVER, RawServer, launched, run
 
 import robot_md_mcp as rmm
 
@@ -207,8 +212,6 @@ def test_identity_example() -> None:
 
 
 def test_client_error_examples() -> None:
-    from mcp import MCPError
-
     with pytest.raises(MCPError) as caught:
         rmm.Handlers.view_of("robot-md://alice/context", "bob")
     assert " ".join(README.split()).count(f"`{caught.value}`") == 1
@@ -379,11 +382,6 @@ def test_the_sdk_takes_an_http_body_only_as_bytes() -> None:
     """robustness.md: the SDK's public ways into Streamable HTTP take an ASGI request and nothing else,
     so HttpGuard cannot hand over the message it parsed and the SDK parses the body again. When one
     takes more (as the TypeScript SDK's `parsedBody`), use it and change the page."""
-    import inspect
-
-    from mcp.server.streamable_http import StreamableHTTPServerTransport
-    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-
     quoted, asgi = code_spans(doc("robustness.md")), ["self", "scope", "receive", "send"]
     for owner in (StreamableHTTPServerTransport, StreamableHTTPSessionManager):
         assert f"{owner.__name__}.handle_request" in quoted
@@ -427,8 +425,6 @@ def test_parity_and_conformance_counts() -> None:
     stated = counts(parity, "real-world manifests") + counts(parity, "corpus files")
     assert stated and set(stated) == {corpus}
     required = _assigned(ROOT / "tests" / "test_conformance.py", "REQUIRED")
-    import yaml
-
     baseline = yaml.safe_load((ROOT / "tests" / "conformance-expected-failures.yml").read_text("utf-8"))
     page = doc("conformance.md")
     assert sorted(counts(page, "scenarios")) == sorted([len(required), len(baseline["server"])])
@@ -524,8 +520,6 @@ def test_exit_code_table_is_what_the_server_does(tmp_path: Path) -> None:
     """The codes the table gives for a signal over stdio, and for the end of input and a closed stdout,
     measured: each situation's words stand in the row of the code it exits with. (Over HTTP:
     test_http.py's test_signals_stop_cleanly, which stops a server with each signal.)"""
-    from serving import SERVER, RawServer, run
-
     measured: dict[tuple[str, ...], int] = {}
     with RawServer(EXAMPLE) as stdio:
         stdio.handshake()

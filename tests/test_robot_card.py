@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from app_host import show_card
 from conftest import CORPUS, EXAMPLE, ROOT
 from serving import RawServer, in_process
 
@@ -130,8 +131,6 @@ HOSTS = [("light", True, False), ("dark", True, True), ("dark", False, False)]
     ("theme", "styled", "proxied"), HOSTS, ids=["light", "dark-proxied", "dark-unstyled"]
 )
 def test_a_host_shows_the_robot_card(theme: str, styled: bool, proxied: bool, tmp_path: Path) -> None:
-    from app_host import show_card
-
     bob, wheeled = EXAMPLE.read_bytes(), WHEELED.read_bytes()
     versions = [bob, wheeled, edited(bob)]
     path = tmp_path / "ROBOT.md"
@@ -246,8 +245,6 @@ def test_any_part_of_the_card_draws_each_fact_once(tmp_path: Path) -> None:
     """Random subsets of the card's fields (only `name`, none, every field null among them), in a real
     host: no console error, every string drawn exactly once (the identity line and the summary never),
     a card whatever is there; the fields that hold the whole card give the page of the heavy test above."""
-    from app_host import show_card
-
     datas = cards()
     results = [{"content": [{"type": "text", "text": "the briefing"}], "structuredContent": d} for d in datas]
     folder = SCREENSHOTS / "subsets"
