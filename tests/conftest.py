@@ -22,7 +22,7 @@ import pytest
 from serving import EXAMPLE as EXAMPLE
 from serving import ROOT as ROOT
 from serving import SERVER as SERVER
-from serving import Served
+from serving import Served, private_token
 
 CORPUS = ROOT / "tests" / "corpus"
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -73,22 +73,8 @@ def corpus_files() -> list[Path]:
 def install_reference() -> Path | None:
     if (REFERENCE_DIR / "robot_md" / "validate.py").exists():
         return REFERENCE_DIR
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--target",
-            str(REFERENCE_DIR),
-            *REFERENCE_PINS,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(REFERENCE_DIR)]
+    done = subprocess.run([*pip, *REFERENCE_PINS], capture_output=True, text=True, timeout=300)
     return REFERENCE_DIR if done.returncode == 0 else None
 
 
@@ -265,8 +251,7 @@ def token() -> str:
 def token_server(token: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """`--http` on a free loopback port with `token` in a private token file; stopped cleanly."""
     token_file = tmp_path_factory.mktemp("token") / "token"
-    token_file.write_text(token + "\n", encoding="utf-8")
-    token_file.chmod(0o600)
+    private_token(token_file, token + "\n")
     served = Served("--http", "127.0.0.1:0", "--token-file", str(token_file))
     yield served
     assert served.stop() == 0

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +29,8 @@ def parsed(path: Path) -> rmm.Manifest | None:
         return None
 
 
+# The corpus files a server serves (they parse and name their robot).
 SERVABLE = [p for p in corpus_files() if (m := parsed(p)) is not None and m.robot_name is not None]
-
-
-def test_most_of_the_corpus_is_served() -> None:
-    assert len(SERVABLE) >= 13
 
 
 # --- what a reader of the YAML expects each field to say --------------------
@@ -57,10 +53,6 @@ def expect(mapping: object, key: str, kind: type | tuple[type, ...], unit: str =
     if isinstance(value, bool) or not isinstance(value, kind):
         return "unknown"
     return text(value) if isinstance(value, str) else f"{value} {unit}".strip()
-
-
-def section(fm: dict, name: str) -> object:
-    return fm.get(name)
 
 
 def identity_fields(fm: dict) -> dict[str, str]:
@@ -270,13 +262,9 @@ def client(request, manifest_path):
 
 
 @pytest.mark.anyio
-async def test_briefing_resources_are_listed_first_and_read(client) -> None:
+async def test_the_identity_resource_says_the_gateway_s_verdict(client) -> None:
+    """(Listed first with the context, as test_server.py::test_full_session checks.)"""
     async with client() as c:
-        listed = (await c.list_resources()).resources
-        assert [(r.uri, r.mime_type) for r in listed[:2]] == [
-            ("robot-md://bob/context", "text/markdown"),
-            ("robot-md://bob/identity", "text/plain"),
-        ]
         identity = (await c.read_resource("robot-md://bob/identity")).contents[0]
         assert identity.mime_type == "text/plain"
         unsigned = " | signed: no | gateway: refuses (no ROBOT-MD-SIG footer (signature absent))"
@@ -335,13 +323,12 @@ async def test_prompt_argument_errors_are_invalid_params(client) -> None:
             ("check-safety", {"action": "  "}, "needs the argument 'action'"),
             ("explain-capability", None, "needs the argument 'capability'"),
             ("explain-capability", {"capability": "nav.go_to"}, '"bob" does not declare the capability'),
+            ("explain-capability", {"capability": "nav.go_to"}, 'it declares: "arm.pick", "arm.place"'),
             ("no-such-prompt", None, "Unknown prompt 'no-such-prompt'"),
         ]:
             with pytest.raises(MCPError) as e:
                 await c.get_prompt(name, args)
             assert e.value.error.code == INVALID_PARAMS and message in e.value.error.message, name
-        with pytest.raises(MCPError, match=r'it declares: "arm\.pick", "arm\.place"'):
-            await c.get_prompt("explain-capability", {"capability": "nav.go_to"})
 
 
 @pytest.mark.anyio
@@ -373,19 +360,3 @@ async def test_a_renamed_robot_names_its_new_uri(client, manifest_path) -> None:
         assert "read robot-md://bob2/safety" in e.value.error.message
         prompt = await c.get_prompt("brief-me")
         assert prompt.messages[1].content.resource.uri == "robot-md://bob2/context"
-
-
-def test_views_table_drives_everything() -> None:
-    assert [v.kind for v in rmm.VIEWS] == [
-        "context",
-        "identity",
-        "frontmatter",
-        "capabilities",
-        "safety",
-        "poses",
-        "calibration_status",
-        "learned_skills",
-        "signature",
-        "body",
-    ]
-    assert all(re.fullmatch(r"[a-z_]+", v.kind) for v in rmm.VIEWS)

@@ -22,13 +22,10 @@ def workflow(name: str) -> dict:
     return yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
 
 
-def drift_steps() -> list[dict]:
-    (job,) = workflow("drift.yml")["jobs"].values()
-    return job["steps"]
-
-
 def step(named: str) -> dict:
-    (found,) = [s for s in drift_steps() if s.get("name", "").startswith(named)]
+    """The drift job's one step whose name starts with `named`."""
+    (job,) = workflow("drift.yml")["jobs"].values()
+    (found,) = [s for s in job["steps"] if s.get("name", "").startswith(named)]
     return found
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import time
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,16 @@ import pytest
 from conftest import CORPUS, EXAMPLE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serving import in_process
+from mcp import Client, MCPError
+from mcp.types import (
+    ResourceListChangedNotification,
+    ResourceUpdatedNotification,
+    ToolListChangedNotification,
+)
+from serving import Served, in_process, launched
+from serving import settings as server_settings
+from test_live import Inbox
+from test_tools_only import tool_calls
 from usage import usage_message
 
 import robot_md_mcp as rmm
@@ -43,11 +53,11 @@ def write(path: Path, content: str | bytes) -> Path:
     return path
 
 
-def calls() -> list[tuple[str, dict[str, str]]]:
-    """Every tool, each view of `view`, with arguments a robot's server answers."""
-    found: list[tuple[str, dict[str, str]]] = [("view", {"kind": view.kind}) for view in rmm.VIEWS]
-    found += [(name, {"action": "pick up the cup"} if name == "check_action" else {}) for name in rmm.TOOLS]
-    return [c for c in found if c[0] != "view" or "kind" in c[1]]
+def started(root: Path) -> rmm.Fleet:
+    """The fleet of the folder `root`, its files read as `serve --fleet` reads them at start."""
+    fleet = rmm.Fleet([], root)
+    fleet.start()
+    return fleet
 
 
 def prompt_arguments(prompt: rmm.Prompt) -> dict[str, str]:
@@ -59,7 +69,7 @@ async def answers(client: Any, robot: str | None, uris: list[str], asked: list[i
     their text."""
     extra = {} if robot is None else {"robot": robot}
     found: list[Any] = []
-    for name, arguments in (calls()[i] for i in asked):
+    for name, arguments in (tool_calls()[i] for i in asked):
         result = await client.call_tool(name, {**extra, **arguments})
         found.append((name, result.is_error, [c.text for c in result.content], result.structured_content))
     for uri in uris:
@@ -70,22 +80,31 @@ async def answers(client: Any, robot: str | None, uris: list[str], asked: list[i
 
 
 async def outcome(request: Any) -> Any:
-    from mcp import MCPError
-
     try:
         return (await request).model_dump(exclude={"meta"})
     except MCPError as e:
         return ("error", e.error.code, e.error.message)
 
 
+def asked_of(server: Any, robots: Mapping[str, tuple[str | None, Path]], asked: list[int]) -> dict[str, Any]:
+    """Each robot's answers from `server` (a path: a single-robot server), by the name shown for it: the
+    `robot` argument that names it (None for a single-robot server), and its file."""
+
+    async def ask() -> dict[str, list[Any]]:
+        async with in_process(server, "legacy") as client:
+            return {
+                shown: await answers(client, robot, uris_of(path), asked)
+                for shown, (robot, path) in robots.items()
+            }
+
+    return json.loads(json.dumps(anyio.run(ask), default=str))
+
+
 def alone(path: Path, shown: str, asked: list[int]) -> list[Any]:
     """A single-robot server's answers for `path`, errors naming the file as a fleet names it."""
-
-    async def ask() -> list[Any]:
-        async with in_process(path, "legacy") as client:
-            return await answers(client, None, uris_of(path), asked)
-
-    return json.loads(json.dumps(anyio.run(ask), default=str).replace(str(path), shown))
+    return json.loads(
+        json.dumps(asked_of(path, {shown: (None, path)}, asked)[shown]).replace(str(path), shown)
+    )
 
 
 def uris_of(path: Path) -> list[str]:
@@ -96,19 +115,6 @@ def uris_of(path: Path) -> list[str]:
     return [rmm.resource_uri(name, view.kind) for view in rmm.VIEWS] if name else []
 
 
-def in_fleet(fleet: rmm.Fleet, asked: list[int]) -> dict[str, list[Any]]:
-    """Each robot's answers from the fleet's server, by its file's path."""
-
-    async def ask() -> dict[str, list[Any]]:
-        found = {}
-        async with in_process(rmm.build_server(fleet), "legacy") as client:
-            for name, robot in fleet.robots.items():
-                found[robot.shown] = await answers(client, name, uris_of(robot.file.path), asked)
-        return found
-
-    return json.loads(json.dumps(anyio.run(ask), default=str))
-
-
 FILES = st.one_of(
     st.sampled_from(sorted(BROKEN)),
     st.from_regex(r"[a-z][a-z0-9-]{0,8}", fullmatch=True).map(lambda name: f"robot:{name}"),
@@ -117,7 +123,7 @@ FILES = st.one_of(
 
 # Which tool calls an example makes (the SDK's client checks each result against its outputSchema,
 # 40 ms a call): a few per example, every one over the examples.
-ASKED = st.lists(st.integers(0, len(calls()) - 1), min_size=1, max_size=5, unique=True)
+ASKED = st.lists(st.integers(0, len(tool_calls()) - 1), min_size=1, max_size=5, unique=True)
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -146,7 +152,8 @@ def test_every_robot_answers_as_its_own_server_would(
     if rename and serving:
         write(serving[0].file.path, named("renamed-robot"))
         assert fleet.look().relisted and "renamed-robot" in fleet.robots
-    served = in_fleet(fleet, asked)
+    robots = {robot.shown: (name, robot.file.path) for name, robot in fleet.robots.items()}
+    served = asked_of(rmm.build_server(fleet), robots, asked)
     for robot in fleet.robots.values():
         if robot.refused:  # its name cannot be a fleet's: every request gets that one line
             line = robot.error.for_people(robot.shown)  # type: ignore[union-attr]
@@ -160,11 +167,11 @@ def test_every_robot_answers_as_its_own_server_would(
         assert served[robot.shown] == alone(robot.file.path, robot.shown, asked), robot.shown
 
 
-def test_a_duplicate_appearing_later_is_refused_and_the_first_keeps_serving(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_a_duplicate_appearing_later_is_refused_and_the_first_keeps_serving(tmp_path: Path) -> None:
     write(tmp_path / "a" / "ROBOT.md", named("rover"))
     b = write(tmp_path / "b" / "ROBOT.md", named("arm"))
-    fleet = rmm.Fleet([], tmp_path)
-    fleet.start()
+    fleet = started(tmp_path)
     write(b, named("rover") + "\n")
     found = fleet.look()
     assert found.relisted
@@ -176,21 +183,16 @@ def test_a_duplicate_appearing_later_is_refused_and_the_first_keeps_serving(tmp_
     assert fleet.robots["rover"].shown == f"a{os.sep}ROBOT.md" and not fleet.robots["rover"].refused
     assert fleet.robots[f"b{os.sep}ROBOT.md"].refused
     assert fleet.look().problems == []  # said once
-
-    async def ask() -> None:
-        async with in_process(rmm.build_server(fleet), "legacy") as client:
-            refused = await client.call_tool("brief", {"robot": f"b{os.sep}ROBOT.md"})
-            assert refused.is_error and "two manifests name the robot" in refused.content[0].text
-            first = await client.call_tool("brief", {"robot": "rover"})
-            assert not first.is_error and first.structured_content["name"] == "rover"
-
-    anyio.run(ask)
+    async with in_process(rmm.build_server(fleet), "legacy") as client:
+        refused = await client.call_tool("brief", {"robot": f"b{os.sep}ROBOT.md"})
+        assert refused.is_error and "two manifests name the robot" in refused.content[0].text
+        first = await client.call_tool("brief", {"robot": "rover"})
+        assert not first.is_error and first.structured_content["name"] == "rover"
 
 
 def test_renamed_added_and_removed_robots_relist(tmp_path: Path) -> None:
     a = write(tmp_path / "a.ROBOT.md", named("rover"))
-    fleet = rmm.Fleet([], tmp_path)
-    fleet.start()
+    fleet = started(tmp_path)
     assert fleet.look() == rmm.FleetChanges()  # nothing changed: nothing read again
     write(a, named("rover2"))
     assert fleet.look().relisted and list(fleet.robots) == ["rover2"]
@@ -207,8 +209,7 @@ def test_renamed_added_and_removed_robots_relist(tmp_path: Path) -> None:
 def test_a_broken_file_keeps_its_name_and_fails_only_its_requests(tmp_path: Path) -> None:
     a = write(tmp_path / "a.ROBOT.md", named("rover"))
     write(tmp_path / "b.ROBOT.md", named("cam"))
-    fleet = rmm.Fleet([], tmp_path)
-    fleet.start()
+    fleet = started(tmp_path)
     write(a, "---\nmetadata: [\n---\n")
     found = fleet.look()
     assert not found.relisted and list(fleet.robots) == ["rover", "cam"]
@@ -221,8 +222,7 @@ def test_a_broken_file_keeps_its_name_and_fails_only_its_requests(tmp_path: Path
 def test_the_fleet_view_says_checking_until_checked_and_finds_a_capability(tmp_path: Path) -> None:
     write(tmp_path / "arm" / "ROBOT.md", named("arm", BOB))
     write(tmp_path / "cart" / "ROBOT.md", named("cart"))
-    fleet = rmm.Fleet([], tmp_path)
-    fleet.start()
+    fleet = started(tmp_path)
     assert {r["validity"] for r in fleet.view()["robots"]} == {"checking"}  # never "valid" unchecked
     fleet.check()
     assert {r["validity"] for r in fleet.view()["robots"]} <= {"valid", "invalid"}
@@ -255,8 +255,7 @@ def test_an_unreadable_file_is_its_robots_own_error(tmp_path: Path) -> None:
     os.symlink(tmp_path / "nowhere", tmp_path / "b.ROBOT.md")  # dangling: cannot be read
     (tmp_path / "c").mkdir()
     os.symlink(tmp_path / "c" / "ROBOT.md", tmp_path / "c" / "ROBOT.md")  # a loop of one
-    fleet = rmm.Fleet([], tmp_path)
-    fleet.start()
+    fleet = started(tmp_path)
     assert fleet.robots["rover"].error is None
     errors = {r.shown: r.error.for_people(r.shown) for r in fleet.robots.values() if r.error}
     assert set(errors) == {"b.ROBOT.md", f"c{os.sep}ROBOT.md"}
@@ -277,33 +276,21 @@ def test_tools_list_stays_small_for_a_fleet(tmp_path: Path) -> None:
         root = tmp_path / f"fleet{count}"
         for i in range(count):
             write(root / f"r{i}.ROBOT.md", named(f"robot-{i:04}"))
-        fleet = rmm.Fleet([], root)
-        fleet.start()
+        fleet = started(root)
         assert anyio.run(size, rmm.build_server(fleet)) <= bound * one, count
 
 
-def test_a_robot_and_its_errors_name_the_file_relative_to_the_fleet(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_a_robot_and_its_errors_name_the_file_relative_to_the_fleet(tmp_path: Path) -> None:
     a = write(tmp_path / "lab" / "rover" / "ROBOT.md", named("rover"))
-    fleet = rmm.Fleet([], tmp_path / "lab")
-    fleet.start()
+    fleet = started(tmp_path / "lab")
     a.unlink()
-
-    async def ask() -> str:
-        async with in_process(rmm.build_server(fleet), "legacy") as client:
-            return (await client.call_tool("brief", {"robot": "rover"})).content[0].text
-
-    said = anyio.run(ask)
+    async with in_process(rmm.build_server(fleet), "legacy") as client:
+        said = (await client.call_tool("brief", {"robot": "rover"})).content[0].text
     assert f"(rover{os.sep}ROBOT.md)" in said and str(tmp_path) not in said
 
 
 # --- the command line ------------------------------------------------------------------------
-
-
-def test_two_manifests_naming_one_robot_exit_1_naming_both(tmp_path: Path, capsys: Any) -> None:
-    a, b = write(tmp_path / "a.md", named("rover")), write(tmp_path / "b.md", named("rover"))
-    assert rmm.main([str(a), str(b)]) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and 'two manifests name the robot "rover": a.md and b.md' in err
 
 
 @pytest.mark.parametrize(
@@ -312,16 +299,16 @@ def test_two_manifests_naming_one_robot_exit_1_naming_both(tmp_path: Path, capsy
         (["--fleet", "EMPTY"], 1, "no manifest in this folder"),
         (["--fleet", "EMPTY", "x.md"], 2, "not both"),
         (["ONE", "missing.md"], 1, "file not found"),
+        (["ONE", "TWIN"], 1, 'two manifests name the robot "rover": one.md and twin.md'),
     ],
 )
 def test_a_fleet_that_cannot_start_is_one_line(
     tmp_path: Path, capsys: Any, args: list[str], code: int, words: str
 ) -> None:
     (tmp_path / "EMPTY").mkdir()
-    one = write(tmp_path / "one.md", named("rover"))
-    argv = [
-        str(tmp_path / a) if a in ("EMPTY", "missing.md") else str(one) if a == "ONE" else a for a in args
-    ]
+    files = {"EMPTY": tmp_path / "EMPTY", "missing.md": tmp_path / "missing.md"}
+    files |= {name: write(tmp_path / f"{name.lower()}.md", named("rover")) for name in ("ONE", "TWIN")}
+    argv = [str(files.get(a, a)) for a in args]
     assert rmm.main(argv) == code
     err = capsys.readouterr().err
     assert words in (usage_message(err) if code == 2 else err) and err.count("\n") == code
@@ -349,14 +336,10 @@ async def every_robot_answers(client: Any, names: list[str]) -> None:
 @pytest.mark.heavy
 @pytest.mark.anyio
 async def test_a_fleet_over_stdio_relists_a_renamed_robot(tmp_path: Path) -> None:
-    from mcp.types import ResourceListChangedNotification, ToolListChangedNotification
-    from serving import launched, settings
-    from test_live import Inbox
-
     a = write(tmp_path / "lab" / "arm" / "ROBOT.md", named("arm", BOB))
     write(tmp_path / "lab" / "cart.ROBOT.md", named("cart"))
     inbox = Inbox()
-    env = settings(poll_seconds=0.05)
+    env = server_settings(poll_seconds=0.05)
     async with launched("--fleet", tmp_path / "lab", env=env, message_handler=inbox) as client:
         assert client.server_info.title == 'ROBOT.md robot facts: the fleet "lab"'
         await every_robot_answers(client, ["arm", "cart"])
@@ -370,9 +353,6 @@ async def test_a_fleet_over_stdio_relists_a_renamed_robot(tmp_path: Path) -> Non
 @pytest.mark.heavy
 @pytest.mark.anyio
 async def test_a_fleet_over_http_and_its_rest_paths(tmp_path: Path) -> None:
-    from mcp import Client
-    from serving import Served
-
     a = write(tmp_path / "arm.md", named("arm", BOB))
     b = write(tmp_path / "cart.md", named("cart"))
     served = Served(str(b), "--http", "127.0.0.1:0", path=a)
@@ -394,21 +374,11 @@ async def test_a_fleet_over_http_and_its_rest_paths(tmp_path: Path) -> None:
 async def test_a_renamed_robot_is_announced_to_a_connected_client(tmp_path: Path) -> None:
     """In-process, the fleet's own poller: a rename sends tools and resources list_changed, and the
     tools' enum then names the robot as renamed."""
-    from mcp.types import (
-        ResourceListChangedNotification,
-        ResourceUpdatedNotification,
-        ToolListChangedNotification,
-    )
-    from test_live import Inbox
-
     a = write(tmp_path / "a.ROBOT.md", named("rover"))
     write(tmp_path / "b.ROBOT.md", named("cam"))
-    fleet = rmm.Fleet([], tmp_path)
-    fleet.start()
+    fleet = started(tmp_path)
     inbox = Inbox()
     server = rmm.build_server(fleet, poll_seconds=0.02)
-    from mcp import Client
-
     async with Client(server, mode="legacy", message_handler=inbox) as client:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # subscribe is deprecated at 2026-07-28, current before it
@@ -422,30 +392,24 @@ async def test_a_renamed_robot_is_announced_to_a_connected_client(tmp_path: Path
         assert enum == ["rover2", "cam"]
 
 
-def test_the_floor_reads_the_robot_the_robot_argument_names(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_the_floor_reads_the_robot_the_robot_argument_names(tmp_path: Path) -> None:
     """check_action's computed floor in a fleet is the named robot's: 2 m/s is past the rover's declared
     0.5 m/s (BLOCKED) and compared with nothing on the arm, which declares no linear speed."""
-    from mcp import Client
-
     examples = EXAMPLE.parent
     for name in ("bob.ROBOT.md", "rover.ROBOT.md"):
         write(tmp_path / name, (examples / name).read_text(encoding="utf-8"))
-    fleet = rmm.Fleet([], tmp_path, None)
-    fleet.start()
-
-    async def ask() -> dict[str, str]:
-        verdicts = {}
-        async with Client(rmm.build_server(fleet)) as client:
-            for robot in sorted(fleet.robots):
-                args = {"robot": robot, "action": "drive forward at 2 m/s"}
-                result = await client.call_tool("check_action", args)
-                assert result.structured_content is not None
-                verdicts[robot] = result.structured_content["floor"]["verdict"]
-        return verdicts
-
+    fleet = started(tmp_path)
+    verdicts = {}
+    async with Client(rmm.build_server(fleet)) as client:
+        for robot in sorted(fleet.robots):
+            args = {"robot": robot, "action": "drive forward at 2 m/s"}
+            result = await client.call_tool("check_action", args)
+            assert result.structured_content is not None
+            verdicts[robot] = result.structured_content["floor"]["verdict"]
     alone = {}
     for name in ("bob.ROBOT.md", "rover.ROBOT.md"):
         manifest = rmm.parse((examples / name).read_text(encoding="utf-8"))
         alone[manifest.robot_name] = rmm.safety_floor(manifest, "drive forward at 2 m/s").verdict
-    assert anyio.run(ask) == alone
+    assert verdicts == alone
     assert alone["rover1"] == "BLOCKED" and alone["bob"] != "BLOCKED"

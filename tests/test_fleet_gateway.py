@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,10 @@ from typing import Any
 import anyio
 import pytest
 from conftest import ROOT, need
-from serving import EXAMPLE, Served
+from http_served import sdk_client
+from serving import Served, bearer, launched, private_token
+from test_fleet import BOB, named
+from test_tools_only import tool_calls
 
 pytestmark = pytest.mark.heavy
 
@@ -54,31 +56,6 @@ def recipe(name: str) -> str:
     return found[1]
 
 
-def as_robot(name: str) -> str:
-    """bob's manifest as robot `name`."""
-    text = EXAMPLE.read_text(encoding="utf-8")
-    return (
-        text.replace("robot_name: bob", f"robot_name: {name}", 1)
-        .replace("# bob", f"# {name}")
-        .replace("What bob Can Do", f"What {name} Can Do")
-    )
-
-
-def arguments(schema: dict[str, Any], robot: str) -> dict[str, Any]:
-    """Values for a tool's required arguments, from its input schema: an enum's first value (a fleet's
-    `robot` argument: this robot), else an action in words."""
-    chosen: dict[str, Any] = {}
-    for key in schema.get("required", []):
-        spec = schema["properties"][key]
-        if key == "robot":
-            chosen[key] = robot
-        elif "enum" in spec:
-            chosen[key] = spec["enum"][0]
-        else:
-            chosen[key] = "pick up the glass vial"
-    return chosen
-
-
 def answer(result: Any) -> tuple[bool, Any, list[str]]:
     return bool(result.is_error), result.structured_content, [getattr(c, "text", "") for c in result.content]
 
@@ -92,10 +69,9 @@ def fleet(tmp_path_factory: pytest.TempPathFactory):
     try:
         for name in ROBOTS:
             manifest = folder / f"{name}.ROBOT.md"
-            manifest.write_text(as_robot(name), encoding="utf-8")
+            manifest.write_text(named(name, BOB), encoding="utf-8")
             token_file = folder / f"{name}.token"
-            token_file.write_text("tok-" + secrets.token_urlsafe(24), encoding="utf-8")
-            token_file.chmod(0o600)
+            private_token(token_file)
             servers[name] = Served("--http", "127.0.0.1:0", "--token-file", str(token_file), path=manifest)
             robots[name] = {"url": servers[name].url, "token_file": str(token_file)}
         (folder / "robots.json").write_text(json.dumps(robots), encoding="utf-8")
@@ -108,21 +84,14 @@ def fleet(tmp_path_factory: pytest.TempPathFactory):
 
 
 def gateway_client(python: Path, folder: Path) -> Any:
-    from mcp import Client, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    args = [str(folder / "fleet_gateway.py"), str(folder / "robots.json")]
-    return Client(stdio_client(StdioServerParameters(command=str(python), args=args)), mode="legacy")
+    """The recipe's gateway over stdio, started as its page says."""
+    return launched(folder / "fleet_gateway.py", folder / "robots.json", command=[python])
 
 
-def direct_client(robot: dict[str, str]) -> Any:
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-
-    token = Path(robot["token_file"]).read_text(encoding="utf-8")
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
-    return Client(streamable_http_client(robot["url"], http_client=http), mode="legacy"), http
+def direct_client(robot: dict[str, str]) -> tuple[Any, Any]:
+    """The SDK's Client straight to one robot's server (its token as a bearer), and its HTTP client."""
+    http = bearer(Path(robot["token_file"]).read_text(encoding="utf-8"))
+    return sdk_client(http, robot["url"], "legacy"), http
 
 
 def test_the_recipe_serves_every_tool_context_and_a_prompt_of_every_robot(fleet) -> None:
@@ -141,7 +110,7 @@ def test_the_recipe_serves_every_tool_context_and_a_prompt_of_every_robot(fleet)
                     for tool, spec in theirs.items():
                         through = tools[f"{name}_{tool}"]
                         assert (through.title, through.description) == (spec.title, spec.description)
-                        args = arguments(spec.input_schema, name)
+                        args = dict(tool_calls())[tool]  # (`view`: its last kind)
                         got = answer(await gateway.call_tool(f"{name}_{tool}", args))
                         assert got == answer(await direct.call_tool(tool, args)), (name, tool)
                     context = next(

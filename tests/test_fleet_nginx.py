@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import shutil
 import signal
 import socket
@@ -21,7 +20,8 @@ from typing import Any
 import anyio
 import pytest
 from conftest import ROOT, need
-from serving import EXAMPLE, Served
+from http_served import sdk_client
+from serving import EXAMPLE, Served, bearer, private_token
 
 pytestmark = pytest.mark.heavy
 
@@ -94,12 +94,8 @@ class Nginx:
 
 
 def client(url: str, token: str) -> tuple[Any, Any]:
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
-    return Client(streamable_http_client(url, http_client=http), mode="auto"), http
+    http = bearer(token)
+    return sdk_client(http, url, "auto"), http
 
 
 def streams_to(port: int) -> int:
@@ -118,10 +114,8 @@ def lab(tmp_path: Path):
     (tmp_path / "robots" / "bob.ROBOT.md").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
     rover = (EXAMPLE.parent / "rover.ROBOT.md").read_text(encoding="utf-8")
     (tmp_path / "robots" / "rover.ROBOT.md").write_text(rover, encoding="utf-8")
-    token = "tok-" + secrets.token_urlsafe(24)
     token_file = tmp_path / "token"
-    token_file.write_text(token, encoding="utf-8")
-    token_file.chmod(0o600)
+    token = private_token(token_file)
     first, *rest = INSTANCE(tmp_path)
     # nginx passes Host as $host, the name clients used without its port: each instance is told it.
     args = (*rest, "--http", "127.0.0.1:0", "--allow-host", "127.0.0.1", "--token-file", str(token_file))

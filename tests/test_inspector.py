@@ -15,80 +15,49 @@ import robot_md_mcp as m
 pytestmark = pytest.mark.heavy  # installs Node 22 and the MCP Inspector from npm
 
 INSPECTOR = ("@modelcontextprotocol/inspector", "2.12.0")
-BOB_IS_VALID = {
-    "ok": True,
-    "summary": "bob (arm+camera, 6 DoF, 5 capabilities)",
-    "errors": [],
-    "warnings": [],
-    "hints": [],
-}
 
 
-def inspector(*args: str) -> Any:
+def inspector(*args: str) -> tuple[Any, str]:
+    """The Inspector's answer to one request (`args`), and what it said on stderr."""
     node = node22()
     cli = npm_tool(*INSPECTOR) / "node_modules" / ".bin" / "mcp-inspector"
+    argv = [str(cli), "--cli", *SERVER, str(EXAMPLE), *args]
     done = subprocess.run(
-        [str(cli), "--cli", *SERVER, str(EXAMPLE), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=node_env(node),
-        stdin=subprocess.DEVNULL,
+        argv, capture_output=True, text=True, timeout=120, env=node_env(node), stdin=subprocess.DEVNULL
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return json.loads(done.stdout)
+    return json.loads(done.stdout), done.stderr
 
 
-@pytest.fixture(scope="module")
-def bob() -> m.Manifest:
-    return m.parse(EXAMPLE.read_text(encoding="utf-8"))
-
-
-def test_tools_list() -> None:
-    tools = {t["name"]: t for t in inspector("--method", "tools/list")["tools"]}
-    assert list(tools) == list(m.TOOLS)
-    assert tools["validate"]["annotations"]["readOnlyHint"] is True
-
-
-def test_tool_schemas_pass_the_inspectors_portability_check() -> None:
+def test_tools_list_passes_the_inspectors_portability_check() -> None:
     """The Inspector lints every tool's schemas (untyped fields, `type` lists, remote refs) and
     reports on stderr; it has nothing to say of ours."""
-    node = node22()
-    cli = npm_tool(*INSPECTOR) / "node_modules" / ".bin" / "mcp-inspector"
-    done = subprocess.run(
-        [str(cli), "--cli", *SERVER, str(EXAMPLE), "--method", "tools/list", "--strict"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=node_env(node),
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "Schema portability" not in done.stderr and "Warning: tool" not in done.stderr, done.stderr[-3000:]
+    listed, said = inspector("--method", "tools/list", "--strict")
+    tools = {t["name"]: t for t in listed["tools"]}
+    assert list(tools) == list(m.TOOLS)
+    assert tools["validate"]["annotations"]["readOnlyHint"] is True
+    assert "Schema portability" not in said and "Warning: tool" not in said, said[-3000:]
 
 
-def test_tools_call_brief_and_view(bob: m.Manifest) -> None:
-    """The tools a tools-only host calls, through a third-party client: the briefing as text, and a
-    view with its argument."""
-    briefed = inspector("--method", "tools/call", "--tool-name", "brief")
+def test_tools_call_brief_view_and_validate() -> None:
+    """The tools a tools-only host calls, through a third-party client: the briefing as text, a view
+    with its argument, and validate's verdict."""
     served = m.ManifestFile(EXAMPLE).version()  # as served: its signature checked
+    briefed, _ = inspector("--method", "tools/call", "--tool-name", "brief")
     assert briefed["content"] == [{"type": "text", "text": served.text(m.VIEW["context"])}]
-    viewed = inspector("--method", "tools/call", "--tool-name", "view", "--tool-arg", "kind=safety")
-    assert viewed["structuredContent"] == {"view": "safety", "value": bob.frontmatter["safety"]}
+    viewed, _ = inspector("--method", "tools/call", "--tool-name", "view", "--tool-arg", "kind=safety")
+    assert viewed["structuredContent"] == {"view": "safety", "value": served.manifest.frontmatter["safety"]}
+    validated, _ = inspector("--method", "tools/call", "--tool-name", "validate")
+    assert not validated.get("isError")
+    assert validated["structuredContent"] == m.validate(served.manifest).as_dict()
+    assert validated["structuredContent"]["ok"] is True
 
 
-def test_resources_list() -> None:
-    uris = {r["uri"] for r in inspector("--method", "resources/list")["resources"]}
+def test_resources_list_and_read() -> None:
+    listed, _ = inspector("--method", "resources/list")
+    uris = {r["uri"] for r in listed["resources"]}
     assert {f"robot-md://bob/{kind}" for kind in ("frontmatter", "capabilities", "safety", "body")} <= uris
-
-
-def test_resources_read(bob: m.Manifest) -> None:
-    (content,) = inspector("--method", "resources/read", "--uri", "robot-md://bob/safety")["contents"]
+    read, _ = inspector("--method", "resources/read", "--uri", "robot-md://bob/safety")
+    (content,) = read["contents"]
     assert content["mimeType"] == "application/json"
-    assert json.loads(content["text"]) == bob.frontmatter["safety"]
-
-
-def test_tools_call_validate() -> None:
-    result = inspector("--method", "tools/call", "--tool-name", "validate")
-    assert not result.get("isError")
-    assert result["structuredContent"] == BOB_IS_VALID
+    assert json.loads(content["text"]) == m.parse(EXAMPLE.read_text(encoding="utf-8")).frontmatter["safety"]

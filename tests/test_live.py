@@ -60,11 +60,6 @@ async def read_text(client: Client, uri: str) -> str:
     return contents.text
 
 
-def edit(path: Path, text: str) -> float:
-    path.write_text(text, encoding="utf-8")
-    return time.monotonic()
-
-
 def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -72,22 +67,12 @@ def digest(text: str) -> str:
 TRANSPORTS = ["in process", pytest.param("stdio", marks=pytest.mark.heavy)]
 
 
-class Looks(logging.Handler):
-    """The server's debug lines, in this process."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
-
 class Watched:
-    """The served file, and the poller's looks at it: its server's debug lines (stderr, over stdio)."""
+    """The served file, and the poller's looks at it: its server's debug lines (in process, as pytest's
+    `caplog` holds them; over stdio, its stderr)."""
 
-    def __init__(self, path: Path, transport: str) -> None:
-        self.path, self.log, self.looks = path, path.with_name("stderr"), Looks()
+    def __init__(self, path: Path, transport: str, caplog: pytest.LogCaptureFixture) -> None:
+        self.path, self.log, self.caplog = path, path.with_name("stderr"), caplog
         self.log.touch()
         self.transport = transport
 
@@ -103,20 +88,15 @@ class Watched:
             return
         file = rmm.ManifestFile(self.path)
         file.version()  # read before serving, as `serve` does
-        logger, server = logging.getLogger(rmm.NAME), rmm.build_server(file, poll_seconds=POLL)
-        level = logger.level
-        logger.addHandler(self.looks)
-        logger.setLevel(logging.DEBUG)
-        try:
-            async with Client(server, mode=mode, message_handler=inbox) as client:
-                yield client
-        finally:
-            logger.removeHandler(self.looks)
-            logger.setLevel(level)
+        self.caplog.set_level(logging.DEBUG, logger=rmm.NAME)
+        async with Client(
+            rmm.build_server(file, poll_seconds=POLL), mode=mode, message_handler=inbox
+        ) as client:
+            yield client
 
     def seen(self) -> list[str]:
         """One entry per look: the digest of the version it found, or "broken"."""
-        lines = self.looks.lines if self.transport != "stdio" else self.log.read_text().splitlines()
+        lines = self.caplog.messages if self.transport != "stdio" else self.log.read_text().splitlines()
         looks = [line[len(LOOKED) :] for line in lines if line.startswith(LOOKED)]
         return [look.removeprefix("version ") if look.startswith("version ") else "broken" for look in looks]
 
@@ -142,8 +122,8 @@ class Watched:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_handshake_era_updates_list_changes_and_outages(manifest_path, transport: str) -> None:
-    watched, inbox = Watched(manifest_path(GOOD), transport), Inbox()
+async def test_handshake_era_updates_list_changes_and_outages(manifest_path, transport: str, caplog) -> None:
+    watched, inbox = Watched(manifest_path(GOOD), transport, caplog), Inbox()
     async with watched.serving("legacy", inbox) as client:
         caps = client.server_capabilities.resources
         assert caps is not None and caps.subscribe and caps.list_changed
@@ -192,8 +172,8 @@ async def test_handshake_era_updates_list_changes_and_outages(manifest_path, tra
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_2026_era_listen_stream(manifest_path, transport: str) -> None:
-    watched, inbox = Watched(manifest_path(GOOD), transport), Inbox()
+async def test_2026_era_listen_stream(manifest_path, transport: str, caplog) -> None:
+    watched, inbox = Watched(manifest_path(GOOD), transport, caplog), Inbox()
     async with watched.serving("auto", inbox) as client:
         assert client.protocol_version == "2026-07-28"
         async with client.listen(
@@ -347,7 +327,7 @@ def test_one_preparation_per_version_shared_by_every_request_waiting(manifest_pa
 
 @pytest.mark.anyio
 async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updates(
-    manifest_path, monkeypatch
+    manifest_path, monkeypatch, caplog
 ) -> None:
     """Running out of memory preparing a version: each request that wanted it gets a one-line error
     (never code 0 with an empty message), live updates go on, and the good file is served again."""
@@ -363,24 +343,12 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
         return real_prepared(self)
 
     monkeypatch.setattr(rmm.Snapshot, "prepared", prepared)
-    manifest_file = rmm.ManifestFile(path)
-    live = rmm.LiveUpdates(manifest_file, None, POLL)
-    server = rmm.build_server(manifest_file, live=live)
-    looks: list[str] = []
-    changes_since = live.changes_since
-
-    def looking(last: rmm.Snapshot | None) -> rmm.Changes:
-        try:
-            return changes_since(last)
-        finally:
-            looks.append(path.read_text(encoding="utf-8"))
-
-    live.changes_since = looking  # type: ignore[method-assign]
-    async with in_process(server, "legacy") as client:
+    caplog.set_level(logging.DEBUG, logger=rmm.NAME)
+    async with in_process(path, "legacy", poll_seconds=POLL) as client:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             await client.subscribe_resource("robot-md://bob/safety")
-        edit(path, HEAVIER)
+        path.write_text(HEAVIER, encoding="utf-8")
         for _ in range(2):
             with pytest.raises(MCPError) as e:
                 await client.read_resource("robot-md://bob/safety")
@@ -392,11 +360,11 @@ async def test_a_version_that_fails_to_prepare_fails_its_requests_not_live_updat
         tool = await client.call_tool("validate", {})
         assert tool.is_error and "out of memory" in str(tool.content[0].model_dump().get("text"))
         with anyio.fail_after(DEADLINE):  # several polls meet the failing version: the watcher goes on
-            while looks.count(HEAVIER) < 3:
+            while sum(m.startswith(LOOKED) and "out of memory" in m for m in caplog.messages) < 3:
                 await anyio.sleep(POLL / 5)
         tasks = {t.get_name() for t in __import__("asyncio").all_tasks()}
         assert any("watch_safely" in name for name in tasks)
-        with pytest.raises(rmm.ManifestError, match="out of memory"):  # what the watcher meets, and logs
-            rmm.LiveUpdates(rmm.ManifestFile(path)).changes_since(None)
-        edit(path, RENAMED)
+        said = [m for m in caplog.messages if "live updates resume" in m]
+        assert len(said) == 1 and "out of memory" in said[0], said  # the watcher's trouble, said once
+        path.write_text(RENAMED, encoding="utf-8")
         assert await read_text(client, "robot-md://bob2/safety")

@@ -6,6 +6,7 @@ around them, and compared with the code's constants, the build's and the bench's
 from __future__ import annotations
 
 import ast
+import inspect
 import itertools
 import json
 import os
@@ -18,8 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from conftest import EXAMPLE, ROOT, need
-from serving import launched
+from mcp import MCPError
+from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from serving import SERVER, RawServer, launched, run
 
 import robot_md_mcp as rmm
 
@@ -183,12 +188,9 @@ async def test_the_quick_start_command_serves() -> None:
 # --- what the README quotes is what the code says ----------------------------------------------
 
 
-def test_version_in_readme_matches() -> None:
+def test_the_version_and_a_pyz_s_version_line(monkeypatch: pytest.MonkeyPatch) -> None:
     assert f"@v{rmm.__version__}" in README
     assert f"robot-md-mcp-{rmm.__version__}-cp311-manylinux_aarch64.pyz" in README
-
-
-def test_version_line_of_a_pyz(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "robot_md_mcp_pyz", {"platform": "linux-aarch64"}, raising=False)
     line = rmm.version_line()
     assert line == f"robot-md-mcp {rmm.__version__} (pyz, platform linux-aarch64)"
@@ -210,8 +212,6 @@ def test_identity_example() -> None:
 
 
 def test_client_error_examples() -> None:
-    from mcp import MCPError
-
     with pytest.raises(MCPError) as caught:
         rmm.Handlers.view_of("robot-md://alice/context", "bob")
     assert " ".join(README.split()).count(f"`{caught.value}`") == 1
@@ -382,11 +382,6 @@ def test_the_sdk_takes_an_http_body_only_as_bytes() -> None:
     """robustness.md: the SDK's public ways into Streamable HTTP take an ASGI request and nothing else,
     so HttpGuard cannot hand over the message it parsed and the SDK parses the body again. When one
     takes more (as the TypeScript SDK's `parsedBody`), use it and change the page."""
-    import inspect
-
-    from mcp.server.streamable_http import StreamableHTTPServerTransport
-    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-
     quoted, asgi = code_spans(doc("robustness.md")), ["self", "scope", "receive", "send"]
     for owner in (StreamableHTTPServerTransport, StreamableHTTPSessionManager):
         assert f"{owner.__name__}.handle_request" in quoted
@@ -430,8 +425,6 @@ def test_parity_and_conformance_counts() -> None:
     stated = counts(parity, "real-world manifests") + counts(parity, "corpus files")
     assert stated and set(stated) == {corpus}
     required = _assigned(ROOT / "tests" / "test_conformance.py", "REQUIRED")
-    import yaml
-
     baseline = yaml.safe_load((ROOT / "tests" / "conformance-expected-failures.yml").read_text("utf-8"))
     page = doc("conformance.md")
     assert sorted(counts(page, "scenarios")) == sorted([len(required), len(baseline["server"])])
@@ -462,18 +455,13 @@ LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s]+)\)")
 def links(text: str) -> list[str]:
     """Markdown link targets outside code blocks and code spans."""
     text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
-    text = re.sub(r"`[^`\n]*`", "", text)
-    return LINK.findall(text)
+    return LINK.findall(re.sub(r"`[^`\n]*`", "", text))
 
 
 def anchors(text: str) -> set[str]:
     """GitHub's anchors for a markdown file's headings."""
-    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
-    found = set()
-    for heading in re.findall(r"^#{1,6} +(.+?) *$", text, re.M):
-        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
-        found.add(slug)
-    return found
+    headings = re.findall(r"^#{1,6} +(.+?) *$", re.sub(r"^```.*?^```", "", text, flags=re.S | re.M), re.M)
+    return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
 
 
 @pytest.mark.parametrize("page", [README_PATH, *DOCS], ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -498,13 +486,9 @@ def test_every_doc_is_linked_from_the_readme() -> None:
 
 def test_performance_budgets_are_the_bench_s() -> None:
     """docs/performance.md's budget table has one row per budget the bench judges, with its limit."""
-    import importlib.util
+    sys.path.insert(0, str(ROOT / "tests" / "bench"))  # where test_bench.py imports it from
+    import bench
 
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "tests" / "bench" / "bench.py")
-    assert spec and spec.loader
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules["bench"] = bench  # its dataclasses look their module up
-    spec.loader.exec_module(bench)
     page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
     stated = [
         (float(number), unit)
@@ -536,8 +520,6 @@ def test_exit_code_table_is_what_the_server_does(tmp_path: Path) -> None:
     """The codes the table gives for a signal over stdio, and for the end of input and a closed stdout,
     measured: each situation's words stand in the row of the code it exits with. (Over HTTP:
     test_http.py's test_signals_stop_cleanly, which stops a server with each signal.)"""
-    from serving import SERVER, RawServer, run
-
     measured: dict[tuple[str, ...], int] = {}
     with RawServer(EXAMPLE) as stdio:
         stdio.handshake()

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from app_host import show_card
 from conftest import CORPUS, EXAMPLE, ROOT
 from serving import RawServer, in_process
 
@@ -130,8 +131,6 @@ HOSTS = [("light", True, False), ("dark", True, True), ("dark", False, False)]
     ("theme", "styled", "proxied"), HOSTS, ids=["light", "dark-proxied", "dark-unstyled"]
 )
 def test_a_host_shows_the_robot_card(theme: str, styled: bool, proxied: bool, tmp_path: Path) -> None:
-    from app_host import show_card
-
     bob, wheeled = EXAMPLE.read_bytes(), WHEELED.read_bytes()
     versions = [bob, wheeled, edited(bob)]
     path = tmp_path / "ROBOT.md"
@@ -141,12 +140,8 @@ def test_a_host_shows_the_robot_card(theme: str, styled: bool, proxied: bool, tm
         (page,) = server.request("resources/read", {"uri": rmm.CARD_URI}, timeout=30)["result"]["contents"]
         results = briefs(server, path, [*versions, b"no frontmatter here"])
         server.assert_clean()
-    assert page["mimeType"] == rmm.CARD_MIME_TYPE and [bool(r.get("isError")) for r in results] == [
-        False,
-        False,
-        False,
-        True,
-    ]
+    assert page["mimeType"] == rmm.CARD_MIME_TYPE
+    assert [bool(r.get("isError")) for r in results] == [False, False, False, True]
     folder = SCREENSHOTS / f"{theme}{'-proxied' if proxied else ''}{'' if styled else '-unstyled'}"
     shutil.rmtree(folder, ignore_errors=True)
     shown = show_card(
@@ -195,15 +190,17 @@ def random_card(rng: random.Random, number: int) -> dict[str, Any]:
     def rows() -> list[dict[str, Any]]:
         return [{"label": token(), "value": rng.choice([token(), None])} for _ in range(rng.randint(0, 4))]
 
+    def some(fields: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in fields.items() if rng.random() < 0.8}
+
     full: dict[str, Any] = {
         "name": token(),
         "identity": token(),
         "facts": rows(),
         "capabilities": [token() for _ in range(rng.randint(0, 4))],
         "capabilities_note": rng.choice([token(), None]),
-        "safety": {
-            key: value
-            for key, value in {
+        "safety": some(
+            {
                 "alert": rng.choice([token(), None]),
                 "limits": rows(),
                 "gates": [
@@ -211,19 +208,16 @@ def random_card(rng: random.Random, number: int) -> dict[str, Any]:
                 ],
                 "gates_note": rng.choice([token(), None]),
                 "also_declared": [token() for _ in range(rng.randint(0, 2))],
-            }.items()
-            if rng.random() < 0.8
-        },
-        "validation": {
-            key: value
-            for key, value in {
+            }
+        ),
+        "validation": some(
+            {
                 "ok": rng.choice([True, False]),
                 "summary": token(),
                 "errors": [token() for _ in range(rng.randint(0, 2))],
                 "warnings": [token() for _ in range(rng.randint(0, 2))],
-            }.items()
-            if rng.random() < 0.8
-        },
+            }
+        ),
         "signature": rng.choice([token(), None]),
     }
     return {k: (None if rng.random() < 0.15 else v) for k, v in full.items() if rng.random() < 0.7}
@@ -251,8 +245,6 @@ def test_any_part_of_the_card_draws_each_fact_once(tmp_path: Path) -> None:
     """Random subsets of the card's fields (only `name`, none, every field null among them), in a real
     host: no console error, every string drawn exactly once (the identity line and the summary never),
     a card whatever is there; the fields that hold the whole card give the page of the heavy test above."""
-    from app_host import show_card
-
     datas = cards()
     results = [{"content": [{"type": "text", "text": "the briefing"}], "structuredContent": d} for d in datas]
     folder = SCREENSHOTS / "subsets"

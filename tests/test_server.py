@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import EXAMPLE, posix_only
 from mcp import MCPError
-from serving import RawServer, in_process, launched, line
+from serving import INIT, RawServer, in_process, launched, line
 
 import robot_md_mcp as rmm
 
@@ -59,6 +59,9 @@ async def test_full_session(session, manifest_path) -> None:
             assert len(contents) == 1
             assert contents[0].text == view.text(manifest)
             assert contents[0].mime_type == view.mime_type
+        # Every resource has a fixed URI: no templates, but the listing answers (some clients, such as
+        # @wong2/mcp-cli, stop when it gets -32601).
+        assert (await client.list_resource_templates()).resource_templates == []
         validated = await client.call_tool("validate", {})
         assert not validated.is_error
         assert validated.structured_content == rmm.validate(manifest).as_dict()
@@ -93,34 +96,11 @@ async def test_tools_are_described_for_agents(connect, manifest_path) -> None:
         assert tool.output_schema["type"] == "object"
         assert tool.title and tool.description
         a = tool.annotations
-        assert (a.read_only_hint, a.idempotent_hint, a.destructive_hint, a.open_world_hint) == (
-            True,
-            True,
-            False,
-            False,
-        )
+        hints = (a.read_only_hint, a.idempotent_hint, a.destructive_hint, a.open_world_hint)
+        assert hints == (True, True, False, False)
     assert tools["validate"].output_schema["required"] == ["ok", "summary", "errors", "warnings", "hints"]
     # Hosts that render MCP Apps show brief's result as the robot card; no other tool has a view.
     assert [t.meta for t in tools.values()] == [{"ui": {"resourceUri": rmm.CARD_URI}}] + [None] * 6
-
-
-@pytest.mark.anyio
-async def test_resource_templates_are_listed_as_none(connect, manifest_path) -> None:
-    """Every resource has a fixed URI, so there are no templates; the listing still answers (some
-    clients, such as @wong2/mcp-cli, stop when it gets -32601)."""
-    async with connect(manifest_path(GOOD)) as client:
-        assert (await client.list_resource_templates()).resource_templates == []
-
-
-@pytest.mark.anyio
-async def test_invalid_manifest_is_served_and_reported(connect, manifest_path) -> None:
-    text = GOOD.replace("## Identity", "## Who").replace('rcan_version: "3.0"', 'rcan_version: "2.1"')
-    async with connect(manifest_path(text)) as client:
-        result = await client.call_tool("validate", {})
-        assert not result.is_error
-        assert result.structured_content["ok"] is False
-        assert result.structured_content["errors"][0].startswith("schema: rcan_version: '2.1' does not match")
-        assert (await client.read_resource("robot-md://bob/body")).contents[0].text.count("## Who") == 1
 
 
 @pytest.mark.anyio
@@ -151,6 +131,13 @@ async def test_edits_show_up_without_a_restart_and_breakage_is_per_request(conne
         path.write_text(GOOD.replace("## Safety Gates", "## Safety"), encoding="utf-8")
         result = await client.call_tool("validate", {})
         assert result.structured_content["errors"] == ["body: missing required section '## Safety Gates'"]
+        # An invalid manifest is served, and its validation reported (not a tool error).
+        text = GOOD.replace("## Identity", "## Who").replace('rcan_version: "3.0"', 'rcan_version: "2.1"')
+        path.write_text(text, encoding="utf-8")
+        result = await client.call_tool("validate", {})
+        assert not result.is_error and result.structured_content["ok"] is False
+        assert result.structured_content["errors"][0].startswith("schema: rcan_version: '2.1' does not match")
+        assert (await client.read_resource("robot-md://bob/body")).contents[0].text.count("## Who") == 1
 
         path.write_text("---\nmetadata: [unclosed\n---\n", encoding="utf-8")
         broken = await client.call_tool("validate", {})
@@ -168,76 +155,55 @@ async def test_edits_show_up_without_a_restart_and_breakage_is_per_request(conne
         path.write_text(GOOD.replace("robot_name: bob", "robot_name: bob2"), encoding="utf-8")
         listed = await client.list_resources()
         assert listed.resources[0].uri == "robot-md://bob2/context"
-        assert (await client.call_tool("validate", {})).structured_content[
-            "ok"
-        ] is False  # H1 is still '# bob'
+        validated = await client.call_tool("validate", {})
+        assert validated.structured_content["ok"] is False  # H1 is still '# bob'
+
+        path.write_text(GOOD.replace("robot_name: bob", "robot_name: 'my bot/#1'"), encoding="utf-8")
+        uris = [r.uri for r in (await client.list_resources()).resources]  # a name that is not URI-safe
+        assert uris[0] == "robot-md://my%20bot%2F%231/context"
+        assert (await client.read_resource(uris[-2])).contents[0].text.startswith("\n# bob\n")
 
         path.write_text(GOOD.replace("  robot_name: bob\n", ""), encoding="utf-8")
         with pytest.raises(MCPError, match=r"metadata\.robot_name is missing"):
             await client.list_resources()
-        assert (
-            "metadata: 'robot_name' is a required property"
-            in (await client.call_tool("validate", {})).structured_content["errors"][0]
-        )
-
-
-def test_unchanged_bytes_are_parsed_once(manifest_path, monkeypatch) -> None:
-    path = manifest_path(GOOD)
-    watched = rmm.ManifestFile(path)
-    calls = []
-    real_parse = rmm.parse
-
-    def counted(text: str) -> rmm.Manifest:
-        calls.append(1)
-        return real_parse(text)
-
-    monkeypatch.setattr(rmm, "parse", counted)
-    first = watched.version()
-    assert watched.version() is first and first.report is watched.version().report
-    assert len(calls) == 1
-    path.write_text(GOOD + "\nmore\n", encoding="utf-8")
-    assert watched.version() is not first and len(calls) == 2
+        errors = (await client.call_tool("validate", {})).structured_content["errors"]
+        assert "metadata: 'robot_name' is a required property" in errors[0]
 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.anyio
-async def test_each_version_is_validated_once(manifest_path, mode, monkeypatch) -> None:
-    """The briefing, the validate tool and the manifest-status prompt share one validation."""
-    calls = []
-    real_validate = rmm.validate
+async def test_each_version_is_parsed_and_validated_once(manifest_path, mode, monkeypatch) -> None:
+    """Unchanged bytes are parsed once, whoever asks; the briefing, the validate tool and the
+    manifest-status prompt share one validation; an edit makes one more of each."""
+    calls: list[str] = []
 
-    def counted(manifest: rmm.Manifest) -> rmm.Report:
-        calls.append(1)
-        return real_validate(manifest)
+    def counted(name: str, real: Any) -> Any:
+        def call(argument: Any) -> Any:
+            calls.append(name)
+            return real(argument)
 
-    monkeypatch.setattr(rmm, "validate", counted)
+        return call
+
+    for name in ("parse", "validate"):
+        monkeypatch.setattr(rmm, name, counted(name, getattr(rmm, name)))
     path = manifest_path(GOOD)
     async with in_process(path, mode) as client:
         for _ in range(2):
             await client.read_resource("robot-md://bob/context")
             await client.call_tool("validate", {})
             await client.get_prompt("manifest-status", {})
-        assert len(calls) == 1
+        assert calls == ["parse", "validate"]
         path.write_text(GOOD + "\nmore\n", encoding="utf-8")
         result = await client.call_tool("validate", {})
-        assert result.structured_content["ok"] and len(calls) == 2
-
-
-@pytest.mark.anyio
-async def test_uris_for_names_that_are_not_uri_safe(connect, manifest_path) -> None:
-    text = GOOD.replace("robot_name: bob", "robot_name: 'my bot/#1'")
-    async with connect(manifest_path(text)) as client:
-        uris = [r.uri for r in (await client.list_resources()).resources]
-        assert uris[0] == "robot-md://my%20bot%2F%231/context"
-        assert (await client.read_resource(uris[-2])).contents[0].text.startswith("\n# bob\n")
+        assert result.structured_content["ok"] and calls == ["parse", "validate"] * 2
+    watched = rmm.ManifestFile(path)
+    first = watched.version()
+    assert watched.version() is first and first.report is watched.version().report
+    path.write_text(GOOD, encoding="utf-8")
+    assert watched.version() is not first and calls.count("parse") == 4
 
 
 # --- the process: stdout carries only protocol, EOF ends it cleanly ----------
-
-
-def _initialize_line(version: str = "2025-11-25") -> bytes:
-    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-    return (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}) + "\n").encode()
 
 
 def test_nothing_but_protocol_on_stdout_and_stdin_closing_mid_request_ends_cleanly(manifest_path) -> None:
@@ -252,7 +218,7 @@ def test_nothing_but_protocol_on_stdout_and_stdin_closing_mid_request_ends_clean
         {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "validate", "arguments": {}}},
     ]
     with RawServer(manifest_path(GOOD)) as server:
-        server.write(_initialize_line() + b"".join(line(r) for r in requests))
+        server.write(line(INIT) + b"".join(line(r) for r in requests))
         assert server.close(timeout=30) == 0, server.stderr
         server.assert_clean()  # every line on stdout is one JSON-RPC message, no traceback
         seen = {n: server.response(n, timeout=1) for n in range(1, 7)}
@@ -266,7 +232,7 @@ def test_nothing_but_protocol_on_stdout_and_stdin_closing_mid_request_ends_clean
 def test_a_signal_stops_the_server_with_stdin_still_open(manifest_path, sig) -> None:
     """Ctrl-C (or a polite kill) while the client keeps stdin open: out within a second, quietly."""
     with RawServer(manifest_path(GOOD)) as server:
-        server.write(_initialize_line())
+        server.write(line(INIT))
         assert server.response(1, timeout=30)["id"] == 1
         started = time.monotonic()
         server.proc.send_signal(sig)

@@ -6,8 +6,8 @@ outputSchema, every node of which is typed, for the corpus and for generated man
 
 from __future__ import annotations
 
-import contextlib
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from fuzz_strategies import manifest_files, mutants
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serving import RawServer, in_process
+from test_briefing import SERVABLE
 
 import robot_md_mcp as rmm
 
@@ -31,50 +32,23 @@ ACTION = "pick up the glass vial (300 g, 0,5 kg) at 0.2 m/s, the wrist at 3 rad/
 ARGUMENTS: dict[str, dict[str, str]] = {"view": {"kind": "safety"}, "check_action": {"action": ACTION}}
 
 
-def snapshot(data: bytes, tmp_path: Path) -> rmm.Snapshot | None:
-    path = tmp_path / "ROBOT.md"
-    path.write_bytes(data)
-    try:
-        return rmm.ManifestFile(path).version()
-    except rmm.ManifestError:
-        return None
-
-
-def with_a_robot_name() -> list[Path]:
-    """The corpus files a server serves (they parse and name their robot)."""
-    found = []
-    for path in corpus_files():
+def snapshot(data: bytes) -> rmm.Snapshot | None:
+    """The version a server makes of a file holding `data`; None for a file it refuses."""
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "ROBOT.md").write_bytes(data)
         try:
-            if rmm.ManifestFile(path).version().manifest.robot_name is not None:
-                found.append(path)
+            return rmm.ManifestFile(Path(folder) / "ROBOT.md").version()
         except rmm.ManifestError:
-            pass
-    return found
+            return None
 
 
-NAMED_ROBOTS = with_a_robot_name()
+def tool_calls() -> list[tuple[str, dict[str, str]]]:
+    """Every tool with the arguments it is called with here (`view`: every kind)."""
+    calls = [("view", {"kind": v.kind}) for v in rmm.VIEWS]
+    return [*calls, *((name, ARGUMENTS.get(name, {})) for name in rmm.TOOLS if name != "view")]
 
 
 # --- a client that never calls resources/* ------------------------------------------------
-
-
-class ToolsOnly:
-    """A stdio client in one era that calls tools and nothing else (a 2026-07-28 request
-    carries its era in `_meta`; a 2025-11-25 session begins with initialize)."""
-
-    def __init__(self, server: RawServer, era: str) -> None:
-        self.server, self.era = server, era
-        if era != "2026-07-28":
-            server.handshake(version=era)
-
-    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        params = dict(params or {})
-        if self.era == "2026-07-28":
-            params["_meta"] = MODERN_META
-        answer = self.server.request(method, params, timeout=30)
-        assert "result" in answer, answer
-        result: dict[str, Any] = answer["result"]
-        return result
 
 
 async def tool(client: Any, name: str, **arguments: str) -> dict[str, Any]:
@@ -94,12 +68,12 @@ async def test_a_tools_only_agent_gets_every_view_of_every_corpus_file(mode: str
     """A server on one file, which each corpus file in turn becomes (it reads the file on every
     request): `brief` is the context resource's text exactly, each `view` the resource's text, and its
     value the resource's JSON (or text)."""
-    assert len(NAMED_ROBOTS) >= 13
+    assert len(SERVABLE) >= 13  # the corpus files that parse and name their robot
     path = manifest_path(EXAMPLE.read_bytes())
     async with in_process(path, mode) as client:
         tools = [t.name for t in (await client.list_tools()).tools]
         assert tools[:3] == ["brief", "view", "check_action"]
-        for source in [*NAMED_ROBOTS, EXAMPLE]:
+        for source in [*SERVABLE, EXAMPLE]:
             path.write_bytes(source.read_bytes())
             snap = rmm.ManifestFile(path).version()
             briefed = await tool(client, "brief")
@@ -184,10 +158,9 @@ def schema_nodes(schema: Any, where: str = "") -> list[tuple[str, dict]]:
     for key in ("items", "additionalProperties"):
         if isinstance(schema.get(key), dict):
             nodes += schema_nodes(schema[key], f"{where}/{key}")
-    for i, sub in enumerate(schema.get("oneOf", [])):
-        nodes += schema_nodes(sub, f"{where}/oneOf{i}")
-    for i, sub in enumerate(schema.get("anyOf", [])):
-        nodes += schema_nodes(sub, f"{where}/anyOf{i}")
+    for combined in ("oneOf", "anyOf"):
+        for i, sub in enumerate(schema.get(combined, [])):
+            nodes += schema_nodes(sub, f"{where}/{combined}{i}")
     return nodes
 
 
@@ -216,15 +189,11 @@ def results(snap: rmm.Snapshot) -> list[tuple[str, dict]]:
     """Every tool's structured content for one version (a tool that cannot answer is left out:
     it answers with an error, which has no structured content)."""
     answered = []
-    for tool in rmm.TOOLS.values():
-        calls = (
-            [{"kind": v.kind} for v in rmm.VIEWS] if tool.name == "view" else [ARGUMENTS.get(tool.name, {})]
-        )
-        for arguments in calls:
-            try:
-                answered.append((tool.name, tool.result(snap, arguments)[1]))
-            except rmm.ManifestError:
-                pass
+    for name, arguments in tool_calls():
+        try:
+            answered.append((name, rmm.TOOLS[name].result(snap, arguments)[1]))
+        except rmm.ManifestError:
+            pass
     return answered
 
 
@@ -239,46 +208,33 @@ def check_results(snap: rmm.Snapshot) -> int:
     return len(found)
 
 
-def check_files(files: list[bytes], tmp_path: Path) -> int:
-    checked = 0
-    for data in files:
-        snap = snapshot(data, tmp_path)
-        if snap is not None:
-            checked += check_results(snap)
-    return checked
+def check_files(*files: bytes) -> int:
+    """Every tool's results for each file checked; how many."""
+    return sum(check_results(snap) for snap in map(snapshot, files) if snap is not None)
 
 
-def test_results_match_their_output_schema_for_the_corpus(tmp_path: Path) -> None:
+def test_results_match_their_output_schema_for_the_corpus() -> None:
     """The corpus (every case of tests/support/cases.py in the heavy tier)."""
     files = [EXAMPLE.read_bytes(), *(p.read_bytes() for p in corpus_files())]
-    assert check_files(files, tmp_path) > 20 * len(rmm.TOOLS)
+    assert check_files(*files) > 20 * len(rmm.TOOLS)
 
 
 @pytest.mark.heavy
-def test_results_match_their_output_schema_for_every_case(tmp_path: Path) -> None:
-    assert check_files([c.data for c in CASES], tmp_path) > 200 * len(rmm.TOOLS)
-
-
-def generated(data: bytes) -> None:
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        snap = snapshot(data, Path(folder))
-        if snap is not None:
-            check_results(snap)
+def test_results_match_their_output_schema_for_every_case() -> None:
+    assert check_files(*(c.data for c in CASES)) > 200 * len(rmm.TOOLS)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.one_of(manifest_files(), mutants()))
 def test_results_match_their_output_schema_for_generated_manifests(data: bytes) -> None:
-    generated(data)
+    check_files(data)
 
 
 @pytest.mark.heavy
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.one_of(manifest_files(), mutants()))
 def test_results_match_their_output_schema_for_many_generated_manifests(data: bytes) -> None:
-    generated(data)
+    check_files(data)
 
 
 # --- the 2026-07-28 era, lighter ---------------------------------------------------------
@@ -299,9 +255,7 @@ def every_kind_of_request(robot: str) -> list[tuple[str, dict]]:
                                  "argument": {"name": "capability", "value": "arm"}}),
     ]  # fmt: skip
     requests += [("resources/read", {"uri": rmm.resource_uri(robot, v.kind)}) for v in rmm.VIEWS]
-    for tool in rmm.TOOLS:
-        calls = [{"kind": v.kind} for v in rmm.VIEWS] if tool == "view" else [ARGUMENTS.get(tool, {})]
-        requests += [("tools/call", {"name": tool, "arguments": a}) for a in calls]
+    requests += [("tools/call", {"name": name, "arguments": a}) for name, a in tool_calls()]
     arguments = {"check-safety": {"action": ACTION}, "explain-capability": {"capability": "arm.pick"}}
     requests += [("prompts/get", {"name": p, "arguments": arguments.get(p, {})}) for p in rmm.PROMPTS]
     return requests
@@ -313,29 +267,36 @@ def test_2026_results_are_at_most_200_bytes_bigger() -> None:
     carries serverInfo as {name, version} (the icon only in server/discover), its cache hints and
     resultType."""
     sizes: dict[str, list[int]] = {}
-    with contextlib.ExitStack() as stack:
-        clients = {era: ToolsOnly(stack.enter_context(RawServer(EXAMPLE)), era) for era in ERAS}
-        for era, client in clients.items():
-            client_sizes(client, era, sizes)
-        for client in clients.values():
-            client.server.assert_clean()
+    for era in ERAS:
+        with RawServer(EXAMPLE) as server:
+            if era != "2026-07-28":  # a 2025-11-25 session begins with initialize
+                server.handshake(version=era)
+            client_sizes(server, era, sizes)
+            server.assert_clean()
     assert len(sizes) >= 30
     over = {kind: (old, new) for kind, (old, new) in sizes.items() if new - old > 200}
     assert not over, over
 
 
-def client_sizes(client: ToolsOnly, era: str, sizes: dict[str, list[int]]) -> None:
-    """Each kind of result's size in `sizes`; the 2026-07-28 era's serverInfo where it belongs."""
+def client_sizes(server: RawServer, era: str, sizes: dict[str, list[int]]) -> None:
+    """Each kind of result's size in `sizes`; the 2026-07-28 era's serverInfo where it belongs. A
+    2026-07-28 request carries its era in `_meta`."""
+
+    def call(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        meta = {"_meta": MODERN_META} if era == "2026-07-28" else {}
+        result: dict[str, Any] = server.result(method, {**(params or {}), **meta}, timeout=30)
+        return result
+
     for method, params in every_kind_of_request("bob"):
-        result = client.call(method, params)
+        result = call(method, params)
         assert not result.get("isError"), (method, params, result)
         sizes.setdefault(f"{method} {json.dumps(params)}", []).append(wire_size(result))
     if era == "2026-07-28":
-        discovered = client.call("server/discover")
+        discovered = call("server/discover")
         stamp = discovered["_meta"]["io.modelcontextprotocol/serverInfo"]
         assert stamp["name"] == rmm.NAME and stamp["icons"], stamp
         assert discovered["capabilities"]["extensions"] == {rmm.APPS_EXTENSION: {}}
-        listed = client.call("tools/list")
+        listed = call("tools/list")
         assert listed["_meta"]["io.modelcontextprotocol/serverInfo"] == {
             "name": rmm.NAME,
             "version": rmm.__version__,

@@ -5,8 +5,8 @@ by one full session (`launched_session`); the SDK's Client over real stdio (`lau
 beside the module (`python`). From the module, a pyz or any other command (`command=`), with the settings
 the server reads (`settings()`), or a fault injected (`faulty()`).
 
-Standard library only but for `in_process` and `launched`, and no pytest: tests/support/pyz_session.py
-imports it to run a full session under any interpreter a pyz is proven on."""
+Standard library only but for `in_process`, `bearer` and `launched`, and no pytest:
+tests/support/pyz_session.py imports it to run a full session under any interpreter a pyz is proven on."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import json
 import os
 import queue
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -133,6 +134,15 @@ def environment(env: dict[str, str] | None = None, inherit: bool = True) -> dict
     return {**base, **(env or {})}
 
 
+def private_token(path: Path, token: str | None = None) -> str:
+    """`token` (default: a fresh random one) written to `path`, readable by its owner only, as
+    `--token-file` wants it; the token."""
+    token = token or "tok-" + secrets.token_urlsafe(24)
+    path.write_text(token, encoding="utf-8")
+    path.chmod(0o600)
+    return token.strip()
+
+
 # --- through the SDK's own Client (these two import the SDK; the rest of this file does not) ---
 
 
@@ -148,6 +158,13 @@ def in_process(source: Path | Any, mode: str = "auto", keys: Any = None, **build
     if isinstance(source, (str, Path)):
         source = robot_md_mcp.build_server(robot_md_mcp.ManifestFile(Path(source), keys), **build)
     return Client(source, mode=mode)
+
+
+def bearer(token: str) -> Any:
+    """An httpx2 client that sends `token` as a bearer on every request (for `sdk_client`)."""
+    import httpx2
+
+    return httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
 
 
 def launched(
@@ -393,15 +410,7 @@ class RawServer:
     def handshake(self, timeout: float = 30, version: str = HANDSHAKE_VERSION) -> dict:
         """initialize (2025-11-25 unless told) + notifications/initialized. The
         first answer waits for the SDK's imports, hence the longer timeout."""
-        answer = self.request(
-            "initialize",
-            {
-                "protocolVersion": version,
-                "capabilities": {},
-                "clientInfo": {"name": "wire", "version": "0"},
-            },
-            timeout=timeout,
-        )
+        answer = self.request("initialize", {**INIT_PARAMS, "protocolVersion": version}, timeout=timeout)
         assert answer["result"]["protocolVersion"] == version, answer
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return answer["result"]
@@ -444,15 +453,7 @@ class RawServer:
         """Close stdin (the end of the session) and wait for the exit code, and for the last of its
         output to be read (a process may end before our drains have taken its last line)."""
         try:
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-        except BrokenPipeError:
-            pass
-        try:
-            code = self.proc.wait(timeout=timeout)
-            for drain in self._drains:
-                drain.join(timeout=5)
-            return code
+            return self.end_input(timeout)[0]
         finally:
             self.kill()
 
@@ -466,9 +467,9 @@ class RawServer:
     def end_input(self, timeout: float = 20) -> tuple[int, bytes, str]:
         """Close stdin at once (the client is done) and let the process end by itself: exit code,
         all stdout, stderr."""
-        assert self.proc.stdin is not None
         try:
-            self.proc.stdin.close()
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
         except BrokenPipeError:
             pass
         return self.finish(timeout)
