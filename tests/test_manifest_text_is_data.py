@@ -483,12 +483,3 @@ async def test_the_safety_gates_excerpt_cannot_close_itself(manifest_path, mode)
         "TextContent",
     ]
     assert all(isinstance(m.content, EmbeddedResource) for m in result.messages[1:3])
-
-
-def test_bob_with_a_zero_width_space_validates_and_is_shown() -> None:
-    """The issue's example: robot-md accepts `bob\\u200b`, and we never show it as `bob`."""
-    text = example_with(robot_name="bob\u200b").replace("# bob\n", "# bob\u200b\n")
-    text = text.replace("What bob Can", "What bob\u200b Can")
-    assert rmm.check_text(text).ok
-    manifest, _ = served(text)
-    assert rmm.identity(manifest).startswith('name: "bob<U+200B>" | ')
