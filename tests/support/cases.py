@@ -9,7 +9,6 @@ names the exception); every other case must run through it cleanly.
 
 from __future__ import annotations
 
-import enum
 import re
 from dataclasses import dataclass
 
@@ -35,24 +34,6 @@ SECTIONS: dict[str, str] = {
 }
 
 
-def safety(*before: str, software: str = "true", response_ms: str = "200") -> str:
-    """The safety block: `before` lines, then its estop."""
-    return (
-        "safety:\n"
-        + "".join(f"  {line}\n" for line in before)
-        + (f"  estop:\n    software: {software}\n    response_ms: {response_ms}")
-    )
-
-
-class Keep(enum.Enum):
-    """The sentinel that leaves a body section as generated."""
-
-    KEEP = "keep"
-
-
-KEEP = Keep.KEEP
-
-
 def fm(*, extra: str | None = "", **blocks: str | None) -> str:
     """Frontmatter text: the minimal blocks, each keyword replacing one block
     (a string) or dropping it (None); unknown keywords add new blocks; `extra`
@@ -74,24 +55,17 @@ def named(yaml_name: str, **blocks: str | None) -> str:
     return fm(metadata=f"metadata:\n  robot_name: {yaml_name}", **blocks)
 
 
-def body(
-    name: str = NAME,
-    *,
-    h1: str | Keep | None = KEEP,
-    identity: str | Keep | None = KEEP,
-    what: str | Keep | None = KEEP,
-    safety: str | Keep | None = KEEP,
-    extra: str = "",
-) -> str:
-    """Markdown body with the four required parts; pass None to drop one or a
-    string to replace it."""
-    parts = [
-        f"# {name}" if h1 is KEEP else h1,
-        "## Identity\nMinimal test robot." if identity is KEEP else identity,
-        f"## What {name} Can Do\nMove forward." if what is KEEP else what,
-        "## Safety Gates\nSoftware E-stop at 200ms." if safety is KEEP else safety,
-    ]
-    text = "\n\n".join(p for p in parts if p is not None)
+def body(name: str = NAME, *, extra: str = "", **replaced: str | None) -> str:
+    """Markdown body with the four required parts (h1, identity, what, safety); a keyword replaces one (a
+    string) or drops it (None)."""
+    parts = {
+        "h1": f"# {name}",
+        "identity": "## Identity\nMinimal test robot.",
+        "what": f"## What {name} Can Do\nMove forward.",
+        "safety": "## Safety Gates\nSoftware E-stop at 200ms.",
+    }
+    assert set(replaced) <= set(parts), replaced
+    text = "\n\n".join(p for p in {**parts, **replaced}.values() if p is not None)
     if extra:
         text += "\n\n" + extra
     return text
@@ -102,18 +76,6 @@ def text(front: str | None = None, prose: str | None = None, *, open: str = "---
     front = fm() if front is None else front
     prose = body() if prose is None else prose
     return f"{open}\n{front}\n{close}\n\n{prose}\n"
-
-
-def doc(
-    front: str | None = None,
-    prose: str | None = None,
-    *,
-    open: str = "---",
-    close: str = "---",
-    nl: str = "\n",
-    encoding: str = "utf-8",
-) -> bytes:
-    return text(front, prose, open=open, close=close).replace("\n", nl).encode(encoding)
 
 
 DEPTHAI = "drivers:\n  - id: cam\n    protocol: depthai"
@@ -163,8 +125,8 @@ add(C, "bom", BOM + VALID, "robot-md: no frontmatter")
 add(C, "bom-crlf", (BOM + VALID).replace("\n", "\r\n"))
 add(C, "bom-schema-invalid", BOM + text(fm(rcan_version='rcan_version: "2.0"')))
 add(C, "bom-twice", BOM + BOM + VALID, "the ~nobom variant still starts with a BOM")
-add(C, "crlf", doc(nl="\r\n"))
-add(C, "cr-only", doc(nl="\r"))
+add(C, "crlf", VALID.replace("\n", "\r\n"))
+add(C, "cr-only", VALID.replace("\n", "\r"))
 add(C, "mixed-newlines", VALID.replace("\n", "\r\n", 6).replace("\n\n## Identity", "\r\r## Identity"))
 add(C, "no-trailing-newline", VALID.rstrip("\n"))
 add(C, "leading-blank-lines", "\n\n\n" + VALID)
@@ -172,8 +134,8 @@ add(C, "leading-whitespace-lines", "  \t\n \n" + VALID)
 add(C, "leading-spaces-same-line", "   " + VALID)
 add(C, "leading-tab", "\t" + VALID)
 add(C, "trailing-whitespace", VALID + "\n\n   \n\t\n")
-add(C, "crlf-yaml-error", doc(fm(extra="bad: [1, 2"), nl="\r\n"), "line numbers after CRLF→LF")
-add(C, "cr-yaml-error", doc(fm(extra="bad: [1, 2"), nl="\r"))
+add(C, "crlf-yaml-error", text(fm(extra="bad: [1, 2")).replace("\n", "\r\n"), "line numbers after CRLF→LF")
+add(C, "cr-yaml-error", text(fm(extra="bad: [1, 2")).replace("\n", "\r"))
 add(C, "bom-in-body", text(prose=BOM + body()), "U+FEFF before '# name' hides the H1")
 add(
     C, "line-separator-in-body", text(prose=body(h1=f"# {NAME}\u2028more")), "U+2028 is not a line end for re"
@@ -296,8 +258,8 @@ C = "yaml11"
 blocks(r"""
 yes-on-booleans | safety | safety:\n  p66_enabled: yes\n  loa_enforcement: On
     \n  estop:\n    software: YES\n    hardware: off\n    response_ms: 200
+software-no | safety | safety:\n  estop:\n    software: no\n    response_ms: 200
 """)
-add(C, "software-no", text(fm(safety=safety(software="no"))))
 add(C, "robot-name-yes", text(named("yes"), body("yes")))
 add(C, "robot-name-y", text(named("y"), body("y")), "y is a string in YAML 1.1 (PyYAML)")
 add(C, "robot-name-null", text(named("~")))
@@ -467,8 +429,8 @@ mistyped-metadata-null | metadata | metadata:
 mistyped-physics-type | physics | physics:\n  type: drone\n  dof: 2
 mistyped-drivers | drivers | drivers: {id: wheels, protocol: pca9685}
 mistyped-safety | safety | safety: safe
+mistyped-estop-software | safety | safety:\n  estop:\n    software: false\n    response_ms: 9000
 """)
-add(C, "mistyped-estop-software", text(fm(safety=safety(software="false", response_ms="9000"))))
 add(C, "all-missing", text("x: 1"))
 add(
     C,
