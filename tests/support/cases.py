@@ -475,37 +475,32 @@ dof("list", "[2]")
 
 # --------------------------------------------------------------------------- capabilities
 C = "capabilities"
-
-
-def caps(
-    slug: str, capabilities: str | None, drivers: str | None = None, prose: str | None = None, note: str = ""
-) -> None:
-    blocks: dict[str, str | None] = {}
-    if drivers is not None:
-        blocks["drivers"] = drivers
-    if capabilities is not None:
-        blocks["capabilities"] = f"capabilities: {capabilities}"
-    add(C, slug, text(fm(**blocks), prose), note)
-
-
-caps("absent", None)
-caps("empty-list", "[]")
-caps("null", "~")
-caps("three", "[arm.pick, arm.place, status.report]")
-caps("mismatch-depthai", "[arm.pick]", DEPTHAI, note="namespace mismatch warning")
-caps("mismatch-two-namespaces", "[nav.go, arm.pick, move.x, vision.see]", DEPTHAI)
-caps("mismatch-ros2", "[move.forward]", "drivers:\n  - id: base\n    protocol: ros2_control")
-caps("mismatch-two-drivers", "[nav.go]", DEPTHAI + "\n  - id: arm\n    protocol: feetech_depthai")
-caps("match-feetech", "[arm.pick]", "drivers:\n  - id: arm\n    protocol: feetech")
-caps("unknown-protocol-no-warning", "[arm.pick]", "drivers:\n  - id: x\n    protocol: custom")
-caps("non-motion-namespace", "[perceive.look, status.report]", DEPTHAI)
-caps("mismatch-with-body-error", "[arm.pick]", DEPTHAI, body(what=None), "warnings survive code 4")
-caps("dict", "{arm.pick: true}")
-caps("string", "arm.pick")
-caps("numbers", "[1, 2.5]")
-caps("bad-pattern", "[Arm.Pick, arm, arm.pick.fast.too, a-b.c_d]")
-caps("three-part", "[arm.pick.fast]")
-caps("duplicates", "[arm.pick, arm.pick]")
+add(C, "absent", VALID)
+blocks(r"""
+empty-list | extra | capabilities: []
+null | extra | capabilities: ~
+three | extra | capabilities: [arm.pick, arm.place, status.report]
+mismatch-depthai | drivers+extra | $DEPTHAI + capabilities: [arm.pick] | namespace mismatch warning
+mismatch-two-namespaces | drivers+extra | $DEPTHAI + capabilities: [nav.go, arm.pick, move.x, vision.see]
+mismatch-ros2 | drivers+extra | drivers:\n  - id: base\n    protocol: ros2_control
+    + capabilities: [move.forward]
+mismatch-two-drivers | drivers+extra | $DEPTHAI\n  - id: arm\n    protocol: feetech_depthai
+    + capabilities: [nav.go]
+match-feetech | drivers+extra | drivers:\n  - id: arm\n    protocol: feetech + capabilities: [arm.pick]
+unknown-protocol-no-warning | drivers+extra | drivers:\n  - id: x\n    protocol: custom
+    + capabilities: [arm.pick]
+non-motion-namespace | drivers+extra | $DEPTHAI + capabilities: [perceive.look, status.report]
+""")
+with_caps = fm(drivers=DEPTHAI, extra="capabilities: [arm.pick]")
+add(C, "mismatch-with-body-error", text(with_caps, body(what=None)), "warnings survive code 4")
+blocks(r"""
+dict | extra | capabilities: {arm.pick: true}
+string | extra | capabilities: arm.pick
+numbers | extra | capabilities: [1, 2.5]
+bad-pattern | extra | capabilities: [Arm.Pick, arm, arm.pick.fast.too, a-b.c_d]
+three-part | extra | capabilities: [arm.pick.fast]
+duplicates | extra | capabilities: [arm.pick, arm.pick]
+""")
 
 # --------------------------------------------------------------------------- legacy_camera
 C = "legacy_camera"
