@@ -19,6 +19,7 @@ import pytest
 from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from manifest_fields import fields
 
 import robot_md_mcp as rmm
 
@@ -26,28 +27,12 @@ SCHEMA = json.loads((ROOT / "schema.json").read_text(encoding="utf-8"))
 EXAMPLE = ROOT / "examples" / "bob.ROBOT.md"
 
 
-def leaves(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
-    """(path, schema) of every field the schema describes, `[]` a list's item, `<name>` a key of
-    the operator's own."""
-    node = rmm._shape(node)
-    if path and path[-1] == "extensions":
-        return
-    yield path, node
-    for key, sub in (node.get("properties") or {}).items():
-        yield from leaves(sub, (*path, key))
-    if isinstance(node.get("items"), dict):
-        yield from leaves(node["items"], (*path, "[]"))
-    entries = node.get("additionalProperties")
-    if isinstance(entries, dict) and not node.get("properties"):
-        yield from leaves(entries, (*path, "<name>"))
-
-
 def kinds(node: dict[str, Any]) -> set[str]:
     kind = node.get("type")
     return set(kind if isinstance(kind, list) else [kind])
 
 
-FIELDS = list(leaves(SCHEMA))
+FIELDS = [(path, node) for path, node in fields(SCHEMA) if path[-1:] != ("extensions",)]
 # (path, properties) of every mapping whose keys the schema names, down to three levels of keys
 PLACES = [(p, n["properties"]) for p, n in FIELDS if n.get("properties") and len(p) - p.count("[]") < 3]
 PROPERTIES = [(path, key, sorted(props)) for path, props in PLACES for key in props]
