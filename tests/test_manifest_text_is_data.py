@@ -15,7 +15,6 @@ import dataclasses
 import functools
 import json
 import re
-import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 from mcp.types import EmbeddedResource, TextContent
-from text_structure import PLACEHOLDER, headings, read_markdown, segments, skeleton
+from text_structure import PLACEHOLDER, headings, hidden, read_markdown, segments, skeleton
 
 import robot_md_mcp as rmm
 
@@ -261,14 +260,6 @@ WRITERS: tuple[Writer, ...] = (
         structure,
     ),
 )
-
-HIDDEN = ("Cc", "Cf", "Zl", "Zp")
-
-
-def hidden(text: str) -> list[str]:
-    """Invisible characters: every control (but newline and tab), format character and separator."""
-    return [f"U+{ord(c):04X}" for c in text if c not in "\n\t" and unicodedata.category(c) in HIDDEN]
-
 
 # --- manifests with forgeries, and the same with neutral words ----------------------------------
 

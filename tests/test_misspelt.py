@@ -10,7 +10,6 @@ import json
 import re
 import string
 import time
-import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from manifest_fields import fields
+from text_structure import hidden
 
 import robot_md_mcp as rmm
 
@@ -313,7 +313,7 @@ def test_a_hint_is_one_line_of_ours_whatever_the_key_holds(
     assert key in found.meant
     assert found.hint.startswith(json.dumps(rmm.visible(typo), ensure_ascii=False))
     assert found.hint.splitlines() == [found.hint]
-    assert not any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in found.hint)
+    assert hidden(found.hint, allowed="") == []
 
 
 def test_a_hostile_number_of_unknown_keys_costs_little() -> None:
