@@ -1,5 +1,6 @@
 """A small structural reader of the text the server writes: which parts are ours and which are
-manifest text, quoted (a JSON string on one line) or fenced (a CommonMark code fence).
+manifest text, quoted (a JSON string on one line) or fenced (a CommonMark code fence); and which of its
+characters no reader sees (`hidden`).
 
 The tests compare what is left of our text when every quoted string and fenced block is
 replaced by a placeholder: that skeleton must not depend on what the manifest's strings hold."""
