@@ -7,10 +7,9 @@ import unicodedata
 
 from hypothesis import given
 from hypothesis import strategies as st
+from text_structure import HIDDEN, hidden
 
 import robot_md_mcp as rmm
-
-HIDDEN = ("Cc", "Cf", "Zl", "Zp")
 
 
 def test_every_code_point_of_the_hidden_categories_is_shown_and_no_other() -> None:
@@ -28,7 +27,7 @@ def test_every_code_point_of_the_hidden_categories_is_shown_and_no_other() -> No
 @given(st.text())
 def test_visible_text_holds_no_hidden_character_but_newlines_and_tabs(text: str) -> None:
     shown = rmm.visible(text)
-    assert all(c in "\n\t" or unicodedata.category(c) not in HIDDEN for c in shown)
+    assert hidden(shown) == []
     assert rmm.visible(shown) == shown
 
 
@@ -47,4 +46,4 @@ def test_json_text_is_the_same_value_with_nothing_hidden(value: object, indent: 
 
     text = rmm.json_text(value, indent)
     assert json.loads(text) == value
-    assert all(c == "\n" or unicodedata.category(c) not in HIDDEN for c in text)
+    assert hidden(text, allowed="\n") == []

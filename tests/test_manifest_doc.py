@@ -116,3 +116,13 @@ def test_the_misspelt_key_example_is_what_validate_prints(tmp_path, capsys) -> N
     assert rmm.main(["validate", str(path)]) == 0
     shown = DOC.split("## Misspelt keys", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
     assert capsys.readouterr().out == shown
+
+
+def test_each_documented_error_gets_the_documented_hint() -> None:
+    """Its `✗` error lines, each with the `hint:` line under it: that hint is ours for that error, word for
+    word (the misspelt-key lines above are what `validate` prints, the test before)."""
+    shown = DOC.split("## Misspelt keys", 1)[1].split("## Every field", 1)[0]
+    pairs = re.findall(r"^✗ (.+)\n  hint: (.+)$", shown, re.MULTILINE)
+    assert len(pairs) == 4, pairs
+    for error, hint in pairs:
+        assert rmm.hints(error) == [hint], error

@@ -1,4 +1,4 @@
-"""Section 5: rendering and the resource views."""
+"""Section 5: the resource views and the JSON they hold (render itself: test_parity.py, byte for byte)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,6 @@ import json
 from conftest import EXAMPLE
 
 import robot_md_mcp as rmm
-
-
-def test_render_never_emits_the_internal_marker() -> None:
-    m = rmm.parse("---\na: 1\nphysics: {solver: {camera: {}}}\n_deprecations: [x]\n---\n")
-    assert "_deprecations" not in rmm.render(m)
-    assert rmm.render(m).startswith("a: 1\nphysics:\n  solver:\n    cameras:\n")
-
-
-def test_render_style() -> None:
-    m = rmm.parse("---\nv: '3.0'\nf: 0.60\nn: ünï\n# c\nl: [1, 2]\n---\n")
-    assert rmm.render(m) == "v: '3.0'\nf: 0.6\nn: ünï\nl:\n- 1\n- 2\n"
 
 
 def test_json_safe_handles_everything_yaml_can_load() -> None:

@@ -9,7 +9,6 @@ names the exception); every other case must run through it cleanly.
 
 from __future__ import annotations
 
-import enum
 import re
 from dataclasses import dataclass
 
@@ -35,24 +34,6 @@ SECTIONS: dict[str, str] = {
 }
 
 
-def safety(*before: str, software: str = "true", response_ms: str = "200") -> str:
-    """The safety block: `before` lines, then its estop."""
-    return (
-        "safety:\n"
-        + "".join(f"  {line}\n" for line in before)
-        + (f"  estop:\n    software: {software}\n    response_ms: {response_ms}")
-    )
-
-
-class Keep(enum.Enum):
-    """The sentinel that leaves a body section as generated."""
-
-    KEEP = "keep"
-
-
-KEEP = Keep.KEEP
-
-
 def fm(*, extra: str | None = "", **blocks: str | None) -> str:
     """Frontmatter text: the minimal blocks, each keyword replacing one block
     (a string) or dropping it (None); unknown keywords add new blocks; `extra`
@@ -74,24 +55,17 @@ def named(yaml_name: str, **blocks: str | None) -> str:
     return fm(metadata=f"metadata:\n  robot_name: {yaml_name}", **blocks)
 
 
-def body(
-    name: str = NAME,
-    *,
-    h1: str | Keep | None = KEEP,
-    identity: str | Keep | None = KEEP,
-    what: str | Keep | None = KEEP,
-    safety: str | Keep | None = KEEP,
-    extra: str = "",
-) -> str:
-    """Markdown body with the four required parts; pass None to drop one or a
-    string to replace it."""
-    parts = [
-        f"# {name}" if h1 is KEEP else h1,
-        "## Identity\nMinimal test robot." if identity is KEEP else identity,
-        f"## What {name} Can Do\nMove forward." if what is KEEP else what,
-        "## Safety Gates\nSoftware E-stop at 200ms." if safety is KEEP else safety,
-    ]
-    text = "\n\n".join(p for p in parts if p is not None)
+def body(name: str = NAME, *, extra: str = "", **replaced: str | None) -> str:
+    """Markdown body with the four required parts (h1, identity, what, safety); a keyword replaces one (a
+    string) or drops it (None)."""
+    parts = {
+        "h1": f"# {name}",
+        "identity": "## Identity\nMinimal test robot.",
+        "what": f"## What {name} Can Do\nMove forward.",
+        "safety": "## Safety Gates\nSoftware E-stop at 200ms.",
+    }
+    assert set(replaced) <= set(parts), replaced
+    text = "\n\n".join(p for p in {**parts, **replaced}.values() if p is not None)
     if extra:
         text += "\n\n" + extra
     return text
@@ -104,24 +78,31 @@ def text(front: str | None = None, prose: str | None = None, *, open: str = "---
     return f"{open}\n{front}\n{close}\n\n{prose}\n"
 
 
-def doc(
-    front: str | None = None,
-    prose: str | None = None,
-    *,
-    open: str = "---",
-    close: str = "---",
-    nl: str = "\n",
-    encoding: str = "utf-8",
-) -> bytes:
-    return text(front, prose, open=open, close=close).replace("\n", nl).encode(encoding)
+DEPTHAI = "drivers:\n  - id: cam\n    protocol: depthai"
+INTRINSIC = "{fx: 600, fy: 600, cx: 320, cy: 240, width: 640, height: 480}"
+RGB = "\n    streams:\n      rgb:\n        intrinsic: "  # after DEPTHAI: its rgb stream's intrinsic
+# $NAME in a table row stands for this text
+MACROS = {
+    "DEPTHAI": DEPTHAI,
+    "RGB": RGB,
+    "INTRINSIC": INTRINSIC,
+    "ONES": "{fx: 1, fy: 1, cx: 0, cy: 0, width: 1, height: 1",
+    "ESTOP": "\n  estop:\n    software: true\n    response_ms: 200",
+    "CAMERA": "physics:\n  type: arm\n  dof: 6\n  solver:\n    camera: {}",
+}
 
 
 def blocks(table: str) -> None:
-    """Cases of the category C, one a line, `slug | block | its YAML (\\n for a line end) | note`: the
-    minimal manifest with that block in place of its own."""
-    for row in table.strip("\n").split("\n"):
-        slug, block, yaml, *note = row.split(" | ")
-        add(C, slug, text(fm(**{block: yaml.replace("\\n", "\n")})), *note)
+    """Cases of the category C, one a line, `slug | blocks | their YAML | note`: the minimal manifest with
+    each block named (`physics+drivers`: several, their YAML joined by ` + `) in place of its own. In the
+    YAML, `\\n` is a line end, `\\t` a tab, `$NAME` the text MACROS holds; a line indented four spaces
+    continues the row above."""
+    for row in table.strip("\n").replace("\n    ", "").split("\n"):
+        slug, names, yaml, *note = re.split(r" ?\| ", row)
+        for name, value in MACROS.items():
+            yaml = yaml.replace(f"${name}", value)
+        parts = re.split(r" ?\+ ", yaml.replace("\\n", "\n").replace("\\t", "\t"))
+        add(C, slug, text(fm(**dict(zip(names.split("+"), parts, strict=True)))), *note)
 
 
 CASES: list[Case] = []
@@ -144,8 +125,8 @@ add(C, "bom", BOM + VALID, "robot-md: no frontmatter")
 add(C, "bom-crlf", (BOM + VALID).replace("\n", "\r\n"))
 add(C, "bom-schema-invalid", BOM + text(fm(rcan_version='rcan_version: "2.0"')))
 add(C, "bom-twice", BOM + BOM + VALID, "the ~nobom variant still starts with a BOM")
-add(C, "crlf", doc(nl="\r\n"))
-add(C, "cr-only", doc(nl="\r"))
+add(C, "crlf", VALID.replace("\n", "\r\n"))
+add(C, "cr-only", VALID.replace("\n", "\r"))
 add(C, "mixed-newlines", VALID.replace("\n", "\r\n", 6).replace("\n\n## Identity", "\r\r## Identity"))
 add(C, "no-trailing-newline", VALID.rstrip("\n"))
 add(C, "leading-blank-lines", "\n\n\n" + VALID)
@@ -153,8 +134,8 @@ add(C, "leading-whitespace-lines", "  \t\n \n" + VALID)
 add(C, "leading-spaces-same-line", "   " + VALID)
 add(C, "leading-tab", "\t" + VALID)
 add(C, "trailing-whitespace", VALID + "\n\n   \n\t\n")
-add(C, "crlf-yaml-error", doc(fm(extra="bad: [1, 2"), nl="\r\n"), "line numbers after CRLF→LF")
-add(C, "cr-yaml-error", doc(fm(extra="bad: [1, 2"), nl="\r"))
+add(C, "crlf-yaml-error", text(fm(extra="bad: [1, 2")).replace("\n", "\r\n"), "line numbers after CRLF→LF")
+add(C, "cr-yaml-error", text(fm(extra="bad: [1, 2")).replace("\n", "\r"))
 add(C, "bom-in-body", text(prose=BOM + body()), "U+FEFF before '# name' hides the H1")
 add(
     C, "line-separator-in-body", text(prose=body(h1=f"# {NAME}\u2028more")), "U+2028 is not a line end for re"
@@ -274,17 +255,11 @@ add(C, "h1-nbsp-trailing", text(prose=body(h1=f"# {NAME}\u00a0")))
 
 # --------------------------------------------------------------------------- yaml11
 C = "yaml11"
-add(
-    C,
-    "yes-on-booleans",
-    text(
-        fm(
-            safety="safety:\n  p66_enabled: yes\n  loa_enforcement: On\n"
-            "  estop:\n    software: YES\n    hardware: off\n    response_ms: 200"
-        )
-    ),
-)
-add(C, "software-no", text(fm(safety=safety(software="no"))))
+blocks(r"""
+yes-on-booleans | safety | safety:\n  p66_enabled: yes\n  loa_enforcement: On
+    \n  estop:\n    software: YES\n    hardware: off\n    response_ms: 200
+software-no | safety | safety:\n  estop:\n    software: no\n    response_ms: 200
+""")
 add(C, "robot-name-yes", text(named("yes"), body("yes")))
 add(C, "robot-name-y", text(named("y"), body("y")), "y is a string in YAML 1.1 (PyYAML)")
 add(C, "robot-name-null", text(named("~")))
@@ -293,115 +268,54 @@ add(C, "timestamp-utc", text(named(f"{NAME}\n  version: 2026-04-17T10:00:00Z")))
 add(C, "timestamp-offset", text(named(f"{NAME}\n  version: 2026-04-17T10:00:00.5+02:00")))
 add(C, "timestamp-naive-space", text(named(f"{NAME}\n  version: 2026-04-17 10:00:00")))
 add(C, "date-as-robot-name", text(named("2026-04-17"), body("2026-04-17")))
-add(
-    C,
-    "date-in-unknown-key",
-    text(fm(extra="released: 2026-04-17\nx-ts: 2026-04-17T10:00:00Z")),
-    "valid; render",
-)
 blocks(r"""
+date-in-unknown-key | extra | released: 2026-04-17\nx-ts: 2026-04-17T10:00:00Z | valid; render
 date-in-learned-skills | extra | learned_skills:\n  - id: pick\n    recorded_at: 2026-04-17
 rcan-version-float | rcan_version | rcan_version: 3.0
 rcan-version-float-3-10 | rcan_version | rcan_version: 3.10
 rcan-version-str-tag | rcan_version | rcan_version: !!str 3.0
 rcan-version-int | rcan_version | rcan_version: 3
 sexagesimal-dof | physics | physics:\n  type: wheeled\n  dof: 1:20
-""")
-add(C, "sexagesimal-response", text(fm(safety=safety(response_ms="3:20"))))
-blocks(r"""
+sexagesimal-response | safety | safety:\n  estop:\n    software: true\n    response_ms: 3:20
 sexagesimal-float | extra | x-time: 1:20.5
 octal-017 | physics | physics:\n  type: wheeled\n  dof: 017
 octal-0o17 | physics | physics:\n  type: wheeled\n  dof: 0o17 | 0o is not YAML 1.1
-""")
-add(
-    C,
-    "hex-and-underscores",
-    text(
-        fm(
-            physics="physics:\n  type: wheeled\n  dof: 0x1_0",
-            safety=safety(response_ms="1_000"),
-        )
-    ),
-)
-add(C, "binary-int", text(fm(physics="physics:\n  type: wheeled\n  dof: 0b110")))
-add(
-    C,
-    "anchors-aliases",
-    text(fm(drivers="drivers:\n  - &w {id: wheels, protocol: pca9685}", extra="x-copy: *w\nx-again: *w")),
-    "render emits &id001",
-)
-add(
-    C,
-    "merge-key",
-    text(
-        fm(
-            safety="defaults: &d {software: true, response_ms: 200}\n"
-            "safety:\n  estop:\n    <<: *d\n    hardware: true"
-        )
-    ),
-)
-add(
-    C,
-    "merge-key-list",
-    text(
-        fm(
-            safety="a: &a {software: true}\nb: &b {response_ms: 5}\n"
-            "safety:\n  estop:\n    <<: [*a, *b]\n    response_ms: 9"
-        )
-    ),
-)
-add(
-    C,
-    "merge-key-override-invalid",
-    text(
-        fm(
-            safety="d: &d {software: true, response_ms: 200}\n"
-            "safety:\n  estop:\n    <<: *d\n    software: false"
-        )
-    ),
-)
-blocks(r"""
+hex-and-underscores | physics+safety | physics:\n  type: wheeled\n  dof: 0x1_0
+    + safety:\n  estop:\n    software: true\n    response_ms: 1_000
+binary-int | physics | physics:\n  type: wheeled\n  dof: 0b110
+anchors-aliases | drivers+extra | drivers:\n  - &w {id: wheels, protocol: pca9685}
+    + x-copy: *w\nx-again: *w | render emits &id001
+merge-key | safety | defaults: &d {software: true, response_ms: 200}\n
+    safety:\n  estop:\n    <<: *d\n    hardware: true
+merge-key-list | safety | a: &a {software: true}\nb: &b {response_ms: 5}\n
+    safety:\n  estop:\n    <<: [*a, *b]\n    response_ms: 9
+merge-key-override-invalid | safety | d: &d {software: true, response_ms: 200}\n
+    safety:\n  estop:\n    <<: *d\n    software: false
 recursive-alias | extra | x-loop: &r [1, *r]
 recursive-alias-in-capabilities | extra | capabilities: &r [*r]
-""")
-add(C, "duplicate-key", text(named(f"first\n  robot_name: {NAME}")), "last wins")
-add(C, "duplicate-top-level", text(fm(extra="physics:\n  type: legged\n  dof: 12")))
-add(C, "binary-tag", text(named(f"{NAME}\n  model: !!binary aGVsbG8=")))
-blocks(r"""
+duplicate-key | metadata | metadata:\n  robot_name: first\n  robot_name: test-bot | last wins
+duplicate-top-level | extra | physics:\n  type: legged\n  dof: 12
+binary-tag | metadata | metadata:\n  robot_name: test-bot\n  model: !!binary aGVsbG8=
 binary-tag-unknown-key | extra | x-blob: !!binary aGVsbG8gd29ybGQ=
 set-tag-single | extra | capabilities: !!set {arm.pick}
 set-tag-unknown-key | extra | x-set: !!set {only}
 omap-pairs | extra | x-o: !!omap [a: 1, b: 2]\nx-p: !!pairs [a: 1, a: 2]
-""")
-add(C, "nan-payload", text(fm(safety=safety("payload_kg: .nan"))), "nan passes min/max")
-add(C, "inf-payload", text(fm(safety=safety("payload_kg: .inf"))))
-add(C, "neg-inf-velocity", text(fm(safety=safety("max_linear_velocity_ms: -.inf"))))
-add(
-    C,
-    "explicit-tags",
-    text(
-        fm(
-            physics='physics:\n  type: !!str wheeled\n  dof: !!int "2"',
-            extra="x-f: !!float 1\nx-n: !!null ''\nx-b: !!bool yes",
-        )
-    ),
-)
-blocks(r"""
+nan-payload | safety | safety:\n  payload_kg: .nan$ESTOP | nan passes min/max
+inf-payload | safety | safety:\n  payload_kg: .inf$ESTOP
+neg-inf-velocity | safety | safety:\n  max_linear_velocity_ms: -.inf$ESTOP
+explicit-tags | physics+extra | physics:\n  type: !!str wheeled\n  dof: !!int "2"
+    + x-f: !!float 1\nx-n: !!null ''\nx-b: !!bool yes
 float-exponent | extra | x-e: 1.0e+3\nx-s: 1e3
 value-tag-equals | extra | x: = | '=' resolves to the unconstructable value tag
 err-unclosed-flow-seq | extra | capabilities: [arm.pick, arm.place
 err-unclosed-flow-map | extra | x: {a: 1
 err-bad-indentation | physics | physics:\n  type: wheeled\n   dof: 2
 err-bad-dedent | physics | physics:\n    type: wheeled\n  dof: 2
-""")
-add(C, "err-tab-indent", text(fm(physics="physics:\n\ttype: wheeled\n\tdof: 2")))
-blocks(r"""
+err-tab-indent | physics | physics:\n\ttype: wheeled\n\tdof: 2
 err-unknown-python-tag | extra | x: !python/object:os.system 1
 err-unknown-local-tag | extra | x: !custom 1
-""")
-add(C, "err-unclosed-quote", text(named('"test-bot')))
-add(C, "err-mapping-values", text(named("a: b")))
-blocks(r"""
+err-unclosed-quote | metadata | metadata:\n  robot_name: "test-bot
+err-mapping-values | metadata | metadata:\n  robot_name: a: b
 err-undefined-alias | extra | x: *nope
 err-block-then-scalar | extra | just a line
 """)
@@ -515,8 +429,8 @@ mistyped-metadata-null | metadata | metadata:
 mistyped-physics-type | physics | physics:\n  type: drone\n  dof: 2
 mistyped-drivers | drivers | drivers: {id: wheels, protocol: pca9685}
 mistyped-safety | safety | safety: safe
+mistyped-estop-software | safety | safety:\n  estop:\n    software: false\n    response_ms: 9000
 """)
-add(C, "mistyped-estop-software", text(fm(safety=safety(software="false", response_ms="9000"))))
 add(C, "all-missing", text("x: 1"))
 add(
     C,
@@ -532,12 +446,10 @@ add(
     ),
     "errors sorted by path",
 )
-add(
-    C,
-    "several-nested-sorted",
-    text(fm(metadata='metadata:\n  robot_name: ""\n  rrn: RRN-1\n  rcn_ids: [x, x]\n  rmn: 5')),
-    "uniqueItems at rcn_ids sorts before rcn_ids.0",
-)
+blocks(r"""
+several-nested-sorted | metadata | metadata:\n  robot_name: ""\n  rrn: RRN-1\n  rcn_ids: [x, x]\n  rmn: 5
+    | uniqueItems at rcn_ids sorts before rcn_ids.0
+""")
 
 # --------------------------------------------------------------------------- dof
 C = "dof"
@@ -563,38 +475,32 @@ dof("list", "[2]")
 
 # --------------------------------------------------------------------------- capabilities
 C = "capabilities"
-DEPTHAI = "drivers:\n  - id: cam\n    protocol: depthai"
-
-
-def caps(
-    slug: str, capabilities: str | None, drivers: str | None = None, prose: str | None = None, note: str = ""
-) -> None:
-    blocks: dict[str, str | None] = {}
-    if drivers is not None:
-        blocks["drivers"] = drivers
-    if capabilities is not None:
-        blocks["capabilities"] = f"capabilities: {capabilities}"
-    add(C, slug, text(fm(**blocks), prose), note)
-
-
-caps("absent", None)
-caps("empty-list", "[]")
-caps("null", "~")
-caps("three", "[arm.pick, arm.place, status.report]")
-caps("mismatch-depthai", "[arm.pick]", DEPTHAI, note="namespace mismatch warning")
-caps("mismatch-two-namespaces", "[nav.go, arm.pick, move.x, vision.see]", DEPTHAI)
-caps("mismatch-ros2", "[move.forward]", "drivers:\n  - id: base\n    protocol: ros2_control")
-caps("mismatch-two-drivers", "[nav.go]", DEPTHAI + "\n  - id: arm\n    protocol: feetech_depthai")
-caps("match-feetech", "[arm.pick]", "drivers:\n  - id: arm\n    protocol: feetech")
-caps("unknown-protocol-no-warning", "[arm.pick]", "drivers:\n  - id: x\n    protocol: custom")
-caps("non-motion-namespace", "[perceive.look, status.report]", DEPTHAI)
-caps("mismatch-with-body-error", "[arm.pick]", DEPTHAI, body(what=None), "warnings survive code 4")
-caps("dict", "{arm.pick: true}")
-caps("string", "arm.pick")
-caps("numbers", "[1, 2.5]")
-caps("bad-pattern", "[Arm.Pick, arm, arm.pick.fast.too, a-b.c_d]")
-caps("three-part", "[arm.pick.fast]")
-caps("duplicates", "[arm.pick, arm.pick]")
+add(C, "absent", VALID)
+blocks(r"""
+empty-list | extra | capabilities: []
+null | extra | capabilities: ~
+three | extra | capabilities: [arm.pick, arm.place, status.report]
+mismatch-depthai | drivers+extra | $DEPTHAI + capabilities: [arm.pick] | namespace mismatch warning
+mismatch-two-namespaces | drivers+extra | $DEPTHAI + capabilities: [nav.go, arm.pick, move.x, vision.see]
+mismatch-ros2 | drivers+extra | drivers:\n  - id: base\n    protocol: ros2_control
+    + capabilities: [move.forward]
+mismatch-two-drivers | drivers+extra | $DEPTHAI\n  - id: arm\n    protocol: feetech_depthai
+    + capabilities: [nav.go]
+match-feetech | drivers+extra | drivers:\n  - id: arm\n    protocol: feetech + capabilities: [arm.pick]
+unknown-protocol-no-warning | drivers+extra | drivers:\n  - id: x\n    protocol: custom
+    + capabilities: [arm.pick]
+non-motion-namespace | drivers+extra | $DEPTHAI + capabilities: [perceive.look, status.report]
+""")
+with_caps = fm(drivers=DEPTHAI, extra="capabilities: [arm.pick]")
+add(C, "mismatch-with-body-error", text(with_caps, body(what=None)), "warnings survive code 4")
+blocks(r"""
+dict | extra | capabilities: {arm.pick: true}
+string | extra | capabilities: arm.pick
+numbers | extra | capabilities: [1, 2.5]
+bad-pattern | extra | capabilities: [Arm.Pick, arm, arm.pick.fast.too, a-b.c_d]
+three-part | extra | capabilities: [arm.pick.fast]
+duplicates | extra | capabilities: [arm.pick, arm.pick]
+""")
 
 # --------------------------------------------------------------------------- legacy_camera
 C = "legacy_camera"
@@ -638,11 +544,7 @@ legacy(
     "camera-driver-empty-id",
     drivers="drivers:\n  - id: ''\n    protocol: depthai\n  - id: w\n    protocol: x",
 )
-legacy(
-    "with-intrinsic",
-    drivers=DEPTHAI + "\n    streams:\n      rgb:\n        intrinsic: {fx: 1, fy: 1, cx: 0, cy: 0,"
-    " width: 640, height: 480}",
-)
+legacy("with-intrinsic", drivers=DEPTHAI + RGB + "{fx: 1, fy: 1, cx: 0, cy: 0, width: 640, height: 480}")
 legacy("with-derived-from", drivers=DEPTHAI + "\n    streams:\n      rgb:\n        derived_from: [left]")
 legacy(
     "stream-other-than-rgb", drivers=DEPTHAI + "\n    streams:\n      depth:\n        derived_from: [left]"
@@ -674,63 +576,20 @@ C = "unknown_keys"
 blocks(r"""
 top-level | extra | foo: bar\nzzz: [1, 2]
 x-prefixed | extra | x-vendor:\n  a: 1
-""")
-add(
-    C,
-    "nested-open",
-    text(
-        named(
-            f"{NAME}\n  nickname: bobby",
-            safety=safety(response_ms="200\n    extra: 1"),
-        )
-    ),
-)
-blocks(r"""
+nested-open | metadata+safety | metadata:\n  robot_name: test-bot\n  nickname: bobby
+    + safety:\n  estop:\n    software: true\n    response_ms: 200\n    extra: 1
 extensions-ok | extra | extensions:\n  x-foo: {a: 1}\n  x-bar_9: {}
 extensions-unprefixed | extra | extensions:\n  foo: {}
 extensions-uppercase | extra | extensions:\n  X-Foo: {}\n  x-Bar: {}
 extensions-not-object | extra | extensions:\n  x-foo: 5
+camera-item-extra | physics+drivers | physics:\n  type: arm\n  dof: 6\n  solver:\n    cameras:
+    \n      - driver_id: cam\n        primary_stream: rgb\n        mount: world
+    \n        fov: 90\n        zoom: 2 + $DEPTHAI
+stream-extra | drivers | $DEPTHAI$RGB~\n        fps: 30
+stream-name | drivers | $DEPTHAI\n    streams:\n      color: {}
+intrinsic-extra | drivers | $DEPTHAI$RGB$ONES, skew: 0}
+intrinsic-plumb-bob | drivers | $DEPTHAI$RGB$ONES, distortion_model: plumb_bob}
 """)
-add(
-    C,
-    "camera-item-extra",
-    text(
-        fm(
-            drivers=DEPTHAI,
-            physics=physics_with(
-                "cameras:\n  - driver_id: cam\n    primary_stream: rgb\n    mount: world\n"
-                "    fov: 90\n    zoom: 2"
-            ),
-        )
-    ),
-)
-add(
-    C,
-    "stream-extra",
-    text(fm(drivers=DEPTHAI + "\n    streams:\n      rgb:\n        intrinsic: ~\n        fps: 30")),
-)
-add(C, "stream-name", text(fm(drivers=DEPTHAI + "\n    streams:\n      color: {}")))
-add(
-    C,
-    "intrinsic-extra",
-    text(
-        fm(
-            drivers=DEPTHAI + "\n    streams:\n      rgb:\n        intrinsic: {fx: 1, fy: 1, cx: 0,"
-            " cy: 0, width: 1, height: 1, skew: 0}"
-        )
-    ),
-)
-add(
-    C,
-    "intrinsic-plumb-bob",
-    text(
-        fm(
-            drivers=DEPTHAI + "\n    streams:\n      rgb:\n        intrinsic: {fx: 1, fy: 1,"
-            " cx: 0, cy: 0, width: 1, height: 1,"
-            " distortion_model: plumb_bob}"
-        )
-    ),
-)
 SPATIAL = (
     "spatial-eval:\n  spec_version: 1.0.0\n  units: [O1]\n  workspace:\n    play_surface_dims_m: [1, 1]\n"
     "    judge_camera: {device: /dev/video0, resolution: [640, 480]}\n"
@@ -744,23 +603,11 @@ add(
 )
 add(C, "spatial-eval-nested-extra", text(fm(extra=SPATIAL.replace("resolution:", "fps: 30, resolution:"))))
 add(C, "spatial-eval-empty", text(fm(extra="spatial-eval: {}")))
-add(
-    C,
-    "non-string-nested-key",
-    text(
-        fm(
-            drivers=DEPTHAI,
-            physics=physics_with(
-                "cameras:\n  - driver_id: cam\n    primary_stream: rgb\n    mount: world\n    1: x"
-            ),
-        )
-    ),
-)
-add(
-    C,
-    "compliance-fria-gate",
-    text(fm(extra="compliance:\n  annex_iii_basis: education\n  fria_ref: not a uri")),
-)
+blocks(r"""
+non-string-nested-key | physics+drivers | physics:\n  type: arm\n  dof: 6\n  solver:\n    cameras:
+    \n      - driver_id: cam\n        primary_stream: rgb\n        mount: world\n        1: x + $DEPTHAI
+compliance-fria-gate | extra | compliance:\n  annex_iii_basis: education\n  fria_ref: not a uri
+""")
 
 # --------------------------------------------------------------------------- cross_ref
 C = "cross_ref"
@@ -787,35 +634,26 @@ def cam(driver_id: str, stream: str = "rgb") -> str:
     return f"  - driver_id: {driver_id}\n    primary_stream: {stream}\n    mount: world\n"
 
 
-INTRINSIC = "{fx: 600, fy: 600, cx: 320, cy: 240, width: 640, height: 480}"
 cams("match-null-intrinsic", cam("cam"), note="warning")
 cams("mismatch", cam("nope"))
 cams("second-mismatch", cam("cam") + cam("ghost", "depth"))
 cams("both-mismatch", cam("ghost1") + cam("ghost2"))
 cams("mismatch-with-body-error", cam("nope"), prose=body(h1=None), note="stops at cross-ref")
-cams("match-intrinsic", cam("cam"), DEPTHAI + f"\n    streams:\n      rgb:\n        intrinsic: {INTRINSIC}")
+cams("match-intrinsic", cam("cam"), DEPTHAI + RGB + INTRINSIC)
 cams(
     "match-derived-from",
     cam("cam", "depth"),
     DEPTHAI + "\n    streams:\n      depth:\n        derived_from: [left, right]",
 )
-cams("null-intrinsic-explicit", cam("cam"), DEPTHAI + "\n    streams:\n      rgb:\n        intrinsic: ~")
-cams(
-    "null-intrinsic-with-derived",
-    cam("cam"),
-    DEPTHAI + "\n    streams:\n      rgb:\n        intrinsic: ~\n        derived_from: [left]",
-)
-cams(
-    "stream-not-declared",
-    cam("cam", "ir"),
-    DEPTHAI + f"\n    streams:\n      rgb:\n        intrinsic: {INTRINSIC}",
-)
+cams("null-intrinsic-explicit", cam("cam"), DEPTHAI + RGB + "~")
+cams("null-intrinsic-with-derived", cam("cam"), DEPTHAI + RGB + "~\n        derived_from: [left]")
+cams("stream-not-declared", cam("cam", "ir"), DEPTHAI + RGB + INTRINSIC)
 cams("empty-driver-id", cam("''"), note="falsy driver_id skips cross-ref, still warns")
 cams("two-cameras-warnings", cam("cam") + cam("cam", "left"))
 cams(
     "duplicate-driver-ids",
     cam("cam"),
-    DEPTHAI + f"\n    streams:\n      rgb:\n        intrinsic: {INTRINSIC}\n  - id: cam\n    protocol: uvc",
+    DEPTHAI + RGB + INTRINSIC + "\n  - id: cam\n    protocol: uvc",
     note="last driver wins",
 )
 cams("warning-and-mismatch-warning", cam("cam"), capabilities="[arm.pick]")
@@ -824,8 +662,7 @@ cams("camera-missing-fields", "  - driver_id: cam\n")
 cams(
     "intrinsic-bad-values",
     cam("cam"),
-    DEPTHAI + "\n    streams:\n      rgb:\n        intrinsic: {fx: 0, fy: -1, cx: 0,"
-    " cy: 0, width: 0, height: 1.5}",
+    DEPTHAI + RGB + "{fx: 0, fy: -1, cx: 0, cy: 0, width: 0, height: 1.5}",
 )
 cams("quote-in-driver-id", cam('"it\'s"'))
 
@@ -846,57 +683,16 @@ physics-list | physics | physics: [wheeled] | AttributeError
 physics-string | physics | physics: wheeled | AttributeError
 solver-int | physics | physics:\n  type: arm\n  dof: 6\n  solver: 5 | AttributeError
 solver-null | physics | physics:\n  type: arm\n  dof: 6\n  solver: | AttributeError
-""")
-add(C, "legacy-drivers-int", text(fm(physics=physics_with("camera: {}"), drivers="drivers: 5")), "TypeError")
-add(
-    C,
-    "legacy-drivers-int-list",
-    text(fm(physics=physics_with("camera: {}"), drivers="drivers: [1]")),
-    "AttributeError",
-)
-add(
-    C,
-    "legacy-drivers-string",
-    text(fm(physics=physics_with("camera: {}"), drivers="drivers: abc")),
-    "AttributeError",
-)
-add(
-    C,
-    "legacy-user-deprecations-string",
-    text(fm(physics=physics_with("camera: {}"), drivers=DEPTHAI, extra="_deprecations: old")),
-    "AttributeError",
-)
-add(
-    C,
-    "legacy-user-deprecations-int",
-    text(fm(physics=physics_with("camera: {}"), drivers=DEPTHAI, extra="_deprecations: 5")),
-    "AttributeError",
-)
-blocks(r"""
+legacy-drivers-int | physics+drivers | $CAMERA + drivers: 5 | TypeError
+legacy-drivers-int-list | physics+drivers | $CAMERA + drivers: [1] | AttributeError
+legacy-drivers-string | physics+drivers | $CAMERA + drivers: abc | AttributeError
+legacy-user-deprecations-string | physics+drivers+extra | $CAMERA + $DEPTHAI + _deprecations: old
+    | AttributeError
+legacy-user-deprecations-int | physics+drivers+extra | $CAMERA + $DEPTHAI + _deprecations: 5 | AttributeError
 user-deprecations-int | extra | _deprecations: 5 | TypeError
 user-deprecations-true | extra | _deprecations: true | TypeError
+sort-poses-int-and-str | physics | physics:\n  type: arm\n  dof: 6\n  poses: {1: 5, ready: 5} | TypeError
+sort-task-routing-int-and-str | extra | brain:\n  task_routing: {1: 2, a: 3} | TypeError
+sort-contracts-date-and-str | extra | capability_contracts: {2026-01-01: 1, arm.pick: 2} | TypeError
+extensions-int-key | extra | extensions: {1: {}} | TypeError
 """)
-add(
-    C,
-    "sort-poses-int-and-str",
-    text(fm(physics="physics:\n  type: arm\n  dof: 6\n  poses: {1: 5, ready: 5}")),
-    "TypeError",
-)
-add(C, "sort-task-routing-int-and-str", text(fm(extra="brain:\n  task_routing: {1: 2, a: 3}")), "TypeError")
-add(
-    C,
-    "sort-contracts-date-and-str",
-    text(fm(extra="capability_contracts: {2026-01-01: 1, arm.pick: 2}")),
-    "TypeError",
-)
-add(C, "extensions-int-key", text(fm(extra="extensions: {1: {}}")), "TypeError")
-
-
-def by_category() -> dict[str, list[Case]]:
-    out: dict[str, list[Case]] = {}
-    for case in CASES:
-        out.setdefault(case.category, []).append(case)
-    return out
-
-
-assert len({c.id for c in CASES}) == len(CASES), "duplicate case ids"

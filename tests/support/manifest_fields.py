@@ -56,28 +56,32 @@ def what(node: dict[str, Any]) -> str:
     return sentence if len(sentence) <= MAX_WHAT else sentence[: MAX_WHAT - 1] + "…"
 
 
-def rows(node: Any, path: str = "", depth: int = 0, required: bool = False) -> Iterator[tuple[str, ...]]:
-    """(field, type, required, unit, what) for every field down to LEVELS keys, and deeper numeric
-    fields (for their unit)."""
+def fields(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
+    """(path, schema) of every field the schema describes, `[]` a list's item, `<name>` a key of the
+    operator's own; `extensions` itself, nothing under it (anything goes there)."""
     node = rmm._shape(node)
-    if path and (depth <= LEVELS or path in rmm.UNITS):
-        yield (f"`{path}`", kind(node), "yes" if required else "", rmm.UNITS.get(path, ""), what(node))
-    if path == "extensions":
+    yield path, node
+    if path[-1:] == ("extensions",):
         return
-    items = node.get("items")
-    if isinstance(items, dict) and "properties" in rmm._shape(items):
-        yield from rows_of(rmm._shape(items), f"{path}[]", depth)
-    elif "properties" in node:
-        yield from rows_of(node, path, depth)
+    for key, sub in (node.get("properties") or {}).items():
+        yield from fields(sub, (*path, key))
+    if isinstance(node.get("items"), dict):
+        yield from fields(node["items"], (*path, "[]"))
     entries = node.get("additionalProperties")
     if isinstance(entries, dict) and not node.get("properties"):
-        yield from rows(entries, f"{path}.<name>", depth + 1)
+        yield from fields(entries, (*path, "<name>"))
 
 
-def rows_of(node: dict[str, Any], path: str, depth: int) -> Iterator[tuple[str, ...]]:
-    needed = set(node.get("required", ()))
-    for key, sub in node["properties"].items():
-        yield from rows(sub, f"{path}.{key}" if path else key, depth + 1, key in needed)
+def rows(schema: dict[str, Any]) -> Iterator[tuple[str, ...]]:
+    """(field, type, required, unit, what) for every field down to LEVELS keys (a list's items add none),
+    and deeper numeric fields (for their unit)."""
+    nodes = dict(fields(schema))
+    for path, node in nodes.items():
+        name = ".".join(path).replace(".[]", "[]")
+        if path[-1:] in ((), ("[]",)) or (len(path) - path.count("[]") > LEVELS and name not in rmm.UNITS):
+            continue
+        required = path[-1] in nodes[path[:-1]].get("required", ())
+        yield (f"`{name}`", kind(node), "yes" if required else "", rmm.UNITS.get(name, ""), what(node))
 
 
 def table() -> str:

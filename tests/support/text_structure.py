@@ -1,5 +1,6 @@
 """A small structural reader of the text the server writes: which parts are ours and which are
-manifest text, quoted (a JSON string on one line) or fenced (a CommonMark code fence).
+manifest text, quoted (a JSON string on one line) or fenced (a CommonMark code fence); and which of its
+characters no reader sees (`hidden`).
 
 The tests compare what is left of our text when every quoted string and fenced block is
 replaced by a placeholder: that skeleton must not depend on what the manifest's strings hold."""
@@ -7,6 +8,7 @@ replaced by a placeholder: that skeleton must not depend on what the manifest's 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 # A JSON string standing on one line: what `quoted()` writes.
@@ -16,6 +18,13 @@ QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _OPENING = re.compile(r"^ {0,3}(?P<run>`{3,}(?=[^`]*$)|~{3,})(?P<info>.*)$")
 _CLOSING = re.compile(r"^ {0,3}(?P<run>`{3,}|~{3,})[ \t]*$")
 PLACEHOLDER = '"…"'
+# What no reader sees: control and format characters, line and paragraph separators.
+HIDDEN = ("Cc", "Cf", "Zl", "Zp")
+
+
+def hidden(text: str, allowed: str = "\n\t") -> list[str]:
+    """The invisible characters of `text` (but those `allowed`), as U+XXXX."""
+    return [f"U+{ord(c):04X}" for c in text if c not in allowed and unicodedata.category(c) in HIDDEN]
 
 
 def skeleton(line: str) -> str:
