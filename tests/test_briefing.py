@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXAMPLE, corpus_files
+from agent import SERVABLE, parsed
+from conftest import EXAMPLE
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS, EmbeddedResource, PromptReference, ResourceTemplateReference
 from serving import in_process
@@ -20,17 +21,6 @@ from text_structure import read_markdown, segments
 import robot_md_mcp as rmm
 
 GOOD = EXAMPLE.read_text(encoding="utf-8")
-
-
-def parsed(path: Path) -> rmm.Manifest | None:
-    try:
-        return rmm.parse(rmm.read_source(path).text)
-    except rmm.ManifestError:
-        return None
-
-
-# The corpus files a server serves (they parse and name their robot).
-SERVABLE = [p for p in corpus_files() if (m := parsed(p)) is not None and m.robot_name is not None]
 
 
 # --- what a reader of the YAML expects each field to say --------------------

@@ -13,7 +13,8 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import CORPUS, EXAMPLE
+from agent import BOB, MINIMAL, Inbox, named, tool_calls
+from conftest import EXAMPLE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client, MCPError
@@ -24,14 +25,10 @@ from mcp.types import (
 )
 from serving import Served, in_process, launched
 from serving import settings as server_settings
-from test_live import Inbox
-from test_tools_only import tool_calls
 from usage import usage_message
 
 import robot_md_mcp as rmm
 
-BOB = EXAMPLE.read_text(encoding="utf-8")
-MINIMAL = (CORPUS / "mcpts__minimal.ROBOT.md").read_text(encoding="utf-8")
 # What a file of a generated fleet holds: a robot (its name), or one of the ways a file goes wrong.
 BROKEN: dict[str, str | bytes] = {
     "bad YAML": "---\nmetadata: [unclosed\n---\n# x\n",
@@ -39,12 +36,6 @@ BROKEN: dict[str, str | bytes] = {
     "a name no URI carries as is": MINIMAL.replace("robot_name: test-bot", 'robot_name: "my bot/1"'),
     "not UTF-8": b"---\nmetadata:\n  robot_name: \xff\n---\n",
 }
-
-
-def named(name: str, base: str = MINIMAL) -> str:
-    """A manifest for the robot `name` (its robot_name and its H1)."""
-    old = "test-bot" if base is MINIMAL else "bob"
-    return base.replace(f"robot_name: {old}", f"robot_name: {name}").replace(f"# {old}\n", f"# {name}\n")
 
 
 def write(path: Path, content: str | bytes) -> Path:

@@ -17,11 +17,10 @@ from typing import Any
 
 import anyio
 import pytest
+from agent import BOB, named, tool_calls
 from conftest import ROOT, need
 from http_served import sdk_client
 from serving import Served, bearer, launched, private_token
-from test_fleet import BOB, named
-from test_tools_only import tool_calls
 
 pytestmark = pytest.mark.heavy
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import anyio
 import pytest
+from agent import NOTIFIED_WITHIN as DEADLINE
+from agent import Inbox
 from conftest import EXAMPLE
 from mcp import Client, MCPError
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
@@ -26,32 +28,9 @@ import robot_md_mcp as rmm
 GOOD = EXAMPLE.read_text(encoding="utf-8")
 HEAVIER = GOOD.replace("payload_kg: 0.5", "payload_kg: 0.7")
 RENAMED = GOOD.replace("robot_name: bob", "robot_name: bob2")
-DEADLINE = 2.0  # seconds from the edit to the notification
 POLL = 0.05  # seconds between the test servers' looks at the file
 SAFETY = "robot-md://bob/safety"
 LOOKED = "looked at the file: "  # the server's debug line after each look (ROBOT_MD_MCP_DEBUG)
-
-
-class Inbox:
-    """Server notifications as the client's message_handler receives them."""
-
-    def __init__(self) -> None:
-        self.items: list[tuple[float, Any]] = []
-
-    async def __call__(self, message: object) -> None:
-        self.items.append((time.monotonic(), message))
-
-    async def next(self, kind: Any, since: float, uri: str | None = None) -> float:
-        """Wait for a `kind` notification after `since`; return its latency."""
-        with anyio.fail_after(DEADLINE):
-            while True:
-                for at, m in self.items:
-                    if at >= since and isinstance(m, kind) and (uri is None or m.params.uri == uri):
-                        return at - since
-                await anyio.sleep(0.02)
-
-    def after(self, since: float) -> list[object]:
-        return [m for at, m in self.items if at >= since and not isinstance(m, Exception)]
 
 
 async def read_text(client: Client, uri: str) -> str:

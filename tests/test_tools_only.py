@@ -13,13 +13,13 @@ from typing import Any
 
 import jsonschema
 import pytest
+from agent import ACTION, SERVABLE, tool_calls
 from cases import CASES
 from conftest import EXAMPLE, corpus_files
 from fuzz_strategies import manifest_files, mutants
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serving import RawServer, in_process
-from test_briefing import SERVABLE
 
 import robot_md_mcp as rmm
 
@@ -28,8 +28,6 @@ MODERN_META = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 ERAS = ["2025-11-25", "2026-07-28"]
-ACTION = "pick up the glass vial (300 g, 0,5 kg) at 0.2 m/s, the wrist at 3 rad/s, and put it on the shelf"
-ARGUMENTS: dict[str, dict[str, str]] = {"view": {"kind": "safety"}, "check_action": {"action": ACTION}}
 
 
 def snapshot(data: bytes) -> rmm.Snapshot | None:
@@ -40,12 +38,6 @@ def snapshot(data: bytes) -> rmm.Snapshot | None:
             return rmm.ManifestFile(Path(folder) / "ROBOT.md").version()
         except rmm.ManifestError:
             return None
-
-
-def tool_calls() -> list[tuple[str, dict[str, str]]]:
-    """Every tool with the arguments it is called with here (`view`: every kind)."""
-    calls = [("view", {"kind": v.kind}) for v in rmm.VIEWS]
-    return [*calls, *((name, ARGUMENTS.get(name, {})) for name in rmm.TOOLS if name != "view")]
 
 
 # --- a client that never calls resources/* ------------------------------------------------
