@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE, need, posix_only
-from fuzz_strategies import costly_files
+from fuzz_strategies import alias_bomb, costly_files
 from hypothesis import HealthCheck, given, settings
 from serving import PROC, REQUEST_DEADLINE, RawServer
 from serving import cost_worker as start_cost_worker
@@ -41,12 +41,6 @@ SAFETY = "robot-md://bob/safety"
 def with_yaml(lines: str) -> str:
     """The good manifest with extra frontmatter lines before its metadata."""
     return GOOD.replace("metadata:", lines + "metadata:", 1)
-
-
-def alias_bomb(levels: int, fan: int) -> str:
-    rows = ["l0: &l0 [x, x, x, x]"]
-    rows += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * fan) + "]" for i in range(1, levels)]
-    return "\n".join(rows) + "\n"
 
 
 def nested_mappings(depth: int) -> str:

@@ -651,6 +651,15 @@ def mutants() -> st.SearchStrategy[bytes]:
 # test_hostile_files.py.
 
 CAP = 1024 * 1024
+
+
+def alias_bomb(levels: int, fan: int) -> str:
+    """YAML lines l0 to l<levels - 1>, each `fan` aliases of the one before: 4 × fan^(levels - 1) values."""
+    rows = ["l0: &l0 [x, x, x, x]"]
+    rows += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * fan) + "]" for i in range(1, levels)]
+    return "\n".join(rows) + "\n"
+
+
 PLACES = ("x_costly: {}", "capabilities: {}", "metadata: {{robot_name: {}}}", "drivers: {}", "safety: {}")
 SCALARS = (
     lambda n: "x" * n,
