@@ -77,6 +77,17 @@ def main(mode: str, folder: Path) -> int:
     return 0
 
 
+def reference_env() -> dict[str, str]:
+    """The environment of an `Oracle("reference", …)`: the reference, installed from PyPI, on the path."""
+    from conftest import REFERENCE_PINS, install_reference, need
+
+    ref = install_reference()
+    need(ref is not None, f"the reference ({', '.join(REFERENCE_PINS)}) could not be installed from PyPI")
+    # PYTHONUTF8: robot-md reads files in the locale's encoding (cp1252 on
+    # Windows), a documented divergence; ROBOT.md is UTF-8.
+    return {**os.environ, "PYTHONPATH": str(ref), "PYTHONIOENCODING": "utf-8", "PYTHONUTF8": "1"}
+
+
 def ours_env(seed: str) -> dict[str, str]:
     """The environment of an `Oracle("ours", …)`: the project on the path, this hash seed."""
     return {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "PYTHONHASHSEED": seed}
