@@ -157,15 +157,11 @@ EXTRA: dict[str, bytes] = {
 
 
 def inputs() -> dict[str, bytes]:
-    """Every input the stored answers are for, by key (corpus files by name, cases by id)."""
+    """Every input the stored answers are for, by key: stored_reference's (a BOM case only as is), EXTRA."""
     sys.path[:0] = [str(HERE), str(TESTS)]
-    from cases import CASES
-    from conftest import corpus_files
+    from stored_reference import inputs as validated
 
-    out = {path.name: path.read_bytes() for path in corpus_files()}
-    out.update({case.id: case.data for case in CASES})
-    out.update(EXTRA)
-    return out
+    return {**{k: v for k, v in validated().items() if not k.endswith("~nobom")}, **EXTRA}
 
 
 def sha256(data: bytes) -> str:
