@@ -38,24 +38,6 @@ def test_no_manifest_is_one_line_saying_where(tmp_path: Path) -> None:
     assert "\n" not in line
 
 
-@posix_only
-def test_read_errors_are_words_not_tracebacks(tmp_path: Path) -> None:
-    with pytest.raises(rmm.ManifestError, match="file not found"):
-        rmm.read_source(tmp_path / "missing.md")
-    with pytest.raises(rmm.ManifestError, match=r"no ROBOT\.md in this directory"):
-        rmm.read_source(tmp_path)
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    with pytest.raises(rmm.ManifestError, match="not a regular file"):
-        rmm.read_source(fifo)  # must not block
-    with pytest.raises(rmm.ManifestError, match="not a regular file"):
-        rmm.read_source(Path("/dev/zero"))
-    (tmp_path / "a").symlink_to(tmp_path / "b")
-    (tmp_path / "b").symlink_to(tmp_path / "a")
-    with pytest.raises(rmm.ManifestError, match="cannot read: too many levels of symbolic links"):
-        rmm.read_source(tmp_path / "a")
-
-
 def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Root reads any file, so the permission error is injected where it arises.
     p = tmp_path / "ROBOT.md"

@@ -71,32 +71,3 @@ def test_check_text_turns_parse_errors_into_code_1() -> None:
 def test_summary_counts_only_lists() -> None:
     fm = {"metadata": {"robot_name": "r"}, "physics": {"type": "arm", "dof": 3}, "capabilities": "x"}
     assert rmm.summary(fm) == "r (arm, 3 DoF, 0 capabilities)"
-
-
-def test_mixed_int_and_str_error_paths_sort_without_crashing() -> None:
-    """robot-md sorts errors by path and crashes when one path has an int where
-    another has a str; ints rank first, and same-typed parts keep its order."""
-
-    class Err:
-        def __init__(self, path: list[str | int]) -> None:
-            self.path = self.absolute_path = path
-            self.message = "m"
-
-    class Fake:
-        def iter_errors(self, fm: dict) -> list[Err]:
-            return [Err(["a", "x"]), Err(["a", 1]), Err(["a", 0, "z"]), Err(["b"]), Err([]), Err(["a", 0])]
-
-    saved = rmm._validator
-    rmm._validator = Fake()
-    try:
-        errors = rmm.schema_errors({})
-    finally:
-        rmm._validator = saved
-    assert errors == (
-        "schema: <root>: m",
-        "schema: a.0: m",
-        "schema: a.0.z: m",
-        "schema: a.1: m",
-        "schema: a.x: m",
-        "schema: b: m",
-    )
