@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE, need, posix_only
-from fuzz_strategies import alias_bomb, costly_files
+from fuzz_strategies import alias_bomb, bob_with, costly_files, nested_mappings
 from hypothesis import HealthCheck, given, settings
 from serving import PROC, REQUEST_DEADLINE, RawServer
 from serving import cost_worker as start_cost_worker
@@ -36,15 +36,6 @@ ALT = GOOD.replace("payload_kg: 0.5", "payload_kg: 0.7")
 MIB = 1024 * 1024
 RSS_LIMIT_MIB = 200
 SAFETY = "robot-md://bob/safety"
-
-
-def with_yaml(lines: str) -> str:
-    """The good manifest with extra frontmatter lines before its metadata."""
-    return GOOD.replace("metadata:", lines + "metadata:", 1)
-
-
-def nested_mappings(depth: int) -> str:
-    return "".join(" " * i + f"k{i}:\n" for i in range(depth)) + " " * depth + "leaf\n"
 
 
 def under_the_cap(shape: Callable[[str], str], filler: str) -> str:
@@ -98,38 +89,38 @@ NOT_REGULAR = "not a regular file"
 TOO_BIG = "file is larger than the 1024 KiB limit"
 
 CASES = {
-    "billion laughs": Case(content(with_yaml(alias_bomb(10, 10))), rmm.TOO_MANY_VALUES),
-    "alias bomb within budget": Case(content(with_yaml(alias_bomb(8, 3)))),
+    "billion laughs": Case(content(bob_with(alias_bomb(10, 10))), rmm.TOO_MANY_VALUES),
+    "alias bomb within budget": Case(content(bob_with(alias_bomb(8, 3)))),
     # Aliases multiply text: a file of a few KB must not make a view hundreds of MiB long.
     "one long string aliased 2,000 times": Case(
-        content(with_yaml(f"x_s: &s {LONG}\nx_l: [" + ", ".join(["*s"] * 2000) + "]\n")), rmm.TOO_MUCH_TEXT
+        content(bob_with(f"x_s: &s {LONG}\nx_l: [" + ", ".join(["*s"] * 2000) + "]\n")), rmm.TOO_MUCH_TEXT
     ),
     # jsonschema quotes repr() of a failing value: a message never carries a huge value whole.
     "a failing value quoted in a message": Case(
         content(
-            with_yaml(f"x_s: &s {LONG}\n").replace("robot_name: bob", "robot_name: [" + "*s, " * 2000 + "]")
+            bob_with(f"x_s: &s {LONG}\n").replace("robot_name: bob", "robot_name: [" + "*s, " * 2000 + "]")
         ),
         rmm.TOO_MUCH_TEXT,
     ),
     "a 290-deep list aliased 1,600 times": Case(
-        content(with_yaml("x_d: &d " + "[" * 290 + "1" + "]" * 290 + "\nx_l: [" + "*d, " * 1600 + "]\n")),
+        content(bob_with("x_d: &d " + "[" * 290 + "1" + "]" * 290 + "\nx_l: [" + "*d, " * 1600 + "]\n")),
         rmm.TOO_BIG_TO_SHOW,
     ),
     # PyYAML builds these in quadratic time; no str() can show them.
     "a sexagesimal integer of 1 MiB": Case(
-        content(under_the_cap(lambda fill: with_yaml(f"x_n: 1{fill}\n"), ":1")), rmm.TOO_LONG_INTEGER
+        content(under_the_cap(lambda fill: bob_with(f"x_n: 1{fill}\n"), ":1")), rmm.TOO_LONG_INTEGER
     ),
     "a hexadecimal integer of 5,000 digits": Case(
-        content(with_yaml("x_n: 0x" + "f" * 4200 + "\n")), rmm.TOO_LONG_INTEGER
+        content(bob_with("x_n: 0x" + "f" * 4200 + "\n")), rmm.TOO_LONG_INTEGER
     ),
     # LibYAML's composer recurses in C: the event stream is checked before it composes.
     "100,000 nested flow sequences": Case(
-        content(with_yaml("deep: " + "[" * 100_000 + "]" * 100_000 + "\n")), TOO_DEEP_FOR_ANY_LIBYAML
+        content(bob_with("deep: " + "[" * 100_000 + "]" * 100_000 + "\n")), TOO_DEEP_FOR_ANY_LIBYAML
     ),
-    "350 nested block mappings": Case(content(with_yaml(nested_mappings(350))), TOO_DEEP),
+    "350 nested block mappings": Case(content(bob_with(nested_mappings(350))), TOO_DEEP),
     # Tiny values, each a node: the node budget bounds what they cost.
     "1 MiB of YAML values": Case(
-        content(under_the_cap(lambda fill: with_yaml(f"values: [0{fill}]\n"), ", 1")),
+        content(under_the_cap(lambda fill: bob_with(f"values: [0{fill}]\n"), ", 1")),
         "frontmatter too large: more than 10,000 YAML nodes",
     ),
     "1 MiB of prose": Case(content(under_the_cap(lambda fill: GOOD + fill, "Notes on the arm. "))),

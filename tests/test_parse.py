@@ -10,7 +10,7 @@ import time
 
 import pytest
 from conftest import EXAMPLE
-from fuzz_strategies import alias_bomb
+from fuzz_strategies import alias_bomb, bob_with, nested_mappings
 
 import robot_md_mcp as rmm
 
@@ -85,10 +85,7 @@ def test_sets_are_ordered_whatever_the_hash_seed() -> None:
 
 def _nested(levels: int) -> str:
     """A manifest whose frontmatter is `levels` deep (the top mapping is the first level)."""
-    inner = levels - 1
-    return (EXAMPLE.read_text(encoding="utf-8")).replace(
-        "---\n", f"---\ndeep: {'[' * inner}1{']' * inner}\n", 1
-    )
+    return bob_with("deep: " + "[" * (levels - 1) + "1" + "]" * (levels - 1) + "\n")
 
 
 def _every_path(text: str) -> None:
@@ -179,10 +176,6 @@ def test_user_written_deprecations_marker() -> None:
     assert rmm.parse("---\n_deprecations: []\na: 1\n---\n").deprecations == ()
 
 
-def _bob_with(lines: str) -> str:
-    return EXAMPLE.read_text(encoding="utf-8").replace("metadata:", lines + "metadata:", 1)
-
-
 EITHER_DEEP = rf"frontmatter nested more than {rmm.MAX_DEPTH} levels deep|frontmatter YAML parse error: "
 # What a version would cost, refused at parse: frontmatter lines, and a pattern its message starts with.
 # A nesting bomb's refusal is ours, or the YAML error of a LibYAML that has a nesting limit of its own and
@@ -211,7 +204,7 @@ REFUSED = {
         for levels in (rmm.MAX_DEPTH + 1, 999, 1001, 5000, 100_000)
     },
     "350 block mappings": (
-        "x_k:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 350)) + " " * 350 + "leaf\n",
+        nested_mappings(350),
         rf"frontmatter nested more than {rmm.MAX_DEPTH} levels deep$",
     ),
 }
@@ -222,20 +215,20 @@ def test_what_a_version_would_cost_is_refused_at_parse_in_one_line(name: str) ->
     lines, pattern = REFUSED[name]
     started = time.monotonic()
     with pytest.raises(rmm.ManifestError) as e:
-        rmm.parse(_bob_with(lines))
+        rmm.parse(bob_with(lines))
     assert re.match(pattern, e.value.what) and "\n" not in e.value.for_people(), e.value.what
     assert time.monotonic() - started < 1.0
 
 
 def test_just_within_the_budgets_every_path_works() -> None:
-    _every_path(_bob_with("x_n: 0x" + "f" * 3570 + "\n"))  # 4,298 digits
-    _every_path(_bob_with("x_n: 1" + ":1" * 2000 + "\n"))
-    _every_path(_bob_with("x_s: &s " + "x" * 9000 + "\nx_l: [" + "*s, " * 9 + "]\n"))
+    _every_path(bob_with("x_n: 0x" + "f" * 3570 + "\n"))  # 4,298 digits
+    _every_path(bob_with("x_n: 1" + ":1" * 2000 + "\n"))
+    _every_path(bob_with("x_s: &s " + "x" * 9000 + "\nx_l: [" + "*s, " * 9 + "]\n"))
 
 
 def test_a_message_quoting_a_huge_value_is_cut() -> None:
     long_name = "[" + ", ".join(["x" * 50] * 400) + "]"
-    report = rmm.validate(rmm.parse(_bob_with("").replace("robot_name: bob", f"robot_name: {long_name}")))
+    report = rmm.validate(rmm.parse(bob_with("").replace("robot_name: bob", f"robot_name: {long_name}")))
     quoting = [e for e in report.errors if e.startswith("schema: metadata.robot_name: ['xxx")]
     assert quoting, report.errors
     for error in quoting:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TypeVar
 
 import yaml
 from conftest import CORPUS, EXAMPLE
@@ -416,18 +416,8 @@ _PyDumper = _dumping_in_order(yaml.SafeDumper)
 _CDumper = _dumping_in_order(getattr(yaml, "CSafeDumper", yaml.SafeDumper))
 
 
-class _Style(TypedDict):
-    """How yaml.dump lays a file out."""
-
-    default_flow_style: bool | None
-    allow_unicode: bool
-    width: int
-    indent: int
-    explicit_start: bool
-
-
 def dump(src: Source, fm: dict) -> str:
-    options: _Style = {
+    options: dict[str, Any] = {  # how yaml.dump lays the file out
         "default_flow_style": src.pick([False, None, True]),
         "allow_unicode": src.pick([True, False]),
         "width": src.pick([80, 30, 4096]),
@@ -651,6 +641,15 @@ def mutants() -> st.SearchStrategy[bytes]:
 # test_hostile_files.py.
 
 CAP = 1024 * 1024
+
+
+def bob_with(lines: str) -> str:
+    """bob's manifest with extra frontmatter lines before its metadata."""
+    return EXAMPLE.read_text(encoding="utf-8").replace("metadata:", lines + "metadata:", 1)
+
+
+def nested_mappings(depth: int) -> str:
+    return "".join(" " * i + f"k{i}:\n" for i in range(depth)) + " " * depth + "leaf\n"
 
 
 def alias_bomb(levels: int, fan: int) -> str:
