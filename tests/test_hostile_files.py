@@ -167,11 +167,8 @@ def test_startup_and_validate_verb(name: str, tmp_path: Path, cost_worker: subpr
     in the cost worker's process: its peak memory measured for this file alone)."""
     case, path = CASES[name], tmp_path / "ROBOT.md"
     case.make(path)
-    assert cost_worker.stdin is not None and cost_worker.stdout is not None
     try:
-        cost_worker.stdin.write(f"start{' refused' * bool(case.error)}\t{path}\n")
-        cost_worker.stdin.flush()
-        measured = json.loads(cost_worker.stdout.readline())
+        measured = measure(cost_worker, f"start{' refused' * bool(case.error)}\t{path}")
     finally:
         if path.is_file() and not path.is_symlink():
             path.unlink()  # 100 MB need not outlive the test
@@ -368,15 +365,20 @@ def cost_worker() -> Iterator[subprocess.Popen]:
     assert worker.wait(timeout=30) == 0
 
 
+def measure(worker: subprocess.Popen, line: str) -> dict:
+    """cost_worker.py's answer to one line."""
+    assert worker.stdin is not None and worker.stdout is not None
+    worker.stdin.write(line + "\n")
+    worker.stdin.flush()
+    return json.loads(worker.stdout.readline())
+
+
 def check_costs(worker: subprocess.Popen, folder: Path, data: bytes) -> None:
     """Every verb and every view of `data`: an answer or a one-line refusal, each within
     STEP_SECONDS, the process's peak memory under RSS_LIMIT_MIB."""
-    assert worker.stdin is not None and worker.stdout is not None
     path = folder / "ROBOT.md"
     path.write_bytes(data)
-    worker.stdin.write(f"{path}\n")
-    worker.stdin.flush()
-    measured = json.loads(worker.stdout.readline())
+    measured = measure(worker, str(path))
     for name, (seconds, code, size, refusal) in measured["steps"].items():
         assert seconds < STEP_SECONDS, (name, seconds, data[:200])
         assert code in (None, 0, 1, 2, 4), (name, code)
