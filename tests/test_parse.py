@@ -10,7 +10,7 @@ import time
 
 import pytest
 from conftest import EXAMPLE
-from fuzz_strategies import alias_bomb, bob_with, nested_mappings
+from fuzz_strategies import alias_bomb, bob_with, merge_bomb, nested_mappings
 
 import robot_md_mcp as rmm
 
@@ -132,9 +132,7 @@ def test_merge_key_bombs_are_refused_or_answered_quickly() -> None:
     answered with PyYAML's merge, every path within a second."""
 
     def bomb(levels: int, width: int) -> str:
-        lines = ["l0: &l0 {" + ", ".join(f"k{i}: {i}" for i in range(50)) + "}"]
-        for level in range(1, levels + 1):
-            lines.append(f"l{level}: &l{level} {{<<: [" + ", ".join([f"*l{level - 1}"] * width) + "]}")
+        lines = merge_bomb(levels, width, 50)
         return "---\nmetadata: {robot_name: bob}\n" + "\n".join(lines) + "\n---\n# bob\n"
 
     for levels in (2, 3, 6):

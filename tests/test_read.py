@@ -61,23 +61,17 @@ def test_size_limit(tmp_path: Path) -> None:
     assert len(rmm.read_source(p).text) == rmm.MAX_MANIFEST_BYTES
 
 
-def test_decode_normalises_newlines_and_bom() -> None:
+def test_decode_normalises_newlines_drops_a_leading_bom_and_refuses_non_utf8_clearly() -> None:
     assert rmm.decode(b"\xef\xbb\xbfa\r\nb\rc\n").text == "a\nb\nc\n"
-    # Only a leading BOM is dropped.
-    assert rmm.decode(b"a\xef\xbb\xbf").text == "a\ufeff"
-
-
-def test_decode_rejects_non_utf8_clearly() -> None:
+    assert rmm.decode(b"a\xef\xbb\xbf").text == "a\ufeff"  # only a leading BOM is dropped
+    # The digest follows the bytes, not the text.
+    assert rmm.decode(b"a\n").digest == "87428fc522803d31065e7bce3cf03fe475096631e5e07bbd7a0fde60c4cf25c7"
+    assert rmm.decode(b"a\n").digest != rmm.decode(b"a\r\n").digest
     with pytest.raises(rmm.ManifestError) as e:
         rmm.decode(b"---\nname: caf\xe9\n", "x.md")
     assert e.value.one_line() == (
         "robot-md-mcp: not UTF-8 text (byte 0xe9 at offset 13); save the file as UTF-8 (x.md)"
     )
-
-
-def test_digest_follows_bytes() -> None:
-    assert rmm.decode(b"a\n").digest == "87428fc522803d31065e7bce3cf03fe475096631e5e07bbd7a0fde60c4cf25c7"
-    assert rmm.decode(b"a\n").digest != rmm.decode(b"a\r\n").digest
 
 
 def test_one_line_folds_multiline_messages() -> None:

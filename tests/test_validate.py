@@ -40,7 +40,7 @@ def test_example_is_valid() -> None:
     assert report.ok
 
 
-def test_report_as_dict_is_the_tools_shape() -> None:
+def test_report_as_dict_is_the_tools_shape_and_a_parse_error_code_1() -> None:
     report = rmm.Report(4, ("e",), ("w",), "")
     assert list(report.as_dict().items()) == [
         ("ok", False),
@@ -49,23 +49,11 @@ def test_report_as_dict_is_the_tools_shape() -> None:
         ("warnings", ["w"]),
         ("hints", []),
     ]
-
-
-def test_report_from_errors() -> None:
     parse_error = rmm.ManifestError(rmm.NO_FRONTMATTER, "/r.md")
     assert rmm.Report.from_error(parse_error) == rmm.Report(1, (rmm.NO_FRONTMATTER,))
+    assert rmm.check_text("nothing") == rmm.Report(1, (rmm.NO_FRONTMATTER,))
     file_error = rmm.ManifestError("file not found", "/r.md", about_file=True)
     assert rmm.Report.from_error(file_error).errors == ("file not found: /r.md",)
-
-
-def test_check_text_turns_parse_errors_into_code_1() -> None:
-    assert rmm.check_text("nothing").as_dict() == {
-        "ok": False,
-        "summary": "",
-        "errors": [rmm.NO_FRONTMATTER],
-        "warnings": [],
-        "hints": [],
-    }
 
 
 def test_summary_counts_only_lists() -> None:

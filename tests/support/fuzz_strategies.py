@@ -652,6 +652,14 @@ def nested_mappings(depth: int) -> str:
     return "".join(" " * i + f"k{i}:\n" for i in range(depth)) + " " * depth + "leaf\n"
 
 
+def merge_bomb(levels: int, width: int, keys: int) -> list[str]:
+    """Rows l0 (a mapping of `keys` keys) to l<levels>, each merging the one before `width` times."""
+    rows = ["l0: &l0 {" + ", ".join(f"k{i}: {i}" for i in range(keys)) + "}"]
+    for level in range(1, levels + 1):
+        rows.append(f"l{level}: &l{level} {{<<: [" + ", ".join([f"*l{level - 1}"] * width) + "]}")
+    return rows
+
+
 def alias_bomb(levels: int, fan: int) -> str:
     """YAML lines l0 to l<levels - 1>, each `fan` aliases of the one before: 4 × fan^(levels - 1) values."""
     rows = ["l0: &l0 [x, x, x, x]"]
@@ -691,10 +699,7 @@ def costly_frontmatter(draw: st.DrawFn) -> str:
         return "[&d " + "[" * levels + "1" + "]" * levels + ", " + ", ".join(["*d"] * fan) + "]"
     if shape == "merge":
         width, keys = draw(near(2, 50, 100, 200)), draw(near(1, 50, 200))
-        rows = ["l0: &l0 {" + ", ".join(f"k{i}: {i}" for i in range(keys)) + "}"]
-        for level in range(1, draw(st.integers(1, 8)) + 1):
-            rows.append(f"l{level}: &l{level} {{<<: [" + ", ".join([f"*l{level - 1}"] * width) + "]}")
-        return "{" + ", ".join(rows) + "}"
+        return "{" + ", ".join(merge_bomb(draw(st.integers(1, 8)), width, keys)) + "}"
     fan = min(fan, 200_000 // 4)  # what fits under the cap as `*s, `
     scalar = draw(st.sampled_from(SCALARS))(max(1, size // fan))
     if shape == "alias":
