@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+import reference_worker
 import stored_reference
-from conftest import EXAMPLE, ROOT, install_reference, need, posix_only, run_reference
+from conftest import EXAMPLE, ROOT, install_reference, need, posix_only
 from serving import python, run
 
 import robot_md_mcp as rmm
@@ -141,11 +142,8 @@ def test_where_the_reference_fails_we_answer(name: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def reference_answers(tmp_path_factory) -> dict[str, dict]:
-    given = {name: row.data for name, row in DIVERGENCES.items()}
-    paths = stored_reference.written_as_manifests(tmp_path_factory.mktemp("divergences"), given)
-    answers = run_reference(list(paths.values()))
-    return {name: answers[str(path)] for name, path in paths.items()}
+def reference_answers() -> dict[str, dict]:
+    return reference_worker.reference_answers({name: row.data for name, row in DIVERGENCES.items()})
 
 
 @pytest.mark.heavy

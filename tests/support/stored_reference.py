@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import TypedDict
@@ -29,7 +28,8 @@ import yaml
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 from cases import CASES  # noqa: E402
-from conftest import REFERENCE_PINS, ROOT, corpus_files, run_reference  # noqa: E402
+from conftest import REFERENCE_PINS, ROOT, corpus_files  # noqa: E402
+from reference_worker import reference_answers  # noqa: E402
 
 STORED = ROOT / "tests" / "reference" / "results.json"
 BOM = b"\xef\xbb\xbf"
@@ -69,27 +69,13 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def written_as_manifests(folder: Path, given: dict[str, bytes]) -> dict[str, Path]:
-    """Each input as folder/<n>/ROBOT.md (the reference reads files), by key."""
-    paths = {}
-    for number, (key, data) in enumerate(given.items()):
-        path = folder / str(number) / "ROBOT.md"
-        path.parent.mkdir()
-        path.write_bytes(data)
-        paths[key] = path
-    return paths
-
-
 def live() -> dict[str, dict]:
     """The live reference's answers for inputs(), each with its input's sha256."""
     given = inputs()
-    with tempfile.TemporaryDirectory(prefix="reference-") as folder:
-        paths = written_as_manifests(Path(folder), given)
-        results = run_reference(list(paths.values()))
     # A crash's traceback names files on this machine: keep the exception only.
     return {
-        key: {"sha256": sha256(given[key]), **{k: v for k, v in results[str(path)].items() if k != "where"}}
-        for key, path in paths.items()
+        key: {"sha256": sha256(given[key]), **{k: v for k, v in answer.items() if k != "where"}}
+        for key, answer in reference_answers(given).items()
     }
 
 
