@@ -81,7 +81,7 @@ FLEETS = st.lists(st.sampled_from(list(KINDS)), min_size=1, max_size=7).flatmap(
 
 
 @given(FLEETS, st.booleans())
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_each_manifest_is_one_block_as_alone_and_the_worst_code(
     tmp_path_factory: pytest.TempPathFactory, fleet: tuple[list[str], list[bool]], strict: bool
 ) -> None:
