@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import py_compile
 import secrets
@@ -76,22 +75,6 @@ def install_reference() -> Path | None:
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(REFERENCE_DIR)]
     done = subprocess.run([*pip, *REFERENCE_PINS], capture_output=True, text=True, timeout=300)
     return REFERENCE_DIR if done.returncode == 0 else None
-
-
-def run_reference(paths: list[Path]) -> dict[str, dict]:
-    """The reference's results for each file, computed in its own process (under a fixed
-    hash seed: the order of a YAML !!set in its answers follows it)."""
-    ref = install_reference()
-    need(ref is not None, f"the reference ({', '.join(REFERENCE_PINS)}) could not be installed from PyPI")
-    env = {**os.environ, "PYTHONPATH": str(ref), "PYTHONIOENCODING": "utf-8", "PYTHONHASHSEED": "0"}
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "support" / "reference_oracle.py"), *map(str, paths)],
-        capture_output=True,
-        env=env,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr.decode(errors="replace")
-    return json.loads(done.stdout.decode("utf-8"))
 
 
 @pytest.fixture

@@ -7,8 +7,7 @@ server's peak RSS bounded. Then the file is truncated, replaced, rewritten
 and deleted while requests run.
 
 Cases already covered at startup elsewhere (FIFO, folder, not UTF-8 in
-test_cli.py; the 5,000-deep and alias-bomb frontmatters in
-test_better_than_reference.py) are exercised here mid-session only."""
+test_cli.py) are exercised here mid-session only."""
 
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE, need, posix_only
-from fuzz_strategies import costly_files
+from fuzz_strategies import alias_bomb, bob_with, costly_files, nested_mappings
 from hypothesis import HealthCheck, given, settings
 from serving import PROC, REQUEST_DEADLINE, RawServer
 from serving import cost_worker as start_cost_worker
@@ -39,21 +38,6 @@ RSS_LIMIT_MIB = 200
 SAFETY = "robot-md://bob/safety"
 
 
-def with_yaml(lines: str) -> str:
-    """The good manifest with extra frontmatter lines before its metadata."""
-    return GOOD.replace("metadata:", lines + "metadata:", 1)
-
-
-def alias_bomb(levels: int, fan: int) -> str:
-    rows = ["l0: &l0 [x, x, x, x]"]
-    rows += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * fan) + "]" for i in range(1, levels)]
-    return "\n".join(rows) + "\n"
-
-
-def nested_mappings(depth: int) -> str:
-    return "".join(" " * i + f"k{i}:\n" for i in range(depth)) + " " * depth + "leaf\n"
-
-
 def under_the_cap(shape: Callable[[str], str], filler: str) -> str:
     """shape(filler repeated) as long as it can be while under 1 MiB."""
     room = rmm.MAX_MANIFEST_BYTES - len(shape("").encode()) - 64
@@ -66,9 +50,8 @@ def under_the_cap(shape: Callable[[str], str], filler: str) -> str:
 @dataclass
 class Case:
     make: Callable[[Path], object]  # turns the served path into the hostile thing
-    error: str | tuple[str, ...] | None = (
-        None  # the one-line error's start(s) after "robot-md-mcp: "; None: served
-    )
+    # the one-line error's start(s) after "robot-md-mcp: "; None: served
+    error: str | tuple[str, ...] | None = None
     startup: bool = True  # also run at startup and through `validate` (not covered elsewhere)
 
 
@@ -106,38 +89,38 @@ NOT_REGULAR = "not a regular file"
 TOO_BIG = "file is larger than the 1024 KiB limit"
 
 CASES = {
-    "billion laughs": Case(content(with_yaml(alias_bomb(10, 10))), rmm.TOO_MANY_VALUES, startup=False),
-    "alias bomb within budget": Case(content(with_yaml(alias_bomb(8, 3)))),
+    "billion laughs": Case(content(bob_with(alias_bomb(10, 10))), rmm.TOO_MANY_VALUES),
+    "alias bomb within budget": Case(content(bob_with(alias_bomb(8, 3)))),
     # Aliases multiply text: a file of a few KB must not make a view hundreds of MiB long.
     "one long string aliased 2,000 times": Case(
-        content(with_yaml(f"x_s: &s {LONG}\nx_l: [" + ", ".join(["*s"] * 2000) + "]\n")), rmm.TOO_MUCH_TEXT
+        content(bob_with(f"x_s: &s {LONG}\nx_l: [" + ", ".join(["*s"] * 2000) + "]\n")), rmm.TOO_MUCH_TEXT
     ),
     # jsonschema quotes repr() of a failing value: a message never carries a huge value whole.
     "a failing value quoted in a message": Case(
         content(
-            with_yaml(f"x_s: &s {LONG}\n").replace("robot_name: bob", "robot_name: [" + "*s, " * 2000 + "]")
+            bob_with(f"x_s: &s {LONG}\n").replace("robot_name: bob", "robot_name: [" + "*s, " * 2000 + "]")
         ),
         rmm.TOO_MUCH_TEXT,
     ),
     "a 290-deep list aliased 1,600 times": Case(
-        content(with_yaml("x_d: &d " + "[" * 290 + "1" + "]" * 290 + "\nx_l: [" + "*d, " * 1600 + "]\n")),
+        content(bob_with("x_d: &d " + "[" * 290 + "1" + "]" * 290 + "\nx_l: [" + "*d, " * 1600 + "]\n")),
         rmm.TOO_BIG_TO_SHOW,
     ),
     # PyYAML builds these in quadratic time; no str() can show them.
     "a sexagesimal integer of 1 MiB": Case(
-        content(under_the_cap(lambda fill: with_yaml(f"x_n: 1{fill}\n"), ":1")), rmm.TOO_LONG_INTEGER
+        content(under_the_cap(lambda fill: bob_with(f"x_n: 1{fill}\n"), ":1")), rmm.TOO_LONG_INTEGER
     ),
     "a hexadecimal integer of 5,000 digits": Case(
-        content(with_yaml("x_n: 0x" + "f" * 4200 + "\n")), rmm.TOO_LONG_INTEGER
+        content(bob_with("x_n: 0x" + "f" * 4200 + "\n")), rmm.TOO_LONG_INTEGER
     ),
     # LibYAML's composer recurses in C: the event stream is checked before it composes.
     "100,000 nested flow sequences": Case(
-        content(with_yaml("deep: " + "[" * 100_000 + "]" * 100_000 + "\n")), TOO_DEEP_FOR_ANY_LIBYAML
+        content(bob_with("deep: " + "[" * 100_000 + "]" * 100_000 + "\n")), TOO_DEEP_FOR_ANY_LIBYAML
     ),
-    "350 nested block mappings": Case(content(with_yaml(nested_mappings(350))), TOO_DEEP),
+    "350 nested block mappings": Case(content(bob_with(nested_mappings(350))), TOO_DEEP),
     # Tiny values, each a node: the node budget bounds what they cost.
     "1 MiB of YAML values": Case(
-        content(under_the_cap(lambda fill: with_yaml(f"values: [0{fill}]\n"), ", 1")),
+        content(under_the_cap(lambda fill: bob_with(f"values: [0{fill}]\n"), ", 1")),
         "frontmatter too large: more than 10,000 YAML nodes",
     ),
     "1 MiB of prose": Case(content(under_the_cap(lambda fill: GOOD + fill, "Notes on the arm. "))),
@@ -184,11 +167,8 @@ def test_startup_and_validate_verb(name: str, tmp_path: Path, cost_worker: subpr
     in the cost worker's process: its peak memory measured for this file alone)."""
     case, path = CASES[name], tmp_path / "ROBOT.md"
     case.make(path)
-    assert cost_worker.stdin is not None and cost_worker.stdout is not None
     try:
-        cost_worker.stdin.write(f"start{' refused' * bool(case.error)}\t{path}\n")
-        cost_worker.stdin.flush()
-        measured = json.loads(cost_worker.stdout.readline())
+        measured = measure(cost_worker, f"start{' refused' * bool(case.error)}\t{path}")
     finally:
         if path.is_file() and not path.is_symlink():
             path.unlink()  # 100 MB need not outlive the test
@@ -342,52 +322,20 @@ def read_and_validate_once(server: RawServer, path: Path, outcomes: list[tuple[s
 
 
 def test_truncated_replaced_rewritten_and_deleted_while_requests_run(served: Respawned) -> None:
+    """Each change lands while a read is on its way; then the state it left meets a read and a validate."""
     path, server = served.path, served.server
-    mutations = file_mutations(path)
     outcomes: list[tuple[str, float]] = []
-    done = threading.Event()
-    progress = threading.Condition()
-
-    def hammer() -> None:
-        while not done.is_set():
-            read_and_validate_once(server, path, outcomes)
-            with progress:
-                progress.notify_all()
-
-    failures: list[BaseException] = []
-
-    def run_hammer() -> None:
-        try:
-            hammer()
-        except BaseException as e:  # surfaced in the main thread
-            failures.append(e)
-        finally:
-            with progress:
-                progress.notify_all()
-
     server.reset_peak()
-    worker = threading.Thread(target=run_hammer, daemon=True)
-    worker.start()
     started = time.monotonic()
     try:
-        for _ in range(2):  # every mutation twice, each met by a read and a validate
-            for mutate in mutations:
-                seen = len(outcomes)
-                mutate()
-
-                def met(seen: int = seen) -> bool:
-                    return len(outcomes) >= seen + 4 or bool(failures)
-
-                with progress:  # hold each state until a read and a validate have met it
-                    assert progress.wait_for(met, timeout=10)
-                if failures:
-                    break
+        for mutate in file_mutations(path) * 2:
+            changing = threading.Timer(0.002, mutate)
+            changing.start()
+            read_and_validate_once(server, path, outcomes)
+            changing.join()
+            read_and_validate_once(server, path, outcomes)
     finally:
-        done.set()
-        worker.join(timeout=10)
         restore(path)
-    if failures:
-        raise failures[0]
     peak = server.peak_rss_mib()
     assert_serves_good(server)
     kinds = {kind for kind, _ in outcomes}
@@ -417,15 +365,20 @@ def cost_worker() -> Iterator[subprocess.Popen]:
     assert worker.wait(timeout=30) == 0
 
 
+def measure(worker: subprocess.Popen, line: str) -> dict:
+    """cost_worker.py's answer to one line."""
+    assert worker.stdin is not None and worker.stdout is not None
+    worker.stdin.write(line + "\n")
+    worker.stdin.flush()
+    return json.loads(worker.stdout.readline())
+
+
 def check_costs(worker: subprocess.Popen, folder: Path, data: bytes) -> None:
     """Every verb and every view of `data`: an answer or a one-line refusal, each within
     STEP_SECONDS, the process's peak memory under RSS_LIMIT_MIB."""
-    assert worker.stdin is not None and worker.stdout is not None
     path = folder / "ROBOT.md"
     path.write_bytes(data)
-    worker.stdin.write(f"{path}\n")
-    worker.stdin.flush()
-    measured = json.loads(worker.stdout.readline())
+    measured = measure(worker, str(path))
     for name, (seconds, code, size, refusal) in measured["steps"].items():
         assert seconds < STEP_SECONDS, (name, seconds, data[:200])
         assert code in (None, 0, 1, 2, 4), (name, code)

@@ -4,9 +4,13 @@ shapes that crash the reference are cases of tests/support/cases.py, compared by
 from __future__ import annotations
 
 import datetime as dt
+import re
+import threading
+import time
 
 import pytest
 from conftest import EXAMPLE
+from fuzz_strategies import alias_bomb, bob_with, merge_bomb, nested_mappings
 
 import robot_md_mcp as rmm
 
@@ -79,45 +83,9 @@ def test_sets_are_ordered_whatever_the_hash_seed() -> None:
     assert repr(fm["s"]) == "{'alpha', 'mid', 'zeta'}"
 
 
-def test_alias_bomb_is_refused_quickly() -> None:
-    bomb = "---\na: &a [x, x, x, x, x, x, x, x, x, x]\n"
-    for i in range(1, 9):
-        bomb += f"{'b' * i}: &{'b' * i} [" + ", ".join([f"*{'b' * (i - 1) if i > 1 else 'a'}"] * 10) + "]\n"
-    with pytest.raises(rmm.ManifestError) as e:
-        rmm.parse(bomb + "---\n")
-    assert e.value.what == rmm.TOO_MANY_VALUES
-
-
-def refused_in_one_line(text: str) -> str:
-    """The one-line refusal of a nesting bomb: ours, or the YAML error of a LibYAML that has a nesting
-    limit of its own and meets it first (PyYAML 6.0.4's does, at 1,000 flow levels; 6.0.3's has none)."""
-    with pytest.raises(rmm.ManifestError) as e:
-        rmm.parse(text)
-    message = e.value.for_people()
-    assert "\n" not in message
-    assert e.value.what.startswith(
-        (f"frontmatter nested more than {rmm.MAX_DEPTH} levels deep", "frontmatter YAML parse error: ")
-    ), message
-    return e.value.what
-
-
-def test_deep_nesting_is_refused() -> None:
-    for levels in (rmm.MAX_DEPTH + 1, 999, 1001, 5000, 100_000):
-        refused_in_one_line("---\na: " + "[" * levels + "]" * levels + "\n---\n")
-    block = "".join(" " * i + f"k{i}:\n" for i in range(350)) + " " * 350 + "leaf\n"
-    assert (
-        refused_in_one_line(f"---\n{block}---\n")
-        == f"frontmatter nested more than {rmm.MAX_DEPTH} levels deep"
-    )
-    assert rmm.parse("---\na: " + "[" * 90 + "]" * 90 + "\n---\n").frontmatter
-
-
 def _nested(levels: int) -> str:
     """A manifest whose frontmatter is `levels` deep (the top mapping is the first level)."""
-    inner = levels - 1
-    return (EXAMPLE.read_text(encoding="utf-8")).replace(
-        "---\n", f"---\ndeep: {'[' * inner}1{']' * inner}\n", 1
-    )
+    return bob_with("deep: " + "[" * (levels - 1) + "1" + "]" * (levels - 1) + "\n")
 
 
 def _every_path(text: str) -> None:
@@ -134,8 +102,6 @@ def test_the_depth_limit_leaves_every_path_working_on_a_small_stack() -> None:
     """At MAX_DEPTH, parse, validate, JSON, render and the briefing all work in a thread with
     512 KiB of stack (macOS's default for threads), called from 60 frames down (the server's
     worker threads and the CLI call them from under 30); one level more is refused."""
-    import threading
-
     failures: list[BaseException] = []
 
     def deep_call(frames: int) -> None:
@@ -164,12 +130,9 @@ def test_merge_key_bombs_are_refused_or_answered_quickly() -> None:
     of a 50-key mapping would be 500,000 pairs, so each merge's pairs are counted before they are
     copied; 6.0.4 merges each key once, so the same file is small. Either way: refused in one line, or
     answered with PyYAML's merge, every path within a second."""
-    import time
 
     def bomb(levels: int, width: int) -> str:
-        lines = ["l0: &l0 {" + ", ".join(f"k{i}: {i}" for i in range(50)) + "}"]
-        for level in range(1, levels + 1):
-            lines.append(f"l{level}: &l{level} {{<<: [" + ", ".join([f"*l{level - 1}"] * width) + "]}")
+        lines = merge_bomb(levels, width, 50)
         return "---\nmetadata: {robot_name: bob}\n" + "\n".join(lines) + "\n---\n# bob\n"
 
     for levels in (2, 3, 6):
@@ -211,58 +174,59 @@ def test_user_written_deprecations_marker() -> None:
     assert rmm.parse("---\n_deprecations: []\na: 1\n---\n").deprecations == ()
 
 
-def _bob_with(lines: str) -> str:
-    return EXAMPLE.read_text(encoding="utf-8").replace("metadata:", lines + "metadata:", 1)
+EITHER_DEEP = rf"frontmatter nested more than {rmm.MAX_DEPTH} levels deep|frontmatter YAML parse error: "
+# What a version would cost, refused at parse: frontmatter lines, and a pattern its message starts with.
+# A nesting bomb's refusal is ours, or the YAML error of a LibYAML that has a nesting limit of its own and
+# meets it first (PyYAML 6.0.4's does, at 1,000 flow levels; 6.0.3's has none).
+REFUSED = {
+    "alias bomb": (alias_bomb(9, 10), re.escape(rmm.TOO_MANY_VALUES)),
+    # Each alias counts every time it is used: 46 KB of file, 80 million characters to show.
+    "long string aliased": (
+        "x_s: &s " + "x" * 40_000 + "\nx_l: [" + "*s, " * 2000 + "]\n",
+        rmm.TOO_MUCH_TEXT,
+    ),
+    # A string render must escape costs four a character.
+    "escaped string": ('x_s: "' + "\\x01" * (rmm.MAX_TEXT_CHARS // 4 + 1) + '"\n', rmm.TOO_MUCH_TEXT),
+    # Indentation counts: 12 KB of file, 275 million characters of JSON.
+    "deep list aliased": (
+        "x_d: &d " + "[" * 290 + "1" + "]" * 290 + "\nx_l: [" + "*d, " * 1600 + "]\n",
+        rmm.TOO_BIG_TO_SHOW,
+    ),
+    "hex": ("x_n: 0x" + "f" * 3600 + "\n", rmm.TOO_LONG_INTEGER),
+    "tagged sexagesimal": ("x_n: !!int 1" + ":1" * 3000 + "\n", rmm.TOO_LONG_INTEGER),
+    "sexagesimal": ("x_n: 1" + ":1" * 300_000 + "\n", rmm.TOO_LONG_INTEGER),  # PyYAML alone: minutes
+    # robot-md reports Python's own refusal to build it (its wording is Python's: not pinned here).
+    "decimal past Python's limit": ("x_n: " + "1" * 5000 + "\n", "frontmatter parse error: .*4300"),
+    **{
+        f"{levels} flow levels": ("x_a: " + "[" * levels + "]" * levels + "\n", EITHER_DEEP)
+        for levels in (rmm.MAX_DEPTH + 1, 999, 1001, 5000, 100_000)
+    },
+    "350 block mappings": (
+        nested_mappings(350),
+        rf"frontmatter nested more than {rmm.MAX_DEPTH} levels deep$",
+    ),
+}
 
 
-@pytest.mark.parametrize(
-    ("lines", "message"),
-    [
-        # Each alias counts every time it is used: 46 KB of file, 80 million characters to show.
-        ("x_s: &s " + "x" * 40_000 + "\nx_l: [" + "*s, " * 2000 + "]\n", rmm.TOO_MUCH_TEXT),
-        # A string render must escape costs four a character.
-        ('x_s: "' + "\\x01" * (rmm.MAX_TEXT_CHARS // 4 + 1) + '"\n', rmm.TOO_MUCH_TEXT),
-        # Indentation counts: 12 KB of file, 275 million characters of JSON.
-        ("x_d: &d " + "[" * 290 + "1" + "]" * 290 + "\nx_l: [" + "*d, " * 1600 + "]\n", rmm.TOO_BIG_TO_SHOW),
-        ("x_n: 0x" + "f" * 3600 + "\n", rmm.TOO_LONG_INTEGER),
-        ("x_n: !!int 1" + ":1" * 3000 + "\n", rmm.TOO_LONG_INTEGER),
-        ("x_n: 1" + ":1" * 300_000 + "\n", rmm.TOO_LONG_INTEGER),  # PyYAML alone: minutes
-    ],
-    ids=[
-        "long string aliased",
-        "escaped string",
-        "deep list aliased",
-        "hex",
-        "tagged sexagesimal",
-        "sexagesimal",
-    ],
-)
-def test_what_a_version_would_cost_is_refused_at_parse(lines: str, message: str) -> None:
-    import time
-
+@pytest.mark.parametrize("name", REFUSED)
+def test_what_a_version_would_cost_is_refused_at_parse_in_one_line(name: str) -> None:
+    lines, pattern = REFUSED[name]
     started = time.monotonic()
     with pytest.raises(rmm.ManifestError) as e:
-        rmm.parse(_bob_with(lines))
-    assert e.value.what == message
+        rmm.parse(bob_with(lines))
+    assert re.match(pattern, e.value.what) and "\n" not in e.value.for_people(), e.value.what
     assert time.monotonic() - started < 1.0
 
 
 def test_just_within_the_budgets_every_path_works() -> None:
-    _every_path(_bob_with("x_n: 0x" + "f" * 3570 + "\n"))  # 4,298 digits
-    _every_path(_bob_with("x_n: 1" + ":1" * 2000 + "\n"))
-    _every_path(_bob_with("x_s: &s " + "x" * 9000 + "\nx_l: [" + "*s, " * 9 + "]\n"))
-
-
-def test_decimal_integers_past_python_s_limit_keep_the_reference_s_error() -> None:
-    """robot-md reports Python's own refusal to build it (wording is Python's: not pinned here)."""
-    with pytest.raises(rmm.ManifestError) as e:
-        rmm.parse(_bob_with("x_n: " + "1" * 5000 + "\n"))
-    assert e.value.what.startswith("frontmatter parse error: ") and "4300" in e.value.what
+    _every_path(bob_with("x_n: 0x" + "f" * 3570 + "\n"))  # 4,298 digits
+    _every_path(bob_with("x_n: 1" + ":1" * 2000 + "\n"))
+    _every_path(bob_with("x_s: &s " + "x" * 9000 + "\nx_l: [" + "*s, " * 9 + "]\n"))
 
 
 def test_a_message_quoting_a_huge_value_is_cut() -> None:
     long_name = "[" + ", ".join(["x" * 50] * 400) + "]"
-    report = rmm.validate(rmm.parse(_bob_with("").replace("robot_name: bob", f"robot_name: {long_name}")))
+    report = rmm.validate(rmm.parse(bob_with("").replace("robot_name: bob", f"robot_name: {long_name}")))
     quoting = [e for e in report.errors if e.startswith("schema: metadata.robot_name: ['xxx")]
     assert quoting, report.errors
     for error in quoting:

@@ -249,10 +249,22 @@ def _stdout_closed_within(server: RawServer, seconds: float) -> bool:
     return False
 
 
+# How a stdio session ends, and the exit status once reaped: end of input comes before the stuck
+# request is answered (the deadline is shorter than the end-of-input grace).
+ENDINGS = {
+    "SIGTERM": (signal.SIGTERM, -signal.SIGTERM),
+    "SIGINT": (signal.SIGINT, rmm.ExitCode.INTERRUPTED),
+    "end of input": (None, rmm.ExitCode.OK),
+}
+
+
 @pytest.mark.heavy
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_stdio_with_a_read_stalled_on_fuse(stalling_mount: tuple[Path, Path], sig: int) -> None:
+@pytest.mark.parametrize("ending", ENDINGS)
+def test_stdio_with_a_read_stalled_on_fuse(stalling_mount: tuple[Path, Path], ending: str) -> None:
+    """With a read stuck, everything else is answered; the stuck request fails at the deadline, later
+    reads at once; when the session ends stdout closes at once, not when the read returns."""
     path, flag = stalling_mount
+    sig, exit_status = ENDINGS[ending]
     uri = "robot-md://bob/identity"
     with RawServer(path) as server:
         server.handshake()
@@ -263,20 +275,24 @@ def test_stdio_with_a_read_stalled_on_fuse(stalling_mount: tuple[Path, Path], si
         time.sleep(0.2)
         assert server.request("ping", timeout=1.0)["result"] == {}
         assert "tools" in server.request("tools/list", timeout=1.0)["result"]
+        if sig is None:
+            assert server.proc.stdin is not None
+            server.proc.stdin.close()
         stuck = server.response("stuck", timeout=rmm.READ_DEADLINE_SECONDS + 1)
         assert time.monotonic() - start <= rmm.READ_DEADLINE_SECONDS + 0.5
         assert STALLED in stuck["error"]["message"] and "\n" not in stuck["error"]["message"]
-        for method, params in [("resources/read", {"uri": uri}), ("resources/list", None)]:
-            at = time.monotonic()
-            assert STALLED in server.request(method, params, timeout=0.5)["error"]["message"]
-            assert time.monotonic() - at < 0.5
-        answered = server.request("tools/call", {"name": "validate", "arguments": {}}, timeout=0.5)
-        assert answered["result"]["isError"] and STALLED in json.dumps(answered)
-        assert server.alive()  # the read is still stuck
-        server.proc.send_signal(sig)
+        if sig is not None:
+            for method, params in [("resources/read", {"uri": uri}), ("resources/list", None)]:
+                at = time.monotonic()
+                assert STALLED in server.request(method, params, timeout=0.5)["error"]["message"]
+                assert time.monotonic() - at < 0.5
+            answered = server.request("tools/call", {"name": "validate", "arguments": {}}, timeout=0.5)
+            assert answered["result"]["isError"] and STALLED in json.dumps(answered)
+            assert server.alive()  # the read is still stuck
+            server.proc.send_signal(sig)
         assert _stdout_closed_within(server, 1.0), server.stderr
         code = server.proc.wait(timeout=MAX_STALL + 10)  # reaped once the stall ends
-    assert code == (rmm.ExitCode.INTERRUPTED if sig == signal.SIGINT else -signal.SIGTERM)
+    assert code == exit_status
     assert "Traceback" not in server.stderr
 
 
@@ -350,29 +366,6 @@ def test_http_with_a_read_stalled_on_fuse(stalling_mount: tuple[Path, Path], sig
     assert code == rmm.ExitCode.OK
     assert "Traceback" not in server.stderr
     assert f"stopped; the file system has not answered a read of {path}" in server.stderr
-
-
-@pytest.mark.heavy
-def test_stdio_end_of_input_with_a_read_stalled_on_fuse(stalling_mount: tuple[Path, Path]) -> None:
-    """stdin closes while a read is stuck: the request is still answered (the deadline is shorter
-    than the end-of-input grace), then stdout closes at once, not when the read returns; exit 0 once
-    reaped."""
-    path, flag = stalling_mount
-    uri = "robot-md://bob/identity"
-    with RawServer(path) as server:
-        server.handshake()
-        flag.touch()
-        start = time.monotonic()
-        server.send({"jsonrpc": "2.0", "id": "stuck", "method": "resources/read", "params": {"uri": uri}})
-        time.sleep(0.2)
-        assert server.proc.stdin is not None
-        server.proc.stdin.close()
-        assert STALLED in server.response("stuck", timeout=rmm.READ_DEADLINE_SECONDS + 1)["error"]["message"]
-        assert _stdout_closed_within(server, 1.0), server.stderr
-        assert time.monotonic() - start < rmm.READ_DEADLINE_SECONDS + 1.5
-        code = server.proc.wait(timeout=MAX_STALL + 10)
-    assert code == rmm.ExitCode.OK
-    assert "Traceback" not in server.stderr
 
 
 def _read_to_end(stream: Any, into: list[bytes]) -> threading.Thread:

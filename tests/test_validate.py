@@ -40,7 +40,7 @@ def test_example_is_valid() -> None:
     assert report.ok
 
 
-def test_report_as_dict_is_the_tools_shape() -> None:
+def test_report_as_dict_is_the_tools_shape_and_a_parse_error_code_1() -> None:
     report = rmm.Report(4, ("e",), ("w",), "")
     assert list(report.as_dict().items()) == [
         ("ok", False),
@@ -49,54 +49,13 @@ def test_report_as_dict_is_the_tools_shape() -> None:
         ("warnings", ["w"]),
         ("hints", []),
     ]
-
-
-def test_report_from_errors() -> None:
     parse_error = rmm.ManifestError(rmm.NO_FRONTMATTER, "/r.md")
     assert rmm.Report.from_error(parse_error) == rmm.Report(1, (rmm.NO_FRONTMATTER,))
+    assert rmm.check_text("nothing") == rmm.Report(1, (rmm.NO_FRONTMATTER,))
     file_error = rmm.ManifestError("file not found", "/r.md", about_file=True)
     assert rmm.Report.from_error(file_error).errors == ("file not found: /r.md",)
-
-
-def test_check_text_turns_parse_errors_into_code_1() -> None:
-    assert rmm.check_text("nothing").as_dict() == {
-        "ok": False,
-        "summary": "",
-        "errors": [rmm.NO_FRONTMATTER],
-        "warnings": [],
-        "hints": [],
-    }
 
 
 def test_summary_counts_only_lists() -> None:
     fm = {"metadata": {"robot_name": "r"}, "physics": {"type": "arm", "dof": 3}, "capabilities": "x"}
     assert rmm.summary(fm) == "r (arm, 3 DoF, 0 capabilities)"
-
-
-def test_mixed_int_and_str_error_paths_sort_without_crashing() -> None:
-    """robot-md sorts errors by path and crashes when one path has an int where
-    another has a str; ints rank first, and same-typed parts keep its order."""
-
-    class Err:
-        def __init__(self, path: list[str | int]) -> None:
-            self.path = self.absolute_path = path
-            self.message = "m"
-
-    class Fake:
-        def iter_errors(self, fm: dict) -> list[Err]:
-            return [Err(["a", "x"]), Err(["a", 1]), Err(["a", 0, "z"]), Err(["b"]), Err([]), Err(["a", 0])]
-
-    saved = rmm._validator
-    rmm._validator = Fake()
-    try:
-        errors = rmm.schema_errors({})
-    finally:
-        rmm._validator = saved
-    assert errors == (
-        "schema: <root>: m",
-        "schema: a.0: m",
-        "schema: a.0.z: m",
-        "schema: a.1: m",
-        "schema: a.x: m",
-        "schema: b: m",
-    )

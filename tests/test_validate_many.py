@@ -81,54 +81,48 @@ FLEETS = st.lists(st.sampled_from(list(KINDS)), min_size=1, max_size=7).flatmap(
 
 
 @given(FLEETS, st.booleans())
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_each_manifest_is_one_block_as_alone_and_the_worst_code(
     tmp_path_factory: pytest.TempPathFactory, fleet: tuple[list[str], list[bool]], strict: bool
 ) -> None:
+    """PATHs: each one's block what `validate` on it alone prints, the worst code, a summary line; --fleet
+    DIR checks DIR/*/ROBOT.md and DIR/*.ROBOT.md, sorted, as the same PATHs would (other files and folders
+    are not manifests); --json maps each path to the validate tool's result."""
     kinds, in_folders = fleet
     folder = tmp_path_factory.mktemp("fleet")
     paths = lay_out(folder, kinds, in_folders)
-    flags = ["--strict"] if strict else []
-    code, out, err = run(*map(str, paths), *flags)
-    alone = [run(str(p), *flags) for p in paths]
-    if len(paths) == 1:  # one PATH: today's output exactly
-        assert (code, out) == alone[0][:2]
-        return
-    assert err == ""
-    # Alone, --strict says on stderr why it failed; in a block the exit code and the summary say it.
-    note = "robot-md-mcp: --strict:"
-    assert blocks(out) == [
-        (
-            str(p),
-            a_out + "".join(line for line in a_err.splitlines(keepends=True) if not line.startswith(note)),
-        )
-        for p, (_, a_out, a_err) in zip(paths, alone, strict=True)
-    ]
-    expected = [KINDS[k][2 if strict else 1] for k in kinds]
-    assert [a[0] for a in alone] == expected
-    assert code == min((c for c in expected if c), default=0)
-    bad = sum(1 for c in expected if c)
-    assert out.splitlines()[-1] == f"== {len(paths)} manifests: {len(paths) - bad} passed, {bad} did not"
-
-
-@given(FLEETS)
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_a_fleet_folder_is_its_manifests_by_name(
-    tmp_path_factory: pytest.TempPathFactory, fleet: tuple[list[str], list[bool]]
-) -> None:
-    """--fleet DIR checks DIR/*/ROBOT.md and DIR/*.ROBOT.md, sorted, as the same PATHs would; other files
-    and folders are not manifests; --json maps each path to the validate tool's result."""
-    kinds, in_folders = fleet
-    folder = tmp_path_factory.mktemp("fleet")
-    paths = [p for p in lay_out(folder, kinds, in_folders) if p.exists()]
     (folder / "notes.md").write_text("not a manifest", encoding="utf-8")
     (folder / "empty").mkdir()
     (folder / ".hidden.ROBOT.md").write_text(BOB, encoding="utf-8")
-    if not paths:
+    flags = ["--strict"] if strict else []
+    code, out, err = run(*map(str, paths), *flags)
+    alone = [run(str(p), *flags) for p in paths]
+    expected = [KINDS[k][2 if strict else 1] for k in kinds]
+    assert [a[0] for a in alone] == expected
+    if len(paths) == 1:  # one PATH: today's output exactly
+        assert (code, out) == alone[0][:2]
+    else:
+        assert err == ""
+        # Alone, --strict says on stderr why it failed; in a block the exit code and the summary say it.
+        note = "robot-md-mcp: --strict:"
+        assert blocks(out) == [
+            (
+                str(p),
+                a_out
+                + "".join(line for line in a_err.splitlines(keepends=True) if not line.startswith(note)),
+            )
+            for p, (_, a_out, a_err) in zip(paths, alone, strict=True)
+        ]
+        assert code == min((c for c in expected if c), default=0)
+        bad = sum(1 for c in expected if c)
+        assert out.splitlines()[-1] == f"== {len(paths)} manifests: {len(paths) - bad} passed, {bad} did not"
+    assert_fleet_is_its_paths(folder, sorted(str(p) for p in paths if p.exists()))
+
+
+def assert_fleet_is_its_paths(folder: Path, ordered: list[str]) -> None:
+    if not ordered:
         assert run("--fleet", str(folder))[0] == rmm.ExitCode.CANNOT_USE
         return
-    paths.sort(key=lambda p: str(p.parent if p.name == "ROBOT.md" else p))
-    ordered = sorted(map(str, paths))
     fleet_run, paths_run = run("--fleet", str(folder)), run(*ordered)
     if len(ordered) > 1:
         assert fleet_run == paths_run
@@ -137,7 +131,7 @@ def test_a_fleet_folder_is_its_manifests_by_name(
         summary = f"== 1 manifest: {passed} passed, {1 - passed} did not\n"
         assert fleet_run == (paths_run[0], f"== {ordered[0]}\n{paths_run[1]}{paths_run[2]}{summary}", "")
     code, out, _ = run("--fleet", str(folder), "--json")
-    assert code == run(*ordered)[0]
+    assert code == paths_run[0]
     assert list(json.loads(out)) == ordered
     for path, report in json.loads(out).items():
         assert report == json.loads(run(path, "--json")[1])

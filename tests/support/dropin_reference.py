@@ -29,10 +29,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import os
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -157,15 +154,11 @@ EXTRA: dict[str, bytes] = {
 
 
 def inputs() -> dict[str, bytes]:
-    """Every input the stored answers are for, by key (corpus files by name, cases by id)."""
+    """Every input the stored answers are for, by key: stored_reference's (a BOM case only as is), EXTRA."""
     sys.path[:0] = [str(HERE), str(TESTS)]
-    from cases import CASES
-    from conftest import corpus_files
+    from stored_reference import inputs as validated
 
-    out = {path.name: path.read_bytes() for path in corpus_files()}
-    out.update({case.id: case.data for case in CASES})
-    out.update(EXTRA)
-    return out
+    return {**{k: v for k, v in validated().items() if not k.endswith("~nobom")}, **EXTRA}
 
 
 def sha256(data: bytes) -> str:
@@ -174,23 +167,13 @@ def sha256(data: bytes) -> str:
 
 def live() -> dict[str, dict]:
     """The live reference's answers for inputs(), each with its input's sha256."""
-    from conftest import install_reference, need
+    from reference_worker import reference_answers
 
     given = inputs()
-    ref = install_reference()
-    need(ref is not None, "the reference robot-md 1.10.6 could not be installed from PyPI")
-    from stored_reference import written_as_manifests
-
-    with tempfile.TemporaryDirectory(prefix="dropin-") as folder:
-        paths = {key: str(path) for key, path in written_as_manifests(Path(folder), given).items()}
-        path = os.pathsep.join((str(ref), str(HERE), str(TESTS)))
-        env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0"}
-        done = subprocess.run(
-            [sys.executable, __file__, "--oracle", *paths.values()], capture_output=True, env=env, timeout=600
-        )
-        assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
-        results = json.loads(done.stdout)
-    return {key: {"sha256": sha256(given[key]), **results[path]} for key, path in paths.items()}
+    return {
+        key: {"sha256": sha256(given[key]), **answer}
+        for key, answer in reference_answers(given, "dropin").items()
+    }
 
 
 def load() -> dict[str, dict]:
@@ -203,9 +186,6 @@ def write(results: dict[str, dict]) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--oracle"]:
-        json.dump({p: oracle(p) for p in sys.argv[2:]}, sys.stdout, ensure_ascii=True)
-    else:
-        sys.path[:0] = [str(HERE), str(TESTS)]
-        write(live())
-        print(f"wrote {STORED.relative_to(TESTS.parent)}")
+    sys.path[:0] = [str(HERE), str(TESTS)]
+    write(live())
+    print(f"wrote {STORED.relative_to(TESTS.parent)}")

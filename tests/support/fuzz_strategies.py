@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TypeVar
 
 import yaml
 from conftest import CORPUS, EXAMPLE
@@ -416,18 +416,8 @@ _PyDumper = _dumping_in_order(yaml.SafeDumper)
 _CDumper = _dumping_in_order(getattr(yaml, "CSafeDumper", yaml.SafeDumper))
 
 
-class _Style(TypedDict):
-    """How yaml.dump lays a file out."""
-
-    default_flow_style: bool | None
-    allow_unicode: bool
-    width: int
-    indent: int
-    explicit_start: bool
-
-
 def dump(src: Source, fm: dict) -> str:
-    options: _Style = {
+    options: dict[str, Any] = {  # how yaml.dump lays the file out
         "default_flow_style": src.pick([False, None, True]),
         "allow_unicode": src.pick([True, False]),
         "width": src.pick([80, 30, 4096]),
@@ -651,6 +641,32 @@ def mutants() -> st.SearchStrategy[bytes]:
 # test_hostile_files.py.
 
 CAP = 1024 * 1024
+
+
+def bob_with(lines: str) -> str:
+    """bob's manifest with extra frontmatter lines before its metadata."""
+    return EXAMPLE.read_text(encoding="utf-8").replace("metadata:", lines + "metadata:", 1)
+
+
+def nested_mappings(depth: int) -> str:
+    return "".join(" " * i + f"k{i}:\n" for i in range(depth)) + " " * depth + "leaf\n"
+
+
+def merge_bomb(levels: int, width: int, keys: int) -> list[str]:
+    """Rows l0 (a mapping of `keys` keys) to l<levels>, each merging the one before `width` times."""
+    rows = ["l0: &l0 {" + ", ".join(f"k{i}: {i}" for i in range(keys)) + "}"]
+    for level in range(1, levels + 1):
+        rows.append(f"l{level}: &l{level} {{<<: [" + ", ".join([f"*l{level - 1}"] * width) + "]}")
+    return rows
+
+
+def alias_bomb(levels: int, fan: int) -> str:
+    """YAML lines l0 to l<levels - 1>, each `fan` aliases of the one before: 4 × fan^(levels - 1) values."""
+    rows = ["l0: &l0 [x, x, x, x]"]
+    rows += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * fan) + "]" for i in range(1, levels)]
+    return "\n".join(rows) + "\n"
+
+
 PLACES = ("x_costly: {}", "capabilities: {}", "metadata: {{robot_name: {}}}", "drivers: {}", "safety: {}")
 SCALARS = (
     lambda n: "x" * n,
@@ -683,10 +699,7 @@ def costly_frontmatter(draw: st.DrawFn) -> str:
         return "[&d " + "[" * levels + "1" + "]" * levels + ", " + ", ".join(["*d"] * fan) + "]"
     if shape == "merge":
         width, keys = draw(near(2, 50, 100, 200)), draw(near(1, 50, 200))
-        rows = ["l0: &l0 {" + ", ".join(f"k{i}: {i}" for i in range(keys)) + "}"]
-        for level in range(1, draw(st.integers(1, 8)) + 1):
-            rows.append(f"l{level}: &l{level} {{<<: [" + ", ".join([f"*l{level - 1}"] * width) + "]}")
-        return "{" + ", ".join(rows) + "}"
+        return "{" + ", ".join(merge_bomb(draw(st.integers(1, 8)), width, keys)) + "}"
     fan = min(fan, 200_000 // 4)  # what fits under the cap as `*s, `
     scalar = draw(st.sampled_from(SCALARS))(max(1, size // fan))
     if shape == "alias":

@@ -1,12 +1,10 @@
-"""Run robot-md 1.10.6 (the reference) over manifest files; print JSON results.
+"""Run robot-md 1.10.6 (the reference) on one manifest file: its validate and render results.
 
 Run in its own process with the reference's --target directory on PYTHONPATH:
 the reference needs mcp<2 and ships a `robot-md-mcp` script of its own, so it
-never shares an environment with us. Usage: reference_oracle.py FILE...
+never shares an environment with us: reference_worker.py runs it.
 """
 
-import json
-import sys
 import traceback
 
 
@@ -34,7 +32,3 @@ def run(path: str) -> dict:
         "summary": result.summary,
         "render": rendered,
     }
-
-
-if __name__ == "__main__":
-    json.dump({p: run(p) for p in sys.argv[1:]}, sys.stdout, ensure_ascii=False)

@@ -2,6 +2,7 @@
 results out, one process for thousands of cases.
 
     reference_worker.py reference DIR   robot-md 1.10.6, via reference_oracle.run()
+    reference_worker.py dropin DIR      robot-md 1.10.6's MCP builders, via dropin_reference.oracle()
     reference_worker.py ours DIR        this project, via test_parity.ours()
 
 DIR is a folder the caller owns (and removes): the reference's API reads a
@@ -47,16 +48,19 @@ def _cap_memory() -> None:
         pass
 
 
-def _reference(folder: Path) -> Callable[[bytes], dict]:
+def _reference(mode: str, folder: Path) -> Callable[[bytes], dict]:
+    """robot-md's answers for validate and render, or (mode "dropin") its own MCP builders'."""
+    from dropin_reference import oracle as dropin
     from reference_oracle import run
 
+    check = dropin if mode == "dropin" else run
     path = folder / "ROBOT.md"
 
-    def check(data: bytes) -> dict:
+    def checked(data: bytes) -> dict:
         path.write_bytes(data)
-        return run(str(path))
+        return check(str(path))
 
-    return check
+    return checked
 
 
 def _ours() -> Callable[[bytes], dict]:
@@ -68,13 +72,35 @@ def _ours() -> Callable[[bytes], dict]:
 
 def main(mode: str, folder: Path) -> int:
     _cap_memory()
-    check = _reference(folder) if mode == "reference" else _ours()
+    check = _ours() if mode == "ours" else _reference(mode, folder)
     for line in sys.stdin.buffer:
         for i, case in enumerate(json.loads(line)["cases"]):
             result = check(base64.b64decode(case))
             sys.stdout.write(json.dumps({"i": i, "result": result}) + "\n")
             sys.stdout.flush()
     return 0
+
+
+def reference_env(**more: str) -> dict[str, str]:
+    """The environment of an `Oracle("reference", …)`: the reference, installed from PyPI, on the path."""
+    from conftest import REFERENCE_PINS, install_reference, need
+
+    ref = install_reference()
+    need(ref is not None, f"the reference ({', '.join(REFERENCE_PINS)}) could not be installed from PyPI")
+    # PYTHONUTF8: robot-md reads files in the locale's encoding (cp1252 on
+    # Windows), a documented divergence; ROBOT.md is UTF-8.
+    return {**os.environ, "PYTHONPATH": str(ref), "PYTHONIOENCODING": "utf-8", "PYTHONUTF8": "1", **more}
+
+
+def reference_answers(given: dict[str, bytes], mode: str = "reference") -> dict[str, dict]:
+    """The reference's answer (mode "reference" or "dropin") for each input, by key, under hash seed 0:
+    the order of a YAML !!set in its answers follows it."""
+    oracle = Oracle(mode, reference_env(PYTHONHASHSEED="0"), timeout=120)
+    try:
+        oracle.submit(list(given.values()))
+        return dict(zip(given, oracle.collect(), strict=True))
+    finally:
+        oracle.close()
 
 
 def ours_env(seed: str) -> dict[str, str]:
@@ -170,6 +196,6 @@ def _pump(stream: IO[bytes], answers: queue.Queue) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("reference", "ours"):
-        sys.exit("usage: reference_worker.py reference|ours DIR")
+    if len(sys.argv) != 3 or sys.argv[1] not in ("reference", "dropin", "ours"):
+        sys.exit("usage: reference_worker.py reference|dropin|ours DIR")
     sys.exit(main(sys.argv[1], Path(sys.argv[2])))

@@ -1,26 +1,15 @@
-"""robot-md 1.10.6's answers, stored in the repository (tests/reference/results.json),
-so that parity runs in the default tier without downloading the reference.
+"""robot-md 1.10.6's answers, stored in the repository (tests/reference/results.json), so that parity
+runs in the default tier without downloading the reference.
 
-For every corpus file and every generated case (cases.py; a case starting with
-a BOM also without it, as `<id>~nobom`) the file holds the sha256 of the bytes
-and what tests/support/reference_oracle.py printed for them: code, errors, warnings,
-summary and render (with robot-md's leaked `_deprecations` key removed), or the
-reference's crash. The corpus part is the same as ../shared/reference/api/.
+For every corpus file and every generated case (cases.py; a case starting with a BOM also without it, as
+`<id>~nobom`) the file holds the sha256 of the bytes and what reference_oracle.py printed for them (render
+without robot-md's leaked `_deprecations` key), or the reference's crash. The answers depend on the
+libraries that make them, so the file holds a set of answers per set of versions recorded
+(docs/parity.md#library-versions); where the versions in use match none, answers() asks the live reference.
+test_parity.py's heavy tests keep the copy honest: against the live reference, and ../shared's corpus part.
 
-The answers depend on the libraries that produce them (PyYAML's loader and
-dumper, jsonschema's messages), so the file records their versions: `versions`
-and `results` for the pinned set (packaging/constraints.txt), and under
-`variants` the answers that differ for each other set recorded (PyYAML 6.0.4
-orders a merge of a list of mappings differently). Where the versions in use
-match no recorded set, answers() asks the live reference instead.
-
-Two heavy-tier tests in test_parity.py keep the copy honest: one runs the live
-reference (from PyPI) over the same inputs and asserts the stored answers are
-exactly what it says, one compares the corpus part with ../shared/reference/api.
-
-After changing cases.py or the corpus, or to record another set of versions,
-regenerate in a venv with the pinned set, then in one with each other set
-(this installs the reference into .cache/ from PyPI):
+After changing cases.py or the corpus, or to record another set of versions, regenerate in a venv with the
+pinned set, then in one with each other set (this installs the reference into .cache/ from PyPI):
 
     .venv/bin/python tests/support/stored_reference.py
 """
@@ -30,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import TypedDict
@@ -40,7 +28,8 @@ import yaml
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 from cases import CASES  # noqa: E402
-from conftest import REFERENCE_PINS, ROOT, corpus_files, run_reference  # noqa: E402
+from conftest import REFERENCE_PINS, ROOT, corpus_files  # noqa: E402
+from reference_worker import reference_answers  # noqa: E402
 
 STORED = ROOT / "tests" / "reference" / "results.json"
 BOM = b"\xef\xbb\xbf"
@@ -80,27 +69,13 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def written_as_manifests(folder: Path, given: dict[str, bytes]) -> dict[str, Path]:
-    """Each input as folder/<n>/ROBOT.md (the reference reads files), by key."""
-    paths = {}
-    for number, (key, data) in enumerate(given.items()):
-        path = folder / str(number) / "ROBOT.md"
-        path.parent.mkdir()
-        path.write_bytes(data)
-        paths[key] = path
-    return paths
-
-
 def live() -> dict[str, dict]:
     """The live reference's answers for inputs(), each with its input's sha256."""
     given = inputs()
-    with tempfile.TemporaryDirectory(prefix="reference-") as folder:
-        paths = written_as_manifests(Path(folder), given)
-        results = run_reference(list(paths.values()))
     # A crash's traceback names files on this machine: keep the exception only.
     return {
-        key: {"sha256": sha256(given[key]), **{k: v for k, v in results[str(path)].items() if k != "where"}}
-        for key, path in paths.items()
+        key: {"sha256": sha256(given[key]), **{k: v for k, v in answer.items() if k != "where"}}
+        for key, answer in reference_answers(given).items()
     }
 
 
