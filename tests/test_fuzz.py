@@ -27,8 +27,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.database import DirectoryBasedExampleDatabase
-from reference_worker import Oracle, ours_env, reference_env
-from test_parity import BOM, ours
+from reference_worker import BOM, Oracle, ours, ours_env, reference_env
 
 import robot_md_mcp as rmm
 

@@ -18,31 +18,11 @@ import pytest
 import stored_reference
 from cases import CASES, Case
 from conftest import ROOT, corpus_files, need
-from reference_worker import Oracle, ours_env
+from reference_worker import BOM, Oracle, ours, ours_env
 
 import robot_md_mcp as rmm
 
-BOM = b"\xef\xbb\xbf"
 SHARED_API = ROOT.parent / "shared" / "reference" / "api"
-
-
-def ours(data: bytes) -> dict:
-    try:
-        source = rmm.decode(data)
-        manifest = rmm.parse(source.text)
-    except rmm.ManifestError as e:
-        report = rmm.Report.from_error(e)
-        rendered = None
-    else:
-        report = rmm.validate(manifest)
-        rendered = rmm.render(manifest)
-    return {
-        "code": report.code,
-        "errors": list(report.errors),
-        "warnings": list(report.warnings),
-        "summary": report.summary,
-        "render": rendered,
-    }
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ results out, one process for thousands of cases.
 
     reference_worker.py reference DIR   robot-md 1.10.6, via reference_oracle.run()
     reference_worker.py dropin DIR      robot-md 1.10.6's MCP builders, via dropin_reference.oracle()
-    reference_worker.py ours DIR        this project, via test_parity.ours()
+    reference_worker.py ours DIR        this project, via ours()
 
 DIR is a folder the caller owns (and removes): the reference's API reads a
 path, so each case is written there as ROBOT.md first.
@@ -63,16 +63,31 @@ def _reference(mode: str, folder: Path) -> Callable[[bytes], dict]:
     return checked
 
 
-def _ours() -> Callable[[bytes], dict]:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, where test_parity is
-    from test_parity import ours
+BOM = b"\xef\xbb\xbf"
 
-    return ours
+
+def ours(data: bytes) -> dict:
+    """This project's answers for validate and render, in the shape of the reference's."""
+    import robot_md_mcp as rmm  # here: the reference's modes never import the project
+
+    try:
+        manifest = rmm.parse(rmm.decode(data).text)
+    except rmm.ManifestError as e:
+        report, rendered = rmm.Report.from_error(e), None
+    else:
+        report, rendered = rmm.validate(manifest), rmm.render(manifest)
+    return {
+        "code": report.code,
+        "errors": list(report.errors),
+        "warnings": list(report.warnings),
+        "summary": report.summary,
+        "render": rendered,
+    }
 
 
 def main(mode: str, folder: Path) -> int:
     _cap_memory()
-    check = _ours() if mode == "ours" else _reference(mode, folder)
+    check = ours if mode == "ours" else _reference(mode, folder)
     for line in sys.stdin.buffer:
         for i, case in enumerate(json.loads(line)["cases"]):
             result = check(base64.b64decode(case))
