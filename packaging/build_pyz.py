@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import email
 import fnmatch
 import functools
 import hashlib
+import itertools
 import json
 import os
-import platform
+import re
 import runpy
 import shutil
 import struct
@@ -65,10 +67,6 @@ win32/lib/pywintypes.py win32/lib/win32con.py win32/lib/winerror.py""".split()
 # Mach-O CPU types: a universal2 (fat) binary carries both; each Mac needs only its own slice.
 MACHO_CPU = {"darwin-arm64": 0x0100000C, "darwin-x86_64": 0x01000007}
 FAT_MAGIC = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")  # a fat Mach-O header: 32-bit and 64-bit offsets
-ENTRY_PLACEHOLDERS = (
-    "TARGETS = {}  # type: Dict[str, Target]  # build_pyz.py fills this in",
-    'BUILD_ID = "0" * 16  # build_pyz.py fills this in',
-)
 INDEX = GUARD["INDEX"]
 DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
 # A file cut short is no zip to Python, which reads it as source: the coding line names the problem.
@@ -183,11 +181,11 @@ def wheels_for_all(
         resolved = dict(zip(targets, pool.map(lambda t: resolve(t, cache), targets), strict=True))
     chosen: Wheels = {}
     for (plat, py), wheels in resolved.items():
-        oldest = {parse_wheel_filename(w.name)[0]: w for w in resolved.get((plat, PYTHONS[0]), wheels)}
+        oldest = resolved.get((plat, PYTHONS[0]), wheels)
+        abi3 = {parse_wheel_filename(w.name)[0]: w for w in oldest if w.name.split("-")[-2] == "abi3"}
         for i, wheel in enumerate(wheels):
-            base = oldest.get(parse_wheel_filename(wheel.name)[0])
-            if base and "abi3" in wheel.name.split("-")[-2].split(".") and base.name.split("-")[-2] == "abi3":
-                wheels[i] = base
+            if "abi3" in wheel.name.split("-")[-2].split("."):
+                wheels[i] = abi3.get(parse_wheel_filename(wheel.name)[0], wheel)
         chosen[(plat, py)] = sorted(wheels + ([project_wheel] if project_wheel else []))
         if project_wheel:
             check_closed((plat, py), chosen[(plat, py)])
@@ -197,10 +195,9 @@ def wheels_for_all(
 def _metadata(wheel: Path) -> tuple[str, str, list[Requirement]]:
     with zipfile.ZipFile(wheel) as z:
         meta = next(n for n in z.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA"))
-        headers = z.read(meta).decode("utf-8").split("\n\n", 1)[0].splitlines()
-    get = {k: v.strip() for k, _, v in (h.partition(":") for h in headers) if k in ("Name", "Version")}
-    requires = [Requirement(h.partition(":")[2].strip()) for h in headers if h.startswith("Requires-Dist:")]
-    return canonicalize_name(get["Name"]), get["Version"], requires
+        headers = email.message_from_bytes(z.read(meta))
+    requires = [Requirement(r) for r in headers.get_all("Requires-Dist", [])]
+    return canonicalize_name(headers["Name"]), headers["Version"], requires
 
 
 def check_closed(target: Target, wheels: list[Path]) -> None:
@@ -307,12 +304,13 @@ def place(tree: Tree, targets: list[Target]) -> dict[str, list[Target]]:
     """{dir: targets whose copy of one distribution goes there}: shared where all agree, else the
     coarsest split that agrees; the most common content stays shared (docs/packaging.md)."""
     present = sorted(tree)
-    restricted = _restrictions(present, targets)
+    everywhere = len(present) == len(targets)
+    restricted = set() if everywhere else _restrictions(present, targets)
     if not restricted and _consistent(tree, present):
         return {"": present}
     groups = _split(tree, present, restricted)
     result = {"_platform/" + key: group for key, group in groups.items()}
-    if len(present) == len(targets):
+    if everywhere:
         shared = _most_common(tree, groups)
         for key in shared:
             del result["_platform/" + key]
@@ -322,13 +320,10 @@ def place(tree: Tree, targets: list[Target]) -> dict[str, list[Target]]:
 
 def _restrictions(present: list[Target], targets: list[Target]) -> set[str]:
     """The groupings ("python", "platform") whose every target has a distribution present on some."""
-    if len(present) == len(targets):
-        return set()
-    restricted = set()
-    for how in ("python", "platform"):
-        if {t for t in targets if GROUPINGS[how](t) in {GROUPINGS[how](p) for p in present}} == set(present):
-            restricted.add(how)
-    return restricted
+    seen = {how: {GROUPINGS[how](p) for p in present} for how in ("python", "platform")}
+    return {
+        how for how, keys in seen.items() if {t for t in targets if GROUPINGS[how](t) in keys} == set(present)
+    }
 
 
 def _split(tree: Tree, present: list[Target], restricted: set[str]) -> dict[str, list[Target]]:
@@ -373,37 +368,29 @@ def write_tree(layout: Layout, site: Path) -> None:
                 out.chmod(_mode(dest) & 0o777)  # not the builder's umask
 
 
-def _oldest_system(wheel: Path, prefix: str) -> list[int] | None:
-    """The oldest glibc or macOS ([2, 17], [11, 0]) the wheel's tags accept, or None."""
-    found = []
-    for tag in parse_wheel_filename(wheel.name)[3]:
-        name = tag.platform.replace("manylinux2014", "manylinux_2_17")
-        if name.startswith(prefix):
-            found.append([int(x) for x in name[len(prefix) :].split("_")[:2]])
-    return min(found, default=None)
-
-
 def guard_targets(wheels: Wheels) -> Targets:
-    """pyz_guard.TARGETS: per platform its CPythons and the newest glibc or macOS any wheel needs."""
+    """pyz_guard.TARGETS: per platform its CPythons and the newest glibc or macOS any wheel needs (each
+    wheel the oldest its tags accept: [2, 17], [11, 0])."""
     info: Targets = {}
     for (plat, py), ws in sorted(wheels.items()):
         entry = info.setdefault(plat, {"pythons": []})
         entry["pythons"].append(py)
-        for field, prefix in (("glibc", "manylinux_"), ("macos", "macosx_")):
-            needs = [need for need in (_oldest_system(w, prefix) for w in ws) if need]
-            if needs:
-                entry[field] = max([entry.get(field, [0, 0]), *needs])
+        for wheel, (field, system) in itertools.product(ws, (("glibc", "manylinux"), ("macos", "macosx"))):
+            name = wheel.name.replace("manylinux2014", "manylinux_2_17")
+            accepted = [[int(a), int(b)] for a, b in re.findall(rf"\b{system}_(\d+)_(\d+)_", name)]
+            if accepted:
+                entry[field] = max(entry.get(field, [0, 0]), min(accepted))
     return info
 
 
 def entry(targets: Targets, build_id: str) -> bytes:
     """pyz_guard.py with this build's targets and id: the pyz's __main__.py."""
     text = (HERE / "pyz_guard.py").read_text()
-    for placeholder in ENTRY_PLACEHOLDERS:
-        if text.count(placeholder) != 1:
-            raise BuildError(f"pyz_guard.py must hold `{placeholder}` once")
-    text = text.replace(ENTRY_PLACEHOLDERS[0], f"TARGETS = {json.dumps(targets, sort_keys=True)}")
-    return text.replace(ENTRY_PLACEHOLDERS[1], f'BUILD_ID = "{build_id}"').encode()
+    fill = {"TARGETS": json.dumps(targets, sort_keys=True), "BUILD_ID": f'"{build_id}"'}
+    pattern = "(?m)^(TARGETS|BUILD_ID) = .*  # build_pyz.py fills this in$"
+    if re.findall(pattern, text) != list(fill):
+        raise BuildError(f"pyz_guard.py must hold TARGETS, then BUILD_ID, once each, as {pattern!r}")
+    return re.sub(pattern, lambda m: f"{m[1]} = {fill[m[1]]}", text).encode()
 
 
 def index(users: Users, targets: list[Target]) -> bytes:
@@ -471,16 +458,11 @@ def session_files(host: Target, wheels: list[Path]) -> list[str]:
 
 def compile_bytecode(site: Path, python: str, loaded: list[str]) -> None:
     """Unchecked-hash bytecode by `python` for what a session loads, naming `site-packages/...` paths."""
-    script = (
-        "import json, py_compile, sys\n"
-        "site, unchecked = sys.argv[1], py_compile.PycInvalidationMode.UNCHECKED_HASH\n"
-        "for path in json.load(sys.stdin):\n"
-        "    py_compile.compile(f'{site}/{path}', None, f'site-packages/{path}', True, 0, unchecked)\n"
-    )
-    paths = json.dumps([p for p in loaded if (site / p).is_file()])
+    paths = "".join(f"{site / p}\n" for p in loaded if (site / p).is_file())
     # A fixed hash seed: frozenset constants (`x in {"a", "b"}`) are marshalled in hash order.
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    command = [python, "-c", script, str(site)]
+    command = [python, "-m", "compileall", "-q", "--invalidation-mode=unchecked-hash", "-i", "-"]
+    command += ["-s", str(site), "-p", "site-packages"]
     done = subprocess.run(command, input=paths, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise BuildError(f"compiling bytecode with {python} failed: {(done.stdout + done.stderr)[-2000:]}")
@@ -498,55 +480,40 @@ def build_one(wheels: Wheels, out: Path, bytecode: str | None = None, loaded: tu
     return out
 
 
-def build_all(wheels: Wheels, dist: Path, version: str) -> None:
-    """The universal pyz (no bytecode) and the slim ones, with bytecode by each CPython on PATH."""
-    key = GUARD["platform_key"](sys.platform, platform.machine(), 64 if sys.maxsize > 2**32 else 32)
-    host = (key, f"{sys.version_info[0]}.{sys.version_info[1]}")  # the target this build runs as?
-    pythons, cpython = interpreters(), sys.implementation.name == "cpython"
-    loaded = tuple(session_files(host, wheels[host])) if host in TARGETS and cpython else ()
-    made_by = ", ".join(pythons) if loaded else "(none: this CPython is no target)"
-    said = f"a session loads {len(loaded)} files; bytecode for them in the slim pyz for CPython {made_by}"
-    print(said, flush=True)
-    with concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1) as pool:
-        slim = [
-            pool.submit(build_one, {t: wheels[t]}, dist / slim_name(t, version), pythons.get(t[1]), loaded)
-            for t in TARGETS
-        ]
-        build_one(wheels, dist / "robot-md-mcp.pyz")
-        for job in slim:
-            job.result()
-
-
 def slim_name(target: Target, version: str) -> str:
     """robot-md-mcp-0.9.0-cp312-manylinux_x86_64.pyz: the slim file for target."""
     return f"robot-md-mcp-{version}-{GROUPINGS['python'](target)}-{PLATFORMS[target[0]][2]}.pyz"
 
 
-def here_target() -> Target:
-    """The target of the interpreter running the build, or Refused (pyz_guard.buildable_here)."""
-    this = GUARD["describe_this_interpreter"]()
-    name, problem = GUARD["buildable_here"](this)
-    if problem:
-        raise Refused(problem)
-    major, minor = this["version"][:2]
-    return (name.rsplit("-", 1)[0], f"{major}.{minor}")
-
-
 def build(args: argparse.Namespace) -> None:
-    """The release set, or with --here only this machine's slim pyz, into args.dist (emptied of pyz)."""
-    version = str(parse_wheel_filename(args.project_wheel.name)[1])
-    host = here_target() if args.here else None  # refused before anything is downloaded
-    args.dist.mkdir(parents=True, exist_ok=True)
-    for old in args.dist.glob("robot-md-mcp*.pyz"):
+    """The release set, or with --here only this machine's slim pyz, into args.dist (emptied of pyz):
+    the universal pyz (no bytecode) and the slim ones, with bytecode by each CPython on PATH."""
+    version, dist = str(parse_wheel_filename(args.project_wheel.name)[1]), args.dist
+    this = GUARD["describe_this_interpreter"]()
+    name, problem = GUARD["buildable_here"](this)  # the target this build runs as, if a pyz serves it
+    if args.here and problem:
+        raise Refused(problem)  # before anything is downloaded
+    host = (name.rsplit("-", 1)[0], ".".join(map(str, this["version"][:2]))) if name else None
+    dist.mkdir(parents=True, exist_ok=True)
+    for old in dist.glob("robot-md-mcp*.pyz"):
         old.unlink()
     started = time.monotonic()
-    wheels = wheels_for_all(args.cache.resolve(), args.project_wheel.resolve(), [host] if host else TARGETS)
+    targets = [host] if args.here and host else TARGETS
+    wheels = wheels_for_all(args.cache.resolve(), args.project_wheel.resolve(), targets)
     print(f"wheels ready ({time.monotonic() - started:.0f} s)", flush=True)
-    if host is None:
-        return build_all(wheels, args.dist, version)
-    loaded = tuple(session_files(host, wheels[host]))
-    print(f"a session loads {len(loaded)} files; bytecode for them made by {sys.executable}", flush=True)
-    build_one(wheels, args.dist / slim_name(host, version), sys.executable, loaded)
+    pythons = {targets[0][1]: sys.executable} if args.here else interpreters()
+    loaded = tuple(session_files(host, wheels[host])) if host and host in wheels else ()
+    made_by = ", ".join(pythons) if loaded else "(none: this CPython is no target)"
+    print(f"a session loads {len(loaded)} files; bytecode for them in the slim pyz for CPython {made_by}")
+    with concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1) as pool:
+        slim = [
+            pool.submit(build_one, {t: wheels[t]}, dist / slim_name(t, version), pythons.get(t[1]), loaded)
+            for t in targets
+        ]
+        if not args.here:
+            build_one(wheels, dist / "robot-md-mcp.pyz")
+        for job in slim:
+            job.result()
 
 
 def main() -> int:

@@ -30,11 +30,8 @@ BUILD_ID = "0" * 16  # build_pyz.py fills this in
 INDEX = "robot-md-mcp-pyz.json"  # {"only": {member: [the targets that use it]}}, if not every target
 SYSTEMS = {"linux": "Linux", "darwin": "macOS", "win32": "Windows"}
 MACHINES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}  # spellings of the same CPU
-SPELLED = {
-    "linux": {"x86_64": "x86_64", "aarch64": "aarch64"},
-    "darwin": {"x86_64": "x86_64", "aarch64": "arm64"},
-}
-SPELLED["win32"] = {"x86_64": "amd64"}
+SPELLED = {"linux": {"x86_64": "x86_64", "aarch64": "aarch64"}, "win32": {"x86_64": "amd64"}}
+SPELLED["darwin"] = {"x86_64": "x86_64", "aarch64": "arm64"}
 # threat: none (housekeeping of our own disk)
 MAX_IDLE = 30 * 86400  # seconds: step 3 (pruning) says why
 MAX_UNPACK = 3600
@@ -330,14 +327,10 @@ def root_candidates(environ, home, uid):  # type: (Mapping[str, str], Optional[s
         return [os.path.expanduser(environ["SHIV_ROOT"])]
     import tempfile
 
-    user, cache = (
-        str(uid) if uid is not None else environ.get("USERNAME", "user"),
-        environ.get("XDG_CACHE_HOME"),
-    )
-    candidates = ([os.path.join(home, ".shiv")] if home else []) + (
-        [os.path.join(cache, "shiv")] if cache else []
-    )
-    return candidates + [os.path.join(tempfile.gettempdir(), "shiv-" + user)]
+    user = str(uid) if uid is not None else environ.get("USERNAME", "user")
+    found = [os.path.join(home, ".shiv")] if home else []
+    found += [os.path.join(environ["XDG_CACHE_HOME"], "shiv")] if environ.get("XDG_CACHE_HOME") else []
+    return found + [os.path.join(tempfile.gettempdir(), "shiv-" + user)]
 
 
 def unpack_root(environ, uid, home=None):
