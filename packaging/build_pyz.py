@@ -105,10 +105,6 @@ class BuildError(Exception):
     """A build step failed: one line, exit 1."""
 
 
-class Refused(Exception):
-    """No pyz serves the machine or CPython `--here` builds for: one line, exit 2."""
-
-
 def target_name(target: Target) -> str:
     return f"{target[0]}-cp{target[1].replace('.', '')}"
 
@@ -310,11 +306,15 @@ def place(tree: Tree, targets: list[Target]) -> dict[str, list[Target]]:
         return {"": present}
     groups = _split(tree, present, restricted)
     result = {"_platform/" + key: group for key, group in groups.items()}
-    if everywhere:
-        shared = _most_common(tree, groups)
-        for key in shared:
-            del result["_platform/" + key]
-        result[""] = [t for key in shared for t in groups[key]]
+    if everywhere:  # the most common content first, then each group that agrees with it, is shared
+        popularity: dict[frozenset[tuple[str, str]], int] = defaultdict(int)
+        for group in groups.values():
+            popularity[_content(tree, group)] += len(group)
+        result[""] = []
+        for key, group in sorted(groups.items(), key=lambda kv: (-popularity[_content(tree, kv[1])], kv[0])):
+            if _consistent(tree, result[""] + group):
+                result[""] += group
+                del result["_platform/" + key]
     return result
 
 
@@ -335,20 +335,6 @@ def _split(tree: Tree, present: list[Target], restricted: set[str]) -> dict[str,
         if restricted <= dims and all(_consistent(tree, g) for g in groups.values()):
             break
     return groups
-
-
-def _most_common(tree: Tree, groups: dict[str, list[Target]]) -> list[str]:
-    """The group keys that can share the tree: the most common content first, then each that agrees."""
-    popularity: dict[frozenset[tuple[str, str]], int] = defaultdict(int)
-    for group in groups.values():
-        popularity[_content(tree, group)] += len(group)
-    shared: list[Target] = []
-    keys = []
-    for key, group in sorted(groups.items(), key=lambda kv: (-popularity[_content(tree, kv[1])], kv[0])):
-        if _consistent(tree, shared + group):
-            shared += group
-            keys.append(key)
-    return keys
 
 
 def _mode(name: str) -> int:  # the same on every build machine, whatever its umask
@@ -491,8 +477,9 @@ def build(args: argparse.Namespace) -> None:
     version, dist = str(parse_wheel_filename(args.project_wheel.name)[1]), args.dist
     this = GUARD["describe_this_interpreter"]()
     name, problem = GUARD["buildable_here"](this)  # the target this build runs as, if a pyz serves it
-    if args.here and problem:
-        raise Refused(problem)  # before anything is downloaded
+    if args.here and problem:  # no pyz serves this machine or CPython: one line, exit 2, before any download
+        print(problem, file=sys.stderr)
+        raise SystemExit(2)
     host = (name.rsplit("-", 1)[0], ".".join(map(str, this["version"][:2]))) if name else None
     dist.mkdir(parents=True, exist_ok=True)
     for old in dist.glob("robot-md-mcp*.pyz"):
@@ -525,9 +512,6 @@ def main() -> int:
     started = time.monotonic()
     try:
         build(args)
-    except Refused as e:
-        print(e, file=sys.stderr)
-        return 2
     except BuildError as e:
         print(f"build_pyz: {e}", file=sys.stderr)
         return 1

@@ -411,8 +411,7 @@ def prune(root, ours, now=None):  # type: (str, str, Optional[float]) -> List[st
 # Two first runs at once: each unpacks into its own .tmp, the first rename wins, the other uses that.
 def _write_member(archive, root, info):  # type: (zipfile.ZipFile, str, zipfile.ZipInfo) -> None
     """Write one member under root; its name is not checked (a changed pyz runs its own __main__.py)."""
-    parts = info.filename.rstrip("/").split("/")
-    path = os.path.join(root, *parts)
+    path = os.path.join(root, *info.filename.rstrip("/").split("/"))
     data = archive.read(info)
     if not os.path.isdir(os.path.dirname(path)):
         os.makedirs(os.path.dirname(path), 0o755)
