@@ -444,11 +444,16 @@ def session_files(host: Target, wheels: list[Path]) -> list[str]:
 
 def compile_bytecode(site: Path, python: str, loaded: list[str]) -> None:
     """Unchecked-hash bytecode by `python` for what a session loads, naming `site-packages/...` paths."""
-    paths = "".join(f"{site / p}\n" for p in loaded if (site / p).is_file())
+    script = (
+        "import json, py_compile, sys\n"
+        "site, unchecked = sys.argv[1], py_compile.PycInvalidationMode.UNCHECKED_HASH\n"
+        "for path in json.load(sys.stdin):\n"
+        "    py_compile.compile(f'{site}/{path}', None, f'site-packages/{path}', True, 0, unchecked)\n"
+    )
+    paths = json.dumps([p for p in loaded if (site / p).is_file()])
     # A fixed hash seed: frozenset constants (`x in {"a", "b"}`) are marshalled in hash order.
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    command = [python, "-m", "compileall", "-q", "--invalidation-mode=unchecked-hash", "-i", "-"]
-    command += ["-s", str(site), "-p", "site-packages"]
+    command = [python, "-c", script, str(site)]
     done = subprocess.run(command, input=paths, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise BuildError(f"compiling bytecode with {python} failed: {(done.stdout + done.stderr)[-2000:]}")
