@@ -52,9 +52,8 @@ NATIVE = (".so", ".pyd", ".dll", ".dylib")
 Target = tuple[str, str]  # (platform key, "3.X")
 Wheels = dict[Target, list[Path]]
 Targets = dict[str, dict[str, Any]]  # pyz_guard.TARGETS: {platform key: {"pythons": [...], ...}}
-Place = tuple[str, str]  # (dir, path): dir "" is the shared tree, else "_platform/<key>"
-Layout = dict[Place, tuple[Path, str, int | None]]  # -> (wheel, member, Mac CPU)
-Users = dict[Place, set[Target]]  # -> the targets that use it
+# path under site-packages (in the shared tree, or under "_platform/<key>/") -> (wheel, member, Mac CPU)
+Layout = dict[str, tuple[Path, str, int | None]]
 Tree = dict[Target, dict[str, tuple[str, Path, str, int | None]]]  # target -> path -> (sha256, wheel, ...)
 
 # Never imported when serving: tests, type stubs, bytecode, wheel bookkeeping (SBOMs carry random serials).
@@ -255,8 +254,9 @@ def wheel_files(wheel: Path, cpu: int | None = None) -> dict[str, tuple[str, str
     return files
 
 
-def plan(wheels: Wheels) -> tuple[Layout, Users]:
-    """Where each file of each target's wheels goes in the merged tree, and who uses it."""
+def plan(wheels: Wheels) -> tuple[Layout, dict[str, list[str]]]:
+    """Where each file of each target's wheels goes in the merged tree, and INDEX's "only": the targets
+    that use each member not every target uses."""
     targets = sorted(wheels)
     trees: dict[str, Tree] = defaultdict(dict)
     owner: dict[str, str] = {}
@@ -278,14 +278,17 @@ def plan(wheels: Wheels) -> tuple[Layout, Users]:
                     raise BuildError(f"{dist} and {owner[path.split('/')[0]]} both install {path}")
                 trees[dist].setdefault(t, {})[path] = (digest, wheel, member, cpu)
     layout: Layout = {}
-    users: Users = defaultdict(set)
+    users: dict[str, set[Target]] = defaultdict(set)
     for top in sorted(trees):
         for key, group in place(trees[top], targets).items():
             for t in group:
                 for path, (_, wheel, member, cpu) in trees[top][t].items():
-                    layout[(key, path)] = (wheel, member, cpu)
-                    users[(key, path)].add(t)
-    return layout, users
+                    where = f"{key}/{path}" if key else path
+                    layout[where] = (wheel, member, cpu)
+                    users[where].add(t)
+    return layout, {
+        f"site-packages/{w}": sorted(map(target_name, g)) for w, g in users.items() if g != set(targets)
+    }
 
 
 def _content(tree: Tree, group: list[Target]) -> frozenset[tuple[str, str]]:
@@ -343,8 +346,8 @@ def _mode(name: str) -> int:  # the same on every build machine, whatever its um
 
 def write_tree(layout: Layout, site: Path) -> None:
     by_wheel: dict[Path, list[tuple[str, str, int | None]]] = defaultdict(list)
-    for (key, path), (wheel, member, cpu) in layout.items():
-        by_wheel[wheel].append((f"{key}/{path}" if key else path, member, cpu))
+    for where, (wheel, member, cpu) in layout.items():
+        by_wheel[wheel].append((where, member, cpu))
     for wheel, items in sorted(by_wheel.items()):
         with zipfile.ZipFile(wheel) as z:
             for dest, member, cpu in items:
@@ -379,23 +382,14 @@ def entry(targets: Targets, build_id: str) -> bytes:
     return re.sub(pattern, lambda m: f"{m[1]} = {fill[m[1]]}", text).encode()
 
 
-def index(users: Users, targets: list[Target]) -> bytes:
-    """INDEX: {"only": {member: the targets that use it}} for the members not every target uses."""
-    only = {
-        "site-packages/" + (f"{key}/{path}" if key else path): sorted(map(target_name, group))
-        for (key, path), group in users.items()
-        if group != set(targets)
-    }
-    return json.dumps({"only": only}, sort_keys=True, separators=(",", ":")).encode()
-
-
-def write_pyz(site: Path, out: Path, targets: Targets, pyz_index: bytes) -> None:
+def write_pyz(site: Path, out: Path, targets: Targets, only: dict[str, list[str]]) -> None:
     """The pyz: site under site-packages/, the index, and our entry whose build id digests the rest."""
     found: dict[str, tuple[int, Callable[[], bytes]]] = {
         f"site-packages/{path.relative_to(site).as_posix()}": (_mode(path.name) << 16, path.read_bytes)
         for path in site.rglob("*")
         if path.is_file()
     }
+    pyz_index = json.dumps({"only": only}, sort_keys=True, separators=(",", ":")).encode()
     found[INDEX] = (0o100644 << 16, lambda: pyz_index)
     digest = hashlib.sha256(entry(targets, "0" * 16))
     for name in sorted(found):
@@ -463,11 +457,11 @@ def build_one(wheels: Wheels, out: Path, bytecode: str | None = None, loaded: tu
     """One pyz of wheels' targets, with bytecode by `bytecode` for `loaded`."""
     with tempfile.TemporaryDirectory() as work:
         site = Path(work) / "site"
-        layout, users = plan(wheels)
+        layout, only = plan(wheels)
         write_tree(layout, site)
         if bytecode and loaded:
             compile_bytecode(site, bytecode, list(loaded))
-        write_pyz(site, out, guard_targets(wheels), index(users, sorted(wheels)))
+        write_pyz(site, out, guard_targets(wheels), only)
     return out
 
 
