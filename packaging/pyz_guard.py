@@ -382,7 +382,7 @@ def prune(root, ours, now=None):  # type: (str, str, Optional[float]) -> List[st
     for name in names:
         found, path = re.match(OURS, name), os.path.join(root, name)
         suffix = (found.group(1) or "").split("-")[0] if found else ""
-        idle = {".tmp": MAX_UNPACK, ".pruning": float("-inf")}.get(suffix, MAX_IDLE)  # then it goes
+        idle = {".tmp": MAX_UNPACK, ".pruning": float("-inf")}.get(suffix, MAX_IDLE)  # how long it may idle
         try:
             if not found or path == ours or now - os.lstat(path).st_mtime < idle:
                 continue
