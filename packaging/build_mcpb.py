@@ -68,13 +68,12 @@ def module() -> Any:
     """robot_md_mcp itself, from this checkout: its version and its TOOLS and PROMPTS tables."""
     sys.path.insert(0, str(ROOT))
     try:
-        import robot_md_mcp
+        return importlib.import_module("robot_md_mcp")
     except ImportError as e:
         said = f"build_mcpb: importing robot_md_mcp needs its dependencies ({e}): {INSTALL}"
         raise SystemExit(said) from None
     finally:
         sys.path.remove(str(ROOT))
-    return robot_md_mcp
 
 
 def template() -> dict[str, Any]:

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import email
 import fnmatch
 import functools
 import hashlib
+import itertools
 import json
 import os
-import platform
+import re
 import runpy
 import shutil
 import struct
@@ -50,9 +52,8 @@ NATIVE = (".so", ".pyd", ".dll", ".dylib")
 Target = tuple[str, str]  # (platform key, "3.X")
 Wheels = dict[Target, list[Path]]
 Targets = dict[str, dict[str, Any]]  # pyz_guard.TARGETS: {platform key: {"pythons": [...], ...}}
-Place = tuple[str, str]  # (dir, path): dir "" is the shared tree, else "_platform/<key>"
-Layout = dict[Place, tuple[Path, str, int | None]]  # -> (wheel, member, Mac CPU)
-Users = dict[Place, set[Target]]  # -> the targets that use it
+# path under site-packages (in the shared tree, or under "_platform/<key>/") -> (wheel, member, Mac CPU)
+Layout = dict[str, tuple[Path, str, int | None]]
 Tree = dict[Target, dict[str, tuple[str, Path, str, int | None]]]  # target -> path -> (sha256, wheel, ...)
 
 # Never imported when serving: tests, type stubs, bytecode, wheel bookkeeping (SBOMs carry random serials).
@@ -65,10 +66,6 @@ win32/lib/pywintypes.py win32/lib/win32con.py win32/lib/winerror.py""".split()
 # Mach-O CPU types: a universal2 (fat) binary carries both; each Mac needs only its own slice.
 MACHO_CPU = {"darwin-arm64": 0x0100000C, "darwin-x86_64": 0x01000007}
 FAT_MAGIC = (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf")  # a fat Mach-O header: 32-bit and 64-bit offsets
-ENTRY_PLACEHOLDERS = (
-    "TARGETS = {}  # type: Dict[str, Target]  # build_pyz.py fills this in",
-    'BUILD_ID = "0" * 16  # build_pyz.py fills this in',
-)
 INDEX = GUARD["INDEX"]
 DATE = (1980, 1, 1, 0, 0, 0)  # every member's timestamp: rebuilds are byte-identical
 # A file cut short is no zip to Python, which reads it as source: the coding line names the problem.
@@ -105,10 +102,6 @@ GROUPINGS: dict[str, Callable[[Target], str]] = {
 
 class BuildError(Exception):
     """A build step failed: one line, exit 1."""
-
-
-class Refused(Exception):
-    """No pyz serves the machine or CPython `--here` builds for: one line, exit 2."""
 
 
 def target_name(target: Target) -> str:
@@ -183,11 +176,11 @@ def wheels_for_all(
         resolved = dict(zip(targets, pool.map(lambda t: resolve(t, cache), targets), strict=True))
     chosen: Wheels = {}
     for (plat, py), wheels in resolved.items():
-        oldest = {parse_wheel_filename(w.name)[0]: w for w in resolved.get((plat, PYTHONS[0]), wheels)}
+        oldest = resolved.get((plat, PYTHONS[0]), wheels)
+        abi3 = {parse_wheel_filename(w.name)[0]: w for w in oldest if w.name.split("-")[-2] == "abi3"}
         for i, wheel in enumerate(wheels):
-            base = oldest.get(parse_wheel_filename(wheel.name)[0])
-            if base and "abi3" in wheel.name.split("-")[-2].split(".") and base.name.split("-")[-2] == "abi3":
-                wheels[i] = base
+            if "abi3" in wheel.name.split("-")[-2].split("."):
+                wheels[i] = abi3.get(parse_wheel_filename(wheel.name)[0], wheel)
         chosen[(plat, py)] = sorted(wheels + ([project_wheel] if project_wheel else []))
         if project_wheel:
             check_closed((plat, py), chosen[(plat, py)])
@@ -197,10 +190,9 @@ def wheels_for_all(
 def _metadata(wheel: Path) -> tuple[str, str, list[Requirement]]:
     with zipfile.ZipFile(wheel) as z:
         meta = next(n for n in z.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA"))
-        headers = z.read(meta).decode("utf-8").split("\n\n", 1)[0].splitlines()
-    get = {k: v.strip() for k, _, v in (h.partition(":") for h in headers) if k in ("Name", "Version")}
-    requires = [Requirement(h.partition(":")[2].strip()) for h in headers if h.startswith("Requires-Dist:")]
-    return canonicalize_name(get["Name"]), get["Version"], requires
+        headers = email.message_from_bytes(z.read(meta))
+    requires = [Requirement(r) for r in headers.get_all("Requires-Dist", [])]
+    return canonicalize_name(headers["Name"]), headers["Version"], requires
 
 
 def check_closed(target: Target, wheels: list[Path]) -> None:
@@ -262,8 +254,9 @@ def wheel_files(wheel: Path, cpu: int | None = None) -> dict[str, tuple[str, str
     return files
 
 
-def plan(wheels: Wheels) -> tuple[Layout, Users]:
-    """Where each file of each target's wheels goes in the merged tree, and who uses it."""
+def plan(wheels: Wheels) -> tuple[Layout, dict[str, list[str]]]:
+    """Where each file of each target's wheels goes in the merged tree, and INDEX's "only": the targets
+    that use each member not every target uses."""
     targets = sorted(wheels)
     trees: dict[str, Tree] = defaultdict(dict)
     owner: dict[str, str] = {}
@@ -285,14 +278,17 @@ def plan(wheels: Wheels) -> tuple[Layout, Users]:
                     raise BuildError(f"{dist} and {owner[path.split('/')[0]]} both install {path}")
                 trees[dist].setdefault(t, {})[path] = (digest, wheel, member, cpu)
     layout: Layout = {}
-    users: Users = defaultdict(set)
+    users: dict[str, set[Target]] = defaultdict(set)
     for top in sorted(trees):
         for key, group in place(trees[top], targets).items():
             for t in group:
                 for path, (_, wheel, member, cpu) in trees[top][t].items():
-                    layout[(key, path)] = (wheel, member, cpu)
-                    users[(key, path)].add(t)
-    return layout, users
+                    where = f"{key}/{path}" if key else path
+                    layout[where] = (wheel, member, cpu)
+                    users[where].add(t)
+    return layout, {
+        f"site-packages/{w}": sorted(map(target_name, g)) for w, g in users.items() if g != set(targets)
+    }
 
 
 def _content(tree: Tree, group: list[Target]) -> frozenset[tuple[str, str]]:
@@ -307,28 +303,30 @@ def place(tree: Tree, targets: list[Target]) -> dict[str, list[Target]]:
     """{dir: targets whose copy of one distribution goes there}: shared where all agree, else the
     coarsest split that agrees; the most common content stays shared (docs/packaging.md)."""
     present = sorted(tree)
-    restricted = _restrictions(present, targets)
+    everywhere = len(present) == len(targets)
+    restricted = set() if everywhere else _restrictions(present, targets)
     if not restricted and _consistent(tree, present):
         return {"": present}
     groups = _split(tree, present, restricted)
     result = {"_platform/" + key: group for key, group in groups.items()}
-    if len(present) == len(targets):
-        shared = _most_common(tree, groups)
-        for key in shared:
-            del result["_platform/" + key]
-        result[""] = [t for key in shared for t in groups[key]]
+    if everywhere:  # the most common content first, then each group that agrees with it, is shared
+        popularity: dict[frozenset[tuple[str, str]], int] = defaultdict(int)
+        for group in groups.values():
+            popularity[_content(tree, group)] += len(group)
+        result[""] = []
+        for key, group in sorted(groups.items(), key=lambda kv: (-popularity[_content(tree, kv[1])], kv[0])):
+            if _consistent(tree, result[""] + group):
+                result[""] += group
+                del result["_platform/" + key]
     return result
 
 
 def _restrictions(present: list[Target], targets: list[Target]) -> set[str]:
     """The groupings ("python", "platform") whose every target has a distribution present on some."""
-    if len(present) == len(targets):
-        return set()
-    restricted = set()
-    for how in ("python", "platform"):
-        if {t for t in targets if GROUPINGS[how](t) in {GROUPINGS[how](p) for p in present}} == set(present):
-            restricted.add(how)
-    return restricted
+    seen = {how: {GROUPINGS[how](p) for p in present} for how in ("python", "platform")}
+    return {
+        how for how, keys in seen.items() if {t for t in targets if GROUPINGS[how](t) in keys} == set(present)
+    }
 
 
 def _split(tree: Tree, present: list[Target], restricted: set[str]) -> dict[str, list[Target]]:
@@ -342,28 +340,14 @@ def _split(tree: Tree, present: list[Target], restricted: set[str]) -> dict[str,
     return groups
 
 
-def _most_common(tree: Tree, groups: dict[str, list[Target]]) -> list[str]:
-    """The group keys that can share the tree: the most common content first, then each that agrees."""
-    popularity: dict[frozenset[tuple[str, str]], int] = defaultdict(int)
-    for group in groups.values():
-        popularity[_content(tree, group)] += len(group)
-    shared: list[Target] = []
-    keys = []
-    for key, group in sorted(groups.items(), key=lambda kv: (-popularity[_content(tree, kv[1])], kv[0])):
-        if _consistent(tree, shared + group):
-            shared += group
-            keys.append(key)
-    return keys
-
-
 def _mode(name: str) -> int:  # the same on every build machine, whatever its umask
     return 0o100755 if name.endswith(NATIVE) else 0o100644
 
 
 def write_tree(layout: Layout, site: Path) -> None:
     by_wheel: dict[Path, list[tuple[str, str, int | None]]] = defaultdict(list)
-    for (key, path), (wheel, member, cpu) in layout.items():
-        by_wheel[wheel].append((f"{key}/{path}" if key else path, member, cpu))
+    for where, (wheel, member, cpu) in layout.items():
+        by_wheel[wheel].append((where, member, cpu))
     for wheel, items in sorted(by_wheel.items()):
         with zipfile.ZipFile(wheel) as z:
             for dest, member, cpu in items:
@@ -373,56 +357,39 @@ def write_tree(layout: Layout, site: Path) -> None:
                 out.chmod(_mode(dest) & 0o777)  # not the builder's umask
 
 
-def _oldest_system(wheel: Path, prefix: str) -> list[int] | None:
-    """The oldest glibc or macOS ([2, 17], [11, 0]) the wheel's tags accept, or None."""
-    found = []
-    for tag in parse_wheel_filename(wheel.name)[3]:
-        name = tag.platform.replace("manylinux2014", "manylinux_2_17")
-        if name.startswith(prefix):
-            found.append([int(x) for x in name[len(prefix) :].split("_")[:2]])
-    return min(found, default=None)
-
-
 def guard_targets(wheels: Wheels) -> Targets:
-    """pyz_guard.TARGETS: per platform its CPythons and the newest glibc or macOS any wheel needs."""
+    """pyz_guard.TARGETS: per platform its CPythons and the newest glibc or macOS any wheel needs (each
+    wheel the oldest its tags accept: [2, 17], [11, 0])."""
     info: Targets = {}
     for (plat, py), ws in sorted(wheels.items()):
         entry = info.setdefault(plat, {"pythons": []})
         entry["pythons"].append(py)
-        for field, prefix in (("glibc", "manylinux_"), ("macos", "macosx_")):
-            needs = [need for need in (_oldest_system(w, prefix) for w in ws) if need]
-            if needs:
-                entry[field] = max([entry.get(field, [0, 0]), *needs])
+        for wheel, (field, system) in itertools.product(ws, (("glibc", "manylinux"), ("macos", "macosx"))):
+            name = wheel.name.replace("manylinux2014", "manylinux_2_17")
+            accepted = [[int(a), int(b)] for a, b in re.findall(rf"\b{system}_(\d+)_(\d+)_", name)]
+            if accepted:
+                entry[field] = max(entry.get(field, [0, 0]), min(accepted))
     return info
 
 
 def entry(targets: Targets, build_id: str) -> bytes:
     """pyz_guard.py with this build's targets and id: the pyz's __main__.py."""
     text = (HERE / "pyz_guard.py").read_text()
-    for placeholder in ENTRY_PLACEHOLDERS:
-        if text.count(placeholder) != 1:
-            raise BuildError(f"pyz_guard.py must hold `{placeholder}` once")
-    text = text.replace(ENTRY_PLACEHOLDERS[0], f"TARGETS = {json.dumps(targets, sort_keys=True)}")
-    return text.replace(ENTRY_PLACEHOLDERS[1], f'BUILD_ID = "{build_id}"').encode()
+    fill = {"TARGETS": json.dumps(targets, sort_keys=True), "BUILD_ID": f'"{build_id}"'}
+    pattern = "(?m)^(TARGETS|BUILD_ID) = .*  # build_pyz.py fills this in$"
+    if re.findall(pattern, text) != list(fill):
+        raise BuildError(f"pyz_guard.py must hold TARGETS, then BUILD_ID, once each, as {pattern!r}")
+    return re.sub(pattern, lambda m: f"{m[1]} = {fill[m[1]]}", text).encode()
 
 
-def index(users: Users, targets: list[Target]) -> bytes:
-    """INDEX: {"only": {member: the targets that use it}} for the members not every target uses."""
-    only = {
-        "site-packages/" + (f"{key}/{path}" if key else path): sorted(map(target_name, group))
-        for (key, path), group in users.items()
-        if group != set(targets)
-    }
-    return json.dumps({"only": only}, sort_keys=True, separators=(",", ":")).encode()
-
-
-def write_pyz(site: Path, out: Path, targets: Targets, pyz_index: bytes) -> None:
+def write_pyz(site: Path, out: Path, targets: Targets, only: dict[str, list[str]]) -> None:
     """The pyz: site under site-packages/, the index, and our entry whose build id digests the rest."""
     found: dict[str, tuple[int, Callable[[], bytes]]] = {
         f"site-packages/{path.relative_to(site).as_posix()}": (_mode(path.name) << 16, path.read_bytes)
         for path in site.rglob("*")
         if path.is_file()
     }
+    pyz_index = json.dumps({"only": only}, sort_keys=True, separators=(",", ":")).encode()
     found[INDEX] = (0o100644 << 16, lambda: pyz_index)
     digest = hashlib.sha256(entry(targets, "0" * 16))
     for name in sorted(found):
@@ -490,31 +457,12 @@ def build_one(wheels: Wheels, out: Path, bytecode: str | None = None, loaded: tu
     """One pyz of wheels' targets, with bytecode by `bytecode` for `loaded`."""
     with tempfile.TemporaryDirectory() as work:
         site = Path(work) / "site"
-        layout, users = plan(wheels)
+        layout, only = plan(wheels)
         write_tree(layout, site)
         if bytecode and loaded:
             compile_bytecode(site, bytecode, list(loaded))
-        write_pyz(site, out, guard_targets(wheels), index(users, sorted(wheels)))
+        write_pyz(site, out, guard_targets(wheels), only)
     return out
-
-
-def build_all(wheels: Wheels, dist: Path, version: str) -> None:
-    """The universal pyz (no bytecode) and the slim ones, with bytecode by each CPython on PATH."""
-    key = GUARD["platform_key"](sys.platform, platform.machine(), 64 if sys.maxsize > 2**32 else 32)
-    host = (key, f"{sys.version_info[0]}.{sys.version_info[1]}")  # the target this build runs as?
-    pythons, cpython = interpreters(), sys.implementation.name == "cpython"
-    loaded = tuple(session_files(host, wheels[host])) if host in TARGETS and cpython else ()
-    made_by = ", ".join(pythons) if loaded else "(none: this CPython is no target)"
-    said = f"a session loads {len(loaded)} files; bytecode for them in the slim pyz for CPython {made_by}"
-    print(said, flush=True)
-    with concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1) as pool:
-        slim = [
-            pool.submit(build_one, {t: wheels[t]}, dist / slim_name(t, version), pythons.get(t[1]), loaded)
-            for t in TARGETS
-        ]
-        build_one(wheels, dist / "robot-md-mcp.pyz")
-        for job in slim:
-            job.result()
 
 
 def slim_name(target: Target, version: str) -> str:
@@ -522,31 +470,36 @@ def slim_name(target: Target, version: str) -> str:
     return f"robot-md-mcp-{version}-{GROUPINGS['python'](target)}-{PLATFORMS[target[0]][2]}.pyz"
 
 
-def here_target() -> Target:
-    """The target of the interpreter running the build, or Refused (pyz_guard.buildable_here)."""
-    this = GUARD["describe_this_interpreter"]()
-    name, problem = GUARD["buildable_here"](this)
-    if problem:
-        raise Refused(problem)
-    major, minor = this["version"][:2]
-    return (name.rsplit("-", 1)[0], f"{major}.{minor}")
-
-
 def build(args: argparse.Namespace) -> None:
-    """The release set, or with --here only this machine's slim pyz, into args.dist (emptied of pyz)."""
-    version = str(parse_wheel_filename(args.project_wheel.name)[1])
-    host = here_target() if args.here else None  # refused before anything is downloaded
-    args.dist.mkdir(parents=True, exist_ok=True)
-    for old in args.dist.glob("robot-md-mcp*.pyz"):
+    """The release set, or with --here only this machine's slim pyz, into args.dist (emptied of pyz):
+    the universal pyz (no bytecode) and the slim ones, with bytecode by each CPython on PATH."""
+    version, dist = str(parse_wheel_filename(args.project_wheel.name)[1]), args.dist
+    this = GUARD["describe_this_interpreter"]()
+    name, problem = GUARD["buildable_here"](this)  # the target this build runs as, if a pyz serves it
+    if args.here and problem:  # no pyz serves this machine or CPython: one line, exit 2, before any download
+        print(problem, file=sys.stderr)
+        raise SystemExit(2)
+    host = (name.rsplit("-", 1)[0], ".".join(map(str, this["version"][:2]))) if name else None
+    dist.mkdir(parents=True, exist_ok=True)
+    for old in dist.glob("robot-md-mcp*.pyz"):
         old.unlink()
     started = time.monotonic()
-    wheels = wheels_for_all(args.cache.resolve(), args.project_wheel.resolve(), [host] if host else TARGETS)
+    targets = [host] if args.here and host else TARGETS
+    wheels = wheels_for_all(args.cache.resolve(), args.project_wheel.resolve(), targets)
     print(f"wheels ready ({time.monotonic() - started:.0f} s)", flush=True)
-    if host is None:
-        return build_all(wheels, args.dist, version)
-    loaded = tuple(session_files(host, wheels[host]))
-    print(f"a session loads {len(loaded)} files; bytecode for them made by {sys.executable}", flush=True)
-    build_one(wheels, args.dist / slim_name(host, version), sys.executable, loaded)
+    pythons = {targets[0][1]: sys.executable} if args.here else interpreters()
+    loaded = tuple(session_files(host, wheels[host])) if host and host in wheels else ()
+    made_by = ", ".join(pythons) if loaded else "(none: this CPython is no target)"
+    print(f"a session loads {len(loaded)} files; bytecode for them in the slim pyz for CPython {made_by}")
+    with concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1) as pool:
+        slim = [
+            pool.submit(build_one, {t: wheels[t]}, dist / slim_name(t, version), pythons.get(t[1]), loaded)
+            for t in targets
+        ]
+        if not args.here:
+            build_one(wheels, dist / "robot-md-mcp.pyz")
+        for job in slim:
+            job.result()
 
 
 def main() -> int:
@@ -558,9 +511,6 @@ def main() -> int:
     started = time.monotonic()
     try:
         build(args)
-    except Refused as e:
-        print(e, file=sys.stderr)
-        return 2
     except BuildError as e:
         print(f"build_pyz: {e}", file=sys.stderr)
         return 1

@@ -17,7 +17,6 @@ import time
 
 MYPY = False
 if MYPY:  # for mypy only: CPython 2.7 has no typing module
-    import zipfile  # noqa: F401
     from typing import Any, Callable, Dict, List, Mapping, MutableMapping, Optional, Tuple  # noqa: F401
 
     Target = Dict[str, Any]  # {"pythons": ["3.10", ...], "glibc": [2, 17] or "macos": [11, 0]}
@@ -30,11 +29,8 @@ BUILD_ID = "0" * 16  # build_pyz.py fills this in
 INDEX = "robot-md-mcp-pyz.json"  # {"only": {member: [the targets that use it]}}, if not every target
 SYSTEMS = {"linux": "Linux", "darwin": "macOS", "win32": "Windows"}
 MACHINES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}  # spellings of the same CPU
-SPELLED = {
-    "linux": {"x86_64": "x86_64", "aarch64": "aarch64"},
-    "darwin": {"x86_64": "x86_64", "aarch64": "arm64"},
-}
-SPELLED["win32"] = {"x86_64": "amd64"}
+SPELLED = {"linux": {"x86_64": "x86_64", "aarch64": "aarch64"}, "win32": {"x86_64": "amd64"}}
+SPELLED["darwin"] = {"x86_64": "x86_64", "aarch64": "arm64"}
 # threat: none (housekeeping of our own disk)
 MAX_IDLE = 30 * 86400  # seconds: step 3 (pruning) says why
 MAX_UNPACK = 3600
@@ -330,14 +326,10 @@ def root_candidates(environ, home, uid):  # type: (Mapping[str, str], Optional[s
         return [os.path.expanduser(environ["SHIV_ROOT"])]
     import tempfile
 
-    user, cache = (
-        str(uid) if uid is not None else environ.get("USERNAME", "user"),
-        environ.get("XDG_CACHE_HOME"),
-    )
-    candidates = ([os.path.join(home, ".shiv")] if home else []) + (
-        [os.path.join(cache, "shiv")] if cache else []
-    )
-    return candidates + [os.path.join(tempfile.gettempdir(), "shiv-" + user)]
+    user = str(uid) if uid is not None else environ.get("USERNAME", "user")
+    found = [os.path.join(home, ".shiv")] if home else []
+    found += [os.path.join(environ["XDG_CACHE_HOME"], "shiv")] if environ.get("XDG_CACHE_HOME") else []
+    return found + [os.path.join(tempfile.gettempdir(), "shiv-" + user)]
 
 
 def unpack_root(environ, uid, home=None):
@@ -378,15 +370,6 @@ def copy_state(copy, uid):  # type: (str, Optional[int]) -> Verdict
 # --- 3. pruning other builds' unpacked copies, by age -------------------------------------------
 # Every run touches its own copy. Our copies idle for MAX_IDLE, half-made ones older than MAX_UNPACK
 # and half-pruned ones go; a copy is renamed first. Other programs' files stay.
-def stale(name, idle):  # type: (str, float) -> bool
-    """Whether root/name, named as our folders are and idle for `idle` seconds, should go."""
-    found = re.match(OURS, name)
-    if not found:
-        return False
-    suffix = (found.group(1) or "").split("-")[0]
-    return suffix == ".pruning" or idle >= (MAX_UNPACK if suffix == ".tmp" else MAX_IDLE)
-
-
 # threat: none (housekeeping: only names matching OURS)
 def prune(root, ours, now=None):  # type: (str, str, Optional[float]) -> List[str]
     """Remove our stale copies under root but `ours`; best effort. Returns their names."""
@@ -397,9 +380,11 @@ def prune(root, ours, now=None):  # type: (str, str, Optional[float]) -> List[st
     except OSError:
         return removed
     for name in names:
-        path = os.path.join(root, name)
+        found, path = re.match(OURS, name), os.path.join(root, name)
+        suffix = (found.group(1) or "").split("-")[0] if found else ""
+        idle = {".tmp": MAX_UNPACK, ".pruning": float("-inf")}.get(suffix, MAX_IDLE)  # how long it may idle
         try:
-            if path == ours or not stale(name, now - os.lstat(path).st_mtime):
+            if not found or path == ours or now - os.lstat(path).st_mtime < idle:
                 continue
             if os.path.isdir(path) and not os.path.islink(path):
                 base = path.split(".tmp-")[0]
@@ -416,10 +401,9 @@ def prune(root, ours, now=None):  # type: (str, str, Optional[float]) -> List[st
 
 # --- 4. unpacking: into <copy>.tmp-<pid>, then one rename -------------------------------------------
 # Two first runs at once: each unpacks into its own .tmp, the first rename wins, the other uses that.
-def _write_member(archive, root, info):  # type: (zipfile.ZipFile, str, zipfile.ZipInfo) -> None
+def _write_member(archive, root, info):  # type: (Any, str, Any) -> None  # a ZipFile, a ZipInfo
     """Write one member under root; its name is not checked (a changed pyz runs its own __main__.py)."""
-    parts = info.filename.rstrip("/").split("/")
-    path = os.path.join(root, *parts)
+    path = os.path.join(root, *info.filename.rstrip("/").split("/"))
     data = archive.read(info)
     if not os.path.isdir(os.path.dirname(path)):
         os.makedirs(os.path.dirname(path), 0o755)
@@ -493,41 +477,37 @@ def entry_point(environ):  # type: (MutableMapping[str, str]) -> Callable[[], in
     return getattr(importlib.import_module(module), function or "main")  # type: ignore[no-any-return]
 
 
-def _prepare(this, key):  # type: (Dict[str, Any], str) -> Tuple[str, List[str]]
-    """Steps 2-4: (the real path of our site-packages, unpacked now if need be; the platform dirs)."""
-    uid = os.geteuid() if hasattr(os, "geteuid") else None
-    root, skipped = unpack_root(os.environ, uid)
-    if root is None:
-        raise SystemExit(skipped)  # here the one line saying why
-    copy = os.path.join(root, copy_name(BUILD_ID, key, this["version"]))
-    prune(root, copy)
-    state, problem = copy_state(copy, uid)
-    dirs = platform_dirs(key, this["version"])
-    if state == "absent":
-        notice = "%s: first run of this build: unpacking to %s (takes a few seconds, once)" % (NAME, copy)
-        passed = " (passed over: %s)" % "; ".join(skipped) if skipped else ""
-        try:  # best effort: stderr may be None, or take nothing
-            sys.stderr.write(notice + passed + "\n")
-        except (AttributeError, OSError, ValueError):
-            pass
-        unpack(os.path.abspath(sys.argv[0]), copy, dirs, target_name(key, this["version"]))
-        state, problem = copy_state(copy, uid)
-    if problem:
-        raise SystemExit(problem)
-    try:
-        os.utime(copy, None)  # in use: pruning goes by this
-    except OSError:
-        pass
-    return os.path.join(copy, "site-packages"), dirs
-
-
 def main():  # type: () -> None
+    """Steps 1-5: check the interpreter, find or unpack our copy, then hand over to robot-md-mcp."""
     try:
         this = describe_this_interpreter()
         key, problem = check(this)
         if problem or key is None:
             raise SystemExit(problem)
-        site_dir, dirs = _prepare(this, key)
+        uid = os.geteuid() if hasattr(os, "geteuid") else None
+        root, skipped = unpack_root(os.environ, uid)
+        if root is None:
+            raise SystemExit(skipped)  # here the one line saying why
+        copy = os.path.join(root, copy_name(BUILD_ID, key, this["version"]))
+        prune(root, copy)
+        state, problem = copy_state(copy, uid)
+        dirs = platform_dirs(key, this["version"])
+        if state == "absent":
+            notice = "%s: first run of this build: unpacking to %s (takes a few seconds, once)" % (NAME, copy)
+            passed = " (passed over: %s)" % "; ".join(skipped) if skipped else ""
+            try:  # best effort: stderr may be None, or take nothing
+                sys.stderr.write(notice + passed + "\n")
+            except (AttributeError, OSError, ValueError):
+                pass
+            unpack(os.path.abspath(sys.argv[0]), copy, dirs, target_name(key, this["version"]))
+            state, problem = copy_state(copy, uid)
+        if problem:
+            raise SystemExit(problem)
+        try:
+            os.utime(copy, None)  # in use: pruning goes by this
+        except OSError:
+            pass
+        site_dir = os.path.join(copy, "site-packages")
         # `robot-md-mcp --version` names the platform; sys.argv[0] stays the pyz (launch_command()).
         found = {"platform": key, "dirs": dirs, "used": activate(site_dir, dirs), "site": site_dir}
         sys.robot_md_mcp_pyz = found  # type: ignore[attr-defined]

@@ -24,18 +24,15 @@ def modes_set(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> list[str]:
     return asked
 
 
+@pytest.mark.parametrize(("chosen", "asked"), [(None, ["all"]), ("normal", []), ("all", [])])
 def test_the_command_line_turns_lazy_imports_on(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    chosen: str | None, asked: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Mode "all" unless the user chose one (PYTHON_LAZY_IMPORTS): a mode the user chose stands."""
     monkeypatch.delenv("PYTHON_LAZY_IMPORTS", raising=False)
-    assert modes_set(monkeypatch, ["--version"]) == ["all"]
-
-
-def test_a_mode_the_user_chose_stands(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("PYTHON_LAZY_IMPORTS", "normal")
-    assert modes_set(monkeypatch, ["--version"]) == []
+    if chosen:
+        monkeypatch.setenv("PYTHON_LAZY_IMPORTS", chosen)
+    assert modes_set(monkeypatch, ["--version"]) == asked
 
 
 def test_on_interpreters_without_lazy_imports_nothing_is_asked(capsys: pytest.CaptureFixture[str]) -> None:

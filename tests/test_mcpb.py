@@ -59,27 +59,25 @@ def bundle_project(text: str | None = None) -> dict:
 
 
 def test_manifest_validates_against_the_v0_4_schema(manifest: dict, monkeypatch) -> None:
-    """The manifest follows the v0.4 schema; one that breaks it stops the build in one line."""
+    """The manifest follows the v0.4 schema and keeps the template's fields; a template that breaks the
+    schema, or sets a field the build fills, stops the build in one line."""
     assert build_mcpb.schema_errors(manifest) == []
     schema = json.loads(build_mcpb.MANIFEST_SCHEMA.read_text(encoding="utf-8"))
     assert schema["properties"]["manifest_version"]["const"] == manifest["manifest_version"] == "0.4"
-    broken = build_mcpb.template()
-    broken["user_config"]["robot_md"]["type"] = "a robot"
-    monkeypatch.setattr(build_mcpb, "template", lambda: broken)
-    with pytest.raises(SystemExit) as stopped:
-        build_mcpb.contents(A_RANGE)
-    message = str(stopped.value)
-    assert message.startswith("build_mcpb: manifest.json breaks the v0.4 schema: ")
-    assert "'user_config', 'robot_md', 'type'" in message and "\n" not in message
-
-
-def test_the_build_keeps_the_template_and_refuses_to_override_it(manifest: dict, monkeypatch) -> None:
     template = build_mcpb.template()
     kept = {k: manifest[k] for k in template if k != "compatibility"}
     assert kept == {k: v for k, v in template.items() if k != "compatibility"}
-    monkeypatch.setattr(build_mcpb, "template", lambda: template | {"license": "MIT"})
-    with pytest.raises(SystemExit, match="the template sets fields the build fills: license"):
-        build_mcpb.manifest(A_RANGE)
+    broken = build_mcpb.template()
+    broken["user_config"]["robot_md"]["type"] = "a robot"
+    schema_says = "manifest.json breaks the v0.4 schema: .*'user_config', 'robot_md', 'type'"
+    for bad, says in (
+        (broken, schema_says),
+        (template | {"license": "MIT"}, "the template sets fields the build fills: license"),
+    ):
+        monkeypatch.setattr(build_mcpb, "template", lambda bad=bad: bad)
+        with pytest.raises(SystemExit) as stopped:
+            build_mcpb.contents(A_RANGE)
+        assert re.match(f"build_mcpb: {says}", str(stopped.value)) and "\n" not in str(stopped.value)
 
 
 def test_manifest_fields_come_from_the_project_and_the_module(manifest: dict, capsys) -> None:
@@ -354,9 +352,11 @@ def python_uv_chose(bundle_dir: Path, env: dict[str, str], python_range: str) ->
 
 
 @pytest.mark.heavy
+@pytest.mark.skipif(sys.platform == "win32", reason="build.sh is bash")
 def test_built_bundle_holds_exactly_its_files(built: Path, tmp_path: Path) -> None:
     """Its files as the quick tests know them, no dependencies inside; dist/server.json names it by
-    its SHA-256; a rebuild is byte-identical."""
+    its SHA-256; `./build.sh mcpb` with PATH holding only what the script itself calls (no node, no
+    npx) rebuilds it byte-identical, in SHA256SUMS."""
     bundle = built / build_mcpb.BUNDLE
     python_range = built_range(built)
     with zipfile.ZipFile(bundle) as packed:
@@ -367,24 +367,6 @@ def test_built_bundle_holds_exactly_its_files(built: Path, tmp_path: Path) -> No
     server = json.loads((built / "server.json").read_text(encoding="utf-8"))
     assert server == build_mcpb.server_json(digest)
     assert [p["fileSha256"] for p in server["packages"] if p["registryType"] == "mcpb"] == [digest]
-    build_bundle(tmp_path)
-    assert (tmp_path / build_mcpb.BUNDLE).read_bytes() == bundle.read_bytes()
-
-
-@pytest.mark.heavy
-def test_the_docs_state_the_range_the_build_computes(built: Path) -> None:
-    floor, stop = re.fullmatch(r">=3\.(\d+),<3\.(\d+)", built_range(built)).groups()  # type: ignore[union-attr]
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert f"brings one (CPython 3.{floor}–3.{int(stop) - 1}, the ones every pinned dependency" in readme
-    bundle_doc = " ".join((ROOT / "docs" / "bundle.md").read_text(encoding="utf-8").split())
-    assert f"(3.{floor} to 3.{int(stop) - 1} today: below)" in bundle_doc
-    assert f"With today's pins that is `{built_range(built)}`" in bundle_doc
-
-
-@pytest.mark.heavy
-@pytest.mark.skipif(sys.platform == "win32", reason="build.sh is bash")
-def test_build_sh_builds_the_bundle_with_no_node_on_path(tmp_path: Path) -> None:
-    """`./build.sh mcpb` with PATH holding only what the script itself calls (no node, no npx)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for tool in ("bash", "dirname", "rm", "mktemp", "ls", "sed"):
@@ -396,8 +378,18 @@ def test_build_sh_builds_the_bundle_with_no_node_on_path(tmp_path: Path) -> None
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     dist = tmp_path / "dist"
     assert sorted(p.name for p in dist.iterdir()) == ["SHA256SUMS", build_mcpb.BUNDLE, "server.json"]
-    digest = hashlib.sha256((dist / build_mcpb.BUNDLE).read_bytes()).hexdigest()
+    assert (dist / build_mcpb.BUNDLE).read_bytes() == bundle.read_bytes()
     assert (dist / "SHA256SUMS").read_text() == f"{digest}  {build_mcpb.BUNDLE}\n"
+
+
+@pytest.mark.heavy
+def test_the_docs_state_the_range_the_build_computes(built: Path) -> None:
+    floor, stop = re.fullmatch(r">=3\.(\d+),<3\.(\d+)", built_range(built)).groups()  # type: ignore[union-attr]
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"brings one (CPython 3.{floor}–3.{int(stop) - 1}, the ones every pinned dependency" in readme
+    bundle_doc = " ".join((ROOT / "docs" / "bundle.md").read_text(encoding="utf-8").split())
+    assert f"(3.{floor} to 3.{int(stop) - 1} today: below)" in bundle_doc
+    assert f"With today's pins that is `{built_range(built)}`" in bundle_doc
 
 
 @pytest.mark.heavy
