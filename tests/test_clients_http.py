@@ -118,7 +118,7 @@ async def test_what_the_entries_send_is_accepted(tmp_path: Path) -> None:
 def test_claude_code_adds_reads_back_and_connects(tmp_path: Path) -> None:
     """Both documented `claude mcp add` lines, run by bash as a user would (the URL pointed at a real
     token-protected server here), in an empty home with no account."""
-    from test_plugin import claude_code
+    from node22 import claude_code
 
     claude = claude_code()
     token_file = tmp_path / "token"

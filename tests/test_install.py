@@ -891,8 +891,7 @@ def test_the_real_claude_code_finds_the_install_from_any_folder(tmp_path: Path) 
     """The real Claude Code CLI from npm, in an empty home, offline: an entry an earlier version left in
     local scope; install from one folder; `claude mcp list` and `get` from another find it (user scope) and
     connect; a second install changes nothing; uninstall removes it and the local leftover."""
-    from node22 import node22
-    from test_plugin import claude_code
+    from node22 import claude_code, node22
 
     claude = claude_code()
     home, old, here, elsewhere = (tmp_path / d for d in ("home", "old", "here", "elsewhere"))

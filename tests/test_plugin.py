@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE, ROOT, need
+from node22 import CLAUDE_CODE_VERSION, claude_code
 from serving import answers
 
 import robot_md_mcp as rmm
@@ -28,7 +29,6 @@ REPOSITORY = re.search(
 )[1]  # type: ignore[index]
 TAG = f"v{rmm.__version__}"
 LAUNCH = ["uvx", "--from", f"git+{REPOSITORY}@{TAG}", "robot-md-mcp"]
-CLAUDE_CODE_VERSION = "2.1.331"
 
 
 def load(path: Path) -> dict:
@@ -272,13 +272,6 @@ def test_install_links_start_what_they_describe(
     entry = vscode_entry() if client == "vscode" else cursor_entry()[1]
     argv = [a.replace("${workspaceFolder}", str(workspace)) for a in launch_of(entry)]
     serves_bob([], cwd=workspace, command=argv, env=uvx_env, timeout=600)
-
-
-def claude_code() -> Path:
-    from node22 import npm_tool
-
-    prefix = npm_tool("@anthropic-ai/claude-code", CLAUDE_CODE_VERSION)
-    return prefix / "node_modules" / ".bin" / "claude"
 
 
 @pytest.mark.heavy

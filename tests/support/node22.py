@@ -1,4 +1,4 @@
-"""Node 22 and npm tools for the conformance and Inspector tests, installed from
+"""Node 22 and npm tools for the conformance, Inspector and Claude Code tests, installed from
 the npm registry into .cache on first use (no root, no downloads of tarballs by
 hand). Without npm or a Node 22 build for this platform the tests skip (and
 fail in CI, via need())."""
@@ -68,3 +68,12 @@ def npm_tool(package: str, version: str) -> Path:
 def node_env(node: Path) -> dict[str, str]:
     """The environment with Node 22 first on PATH (tools that spawn `node` get it)."""
     return {**os.environ, "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+CLAUDE_CODE_VERSION = "2.1.331"
+
+
+def claude_code() -> Path:
+    """The real Claude Code CLI (npm's @anthropic-ai/claude-code, pinned), installed under .cache."""
+    prefix = npm_tool("@anthropic-ai/claude-code", CLAUDE_CODE_VERSION)
+    return prefix / "node_modules" / ".bin" / "claude"
