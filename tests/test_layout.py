@@ -226,6 +226,18 @@ def test_each_section_test_file_names_its_section() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def test_no_test_file_imports_another() -> None:
+    """What test files share lives in tests/support (docs/development.md), found by parsing every import."""
+    tests = {path.stem for path in (ROOT / "tests").glob("test_*.py")}
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [f"{path.relative_to(ROOT)}: {name}" for name in names if name.split(".")[0] in tests]
+    assert len(tests) >= 40 and not found, found
+
+
 def test_the_claims_finder_sees_both_orders_and_the_table() -> None:
     text = (
         "a `TOOLS` (section 7) and (§8 `classify_line`, or §9 `HttpGuard`)\n| 2. Parsing | x | `parse` |\n"
