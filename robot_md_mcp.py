@@ -6355,8 +6355,10 @@ def open_listener(
 
 # threat: T-HTTP-LOOP-5
 class RefusalLog:
-    """A refusal's line, by reason (ours, few): a reason's first in any `window` seconds is logged, the rest
-    counted and said on its next line; the peer's words cut short. No made-up Host silences another."""
+    """A refusal's line on stderr, by reason: the first of a reason in any `window` seconds is logged, the
+    rest counted, and the count said on that reason's next line. The peer's words in it are cut short
+    (_client_words), and the reasons are ours, so neither a thousand made-up Hosts nor their length
+    silence another reason or fill a table."""
 
     def __init__(
         self, window: float = LOG_WINDOW_SECONDS, clock: Callable[[], float] = time.monotonic
@@ -6480,9 +6482,8 @@ class HttpGuard:
     def __init__(self, app: ASGIApp, listener: HttpListener, live: LiveUpdates, limits: HttpLimits) -> None:
         self.app, self.live, self.limits = app, live, limits
         self.hosts = frozenset(listener.allowed_hosts)
-        self.origins = frozenset(
-            f"{s}://{host}" for host in self.hosts for s in ("http", "https")
-        )  # our pages
+        # our pages: the Origin a browser sends for a page we served
+        self.origins = frozenset(f"{s}://{host}" for host in self.hosts for s in ("http", "https"))
         self.token = None if listener.token is None else listener.token.encode("ascii")
         self.notifications_in_flight = 0
         self.refusals = RefusalLog(limits.log_window_seconds)
@@ -6583,7 +6584,8 @@ class HttpGuard:
     async def answer_batch(
         self, scope: Scope, members: list[tuple[Any, dict[str, Any] | None]], receive: Receive, send: Send
     ) -> None:
-        """A batch (2025-03-26 sessions only), stopped if its peer leaves: seconds of work holding a slot."""
+        """A batch (2025-03-26 sessions only), stopped if its peer leaves: one 256 KiB batch is seconds of
+        work, which a peer gone would leave running, holding a slot uvicorn counts."""
         import anyio
 
         answer: list[ASGIApp] = []
@@ -6679,8 +6681,9 @@ class HttpGuard:
                 raise
         if started and not ended:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-        head: Message = started[0] if started else {"status": 0}
-        return head["status"], _header(head.get("headers", ()), b"mcp-session-id")
+        if not started:
+            return 0, None
+        return started[0]["status"], _header(started[0].get("headers", ()), b"mcp-session-id")
 
 
 # --- uvicorn: the one place that reads its internals -------------------------
@@ -7245,8 +7248,10 @@ def _run_by_python(path: str) -> bool:
 
 
 class BestEffortStderr(io.TextIOBase):
-    """The process's stderr, best effort and unbuffered: /dev/full or a reader gone loses the line, never
-    the server. A full pipe makes a write wait: while serving only NeverBlockingHandler's thread writes."""
+    """The process's stderr, for people, best effort: a full disk (/dev/full) or a reader gone (a broken
+    pipe) loses the line, never the server. Unbuffered, so nothing is left to fail at exit. A write waits
+    while a pipe is full (the command line's few lines are not dropped); while serving, log lines reach it
+    only from log_to_stderr's writer thread (NeverBlockingHandler), so that waits, never the event loop."""
 
     encoding = "utf-8"
 
@@ -7496,7 +7501,8 @@ class Command:
 
 
 def verb_parser(verb: str, prog: str, usage: str = "", about: str = "") -> argparse.ArgumentParser:
-    """argparse for a row of VERBS; it never exits: errors and leftovers go back to parse_command_line."""
+    """argparse for a row of VERBS. It never exits (exit_on_error=False): its errors, and the words and
+    options it leaves over, come back to parse_command_line, which raises them as one UsageError."""
     import argparse
 
     spec = VERBS[verb]
@@ -7994,7 +8000,8 @@ def install_bridge(command: Command, machine: Machine) -> int:
 
 
 def bridge_entry(url: str, token: str | None, plain: bool = False) -> dict[str, Any]:
-    """The entry running mcp-remote to `url`; its header names a variable it expands (no token in argv)."""
+    """The mcpServers entry that runs mcp-remote to `url`: its Authorization header names an environment
+    variable that mcp-remote expands (no token in argv; no space in an argument, which some clients split)."""
     # threat: T-HTTP-LAN-3: the token in env, which other users cannot read (argv they can)
     header = ["--header", f"Authorization:${{{BRIDGE_AUTH_ENV}}}"] if token is not None else []
     env = {BRIDGE_AUTH_ENV: f"Bearer {token}"} if token is not None else {}
@@ -8074,7 +8081,8 @@ class Naming:
         return [self.entry.get("command", ""), *self.entry.get("args", [])]
 
     def serves_the_same(self, there: list[str], ours: list[str]) -> bool:
-        """The same last arguments, and no other manifest or --fleet just before them."""
+        """Does a command line of ours (there) serve what `ours` serves: the same last arguments, and no
+        other manifest or --fleet just before them."""
         before = there[-self.served - 1 : -self.served]
         return there[-self.served :] == ours[-self.served :] and not any(
             word == "--fleet" or word.lower().endswith(".md") for word in before
@@ -8138,7 +8146,8 @@ _CACHES: dict[str, Callable[[tuple[str, ...]], bool]] = {
 
 
 def installed_from() -> str | None:
-    """What this copy was installed from (its direct_url.json, PEP 610), as `uvx --from` takes it."""
+    """What this copy was installed from, as `uvx --from` and `pipx run --spec` take it, from its
+    distribution's direct_url.json (PEP 610); None when there is none (an index) or it is no lasting URL."""
     import importlib.metadata
 
     try:
@@ -8212,7 +8221,8 @@ def _naming_of(command: Command, machine: Machine) -> Naming | None:
 
 
 def server_entry(command: Command, launch: list[str]) -> dict[str, Any]:
-    """The entry that starts `launch`; in a workspace (committed) paths inside are ${workspaceFolder}/…"""
+    """The config value that starts `launch` (an argv list). In a workspace's file (people commit it),
+    a path inside the workspace is written as VS Code's ${workspaceFolder}/…"""
     args, folder = list(launch), command.workspace
     for i, arg in enumerate(args):
         if folder is not None and os.path.isabs(arg) and Path(arg).is_relative_to(folder):
@@ -8223,7 +8233,8 @@ def server_entry(command: Command, launch: list[str]) -> dict[str, Any]:
 
 
 class _Refused(Exception):
-    """A config install will not touch, and why; paste_by_hand: JSONC, the entry printed to add by hand."""
+    """A config file install will not touch; the text says why (after the path). paste_by_hand: it
+    may be JSONC its client reads, so the entry is printed for the user to add by hand."""
 
     def __init__(self, why: str, paste_by_hand: bool = False) -> None:
         super().__init__(why)
@@ -8233,7 +8244,8 @@ class _Refused(Exception):
 def edit_config(
     command: Command, entry: dict[str, Any] | None, machine: Machine, naming: Naming | None = None
 ) -> int:
-    """Add `entry` to the client's config, or remove ours (entry None), and say what changed."""
+    """Add `entry` to the client's config file, or remove ours (entry None), and say what changed. Without
+    --name, `naming` names the entry; an entry holding a token (a bridge's) makes the file private."""
     client, private = cast(str, command.client), entry is not None and BRIDGE_AUTH_ENV in entry.get("env", {})
     workspace = None if command.workspace is None else Path(command.workspace)
     found = config_path(client, machine.platform, machine.environ, machine.user_home(), workspace)
@@ -8396,8 +8408,10 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = False) -> str | None:
-    """Compare and swap: new and old bytes to synced temp files beside the config (its mode kept), renamed
-    over it and `<path>.bak` (a link there replaced, not followed) if it still holds `old`; else None."""
+    """Compare and swap: the new bytes and the old go to synced temp files beside the config (its mode
+    kept); if the config still holds `old` (else None, nothing touched), they are renamed over the config
+    (a crash leaves the old file or the new) and then to `<path>.bak` (a link there is replaced, never
+    followed). Says what was kept of the old."""
     import tempfile
 
     backup = None if old is None else path.with_name(path.name + ".bak")
@@ -8434,7 +8448,8 @@ def _replace_file(path: Path, data: bytes, old: bytes | None, private: bool = Fa
 
 
 def _new_mode(path: Path, private: bool) -> tuple[int | None, bool]:
-    """The new config's mode (its own, None: mkstemp's 0600; a token: 0600), and if that made it private."""
+    """The mode of the new config and its backup: the config's own (None: mkstemp's 0600), 0600 when it
+    holds a token (only the user reads it); and whether that made it private."""
     mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None
     opened = private and os.name != "nt" and mode is not None and bool(mode & 0o077)  # threat: T-HTTP-LAN-3
     return (0o600 if private else mode), opened
@@ -8450,7 +8465,9 @@ _RUNNERS = (("uvx",), ("uv", "tool", "run"), ("pipx", "run"))  # each then [--fr
 
 
 def _runs_this_program(entry: Any) -> bool:
-    """Does this entry start robot-md-mcp (by the program it launches only, never a mention elsewhere)?"""
+    """Is this config entry a command that starts robot-md-mcp (or exactly the one this copy writes)?
+    Judged by the program it launches only, never by a mention elsewhere (a later argument, a folder's
+    name, a bridge's URL, a docker image, a note in env)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
     args = entry.get("args", [])
@@ -8461,7 +8478,9 @@ def _runs_this_program(entry: Any) -> bool:
 
 
 def _program_run_by(argv: list[str]) -> str:
-    """The program a command line launches: the command, or the word after a known launcher."""
+    """The name of the program a command line launches: the command itself, or the word right after a
+    known launcher: `python3 FILE`, `python3 -m MODULE`, `uvx [--from SOURCE] PACKAGE`, `uv tool run
+    [--from SOURCE] PACKAGE`, `pipx run [--spec SOURCE] PACKAGE` (a package's version cut off)."""
     program, rest = _file_name(argv[0]), argv[1:]
     if _PYTHON.fullmatch(program):
         rest = rest[1:] if rest[:1] == ["-m"] else rest
@@ -8484,8 +8503,9 @@ def _file_name(word: str) -> str:
 
 
 def claude_code_add(command: Command, machine: Machine, naming: Naming) -> int:
-    """`claude mcp add` of naming's entry, the user scope unless told; an entry of ours under the name
-    replaced, someone else's left as it is."""
+    """`claude mcp add` in the user scope unless told (seen from every folder). Already there with this
+    command: nothing changed; with another command of ours: replaced; someone else's: left as it is. Without
+    --name, `naming` names it (from what `claude mcp get` shows)."""
     scope, claude, launch = command.scope or "user", _claude_on_path(command, machine), naming.argv
     name = command.name or _claude_code_name(claude, scope, naming)
     add = ["claude", "mcp", "add", "--scope", scope, name, "--", *launch]
@@ -8552,7 +8572,8 @@ def claude_code_remove(command: Command, machine: Machine) -> int:
 
 
 def _someone_elses(there: list[str] | None) -> bool:
-    """Does what `claude mcp get` showed (words joined with spaces) start something else?"""
+    """Is what `claude mcp get` showed a command that does not start robot-md-mcp? It joins the words with
+    spaces, so this very copy is recognised joined too (its path may hold a space)."""
     if there is None or f"{' '.join(there)} ".startswith(f"{' '.join(launch_command())} "):
         return False
     return not _runs_this_program({"command": there[0], "args": there[1:]})
@@ -8563,8 +8584,9 @@ def _not_ours(scopes: str, name: str) -> str:
 
 
 def claude_code_entry(claude: str, name: str, scope: str) -> list[str] | None:
-    """Claude Code's server `name` in `scope` as `claude mcp get` shows it (`Scope:`, `Command:`, `Args:`;
-    no JSON): its command ("" for HTTP) and arguments split at each space."""
+    """The command and its arguments of Claude Code's server `name` if it is in `scope` (an HTTP one's
+    command is ""), from `claude mcp get`'s `Scope: User config …`, `Command:`, `Args:` (no JSON; a heavy
+    test runs the CLI). The CLI joins the arguments with spaces: split at each, the command kept whole."""
     import tempfile
 
     # threat: contract: no local or project entry hides the user one there
