@@ -72,14 +72,6 @@ def test_identity_line_field_by_field(path: Path) -> None:
     assert [k for k, _ in pairs] == list(identity_fields(manifest.frontmatter))
 
 
-def test_identity_of_bob_reads_as_documented() -> None:
-    assert rmm.identity(rmm.parse(GOOD)) == (
-        'name: "bob" | type: "arm+camera" | dof: 6 | capabilities: 5 | manufacturer: "craigm26" | '
-        'model: "opencastor-rpi5-hailo-soarm101" | version: "2026.4.17.0" | '
-        'rrn: "RRN-000000000001" (https://rcan.dev/r/RRN-000000000001)'
-    )
-
-
 def sections(markdown: str) -> dict[str, list[str]]:
     """`## Heading` → its non-blank lines, up to the operator's notes."""
     head, _, _ = markdown.partition("\n## Operator's notes")
