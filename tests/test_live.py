@@ -145,8 +145,11 @@ async def test_handshake_era_updates_list_changes_and_outages(manifest_path, tra
         listed = [r.uri for r in (await client.list_resources()).resources]
         assert "robot-md://bob2/safety" in listed and "robot-md://bob/safety" not in listed
         assert "payload_kg" in await read_text(client, "robot-md://bob2/safety")
-        with pytest.raises(MCPError, match="read robot-md://bob2/safety"):
+        with pytest.raises(MCPError, match="read robot-md://bob2/safety") as e:
             await client.read_resource("robot-md://bob/safety")
+        assert e.value.error.code == -32602  # invalid params
+        prompt = await client.get_prompt("brief-me")
+        assert prompt.messages[1].content.resource.uri == "robot-md://bob2/context"  # type: ignore[union-attr]
 
 
 @pytest.mark.anyio
