@@ -108,8 +108,6 @@ async def test_bad_requests_do_not_kill_the_server(connect, manifest_path) -> No
     async with connect(manifest_path(GOOD)) as client:
         unknown = await client.call_tool("test_error_handling", {})
         assert unknown.is_error and "Unknown tool 'test_error_handling'" in unknown.content[0].text
-        extra = await client.call_tool("validate", {"path": "/etc/passwd"})
-        assert extra.is_error and extra.content[0].text == "Tool 'validate' takes no arguments; got: path."
         with pytest.raises(MCPError) as e:
             await client.read_resource("robot-md://alice/safety")
         assert str(e.value) == (
