@@ -72,14 +72,6 @@ def test_identity_line_field_by_field(path: Path) -> None:
     assert [k for k, _ in pairs] == list(identity_fields(manifest.frontmatter))
 
 
-def test_identity_of_bob_reads_as_documented() -> None:
-    assert rmm.identity(rmm.parse(GOOD)) == (
-        'name: "bob" | type: "arm+camera" | dof: 6 | capabilities: 5 | manufacturer: "craigm26" | '
-        'model: "opencastor-rpi5-hailo-soarm101" | version: "2026.4.17.0" | '
-        'rrn: "RRN-000000000001" (https://rcan.dev/r/RRN-000000000001)'
-    )
-
-
 def sections(markdown: str) -> dict[str, list[str]]:
     """`## Heading` → its non-blank lines, up to the operator's notes."""
     head, _, _ = markdown.partition("\n## Operator's notes")
@@ -336,17 +328,3 @@ async def test_completion_suggests_declared_capabilities(client, manifest_path) 
         assert await values(ref, "unknown-arg", "") == []
         assert await values(PromptReference(name="test_prompt_with_arguments"), "arg1", "") == []
         assert await values(ResourceTemplateReference(uri="robot-md://{x}/y"), "x", "") == []
-
-
-@pytest.mark.anyio
-async def test_a_renamed_robot_names_its_new_uri(client, manifest_path) -> None:
-    async with client() as c:
-        path = manifest_path(GOOD.replace("robot_name: bob", "robot_name: bob2"))
-        assert path.exists()
-        with pytest.raises(MCPError) as e:
-            await c.read_resource("robot-md://bob/safety")
-        assert e.value.error.code == INVALID_PARAMS
-        assert "Unknown resource: robot-md://bob/safety" in e.value.error.message
-        assert "read robot-md://bob2/safety" in e.value.error.message
-        prompt = await c.get_prompt("brief-me")
-        assert prompt.messages[1].content.resource.uri == "robot-md://bob2/context"

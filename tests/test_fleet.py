@@ -51,10 +51,6 @@ def started(root: Path) -> rmm.Fleet:
     return fleet
 
 
-def prompt_arguments(prompt: rmm.Prompt) -> dict[str, str]:
-    return {name: "arm.pick" for name, _ in prompt.arguments}
-
-
 async def answers(client: Any, robot: str | None, uris: list[str], asked: list[int]) -> list[Any]:
     """The `asked` tool calls', every view's and prompt's answer (with `robot` for a fleet), errors as
     their text."""
@@ -66,7 +62,8 @@ async def answers(client: Any, robot: str | None, uris: list[str], asked: list[i
     for uri in uris:
         found.append(await outcome(client.read_resource(uri)))
     for prompt in rmm.PROMPTS.values():
-        found.append(await outcome(client.get_prompt(prompt.name, {**extra, **prompt_arguments(prompt)})))
+        arguments = {name: "arm.pick" for name, _ in prompt.arguments}
+        found.append(await outcome(client.get_prompt(prompt.name, {**extra, **arguments})))
     return found
 
 
@@ -225,11 +222,10 @@ def test_the_fleet_view_says_checking_until_checked_and_finds_a_capability(tmp_p
 @pytest.mark.parametrize(
     "make, words",
     [
-        (lambda root: None, "no manifest in this folder"),
         (lambda root: os.symlink(root / "loop", root / "loop"), "no manifest in this folder"),
         (lambda root: [write(root / f"r{i}.ROBOT.md", "") for i in range(6)], "more than 5 entries"),
     ],
-    ids=["empty", "symlink loop", "too many"],
+    ids=["symlink loop", "too many"],  # (an empty folder: test_a_fleet_that_cannot_start_is_one_line)
 )
 def test_a_folder_that_cannot_be_a_fleet_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make: Any, words: str

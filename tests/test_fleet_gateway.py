@@ -22,6 +22,8 @@ from conftest import ROOT, need
 from http_served import sdk_client
 from serving import Served, bearer, launched, private_token
 
+import robot_md_mcp as rmm
+
 pytestmark = pytest.mark.heavy
 
 FASTMCP = "fastmcp==4.2.3"
@@ -132,9 +134,10 @@ def test_the_recipe_serves_every_tool_context_and_a_prompt_of_every_robot(fleet)
 
 
 def test_what_fastmcp_does_with_the_robot_card(fleet) -> None:
-    """The brief tool's `_meta.ui.resourceUri` comes through unchanged; reading that URI through the gateway
-    fails (FastMCP knows resources only under URIs it rewrote). Listed by the robot, the card is in the
-    gateway's list under a rewritten URI, and reads there."""
+    """docs/fleet.md's account of the card behind FastMCP: the brief tool's `_meta.ui.resourceUri` comes
+    through unchanged, and reading that URI through the gateway fails (FastMCP knows resources only under
+    URIs it rewrote); the card each robot lists is in the gateway's list under a rewritten URI, and reads
+    there."""
     python, folder, _, robots = fleet
 
     async def check() -> None:
@@ -147,48 +150,12 @@ def test_what_fastmcp_does_with_the_robot_card(fleet) -> None:
             ]
             for name in robots:
                 link = (tools[f"{name}_brief"].meta or {})["ui"]["resourceUri"]
-                assert link.startswith("ui://") and f"/{name}/" not in link.removeprefix("ui://")
+                assert link == rmm.CARD_URI
                 with pytest.raises(Exception, match=r"not found|Unknown resource"):
                     await gateway.read_resource(link)
-            for uri in listed:  # once the robots list it (in resources/list): rewritten, and readable there
-                assert uri.split("/")[2] in robots
+            renamed = [rmm.CARD_URI.replace("ui://", f"ui://{name}/", 1) for name in robots]
+            assert sorted(listed) == sorted(renamed)
+            for uri in listed:
                 assert "<html" in (await gateway.read_resource(uri)).contents[0].text.lower()
 
     anyio.run(check)
-
-
-# A robot that lists its card, as FastMCP sees one: a backend of FastMCP's own in the gateway's venv.
-LISTED_CARD = """
-import asyncio, json
-from fastmcp import Client, FastMCP
-from fastmcp.server import create_proxy
-CARD = "ui://robot-md-mcp/robot-card.html"
-backend = FastMCP("bob")
-backend.resource(CARD, mime_type="text/html;profile=mcp-app")(lambda: "<html>card</html>")
-backend.tool(name="brief", meta={"ui": {"resourceUri": CARD}})(lambda: "briefing")
-gateway = FastMCP("robot fleet")
-gateway.mount(create_proxy(backend), namespace="bob")
-async def main():
-    async with Client(gateway) as client:
-        seen = {"listed": [str(r.uri) for r in await client.list_resources()]}
-        seen["link"] = (await client.list_tools())[0].meta["ui"]["resourceUri"]
-        for uri in {seen["link"], *seen["listed"]}:
-            try:
-                seen[uri] = (await client.read_resource(uri))[0].text
-            except Exception as e:
-                seen[uri] = "error: " + str(e)
-    print(json.dumps(seen))
-asyncio.run(main())
-"""
-
-
-def test_a_listed_card_is_renamed_but_the_tools_link_to_it_is_not(fleet) -> None:
-    """docs/fleet.md's account of the card behind FastMCP, whichever way our server lists it."""
-    python = fleet[0]
-    done = subprocess.run([str(python), "-c", LISTED_CARD], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout.splitlines()[-1])
-    assert seen["listed"] == ["ui://bob/robot-md-mcp/robot-card.html"]
-    assert seen["link"] == "ui://robot-md-mcp/robot-card.html"
-    assert seen[seen["link"]].startswith("error: ") and "not found" in seen[seen["link"]]
-    assert seen["ui://bob/robot-md-mcp/robot-card.html"] == "<html>card</html>"

@@ -24,12 +24,8 @@ def banners(source: str) -> list[tuple[int, int]]:
 
 
 section_starts = functools.cache(lambda: banners(SOURCE))
-
-
-@functools.cache
-def module_names() -> dict[str, int]:
-    """The module's top-level names, parsed once per session."""
-    return defined_names(ast.parse(SOURCE))
+parse = functools.cache(ast.parse)  # the module parsed once per session (a parse takes half a second)
+module_names = functools.cache(lambda: defined_names(parse(SOURCE)))
 
 
 def section_of(line: int, starts: list[tuple[int, int]]) -> int:
@@ -69,7 +65,7 @@ def local_names(node: ast.stmt) -> set[str]:
 
 def upward_uses(source: str) -> list[str]:
     """Each use of a top-level name defined in a later section, type annotations included."""
-    tree = ast.parse(source)
+    tree = parse(source)
     starts, names = banners(source), defined_names(tree)
     upward = set()
     for node in tree.body:
@@ -111,9 +107,8 @@ def test_a_use_from_a_later_section_is_found_in_code_and_in_annotations() -> Non
 def test_the_sections_before_the_server_never_import_the_sdk() -> None:
     starts = section_starts()
     first_server_line = min(first for first, n in starts if n == 7)  # 7. Live updates
-    before = "\n".join(SOURCE.splitlines()[: first_server_line - 1])
-    tree = ast.parse(before)
-    runtime = [n for n in tree.body if not (isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test))]
+    before = [n for n in parse(SOURCE).body if n.lineno < first_server_line]
+    runtime = [n for n in before if not (isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test))]
     imported = {
         alias.name.split(".")[0]
         for node in runtime

@@ -66,18 +66,6 @@ def test_the_card_needs_no_network_and_inserts_text_only() -> None:
 # --- in a real browser, as a host frames it: heavy --------------------------------------
 
 
-def test_manifest_text_reaches_the_card_visible() -> None:
-    """Format characters in manifest strings are shown as <U+XXXX> (visible(), server-side), so a
-    zero-width or bidi character cannot disguise a name, a capability or a gate on the card."""
-    text = EXAMPLE.read_text(encoding="utf-8")
-    text = text.replace("robot_name: bob", "robot_name: bob\u202egnp.exe", 1)
-    text = text.replace("  - arm.pick\n", "  - arm.pick\u200b\n", 1)
-    manifest = rmm.parse(text)
-    card = rmm.robot_card(manifest, rmm.validate(manifest))
-    assert card["name"] == "bob<U+202E>gnp.exe" and "arm.pick<U+200B>" in card["capabilities"]
-    assert "\u202e" not in str(card) and "\u200b" not in str(card)
-
-
 def briefs(server: RawServer, path: Path, versions: list[bytes]) -> list[dict[str, Any]]:
     """`brief`'s CallToolResult (as the wire carried it) for each version the file takes in turn."""
     found = []

@@ -125,7 +125,7 @@ async def test_bad_arguments_say_what_to_send(mode: str, manifest_path) -> None:
     assert "'safety-limits'" in unknown.content[0].text
     assert missing.is_error and "'kind'" in missing.content[0].text
     assert empty.is_error and wrong_type.is_error and "'action'" in empty.content[0].text
-    assert extra.is_error and "no arguments" in extra.content[0].text
+    assert extra.is_error and extra.content[0].text == "Tool 'brief' takes no arguments; got: robot."
     assert also.is_error and "path" in also.content[0].text
     for echoed in (long, long_name):  # cut, not echoed whole
         assert echoed.is_error and len(echoed.content[0].text) < rmm.MAX_ECHOED_ARGUMENT + 300
