@@ -900,22 +900,19 @@ def test_the_real_claude_code_finds_the_install_from_any_folder(tmp_path: Path) 
 
 
 @pytest.mark.anyio
-# The vscode entry is the claude-desktop one with "type": "stdio" (ENTRY, asserted in test_fresh_install):
-# starting it once more is the process tier's.
-@pytest.mark.parametrize("client", ["claude-desktop", pytest.param("vscode", marks=pytest.mark.process)])
-async def test_installed_entry_starts_a_working_server(
-    install: Installer, tmp_path: Path, client: str
-) -> None:
+@pytest.mark.process
+async def test_installed_entry_starts_a_working_server(install: Installer, tmp_path: Path) -> None:
     """What install writes (in this process, as `python robot_md_mcp.py install` would) starts a real
-    server, as the client app would start it; XDG_CONFIG_HOME wins over ~/.config."""
+    server, as the client app would start it; XDG_CONFIG_HOME wins over ~/.config. (The vscode entry is
+    this one with "type": "stdio": test_fresh_install.)"""
     xdg = tmp_path / "xdg"
-    done = install(client, str(EXAMPLE), XDG_CONFIG_HOME=str(xdg))
-    path = xdg / ("Claude/claude_desktop_config.json" if client == "claude-desktop" else "Code/User/mcp.json")
+    done = install("claude-desktop", str(EXAMPLE), XDG_CONFIG_HOME=str(xdg))
+    path = xdg / "Claude/claude_desktop_config.json"
     assert done.code == 0 and done.out.startswith(
         f'robot-md-mcp: added "robot-md-bob" to {path} (new file); '
     )
-    entry = json.loads(path.read_text(encoding="utf-8"))[KEY[client]]["robot-md-bob"]
-    assert entry == ENTRY[client] and list(install.home.iterdir()) == []
+    entry = json.loads(path.read_text(encoding="utf-8"))["mcpServers"]["robot-md-bob"]
+    assert entry == MCP_SERVERS and list(install.home.iterdir()) == []
     with install.capsys.disabled():  # the SDK's stdio client hands the server a real stderr
         async with launched(*entry["args"], command=[entry["command"]], cwd=tmp_path) as mcp_client:
             uris = [r.uri for r in (await mcp_client.list_resources()).resources]
