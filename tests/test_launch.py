@@ -37,16 +37,9 @@ def request(request_id: int, method: str, params: dict | None = None) -> dict:
     return {"jsonrpc": "2.0", "id": request_id, "method": method, **({"params": params} if params else {})}
 
 
-def session(
-    args: list[str], messages: list[dict], cwd: Path = ROOT, env: dict[str, str] | None = None
-) -> tuple[dict, str, int]:
-    """The server over stdio: each message as a line, then stdin closed; every answer by id."""
-    return answers(*args, messages=messages, cwd=cwd, env=env)
-
-
-def robot_served(answers: dict, request_id: int) -> str:
+def robot_served(got: dict, request_id: int) -> str:
     """The robot an identity read (sent as `request_id`) names."""
-    return answers[request_id]["result"]["contents"][0]["text"].split(" | ")[0]
+    return got[request_id]["result"]["contents"][0]["text"].split(" | ")[0]
 
 
 READ_IDENTITY = {"uri": "robot-md://bob/identity"}
@@ -63,16 +56,17 @@ def pendant_session(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str
     """One real stdio process as the pendant starts and talks to it, from a folder holding no manifest:
     an initialize lacking protocolVersion (refused), then the pendant's own (no clientInfo, never an
     `initialized`), then straight to its requests."""
-    return session(
-        ["--robot", str(EXAMPLE)],
-        [
+    return answers(
+        "--robot",
+        EXAMPLE,
+        messages=[
             initialize(7, **LACKING),
             pendant_initialize(),
             request(2, "tools/call", {"name": "validate"}),
             request(3, "tools/call", {"name": "render"}),
             request(4, "resources/read", READ_IDENTITY),
         ],
-        tmp_path_factory.mktemp("elsewhere"),
+        cwd=tmp_path_factory.mktemp("elsewhere"),
     )
 
 
@@ -80,17 +74,17 @@ def test_started_and_initialized_as_the_pendant_does_it_is_served(pendant_sessio
     """`--robot PATH` from a folder holding no manifest; an initialize lacking protocolVersion answered
     naming it (every other mix: the generated test below), and the server goes on; the pendant's own
     initialize (no clientInfo), then straight to its requests: each served, nothing on stderr."""
-    answers, err, code = pendant_session
+    got, err, code = pendant_session
     assert code == 0 and err == "", err
-    error = answers[7]["error"]
+    error = got[7]["error"]
     assert error["code"] == -32602 and "protocolVersion" in error["message"]
     assert error["data"] == {"missing": ["protocolVersion"], "malformed": []}
-    assert answers[1]["result"]["serverInfo"]["name"] == rmm.NAME
-    assert answers[1]["result"]["serverInfo"]["title"] == f'{rmm.TITLE}: "bob"'  # as the process started
-    assert answers[1]["result"]["protocolVersion"] == "2025-06-18"
-    assert answers[2]["result"]["structuredContent"]["ok"] is True
-    assert answers[3]["result"]["structuredContent"]["yaml"].startswith("rcan_version:")
-    assert robot_served(answers, 4) == 'name: "bob"'
+    assert got[1]["result"]["serverInfo"]["name"] == rmm.NAME
+    assert got[1]["result"]["serverInfo"]["title"] == f'{rmm.TITLE}: "bob"'  # as the process started
+    assert got[1]["result"]["protocolVersion"] == "2025-06-18"
+    assert got[2]["result"]["structuredContent"]["ok"] is True
+    assert got[3]["result"]["structuredContent"]["yaml"].startswith("rcan_version:")
+    assert robot_served(got, 4) == 'name: "bob"'
 
 
 # Each spelling of --robot, and misuses of it.
@@ -199,12 +193,9 @@ def bob_above(tmp_path: Path) -> Path:
 @pytest.mark.process
 def test_unexpanded_path_counts_as_none_and_the_walk_up_finds_the_manifest(tmp_path: Path) -> None:
     """As a plugin host launches it: served, with one line naming what was ignored."""
-    answers, err, code = session(
-        ["${CLAUDE_PROJECT_DIR}"],
-        [pendant_initialize(), request(2, "resources/read", READ_IDENTITY)],
-        bob_above(tmp_path),
-    )
-    assert code == 0 and robot_served(answers, 2) == 'name: "bob"'
+    messages = [pendant_initialize(), request(2, "resources/read", READ_IDENTITY)]
+    got, err, code = answers("${CLAUDE_PROJECT_DIR}", messages=messages, cwd=bob_above(tmp_path))
+    assert code == 0 and robot_served(got, 2) == 'name: "bob"'
     assert err.count("\n") == 1 and "${CLAUDE_PROJECT_DIR}" in err and "did not expand" in err, err
 
 
