@@ -20,7 +20,7 @@ import pytest
 from conftest import CORPUS, EXAMPLE, posix_only
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serving import MODULE, SERVER, RawServer, bare, faulty, line, python, run
+from serving import INIT, MODULE, SERVER, RawServer, bare, faulty, line, python, run
 from usage import usage_message
 
 import robot_md_mcp as rmm
@@ -331,19 +331,11 @@ def test_a_signal_ends_a_server_whose_client_stopped_reading(sig: str) -> None:
     proc = bare(EXAMPLE)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     try:
-        init = {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        }
-        proc.stdin.write(line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}))
-        proc.stdin.write(line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        proc.stdin.write(line(INIT) + line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         proc.stdin.flush()
-        assert json.loads(proc.stdout.readline())["id"] == 0
+        assert json.loads(proc.stdout.readline())["id"] == INIT["id"]
         read = {"jsonrpc": "2.0", "method": "resources/read", "params": {"uri": "robot-md://bob/frontmatter"}}
-        proc.stdin.write(
-            b"".join(line({**read, "id": n}) for n in range(1, 300))
-        )  # far more than a pipe holds
+        proc.stdin.write(b"".join(line({**read, "id": n}) for n in range(2, 300)))  # more than a pipe holds
         proc.stdin.flush()
         _wait_until_full(proc.stdout.fileno())  # the server now waits on it
         started = time.monotonic()
@@ -365,14 +357,8 @@ def test_a_signal_ends_a_server_whose_worker_is_busy(sig: str, manifest_path) ->
     with RawServer(path, command=faulty("slow-parse")) as server:
         server.handshake()
         path.write_text(GOOD.replace("\n---", "\n# slow-marker\n---", 1), encoding="utf-8")
-        server.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 7,
-                "method": "resources/read",
-                "params": {"uri": "robot-md://bob/safety"},
-            }
-        )
+        read = {"uri": "robot-md://bob/safety"}
+        server.send({"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": read})
         assert server.silence(0.3) == []  # the worker is busy with it
         started = time.monotonic()
         server.proc.send_signal(SIGNALS[sig][0])

@@ -1036,7 +1036,7 @@ def test_any_direct_url_is_a_fetchable_source_or_none(direct_url: Any) -> None:
 
 @posix_only
 @pytest.mark.parametrize("runner", ["uvx", "pipx"])
-@pytest.mark.parametrize("shape", ["index (no direct_url.json)", "archive", "git tag", "a folder here"])
+@pytest.mark.parametrize("shape", ["index (no direct_url.json)", "git tag"])  # each source: the table
 @pytest.mark.parametrize("on_path", [True, False], ids=["runner-on-PATH", "runner-not-on-PATH"])
 def test_install_from_a_cache_writes_the_runner_and_its_source_or_refuses(
     install: Installer, tmp_path: Path, monkeypatch, runner: str, shape: str, on_path: bool

@@ -97,22 +97,14 @@ def test_every_form_of_robot_is_the_path_argument(form: str, capsys: pytest.Capt
     """Each spelling is what `robot-md-mcp [VERB] PATH` is; misused, one usage line."""
     args = [a.format(EXAMPLE) for a in form.split(" ")]
     if form in MISUSED:
-        assert command_line(*args) == 2
+        assert rmm.main(args, rmm.Machine(environ={})) == 2
         assert "--robot takes the manifest's path" in usage_message(capsys.readouterr().err)
         return
     command = rmm.parse_command_line(args)
     plain = [command.verb, str(EXAMPLE)] if command.said_verb else [str(EXAMPLE)]
     assert command == rmm.parse_command_line(plain) and command.path == str(EXAMPLE)
     if command.verb != "serve":
-        assert command_line(*args) == 0, capsys.readouterr().err
-
-
-def command_line(*args: str) -> int:
-    """`robot-md-mcp ARGS` in this process: its exit status (a usage error may leave by SystemExit)."""
-    try:
-        return rmm.main(list(args), rmm.Machine(environ={}))
-    except SystemExit as e:
-        return e.code if isinstance(e.code, int) else 1
+        assert rmm.main(args, rmm.Machine(environ={})) == 0, capsys.readouterr().err
 
 
 # --- initialize as robot-md-pendant sends it -------------------------------------------
