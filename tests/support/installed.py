@@ -208,20 +208,18 @@ OUR_FILES += ["robot-md-mcp-0.1.0-cp311-manylinux_aarch64.pyz", "robot-md-mcp-0.
 PACKAGES = st.sampled_from(["robot-md-mcp", "robot-md-mcp==0.1.0", "robot-md-mcp@latest", "robot-md-mcp[x]"])
 SOURCES = ["git+https://github.com/robot-md/robot-md-mcp@v0.1.0", "https://x/robot-md-mcp-0.1.0.tar.gz"]
 RUNNERS = [["uvx"], ["uv", "tool", "run"], ["pipx", "run"]]
-# What launches someone else's program, as its first words; any words may follow.
+# What launches someone else's program, as its first words; any words may follow (foreign_entries adds
+# them, folders, and programs whose names only begin like ours).
 OTHERS = [
     ["node", "/opt/robot-md-mcp/bridge.js"],
     ["docker", "run", "-i", "--rm", "ghcr.io/me/robot-md-mcp:latest"],
     ["npx", "-y", "mcp-remote@0.15.1", "http://127.0.0.1:8765/mcp"],  # a bridge without our marker
     ["npx", "robot-md-mcp"],  # npm's package of that name: not this program
     ["python3", "/opt/robot-md-mcp/bridge.py"],
-    ["python3", "/opt/other.py", "robot-md-mcp"],
     ["python3", "-c", "import robot_md_mcp"],
     ["python3", "-", "/src/robot_md_mcp.py"],
     ["python3", "-X", "utf8", "/src/robot_md_mcp.py"],
     ["python3", "-m", "other_server", "robot_md_mcp"],
-    ["python3", "/opt/robot-md-mcp-evil.pyz"],
-    ["python3", "/opt/robot_md_mcp2.py"],
     ["uvx", "--with", "robot-md-mcp", "other-tool"],
     ["uvx", "--from", "robot-md-mcp", "other-tool"],
     ["uvx", "other-tool", "robot-md-mcp"],
@@ -229,10 +227,6 @@ OTHERS = [
     ["pipx", "run", "other-tool", "robot-md-mcp"],
     ["pipx", "install", "robot-md-mcp"],
     ["bash", "-c", "robot-md-mcp /r/ROBOT.md"],
-    ["ssh", "pi", "robot-md-mcp"],
-    ["java", "-jar", "/opt/robot-md-mcp/server.jar"],
-    ["/opt/robot-md-mcp/bin/other-server"],
-    ["python3", "-c", "robot_md_mcp", "/r"],
     ["py", "-3.12", "C:\\robot-md-mcp.pyz"],  # ours by hand, but an option first: left as it is (fails safe)
 ]
 ODD: list[dict[str, Any]] = [
