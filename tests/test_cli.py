@@ -4,9 +4,7 @@ program where the process is the point (how it was invoked, signals, a broken in
 from __future__ import annotations
 
 import array
-import contextlib
 import dataclasses
-import io
 import json
 import logging
 import os
@@ -180,25 +178,22 @@ def test_yaml_errors_name_the_place_in_the_file(tmp_path: Path, capsys: pytest.C
 
 
 @posix_only
-@given(st.text(st.characters(exclude_categories=["Cs"], exclude_characters="/\x00"), min_size=1, max_size=8))
-@settings(max_examples=15, deadline=None)
-def test_a_path_that_breaks_lines_still_gets_one_line(name: str) -> None:
+@given(
+    name=st.text(st.characters(exclude_categories=["Cs"], exclude_characters="/\x00"), min_size=1, max_size=8)
+)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_path_that_breaks_lines_still_gets_one_line(
+    name: str, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Whatever a folder's name holds (line breaks, escapes, format characters), each error names it
     on one line: the broken manifest, the one that is not there, the folder with none in it."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as top:
-        folder = Path(top) / (name if name not in (".", "..") else f"x{name}")
-        folder.mkdir()
-        (folder / "ROBOT.md").write_text("no frontmatter\n", encoding="utf-8")
-        missing = folder / "missing.md"
-        for args in (["validate", str(folder)], ["render", str(missing)]):
-            err = io.StringIO()
-            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-                code = rmm.main(args, rmm.Machine(environ={}))
-            said = err.getvalue()
-            assert code == 1 and said.count("\n") == 1 and said.endswith("\n"), (args, said)
-            assert not any(ch in said[:-1] for ch in "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\x1b")
+    folder = tmp_path_factory.mktemp("top") / (name if name not in (".", "..") else f"x{name}")
+    folder.mkdir()
+    (folder / "ROBOT.md").write_text("no frontmatter\n", encoding="utf-8")
+    for args in (["validate", folder], ["render", folder / "missing.md"]):
+        code, _, said = cli(capsys, *args)
+        assert code == 1 and said.count("\n") == 1 and said.endswith("\n"), (args, said)
+        assert not any(ch in said[:-1] for ch in "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\x1b")
 
 
 # --- validate / render verbs --------------------------------------------------
