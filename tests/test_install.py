@@ -345,15 +345,16 @@ def test_a_fifo_as_config_is_refused_at_once(install: Installer) -> None:
     assert done.err == f"robot-md-mcp: nothing installed: {path} is not a regular file\n"
 
 
-BACKUP_KINDS = [
-    "link to a file",
-    "link to a folder",
-    "dangling link",
-    "link loop",
-    "fifo",
-    "socket",
-    "folder",
-]
+# What may stand at the backup's name, made from the backup, a file and a folder elsewhere.
+BACKUP_KINDS = {
+    "link to a file": lambda backup, victim, folder: backup.symlink_to(victim),
+    "link to a folder": lambda backup, victim, folder: backup.symlink_to(folder),
+    "dangling link": lambda backup, victim, folder: backup.symlink_to(folder / "nothing"),
+    "link loop": lambda backup, victim, folder: backup.symlink_to(backup.name),
+    "fifo": lambda backup, victim, folder: os.mkfifo(backup),
+    "socket": lambda backup, victim, folder: socket.socket(socket.AF_UNIX).bind(str(backup)),
+    "folder": lambda backup, victim, folder: backup.mkdir(),
+}
 
 
 @posix_only
@@ -369,15 +370,7 @@ def test_whatever_stands_at_the_backup_is_replaced_never_followed(
     backup = path.with_name("mcp.json.bak")
     victim.write_text("echo safe\n", encoding="utf-8")
     folder.mkdir()
-    {
-        "link to a file": lambda: backup.symlink_to(victim),
-        "link to a folder": lambda: backup.symlink_to(folder),
-        "dangling link": lambda: backup.symlink_to(tmp_path / "nothing"),
-        "link loop": lambda: backup.symlink_to(backup.name),
-        "fifo": lambda: os.mkfifo(backup),
-        "socket": lambda: socket.socket(socket.AF_UNIX).bind(str(backup)),
-        "folder": lambda: backup.mkdir(),
-    }[kind]()
+    BACKUP_KINDS[kind](backup, victim, folder)
     done = install("vscode", str(EXAMPLE), "--workspace", str(workspace))
     assert victim.read_text(encoding="utf-8") == "echo safe\n" and list(folder.iterdir()) == []
     if kind == "folder":
