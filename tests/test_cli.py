@@ -190,9 +190,9 @@ def test_a_path_that_breaks_lines_still_gets_one_line(
     folder = tmp_path_factory.mktemp("top") / (name if name not in (".", "..") else f"x{name}")
     folder.mkdir()
     (folder / "ROBOT.md").write_text("no frontmatter\n", encoding="utf-8")
-    for args in (["validate", folder], ["render", folder / "missing.md"]):
-        code, _, said = cli(capsys, *args)
-        assert code == 1 and said.count("\n") == 1 and said.endswith("\n"), (args, said)
+    for verb, path in (("validate", folder), ("render", folder / "missing.md")):
+        code, _, said = cli(capsys, verb, path)
+        assert code == 1 and said.count("\n") == 1 and said.endswith("\n"), (verb, said)
         assert not any(ch in said[:-1] for ch in "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\x1b")
 
 
