@@ -124,11 +124,8 @@ def test_install_again_update_and_uninstall_keep_the_rest_with_a_backup(
     assert (path.read_bytes(), backup.read_bytes()) == (installed, before)
     assert (path.stat().st_mtime_ns, backup.stat().st_mtime_ns) == mtimes
     run("--name", "second")
-    assert backup.read_bytes() == installed and list(install.servers(client, os_name)) == [
-        "other",
-        "robot-md-bob",
-        "second",
-    ]
+    assert backup.read_bytes() == installed
+    assert list(install.servers(client, os_name)) == ["other", "robot-md-bob", "second"]
     run("--name", "second", verb="uninstall")
     said = run(verb="uninstall").out
     assert said.startswith(f'robot-md-mcp: removed "robot-md-bob" from {path} (backup: {path}.bak)')
@@ -158,10 +155,8 @@ def test_a_linked_config_is_written_through_its_mode_kept_a_loop_refused(
     path.unlink()
     path.symlink_to(tmp_path / "not yet" / "mcp.json")
     assert install("cursor", str(EXAMPLE)).code == 0 and path.is_symlink()
-    assert (
-        json.loads((tmp_path / "not yet" / "mcp.json").read_text())["mcpServers"]["robot-md-bob"]
-        == MCP_SERVERS
-    )
+    written = json.loads((tmp_path / "not yet" / "mcp.json").read_text())
+    assert written["mcpServers"]["robot-md-bob"] == MCP_SERVERS
     path.unlink()
     path.symlink_to(path.name)
     for verb in ("install", "uninstall"):
@@ -943,18 +938,14 @@ def test_a_stdout_that_takes_nothing_is_one_line(tmp_path: Path, verb: str) -> N
     config written), on every CPython: some keep what was printed buffered to the exit."""
     need(os.path.exists("/dev/full"), "/dev/full")
     home = tmp_path / "home"
-    args = {
-        "install": ["cursor", str(EXAMPLE)],
-        "uninstall": ["cursor", str(EXAMPLE)],
-        "--help": [],
-        "--version": [],
-    }
+    client = ["cursor"] if verb in ("install", "uninstall") else []
+    args = [] if verb.startswith("--") else [*client, str(EXAMPLE)]
     if verb == "uninstall":
         write_json(home / ".cursor" / "mcp.json", {"mcpServers": {"robot-md-bob": MCP_SERVERS}})
     with open("/dev/full", "wb") as full:
-        done = run_command(verb, *args.get(verb, [str(EXAMPLE)]), home=home, stdout=full)
+        done = run_command(verb, *args, home=home, stdout=full)
     assert done.returncode == 1 and done.stderr == b"robot-md-mcp: stopped: no space left on device\n"
-    if verb in ("install", "uninstall"):
+    if client:
         servers = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]
         assert ("robot-md-bob" in servers) == (verb == "install")
 
