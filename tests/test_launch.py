@@ -37,19 +37,9 @@ def request(request_id: int, method: str, params: dict | None = None) -> dict:
     return {"jsonrpc": "2.0", "id": request_id, "method": method, **({"params": params} if params else {})}
 
 
-def session(
-    args: list[str], messages: list[dict], cwd: Path = ROOT, env: dict[str, str] | None = None
-) -> tuple[dict, str, int]:
-    """The server over stdio: each message as a line, then stdin closed; every answer by id."""
-    return answers(*args, messages=messages, cwd=cwd, env=env)
-
-
-def robot_served(answers: dict, request_id: int) -> str:
+def robot_served(got: dict, request_id: int) -> str:
     """The robot an identity read (sent as `request_id`) names."""
-    return answers[request_id]["result"]["contents"][0]["text"].split(" | ")[0]
-
-
-READ_IDENTITY = {"uri": "robot-md://bob/identity"}
+    return got[request_id]["result"]["contents"][0]["text"].split(" | ")[0]
 
 
 # --- --robot PATH ----------------------------------------------------------------
@@ -63,16 +53,17 @@ def pendant_session(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str
     """One real stdio process as the pendant starts and talks to it, from a folder holding no manifest:
     an initialize lacking protocolVersion (refused), then the pendant's own (no clientInfo, never an
     `initialized`), then straight to its requests."""
-    return session(
-        ["--robot", str(EXAMPLE)],
-        [
+    return answers(
+        "--robot",
+        EXAMPLE,
+        messages=[
             initialize(7, **LACKING),
             pendant_initialize(),
             request(2, "tools/call", {"name": "validate"}),
             request(3, "tools/call", {"name": "render"}),
-            request(4, "resources/read", READ_IDENTITY),
+            request(4, "resources/read", {"uri": "robot-md://bob/identity"}),
         ],
-        tmp_path_factory.mktemp("elsewhere"),
+        cwd=tmp_path_factory.mktemp("elsewhere"),
     )
 
 
@@ -80,17 +71,17 @@ def test_started_and_initialized_as_the_pendant_does_it_is_served(pendant_sessio
     """`--robot PATH` from a folder holding no manifest; an initialize lacking protocolVersion answered
     naming it (every other mix: the generated test below), and the server goes on; the pendant's own
     initialize (no clientInfo), then straight to its requests: each served, nothing on stderr."""
-    answers, err, code = pendant_session
+    got, err, code = pendant_session
     assert code == 0 and err == "", err
-    error = answers[7]["error"]
+    error = got[7]["error"]
     assert error["code"] == -32602 and "protocolVersion" in error["message"]
     assert error["data"] == {"missing": ["protocolVersion"], "malformed": []}
-    assert answers[1]["result"]["serverInfo"]["name"] == rmm.NAME
-    assert answers[1]["result"]["serverInfo"]["title"] == f'{rmm.TITLE}: "bob"'  # as the process started
-    assert answers[1]["result"]["protocolVersion"] == "2025-06-18"
-    assert answers[2]["result"]["structuredContent"]["ok"] is True
-    assert answers[3]["result"]["structuredContent"]["yaml"].startswith("rcan_version:")
-    assert robot_served(answers, 4) == 'name: "bob"'
+    assert got[1]["result"]["serverInfo"]["name"] == rmm.NAME
+    assert got[1]["result"]["serverInfo"]["title"] == f'{rmm.TITLE}: "bob"'  # as the process started
+    assert got[1]["result"]["protocolVersion"] == "2025-06-18"
+    assert got[2]["result"]["structuredContent"]["ok"] is True
+    assert got[3]["result"]["structuredContent"]["yaml"].startswith("rcan_version:")
+    assert robot_served(got, 4) == 'name: "bob"'
 
 
 # Each spelling of --robot, and misuses of it.
@@ -103,22 +94,14 @@ def test_every_form_of_robot_is_the_path_argument(form: str, capsys: pytest.Capt
     """Each spelling is what `robot-md-mcp [VERB] PATH` is; misused, one usage line."""
     args = [a.format(EXAMPLE) for a in form.split(" ")]
     if form in MISUSED:
-        assert command_line(*args) == 2
+        assert rmm.main(args, rmm.Machine(environ={})) == 2
         assert "--robot takes the manifest's path" in usage_message(capsys.readouterr().err)
         return
     command = rmm.parse_command_line(args)
     plain = [command.verb, str(EXAMPLE)] if command.said_verb else [str(EXAMPLE)]
     assert command == rmm.parse_command_line(plain) and command.path == str(EXAMPLE)
     if command.verb != "serve":
-        assert command_line(*args) == 0, capsys.readouterr().err
-
-
-def command_line(*args: str) -> int:
-    """`robot-md-mcp ARGS` in this process: its exit status (a usage error may leave by SystemExit)."""
-    try:
-        return rmm.main(list(args), rmm.Machine(environ={}))
-    except SystemExit as e:
-        return e.code if isinstance(e.code, int) else 1
+        assert rmm.main(args, rmm.Machine(environ={})) == 0, capsys.readouterr().err
 
 
 # --- initialize as robot-md-pendant sends it -------------------------------------------
@@ -196,18 +179,6 @@ def bob_above(tmp_path: Path) -> Path:
     return tmp_path / "src"
 
 
-@pytest.mark.process
-def test_unexpanded_path_counts_as_none_and_the_walk_up_finds_the_manifest(tmp_path: Path) -> None:
-    """As a plugin host launches it: served, with one line naming what was ignored."""
-    answers, err, code = session(
-        ["${CLAUDE_PROJECT_DIR}"],
-        [pendant_initialize(), request(2, "resources/read", READ_IDENTITY)],
-        bob_above(tmp_path),
-    )
-    assert code == 0 and robot_served(answers, 2) == 'name: "bob"'
-    assert err.count("\n") == 1 and "${CLAUDE_PROJECT_DIR}" in err and "did not expand" in err, err
-
-
 # Each row: the arguments, $ROBOT_MD_PATH ("ALICE": a manifest of alice), what is served ("bob" above,
 # "alice", "placeholder": a folder really named ${odd} holding alice; None: exit 2), what stderr names.
 UNEXPANDED = {
@@ -225,7 +196,8 @@ UNEXPANDED = {
 def test_every_unexpanded_path_counts_as_none(
     case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A ${…} that names nothing on disk is no path (one line says so), as a plugin host may pass it."""
+    """A ${…} that names nothing on disk is no path (one line says so), as a plugin host may pass it (serve
+    finds its manifest as render does: load_manifest)."""
     args, from_environ, served, said = UNEXPANDED[case]
     here = tmp_path / "here" if served is None else bob_above(tmp_path)
     (here / "${odd}").mkdir(parents=True)

@@ -222,12 +222,7 @@ def ask(
     headers: dict[str, str],
     body: bytes | None = None,
 ) -> tuple[int, bytes]:
-    conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
-    for name, value in headers.items():
-        conn.putheader(name, value)
-    if body is not None:
-        conn.putheader("Content-Length", str(len(body)))
-    conn.endheaders(body)
+    conn.request(method, path, body, headers)  # our Host, as given
     response = conn.getresponse()
     return response.status, response.read()
 

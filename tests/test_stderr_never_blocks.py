@@ -6,7 +6,8 @@ log line must not make the event loop wait: log lines are written by a thread of
 (`NeverBlockingHandler`), the newest dropped and counted when too many wait. Here the pipe is 4 KiB and
 filled to the brim at once, then peers make the server log (a foreign Host, a foreign Origin, requests that
 are not HTTP), and a good client's `/healthz` and MCP requests must still be answered at once; when the
-pipe is read again, the lines that waited come out, each one line."""
+pipe is read again, the lines that waited come out, each one line (`-m process`). In process, by default:
+the handler with a stream that takes nothing."""
 
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ async def peers_then_a_good_client(port: int, rounds: int) -> None:
     assert await answered(port, ping) == 200
 
 
+@pytest.mark.process
 @pytest.mark.skipif(sys.platform != "linux", reason="sizes a pipe (F_SETPIPE_SZ) and fills it (/proc): Linux")
 def test_a_full_stderr_pipe_nobody_reads_keeps_no_client_waiting() -> None:
     served = Served(unread_stderr=4096)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import EXAMPLE, ROOT
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 from serving import RawServer, line
@@ -127,8 +127,16 @@ def check_answers(out: bytes, sent: dict[Any, list[Any]]) -> None:
     assert seen == collections.Counter(list(sent)), {i for i in sent if seen[i] != 1}
 
 
+THIRTY_READS_AFTER_AN_EDIT = {
+    "revision": "2025-11-25",
+    "edit": True,
+    "bursts": [[[("resources/read", {"uri": f"robot-md://{ROBOT}/context"})]] * 30],
+}
+
+
 @pytest.mark.process
 @given(session=sessions())
+@example(session=THIRTY_READS_AFTER_AN_EDIT).via("thirty reads sent at once, the file edited just before")
 @SETTINGS
 def test_every_request_before_the_end_of_input_is_answered(tmp_path: Path, session) -> None:
     play(tmp_path / "ROBOT.md", session)
@@ -138,15 +146,4 @@ def test_every_request_before_the_end_of_input_is_answered(tmp_path: Path, sessi
 @given(session=sessions())
 @HEAVY_SETTINGS
 def test_every_request_before_the_end_of_input_is_answered_long_form(tmp_path: Path, session) -> None:
-    play(tmp_path / "ROBOT.md", session)
-
-
-@pytest.mark.process
-def test_thirty_reads_just_after_an_edit_are_all_answered(tmp_path: Path) -> None:
-    """Thirty reads sent at once, the file edited just before, then the end of input: all thirty answered."""
-    session = {
-        "revision": "2025-11-25",
-        "edit": True,
-        "bursts": [[[("resources/read", {"uri": f"robot-md://{ROBOT}/context"})]] * 30],
-    }
     play(tmp_path / "ROBOT.md", session)

@@ -73,6 +73,7 @@ def as_nobody(python: str, *args: str, lib: Path | None) -> subprocess.Completed
     return run(*args, command=[*NOBODY, python], cwd=Path("/"), env=env, inherit_env=False)
 
 
+@pytest.mark.process  # the default tier's is test_read.py's test_unreadable_file, in process
 def test_unreadable_file_as_an_unprivileged_user(reachable: Path) -> None:
     path = reachable / "ROBOT.md"
     path.write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")

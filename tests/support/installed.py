@@ -1,6 +1,6 @@
 """`install` and `uninstall` as tests drive them: in this process with a home laid out as each OS has it
 (`Installer`), a stand-in `claude` CLI on PATH, and the one way a test runs the real command as a process
-when the promise is about the process (a file-size limit, a stdout that takes nothing)."""
+when the promise is about the process (a stdout that takes nothing, a path that is not UTF-8)."""
 
 from __future__ import annotations
 
@@ -162,16 +162,13 @@ def fake_claude(tmp_path: Path, fail: int = 0, content: str | None = None) -> tu
     return {"HOME": str(tmp_path), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}, state
 
 
-def run_command(
-    *args: str, home: Path, env: dict[str, str] | None = None, stdout: Any = None, **how: Any
-) -> Any:
+def run_command(*args: str, home: Path, env: dict[str, str] | None = None, stdout: Any = None) -> Any:
     """The real command line as a process, with HOME at `home` (no XDG_CONFIG_HOME or ROBOT_MD_PATH of
-    ours) and `how` as subprocess.run takes it (a preexec_fn setting a limit); stdout to a file, else
-    captured: bytes."""
+    ours); stdout to a file, else captured: bytes."""
     base = {k: v for k, v in os.environ.items() if k not in ("ROBOT_MD_PATH", "XDG_CONFIG_HOME")}
     out = {"capture_output": True} if stdout is None else {"stdout": stdout, "stderr": subprocess.PIPE}
     env = {**base, "HOME": str(home), **(env or {})}
-    return subprocess.run(server_argv(*args), env=env, timeout=60, **out, **how)
+    return subprocess.run(server_argv(*args), env=env, timeout=60, **out)
 
 
 # --- the class of config entries: ours by every launch form, and other servers' -----------------
@@ -211,20 +208,18 @@ OUR_FILES += ["robot-md-mcp-0.1.0-cp311-manylinux_aarch64.pyz", "robot-md-mcp-0.
 PACKAGES = st.sampled_from(["robot-md-mcp", "robot-md-mcp==0.1.0", "robot-md-mcp@latest", "robot-md-mcp[x]"])
 SOURCES = ["git+https://github.com/robot-md/robot-md-mcp@v0.1.0", "https://x/robot-md-mcp-0.1.0.tar.gz"]
 RUNNERS = [["uvx"], ["uv", "tool", "run"], ["pipx", "run"]]
-# What launches someone else's program, as its first words; any words may follow.
+# What launches someone else's program, as its first words; any words may follow (foreign_entries adds
+# them, folders, and programs whose names only begin like ours).
 OTHERS = [
     ["node", "/opt/robot-md-mcp/bridge.js"],
     ["docker", "run", "-i", "--rm", "ghcr.io/me/robot-md-mcp:latest"],
     ["npx", "-y", "mcp-remote@0.15.1", "http://127.0.0.1:8765/mcp"],  # a bridge without our marker
     ["npx", "robot-md-mcp"],  # npm's package of that name: not this program
     ["python3", "/opt/robot-md-mcp/bridge.py"],
-    ["python3", "/opt/other.py", "robot-md-mcp"],
     ["python3", "-c", "import robot_md_mcp"],
     ["python3", "-", "/src/robot_md_mcp.py"],
     ["python3", "-X", "utf8", "/src/robot_md_mcp.py"],
     ["python3", "-m", "other_server", "robot_md_mcp"],
-    ["python3", "/opt/robot-md-mcp-evil.pyz"],
-    ["python3", "/opt/robot_md_mcp2.py"],
     ["uvx", "--with", "robot-md-mcp", "other-tool"],
     ["uvx", "--from", "robot-md-mcp", "other-tool"],
     ["uvx", "other-tool", "robot-md-mcp"],
@@ -232,10 +227,6 @@ OTHERS = [
     ["pipx", "run", "other-tool", "robot-md-mcp"],
     ["pipx", "install", "robot-md-mcp"],
     ["bash", "-c", "robot-md-mcp /r/ROBOT.md"],
-    ["ssh", "pi", "robot-md-mcp"],
-    ["java", "-jar", "/opt/robot-md-mcp/server.jar"],
-    ["/opt/robot-md-mcp/bin/other-server"],
-    ["python3", "-c", "robot_md_mcp", "/r"],
     ["py", "-3.12", "C:\\robot-md-mcp.pyz"],  # ours by hand, but an option first: left as it is (fails safe)
 ]
 ODD: list[dict[str, Any]] = [
@@ -243,12 +234,6 @@ ODD: list[dict[str, Any]] = [
     {"args": ["robot-md-mcp"]},
 ]
 ODD += [{"command": ["robot-md-mcp"]}, {"command": "robot-md-mcp", "args": "/r"}]
-# Entries that mention robot-md-mcp without launching it.
-FOREIGN: dict[str, dict[str, Any]] = {
-    " ".join(words): {"command": words[0], "args": words[1:]} for words in OTHERS
-}
-FOREIGN |= {"env note": {"command": "npx", "args": ["x"], "env": {"NOTE": "replaces robot-md-mcp"}}}
-FOREIGN |= {"remote URL": ODD[0], "no command": ODD[1]}
 
 
 @st.composite
@@ -303,8 +288,4 @@ def foreign_entries(draw: st.DrawFn) -> dict[str, Any]:
     return draw(st.sampled_from([entry, *ODD]))
 
 
-FOREIGN_ENTRY = (
-    foreign_entries()
-    | st.sampled_from(list(FOREIGN.values()))
-    | st.dictionaries(st.text(max_size=8), JSON_VALUE, max_size=4)
-)
+FOREIGN_ENTRY = foreign_entries() | st.dictionaries(st.text(max_size=8), JSON_VALUE, max_size=4)
