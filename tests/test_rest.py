@@ -315,28 +315,45 @@ async def test_any_path_is_answered_by_us(paths: list[str]) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("token", [None, "a-token-of-sixteen-chars"])
 async def test_every_refusal_of_the_guard_is_documented_for_every_operation(token: str | None) -> None:
-    """The guard's refusals (431, 421, 403, and 401 with a token) on every operation /openapi.json lists:
-    each answered status is in GUARD_STATUSES, and the document lists it there (one table, not two)."""
+    """One guard in front of the whole app: its refusals (431, 421, 403, and 401 with a token, except on the
+    open /healthz) on every route the app serves (/mcp, one added afterwards as a later bridge would be) and
+    every operation /openapi.json lists: each answered status is in GUARD_STATUSES, and the document lists
+    it for each of its operations (one table, not two)."""
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    async def later(request: object) -> Response:
+        return Response(b"bridged")
+
     listener = m.HttpListener(socket=None, url="", allowed_hosts=("127.0.0.1:9",), token=token)
     guard = m.http_app(m.ManifestFile(EXAMPLE), listener)
+    guard.app.routes.append(Route("/added-later", later, methods=["PUT"]))  # type: ignore[attr-defined]
     host = (b"host", b"127.0.0.1:9")
+    auth = [(b"authorization", f"Bearer {token}".encode())] if token else []
     refusals = {
-        421: [(b"host", b"evil.example")],
-        403: [host, (b"origin", b"http://evil.example")],
-        431: [host, (b"x-padding", b"x" * m.MAX_HTTP_HEADER_BYTES)],
+        421: [(b"host", b"evil.example"), *auth],
+        403: [host, *auth, (b"origin", b"http://evil.example")],
+        431: [host, *auth, (b"x-padding", b"x" * m.MAX_HTTP_HEADER_BYTES)],
         **({401: [host]} if token else {}),
     }
     async with guard.app.router.lifespan_context(guard.app):  # type: ignore[attr-defined]
-        auth = [(b"authorization", f"Bearer {token}".encode())] if token else []
         document = json.loads((await answer_in_process(guard, "GET", m.OPENAPI_PATH, [host, *auth]))[2])
         operations = [(p, op) for p, item in document["paths"].items() for op in item if "{" not in p]
         assert len(operations) >= 10, operations
-        for path, method in operations:
+        routes = [
+            (str(r.path).replace("{name:path}", "bob"), method.lower())
+            for r in guard.app.routes  # type: ignore[attr-defined]
+            for method in r.methods or m.MCP_METHODS  # /mcp: every method the SDK's app takes
+        ]
+        for path, method in {*operations, *routes}:
             for expected, headers in refusals.items():
                 if expected == 401 and path in m.OPEN_PATHS:  # answered without the token
                     continue
                 status = (await answer_in_process(guard, method.upper(), path, headers))[0]
                 assert status == expected and status in m.GUARD_STATUSES, (path, method, status)
-                assert str(status) in document["paths"][path][method]["responses"], (path, method, status)
+                assert (path, method) not in operations or str(status) in document["paths"][path][method][
+                    "responses"
+                ]
+        assert (await answer_in_process(guard, "PUT", "/added-later", [host, *auth]))[0] == 200  # and served
         statuses = {s for item in document["paths"].values() for op in item.values() for s in op["responses"]}
         assert {str(s) for s in m.GUARD_STATUSES if token or s != 401} <= statuses
