@@ -780,7 +780,7 @@ async def test_concurrent_clients(server: ServedOnAThread) -> None:
         nonlocal done
         try:
             async with Client(server.url, mode="legacy" if index % 2 else "auto") as client:
-                for i in range(12):
+                for i in range(6):
                     if i % 3 == 0:
                         result = await client.call_tool("validate", {})
                         assert result.structured_content["ok"] is True  # type: ignore[index]
@@ -795,10 +795,10 @@ async def test_concurrent_clients(server: ServedOnAThread) -> None:
 
     with anyio.fail_after(120):
         async with anyio.create_task_group() as tasks:
-            for index in range(6):
+            for index in range(4):
                 tasks.start_soon(one_client, index)
     assert not failures, failures[:3]
-    assert done == 72
+    assert done == 24
 
 
 # --- command line and lifecycle -----------------------------------------------------
@@ -1260,15 +1260,6 @@ def test_a_log_line_is_one_bounded_line(text: str) -> None:
     record = logging.LogRecord("t", logging.WARNING, __file__, 1, "%s", (text,), None)
     line = m.OneLineFormatter().format(record)
     assert len(line) <= m.MAX_LOG_LINE_CHARS and "\n" not in line and "\r" not in line
-
-
-def test_a_refused_16_kib_host_is_logged_cut(quick_server: ServedOnAThread) -> None:
-    """(On a server no other test sends a foreign Host: a refusal within 10 s of another is counted.)"""
-    host = "h" * (m.MAX_HTTP_HEADER_BYTES - 200)
-    assert quick_server.request("GET", "/healthz", headers={"Host": host})[0] == 421
-    time.sleep(0.2)
-    (line,) = [line for line in quick_server.lines if 'refused a request for Host "hhh' in line]
-    assert len(line.rstrip("\n")) <= m.MAX_LOG_LINE_CHARS
 
 
 # --- refusals, logged by reason ----------------------------------------------------------------
