@@ -380,7 +380,7 @@ def test_the_generator_reaches_every_class() -> None:
     seen: set[str] = set()
 
     @given(lines())
-    @settings(max_examples=100, database=None, derandomize=True)
+    @settings(max_examples=40, database=None, derandomize=True)
     def draw(drawn: tuple[bytes, Any]) -> None:
         line, raw_id = drawn
         seen.add(expected(line, raw_id)[0])
