@@ -466,22 +466,6 @@ def test_a_batch_in_a_2025_03_26_session_gets_one_array_of_answers(server: Serve
 JSON_SPACE = st.text(" \t\r\n", max_size=3)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(bom=st.booleans(), before=JSON_SPACE, after=JSON_SPACE, request_id=st.integers(0, 2**40))
-@example(bom=True, before="", after="", request_id=1)
-def test_a_body_is_read_as_the_same_line_over_stdio(
-    server: ServedOnAThread, bom: bool, before: str, after: str, request_id: int
-) -> None:
-    """A UTF-8 BOM and JSON's whitespace around a message, which stdio reads past, are read past over
-    HTTP too: the ping is answered, never the SDK's parse error."""
-    session = server.session("2025-06-18")
-    ping = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
-    body = ("\ufeff" * bom + before + ping + after).encode()
-    assert m.classify_line(body)[1] is None  # as over stdio
-    status, _, answer = server.request("POST", "/mcp", body, session)
-    assert status == 200 and f'{{"jsonrpc":"2.0","id":{request_id},"result":{{}}}}' in answer.decode(), answer
-
-
 def _nested(depth: int, kinds: list[bool]) -> object:
     """Arrays and objects (by `kinds`, in turn) nested `depth` deep."""
     value: object = 1
@@ -490,27 +474,35 @@ def _nested(depth: int, kinds: list[bool]) -> object:
     return value
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     depth=st.integers(1, 400),
     kinds=st.lists(st.booleans(), min_size=1, max_size=4),
     batch=st.booleans(),
     request_id=st.integers(1, 2**40),
+    around=st.tuples(st.booleans(), JSON_SPACE, JSON_SPACE),
 )
-@example(depth=m.MAX_MESSAGE_DEPTH - 2, kinds=[False], batch=False, request_id=1)
-@example(depth=m.MAX_MESSAGE_DEPTH - 1, kinds=[False], batch=False, request_id=2)
-@example(depth=m.MAX_MESSAGE_DEPTH - 2, kinds=[True], batch=True, request_id=3)
-@example(depth=300, kinds=[False], batch=True, request_id=4)
-def test_a_deeply_nested_message_is_answered_as_over_stdio_with_its_id(
-    server: ServedOnAThread, depth: int, kinds: list[bool], batch: bool, request_id: int
+@example(depth=m.MAX_MESSAGE_DEPTH - 2, kinds=[False], batch=False, request_id=1, around=(True, "", ""))
+@example(depth=m.MAX_MESSAGE_DEPTH - 1, kinds=[False], batch=False, request_id=2, around=(False, "", ""))
+@example(depth=m.MAX_MESSAGE_DEPTH - 2, kinds=[True], batch=True, request_id=3, around=(True, " ", "\n"))
+@example(depth=300, kinds=[False], batch=True, request_id=4, around=(False, "", ""))
+def test_a_body_is_answered_as_the_same_line_over_stdio_with_its_id(
+    server: ServedOnAThread,
+    depth: int,
+    kinds: list[bool],
+    batch: bool,
+    request_id: int,
+    around: tuple[bool, str, str],
 ) -> None:
-    """A request whose params nest deep (alone, or last in a 2025-03-26 batch after a ping): the answer
-    stdio's classify_line gives it, with its id, never the SDK's parse error with none (its parser
-    stops at a depth Python's goes past), and no other member's answer lost."""
+    """A request whose params nest deep (alone, or last in a 2025-03-26 batch after a ping), after a UTF-8
+    BOM and within JSON's whitespace, which stdio reads past: the answer stdio's classify_line gives the
+    line, with its id, never the SDK's parse error with none (its parser stops at a depth Python's goes
+    past), and no other member's answer lost."""
     session = server.session("2025-03-26" if batch else "2025-06-18")
     message = {"jsonrpc": "2.0", "id": request_id, "method": "ping", "params": {"x": _nested(depth, kinds)}}
     sent = [{"jsonrpc": "2.0", "id": "first", "method": "ping"}, message] if batch else message
-    body = json.dumps(sent).encode()
+    bom, before, after = around
+    body = ("\ufeff" * bom + before + json.dumps(sent) + after).encode()
     error = m.classify_line(body, batches=True)[0][1][1] if batch else m.classify_line(body)[1]
     assert (error is None) == (depth + 2 <= m.MAX_MESSAGE_DEPTH)
     status, _, answer = server.request("POST", "/mcp", body, session)
