@@ -15,7 +15,6 @@ import random
 import re
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -34,6 +33,7 @@ from http_served import (
     HostilePeers,
     ServedOnAThread,
     answer_in_process,
+    command_line,
     exchange,
     hostile_peer,
     jsonrpc,
@@ -274,30 +274,6 @@ def test_only_the_token_itself_is_let_in(before: str, after: str) -> None:
         assert status == (200 if before + after == "" else 401), (path, sent)
 
 
-def _command_line(
-    capsys: pytest.CaptureFixture[str], *args: str | Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """The command line run by main() in this process, `env` its whole environment (a refusal at start
-    needs no process: it comes before anything is served): exit code, stdout and stderr. A start that
-    serves instead is stopped by an alarm and fails, rather than hanging the run."""
-
-    def served(signum: int, frame: Any) -> None:
-        raise AssertionError(f"served instead of refusing: {args}")
-
-    alarm = getattr(signal, "SIGALRM", None)  # (Windows has none: there a regression hangs instead)
-    previous = signal.signal(alarm, served) if alarm is not None else None
-    if alarm is not None:
-        signal.setitimer(signal.ITIMER_REAL, 20)
-    try:
-        code = m.main([str(a) for a in args], m.Machine(environ=env or {}))
-    finally:
-        if alarm is not None:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(alarm, previous)
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess([str(a) for a in args], code, out, err)
-
-
 # What a start with this --http address (and token file: its text and mode) is refused with, in one line.
 REFUSED_AT_START = [
     ("0.0.0.0:0", None, "without a bearer token"),
@@ -338,7 +314,7 @@ def test_a_setting_that_cannot_work_is_one_line_and_exit_1(
             path.chmod(mode)
         args += ["--token-file", str(path)]
     with taken:
-        done = _command_line(capsys, *args)
+        done = command_line(capsys, *args)
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert words.format(path=path, taken=port) in done.stderr, done.stderr
     assert token_file is None or not (token_file[0] or "").strip() or token_file[0].strip() not in done.stderr
@@ -371,7 +347,7 @@ def test_a_token_file_longer_than_what_is_read_is_refused_not_cut(
     with pytest.raises(m.HttpSetupError) as refused:
         m.read_token(str(path))
     assert str(refused.value) == f"the token file {path} is longer than 4,096 bytes; it should hold one token"
-    done = _command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(path))
+    done = command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(path))
     assert (done.returncode, done.stderr) == (1, f"robot-md-mcp: {refused.value}\n")
 
 
@@ -801,7 +777,7 @@ async def test_concurrent_clients(server: ServedOnAThread) -> None:
     [["--http"], ["--allow-host", "x.local"], ["--token-file", "t"], ["--http", "0", "--http", "1"]],
 )
 def test_usage_errors(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    done = _command_line(capsys, EXAMPLE, *args)
+    done = command_line(capsys, EXAMPLE, *args)
     assert done.returncode == 2, done.stderr
     usage_message(done.stderr)
 

@@ -13,7 +13,7 @@ from urllib.parse import quote, unquote
 import jsonschema
 import pytest
 from conftest import EXAMPLE, corpus_files
-from http_served import ServedOnAThread, answer_in_process, served_on_a_thread
+from http_served import ServedOnAThread, answer_in_process, command_line, served_on_a_thread
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -46,12 +46,6 @@ def error_of(status: int, headers: dict[str, str], body: bytes) -> str:
     assert list(data) == ["error"] and isinstance(data["error"], str), data
     assert data["error"] and "\n" not in data["error"], data
     return data["error"]
-
-
-def in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
-    code = m.main([str(a) for a in args], m.Machine(environ={}))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # --- what the paths answer -----------------------------------------------------------
@@ -116,19 +110,22 @@ def test_post_validate_and_render_equal_the_command_line(
     server: ServedOnAThread, capsys: pytest.CaptureFixture[str], path: Path
 ) -> None:
     data = path.read_bytes()
-    _, printed, _ = in_process(capsys, "validate", "--json", path)
+    printed = command_line(capsys, "validate", "--json", path).stdout
     status, headers, body = server.request("POST", m.VALIDATE_PATH, data, {"Content-Type": "text/markdown"})
     assert status == 200 and headers["content-type"] == "application/json"
     assert body.decode("utf-8") == printed
     jsonschema.validate(json.loads(body), m.REPORT_SCHEMA)  # what /openapi.json says it is
-    code, rendered, said = in_process(capsys, "render", path)
+    rendered = command_line(capsys, "render", path)
     status, headers, body = server.request("POST", m.RENDER_PATH, data)
-    if code == 0:
+    if rendered.returncode == 0:
         assert status == 200 and headers["content-type"].startswith(m.YAML_MIME_TYPE)
-        assert body.decode("utf-8") == rendered
+        assert body.decode("utf-8") == rendered.stdout
     else:  # the same words render says, without the file's path (the text came with no name)
         message = error_of(status, headers, body)
-        assert status == 422 and json.loads(printed)["errors"][0].split()[0] in message, (message, said)
+        assert status == 422 and json.loads(printed)["errors"][0].split()[0] in message, (
+            message,
+            rendered.stderr,
+        )
 
 
 ALIAS_BOMB = "---\na: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
