@@ -211,70 +211,7 @@ def test_an_answer_that_cannot_be_written_fails_its_request_only() -> None:
     assert rmm._outgoing_line(SessionMessage(note), rmm._Unanswered(), rmm._Batches()) is None
 
 
-# --- batches: accepted under 2025-03-26, the one revision that requires them -----
-
-
-@pytest.fixture(scope="module")
-def batch_server(tmp_path_factory) -> Iterator[RawServer]:
-    path = tmp_path_factory.mktemp("batches") / "ROBOT.md"
-    path.write_text(GOOD, encoding="utf-8")
-    with RawServer(path) as served:
-        served.handshake(version="2025-03-26")
-        yield served
-        served.assert_clean()
-        assert served.close() == 0, served.stderr[-2000:]
-
-
-def test_a_batch_under_2025_03_26_gets_one_array_of_answers(batch_server: RawServer) -> None:
-    batch = [
-        request(50),
-        request("fifty-one", "resources/read", params={"uri": SAFETY}),
-        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}},
-        request(52, "no/such/method"),
-        {"jsonrpc": "2.0", "id": 53},
-        request(54, "resources/read", params={"uri": LONE}),
-        request(55, ""),  # an empty method is still a request (hypothesis found this one)
-        5,
-    ]
-    batch_server.send(batch)
-    answer_line = batch_server.next_message(timeout=5)
-    assert isinstance(answer_line, list), answer_line
-    by_id = {a["id"]: a for a in answer_line if a["id"] is not None}
-    assert set(by_id) == {50, "fifty-one", 52, 54, 55}
-    assert by_id[50]["result"] == {}
-    assert by_id["fifty-one"]["result"]["contents"][0]["text"] == rmm.VIEW["safety"].text(MANIFEST)
-    assert by_id[52]["error"]["code"] == by_id[55]["error"]["code"] == METHOD_NOT_FOUND
-    assert by_id[54]["error"]["code"] == INVALID_PARAMS
-    nulls = [a for a in answer_line if a["id"] is None]
-    assert [a["error"]["code"] for a in nulls] == [INVALID_REQUEST, INVALID_REQUEST]
-    assert batch_server.fence() == []
-    still_serving(batch_server)
-
-
-@pytest.mark.parametrize(
-    ("batch", "answer"),
-    [
-        ([{"jsonrpc": "2.0", "method": "notifications/initialized"}], None),
-        ([1, 2], [INVALID_REQUEST, INVALID_REQUEST]),
-        ([], INVALID_REQUEST),
-    ],
-    ids=["notifications only", "nothing valid", "empty"],
-)
-def test_batches_without_requests_under_2025_03_26(
-    batch_server: RawServer, batch: list, answer: object
-) -> None:
-    """As JSON-RPC 2.0 says: only notifications get no answer; only invalid members, an array of
-    errors; an empty batch, one error."""
-    batch_server.send(batch)
-    got = batch_server.fence()
-    if answer is None:
-        assert got == []
-    elif isinstance(answer, list):
-        array = json.loads(batch_server.stdout_lines[-2])  # the line before the fence's answer
-        assert [a["error"]["code"] for a in array] == answer
-    else:
-        (single,) = got
-        assert single["error"]["code"] == answer and "empty batch" in single["error"]["message"]
+# --- batches: refused but under 2025-03-26 (its batches: tests/test_every_request_answered.py) -----
 
 
 @pytest.mark.process  # at 2025-11-25: LINES' "a batch of two pings"
