@@ -328,6 +328,10 @@ def _request(request_id: object, method: str = "ping", **extra: object) -> dict:
     return {"jsonrpc": "2.0", "id": request_id, "method": method, **extra}
 
 
+def _safety(servers: Stdio) -> str:
+    return rmm.VIEW["safety"].text(rmm.ManifestFile(servers.path).version().manifest)
+
+
 def _batch_session(servers: Stdio) -> RawServer:
     """The 2025-03-26 session, what earlier examples left unread passed over (a fence)."""
     server = servers.live(version="2025-03-26")
@@ -337,8 +341,7 @@ def _batch_session(servers: Stdio) -> RawServer:
 
 def _still_serving(servers: Stdio, server: RawServer) -> None:
     """The next real request is answered; the wire is clean; the arrays so far are accounted for."""
-    text = server.read(SAFETY)["result"]["contents"][0]["text"]
-    assert text == rmm.VIEW["safety"].text(rmm.ManifestFile(servers.path).version().manifest)
+    assert server.read(SAFETY)["result"]["contents"][0]["text"] == _safety(servers)
     server.assert_clean()
     servers.seen = len(server.stdout_lines)
 
@@ -361,7 +364,7 @@ def test_a_batch_under_2025_03_26_gets_one_array_of_answers(stdio_server: Stdio)
     by_id = {a["id"]: a for a in answer_line if a["id"] is not None}
     assert set(by_id) == {50, "fifty-one", 52, 54, 55}
     assert by_id[50]["result"] == {}
-    assert by_id["fifty-one"]["result"]["contents"][0]["uri"] == SAFETY
+    assert by_id["fifty-one"]["result"]["contents"][0]["text"] == _safety(stdio_server)
     assert by_id[52]["error"]["code"] == by_id[55]["error"]["code"] == METHOD_NOT_FOUND
     assert by_id[54]["error"]["code"] == INVALID_PARAMS
     nulls = [a for a in answer_line if a["id"] is None]
