@@ -66,11 +66,6 @@ def token_server() -> Iterator[ServedOnAThread]:
         yield served
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # --- the SDK's client, both eras ------------------------------------------------
 
 

@@ -29,12 +29,6 @@ def server() -> Iterator[ServedOnAThread]:
         yield served
 
 
-@pytest.fixture(scope="module")
-def token_server(token: str) -> Iterator[ServedOnAThread]:
-    with served_on_a_thread(token=token) as served:
-        yield served
-
-
 def robot_name() -> str:
     return str(m.parse(m.read_source(EXAMPLE).text).robot_name)
 
