@@ -46,7 +46,7 @@ from http_served import (
 )
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from serving import INIT, INIT_PARAMS, MCP_HEADERS, Served, python
+from serving import INIT, INIT_PARAMS, MCP_HEADERS, Served, bearer, python
 from usage import usage_message
 
 import robot_md_mcp as m
@@ -77,11 +77,9 @@ async def test_sdk_client_session(token_server: ServedOnAThread, mode: str) -> N
     (handshake era)."""
     import warnings
 
-    import httpx2
     from mcp.types import EmptyResult
 
-    bearer = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
-    async with bearer as http, sdk_client(http, token_server.url, mode) as client:
+    async with bearer(TOKEN) as http, sdk_client(http, token_server.url, mode) as client:
         assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
         caps = client.server_capabilities
         assert caps is not None and caps.resources and caps.prompts and caps.tools
