@@ -124,15 +124,6 @@ async def test_errors_name_the_file_not_the_servers_folders(tmp_path: Path, mode
         assert validated.is_error and "(ROBOT.md)" in said and "secret-folder" not in said
 
 
-def test_healthz_and_a_handshake_clients_session_id(server: ServedOnAThread) -> None:
-    status, headers, _ = server.initialize()
-    assert status == 200 and re.fullmatch(r"[0-9a-f]{32}", headers["mcp-session-id"])
-    status, headers, body = server.request("GET", "/healthz")
-    assert (status, headers["content-type"], json.loads(body)) == (200, "application/json", {"status": "ok"})
-    assert server.request("HEAD", "/healthz")[0] == 200
-    assert server.request("POST", "/healthz", b"{}")[0] == 405
-
-
 class _Lines(logging.Handler):
     """The lines logged while it is attached to the server's logger."""
 
@@ -231,6 +222,7 @@ async def test_the_listeners_rules_decide_who_is_served(kind: str) -> None:
                 )
                 assert answered.status_code == status, sent
                 assert status != 401 or answered.headers["www-authenticate"].startswith("Bearer"), sent
+                assert status != 200 or re.fullmatch(r"[0-9a-f]{32}", answered.headers["mcp-session-id"])
                 health = (await http.get(m.HEALTH_PATH, headers=sent)).status_code
                 assert health == (200 if status == 401 else status), sent
     assert with_token == any("without the right bearer token" in line for line in lines), lines

@@ -47,6 +47,7 @@ def error_of(status: int, headers: dict[str, str], body: bytes) -> str:
 
 def test_health_names_the_robot_and_robots_lists_it(server: ServedOnAThread) -> None:
     for path, said in (
+        (m.HEALTH_PATH, {"status": "ok"}),
         (m.REST_HEALTH_PATH, {"ok": True, "robot": robot_name()}),
         (m.ROBOTS_PATH, {"robots": [robot_name()]}),
     ):
