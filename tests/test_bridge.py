@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
 import sys
 import time
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, need
-from serving import RawServer, Served, full_session
+from serving import RawServer, Served, full_session, private_token
 
 import robot_md_mcp as rmm
 
@@ -38,10 +37,7 @@ def command_lines() -> list[str]:
 @pytest.mark.skipif(sys.platform != "linux", reason="reads command lines from /proc")
 def test_the_written_bridge_entry_reaches_the_server_with_its_token(tmp_path: Path, capsys) -> None:
     need(shutil.which("npx") is not None, "npx (npm) to run mcp-remote")
-    token = "tok-" + secrets.token_urlsafe(24)
-    token_file = tmp_path / "token"
-    token_file.write_text(token, encoding="utf-8")
-    token_file.chmod(0o600)
+    token = private_token(token_file := tmp_path / "token")
     server = Served("--http", "127.0.0.1:0", "--token-file", str(token_file))
     try:
         home = tmp_path / "home"

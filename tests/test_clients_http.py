@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from serving import INIT, MCP_HEADERS, Served
+from serving import INIT, MCP_HEADERS, Served, private_token
 
 import robot_md_mcp as rmm
 
@@ -95,9 +95,7 @@ async def test_what_the_entries_send_is_accepted(tmp_path: Path) -> None:
     makes from its entry, the variable replaced by the token, is answered; without the token it is 401."""
     from http_served import served_in_process
 
-    token_file = tmp_path / "token"
-    token_file.write_text(TOKEN + "\n", encoding="utf-8")
-    token_file.chmod(0o600)
+    private_token(token_file := tmp_path / "token", TOKEN + "\n")
     argv = served_command()
     host = argv[argv.index("--allow-host") + 1]
     listener = rmm.open_listener("127.0.0.1:0", [host], str(token_file))
@@ -118,12 +116,10 @@ async def test_what_the_entries_send_is_accepted(tmp_path: Path) -> None:
 def test_claude_code_adds_reads_back_and_connects(tmp_path: Path) -> None:
     """Both documented `claude mcp add` lines, run by bash as a user would (the URL pointed at a real
     token-protected server here), in an empty home with no account."""
-    from node22 import claude_code
+    from node22 import claude_code, node22
 
     claude = claude_code()
-    token_file = tmp_path / "token"
-    token_file.write_text(TOKEN, encoding="utf-8")
-    token_file.chmod(0o600)
+    private_token(token_file := tmp_path / "token", TOKEN)
     server = Served("--http", "127.0.0.1:0", "--token-file", str(token_file))
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()
@@ -131,7 +127,7 @@ def test_claude_code_adds_reads_back_and_connects(tmp_path: Path) -> None:
     env = {
         **os.environ,
         "HOME": str(home),
-        "PATH": f"{claude.parent}{os.pathsep}{claude_code_node_path()}{os.pathsep}{os.environ['PATH']}",
+        "PATH": f"{claude.parent}{os.pathsep}{node22().parent}{os.pathsep}{os.environ['PATH']}",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_TELEMETRY": "1",
         "DISABLE_AUTOUPDATER": "1",
@@ -178,9 +174,3 @@ def test_claude_code_adds_reads_back_and_connects(tmp_path: Path) -> None:
             run(f"claude mcp remove --scope {scope} robot-md")
     finally:
         assert server.stop() == 0
-
-
-def claude_code_node_path() -> str:
-    from node22 import node22
-
-    return str(node22().parent)

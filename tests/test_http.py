@@ -15,7 +15,6 @@ import random
 import re
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -34,6 +33,7 @@ from http_served import (
     HostilePeers,
     ServedOnAThread,
     answer_in_process,
+    command_line,
     exchange,
     hostile_peer,
     jsonrpc,
@@ -44,9 +44,9 @@ from http_served import (
     served_on_a_thread,
     uvicorn_on_a_thread,
 )
-from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from serving import INIT, INIT_PARAMS, MCP_HEADERS, Served, python
+from serving import INIT, INIT_PARAMS, MCP_HEADERS, Served, bearer, python
 from usage import usage_message
 
 import robot_md_mcp as m
@@ -66,11 +66,6 @@ def token_server() -> Iterator[ServedOnAThread]:
         yield served
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # --- the SDK's client, both eras ------------------------------------------------
 
 
@@ -82,11 +77,9 @@ async def test_sdk_client_session(token_server: ServedOnAThread, mode: str) -> N
     (handshake era)."""
     import warnings
 
-    import httpx2
     from mcp.types import EmptyResult
 
-    bearer = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
-    async with bearer as http, sdk_client(http, token_server.url, mode) as client:
+    async with bearer(TOKEN) as http, sdk_client(http, token_server.url, mode) as client:
         assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
         caps = client.server_capabilities
         assert caps is not None and caps.resources and caps.prompts and caps.tools
@@ -131,16 +124,25 @@ async def test_errors_name_the_file_not_the_servers_folders(tmp_path: Path, mode
         assert validated.is_error and "(ROBOT.md)" in said and "secret-folder" not in said
 
 
-def test_healthz_and_a_handshake_clients_session_id(server: ServedOnAThread) -> None:
-    status, headers, _ = server.initialize()
-    assert status == 200 and re.fullmatch(r"[0-9a-f]{32}", headers["mcp-session-id"])
-    status, headers, body = server.request("GET", "/healthz")
-    assert (status, headers["content-type"], json.loads(body)) == (200, "application/json", {"status": "ok"})
-    assert server.request("HEAD", "/healthz")[0] == 200
-    assert server.request("POST", "/healthz", b"{}")[0] == 405
+class _Lines(logging.Handler):
+    """The lines logged while it is attached to the server's logger."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+    def __enter__(self) -> list[str]:
+        logging.getLogger(m.NAME).addHandler(self)
+        return self.lines
+
+    def __exit__(self, *exc: object) -> None:
+        logging.getLogger(m.NAME).removeHandler(self)
 
 
-# --- DNS rebinding: Host and Origin ---------------------------------------------
+# --- who is served: Host, Origin and the token, as the guard decides (in process) ---------------------
 
 FOREIGN_HOSTS = [
     "evil.example.com",
@@ -152,42 +154,33 @@ FOREIGN_HOSTS = [
 ]
 FOREIGN_ORIGINS = ["http://evil.example.com", "https://evil.example.com:{port}", "null", "http://localhost:1"]
 OWN_HOSTS = ["127.0.0.1:{port}", "localhost:{port}", "[::1]:{port}", "LOCALHOST:{port}"]
-
-
-@pytest.mark.parametrize(
-    ("name", "value", "status"),
-    [("Host", h, 421) for h in FOREIGN_HOSTS]
-    + [("Origin", o, 403) for o in FOREIGN_ORIGINS]
-    + [("Host", h, 200) for h in OWN_HOSTS]
-    + [("Origin", f"http://{h}:{{port}}", 200) for h in ("localhost", "127.0.0.1")],
-)
-def test_host_and_origin_decide_who_is_served(
-    server: ServedOnAThread, name: str, value: str, status: int
-) -> None:
-    """A Host that does not name this server is 421, a foreign Origin 403, on /mcp and /healthz alike;
-    loopback names (in any case) and pages of our own origins are served."""
-    headers = {name: value.format(port=server.port)}
-    assert server.initialize(headers)[0] == status
-    assert server.request("GET", "/healthz", headers=headers)[0] == status
-
+WRONG_TOKENS = ["Bearer wrong-token-wrong-token", "{token}", "Basic {token}", "Bearer {token}x"]
 
 # open_listener's address, --allow-host names, the token from the environment; then what an initialize gets
-# with these headers ({port}: the bound port, {token}: the token).
+# with these headers ({port}: the bound port, {token}: the token). /healthz gets the same, but for 401: it
+# needs no token.
 LISTENERS = {
+    "loopback": (
+        ("0", [], False),
+        [({"Host": h}, 421) for h in FOREIGN_HOSTS]
+        + [({"Origin": o}, 403) for o in FOREIGN_ORIGINS]
+        + [({"Host": h}, 200) for h in OWN_HOSTS]
+        + [({"Origin": f"http://{h}:{{port}}"}, 200) for h in ("localhost", "127.0.0.1")],
+    ),
     "--allow-host": (
         ("0", ["robot.test", "bench.local:8443"], False),
         [
-            *(
-                ({"Host": h}, 200)
-                for h in ("robot.test:{port}", "robot.test", "bench.local:8443", "localhost:{port}")
-            )
+            ({"Host": h}, 200)
+            for h in ("robot.test:{port}", "robot.test", "bench.local:8443", "localhost:{port}")
         ]
         + [({"Origin": "http://robot.test:{port}"}, 200)]
         + [({"Host": h}, 421) for h in ("bench.local", "bench.local:{port}", "other.test:{port}")],
     ),
     "token from the environment, on loopback": (
         ("0", [], True),
-        [({}, 401), ({"Authorization": "Bearer {token}"}, 200)],
+        [({}, 401), ({"Authorization": "Bearer {token}"}, 200), ({"Authorization": "bearer {token}"}, 200)]
+        + [({"Authorization": wrong}, 401) for wrong in WRONG_TOKENS]
+        + [({"Authorization": "Bearer {token}", "Host": "evil.example.com"}, 421)],  # Host checked first
     ),
     "all interfaces, with a token": (
         ("0.0.0.0:0", [], True),
@@ -211,85 +204,36 @@ LISTENERS = {
 @pytest.mark.parametrize("kind", LISTENERS)
 async def test_the_listeners_rules_decide_who_is_served(kind: str) -> None:
     """The rules a listener was opened with (--allow-host names, the token, the address bound), as the app
-    applies them (in process; bound to all interfaces: reached through 127.0.0.1 only)."""
+    applies them (in process; bound to all interfaces: reached through 127.0.0.1 only): a Host that does not
+    name this server is 421, a foreign Origin 403 (loopback names in any case and pages of our own origins
+    are served), a missing or wrong token 401 with its challenge, on /mcp and /healthz alike but for the
+    token, which /healthz needs not; a refused token is logged by reason, never the token nor a wrong one."""
     (address, names, with_token), expected = LISTENERS[kind]
     listener = m.open_listener(address, allow_hosts=names, environ={m.TOKEN_ENV: TOKEN if with_token else ""})
     listener.socket.close()
     assert ("all interfaces" in listener.hint) == address.startswith("0.0.0.0")
     port = listener.url.rsplit(":", 1)[1].split("/")[0]
-    async with served_in_process(listener=listener) as (http, _):
-        for headers, status in expected:
-            sent = {k: v.format(port=port, token=TOKEN) for k, v in headers.items()}
-            answered = await http.post(m.MCP_PATH, content=json.dumps(INIT), headers={**MCP_HEADERS, **sent})
-            assert answered.status_code == status, sent
-
-
-async def _guarded_status(app: object, path: str, method: str, headers: list[tuple[bytes, bytes]]) -> int:
-    """The status the app answers one request with, in-process (no body)."""
-    return (await answer_in_process(app, method, path, headers))[0]
+    with _Lines() as lines:
+        async with served_in_process(listener=listener) as (http, _):
+            for headers, status in expected:
+                sent = {k: v.format(port=port, token=TOKEN) for k, v in headers.items()}
+                answered = await http.post(
+                    m.MCP_PATH, content=json.dumps(INIT), headers={**MCP_HEADERS, **sent}
+                )
+                assert answered.status_code == status, sent
+                assert status != 401 or answered.headers["www-authenticate"].startswith("Bearer"), sent
+                assert status != 200 or re.fullmatch(r"[0-9a-f]{32}", answered.headers["mcp-session-id"])
+                health = (await http.get(m.HEALTH_PATH, headers=sent)).status_code
+                assert health == (200 if status == 401 else status), sent
+    assert with_token == any("without the right bearer token" in line for line in lines), lines
+    assert not [line for line in lines if TOKEN in line or "wrong-token" in line], lines
 
 
 @functools.cache
 def _guard_with_token(token: str) -> m.HttpGuard:
-    """The app `serve --http` serves, with a token, built once (the examples add routes to it)."""
+    """The app `serve --http` serves, with a token, built once."""
     listener = m.HttpListener(socket=None, url="", allowed_hosts=("127.0.0.1:9",), token=token)
     return m.http_app(m.ManifestFile(EXAMPLE), listener)
-
-
-@pytest.mark.anyio
-@settings(max_examples=10, deadline=None)
-@given(
-    added=st.from_regex(r"/[a-z][a-z0-9_-]{0,12}", fullmatch=True),
-    method=st.sampled_from(["GET", "POST", "DELETE", "HEAD", "PUT"]),
-)
-async def test_every_route_even_one_added_later_sits_behind_the_guard(added: str, method: str) -> None:
-    """One guard in front of the whole app: every route the SDK's app serves, and one added to it
-    afterwards (as a later REST bridge would be), refuses a foreign Host (421), a foreign Origin
-    (403) and a request without the token (401), except the open /healthz, which needs no token."""
-    from starlette.responses import Response
-    from starlette.routing import Route
-
-    async def bridge(request: object) -> Response:
-        return Response(b"bridged")
-
-    assume(added not in (m.MCP_PATH, m.HEALTH_PATH, m.REST_HEALTH_PATH, m.VALIDATE_PATH, m.RENDER_PATH))
-    token = "t" * 16
-    guard = _guard_with_token(token)
-    routes: list = guard.app.routes  # type: ignore[attr-defined]
-    routes.append(Route(added, bridge, methods=[method]))
-    host, bearer = (b"host", b"127.0.0.1:9"), (b"authorization", f"Bearer {token}".encode())
-    for route in [r.path for r in routes]:
-        assert await _guarded_status(guard, route, method, [(b"host", b"evil.example:9"), bearer]) == 421
-        foreign = [host, bearer, (b"origin", b"http://evil.example")]
-        assert await _guarded_status(guard, route, method, foreign) == 403
-        status = await _guarded_status(guard, route, method, [host])
-        assert (status != 401) if route in m.OPEN_PATHS else (status == 401), (route, status)
-    assert await _guarded_status(guard, added, method, [host, bearer]) == 200  # and it is served
-
-
-# --- bearer token ------------------------------------------------------------------
-
-
-def test_token_is_required(token_server: ServedOnAThread) -> None:
-    """401 with its challenge without the token (missing, wrong, without `Bearer`, `Basic`); /healthz needs
-    none; Host and Origin are checked first; neither the token nor a wrong one is ever logged."""
-    for headers in (
-        {},
-        {"Authorization": "Bearer wrong-token-wrong-token"},
-        {"Authorization": TOKEN},
-        {"Authorization": f"Basic {TOKEN}"},
-        {"Authorization": f"Bearer {TOKEN}x"},
-    ):
-        status, response_headers, _ = token_server.initialize(headers)
-        assert status == 401 and response_headers["www-authenticate"].startswith("Bearer"), headers
-    assert token_server.request("GET", "/other", headers={})[0] == 401
-    assert token_server.initialize({"Authorization": f"Bearer {TOKEN}"})[0] == 200
-    assert token_server.initialize({"Authorization": f"bearer {TOKEN}"})[0] == 200
-    status, _, body = token_server.request("GET", "/healthz")
-    assert (status, json.loads(body)) == (200, {"status": "ok"})
-    assert token_server.initialize({"Authorization": f"Bearer {TOKEN}", "Host": "evil.example.com"})[0] == 421
-    assert any("without the right bearer token" in line for line in token_server.lines)
-    assert TOKEN not in token_server.stderr and "wrong-token-wrong-token" not in token_server.stderr
 
 
 # What a header value may hold (RFC 9110 field-vchar: visible ASCII and obs-text), but for spaces and
@@ -299,41 +243,20 @@ FIELD_CHARS = st.characters(codec="latin-1", categories=None, exclude_characters
 )
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None)
 @given(before=st.text(FIELD_CHARS, max_size=3), after=st.text(FIELD_CHARS, max_size=3))
 @example(before="", after="\xa0")
 @example(before="\x85", after="")
-def test_only_the_token_itself_is_let_in(token_server: ServedOnAThread, before: str, after: str) -> None:
+def test_only_the_token_itself_is_let_in(before: str, after: str) -> None:
     """The token with anything before or after it (bytes Python takes for spaces, \\xa0 and \\x85, too)
     is a wrong token: 401 on every guarded path; the token itself, after one or more spaces, is let in."""
     for path in (m.REST_HEALTH_PATH, "/robots/bob/identity"):
-        sent = {"Authorization": f"Bearer   {before}{TOKEN}{after}"}
-        status = token_server.request("GET", path, headers=sent)[0]
+        sent = [
+            (b"host", b"127.0.0.1:9"),
+            (b"authorization", f"Bearer   {before}{TOKEN}{after}".encode("latin-1")),
+        ]
+        status = anyio.run(answer_in_process, _guard_with_token(TOKEN), "GET", path, sent)[0]
         assert status == (200 if before + after == "" else 401), (path, sent)
-
-
-def _command_line(
-    capsys: pytest.CaptureFixture[str], *args: str | Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """The command line run by main() in this process, `env` its whole environment (a refusal at start
-    needs no process: it comes before anything is served): exit code, stdout and stderr. A start that
-    serves instead is stopped by an alarm and fails, rather than hanging the run."""
-
-    def served(signum: int, frame: Any) -> None:
-        raise AssertionError(f"served instead of refusing: {args}")
-
-    alarm = getattr(signal, "SIGALRM", None)  # (Windows has none: there a regression hangs instead)
-    previous = signal.signal(alarm, served) if alarm is not None else None
-    if alarm is not None:
-        signal.setitimer(signal.ITIMER_REAL, 20)
-    try:
-        code = m.main([str(a) for a in args], m.Machine(environ=env or {}))
-    finally:
-        if alarm is not None:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(alarm, previous)
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess([str(a) for a in args], code, out, err)
 
 
 # What a start with this --http address (and token file: its text and mode) is refused with, in one line.
@@ -376,7 +299,7 @@ def test_a_setting_that_cannot_work_is_one_line_and_exit_1(
             path.chmod(mode)
         args += ["--token-file", str(path)]
     with taken:
-        done = _command_line(capsys, *args)
+        done = command_line(capsys, *args)
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert words.format(path=path, taken=port) in done.stderr, done.stderr
     assert token_file is None or not (token_file[0] or "").strip() or token_file[0].strip() not in done.stderr
@@ -409,7 +332,7 @@ def test_a_token_file_longer_than_what_is_read_is_refused_not_cut(
     with pytest.raises(m.HttpSetupError) as refused:
         m.read_token(str(path))
     assert str(refused.value) == f"the token file {path} is longer than 4,096 bytes; it should hold one token"
-    done = _command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(path))
+    done = command_line(capsys, EXAMPLE, "--http", "0", "--token-file", str(path))
     assert (done.returncode, done.stderr) == (1, f"robot-md-mcp: {refused.value}\n")
 
 
@@ -504,22 +427,6 @@ def test_a_batch_in_a_2025_03_26_session_gets_one_array_of_answers(server: Serve
 JSON_SPACE = st.text(" \t\r\n", max_size=3)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(bom=st.booleans(), before=JSON_SPACE, after=JSON_SPACE, request_id=st.integers(0, 2**40))
-@example(bom=True, before="", after="", request_id=1)
-def test_a_body_is_read_as_the_same_line_over_stdio(
-    server: ServedOnAThread, bom: bool, before: str, after: str, request_id: int
-) -> None:
-    """A UTF-8 BOM and JSON's whitespace around a message, which stdio reads past, are read past over
-    HTTP too: the ping is answered, never the SDK's parse error."""
-    session = server.session("2025-06-18")
-    ping = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
-    body = ("\ufeff" * bom + before + ping + after).encode()
-    assert m.classify_line(body)[1] is None  # as over stdio
-    status, _, answer = server.request("POST", "/mcp", body, session)
-    assert status == 200 and f'{{"jsonrpc":"2.0","id":{request_id},"result":{{}}}}' in answer.decode(), answer
-
-
 def _nested(depth: int, kinds: list[bool]) -> object:
     """Arrays and objects (by `kinds`, in turn) nested `depth` deep."""
     value: object = 1
@@ -528,27 +435,35 @@ def _nested(depth: int, kinds: list[bool]) -> object:
     return value
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     depth=st.integers(1, 400),
     kinds=st.lists(st.booleans(), min_size=1, max_size=4),
     batch=st.booleans(),
     request_id=st.integers(1, 2**40),
+    around=st.tuples(st.booleans(), JSON_SPACE, JSON_SPACE),
 )
-@example(depth=m.MAX_MESSAGE_DEPTH - 2, kinds=[False], batch=False, request_id=1)
-@example(depth=m.MAX_MESSAGE_DEPTH - 1, kinds=[False], batch=False, request_id=2)
-@example(depth=m.MAX_MESSAGE_DEPTH - 2, kinds=[True], batch=True, request_id=3)
-@example(depth=300, kinds=[False], batch=True, request_id=4)
-def test_a_deeply_nested_message_is_answered_as_over_stdio_with_its_id(
-    server: ServedOnAThread, depth: int, kinds: list[bool], batch: bool, request_id: int
+@example(depth=m.MAX_MESSAGE_DEPTH - 2, kinds=[False], batch=False, request_id=1, around=(True, "", ""))
+@example(depth=m.MAX_MESSAGE_DEPTH - 1, kinds=[False], batch=False, request_id=2, around=(False, "", ""))
+@example(depth=m.MAX_MESSAGE_DEPTH - 2, kinds=[True], batch=True, request_id=3, around=(True, " ", "\n"))
+@example(depth=300, kinds=[False], batch=True, request_id=4, around=(False, "", ""))
+def test_a_body_is_answered_as_the_same_line_over_stdio_with_its_id(
+    server: ServedOnAThread,
+    depth: int,
+    kinds: list[bool],
+    batch: bool,
+    request_id: int,
+    around: tuple[bool, str, str],
 ) -> None:
-    """A request whose params nest deep (alone, or last in a 2025-03-26 batch after a ping): the answer
-    stdio's classify_line gives it, with its id, never the SDK's parse error with none (its parser
-    stops at a depth Python's goes past), and no other member's answer lost."""
+    """A request whose params nest deep (alone, or last in a 2025-03-26 batch after a ping), after a UTF-8
+    BOM and within JSON's whitespace, which stdio reads past: the answer stdio's classify_line gives the
+    line, with its id, never the SDK's parse error with none (its parser stops at a depth Python's goes
+    past), and no other member's answer lost."""
     session = server.session("2025-03-26" if batch else "2025-06-18")
     message = {"jsonrpc": "2.0", "id": request_id, "method": "ping", "params": {"x": _nested(depth, kinds)}}
     sent = [{"jsonrpc": "2.0", "id": "first", "method": "ping"}, message] if batch else message
-    body = json.dumps(sent).encode()
+    bom, before, after = around
+    body = ("\ufeff" * bom + before + json.dumps(sent) + after).encode()
     error = m.classify_line(body, batches=True)[0][1][1] if batch else m.classify_line(body)[1]
     assert (error is None) == (depth + 2 <= m.MAX_MESSAGE_DEPTH)
     status, _, answer = server.request("POST", "/mcp", body, session)
@@ -818,7 +733,7 @@ async def test_concurrent_clients(server: ServedOnAThread) -> None:
         nonlocal done
         try:
             async with Client(server.url, mode="legacy" if index % 2 else "auto") as client:
-                for i in range(12):
+                for i in range(6):
                     if i % 3 == 0:
                         result = await client.call_tool("validate", {})
                         assert result.structured_content["ok"] is True  # type: ignore[index]
@@ -833,10 +748,10 @@ async def test_concurrent_clients(server: ServedOnAThread) -> None:
 
     with anyio.fail_after(120):
         async with anyio.create_task_group() as tasks:
-            for index in range(6):
+            for index in range(4):
                 tasks.start_soon(one_client, index)
     assert not failures, failures[:3]
-    assert done == 72
+    assert done == 24
 
 
 # --- command line and lifecycle -----------------------------------------------------
@@ -847,7 +762,7 @@ async def test_concurrent_clients(server: ServedOnAThread) -> None:
     [["--http"], ["--allow-host", "x.local"], ["--token-file", "t"], ["--http", "0", "--http", "1"]],
 )
 def test_usage_errors(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    done = _command_line(capsys, EXAMPLE, *args)
+    done = command_line(capsys, EXAMPLE, *args)
     assert done.returncode == 2, done.stderr
     usage_message(done.stderr)
 
@@ -950,16 +865,16 @@ def _held(port: int, request: bytes = b"") -> socket.socket:
     return peer
 
 
-def _closed_within(peer: socket.socket, seconds: float) -> tuple[bytes, float]:
-    """What the server sent until it closed the connection, and how long that took."""
-    started, received = time.monotonic(), b""
+def _received_until_closed(peer: socket.socket, seconds: float) -> bytes:
+    """What the server sent until it closed the connection (within `seconds`)."""
+    received = b""
     peer.settimeout(seconds)
     try:
         while chunk := peer.recv(65536):
             received += chunk
     except ConnectionResetError:
         pass
-    return received, time.monotonic() - started
+    return received
 
 
 @pytest.fixture(scope="module")
@@ -1001,7 +916,7 @@ def test_a_body_that_stops_is_cut_at_the_gap_deadline(quick_server: ServedOnAThr
     peer = _held(
         port, raw_request(port, "POST", body=None, Content_Length="100", **extra, **SESSION_HEADERS) + b"{"
     )
-    received, _ = _closed_within(peer, 10)
+    received = _received_until_closed(peer, 10)
     took = time.monotonic() - sent
     assert (b"HTTP/1.1 100 Continue\r\n\r\n" in received) == expect, received
     assert b"HTTP/1.1 408 " in received and b"connection: close" in received.lower(), received
@@ -1031,6 +946,7 @@ def test_a_body_that_never_comes_holds_no_request_of_any_method_or_path(
     within the body deadlines, and the server answers others meanwhile."""
     port = quick_server.port
     session = {"Mcp_Session_Id": "f" * 32, "MCP_Protocol_Version": "2025-06-18"}
+    started = time.monotonic()  # before the first request is sent: no deadline of the server's starts earlier
     peers = [
         _held(
             port,
@@ -1044,8 +960,8 @@ def test_a_body_that_never_comes_holds_no_request_of_any_method_or_path(
     assert quick_server.request("GET", "/healthz")[0] == 200
     limit = QUICK["body_seconds"] + QUICK["head_seconds"] + 3
     for (method, path, _), peer in zip(requests, peers):
-        received, took = _closed_within(peer, limit)
-        assert took < limit, (method, path, received)
+        received = _received_until_closed(peer, limit)
+        assert time.monotonic() - started < limit, (method, path, received)  # all at once: one limit
         assert not received or received.startswith(b"HTTP/1.1 "), (method, path, received)
     assert "Traceback" not in quick_server.stderr, quick_server.stderr
 
@@ -1300,34 +1216,7 @@ def test_a_log_line_is_one_bounded_line(text: str) -> None:
     assert len(line) <= m.MAX_LOG_LINE_CHARS and "\n" not in line and "\r" not in line
 
 
-def test_a_refused_16_kib_host_is_logged_cut(quick_server: ServedOnAThread) -> None:
-    """(On a server no other test sends a foreign Host: a refusal within 10 s of another is counted.)"""
-    host = "h" * (m.MAX_HTTP_HEADER_BYTES - 200)
-    assert quick_server.request("GET", "/healthz", headers={"Host": host})[0] == 421
-    time.sleep(0.2)
-    (line,) = [line for line in quick_server.lines if 'refused a request for Host "hhh' in line]
-    assert len(line.rstrip("\n")) <= m.MAX_LOG_LINE_CHARS
-
-
 # --- refusals, logged by reason ----------------------------------------------------------------
-
-
-class _Lines(logging.Handler):
-    """The lines logged while it is attached to the server's logger."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
-    def __enter__(self) -> list[str]:
-        logging.getLogger(m.NAME).addHandler(self)
-        return self.lines
-
-    def __exit__(self, *exc: object) -> None:
-        logging.getLogger(m.NAME).removeHandler(self)
 
 
 @given(

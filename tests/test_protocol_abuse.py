@@ -10,7 +10,6 @@ request; this extends both."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Iterator
@@ -68,13 +67,14 @@ def _nested(depth: int) -> bytes:
     return b'{"jsonrpc": "2.0", "id": 42, "method": "ping", "params": {"x": ' + nest + b"}}"
 
 
+PONG = {"jsonrpc": "2.0", "id": 42, "result": {}}  # a ping's answer
 LONE = "\ud800"  # half of a pair; "\udc00" and "\ud83d" (half an emoji) are the same class
 NOT_REQUEST_IDS: tuple[object, ...] = (999, [], {"a": 1}, True, 1.5, None)
 NOT_A_MESSAGE, NOT_AN_ID = "not a JSON-RPC 2.0 message", "id must be a string or an integer"
 # Each kind of line: the message (JSON text as bytes, else written by json.dumps, which escapes a lone
 # surrogate: legal JSON, as a client's encoder writes it), and its one answer's id, code and words (None:
 # no answer at all).
-LINES: dict[str, tuple[object, tuple[object, int, str] | None]] = {
+LINES: dict[str, tuple[object, tuple[object, int, str] | dict | None]] = {
     **{
         f"not JSON {raw!r}"[:40]: (raw, (None, PARSE_ERROR, "Parse error: "))
         for raw in (
@@ -94,6 +94,9 @@ LINES: dict[str, tuple[object, tuple[object, int, str] | None]] = {
         _nested(rmm.MAX_MESSAGE_DEPTH + 98),
         (42, INVALID_REQUEST, "nested deeper"),
     ),
+    "params 1 past the limit": (_nested(rmm.MAX_MESSAGE_DEPTH - 1), (42, INVALID_REQUEST, "nested deeper")),
+    # Up to MAX_MESSAGE_DEPTH levels (the envelope and params count) the ping is answered.
+    **{f"params {n} within the limit": (_nested(rmm.MAX_MESSAGE_DEPTH - 2 - n), PONG) for n in (0, 1)},
     "a number": (42, (None, INVALID_REQUEST, NOT_A_MESSAGE)),
     "a string": ("ping", (None, INVALID_REQUEST, NOT_A_MESSAGE)),
     "null": (None, (None, INVALID_REQUEST, NOT_A_MESSAGE)),
@@ -179,25 +182,12 @@ def test_each_kind_of_line_gets_its_one_answer_or_none(server: RawServer, name: 
     message, expected = LINES[name]
     server.write((message if isinstance(message, bytes) else json.dumps(message).encode()) + b"\n")
     answers = server.fence()
-    if expected is None:
-        assert answers == []
+    if expected is None or isinstance(expected, dict):
+        assert answers == ([] if expected is None else [expected]), answers
     else:
         (answer,) = answers
         assert (answer["id"], answer["error"]["code"]) == expected[:2], answer
         assert expected[2] in answer["error"]["message"], answer
-    still_serving(server)
-
-
-@pytest.mark.parametrize("extra", [-1, 0, 1])
-def test_a_message_nested_past_the_limit_is_refused_with_its_id(server: RawServer, extra: int) -> None:
-    """Up to MAX_MESSAGE_DEPTH levels (the envelope and params count) a ping is answered; past it,
-    -32600 with its id: what HTTP answers too, whose SDK parser stops past 201 levels."""
-    server.write(_nested(rmm.MAX_MESSAGE_DEPTH + extra - 2) + b"\n")
-    (answer,) = server.fence()
-    if extra <= 0:
-        assert answer == {"jsonrpc": "2.0", "id": 42, "result": {}}, answer
-    else:
-        assert (answer["id"], answer["error"]["code"]) == (42, INVALID_REQUEST), answer
     still_serving(server)
 
 
@@ -221,89 +211,20 @@ def test_an_answer_that_cannot_be_written_fails_its_request_only() -> None:
     assert rmm._outgoing_line(SessionMessage(note), rmm._Unanswered(), rmm._Batches()) is None
 
 
-# --- batches: accepted under 2025-03-26, the one revision that requires them -----
+# --- batches: refused but under 2025-03-26 (its batches: tests/test_every_request_answered.py) -----
 
 
-@pytest.fixture(scope="module")
-def batch_server(tmp_path_factory) -> Iterator[RawServer]:
-    path = tmp_path_factory.mktemp("batches") / "ROBOT.md"
-    path.write_text(GOOD, encoding="utf-8")
-    with RawServer(path) as served:
-        served.handshake(version="2025-03-26")
-        yield served
-        served.assert_clean()
-        assert served.close() == 0, served.stderr[-2000:]
-
-
-def test_a_batch_under_2025_03_26_gets_one_array_of_answers(batch_server: RawServer) -> None:
-    batch = [
-        request(50),
-        request("fifty-one", "resources/read", params={"uri": SAFETY}),
-        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}},
-        request(52, "no/such/method"),
-        {"jsonrpc": "2.0", "id": 53},
-        request(54, "resources/read", params={"uri": LONE}),
-        request(55, ""),  # an empty method is still a request (hypothesis found this one)
-        5,
-    ]
-    batch_server.send(batch)
-    answer_line = batch_server.next_message(timeout=5)
-    assert isinstance(answer_line, list), answer_line
-    by_id = {a["id"]: a for a in answer_line if a["id"] is not None}
-    assert set(by_id) == {50, "fifty-one", 52, 54, 55}
-    assert by_id[50]["result"] == {}
-    assert by_id["fifty-one"]["result"]["contents"][0]["text"] == rmm.VIEW["safety"].text(MANIFEST)
-    assert by_id[52]["error"]["code"] == by_id[55]["error"]["code"] == METHOD_NOT_FOUND
-    assert by_id[54]["error"]["code"] == INVALID_PARAMS
-    nulls = [a for a in answer_line if a["id"] is None]
-    assert [a["error"]["code"] for a in nulls] == [INVALID_REQUEST, INVALID_REQUEST]
-    assert batch_server.fence() == []
-    still_serving(batch_server)
-
-
-@pytest.mark.parametrize(
-    ("batch", "answer"),
-    [
-        ([{"jsonrpc": "2.0", "method": "notifications/initialized"}], None),
-        ([1, 2], [INVALID_REQUEST, INVALID_REQUEST]),
-        ([], INVALID_REQUEST),
-    ],
-    ids=["notifications only", "nothing valid", "empty"],
-)
-def test_batches_without_requests_under_2025_03_26(
-    batch_server: RawServer, batch: list, answer: object
-) -> None:
-    """As JSON-RPC 2.0 says: only notifications get no answer; only invalid members, an array of
-    errors; an empty batch, one error."""
-    batch_server.send(batch)
-    got = batch_server.fence()
-    if answer is None:
-        assert got == []
-    elif isinstance(answer, list):
-        array = json.loads(batch_server.stdout_lines[-2])  # the line before the fence's answer
-        assert [a["error"]["code"] for a in array] == answer
-    else:
-        (single,) = got
-        assert single["error"]["code"] == answer and "empty batch" in single["error"]["message"]
-
-
-@pytest.mark.parametrize(
-    "version", [pytest.param(v, marks=pytest.mark.process) for v in ("2024-11-05", "2025-06-18")] + [None]
-)
-def test_batches_are_refused_under_other_revisions(
-    server: RawServer, tmp_path: Path, version: str | None
-) -> None:
-    """None: the module's server, at 2025-11-25; the others a process of their own."""
-    with contextlib.ExitStack() as stack:
-        if version is not None:
-            (path := tmp_path / "ROBOT.md").write_text(GOOD, encoding="utf-8")
-            server = stack.enter_context(RawServer(path))
-            server.handshake(version=version)
+@pytest.mark.process  # at 2025-11-25: LINES' "a batch of two pings"
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18"])
+def test_batches_are_refused_under_other_revisions(tmp_path: Path, version: str) -> None:
+    (path := tmp_path / "ROBOT.md").write_text(GOOD, encoding="utf-8")
+    with RawServer(path) as server:
+        server.handshake(version=version)
         server.send([request(60), request(61)])
         (answer,) = server.fence()
         assert (answer["id"], answer["error"]["code"]) == (None, INVALID_REQUEST)
         assert "batch" in answer["error"]["message"]
-        assert version is None or server.close() == 0
+        assert server.close() == 0
 
 
 # --- well-formed requests the server cannot serve ------------------------------

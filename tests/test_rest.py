@@ -13,7 +13,7 @@ from urllib.parse import quote, unquote
 import jsonschema
 import pytest
 from conftest import EXAMPLE, corpus_files
-from http_served import ServedOnAThread, answer_in_process, served_on_a_thread
+from http_served import ServedOnAThread, answer_in_process, command_line, served_on_a_thread
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -26,12 +26,6 @@ REST_POSTS = [m.VALIDATE_PATH, m.RENDER_PATH]
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServedOnAThread]:
     with served_on_a_thread() as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def token_server(token: str) -> Iterator[ServedOnAThread]:
-    with served_on_a_thread(token=token) as served:
         yield served
 
 
@@ -48,17 +42,12 @@ def error_of(status: int, headers: dict[str, str], body: bytes) -> str:
     return data["error"]
 
 
-def in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
-    code = m.main([str(a) for a in args], m.Machine(environ={}))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 # --- what the paths answer -----------------------------------------------------------
 
 
 def test_health_names_the_robot_and_robots_lists_it(server: ServedOnAThread) -> None:
     for path, said in (
+        (m.HEALTH_PATH, {"status": "ok"}),
         (m.REST_HEALTH_PATH, {"ok": True, "robot": robot_name()}),
         (m.ROBOTS_PATH, {"robots": [robot_name()]}),
     ):
@@ -95,22 +84,6 @@ def test_an_unknown_robot_is_404_naming_the_robot_served(
         assert json.dumps(robot_name()) in message, message
 
 
-@pytest.mark.parametrize(
-    ("path", "method"),
-    [(p, verb) for p in REST_GETS for verb in ("POST", "PUT", "DELETE", "PATCH")]
-    + [(p, verb) for p in REST_POSTS for verb in ("GET", "PUT", "DELETE", "PATCH")]
-    + [(f"/robots/{quote(robot_name())}/context", verb) for verb in ("POST", "DELETE")],
-)
-def test_a_method_a_path_does_not_take_is_405_with_allow(
-    server: ServedOnAThread, path: str, method: str
-) -> None:
-    status, headers, body = server.request(method, path, b"---\n---\n" if method != "GET" else None)
-    assert status == 405, (path, method, status, body)
-    error_of(status, headers, body)
-    allowed = {word.strip() for word in headers["allow"].split(",")}
-    assert allowed == ({"POST"} if path in REST_POSTS else {"GET", "HEAD"})
-
-
 def test_openapi_lists_every_view_and_a_bearer_only_with_a_token(server: ServedOnAThread) -> None:
     status, _, body = server.request("GET", m.OPENAPI_PATH)
     document = json.loads(body)
@@ -132,19 +105,22 @@ def test_post_validate_and_render_equal_the_command_line(
     server: ServedOnAThread, capsys: pytest.CaptureFixture[str], path: Path
 ) -> None:
     data = path.read_bytes()
-    _, printed, _ = in_process(capsys, "validate", "--json", path)
+    printed = command_line(capsys, "validate", "--json", path).stdout
     status, headers, body = server.request("POST", m.VALIDATE_PATH, data, {"Content-Type": "text/markdown"})
     assert status == 200 and headers["content-type"] == "application/json"
     assert body.decode("utf-8") == printed
     jsonschema.validate(json.loads(body), m.REPORT_SCHEMA)  # what /openapi.json says it is
-    code, rendered, said = in_process(capsys, "render", path)
+    rendered = command_line(capsys, "render", path)
     status, headers, body = server.request("POST", m.RENDER_PATH, data)
-    if code == 0:
+    if rendered.returncode == 0:
         assert status == 200 and headers["content-type"].startswith(m.YAML_MIME_TYPE)
-        assert body.decode("utf-8") == rendered
+        assert body.decode("utf-8") == rendered.stdout
     else:  # the same words render says, without the file's path (the text came with no name)
         message = error_of(status, headers, body)
-        assert status == 422 and json.loads(printed)["errors"][0].split()[0] in message, (message, said)
+        assert status == 422 and json.loads(printed)["errors"][0].split()[0] in message, (
+            message,
+            rendered.stderr,
+        )
 
 
 ALIAS_BOMB = "---\na: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -216,15 +192,22 @@ def _open_guard() -> m.HttpGuard:
     return m.http_app(m.ManifestFile(EXAMPLE), listener)
 
 
-def _documented(document: dict, path: str, method: str, status: int) -> bool:
-    """Whether the OpenAPI document has this operation (a template's {name} one path segment) and status."""
+def _template(document: dict, path: str) -> str | None:
+    """The path of /openapi.json that `path` is (a template's {name} one path segment), if any."""
     import re
 
-    for template, item in document["paths"].items():
-        pattern = re.escape(template).replace(re.escape("{name}"), "[^/]+")
-        if re.fullmatch(pattern, path) and str(status) in item.get(method.lower(), {}).get("responses", {}):
-            return True
-    return False
+    for template in document["paths"]:
+        if re.fullmatch(re.escape(template).replace(re.escape("{name}"), "[^/]+"), path):
+            return str(template)
+    return None
+
+
+def _documented(document: dict, path: str, method: str, status: int) -> bool:
+    """Whether the OpenAPI document has this operation and status."""
+    template = _template(document, path)
+    return template is not None and str(status) in document["paths"][template].get(method.lower(), {}).get(
+        "responses", {}
+    )
 
 
 def _ours(document: dict, method: str, path: str, answer: tuple[int, dict[str, str], bytes]) -> str | None:
@@ -271,7 +254,8 @@ def _every_path(guard: m.HttpGuard, document: dict) -> set[str]:
 async def test_every_path_method_and_spelling_is_answered_by_us() -> None:
     """Every route (and one added later), every spelling (trailing slash, case, dot segments, percent
     encodings), every method (made-up ones too): each answer is an operation /openapi.json documents with
-    that status, /mcp's JSON-RPC (the MCP spec it names), or {"error": <one line>}; never starlette's 307."""
+    that status, /mcp's JSON-RPC (the MCP spec it names), or {"error": <one line>}; never starlette's 307;
+    a method a documented path does not take is 405 with Allow naming those it does."""
     from starlette.responses import Response
     from starlette.routing import Route
 
@@ -291,6 +275,10 @@ async def test_every_path_method_and_spelling_is_answered_by_us() -> None:
                 for method in METHODS:
                     answer = await answer_in_process(guard, method, spelled)
                     problem = _ours(document, method, unquote(spelled), answer)
+                    template = _template(document, unquote(spelled))
+                    if answer[0] == 405 and template and problem is None:  # Allow: what the path takes
+                        allowed = {word.strip().lower() for word in answer[1]["allow"].split(",")}
+                        problem = None if allowed == set(document["paths"][template]) else f"Allow {allowed}"
                     if problem is not None:
                         wrong[f"{method} {spelled}"] = problem
     assert not wrong, dict(list(wrong.items())[:10])
@@ -315,28 +303,45 @@ async def test_any_path_is_answered_by_us(paths: list[str]) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("token", [None, "a-token-of-sixteen-chars"])
 async def test_every_refusal_of_the_guard_is_documented_for_every_operation(token: str | None) -> None:
-    """The guard's refusals (431, 421, 403, and 401 with a token) on every operation /openapi.json lists:
-    each answered status is in GUARD_STATUSES, and the document lists it there (one table, not two)."""
+    """One guard in front of the whole app: its refusals (431, 421, 403, and 401 with a token, except on the
+    open /healthz) on every route the app serves (/mcp, one added afterwards as a later bridge would be) and
+    every operation /openapi.json lists: each answered status is in GUARD_STATUSES, and the document lists
+    it for each of its operations (one table, not two)."""
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    async def later(request: object) -> Response:
+        return Response(b"bridged")
+
     listener = m.HttpListener(socket=None, url="", allowed_hosts=("127.0.0.1:9",), token=token)
     guard = m.http_app(m.ManifestFile(EXAMPLE), listener)
+    guard.app.routes.append(Route("/added-later", later, methods=["PUT"]))  # type: ignore[attr-defined]
     host = (b"host", b"127.0.0.1:9")
+    auth = [(b"authorization", f"Bearer {token}".encode())] if token else []
     refusals = {
-        421: [(b"host", b"evil.example")],
-        403: [host, (b"origin", b"http://evil.example")],
-        431: [host, (b"x-padding", b"x" * m.MAX_HTTP_HEADER_BYTES)],
+        421: [(b"host", b"evil.example"), *auth],
+        403: [host, *auth, (b"origin", b"http://evil.example")],
+        431: [host, *auth, (b"x-padding", b"x" * m.MAX_HTTP_HEADER_BYTES)],
         **({401: [host]} if token else {}),
     }
     async with guard.app.router.lifespan_context(guard.app):  # type: ignore[attr-defined]
-        auth = [(b"authorization", f"Bearer {token}".encode())] if token else []
         document = json.loads((await answer_in_process(guard, "GET", m.OPENAPI_PATH, [host, *auth]))[2])
         operations = [(p, op) for p, item in document["paths"].items() for op in item if "{" not in p]
         assert len(operations) >= 10, operations
-        for path, method in operations:
+        routes = [
+            (str(r.path).replace("{name:path}", "bob"), method.lower())
+            for r in guard.app.routes  # type: ignore[attr-defined]
+            for method in r.methods or m.MCP_METHODS  # /mcp: every method the SDK's app takes
+        ]
+        for path, method in {*operations, *routes}:
             for expected, headers in refusals.items():
                 if expected == 401 and path in m.OPEN_PATHS:  # answered without the token
                     continue
                 status = (await answer_in_process(guard, method.upper(), path, headers))[0]
                 assert status == expected and status in m.GUARD_STATUSES, (path, method, status)
-                assert str(status) in document["paths"][path][method]["responses"], (path, method, status)
+                assert (path, method) not in operations or str(status) in document["paths"][path][method][
+                    "responses"
+                ]
+        assert (await answer_in_process(guard, "PUT", "/added-later", [host, *auth]))[0] == 200  # and served
         statuses = {s for item in document["paths"].values() for op in item.values() for s in op["responses"]}
         assert {str(s) for s in m.GUARD_STATUSES if token or s != 401} <= statuses

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, need
-from serving import Served
+from serving import Served, private_token
 
 import robot_md_mcp as m
 
@@ -57,10 +56,7 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     if request.param == "open":
         server, headers = Served("--http", "127.0.0.1:0"), {}
     else:
-        token = "tok-" + secrets.token_urlsafe(24)
-        token_file = tmp_path_factory.mktemp("token") / "token"
-        token_file.write_text(token, encoding="utf-8")
-        token_file.chmod(0o600)
+        token = private_token(token_file := tmp_path_factory.mktemp("token") / "token")
         server = Served("--http", "127.0.0.1:0", "--token-file", str(token_file))
         headers = {"Authorization": f"Bearer {token}"}
     yield server, headers

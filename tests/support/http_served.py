@@ -8,6 +8,7 @@ import contextlib
 import itertools
 import json
 import logging
+import signal
 import socket
 import subprocess
 import sys
@@ -18,6 +19,34 @@ from pathlib import Path
 from typing import Any
 
 from serving import EXAMPLE, INIT, INIT_PARAMS, MCP_HEADERS, Served
+
+# --- the command line in this process, where a start is refused before anything is served ------
+
+
+def command_line(
+    capsys: Any, *args: str | Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The command line run by main() in this process, `env` its whole environment (a refusal at start
+    needs no process: it comes before anything is served): exit code, stdout and stderr. A start that
+    serves instead is stopped by an alarm and fails, rather than hanging the run."""
+    import robot_md_mcp as m
+
+    def served(signum: int, frame: Any) -> None:
+        raise AssertionError(f"served instead of refusing: {args}")
+
+    alarm = getattr(signal, "SIGALRM", None)  # (Windows has none: there a regression hangs instead)
+    previous = signal.signal(alarm, served) if alarm is not None else None
+    if alarm is not None:
+        signal.setitimer(signal.ITIMER_REAL, 20)
+    try:
+        code = m.main([str(a) for a in args], m.Machine(environ=env or {}))
+    finally:
+        if alarm is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(alarm, previous)
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess([str(a) for a in args], code, out, err)
+
 
 # --- in this process: the ASGI app, as uvicorn hands it a request ---------------------------
 
