@@ -11,6 +11,7 @@ import os
 import re
 import stat
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp.types import TextContent, TextResourceContents
-from serving import answers, in_process
+from serving import in_process
 
 import robot_md_mcp as rmm
 
@@ -177,13 +178,6 @@ def test_what_the_gateway_would_say(tmp_path, keys) -> None:
     assert broken.reason.startswith("public key PEM invalid: ") and "\n" not in broken.reason
 
 
-def test_body_stays_verbatim_with_its_footer(tmp_path, keys) -> None:
-    signed = sign(GOOD, OPERATOR, "op-1")
-    snap = served(tmp_path, signed.encode(), keys)
-    assert snap.text(rmm.VIEW["body"]).endswith(signed.split("\n---\n", 2)[1][-200:])
-    assert "<!-- ROBOT-MD-SIG kid=op-1" in snap.text(rmm.VIEW["body"])
-
-
 def test_a_kid_cannot_reach_outside_the_folder(tmp_path, keys) -> None:
     """Keys are files named <kid>.pem inside the folder; a kid is never a path."""
     (tmp_path / "outside.pem").write_bytes(pem(OPERATOR))
@@ -244,31 +238,11 @@ async def test_verify_tool_and_signature_resource_in_process(tmp_path, keys, mod
         assert (
             signed + "- robot-md-gateway (it actuates only a signed file it can verify): accepts" in context
         )
+        body = text_of((await client.read_resource("robot-md://bob/body")).contents[0])
+        assert body == sign(GOOD, OPERATOR, "op-1").split("\n---\n", 2)[1]  # verbatim, its footer kept
         path.write_text(sign(GOOD, OPERATOR, "op-1") + "A line after the footer.\n", encoding="utf-8")
         after = await client.call_tool("verify", {})
         assert after.structured_content["reason"] == rmm.NO_SIGNATURE
-
-
-@pytest.mark.process
-def test_stdio_end_to_end_with_trusted_keys_from_the_environment(tmp_path, keys) -> None:
-    path = tmp_path / "ROBOT.md"
-    path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
-    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-    messages: list[dict] = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "verify", "arguments": {}}},
-    ]
-    without = {rmm.TRUSTED_KEYS_ENV: ""}  # whatever this machine's environment says
-    by_flag, err, code = answers(path, "--trusted-keys", keys, messages=messages, env=without)
-    assert code == 0, err
-    by_env, err, code = answers(path, messages=messages, env={rmm.TRUSTED_KEYS_ENV: str(keys)})
-    assert code == 0, err
-    assert (
-        by_flag[2]["result"]["structuredContent"]
-        == by_env[2]["result"]["structuredContent"]
-        == {"accepted": True, "kid": "op-1", "reason": "ok", "fingerprint": fingerprint(OPERATOR)}
-    )
 
 
 def test_trusted_keys_on_the_command_line(tmp_path, capsys) -> None:
@@ -281,6 +255,9 @@ def test_trusted_keys_on_the_command_line(tmp_path, capsys) -> None:
     assert err.count("\n") == 1 and "trusted keys: cannot read the folder" in err
     assert rmm.main([str(path)], rmm.Machine(environ={rmm.TRUSTED_KEYS_ENV: nope})) == 1  # or from $…
     assert capsys.readouterr().err == err
+    elsewhere = {rmm.TRUSTED_KEYS_ENV: str(tmp_path / "elsewhere")}  # the flag wins over $…
+    assert rmm.main([str(path), "--trusted-keys", nope], rmm.Machine(environ=elsewhere)) == 1
+    assert capsys.readouterr().err == err  # the error names the folder it could not read
     if os.name != "nt":
         shared = tmp_path / "shared"
         shared.mkdir(mode=0o775)
@@ -373,8 +350,6 @@ def gateway_check():
     """robot_md_gateway.manifest_provenance.verify_manifest, installed without dependencies into .cache/."""
     import importlib.util
     import subprocess
-
-    from conftest import need
 
     folder = ROOT / ".cache" / GATEWAY_PIN.replace("==", "-")
     module = folder / "robot_md_gateway" / "manifest_provenance.py"
@@ -494,9 +469,6 @@ def refused_whole(folder: Path, entries: int, kinds: list[str], order: Any) -> N
 def test_a_key_folder_of_many_entries_is_refused_without_reading_it_all(tmp_path) -> None:
     """A folder of 100,000 empty files is refused without listing it: a twentieth of the time listing it
     takes (reading stops one entry past the limit)."""
-    import os
-    import time
-
     for i in range(100_000):
         os.close(os.open(tmp_path / f"k{i}.pem", os.O_CREAT | os.O_WRONLY, 0o600))
     refusing = float("inf")
@@ -524,8 +496,6 @@ def test_a_key_folder_of_many_entries_is_refused_without_reading_it_all(tmp_path
 )
 def test_a_hostile_footer_costs_little(text: str) -> None:
     """The footer pattern is matched in linear time: a 1 MiB file built to make it backtrack is quick."""
-    import time
-
     started = time.perf_counter()
     assert not rmm.check_signature(text, None).accepted
     assert time.perf_counter() - started < 1.0
