@@ -10,7 +10,7 @@ import json
 import re
 import string
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from manifest_fields import fields
+from serving import in_process
 from text_structure import hidden
 
 import robot_md_mcp as rmm
@@ -389,10 +390,9 @@ def test_the_briefing_names_the_key_where_it_would_say_not_declared() -> None:
 
 
 def test_the_startup_line_names_a_misspelt_metadata(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    manifest_path: Callable[..., Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "ROBOT.md"
-    path.write_text(ROVER.replace("metadata:", "metdata:"), encoding="utf-8")
+    path = manifest_path(ROVER.replace("metadata:", "metdata:"))
     assert rmm.main([str(path)]) == 1
     (line,) = capsys.readouterr().err.splitlines()
     assert line == (
@@ -407,22 +407,19 @@ def test_the_startup_line_names_a_misspelt_metadata(
 
 @pytest.mark.anyio
 async def test_validate_json_and_the_tool_carry_the_hints(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    manifest_path: Callable[..., Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`validate --json` and the `validate` tool: the hints `validate` prints (its text: docs/manifest.md's
     example, test_manifest_doc.py), after robot-md's own strings, which stay as they were; the file
     broken while served, the tool's error carries the same hint as `validate` (test_a_yaml_slip_...)."""
-    from mcp import Client
-
-    path = tmp_path / "ROBOT.md"
-    path.write_text(ROVER, encoding="utf-8")
+    path = manifest_path(ROVER)
     hints = rmm.validate(rmm.parse(ROVER)).hints()
     assert len(hints) == 2
     assert rmm.main(["validate", "--json", str(path)]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert list(answer) == ["ok", "summary", "errors", "warnings", "hints"]
     assert (answer["errors"], answer["warnings"], answer["hints"]) == ([], [], hints)
-    async with Client(rmm.build_server(rmm.ManifestFile(path)), mode="legacy") as client:
+    async with in_process(path, "legacy") as client:
         result = await client.call_tool("validate", {})
         assert result.structured_content is not None and result.structured_content["hints"] == hints
         path.write_text(ROVER.replace("  type: wheeled\n", "  type wheeled\n"), encoding="utf-8")
@@ -440,10 +437,9 @@ async def test_validate_json_and_the_tool_carry_the_hints(
 
 
 def test_a_block_read_as_empty_asks_if_it_is_indented(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    manifest_path: Callable[..., Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "ROBOT.md"
-    path.write_text(
+    path = manifest_path(
         ROVER.replace("    software: true\n    response_ms: 100", "  software: true\n  response_ms: 100")
     )
     assert rmm.main(["validate", str(path)]) == 2
@@ -472,8 +468,8 @@ def test_a_yaml_slip_is_placed_on_its_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], before: str, after: str, line: int, words: str
 ) -> None:
     """Lines are the file's, blank lines before and after the opening `---` counted."""
-    path = tmp_path / "ROBOT.md"
     text = "\n\n" + ROVER.replace(before, after).replace("---\n", "---\n\n", 1)
+    path = tmp_path / "ROBOT.md"
     path.write_text(text, encoding="utf-8")
     assert text.splitlines()[line + 3 - 1] == after.splitlines()[0]  # ROBOT.md's line 1 is the file's 4
     assert rmm.main(["validate", str(path)]) == 1

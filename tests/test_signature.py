@@ -216,9 +216,8 @@ def test_any_signed_text_verifies_and_any_changed_byte_does_not(prose: str, cut:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_verify_tool_and_signature_resource_in_process(tmp_path, keys, mode) -> None:
-    path = tmp_path / "ROBOT.md"
-    path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
+async def test_verify_tool_and_signature_resource_in_process(manifest_path, keys, mode) -> None:
+    path = manifest_path(sign(GOOD, OPERATOR, "op-1"))
     async with in_process(path, mode, keys=rmm.load_trusted_keys(str(keys))) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         schema = tools["verify"].output_schema
@@ -245,9 +244,8 @@ async def test_verify_tool_and_signature_resource_in_process(tmp_path, keys, mod
         assert after.structured_content["reason"] == rmm.NO_SIGNATURE
 
 
-def test_trusted_keys_on_the_command_line(tmp_path, capsys) -> None:
-    path = tmp_path / "ROBOT.md"
-    path.write_text(GOOD, encoding="utf-8")
+def test_trusted_keys_on_the_command_line(tmp_path, manifest_path, capsys) -> None:
+    path = manifest_path(GOOD)
     assert rmm.parse_command_line([str(path), "--trusted-keys", "k"]).trusted_keys == "k"
     nope = str(tmp_path / "nope")
     assert rmm.main([str(path), "--trusted-keys", nope], rmm.Machine(environ={})) == 1
@@ -374,10 +372,9 @@ class Resolver:
 
 @pytest.mark.heavy
 @pytest.mark.parametrize("name", [name for name in VERDICTS if "the gateway raises" not in name])
-def test_same_verdict_as_robot_md_gateway(name: str, gateway_check, keys, tmp_path) -> None:
+def test_same_verdict_as_robot_md_gateway(name: str, gateway_check, keys, manifest_path) -> None:
     trusted = rmm.load_trusted_keys(str(keys))
-    path = tmp_path / "ROBOT.md"
-    path.write_bytes(VERDICTS[name][0].encode("utf-8"))
+    path = manifest_path(VERDICTS[name][0].encode("utf-8"))
     theirs = gateway_check(path, resolver=Resolver(dict(trusted.pems)))
     ours = rmm.ManifestFile(path, trusted).version().manifest.signature
     assert ours is not None
@@ -385,10 +382,9 @@ def test_same_verdict_as_robot_md_gateway(name: str, gateway_check, keys, tmp_pa
 
 
 @pytest.mark.heavy
-def test_where_robot_md_gateway_raises_we_refuse(gateway_check, keys, tmp_path) -> None:
+def test_where_robot_md_gateway_raises_we_refuse(gateway_check, keys, manifest_path) -> None:
     """A signature that is not valid base64 makes the gateway raise (binascii.Error)."""
-    path = tmp_path / "ROBOT.md"
-    path.write_text(VERDICTS["unpadded base64 (the gateway raises)"][0], encoding="utf-8")
+    path = manifest_path(VERDICTS["unpadded base64 (the gateway raises)"][0])
     with pytest.raises(ValueError):
         gateway_check(path, resolver=Resolver({}))
     got = rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys))).version().manifest.signature
@@ -501,10 +497,9 @@ def test_a_hostile_footer_costs_little(text: str) -> None:
     assert time.perf_counter() - started < 1.0
 
 
-def test_signing_the_file_notifies_who_reads_its_verdict(tmp_path, keys) -> None:
+def test_signing_the_file_notifies_who_reads_its_verdict(manifest_path, keys) -> None:
     """Live updates: once the file is signed, the signature, identity, context and body URIs changed."""
-    path = tmp_path / "ROBOT.md"
-    path.write_text(GOOD, encoding="utf-8")
+    path = manifest_path(GOOD)
     watched = rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys)))
     before = watched.version()
     path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
