@@ -62,19 +62,15 @@ def quoted_starter(name: str) -> str:
 
 @pytest.mark.parametrize("name", STARTERS)
 def test_starters_validate_and_the_doc_quotes_them_exactly(name: str) -> None:
+    """A starter teaches by example: it validates clean, and every safety limit it declares is shown in
+    the briefing."""
     path = ROOT / "examples" / f"{name}.ROBOT.md"
     text = path.read_text(encoding="utf-8")
     assert quoted_starter(name) == text
     report = rmm.validate(rmm.parse(text))
     assert (report.code, report.errors, report.warnings, report.hints()) == (0, (), (), [])
     assert f"](../examples/{name}.ROBOT.md)" in DOC
-
-
-@pytest.mark.parametrize("name", STARTERS)
-def test_starters_declare_the_safety_an_agent_reads(name: str) -> None:
-    """A starter teaches by example: every safety limit it declares is shown in the briefing."""
-    text = rmm.context(rmm.parse((ROOT / "examples" / f"{name}.ROBOT.md").read_text(encoding="utf-8")))
-    safety = text.split("## Safety\n", 1)[1].split("## Validation", 1)[0]
+    safety = rmm.context(rmm.parse(text)).split("## Safety\n", 1)[1].split("## Validation", 1)[0]
     assert "E-stop: software yes, hardware yes" in safety and "authorization required" in safety
     assert "Also declared" not in safety and "Not read" not in safety
 

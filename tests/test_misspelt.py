@@ -10,7 +10,7 @@ import json
 import re
 import string
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from manifest_fields import fields
+from serving import in_process
 from text_structure import hidden
 
 import robot_md_mcp as rmm
@@ -138,17 +139,27 @@ def said_otherwise(draw: st.DrawFn, key: str) -> str:
 
 def check_misspelling_is_named(data: st.DataObject) -> dict[str, Any] | None:
     """A property misspelt, or said in other words, in a whole mapping otherwise right: the hint names
-    it. The frontmatter, or None where the slip made another known key."""
+    it; misspelt alone in its mapping: the hint names it, and only it or keys as near. The frontmatter,
+    or None where the slip made another known key."""
     if data.draw(st.booleans(), "in other words"):
         path, key, props = data.draw(st.sampled_from(SAID_OTHERWISE))
-        typo = data.draw(said_otherwise(key))
+        typo, alone = data.draw(said_otherwise(key)), False
     else:
         path, key, props = data.draw(st.sampled_from(PROPERTIES))
-        typo = data.draw(misspelling(key))
+        typo, alone = data.draw(misspelling(key)), data.draw(st.booleans(), "alone")
     if typo == key or not unknown_there(typo, path, props):
         return None  # the slip made another known key (e.g. rrn -> rmn): nothing to name
-    fm = manifest_at(path, {**{p: None for p in props if p != key}, typo: 1})
-    assert [(m.key, m.meant) for m in rmm.misspelt_keys(fm)] == [(typo, (key,))], (path, key, typo)
+    fm = manifest_at(path, {typo: 1} if alone else {**{p: None for p in props if p != key}, typo: 1})
+    found = [(m.key, m.meant) for m in rmm.misspelt_keys(fm)]
+    if not alone:
+        assert found == [(typo, (key,))], (path, key, typo)
+        return fm
+    ((_, meant),) = found
+    folded = rmm._folded(typo)
+    if any(rmm._unit_swapped(folded, rmm._folded(p)) for p in props):
+        return fm  # alone, a unit swapped may name another of its stem (limits_cm: limits_mm)
+    near = osa(folded, rmm._folded(key))
+    assert key in meant and all(osa(folded, rmm._folded(m)) <= near for m in meant), (typo, meant)
     return fm
 
 
@@ -165,27 +176,6 @@ def test_every_property_misspelt_is_named(data: st.DataObject) -> None:
 @given(data=st.data())
 def test_every_property_misspelt_is_named_at_length(data: st.DataObject) -> None:
     check_misspelling_is_named(data)
-
-
-@pytest.mark.parametrize(
-    ("path", "key", "props"), PROPERTIES, ids=[".".join((*p, k)) for p, k, _ in PROPERTIES]
-)
-def test_every_property_with_one_slip_is_named_alone(
-    path: tuple[str, ...], key: str, props: list[str]
-) -> None:
-    """Each property, with its last letter doubled (or its case changed, for one-letter keys), alone
-    in its mapping: the hint names it, and only it or keys as near."""
-    typo = key + key[-1] if rmm.slips_allowed(key) else key.upper()
-    (found,) = rmm.misspelt_keys(manifest_at(path, {typo: 1}))
-    assert key in found.meant
-    assert all(osa(rmm._folded(typo), rmm._folded(m)) <= osa(rmm._folded(typo), key) for m in found.meant)
-
-
-def test_there_are_properties_three_levels_deep() -> None:
-    depths = {sum(part not in ("[]",) for part in path) + 1 for path, _, _ in PROPERTIES}
-    assert depths == {1, 2, 3}
-    assert (("safety", "estop"), "response_ms") in {(p, k) for p, k, _ in PROPERTIES}
-    assert (("physics", "kinematics", "[]"), "a_mm") in {(p, k) for p, k, _ in PROPERTIES}
 
 
 def far(word: str, props: list[str]) -> bool:
@@ -400,10 +390,9 @@ def test_the_briefing_names_the_key_where_it_would_say_not_declared() -> None:
 
 
 def test_the_startup_line_names_a_misspelt_metadata(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    manifest_path: Callable[..., Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "ROBOT.md"
-    path.write_text(ROVER.replace("metadata:", "metdata:"), encoding="utf-8")
+    path = manifest_path(ROVER.replace("metadata:", "metdata:"))
     assert rmm.main([str(path)]) == 1
     (line,) = capsys.readouterr().err.splitlines()
     assert line == (
@@ -418,33 +407,39 @@ def test_the_startup_line_names_a_misspelt_metadata(
 
 @pytest.mark.anyio
 async def test_validate_json_and_the_tool_carry_the_hints(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    manifest_path: Callable[..., Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`validate --json` and the `validate` tool: the hints `validate` prints (its text: docs/manifest.md's
-    example, test_manifest_doc.py), after robot-md's own strings, which stay as they were."""
-    from mcp import Client
-
-    path = tmp_path / "ROBOT.md"
-    path.write_text(ROVER, encoding="utf-8")
+    example, test_manifest_doc.py), after robot-md's own strings, which stay as they were; the file
+    broken while served, the tool's error carries the same hint as `validate` (test_a_yaml_slip_...)."""
+    path = manifest_path(ROVER)
     hints = rmm.validate(rmm.parse(ROVER)).hints()
     assert len(hints) == 2
     assert rmm.main(["validate", "--json", str(path)]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert list(answer) == ["ok", "summary", "errors", "warnings", "hints"]
     assert (answer["errors"], answer["warnings"], answer["hints"]) == ([], [], hints)
-    async with Client(rmm.build_server(rmm.ManifestFile(path)), mode="legacy") as client:
+    async with in_process(path, "legacy") as client:
         result = await client.call_tool("validate", {})
-    assert result.structured_content is not None and result.structured_content["hints"] == hints
+        assert result.structured_content is not None and result.structured_content["hints"] == hints
+        path.write_text(ROVER.replace("  type: wheeled\n", "  type wheeled\n"), encoding="utf-8")
+        broken = await client.call_tool("validate", {})
+    assert broken.is_error
+    (text,) = [item.text for item in broken.content if item.type == "text"]
+    assert text.startswith("robot-md-mcp: frontmatter YAML parse error: ")
+    assert text.endswith(
+        f"({path}); hint: line 7 is indented deeper than the key above it, "
+        "or line 6 lacks its ':' or a closing quote"
+    ), text
 
 
 # --- Indentation: a block YAML read as empty, and where a YAML error's slip really is -----------
 
 
 def test_a_block_read_as_empty_asks_if_it_is_indented(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    manifest_path: Callable[..., Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "ROBOT.md"
-    path.write_text(
+    path = manifest_path(
         ROVER.replace("    software: true\n    response_ms: 100", "  software: true\n  response_ms: 100")
     )
     assert rmm.main(["validate", str(path)]) == 2
@@ -473,8 +468,8 @@ def test_a_yaml_slip_is_placed_on_its_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], before: str, after: str, line: int, words: str
 ) -> None:
     """Lines are the file's, blank lines before and after the opening `---` counted."""
-    path = tmp_path / "ROBOT.md"
     text = "\n\n" + ROVER.replace(before, after).replace("---\n", "---\n\n", 1)
+    path = tmp_path / "ROBOT.md"
     path.write_text(text, encoding="utf-8")
     assert text.splitlines()[line + 3 - 1] == after.splitlines()[0]  # ROBOT.md's line 1 is the file's 4
     assert rmm.main(["validate", str(path)]) == 1
@@ -483,25 +478,6 @@ def test_a_yaml_slip_is_placed_on_its_line(
     assert err[1].startswith("  hint: ") and words in err[1], err
     assert rmm.main(["validate", "--json", str(path)]) == 1
     assert json.loads(capsys.readouterr().out)["hints"] == [err[1].removeprefix("  hint: ")]
-
-
-@pytest.mark.anyio
-async def test_an_agent_reading_a_broken_file_gets_the_hint(tmp_path: Path) -> None:
-    """The file breaks while served: the tool call's error carries the same hint as `validate`."""
-    from mcp import Client
-
-    path = tmp_path / "ROBOT.md"
-    path.write_text(ROVER, encoding="utf-8")
-    async with Client(rmm.build_server(rmm.ManifestFile(path)), mode="legacy") as client:
-        path.write_text(ROVER.replace("  type: wheeled\n", "  type wheeled\n"), encoding="utf-8")
-        result = await client.call_tool("validate", {})
-    assert result.is_error
-    (text,) = [item.text for item in result.content if item.type == "text"]
-    assert text.startswith("robot-md-mcp: frontmatter YAML parse error: ")
-    assert text.endswith(
-        f"({path}); hint: line 7 is indented deeper than the key above it, "
-        "or line 6 lacks its ':' or a closing quote"
-    ), text
 
 
 SAFETY_KEYS = [key for path, key, _ in PROPERTIES if path == ("safety",)]
@@ -558,12 +534,6 @@ def test_a_misspelt_key_under_a_misspelt_parent_is_named(data: st.DataObject) ->
     assert_every_hint_in_the_briefing(fm)
 
 
-def test_synonyms_cover_the_schema_s_unit_keys() -> None:
-    with_units = {k for _, k, _ in SAID_OTHERWISE if k.rpartition("_")[2] in rmm._UNIT_WORDS}
-    assert {"max_linear_velocity_ms", "max_joint_velocity_dps", "payload_kg", "response_ms"} <= with_units
-    assert len(SAID_OTHERWISE) >= 20
-
-
 # --- Values: a hint under an enum miss, a fraction, a number for text; its example validates ----
 
 
@@ -614,7 +584,14 @@ CHOICES = [(path, node) for path, node in LEAVES if isinstance(node.get("enum"),
 TEXT_CHOICES = [(p, n) for p, n in CHOICES if any(isinstance(v, str) and len(v) >= 2 for v in n["enum"])]
 
 
-def test_every_enum_is_covered() -> None:
+def test_the_generators_reach_three_levels_every_synonym_and_enum() -> None:
+    depths = {sum(part not in ("[]",) for part in path) + 1 for path, _, _ in PROPERTIES}
+    assert depths == {1, 2, 3}
+    assert (("safety", "estop"), "response_ms") in {(p, k) for p, k, _ in PROPERTIES}
+    assert (("physics", "kinematics", "[]"), "a_mm") in {(p, k) for p, k, _ in PROPERTIES}
+    with_units = {k for _, k, _ in SAID_OTHERWISE if k.rpartition("_")[2] in rmm._UNIT_WORDS}
+    assert {"max_linear_velocity_ms", "max_joint_velocity_dps", "payload_kg", "response_ms"} <= with_units
+    assert len(SAID_OTHERWISE) >= 20
     assert len(CHOICES) >= 15
     assert {("physics", "type"), ("safety", "failsafe_behavior")} <= {p for p, _ in CHOICES}
 

@@ -11,6 +11,7 @@ import os
 import re
 import stat
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp.types import TextContent, TextResourceContents
-from serving import answers, in_process
+from serving import in_process
 
 import robot_md_mcp as rmm
 
@@ -177,13 +178,6 @@ def test_what_the_gateway_would_say(tmp_path, keys) -> None:
     assert broken.reason.startswith("public key PEM invalid: ") and "\n" not in broken.reason
 
 
-def test_body_stays_verbatim_with_its_footer(tmp_path, keys) -> None:
-    signed = sign(GOOD, OPERATOR, "op-1")
-    snap = served(tmp_path, signed.encode(), keys)
-    assert snap.text(rmm.VIEW["body"]).endswith(signed.split("\n---\n", 2)[1][-200:])
-    assert "<!-- ROBOT-MD-SIG kid=op-1" in snap.text(rmm.VIEW["body"])
-
-
 def test_a_kid_cannot_reach_outside_the_folder(tmp_path, keys) -> None:
     """Keys are files named <kid>.pem inside the folder; a kid is never a path."""
     (tmp_path / "outside.pem").write_bytes(pem(OPERATOR))
@@ -222,9 +216,8 @@ def test_any_signed_text_verifies_and_any_changed_byte_does_not(prose: str, cut:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_verify_tool_and_signature_resource_in_process(tmp_path, keys, mode) -> None:
-    path = tmp_path / "ROBOT.md"
-    path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
+async def test_verify_tool_and_signature_resource_in_process(manifest_path, keys, mode) -> None:
+    path = manifest_path(sign(GOOD, OPERATOR, "op-1"))
     async with in_process(path, mode, keys=rmm.load_trusted_keys(str(keys))) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         schema = tools["verify"].output_schema
@@ -244,36 +237,15 @@ async def test_verify_tool_and_signature_resource_in_process(tmp_path, keys, mod
         assert (
             signed + "- robot-md-gateway (it actuates only a signed file it can verify): accepts" in context
         )
+        body = text_of((await client.read_resource("robot-md://bob/body")).contents[0])
+        assert body == sign(GOOD, OPERATOR, "op-1").split("\n---\n", 2)[1]  # verbatim, its footer kept
         path.write_text(sign(GOOD, OPERATOR, "op-1") + "A line after the footer.\n", encoding="utf-8")
         after = await client.call_tool("verify", {})
         assert after.structured_content["reason"] == rmm.NO_SIGNATURE
 
 
-@pytest.mark.process
-def test_stdio_end_to_end_with_trusted_keys_from_the_environment(tmp_path, keys) -> None:
-    path = tmp_path / "ROBOT.md"
-    path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")
-    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-    messages: list[dict] = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "verify", "arguments": {}}},
-    ]
-    without = {rmm.TRUSTED_KEYS_ENV: ""}  # whatever this machine's environment says
-    by_flag, err, code = answers(path, "--trusted-keys", keys, messages=messages, env=without)
-    assert code == 0, err
-    by_env, err, code = answers(path, messages=messages, env={rmm.TRUSTED_KEYS_ENV: str(keys)})
-    assert code == 0, err
-    assert (
-        by_flag[2]["result"]["structuredContent"]
-        == by_env[2]["result"]["structuredContent"]
-        == {"accepted": True, "kid": "op-1", "reason": "ok", "fingerprint": fingerprint(OPERATOR)}
-    )
-
-
-def test_trusted_keys_on_the_command_line(tmp_path, capsys) -> None:
-    path = tmp_path / "ROBOT.md"
-    path.write_text(GOOD, encoding="utf-8")
+def test_trusted_keys_on_the_command_line(tmp_path, manifest_path, capsys) -> None:
+    path = manifest_path(GOOD)
     assert rmm.parse_command_line([str(path), "--trusted-keys", "k"]).trusted_keys == "k"
     nope = str(tmp_path / "nope")
     assert rmm.main([str(path), "--trusted-keys", nope], rmm.Machine(environ={})) == 1
@@ -281,6 +253,9 @@ def test_trusted_keys_on_the_command_line(tmp_path, capsys) -> None:
     assert err.count("\n") == 1 and "trusted keys: cannot read the folder" in err
     assert rmm.main([str(path)], rmm.Machine(environ={rmm.TRUSTED_KEYS_ENV: nope})) == 1  # or from $…
     assert capsys.readouterr().err == err
+    elsewhere = {rmm.TRUSTED_KEYS_ENV: str(tmp_path / "elsewhere")}  # the flag wins over $…
+    assert rmm.main([str(path), "--trusted-keys", nope], rmm.Machine(environ=elsewhere)) == 1
+    assert capsys.readouterr().err == err  # the error names the folder it could not read
     if os.name != "nt":
         shared = tmp_path / "shared"
         shared.mkdir(mode=0o775)
@@ -374,8 +349,6 @@ def gateway_check():
     import importlib.util
     import subprocess
 
-    from conftest import need
-
     folder = ROOT / ".cache" / GATEWAY_PIN.replace("==", "-")
     module = folder / "robot_md_gateway" / "manifest_provenance.py"
     if not module.exists():
@@ -399,10 +372,9 @@ class Resolver:
 
 @pytest.mark.heavy
 @pytest.mark.parametrize("name", [name for name in VERDICTS if "the gateway raises" not in name])
-def test_same_verdict_as_robot_md_gateway(name: str, gateway_check, keys, tmp_path) -> None:
+def test_same_verdict_as_robot_md_gateway(name: str, gateway_check, keys, manifest_path) -> None:
     trusted = rmm.load_trusted_keys(str(keys))
-    path = tmp_path / "ROBOT.md"
-    path.write_bytes(VERDICTS[name][0].encode("utf-8"))
+    path = manifest_path(VERDICTS[name][0].encode("utf-8"))
     theirs = gateway_check(path, resolver=Resolver(dict(trusted.pems)))
     ours = rmm.ManifestFile(path, trusted).version().manifest.signature
     assert ours is not None
@@ -410,10 +382,9 @@ def test_same_verdict_as_robot_md_gateway(name: str, gateway_check, keys, tmp_pa
 
 
 @pytest.mark.heavy
-def test_where_robot_md_gateway_raises_we_refuse(gateway_check, keys, tmp_path) -> None:
+def test_where_robot_md_gateway_raises_we_refuse(gateway_check, keys, manifest_path) -> None:
     """A signature that is not valid base64 makes the gateway raise (binascii.Error)."""
-    path = tmp_path / "ROBOT.md"
-    path.write_text(VERDICTS["unpadded base64 (the gateway raises)"][0], encoding="utf-8")
+    path = manifest_path(VERDICTS["unpadded base64 (the gateway raises)"][0])
     with pytest.raises(ValueError):
         gateway_check(path, resolver=Resolver({}))
     got = rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys))).version().manifest.signature
@@ -494,9 +465,6 @@ def refused_whole(folder: Path, entries: int, kinds: list[str], order: Any) -> N
 def test_a_key_folder_of_many_entries_is_refused_without_reading_it_all(tmp_path) -> None:
     """A folder of 100,000 empty files is refused without listing it: a twentieth of the time listing it
     takes (reading stops one entry past the limit)."""
-    import os
-    import time
-
     for i in range(100_000):
         os.close(os.open(tmp_path / f"k{i}.pem", os.O_CREAT | os.O_WRONLY, 0o600))
     refusing = float("inf")
@@ -524,17 +492,14 @@ def test_a_key_folder_of_many_entries_is_refused_without_reading_it_all(tmp_path
 )
 def test_a_hostile_footer_costs_little(text: str) -> None:
     """The footer pattern is matched in linear time: a 1 MiB file built to make it backtrack is quick."""
-    import time
-
     started = time.perf_counter()
     assert not rmm.check_signature(text, None).accepted
     assert time.perf_counter() - started < 1.0
 
 
-def test_signing_the_file_notifies_who_reads_its_verdict(tmp_path, keys) -> None:
+def test_signing_the_file_notifies_who_reads_its_verdict(manifest_path, keys) -> None:
     """Live updates: once the file is signed, the signature, identity, context and body URIs changed."""
-    path = tmp_path / "ROBOT.md"
-    path.write_text(GOOD, encoding="utf-8")
+    path = manifest_path(GOOD)
     watched = rmm.ManifestFile(path, rmm.load_trusted_keys(str(keys)))
     before = watched.version()
     path.write_text(sign(GOOD, OPERATOR, "op-1"), encoding="utf-8")

@@ -44,7 +44,7 @@ def test_json_safe_handles_everything_yaml_can_load() -> None:
     assert rmm.json_safe({True: 1, False: 0}) == {"true": 1, "false": 0}
 
 
-def test_views_of_the_example() -> None:
+def test_views_of_the_example_and_of_absent_sections() -> None:
     m = rmm.parse(EXAMPLE.read_text(encoding="utf-8"))
     texts = {v.kind: v.text(m) for v in rmm.VIEWS}
     kinds = ["context", "identity", "frontmatter", "capabilities", "safety"]
@@ -55,12 +55,8 @@ def test_views_of_the_example() -> None:
     assert json.loads(texts["safety"]) == rmm.json_safe(m.frontmatter["safety"])
     assert texts["body"] == m.prose and texts["body"].startswith("\n# bob\n")
     assert texts["body"] == EXAMPLE.read_text(encoding="utf-8").split("\n---\n", 2)[1]
-
-
-def test_views_of_absent_sections() -> None:
-    m = rmm.parse("---\na: 1\n---\n")
-    texts = {v.kind: v.text(m) for v in rmm.VIEWS}
-    assert (texts["capabilities"], texts["safety"], texts["body"]) == ("[]", "{}", "")
+    absent = {v.kind: v.text(rmm.parse("---\na: 1\n---\n")) for v in rmm.VIEWS}  # sections not there
+    assert (absent["capabilities"], absent["safety"], absent["body"]) == ("[]", "{}", "")
 
 
 def test_uris_percent_encode_unsafe_names() -> None:

@@ -530,10 +530,7 @@ legacy("mount-extrinsic-depthai", note="upgraded; null-intrinsic + deprecated wa
 legacy("bare-mapping", "camera: {}")
 legacy("mount-only", "camera:\n  mount: link_3")
 for proto in ("realsense", "v4l2", "zed", "uvc"):
-    legacy(
-        f"protocol-{proto}",
-        drivers=f"drivers:\n  - id: wheels\n    protocol: pca9685\n  - id: eye\n    protocol: {proto}",
-    )
+    legacy(f"protocol-{proto}", drivers=SECTIONS["drivers"] + f"\n  - id: eye\n    protocol: {proto}")
 legacy(
     "first-camera-driver-wins", drivers="drivers:\n  - id: a\n    protocol: uvc\n  - id: b\n    protocol: zed"
 )
@@ -622,12 +619,8 @@ def cams(
     note: str = "",
 ) -> None:
     extra = f"capabilities: {capabilities}" if capabilities else ""
-    add(
-        C,
-        slug,
-        text(fm(physics=physics_with("cameras:\n" + cameras), drivers=drivers, extra=extra), prose),
-        note,
-    )
+    front = fm(physics=physics_with("cameras:\n" + cameras), drivers=drivers, extra=extra)
+    add(C, slug, text(front, prose), note)
 
 
 def cam(driver_id: str, stream: str = "rgb") -> str:
