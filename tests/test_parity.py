@@ -69,21 +69,21 @@ def test_generated_cases_cover_every_template_and_code(reference: dict[str, dict
     produce from file content, and every exit code."""
     results = [reference[key] for key in PARITY_INPUTS]
     messages = [m for r in results for m in r["errors"] + r["warnings"]]
-    templates = {
-        "no frontmatter found": rmm.NO_FRONTMATTER,
-        "frontmatter YAML parse error:": None,
-        "frontmatter parse error:": None,
-        "frontmatter is empty": rmm.EMPTY_FRONTMATTER,
-        "schema:": None,
-        "cross-ref:": None,
-        "body: missing H1": None,
-        "body: missing required section '## Identity'": None,
-        "body: missing required section '## Safety Gates'": None,
-        "body: missing required section '## What": None,
-        "has null intrinsic": None,
-        "capability namespace mismatch": None,
-        "deprecated:": None,
-    }
+    templates = (
+        rmm.NO_FRONTMATTER,
+        "frontmatter YAML parse error:",
+        "frontmatter parse error:",
+        rmm.EMPTY_FRONTMATTER,
+        "schema:",
+        "cross-ref:",
+        "body: missing H1",
+        "body: missing required section '## Identity'",
+        "body: missing required section '## Safety Gates'",
+        "body: missing required section '## What",
+        "has null intrinsic",
+        "capability namespace mismatch",
+        "deprecated:",
+    )
     missing = [t for t in templates if not any(t in m for m in messages)]
     assert not missing
     assert {r["code"] for r in results} == {0, 1, 2, 4}
