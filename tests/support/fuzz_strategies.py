@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import yaml
 from conftest import CORPUS, EXAMPLE
 from hypothesis import strategies as st
+from yaml.representer import SafeRepresenter
 
 T = TypeVar("T")
 BOM = b"\xef\xbb\xbf"
@@ -311,6 +312,7 @@ def extras(src: Source) -> dict:
     }
     put(src, out, "spatial-eval", mostly([spatial], [{**spatial, "units": []}, {"bonus": 1}]), absent=97)
     put(src, out, "_deprecations", lambda s: s.some(text, 2) if s.percent() < 70 else text(s), absent=95)
+    put(src, out, "x-set", lambda s: InOrder(s.some(one_of("b", "a", 2, 1), 3)), absent=97)
     key = mostly(["x-vendor", "foo"], ["content", "handler", "self", 1, None])(src)  # some break Post(**fm)
     put(src, out, key, odd, absent=95)
     return out
@@ -381,6 +383,30 @@ def body(src: Source, name: Any) -> str:
     return src.pick(["\n\n", "\n", "\n\n\n"]).join(parts)
 
 
+class InOrder(set[Hashable]):
+    """A set that is dumped in the order its items were drawn, not in an
+    order that changes with the hash seed: the same bytes, the same file."""
+
+    def __init__(self, items: list[Hashable]) -> None:
+        super().__init__(items)
+        self.order = list(dict.fromkeys(items))
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(self.order)
+
+
+def _dumping_in_order(base: type[SafeRepresenter]) -> type[SafeRepresenter]:
+    """A subclass of `base` that dumps InOrder sets as YAML sets; `base` itself is left as it is."""
+    dumper: type[SafeRepresenter] = type(f"InOrder{base.__name__}", (base,), {})
+    dumper.add_representer(InOrder, SafeRepresenter.represent_set)
+    return dumper
+
+
+_PyDumper = _dumping_in_order(yaml.SafeDumper)
+# LibYAML's emitter where PyYAML was built with it; else PyYAML's own again.
+_CDumper = _dumping_in_order(getattr(yaml, "CSafeDumper", yaml.SafeDumper))
+
+
 def dump(src: Source, fm: dict) -> str:
     options: dict[str, Any] = {  # how yaml.dump lays the file out
         "default_flow_style": src.pick([False, None, True]),
@@ -389,9 +415,8 @@ def dump(src: Source, fm: dict) -> str:
         "indent": src.pick([2, 4]),
         "explicit_start": src.percent() >= 97,
     }
-    # Mostly LibYAML's emitter (fast, where PyYAML was built with it); PyYAML's own formats a few things
-    # differently.
-    dumper = yaml.SafeDumper if src.percent() >= 95 else getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    # Mostly LibYAML's emitter (fast); PyYAML's own formats a few things differently.
+    dumper = _PyDumper if src.percent() >= 95 else _CDumper
     try:
         return yaml.dump(fm, Dumper=dumper, sort_keys=src.percent() >= 80, **options)
     except TypeError:  # keys of several types cannot be sorted
