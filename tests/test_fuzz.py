@@ -5,7 +5,7 @@ is never imported here), which works on it while this process computes our resul
 then the batch is compared case by case. A JSON view may refuse a self-containing alias, as documented.
 
 The heavy tier checks 1,600 cases against the reference (from PyPI; about 25 s); `-m slow` 105,000,
-derandomized (about 12 minutes on two cores); the default tier 160 of ours alone. Hypothesis keeps failing
+derandomized (about 12 minutes on two cores); the default tier 220 of ours alone. Hypothesis keeps failing
 examples in .cache/hypothesis (local random runs only) and prints a reproduction blob.
 """
 
@@ -263,11 +263,11 @@ def test_fuzz_mutated_manifests(oracles: Oracles) -> None:
 
 @pytest.mark.parametrize(
     ("strategy", "batches", "size"),
-    [(manifest_files, 6, 10), (mutants, 4, 25)],
+    [(manifest_files, 12, 10), (mutants, 4, 25)],
     ids=["generated", "mutated"],
 )
 def test_fuzz_smoke_ours_alone(strategy: Callable[[], st.SearchStrategy], batches: int, size: int) -> None:
-    """The default tier's fuzz (no reference, so nothing to download): 6 or 4 batches of
+    """The default tier's fuzz (no reference, so nothing to download): 12 or 4 batches of
     files; on each, ours raises nothing but ManifestError, answers in time with a
     consistent code, and every view of a manifest that parses renders."""
     codes: Counter = Counter()
