@@ -17,7 +17,7 @@ import json
 import pytest
 import stored_reference
 from cases import CASES, Case
-from conftest import ROOT, corpus_files, need
+from conftest import EXAMPLE, ROOT, corpus_files, need
 from reference_worker import BOM, Oracle, ours, ours_env
 
 import robot_md_mcp as rmm
@@ -69,21 +69,21 @@ def test_generated_cases_cover_every_template_and_code(reference: dict[str, dict
     produce from file content, and every exit code."""
     results = [reference[key] for key in PARITY_INPUTS]
     messages = [m for r in results for m in r["errors"] + r["warnings"]]
-    templates = {
-        "no frontmatter found": rmm.NO_FRONTMATTER,
-        "frontmatter YAML parse error:": None,
-        "frontmatter parse error:": None,
-        "frontmatter is empty": rmm.EMPTY_FRONTMATTER,
-        "schema:": None,
-        "cross-ref:": None,
-        "body: missing H1": None,
-        "body: missing required section '## Identity'": None,
-        "body: missing required section '## Safety Gates'": None,
-        "body: missing required section '## What": None,
-        "has null intrinsic": None,
-        "capability namespace mismatch": None,
-        "deprecated:": None,
-    }
+    templates = (
+        rmm.NO_FRONTMATTER,
+        "frontmatter YAML parse error:",
+        "frontmatter parse error:",
+        rmm.EMPTY_FRONTMATTER,
+        "schema:",
+        "cross-ref:",
+        "body: missing H1",
+        "body: missing required section '## Identity'",
+        "body: missing required section '## Safety Gates'",
+        "body: missing required section '## What",
+        "has null intrinsic",
+        "capability namespace mismatch",
+        "deprecated:",
+    )
     missing = [t for t in templates if not any(t in m for m in messages)]
     assert not missing
     assert {r["code"] for r in results} == {0, 1, 2, 4}
@@ -99,28 +99,28 @@ def test_categories_are_each_well_covered() -> None:
 
 
 CRASH_CASES = [c for c in CASES if c.category == "reference_crashes"]
+# Sets where the schema quotes them and where render writes them: the reference's order follows the seed.
+SETS = (
+    EXAMPLE.read_bytes()
+    .replace(b"capabilities:\n", b"x_tags: !!set {zeta, alpha, mid, beta, omega}\ncapabilities:\n", 1)
+    .replace(b'rcan_version: "3.0"', b"rcan_version: !!set {b, a, c, d}", 1)
+)
 
 
-@pytest.fixture(scope="module")
-def under_other_hash_seeds() -> dict[str, list[dict]]:
-    """ours() on each crash case in processes with other hash seeds (reference_worker.py's Oracle)."""
+@pytest.mark.process
+def test_where_the_reference_crashes_or_sets_are_we_answer_alike_under_other_hash_seeds() -> None:
+    """Each crash case's validate and render, and a manifest's with sets, are the same in processes with
+    other hash seeds (reference_worker.py's Oracle) as here."""
+    given = {c.id: c.data for c in CRASH_CASES} | {"sets": SETS}
     oracles = [Oracle("ours", ours_env(seed), 120) for seed in ("1", "2")]
     try:
         for oracle in oracles:
-            oracle.submit([c.data for c in CRASH_CASES])
+            oracle.submit(list(given.values()))
         runs = [oracle.collect() for oracle in oracles]
     finally:
         for oracle in oracles:
             oracle.close()
-    return {case.id: [run[i] for run in runs] for i, case in enumerate(CRASH_CASES)}
-
-
-@pytest.mark.process
-def test_where_the_reference_crashes_we_answer_alike_under_other_hash_seeds(
-    under_other_hash_seeds: dict[str, list[dict]],
-) -> None:
-    """Each crash case's result is the same in processes with other hash seeds."""
-    assert under_other_hash_seeds == {c.id: [ours(c.data)] * 2 for c in CRASH_CASES}
+    assert runs == [[ours(data) for data in given.values()]] * 2
 
 
 @pytest.mark.parametrize("case", CRASH_CASES, ids=lambda c: c.id)

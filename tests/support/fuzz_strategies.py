@@ -34,7 +34,6 @@ from yaml.representer import SafeRepresenter
 
 T = TypeVar("T")
 BOM = b"\xef\xbb\xbf"
-ABSENT = object()  # a field left out
 
 
 class Source:
@@ -137,20 +136,12 @@ def odd(src: Source, depth: int = 0) -> Any:
     }
 
 
-def pick_field(src: Source, good: Callable[[Source], Any], absent: int, wrong: int) -> Any:
-    """ABSENT `absent`% of the time, a value of any type `wrong`% of the time, else good(src)."""
+def put(src: Source, out: dict, key: Any, good: Callable[[Source], Any], absent: int = 50) -> None:
+    """out[key]: left out `absent`% of the time, a value of any type 1% of the time, else good(src)."""
     roll = src.percent()
     if roll < absent and not (src.clean and absent < 10):  # required fields are there when clean
-        return ABSENT
-    return odd(src) if roll >= 100 - wrong and not src.clean else good(src)
-
-
-def put(
-    src: Source, out: dict, key: Any, good: Callable[[Source], Any], absent: int = 50, wrong: int = 1
-) -> None:
-    value = pick_field(src, good, absent, wrong)
-    if value is not ABSENT:
-        out[key] = value
+        return
+    out[key] = odd(src) if roll >= 99 and not src.clean else good(src)
 
 
 def usually(usual: float) -> Callable[[Source], Any]:

@@ -29,10 +29,9 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 
 from cases import CASES  # noqa: E402
 from conftest import REFERENCE_PINS, ROOT, corpus_files  # noqa: E402
-from reference_worker import reference_answers  # noqa: E402
+from reference_worker import BOM, reference_answers  # noqa: E402
 
 STORED = ROOT / "tests" / "reference" / "results.json"
-BOM = b"\xef\xbb\xbf"
 SOURCE = (
     "robot-md 1.10.6 (PyPI) run by tests/support/reference_oracle.py; "
     "regenerate with `python tests/support/stored_reference.py`"
