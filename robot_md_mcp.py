@@ -8069,7 +8069,8 @@ def _name_part(text: str) -> str:
 @dataclass(frozen=True)
 class Naming:
     """An entry's name when --name is not given: an entry of ours that already serves what `entry` serves
-    keeps its name (robot-md from earlier installs included), else `preferred` (robot-md-ROBOT_NAME)."""
+    keeps its name (robot-md from earlier installs included), else `preferred` (robot-md-ROBOT_NAME), or
+    preferred-2… where an entry of ours of another kind holds it (unclaimed)."""
 
     preferred: str
     served: int  # how many of the entry's last arguments say what it serves
@@ -8089,14 +8090,36 @@ class Naming:
         )
 
     def choose(self, servers: dict[str, Any]) -> str:
-        """The name of an entry of ours among `servers` that serves what `entry` serves, else preferred."""
+        """The name of an entry of ours among `servers` that serves what `entry` serves, else unclaimed's."""
         for name, there in servers.items():
             if self.url is not None and _our_bridge(there) and self.url in list(there.get("args") or ()):
                 return str(name)
             argv = [there.get("command"), *there.get("args", [])] if _runs_this_program(there) else []
             if self.url is None and argv and self.serves_the_same(argv, self.argv):
                 return str(name)
-        return self.preferred
+        return self.unclaimed(lambda name: _entry_kind(servers.get(name)))
+
+    def unclaimed(self, kind_under: Callable[[str], str | None]) -> str:
+        """preferred, unless an entry of ours under it serves another kind of thing (a robot named "fleet"
+        and a fleet's robot-md-fleet): then the first of preferred-2, -3, … not so held. One of the same
+        kind there is this robot moved (updated in place); `kind_under` says None for none or not ours."""
+        ours = "url" if self.url is not None else _served_kind(self.argv)
+        names = itertools.chain([self.preferred], (f"{self.preferred}-{n}" for n in itertools.count(2)))
+        return next(name for name in names if kind_under(name) in (None, ours))
+
+
+def _served_kind(argv: list[str]) -> str:
+    """What a command line of ours serves, by the word before its last (as serves_the_same reads it): a
+    folder (--fleet DIR), several manifests, or one robot."""
+    before = argv[-2] if len(argv) > 1 else ""
+    return "folder" if before == "--fleet" else "manifests" if before.lower().endswith(".md") else "robot"
+
+
+def _entry_kind(entry: Any) -> str | None:
+    """A config entry's kind as Naming.unclaimed compares them: None when it is no entry of ours."""
+    if not _ours(entry):
+        return None
+    return "url" if _our_bridge(entry) else _served_kind([entry.get("command"), *entry.get("args", [])])
 
 
 def _ours(entry: Any) -> bool:

@@ -153,6 +153,41 @@ def test_a_fleet_entry_from_paths_or_a_folder(install: Installer, tmp_path: Path
     assert done.code == 1 and done.err == f"robot-md-mcp: {said} ({empty})\n", done
 
 
+@given(st.sampled_from(FILE_CLIENTS), st.randoms(use_true_random=False))
+@settings(SETTINGS, max_examples=6)
+def test_a_robot_named_as_a_fleet_or_a_host_takes_no_entry_of_another_kind(
+    install: Installer, tmp_path_factory: pytest.TempPathFactory, client: str, random: Any
+) -> None:
+    """A robot named fleet (fleet-lab, pi) and the fleet of PATHs (--fleet lab, the bridge to pi) want the
+    same name: installed in any order, an entry each (the later one's name -2), each found again by
+    install (nothing changed) and by uninstall, which removes it alone."""
+    folder = tmp_path_factory.mktemp("kinds")
+    lab = folder / "lab"
+    arm, cam = robot(lab / "arm", "arm"), robot(lab / "cam", "cam")
+    things = [
+        [str(robot(folder / "r1", "fleet"))],
+        [str(arm), str(cam)],
+        [str(robot(folder / "r2", "fleet-lab"))],
+        ["--fleet", str(lab)],
+    ]
+    if client == "claude-desktop":
+        secret, _ = token_file(folder)
+        things += [[str(robot(folder / "r3", "pi"))], ["http://pi:8765/mcp", "--token-file", str(secret)]]
+    install.file(client).unlink(missing_ok=True)
+    random.shuffle(things)
+    for thing in things:
+        assert install(client, *thing).code == 0
+    assert len(install.servers(client)) == len(things)
+    for thing in things:
+        done = install(client, *thing)
+        assert done.code == 0 and "nothing changed" in done.out, (thing, done)
+    random.shuffle(things)
+    for gone, thing in enumerate(things, 1):
+        done = install(client, *thing[:1] if thing[0].startswith("http") else thing, verb="uninstall")
+        left = install.servers(client)
+        assert done.code == 0 and len(left) == len(things) - gone, (thing, done, left)
+
+
 # --- the bridge to a server over HTTP ------------------------------------------------
 
 
