@@ -35,7 +35,7 @@ def imported_top_levels() -> set[str]:
 def test_every_imported_distribution_is_declared() -> None:
     """Each name imported is a top-level name of a declared distribution (read from those alone:
     packages_distributions() reads every installed one, a second and a half of the default tier)."""
-    owners = {}
+    owners: dict[str, str] = {}
     for name in declared():
         files = distribution(name).files or []
         owners |= {

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE, ROOT, need
 from node22 import CLAUDE_CODE_VERSION, claude_code
-from serving import answers
+from serving import launched_session, server_argv
 
 import robot_md_mcp as rmm
 
@@ -189,34 +189,6 @@ def test_install_links_describe_this_release_for_the_open_folder() -> None:
     assert name == "robot-md" and launch_of(cursor) == LINK_LAUNCH and set(cursor) == {"command", "args"}
 
 
-def serves_bob(
-    args: list[str],
-    cwd: Path,
-    command: list[str] | None = None,
-    env: dict[str, str] | None = None,
-    timeout: float = 60,
-) -> None:
-    """Start the server (or `command`) with args as a client would, complete an initialize, read
-    the identity: it is bob. `env`: the whole environment."""
-    client = {"name": "link", "version": "0"}
-    lines: list[dict] = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client},
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "robot-md://bob/identity"}},
-    ]
-    by_id, err, code = answers(
-        *args, messages=lines, command=command, cwd=cwd, env=env, inherit_env=env is None, timeout=timeout
-    )
-    assert code == 0 and 1 in by_id and 2 in by_id, err[-3000:]
-    assert by_id[1]["result"]["serverInfo"]["name"] == rmm.NAME
-    assert by_id[2]["result"]["contents"][0]["text"].startswith('name: "bob" |'), by_id[2]
-
-
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     """A project folder holding bob's manifest as ROBOT.md, as an editor has it open."""
@@ -236,7 +208,7 @@ def test_install_links_serve_the_open_folder(expanded: bool, workspace: Path, tm
     args = link[link.index("robot-md-mcp") + 1 :]
     if expanded:
         args = [a.replace("${workspaceFolder}", str(workspace)) for a in args]
-    serves_bob(args, cwd=workspace if not expanded else tmp_path)
+    assert launched_session(*server_argv(*args), cwd=workspace if not expanded else tmp_path).startswith("ok")
 
 
 # --- heavy: the real launcher and the real Claude Code ---------------------------------------
@@ -271,7 +243,8 @@ def test_install_links_start_what_they_describe(
 ) -> None:
     entry = vscode_entry() if client == "vscode" else cursor_entry()[1]
     argv = [a.replace("${workspaceFolder}", str(workspace)) for a in launch_of(entry)]
-    serves_bob([], cwd=workspace, command=argv, env=uvx_env, timeout=600)
+    session = launched_session(*argv, cwd=workspace, env=uvx_env, inherit_env=False, timeout=600)
+    assert session.startswith("ok: "), session
 
 
 @pytest.mark.heavy
