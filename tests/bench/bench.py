@@ -689,48 +689,38 @@ def budgets(report: dict) -> list[tuple[str, float, float, bool]]:
     return rows
 
 
-def print_report(report: dict) -> None:
-    print(f"robot-md-mcp benchmark: {report['host']}")
-    s, cfg = report.get("stdio", {}), report["config"]
-    if s:
-        print(
-            f"\nstdio, {cfg['runs']} interleaved spawns each; per call: median of {cfg['call_sessions']} "
-            f"pairs of live sessions × {cfg['calls']} calls, alternating between the two (p99 likewise)"
-        )
-        columns = (
-            "→ initialize",
-            "full session",
-            "session CPU",
-            "read",
-            "read p99",
-            "tool",
-            "tool p99",
-            "peak RSS",
-        )
-        print("  " + " " * 14 + "".join(f"{c:>13}" for c in columns))
-        keys = ("initialize_ms", "session_ms", "session_cpu_ms")
-        for name in ("robot-md-mcp", "sdk floor"):
-            r = s[name]
-            cells = [f"{r[k]:.0f} ms" for k in keys]
-            cells += [
-                f"{r[k]:.3f} ms" for k in ("read_median_ms", "read_p99_ms", "tool_median_ms", "tool_p99_ms")
-            ]
-            cells.append(f"{r['rss_mib']:.1f} MiB")
-            print(f"  {name:14}" + "".join(f"{c:>13}" for c in cells))
-        print(f"  session CPU time, median of pairwise ratios: {s['session_cpu_ratio']:.3f}")
-        print(
-            f"  the answer's size alone: the floor serving our read's text ({s['answer_chars']} chars) "
-            f"instead of 1 takes {s['answer_size_read_ms']:+.3f} ms per read (tool, unchanged: "
-            f"{s['answer_size_tool_ms']:+.3f} ms)"
-        )
-    imp = report["imports"]
+STDIO_COLUMNS = (  # heading, key, format
+    ("→ initialize", "initialize_ms", "{:.0f} ms"),
+    ("full session", "session_ms", "{:.0f} ms"),
+    ("session CPU", "session_cpu_ms", "{:.0f} ms"),
+    ("read", "read_median_ms", "{:.3f} ms"),
+    ("read p99", "read_p99_ms", "{:.3f} ms"),
+    ("tool", "tool_median_ms", "{:.3f} ms"),
+    ("tool p99", "tool_p99_ms", "{:.3f} ms"),
+    ("peak RSS", "rss_mib", "{:.1f} MiB"),
+)
+
+
+def print_stdio(s: dict, cfg: dict) -> None:
     print(
-        f"\nimported before the first answer: {imp['ours']} modules, the floor {imp['floor']}; ours beyond "
-        f"the floor's take {imp['extra_ms']:.1f} ms (own time; -X importtime): "
-        + ", ".join(f"{name} {ms:.1f}" for name, ms in imp["top_extra_ms"].items())
+        f"\nstdio, {cfg['runs']} interleaved spawns each; per call: median of {cfg['call_sessions']} "
+        f"pairs of live sessions × {cfg['calls']} calls, alternating between the two (p99 likewise)"
     )
-    p = report.get("pyz", {})
-    if p:
+    print("  " + " " * 14 + "".join(f"{heading:>13}" for heading, _, _ in STDIO_COLUMNS))
+    for name in (OURS, FLOOR):
+        cells = (form.format(s[name][key]) for _, key, form in STDIO_COLUMNS)
+        print(f"  {name:14}" + "".join(f"{cell:>13}" for cell in cells))
+    print(f"  session CPU time, median of pairwise ratios: {s['session_cpu_ratio']:.3f}")
+    print(
+        f"  the answer's size alone: the floor serving our read's text ({s['answer_chars']} chars) "
+        f"instead of 1 takes {s['answer_size_read_ms']:+.3f} ms per read (tool, unchanged: "
+        f"{s['answer_size_tool_ms']:+.3f} ms)"
+    )
+
+
+def print_beyond_stdio(report: dict) -> None:
+    """The pyz, the Pi and CPython 3.15, each where it ran."""
+    if p := report.get("pyz"):
         size = p["size_mb"]
         print(
             f"\npyz: universal {size['universal']:.1f} MB, slim {size['slim_min']:.1f}–"
@@ -743,26 +733,36 @@ def print_report(report: dict) -> None:
                 f"warm {r['warm_ms']:5.0f} ms   floor through the same pyz {r['floor_warm_ms']:5.0f} ms   "
                 f"ratio {r['warm_ratio']:.3f}"
             )
-    pi = report.get("pi")
-    if pi:
+    if pi := report.get("pi"):
         print(
             f"\nemulated Pi (qemu arm64, python3.11), {pi['runs']} interleaved warm starts each: first run "
             f"{pi['first_run_ms'] / 1e3:.1f} s, warm {pi['warm_ms'] / 1e3:.2f} s, floor "
             f"{pi['floor_warm_ms'] / 1e3:.2f} s, ratio {pi['warm_ratio']:.3f}"
         )
-    lazy = report.get("lazy")
-    if lazy:
-        a, b = lazy["lazy"], lazy["eager"]
+    if lazy := report.get("lazy"):
+        a, b, f, g = (lazy[mode] for mode in ("lazy", "eager", "floor lazy", "floor eager"))
         print(
-            f"\nCPython 3.15 (Debian sid), {cfg['runs']} interleaved full sessions each: lazy imports "
-            f"{a['initialize_ms']:.0f} ms to initialize, {a['rss_mib']:.1f} MiB peak; eager "
+            f"\nCPython 3.15 (Debian sid), {report['config']['runs']} interleaved full sessions each: lazy "
+            f"imports {a['initialize_ms']:.0f} ms to initialize, {a['rss_mib']:.1f} MiB peak; eager "
             f"{b['initialize_ms']:.0f} ms, {b['rss_mib']:.1f} MiB"
         )
-        f, g = lazy["floor lazy"], lazy["floor eager"]
         print(
             f"  the SDK floor, lazy from its first import {f['initialize_ms']:.0f} ms, eager "
             f"{g['initialize_ms']:.0f} ms, ratio {lazy['floor_ratio']:.3f} (not judged)"
         )
+
+
+def print_report(report: dict) -> None:
+    print(f"robot-md-mcp benchmark: {report['host']}")
+    if report["stdio"]:
+        print_stdio(report["stdio"], report["config"])
+    imp = report["imports"]
+    print(
+        f"\nimported before the first answer: {imp['ours']} modules, the floor {imp['floor']}; ours beyond "
+        f"the floor's take {imp['extra_ms']:.1f} ms (own time; -X importtime): "
+        + ", ".join(f"{name} {ms:.1f}" for name, ms in imp["top_extra_ms"].items())
+    )
+    print_beyond_stdio(report)
     print(
         "\ncheck_action's computed floor, in process, median per call: "
         + ", ".join(f"{ms:.3f} ms" for ms in report["floor"]["per_action_ms"].values())
@@ -773,7 +773,7 @@ def print_report(report: dict) -> None:
         print(f"  {'ok  ' if ok else 'MISS'} {value:8.3f} {unit:3} ≤ {limit:<5} {what}")
 
 
-def main() -> int:
+def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
         epilog=__doc__,
@@ -794,12 +794,8 @@ def main() -> int:
     ap.add_argument("--no-pi", action="store_true", help="skip the emulated Pi")
     ap.add_argument("--no-lazy", action="store_true", help="skip CPython 3.15's lazy-import part")
     ap.add_argument("--fleet-only", action="store_true", help="only the fleet part (1, 20, 1,000 robots)")
-    ap.add_argument(
-        "--fleet-sizes",
-        type=lambda t: [int(n) for n in t.split(",")],
-        default=[20, 1000],
-        help="fleets measured",
-    )
+    sizes = lambda t: [int(n) for n in t.split(",")]  # noqa: E731
+    ap.add_argument("--fleet-sizes", type=sizes, default=[20, 1000], help="fleets measured")
     ap.add_argument("--quick", action="store_true", help="smoke run: 3 of everything, budgets not judged")
     ap.add_argument("--json", type=Path, help="write the report here too")
     args = ap.parse_args()
@@ -807,6 +803,11 @@ def main() -> int:
     if args.quick:
         args.runs = args.call_sessions = args.cold_runs = args.pi_runs = 3
         args.calls = 20
+    return args
+
+
+def main() -> int:
+    args = arguments()
     report: dict = {
         "host": f"CPython {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores",
         "config": {k: v for k, v in vars(args).items() if isinstance(v, (int, bool))},
