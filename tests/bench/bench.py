@@ -284,8 +284,12 @@ def ratio(ours: list[dict], floor: list[dict], key: str = "initialize_ms") -> fl
     return pairwise_ratio([r[key] for r in ours], [r[key] for r in floor])
 
 
+def median_of(runs: list[dict], key: str = "initialize_ms") -> float:
+    return statistics.median(r[key] for r in runs)
+
+
 def medians(runs: list[dict], keys: tuple[str, ...] = ("initialize_ms", "rss_mib")) -> dict[str, float]:
-    return {key: statistics.median(r[key] for r in runs) for key in keys}
+    return {key: median_of(runs, key) for key in keys}
 
 
 # --- the parts of the run ---------------------------------------------------------------------------
@@ -459,8 +463,8 @@ def pyz_part(args: argparse.Namespace, report: dict) -> None:
         report["pyz"][label] = {
             "first_run_ms": statistics.median(firsts),
             "first_run_ms_max": max(firsts),
-            "warm_ms": medians(w_ours)["initialize_ms"],
-            "floor_warm_ms": medians(w_floor)["initialize_ms"],
+            "warm_ms": median_of(w_ours),
+            "floor_warm_ms": median_of(w_floor),
             "warm_ratio": ratio(w_ours, w_floor),
         }
     report["measured"]["slim_pyz_first_run_s"] = report["pyz"]["slim"]["first_run_ms"] / 1e3
@@ -502,8 +506,8 @@ def pi_part(args: argparse.Namespace, report: dict) -> None:
     r_ours, r_floor = interleaved(args.pi_runs, ours, floor, start)
     report["pi"] = {
         "first_run_ms": first,
-        "warm_ms": medians(r_ours)["initialize_ms"],
-        "floor_warm_ms": medians(r_floor)["initialize_ms"],
+        "warm_ms": median_of(r_ours),
+        "floor_warm_ms": median_of(r_floor),
         "warm_ratio": ratio(r_ours, r_floor),
         "runs": args.pi_runs,
     }
