@@ -28,17 +28,12 @@ def modes_set(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> list[str]:
 def test_the_command_line_turns_lazy_imports_on(
     chosen: str | None, asked: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Mode "all" unless the user chose one (PYTHON_LAZY_IMPORTS): a mode the user chose stands."""
+    """Mode "all" unless the user chose one (PYTHON_LAZY_IMPORTS): a mode the user chose stands. (Without
+    sys.set_lazy_imports, 3.10-3.14, main runs as ever: test_cli.py's --version, in process.)"""
     monkeypatch.delenv("PYTHON_LAZY_IMPORTS", raising=False)
     if chosen:
         monkeypatch.setenv("PYTHON_LAZY_IMPORTS", chosen)
     assert modes_set(monkeypatch, ["--version"]) == asked
-
-
-def test_on_interpreters_without_lazy_imports_nothing_is_asked(capsys: pytest.CaptureFixture[str]) -> None:
-    if hasattr(sys, "set_lazy_imports"):
-        pytest.skip("this interpreter has lazy imports")
-    assert rmm.main(["--version"]) == 0  # no AttributeError on 3.10-3.14
 
 
 SID_VENV = ROOT / ".cache" / "sid-tests-3.15"

@@ -80,27 +80,20 @@ def test_manifest_validates_against_the_v0_4_schema(manifest: dict, monkeypatch)
         assert re.match(f"build_mcpb: {says}", str(stopped.value)) and "\n" not in str(stopped.value)
 
 
-def test_manifest_fields_come_from_the_project_and_the_module(manifest: dict, capsys) -> None:
-    """Version, name, licence and links are the module's and pyproject.toml's; the robot's ROBOT.md is
-    a required file setting, passed to the server both as its argument and in its environment."""
+def test_manifest_fields_come_from_the_project_and_the_module(manifest: dict) -> None:
+    """Version, name, licence and links are the module's and pyproject.toml's (the version the command
+    line prints: test_cli.py); the robot's ROBOT.md is a required file setting, passed to the server
+    both as its argument and in its environment."""
     assert manifest["version"] == rmm.__version__
     assert bundle_project(build_mcpb.bundle_pyproject(A_RANGE))["version"] == rmm.__version__
-    assert rmm.main(["--version"]) == 0 and capsys.readouterr().out.split() == [
-        "robot-md-mcp",
-        rmm.__version__,
-    ]
     meta, urls = build_mcpb.project(), build_mcpb.project()["urls"]
-    assert (
-        manifest["name"] == meta["name"] == rmm.NAME
-        and manifest["license"] == "Apache-2.0" == meta["license"]
-    )
+    assert manifest["name"] == meta["name"] == rmm.NAME
+    assert manifest["license"] == "Apache-2.0" == meta["license"]
     assert manifest["repository"] == {"type": "git", "url": urls["Repository"]}
     links = (manifest["homepage"], manifest["documentation"], manifest["support"])
     assert links == (urls["Homepage"], urls["Documentation"], urls["Issues"])
-    assert manifest["compatibility"] == {
-        "platforms": ["darwin", "win32", "linux"],
-        "runtimes": {"python": A_RANGE},
-    }
+    platforms = ["darwin", "win32", "linux"]
+    assert manifest["compatibility"] == {"platforms": platforms, "runtimes": {"python": A_RANGE}}
     assert manifest["icon"] == "icon.png" and manifest["display_name"] and manifest["long_description"]
     setting, server = manifest["user_config"]["robot_md"], manifest["server"]
     assert setting["type"] == "file" and setting["required"] is True
@@ -202,9 +195,8 @@ def test_a_floor_other_than_the_pyz_files_is_one_line(monkeypatch, tmp_path: Pat
     """pyproject.toml's floor (what pip and pipx install on) and the pyz files' oldest CPython agree."""
     monkeypatch.setattr(build_mcpb, "project", lambda: {"requires-python": ">=3.9"})
     asked = stub_pip(monkeypatch)
-    with pytest.raises(
-        SystemExit, match=r"^build_mcpb: pyproject.toml's requires-python is \">=3\.9\", not "
-    ):
+    says = r"^build_mcpb: pyproject.toml's requires-python is \">=3\.9\", not "
+    with pytest.raises(SystemExit, match=says):
         build_mcpb.requires_python(tmp_path)
     assert asked == []
 
@@ -269,9 +261,8 @@ def test_build_sh_names_a_missing_tool_before_building_anything(
     exe = tmp_path / "none" if python == "nothing" else fake_python(tmp_path, "ensurepip")
     env = {**os.environ, "PYTHON": str(exe), "DIST": str(tmp_path / "dist")}
     started = time.monotonic()
-    done = subprocess.run(
-        ["bash", str(ROOT / "build.sh")], env=env, capture_output=True, text=True, timeout=60
-    )
+    build = ["bash", str(ROOT / "build.sh")]
+    done = subprocess.run(build, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
     assert done.stderr.startswith("build.sh: ") and says in done.stderr
     assert not (tmp_path / "dist").exists() and time.monotonic() - started < 30
@@ -341,9 +332,7 @@ def session(command: list[str], env: dict[str, str]) -> None:
 def python_uv_chose(bundle_dir: Path, env: dict[str, str], python_range: str) -> str:
     """The CPython of the environment uv made for the bundle; it must be one the range admits."""
     command = ["uv", "run", "--directory", str(bundle_dir), "python", "-c", "import sys; print(sys.version)"]
-    done = subprocess.run(
-        command, capture_output=True, text=True, timeout=600, env=env, cwd=Path(ROOT.anchor)
-    )
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, cwd=ROOT.anchor)
     assert done.returncode == 0, done.stderr[-2000:]
     version = done.stdout.split()[0]
     print(f"uv chose CPython {version} (bundle requires-python {python_range})")
@@ -400,13 +389,8 @@ def test_the_official_mcpb_cli_accepts_the_bundle(built: Path, tmp_path: Path) -
 
     def mcpb(*args: str | Path) -> str:
         env = {**os.environ, "npm_config_update_notifier": "false", "npm_config_fund": "false"}
-        done = subprocess.run(
-            [str(npx), "--yes", MCPB_CLI, *map(str, args)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env=env,
-        )
+        command = [str(npx), "--yes", MCPB_CLI, *map(str, args)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout
 
@@ -458,23 +442,14 @@ def test_uv_installs_every_admitted_cpython_from_wheels_alone(built: Path, tmp_p
         pins = tmp_path / f"pins-{platform}-{python}.txt"
         lines = [f"{name}=={version}" for name, version in build_pyz.pins_for((platform, python)).items()]
         pins.write_text("\n".join(lines) + "\n")
-        command = [
-            str(uv_binary()),
-            "pip",
-            "install",
-            "--dry-run",
-            "--no-build",
-            "--target",
-            str(tmp_path / "t"),
-        ]
-        command += ["--python-platform", UV_PLATFORMS[platform], "--python-version", python, "-r", str(pins)]
+        command = [str(uv_binary()), "pip", "install", "--dry-run", "--no-build", "-r", str(pins)]
+        command += ["--target", str(tmp_path / "t"), "--python-version", python]
+        command += ["--python-platform", UV_PLATFORMS[platform]]
         env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache")}
         return subprocess.run(command, capture_output=True, timeout=600, env=env).returncode == 0
 
     admitted = [f"3.{minor}" for minor in range(int(floor), int(stop))]
-    print(
-        f"requires-python {python_range}: uv installs from wheels alone on each of {', '.join(UV_PLATFORMS)}"
-    )
+    print(f"requires-python {python_range}: uv installs from wheels alone on {', '.join(UV_PLATFORMS)}")
     assert [(p, v) for p in UV_PLATFORMS for v in admitted if not installs(p, v)] == []
 
 

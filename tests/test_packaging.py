@@ -111,21 +111,4 @@ def test_pipx_install_from_a_git_tag(tmp_path: Path) -> None:
     assert launched_session(command, EXAMPLE).startswith("ok: ")
 
 
-def test_uvx_runs_a_git_tag(tmp_path: Path) -> None:
-    uv = Path(sys.executable).with_name("uv")
-    need(uv.exists(), "uv (in the test extra)")
-    repo, tag = tagged_clone(tmp_path)
-    env = {**os.environ, "UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_TOOL_DIR": str(tmp_path / "tools")}
-    command: list[str | Path] = [
-        uv,
-        "tool",
-        "run",
-        "--from",
-        f"git+file://{repo}@{tag}",
-        "robot-md-mcp",
-        "validate",
-        EXAMPLE,
-    ]
-    done = sh(*command, env=env, timeout=900, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout == "✓ bob (arm+camera, 6 DoF, 5 capabilities)\n"
+# uvx from a git tag: test_plugin.py::test_install_links_start_what_they_describe (a full session).

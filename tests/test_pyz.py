@@ -22,18 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import (
-    EXAMPLE,
-    ROOT,
-    build_dist,
-    cpython,
-    cpythons,
-    in_sid,
-    need,
-    posix_only,
-    sid_cpythons,
-)
-from serving import RawServer, full_session, launched, launched_session
+from conftest import EXAMPLE, ROOT, build_dist, cpython, cpythons, in_sid, need, posix_only, sid_cpythons
+from serving import launched_session
+
+sys.path.insert(0, str(ROOT / "packaging"))
+import build_pyz
 
 pytestmark = pytest.mark.heavy
 
@@ -53,24 +46,14 @@ def _load(name: str, path: Path) -> Any:
     return module
 
 
-build_pyz: Any = (
-    _load("build_pyz", ROOT / "packaging" / "build_pyz.py") if importlib.util.find_spec("packaging") else None
-)
+@pytest.fixture(scope="module")
+def pyz(built_dist: Path) -> Path:
+    return built_dist / "robot-md-mcp.pyz"
 
 
 @pytest.fixture(scope="module")
-def dist(built_dist: Path) -> Path:
-    return built_dist
-
-
-@pytest.fixture(scope="module")
-def pyz(dist: Path) -> Path:
-    return dist / "robot-md-mcp.pyz"
-
-
-@pytest.fixture(scope="module")
-def slim(dist: Path) -> Path:
-    (path,) = dist.glob(f"robot-md-mcp-*-cp3{sys.version_info[1]}-manylinux_x86_64.pyz")
+def slim(built_dist: Path) -> Path:
+    (path,) = built_dist.glob(f"robot-md-mcp-*-cp3{sys.version_info[1]}-manylinux_x86_64.pyz")
     return path
 
 
@@ -102,29 +85,15 @@ def _copies(root: Path) -> list[str]:
 # --- a real session on every CPython here ------------------------------------------------------------
 
 
-@pytest.mark.anyio
 @pytest.mark.parametrize("version", SERVERS)
-async def test_full_session(version: str, pyz: Path, guard, tmp_path: Path) -> None:
-    from mcp.types import TextResourceContents
-
+def test_full_session(version: str, pyz: Path, guard, tmp_path: Path) -> None:
     python = cpython(version)
     env = {**os.environ, "SHIV_ROOT": str(tmp_path / "shiv")}
     said = run(python, pyz, "--version", env=env)
     assert said.returncode == 0, said.stderr
     assert said.stdout.strip() == "robot-md-mcp 0.1.0 (pyz, platform linux-x86_64)"
-    done = run(python, pyz, "validate", "--json", str(EXAMPLE), env=env)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["ok"] is True
-    launcher = launched(EXAMPLE, command=[python, pyz], env={"SHIV_ROOT": env["SHIV_ROOT"]}, cwd=tmp_path)
-    async with launcher as client:
-        uris = [r.uri for r in (await client.list_resources()).resources]
-        assert len(uris) >= 3
-        for uri in uris:
-            contents = (await client.read_resource(uri)).contents[0]
-            assert isinstance(contents, TextResourceContents) and contents.text
-        assert (await client.call_tool("validate", {})).structured_content["ok"] is True
-        rendered = (await client.call_tool("render", {})).structured_content["yaml"]
-        assert rendered.startswith("rcan_version: '3.0'")
+    session = launched_session(python, pyz, EXAMPLE, env={"SHIV_ROOT": env["SHIV_ROOT"]}, cwd=tmp_path)
+    assert session.startswith("ok: "), session
     (copy,) = (tmp_path / "shiv").glob("robot-md-mcp_*[0-9]")
     _check_footprint(python, copy, guard)
 
@@ -209,7 +178,6 @@ def test_every_target_unpacks_exactly_its_extensions(guard, pyz: Path) -> None:
     """macOS and Windows cannot run here: for each (platform, CPython) target, take what its first
     run would unpack and check it against the native files its wheels' RECORDs list, resolving
     imports as the entry orders sys.path. Each target unpacks its own native files and no others."""
-    need(build_pyz is not None, "the `packaging` library")
     z = zipfile.ZipFile(pyz)
     only = json.loads(z.read(guard.INDEX))["only"]
     used_anywhere: set[str] = set()
@@ -460,12 +428,12 @@ def test_a_truncated_pyz_says_it_is_damaged(slim: Path, tmp_path: Path) -> None:
 # --- the build itself -------------------------------------------------------------------------------
 
 
-def test_sizes_and_checksums(dist: Path) -> None:
+def test_sizes_and_checksums(built_dist: Path) -> None:
     """The universal pyz ≤ 120 MB and every slim one ≤ 16 MB, bytecode included wherever the build
     had that CPython (here: each one this machine has, sid's 3.14 and 3.15 through wrappers)."""
-    universal = dist / "robot-md-mcp.pyz"
+    universal = built_dist / "robot-md-mcp.pyz"
     assert universal.stat().st_size <= 120e6
-    slim = sorted(dist.glob("robot-md-mcp-*.pyz"))
+    slim = sorted(built_dist.glob("robot-md-mcp-*.pyz"))
     assert len(slim) == 30
     found = [*cpythons(), *sid_cpythons(), f"3.{sys.version_info[1]}"]
     here = {"cp" + v.replace(".", "") for v in found if v.startswith("3.") and int(v[2:]) >= 10}
@@ -474,11 +442,11 @@ def test_sizes_and_checksums(dist: Path) -> None:
             has_bytecode = any(name.endswith(".pyc") for name in z.namelist())
         assert has_bytecode == any(f"-{cp}-" in path.name for cp in here), path.name
         assert path.stat().st_size <= 16e6, f"{path.name}: {path.stat().st_size / 1e6:.2f} MB"
-    lines = (dist / "SHA256SUMS").read_text().splitlines()
+    lines = (built_dist / "SHA256SUMS").read_text().splitlines()
     sums = {name: digest for digest, name in (line.split("  ") for line in lines)}
     assert set(sums) == {p.name for p in [universal, *slim]}
     for name, digest in sums.items():
-        assert hashlib.sha256((dist / name).read_bytes()).hexdigest() == digest, name
+        assert hashlib.sha256((built_dist / name).read_bytes()).hexdigest() == digest, name
     # Checked above for the CPythons here; the others' bytecode is built (and its budget kept) in CI.
     need(len(here) == 6, f"CPython 3.10-3.15 to compile bytecode with; this machine has {sorted(here)}")
 
@@ -508,22 +476,24 @@ def test_slim_pyz_brings_its_bytecode(slim: Path, tmp_path: Path) -> None:
     assert unpacked == shipped  # none compiled on the way
 
 
-def test_reproducible(dist: Path, tmp_path: Path) -> None:
+def test_reproducible(built_dist: Path, tmp_path: Path) -> None:
     seconds = build_dist(tmp_path)  # the wheels are cached now: this is the warm build time
     print(f"warm build: {seconds:.0f} s")
-    assert (tmp_path / "SHA256SUMS").read_text() == (dist / "SHA256SUMS").read_text()
+    assert (tmp_path / "SHA256SUMS").read_text() == (built_dist / "SHA256SUMS").read_text()
 
 
 # --- CPython 3.14 and 3.15 as Debian sid packages them ------------------------------------------------
 
 
 @pytest.mark.parametrize("version", ["3.14", "3.15"])
-def test_debian_sids_cpython_runs_the_pyz_and_the_wheel(version: str, dist: Path, tmp_path: Path) -> None:
+def test_debian_sids_cpython_runs_the_pyz_and_the_wheel(
+    version: str, built_dist: Path, tmp_path: Path
+) -> None:
     """In Debian sid's userland: a full MCP session through the universal pyz, the slim pyz for that
     CPython, and the wheel pip-installed (on the pinned set) into a venv of that CPython."""
-    (slim,) = dist.glob(f"robot-md-mcp-*-cp{version.replace('.', '')}-manylinux_x86_64.pyz")
-    for pyz in (dist / "robot-md-mcp.pyz", slim):
-        session = launched_session(*in_sid(f"python{version}", pyz, EXAMPLE, bind=(dist,)), timeout=300)
+    (slim,) = built_dist.glob(f"robot-md-mcp-*-cp{version.replace('.', '')}-manylinux_x86_64.pyz")
+    for pyz in (built_dist / "robot-md-mcp.pyz", slim):
+        session = launched_session(*in_sid(f"python{version}", pyz, EXAMPLE, bind=(built_dist,)), timeout=300)
         assert session.startswith("ok: "), (pyz.name, session)
     wheels = tmp_path / "wheel"
     built = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", str(wheels), str(ROOT)]
@@ -543,9 +513,7 @@ def test_debian_sids_cpython_runs_the_pyz_and_the_wheel(version: str, dist: Path
 # --- `./build.sh pyz --here`: just this machine's slim pyz -----------------------------------------
 
 
-def test_build_here_makes_only_this_machines_slim_pyz(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_build_here_makes_only_this_machines_slim_pyz(tmp_path: Path) -> None:
     """`./build.sh pyz --here`: one slim pyz, for this machine and the CPython that ran the build, with
     that CPython's bytecode, within the slim budget, in SHA256SUMS; a full session through it."""
     dist, minor = tmp_path / "dist", sys.version_info[1]
@@ -563,11 +531,8 @@ def test_build_here_makes_only_this_machines_slim_pyz(
     assert (
         problem is None and list(entry.TARGETS) == [key] and entry.TARGETS[key]["pythons"] == [f"3.{minor}"]
     )
-    need(build_pyz is not None, "the `packaging` library")
     assert built.name.endswith(f"-cp3{minor}-{build_pyz.PLATFORMS[key][2]}.pyz")
     names = zipfile.ZipFile(built).namelist()
     assert [n for n in names if n.endswith(f".cpython-3{minor}.pyc")], "no bytecode for this CPython"
-    monkeypatch.setenv("SHIV_ROOT", str(tmp_path / "root"))
-    with RawServer(EXAMPLE, command=[sys.executable, str(built)], cwd=None) as server:
-        summary = full_session(server, "bob", timeout=120)
-    assert summary.startswith("ok:"), summary
+    session = launched_session(sys.executable, built, EXAMPLE, env={"SHIV_ROOT": str(tmp_path / "root")})
+    assert session.startswith("ok:"), session

@@ -168,13 +168,19 @@ class Child:
 # --- what each server is, and what a full session means for it -------------------------------------
 
 
+OURS, FLOOR = "robot-md-mcp", "sdk floor"
+
+
 @dataclass
 class Contender:
-    name: str
+    name: str  # OURS, or a floor's (any other name is a floor server)
     argv: list[str]
     env: dict[str, str]
-    tools: tuple[str, ...]  # called in a full session
-    tool: str  # called per call
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """Called in a full session; the first one per call."""
+        return ("validate", "render") if self.name == OURS else ("t",)
 
     def spawn(self) -> Child:
         return Child(self.argv, self.env)
@@ -183,7 +189,7 @@ class Contender:
         """Initialize, and make sure the server that answered is this one (the floor started
         through the pyz must really be the floor)."""
         info = child.initialize(timeout)["serverInfo"]
-        expected = "robot-md-mcp" if self.name == "robot-md-mcp" else "floor"
+        expected = OURS if self.name == OURS else "floor"
         assert info["name"] == expected, f"{self.name}: {info} answered"
 
 
@@ -195,11 +201,8 @@ def base_env(**extra: str) -> dict[str, str]:
 
 def contenders(python: str, manifest: Path) -> tuple[Contender, Contender]:
     env = base_env(PYTHONPATH=os.pathsep.join([str(ROOT), str(BENCH)]))
-    ours = Contender(
-        "robot-md-mcp", [python, "-m", "robot_md_mcp", str(manifest)], env, ("validate", "render"), "validate"
-    )
-    floor = Contender("sdk floor", [python, "-m", "floor_server"], env, ("t",), "t")
-    return ours, floor
+    ours = Contender(OURS, [python, "-m", "robot_md_mcp", str(manifest)], env)
+    return ours, Contender(FLOOR, [python, "-m", "floor_server"], env)
 
 
 def full_session(c: Contender) -> dict[str, Any]:
@@ -238,7 +241,7 @@ def per_call_pair(ours: Contender, floor: Contender, calls: int) -> dict[str, di
         children[c.name] = child
         targets[c.name] = (
             ("read", "resources/read", {"uri": uri}),
-            ("tool", "tools/call", {"name": c.tool, "arguments": {}}),
+            ("tool", "tools/call", {"name": c.tools[0], "arguments": {}}),
         )
     out: dict[str, dict[str, list[float]]] = {c.name: {"read": [], "tool": []} for c in (ours, floor)}
     for kind in (0, 1):
@@ -261,22 +264,32 @@ def p99(values: list[float]) -> float:
 
 
 def interleaved(
-    runs: int, one: Callable[[int], dict], two: Callable[[int], dict]
+    runs: int, a: Contender, b: Contender, measure: Callable[[Contender], dict] = full_session
 ) -> tuple[list[dict], list[dict]]:
-    """Alternate the two (and which goes first), so drift in machine load hits both alike."""
-    a, b = [], []
+    """`measure` each of the two `runs` times, alternating (and which goes first), so drift in
+    machine load hits both alike."""
+    out: dict[str, list[dict]] = {"a": [], "b": []}
     for i in range(runs):
-        if i % 2:
-            b.append(two(i))
-            a.append(one(i))
-        else:
-            a.append(one(i))
-            b.append(two(i))
-    return a, b
+        for key, c in (("b", b), ("a", a)) if i % 2 else (("a", a), ("b", b)):
+            out[key].append(measure(c))
+    return out["a"], out["b"]
 
 
 def pairwise_ratio(ours: list[float], floor: list[float]) -> float:
     return statistics.median(x / y for x, y in zip(ours, floor))
+
+
+def ratio(ours: list[dict], floor: list[dict], key: str = "initialize_ms") -> float:
+    """The median of pairwise ratios of `key` between two interleaved series of runs."""
+    return pairwise_ratio([r[key] for r in ours], [r[key] for r in floor])
+
+
+def median_of(runs: list[dict], key: str = "initialize_ms") -> float:
+    return statistics.median(r[key] for r in runs)
+
+
+def medians(runs: list[dict], keys: tuple[str, ...] = ("initialize_ms", "rss_mib")) -> dict[str, float]:
+    return {key: median_of(runs, key) for key in keys}
 
 
 # --- the parts of the run ---------------------------------------------------------------------------
@@ -286,22 +299,15 @@ def stdio_part(args: argparse.Namespace, report: dict) -> None:
     ours, floor = contenders(sys.executable, args.manifest)
     for c in (ours, floor):  # warm the file cache and write bytecode
         full_session(c)
-    s_ours, s_floor = interleaved(args.runs, lambda _: full_session(ours), lambda _: full_session(floor))
-    for name, runs in (("robot-md-mcp", s_ours), ("sdk floor", s_floor)):
-        report["stdio"][name] = {
-            key: statistics.median(r[key] for r in runs)
-            for key in ("initialize_ms", "session_ms", "session_cpu_ms", "rss_mib")
-        }
+    s_ours, s_floor = interleaved(args.runs, ours, floor)
+    for name, runs in ((OURS, s_ours), (FLOOR, s_floor)):
+        report["stdio"][name] = medians(runs, ("initialize_ms", "session_ms", "session_cpu_ms", "rss_mib"))
         report["stdio"][name]["initialize_ms_min"] = min(r["initialize_ms"] for r in runs)
-    report["stdio"]["spawn_to_initialize_ratio"] = pairwise_ratio(
-        [r["initialize_ms"] for r in s_ours], [r["initialize_ms"] for r in s_floor]
-    )
+    report["stdio"]["spawn_to_initialize_ratio"] = ratio(s_ours, s_floor)
     # CPU time is steadier than wall time on a loaded machine: reported beside it, not judged.
-    report["stdio"]["session_cpu_ratio"] = pairwise_ratio(
-        [r["session_cpu_ms"] for r in s_ours], [r["session_cpu_ms"] for r in s_floor]
-    )
+    report["stdio"]["session_cpu_ratio"] = ratio(s_ours, s_floor, "session_cpu_ms")
     pairs = [per_call_pair(ours, floor, args.calls) for _ in range(args.call_sessions)]
-    for name in ("robot-md-mcp", "sdk floor"):
+    for name in (OURS, FLOOR):
         sessions = [pair[name] for pair in pairs]
         for key in ("read", "tool"):
             report["stdio"][name][f"{key}_median_ms"] = statistics.median(
@@ -309,7 +315,7 @@ def stdio_part(args: argparse.Namespace, report: dict) -> None:
             )
             report["stdio"][name][f"{key}_p99_ms"] = statistics.median(p99(s[key]) for s in sessions)
     answer_size_part(args, report, ours, floor)
-    o, f = report["stdio"]["robot-md-mcp"], report["stdio"]["sdk floor"]
+    o, f = report["stdio"][OURS], report["stdio"][FLOOR]
     report["measured"]["spawn_to_initialize_ratio"] = report["stdio"]["spawn_to_initialize_ratio"]
     report["measured"]["read_median_over_floor_ms"] = o["read_median_ms"] - f["read_median_ms"]
     report["measured"]["validate_median_over_floor_ms"] = o["tool_median_ms"] - f["tool_median_ms"]
@@ -329,9 +335,7 @@ def answer_size_part(args: argparse.Namespace, report: dict, ours: Contender, fl
     with tempfile.TemporaryDirectory() as tmp:
         served = Path(tmp) / "answer.txt"
         served.write_text(text, encoding="utf-8")
-        big = Contender(
-            "floor, our answer", floor.argv, {**floor.env, "FLOOR_TEXT_FILE": str(served)}, ("t",), "t"
-        )
+        big = Contender("floor, our answer", floor.argv, {**floor.env, "FLOOR_TEXT_FILE": str(served)})
         check = big.spawn()
         big.started(check)
         assert check.request("resources/read", {"uri": "floor://r"})["contents"][0]["text"] == text
@@ -424,10 +428,8 @@ def ensure_dist(args: argparse.Namespace) -> Path:
 def pyz_contenders(pyz: Path, manifest: Path, shiv_root: Path) -> tuple[Contender, Contender]:
     env = base_env(SHIV_ROOT=str(shiv_root))
     floor_env = {**env, "SHIV_ENTRY_POINT": "floor_server:run", "PYTHONPATH": str(BENCH)}
-    ours = Contender(
-        "robot-md-mcp", [sys.executable, str(pyz), str(manifest)], env, ("validate", "render"), "validate"
-    )
-    return ours, Contender("sdk floor", [sys.executable, str(pyz)], floor_env, ("t",), "t")
+    ours = Contender(OURS, [sys.executable, str(pyz), str(manifest)], env)
+    return ours, Contender(FLOOR, [sys.executable, str(pyz)], floor_env)
 
 
 def first_run_ms(pyz: Path, manifest: Path) -> float:
@@ -457,17 +459,13 @@ def pyz_part(args: argparse.Namespace, report: dict) -> None:
             ours, floor = pyz_contenders(pyz, args.manifest, Path(root))
             for c in (ours, floor):
                 full_session(c)  # unpack once, write bytecode
-            w_ours, w_floor = interleaved(
-                args.runs, lambda _: full_session(ours), lambda _: full_session(floor)
-            )
+            w_ours, w_floor = interleaved(args.runs, ours, floor)
         report["pyz"][label] = {
             "first_run_ms": statistics.median(firsts),
             "first_run_ms_max": max(firsts),
-            "warm_ms": statistics.median(r["initialize_ms"] for r in w_ours),
-            "floor_warm_ms": statistics.median(r["initialize_ms"] for r in w_floor),
-            "warm_ratio": pairwise_ratio(
-                [r["initialize_ms"] for r in w_ours], [r["initialize_ms"] for r in w_floor]
-            ),
+            "warm_ms": median_of(w_ours),
+            "floor_warm_ms": median_of(w_floor),
+            "warm_ratio": ratio(w_ours, w_floor),
         }
     report["measured"]["slim_pyz_first_run_s"] = report["pyz"]["slim"]["first_run_ms"] / 1e3
 
@@ -492,27 +490,25 @@ def pi_part(args: argparse.Namespace, report: dict) -> None:
     guest_env = [f"SHIV_ROOT={stage / 'shiv'}"]
     run_in = ["bash", str(PI_EMU / "run_in_arm64.sh"), "env", *guest_env]
     env = base_env()
-    ours = Contender(
-        "robot-md-mcp", [*run_in, "python3", str(pyz), str(manifest)], env, ("validate", "render"), "validate"
-    )
+    ours = Contender(OURS, [*run_in, "python3", str(pyz), str(manifest)], env)
     floor_argv = [*run_in, "SHIV_ENTRY_POINT=floor_server:run", f"PYTHONPATH={BENCH}", "python3", str(pyz)]
-    floor = Contender("sdk floor", floor_argv, env, ("t",), "t")
+    floor = Contender(FLOOR, floor_argv, env)
 
-    def start(c: Contender) -> float:
+    def start(c: Contender) -> dict:
         child = c.spawn()
         c.started(child, timeout=600)
         took = (time.perf_counter() - child.spawned) * 1e3
         child.close(timeout=120)
-        return took
+        return {"initialize_ms": took}
 
-    first = start(ours)  # unpacks
+    first = start(ours)["initialize_ms"]  # unpacks
     start(floor)
-    r_ours, r_floor = interleaved(args.pi_runs, lambda _: {"ms": start(ours)}, lambda _: {"ms": start(floor)})
+    r_ours, r_floor = interleaved(args.pi_runs, ours, floor, start)
     report["pi"] = {
         "first_run_ms": first,
-        "warm_ms": statistics.median(r["ms"] for r in r_ours),
-        "floor_warm_ms": statistics.median(r["ms"] for r in r_floor),
-        "warm_ratio": pairwise_ratio([r["ms"] for r in r_ours], [r["ms"] for r in r_floor]),
+        "warm_ms": median_of(r_ours),
+        "floor_warm_ms": median_of(r_floor),
+        "warm_ratio": ratio(r_ours, r_floor),
         "runs": args.pi_runs,
     }
     report["measured"]["pi_warm_start_ratio"] = report["pi"]["warm_ratio"]
@@ -547,48 +543,27 @@ def lazy_part(args: argparse.Namespace, report: dict) -> None:
     venv = sid_venv()
     manifest = venv / "ROBOT.md"
     shutil.copyfile(args.manifest, manifest)
-    tools = ("validate", "render")
-    server = [f"{venv}/bin/python", "-m", "robot_md_mcp", str(manifest)]
-    lazy = Contender("robot-md-mcp", in_sid(*server), base_env(), tools, "validate")
-    eager = Contender(
-        "robot-md-mcp", in_sid("env", "PYTHON_LAZY_IMPORTS=normal", *server), base_env(), tools, ""
-    )
-    # The floor too, lazy from its first import: what the SDK alone allows (reported, not judged).
-    floor = [f"{venv}/bin/python", "-m", "floor_server"]
-    floor_lazy, floor_eager = (
-        Contender(
-            "sdk floor",
-            in_sid("env", f"PYTHONPATH={BENCH}", f"PYTHON_LAZY_IMPORTS={mode}", *floor),
-            base_env(),
-            ("t",),
-            "",
-        )
-        for mode in ("all", "normal")
-    )
-    for c in (lazy, eager, floor_lazy, floor_eager):  # bytecode written, files cached
-        full_session(c)
-    r_lazy, r_eager = interleaved(args.runs, lambda _: full_session(lazy), lambda _: full_session(eager))
-    f_lazy, f_eager = interleaved(
-        args.runs, lambda _: full_session(floor_lazy), lambda _: full_session(floor_eager)
-    )
-    report["lazy"] = {
-        name: {key: statistics.median(r[key] for r in runs) for key in ("initialize_ms", "rss_mib")}
-        for name, runs in (
-            ("lazy", r_lazy),
-            ("eager", r_eager),
-            ("floor lazy", f_lazy),
-            ("floor eager", f_eager),
-        )
+
+    def run(name: str, settings: list[str], *argv: str) -> Contender:
+        return Contender(name, in_sid("env", *settings, f"{venv}/bin/python", "-m", *argv), base_env())
+
+    floor = [f"PYTHONPATH={BENCH}"]
+    runs = {  # ours lazy as the command line makes it; the floor lazy from its first import
+        "lazy": run(OURS, [], "robot_md_mcp", str(manifest)),
+        "eager": run(OURS, ["PYTHON_LAZY_IMPORTS=normal"], "robot_md_mcp", str(manifest)),
+        "floor lazy": run(FLOOR, [*floor, "PYTHON_LAZY_IMPORTS=all"], "floor_server"),
+        "floor eager": run(FLOOR, [*floor, "PYTHON_LAZY_IMPORTS=normal"], "floor_server"),
     }
-    ratio = pairwise_ratio([r["initialize_ms"] for r in r_lazy], [r["initialize_ms"] for r in r_eager])
-    report["lazy"]["floor_ratio"] = pairwise_ratio(
-        [r["initialize_ms"] for r in f_lazy], [r["initialize_ms"] for r in f_eager]
-    )
-    report["measured"]["lazy_initialize_ratio"] = ratio
-    report["measured"]["lazy_peak_rss_mib"] = max(r["rss_mib"] for r in r_lazy)
-
-
-# --- judging and printing ------------------------------------------------------------------------------
+    for c in runs.values():  # bytecode written, files cached
+        full_session(c)
+    got: dict[str, list[dict]] = {}
+    for one, two in (("lazy", "eager"), ("floor lazy", "floor eager")):
+        got[one], got[two] = interleaved(args.runs, runs[one], runs[two])
+    report["lazy"] = {name: medians(r) for name, r in got.items()}
+    # The floor's: what the SDK alone allows (reported, not judged).
+    report["lazy"]["floor_ratio"] = ratio(got["floor lazy"], got["floor eager"])
+    report["measured"]["lazy_initialize_ratio"] = ratio(got["lazy"], got["eager"])
+    report["measured"]["lazy_peak_rss_mib"] = max(r["rss_mib"] for r in got["lazy"])
 
 
 # --- a fleet: one server, many manifests (issue 36) -------------------------------------------------
@@ -706,6 +681,9 @@ def fleet_part(args: argparse.Namespace, report: dict) -> None:
             report["fleet"][str(count)] = run
 
 
+# --- judging and printing ------------------------------------------------------------------------------
+
+
 def budgets(report: dict) -> list[tuple[str, float, float, bool]]:
     rows = []
     for name, (limit, _, _) in BUDGETS.items():
@@ -715,48 +693,38 @@ def budgets(report: dict) -> list[tuple[str, float, float, bool]]:
     return rows
 
 
-def print_report(report: dict) -> None:
-    print(f"robot-md-mcp benchmark: {report['host']}")
-    s, cfg = report.get("stdio", {}), report["config"]
-    if s:
-        print(
-            f"\nstdio, {cfg['runs']} interleaved spawns each; per call: median of {cfg['call_sessions']} "
-            f"pairs of live sessions × {cfg['calls']} calls, alternating between the two (p99 likewise)"
-        )
-        columns = (
-            "→ initialize",
-            "full session",
-            "session CPU",
-            "read",
-            "read p99",
-            "tool",
-            "tool p99",
-            "peak RSS",
-        )
-        print("  " + " " * 14 + "".join(f"{c:>13}" for c in columns))
-        keys = ("initialize_ms", "session_ms", "session_cpu_ms")
-        for name in ("robot-md-mcp", "sdk floor"):
-            r = s[name]
-            cells = [f"{r[k]:.0f} ms" for k in keys]
-            cells += [
-                f"{r[k]:.3f} ms" for k in ("read_median_ms", "read_p99_ms", "tool_median_ms", "tool_p99_ms")
-            ]
-            cells.append(f"{r['rss_mib']:.1f} MiB")
-            print(f"  {name:14}" + "".join(f"{c:>13}" for c in cells))
-        print(f"  session CPU time, median of pairwise ratios: {s['session_cpu_ratio']:.3f}")
-        print(
-            f"  the answer's size alone: the floor serving our read's text ({s['answer_chars']} chars) "
-            f"instead of 1 takes {s['answer_size_read_ms']:+.3f} ms per read (tool, unchanged: "
-            f"{s['answer_size_tool_ms']:+.3f} ms)"
-        )
-    imp = report["imports"]
+STDIO_COLUMNS = (  # heading, key, format
+    ("→ initialize", "initialize_ms", "{:.0f} ms"),
+    ("full session", "session_ms", "{:.0f} ms"),
+    ("session CPU", "session_cpu_ms", "{:.0f} ms"),
+    ("read", "read_median_ms", "{:.3f} ms"),
+    ("read p99", "read_p99_ms", "{:.3f} ms"),
+    ("tool", "tool_median_ms", "{:.3f} ms"),
+    ("tool p99", "tool_p99_ms", "{:.3f} ms"),
+    ("peak RSS", "rss_mib", "{:.1f} MiB"),
+)
+
+
+def print_stdio(s: dict, cfg: dict) -> None:
     print(
-        f"\nimported before the first answer: {imp['ours']} modules, the floor {imp['floor']}; ours beyond "
-        f"the floor's take {imp['extra_ms']:.1f} ms (own time; -X importtime): "
-        + ", ".join(f"{name} {ms:.1f}" for name, ms in imp["top_extra_ms"].items())
+        f"\nstdio, {cfg['runs']} interleaved spawns each; per call: median of {cfg['call_sessions']} "
+        f"pairs of live sessions × {cfg['calls']} calls, alternating between the two (p99 likewise)"
     )
-    p = report.get("pyz", {})
-    if p:
+    print("  " + " " * 14 + "".join(f"{heading:>13}" for heading, _, _ in STDIO_COLUMNS))
+    for name in (OURS, FLOOR):
+        cells = (form.format(s[name][key]) for _, key, form in STDIO_COLUMNS)
+        print(f"  {name:14}" + "".join(f"{cell:>13}" for cell in cells))
+    print(f"  session CPU time, median of pairwise ratios: {s['session_cpu_ratio']:.3f}")
+    print(
+        f"  the answer's size alone: the floor serving our read's text ({s['answer_chars']} chars) "
+        f"instead of 1 takes {s['answer_size_read_ms']:+.3f} ms per read (tool, unchanged: "
+        f"{s['answer_size_tool_ms']:+.3f} ms)"
+    )
+
+
+def print_beyond_stdio(report: dict) -> None:
+    """The pyz, the Pi and CPython 3.15, each where it ran."""
+    if p := report.get("pyz"):
         size = p["size_mb"]
         print(
             f"\npyz: universal {size['universal']:.1f} MB, slim {size['slim_min']:.1f}–"
@@ -769,26 +737,36 @@ def print_report(report: dict) -> None:
                 f"warm {r['warm_ms']:5.0f} ms   floor through the same pyz {r['floor_warm_ms']:5.0f} ms   "
                 f"ratio {r['warm_ratio']:.3f}"
             )
-    pi = report.get("pi")
-    if pi:
+    if pi := report.get("pi"):
         print(
             f"\nemulated Pi (qemu arm64, python3.11), {pi['runs']} interleaved warm starts each: first run "
             f"{pi['first_run_ms'] / 1e3:.1f} s, warm {pi['warm_ms'] / 1e3:.2f} s, floor "
             f"{pi['floor_warm_ms'] / 1e3:.2f} s, ratio {pi['warm_ratio']:.3f}"
         )
-    lazy = report.get("lazy")
-    if lazy:
-        a, b = lazy["lazy"], lazy["eager"]
+    if lazy := report.get("lazy"):
+        a, b, f, g = (lazy[mode] for mode in ("lazy", "eager", "floor lazy", "floor eager"))
         print(
-            f"\nCPython 3.15 (Debian sid), {cfg['runs']} interleaved full sessions each: lazy imports "
-            f"{a['initialize_ms']:.0f} ms to initialize, {a['rss_mib']:.1f} MiB peak; eager "
+            f"\nCPython 3.15 (Debian sid), {report['config']['runs']} interleaved full sessions each: lazy "
+            f"imports {a['initialize_ms']:.0f} ms to initialize, {a['rss_mib']:.1f} MiB peak; eager "
             f"{b['initialize_ms']:.0f} ms, {b['rss_mib']:.1f} MiB"
         )
-        f, g = lazy["floor lazy"], lazy["floor eager"]
         print(
             f"  the SDK floor, lazy from its first import {f['initialize_ms']:.0f} ms, eager "
             f"{g['initialize_ms']:.0f} ms, ratio {lazy['floor_ratio']:.3f} (not judged)"
         )
+
+
+def print_report(report: dict) -> None:
+    print(f"robot-md-mcp benchmark: {report['host']}")
+    if report["stdio"]:
+        print_stdio(report["stdio"], report["config"])
+    imp = report["imports"]
+    print(
+        f"\nimported before the first answer: {imp['ours']} modules, the floor {imp['floor']}; ours beyond "
+        f"the floor's take {imp['extra_ms']:.1f} ms (own time; -X importtime): "
+        + ", ".join(f"{name} {ms:.1f}" for name, ms in imp["top_extra_ms"].items())
+    )
+    print_beyond_stdio(report)
     print(
         "\ncheck_action's computed floor, in process, median per call: "
         + ", ".join(f"{ms:.3f} ms" for ms in report["floor"]["per_action_ms"].values())
@@ -799,7 +777,7 @@ def print_report(report: dict) -> None:
         print(f"  {'ok  ' if ok else 'MISS'} {value:8.3f} {unit:3} ≤ {limit:<5} {what}")
 
 
-def main() -> int:
+def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
         epilog=__doc__,
@@ -820,12 +798,8 @@ def main() -> int:
     ap.add_argument("--no-pi", action="store_true", help="skip the emulated Pi")
     ap.add_argument("--no-lazy", action="store_true", help="skip CPython 3.15's lazy-import part")
     ap.add_argument("--fleet-only", action="store_true", help="only the fleet part (1, 20, 1,000 robots)")
-    ap.add_argument(
-        "--fleet-sizes",
-        type=lambda t: [int(n) for n in t.split(",")],
-        default=[20, 1000],
-        help="fleets measured",
-    )
+    sizes = lambda t: [int(n) for n in t.split(",")]  # noqa: E731
+    ap.add_argument("--fleet-sizes", type=sizes, default=[20, 1000], help="fleets measured")
     ap.add_argument("--quick", action="store_true", help="smoke run: 3 of everything, budgets not judged")
     ap.add_argument("--json", type=Path, help="write the report here too")
     args = ap.parse_args()
@@ -833,6 +807,11 @@ def main() -> int:
     if args.quick:
         args.runs = args.call_sessions = args.cold_runs = args.pi_runs = 3
         args.calls = 20
+    return args
+
+
+def main() -> int:
+    args = arguments()
     report: dict = {
         "host": f"CPython {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores",
         "config": {k: v for k, v in vars(args).items() if isinstance(v, (int, bool))},

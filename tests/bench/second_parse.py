@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import http.client
 import json
-import re
 import statistics
-import subprocess
 import sys
 import time
 import timeit
@@ -25,7 +23,9 @@ import pydantic_core
 from mcp import types
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "support")]
+from serving import INIT, MCP_HEADERS, Served  # noqa: E402
+
 import robot_md_mcp as rmm  # noqa: E402
 
 READ = {"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": {"uri": "robot-md://bob/identity"}}
@@ -38,11 +38,6 @@ BODIES = {
         "params": {"name": "validate"},
     },
     "notifications/initialized": {"jsonrpc": "2.0", "method": "notifications/initialized"},
-}
-INITIALIZE = {
-    "protocolVersion": "2025-06-18",
-    "capabilities": {},
-    "clientInfo": {"name": "b", "version": "0"},
 }
 
 
@@ -57,18 +52,10 @@ def best_microseconds(parse: Any, body: bytes, number: int = 20_000) -> float:
 
 def http_round_trip_ms(requests: int = 1000) -> float:
     """Median time of one resources/read over HTTP (keep-alive, event-stream answer)."""
-    argv = [sys.executable, str(ROOT / "robot_md_mcp.py"), str(ROOT / "examples" / "bob.ROBOT.md")]
-    server = subprocess.Popen([*argv, "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
+    server = Served()
     try:
-        assert server.stderr is not None
-        started = None
-        while started is None:
-            line = server.stderr.readline()
-            assert line, "the server did not start"
-            started = re.search(r"http://127\.0\.0\.1:(\d+)/mcp", line)
-        port = int(started[1])
-        connection = http.client.HTTPConnection("127.0.0.1", port)
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        connection = http.client.HTTPConnection("127.0.0.1", server.port)
+        headers = dict(MCP_HEADERS)
 
         def post(message: dict[str, Any]) -> http.client.HTTPResponse:
             connection.request("POST", "/mcp", json.dumps(message), headers)
@@ -76,7 +63,7 @@ def http_round_trip_ms(requests: int = 1000) -> float:
             answer.read()
             return answer
 
-        opened = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE})
+        opened = post(INIT)
         headers |= {"Mcp-Session-Id": opened.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-06-18"}
         post({"jsonrpc": "2.0", "method": "notifications/initialized"})
         times = []
@@ -86,8 +73,7 @@ def http_round_trip_ms(requests: int = 1000) -> float:
             times.append(time.perf_counter() - start)
         return statistics.median(times) * 1e3
     finally:
-        server.terminate()
-        server.wait()
+        server.stop()
 
 
 if __name__ == "__main__":
