@@ -2134,9 +2134,13 @@ def _declared_value(value: Any) -> str:
     them; a long one cut), anything else quoted() (a list or mapping as its JSON)."""
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
-    text = str(value) if isinstance(value, _NUMBER) else None
-    if text is None:
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    if isinstance(value, (str, *_NUMBER)):
+        text = str(value)
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+        except TypeError:  # a mapping key JSON cannot hold (a YAML date, a list): keys as to_json writes them
+            text = json.dumps(json_safe(value), ensure_ascii=False)
     shown = text if len(text) <= MAX_ECHOED_VALUE else text[:MAX_ECHOED_VALUE] + "…"
     return shown if isinstance(value, _NUMBER) else quoted(shown)
 

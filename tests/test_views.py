@@ -5,7 +5,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import yaml
 from conftest import EXAMPLE
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import robot_md_mcp as rmm
 
@@ -63,3 +66,25 @@ def test_uris_percent_encode_unsafe_names() -> None:
     assert rmm.resource_uri("bob", "safety") == "robot-md://bob/safety"
     assert rmm.resource_uri("my robot/2?#", "body") == "robot-md://my%20robot%2F2%3F%23/body"
     assert rmm.resource_uri("rôbot", "body") == "robot-md://r%C3%B4bot/body"
+
+
+YAML_KEYS = st.one_of(
+    st.text(max_size=4), st.integers(), st.none(), st.booleans(), st.dates(), st.floats(allow_nan=True)
+)
+YAML_VALUES = st.recursive(
+    st.one_of(YAML_KEYS, st.datetimes(), st.binary(max_size=4)),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(YAML_KEYS, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(YAML_VALUES)
+@settings(max_examples=60, deadline=None)
+def test_every_view_shows_any_value_yaml_loads_under_a_safety_key(value: object) -> None:
+    """A safety key the briefing has no line for is echoed with its value, whatever YAML loaded there: a
+    mapping keyed by dates, numbers or null (JSON takes text keys only) included; every view answers."""
+    m = rmm.parse(EXAMPLE.read_text(encoding="utf-8"))
+    front = {**m.frontmatter, "safety": {**m.frontmatter["safety"], "site_rules": value}}
+    m = rmm.parse(f"---\n{yaml.safe_dump(front, allow_unicode=True)}---\n{m.prose}")
+    texts = {v.kind: v.text(m) for v in rmm.VIEWS}
+    assert '"site_rules": ' in texts["context"], texts["context"]
