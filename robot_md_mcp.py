@@ -8089,9 +8089,7 @@ class Naming:
         """Does a command line of ours (there) serve what `ours` serves: the same last arguments, and no
         other manifest or --fleet just before them."""
         before = there[-self.served - 1 : -self.served]
-        return there[-self.served :] == ours[-self.served :] and not any(
-            word == "--fleet" or word.lower().endswith(".md") for word in before
-        )
+        return there[-self.served :] == ours[-self.served :] and not any(map(_more_served, before))
 
     def choose(self, servers: dict[str, Any]) -> str:
         """The name of an entry of ours among `servers` that serves what `entry` serves, else unclaimed's."""
@@ -8112,11 +8110,15 @@ class Naming:
         return next(name for name in names if kind_under(name) in (None, ours))
 
 
+def _more_served(word: str) -> str | None:
+    """What the word before a command line's last says it serves besides: a folder (--fleet DIR), several
+    manifests (another .md path), or None."""
+    return "folder" if word == "--fleet" else "manifests" if word.lower().endswith(".md") else None
+
+
 def _served_kind(argv: list[str]) -> str:
-    """What a command line of ours serves, by the word before its last (as serves_the_same reads it): a
-    folder (--fleet DIR), several manifests, or one robot."""
-    before = argv[-2] if len(argv) > 1 else ""
-    return "folder" if before == "--fleet" else "manifests" if before.lower().endswith(".md") else "robot"
+    """What a command line of ours serves, by the word before its last: a folder, manifests, or one robot."""
+    return (_more_served(argv[-2]) if len(argv) > 1 else None) or "robot"
 
 
 def _entry_kind(entry: Any) -> str | None:
