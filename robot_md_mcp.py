@@ -2115,18 +2115,22 @@ def safety_rows(fm: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _other_safety_keys(fm: dict[str, Any], slips: tuple[Misspelt, ...]) -> list[str]:
-    """Safety keys the briefing has no line for, but misspelt ones (their own "Not read:" line names them)."""
+def _other_safety_keys(fm: dict[str, Any], slips: tuple[Misspelt, ...]) -> list[Any]:
+    """Safety keys the briefing has no line for, but misspelt ones (their own "Not read:" line names them);
+    as YAML loaded them (`5:`, `on:` and `2024-01-01:` are no text), so each finds its own value."""
     safety = fm.get("safety")
     known = {"estop", "hitl_gates", "failsafe_behavior", "workspace_bounds_m", *(k for _, k, _ in _LIMITS)}
     known |= {slip.key for slip in slips if slip.at == ("safety",)}
-    return [str(k) for k in (safety if isinstance(safety, dict) else {}) if k not in known]
+    return [k for k in (safety if isinstance(safety, dict) else {}) if k not in known]
 
 
 def _other_safety_values(fm: dict[str, Any], slips: tuple[Misspelt, ...] = ()) -> list[str]:
-    """Each safety key the briefing has no line for, with its value: `"max_angular_velocity_rps": 1.2`."""
+    """Each safety key the briefing has no line for, named as the safety view names it, with its value:
+    `"max_angular_velocity_rps": 1.2`."""
     safety = _mapping_or_empty(fm.get("safety"))
-    return [f"{quoted(key)}: {_declared_value(safety.get(key))}" for key in _other_safety_keys(fm, slips)]
+    return [
+        f"{quoted(_json_key(key))}: {_declared_value(safety[key])}" for key in _other_safety_keys(fm, slips)
+    ]
 
 
 def _declared_value(value: Any) -> str:
@@ -2700,7 +2704,7 @@ def _card_safety(fm: dict[str, Any]) -> dict[str, Any]:
         "gates": [{"scope": _declared_or_none(scope), "rule": rule} for scope, rule in gates],
         "gates_note": gates_note,
         "also_declared": [  # with their values; the card has no "Not read:" line
-            f"{visible(key)}: {_declared_value(_mapping_or_empty(fm.get('safety')).get(key))}"
+            f"{visible(_json_key(key))}: {_declared_value(fm['safety'][key])}"
             for key in _other_safety_keys(fm, ())
         ],
     }

@@ -7,7 +7,7 @@ import json
 
 import yaml
 from conftest import EXAMPLE
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import robot_md_mcp as rmm
@@ -78,13 +78,17 @@ YAML_VALUES = st.recursive(
 )
 
 
-@given(YAML_VALUES)
+@given(YAML_KEYS, YAML_VALUES)
 @settings(max_examples=60, deadline=None)
-def test_every_view_shows_any_value_yaml_loads_under_a_safety_key(value: object) -> None:
-    """A safety key the briefing has no line for is echoed with its value, whatever YAML loaded there: a
-    mapping keyed by dates, numbers or null (JSON takes text keys only) included; every view answers."""
+def test_every_view_shows_any_value_yaml_loads_under_a_safety_key(key: object, value: object) -> None:
+    """A safety key the briefing has no line for is echoed with its value, named as the safety view
+    names it, whatever YAML loaded there: a key that is a date, a number or null (`on:` is true), a
+    mapping keyed by them (JSON takes text keys only) included; every view answers."""
     m = rmm.parse(EXAMPLE.read_text(encoding="utf-8"))
-    front = {**m.frontmatter, "safety": {**m.frontmatter["safety"], "site_rules": value}}
-    m = rmm.parse(f"---\n{yaml.safe_dump(front, allow_unicode=True)}---\n{m.prose}")
+    assume(key not in m.frontmatter["safety"] and key not in {s.key for s in rmm.validate(m).misspelt})
+    front = {**m.frontmatter, "safety": {**m.frontmatter["safety"], key: value}}
+    m = rmm.parse(f"---\n{yaml.safe_dump(front, allow_unicode=True, sort_keys=False)}---\n{m.prose}")
     texts = {v.kind: v.text(m) for v in rmm.VIEWS}
-    assert '"site_rules": ' in texts["context"], texts["context"]
+    key, value = list(m.frontmatter["safety"].items())[-1]  # as YAML loaded them back
+    assert f"{rmm.quoted(rmm._json_key(key))}: {rmm._declared_value(value)}" in texts["context"]
+    assert json.loads(texts["safety"])[rmm._json_key(key)] == rmm.json_safe(value)
