@@ -2138,18 +2138,28 @@ def _declared_value(value: Any) -> str:
     them; a long one cut), anything else quoted() (a list or mapping as its JSON)."""
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
-    if isinstance(value, (str, *_NUMBER)):
-        text = str(value)
-    else:
-        try:
-            text = json.dumps(value, ensure_ascii=False, default=str)
-        except TypeError:  # a mapping key JSON cannot hold (a YAML date, a list): keys as to_json writes them
-            text = json.dumps(json_safe(value), ensure_ascii=False)
+    text = str(value) if isinstance(value, (str, *_NUMBER)) else _json_of(value)
+    if text is None:
+        return SELF_CONTAINING
     shown = text if len(text) <= MAX_ECHOED_VALUE else text[:MAX_ECHOED_VALUE] + "…"
     return shown if isinstance(value, _NUMBER) else quoted(shown)
 
 
 MAX_ECHOED_VALUE = 200  # a declared value shown in a line of ours is cut here
+SELF_CONTAINING = "not shown (a YAML alias in it refers to a value containing it)"
+
+
+def _json_of(value: Any) -> str | None:
+    """A list or mapping (or a date, bytes) as JSON text for one of our lines; None for one that contains
+    itself (`&a [*a]`), which has no JSON form, nor any text to quote."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except TypeError:  # a mapping key JSON cannot hold (a YAML date, a list): keys as to_json writes them
+        with contextlib.suppress(ManifestError):
+            return json.dumps(json_safe(value), ensure_ascii=False)
+    except ValueError:  # json.dumps: "Circular reference detected"
+        pass
+    return None
 
 
 def _safety_lines(fm: dict[str, Any], slips: tuple[Misspelt, ...]) -> list[str]:
