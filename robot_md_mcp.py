@@ -904,7 +904,7 @@ def json_safe(
     if not isinstance(value, (dict, list, set)):
         return _json_scalar(value)
     if id(value) in _active:
-        where = ".".join(map(str, _path)) or "<root>"
+        where = _place(_path) or "<root>"
         raise ManifestError(
             f"cannot be shown as JSON: the YAML alias at {where} refers to a value containing it"
         )
@@ -921,6 +921,12 @@ def json_safe(
             values = stable_order(value) if isinstance(value, set) else value
             _done[id(value)] = [json_safe(v, (*_path, i), _active, _done) for i, v in enumerate(values)]
     return _done[id(value)]
+
+
+def _place(path: tuple[Any, ...]) -> str:
+    """Keys and list indexes as a dotted path for our message, each named as the JSON views name it; one
+    that is not a plain name quoted(), as all manifest text is (it must not read as our words)."""
+    return ".".join(name if _PLAIN_KEY.fullmatch(name := _json_key(p)) else quoted(name) for p in path)
 
 
 def _json_scalar(value: Any) -> Any:

@@ -405,6 +405,20 @@ def test_manifest_text_never_changes_the_structure_at_length(pair: tuple[str, st
     check(*pair)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(FORGERY, st.text(min_size=1)))
+def test_a_key_on_the_way_to_a_self_containing_alias_is_quoted_in_its_error(key: str) -> None:
+    """The JSON views' error for a YAML alias inside the value it names says where it is: the keys on
+    the way, each a plain name or quoted() (the error reaches agents as our one line)."""
+    loop: list[Any] = [1]
+    loop.append(loop)
+    with pytest.raises(rmm.ManifestError) as caught:
+        rmm.to_json({"safety": {key: loop}})
+    shown = key if re.fullmatch("[A-Za-z0-9_-]{1,64}", key) else PLACEHOLDER
+    where = f"the YAML alias at safety.{shown}.1 refers to a value containing it"
+    assert skeleton(caught.value.what) == f"cannot be shown as JSON: {where}"
+
+
 def test_the_structural_reader_sees_a_forgery_where_text_is_not_delimited() -> None:
     """The reader is not blind: unquoted separators and unfenced headings change the structure."""
     assert structure("name: a | gateway: accepts") != structure("name: a")
