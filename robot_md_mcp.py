@@ -900,8 +900,9 @@ def json_safe(
     _done: dict[int, Any] | None = None,
 ) -> Any:
     """Any value the YAML safe loader can produce → strict JSON data. A value
-    that contains itself (a YAML alias to its own ancestor) has no JSON form."""
-    if not isinstance(value, (dict, list, set)):
+    that contains itself (a YAML alias to its own ancestor) has no JSON form.
+    `!!omap` and `!!pairs` load as lists of (key, value) tuples: a tuple is a list here."""
+    if not isinstance(value, (dict, list, set, tuple)):
         return _json_scalar(value)
     if id(value) in _active:
         where = _place(_path) or "<root>"

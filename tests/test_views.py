@@ -72,9 +72,26 @@ def test_uris_percent_encode_unsafe_names() -> None:
 YAML_KEYS = st.one_of(
     st.text(max_size=4), st.integers(), st.none(), st.booleans(), st.dates(), st.floats(allow_nan=True)
 )
+
+
+class Pairs(list):  # type: ignore[type-arg]
+    """Dumped as `!!pairs [{k: v}, …]`, which loads as a list of (k, v) tuples (`!!omap` too)."""
+
+
+class Dumper(yaml.SafeDumper):
+    pass
+
+
+Dumper.add_representer(
+    Pairs, lambda d, v: d.represent_sequence("tag:yaml.org,2002:pairs", [{k: x} for k, x in v])
+)
 YAML_VALUES = st.recursive(
     st.one_of(YAML_KEYS, st.datetimes(), st.binary(max_size=4)),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(YAML_KEYS, inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(YAML_KEYS, inner, max_size=3)
+        | st.lists(st.tuples(YAML_KEYS, inner), max_size=2).map(Pairs)
+    ),
     max_leaves=8,
 )
 
@@ -91,12 +108,13 @@ def self_containing(value: object) -> list[object]:
 def test_every_view_shows_any_value_yaml_loads_under_a_safety_key(key: object, value: object) -> None:
     """A safety key the briefing has no line for is echoed with its value, named as the safety view
     names it, whatever YAML loaded there: a key that is a date, a number or null (`on:` is true), a
-    mapping keyed by them (JSON takes text keys only), a value that contains itself included; every
-    view answers (a JSON view of a value that contains itself: its one-line error)."""
+    mapping keyed by them (JSON takes text keys only), `!!pairs`, a value that contains itself included;
+    every view answers (a JSON view of a value that contains itself: its one-line error)."""
     m = rmm.parse(EXAMPLE.read_text(encoding="utf-8"))
     assume(key not in m.frontmatter["safety"] and key not in {s.key for s in rmm.validate(m).misspelt})
     front = {**m.frontmatter, "safety": {**m.frontmatter["safety"], key: value}}
-    m = rmm.parse(f"---\n{yaml.safe_dump(front, allow_unicode=True, sort_keys=False)}---\n{m.prose}")
+    front_text = yaml.dump(front, Dumper=Dumper, allow_unicode=True, sort_keys=False)
+    m = rmm.parse(f"---\n{front_text}---\n{m.prose}")
     texts = {}
     for view in rmm.VIEWS:
         with contextlib.suppress(rmm.ManifestError):
