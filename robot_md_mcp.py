@@ -3262,7 +3262,7 @@ def _limit_value(fm: dict[str, Any], key: str) -> Fraction | tuple[Fraction, ...
     values = value if isinstance(value, list) and key.endswith("workspace_bounds_m") else [value]
     if not values or not all(isinstance(v, _NUMBER) and not isinstance(v, bool) for v in values):
         return UNKNOWN
-    if not all(math.isfinite(v) and v >= 0 for v in values):
+    if not all(0 <= v < math.inf for v in values):  # not isfinite(): an int past a float's range
         return UNKNOWN
     exact = tuple(map(_exact_number, values))
     return exact if isinstance(value, list) else exact[0]

@@ -383,6 +383,17 @@ def test_limits_not_declared_and_other_values_are_named() -> None:
     assert rmm.safety_floor(with_limits({"payload_kg": "heavy"}, "arm"), "pick 2 kg").verdict == UNREAD
 
 
+@FLOOR_SETTINGS
+@given(st.sampled_from(list(LIMIT_OF)), st.integers() | st.integers(min_value=2**1024) | st.floats())
+def test_any_number_yaml_gives_as_a_limit_is_compared_or_not_read(kind: str, number: float) -> None:
+    """An int past a float's range (10**400 was an OverflowError), a negative, nan or inf as a limit."""
+    manifest = with_limits({LIMIT_OF[kind]: [number, 1, 1] if kind == "length" else number}, "arm")
+    limit = declared(manifest.frontmatter, kind)
+    (found,) = rmm.safety_floor(manifest, f"pick at 2 {WRITTEN[kind][0][1][0]}").quantities
+    assert found["beyond"] is (limit is not None and expected_beyond(kind, F(2), F(2), limit))
+    assert ("not compared" in (found["note"] or "")) is (limit is None)
+
+
 # --- hostile actions: bounded work, a note of what was not read ----------------------------------------
 
 
