@@ -2987,6 +2987,7 @@ FLOOR_HEADING = "## Computed floor: "
 MAX_FLOOR_CHARS = 2_000
 MAX_FLOOR_NUMBERS = 100
 MAX_FLOOR_CAPABILITIES = 200
+MAX_FLOOR_GATES = 50  # each lists the named capabilities it covers: gates x capabilities in the answer
 # A number longer, or with a larger exponent, is named as not read (exact arithmetic up to here is
 # cheap: 10**1000 is a 3,322-bit integer).
 MAX_FLOOR_DIGITS = 100
@@ -3451,7 +3452,7 @@ def gates_over(fm: dict[str, Any], named: list[str]) -> tuple[list[dict[str, Any
     gates = _value_at(fm, "safety", "hitl_gates")
     declared = capability_names(fm)[:MAX_FLOOR_CAPABILITIES]
     over, unplaced = [], []
-    for gate in gates if isinstance(gates, list) else []:
+    for gate in gates[:MAX_FLOOR_GATES] if isinstance(gates, list) else []:
         scope = _value_at(gate, "scope")
         rule = _gate_rule(gate)
         shown = {"scope": visible(scope) if isinstance(scope, str) else None, "rule": rule}
@@ -3541,6 +3542,7 @@ def safety_floor(manifest: Manifest, action: str) -> Floor:
     named, negated = named_capabilities(fm, action)
     over, unplaced = gates_over(fm, named)
     not_read += [f"{quoted(c['text'])}: {c['note']}" for c in compared if _undecided(c)]
+    not_read += _gates_not_read(fm)
     levels = _floor_levels(compared, over, not_read, named)
     verdict = next((v for v, why in zip(FLOOR_VERDICTS, levels, strict=False) if why), FLOOR_VERDICTS[-1])
     undeclared = [c for c in compared if c["limit"] and c["declared"].endswith(NOT_DECLARED)]
@@ -3558,18 +3560,19 @@ def safety_floor(manifest: Manifest, action: str) -> Floor:
     )
 
 
+def _gates_not_read(fm: dict[str, Any]) -> list[str]:
+    gates = _value_at(fm, "safety", "hitl_gates")
+    more = len(gates) > MAX_FLOOR_GATES if isinstance(gates, list) else False
+    return [f"the gates after the first {MAX_FLOOR_GATES:,} (not looked at)"] if more else []
+
+
 def _floor_levels(
     compared: list[dict[str, Any]], over: list[dict[str, Any]], not_read: list[str], named: list[str]
 ) -> tuple[list[str], ...]:
     """The reasons for each verdict of FLOOR_VERDICTS but the last, strictest first."""
     return (
         [f"{quoted(c['text'])} is beyond {c['declared']}{_times(c)}" for c in compared if c["beyond"]],
-        [
-            f"{quoted(c)} is under the gate {_gate_text(g)}"
-            for g in over
-            if g["needs_operator"]
-            for c in g["capabilities"]
-        ],
+        [f"the gate {_gate_text(g)}" for g in over if g["needs_operator"]],  # its capabilities once
         not_read,
         [] if named else ["the action names no declared capability: name the one it needs, or block it"],
     )
