@@ -3061,6 +3061,8 @@ _SQUARED_TAIL = re.compile(
     r"|\s+squared(?![A-Za-z])|[ ·]+s(?:⁻²|\^-2)"
 )
 _GROUP_BEFORE = re.compile(r"\d{1,3}[ \u00a0\u202f]$")  # 1 000: the group before a number
+# 1×10^3, 2**10, 5/2, 1÷4: a number after these is an exponent or a denominator, never the quantity.
+_JOINED_BEFORE = re.compile(r"(?:[\d.]+\s*[×x*·]\s*)?[\d.]*\s*(?:\^|\*\*|[/⁄÷])\s*$")
 _GROUPED = re.compile(r"[1-9]\d{0,2}\.\d{3}")  # 1.000: a thousand, or one? Read as neither.
 _GROUP_MARKS = frozenset(",'\u2019_\u00a0\u202f")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[,;!?]|\.(?!\w)")  # words, and what ends a clause
@@ -3220,6 +3222,9 @@ def _quantity_at(text: str, match: re.Match[str]) -> Quantity | str | None:
     start = _group_start(text, match)
     if start is not None:
         value = "a digit grouping"
+    joined = _JOINED_BEFORE.search(text, max(0, match.start() - 40), match.start())
+    if joined is not None:
+        start, value = joined.start(), "a power or a fraction"
     written = text[match.start() if start is None else start : unit.end if unit else match.end()]
     if unit is None:
         return f"{quoted(written)} ({value})" if value == _NOT_ASCII else None

@@ -294,6 +294,32 @@ def test_what_could_be_misread_is_named_as_not_read(written: str) -> None:
     assert floor.not_read == (f"{rmm.quoted(written)} ({NOT_READ[written]})",)
 
 
+@st.composite
+def never_guessed(draw: st.DrawFn) -> tuple[str, str]:
+    """A quantity in any unit, its number in a form that reads as another one: (written, why)."""
+    a, b, c = (draw(st.integers(0, 999)) for _ in range(3))
+    number, why = draw(
+        st.sampled_from(
+            [(f"{a}{x}10^{b}", "a power or a fraction") for x in ("×", "x", " * ", "·")]
+            + [(f"10^-{b}", "a power or a fraction"), (f"{a}*10**{b}", "a power or a fraction")]
+            + [(f"{a}{x}{b}", "a power or a fraction") for x in ("/", " / ", "⁄", "÷")]
+            + [(f"{a} / {b}.{c}", "a power or a fraction")]
+        )
+    )
+    _, spellings = draw(st.sampled_from([unit for units in WRITTEN.values() for unit in units]))
+    return f"{number} {draw(st.sampled_from(spellings))}", why
+
+
+@FLOOR_SETTINGS
+@given(never_guessed())
+def test_a_number_that_reads_as_another_is_named_as_not_read(case: tuple[str, str]) -> None:
+    """1×10^3 mm/s was read as 3 mm/s, 5/2 m/s as 2 m/s: an exponent or a denominator, compared."""
+    written, why = case
+    floor = rmm.safety_floor(BOB, f"pick up the vial at {written}")
+    assert floor.verdict == UNREAD and not floor.quantities
+    assert floor.not_read == (f"{rmm.quoted(written)} ({why})",)
+
+
 @pytest.mark.parametrize(
     ("action", "read"),
     [
