@@ -3178,7 +3178,9 @@ def _number(body: str, exponent: str | None) -> Fraction | str:
 def _group_start(text: str, match: re.Match[str]) -> int | None:
     """Where `1 000` starts when this number is its `000`: three digits after a space after a number."""
     before = _GROUP_BEFORE.search(text, max(0, match.start() - 4), match.start())
-    return match.start() - len(before[0]) if before and len(match[2]) == 3 and not match[1] else None
+    if before is None or match[1] or not re.match(r"\d{3}(?!\d)", match[2]):  # 1 000, or 1 000.5
+        return None
+    return match.start() - len(before[0])
 
 
 @dataclass(frozen=True)

@@ -298,14 +298,12 @@ def test_what_could_be_misread_is_named_as_not_read(written: str) -> None:
 def never_guessed(draw: st.DrawFn) -> tuple[str, str]:
     """A quantity in any unit, its number in a form that reads as another one: (written, why)."""
     a, b, c = (draw(st.integers(0, 999)) for _ in range(3))
-    number, why = draw(
-        st.sampled_from(
-            [(f"{a}{x}10^{b}", "a power or a fraction") for x in ("×", "x", " * ", "·")]
-            + [(f"10^-{b}", "a power or a fraction"), (f"{a}*10**{b}", "a power or a fraction")]
-            + [(f"{a}{x}{b}", "a power or a fraction") for x in ("/", " / ", "⁄", "÷")]
-            + [(f"{a} / {b}.{c}", "a power or a fraction")]
-        )
-    )
+    powers = [f"{a}{x}10^{b}" for x in ("×", "x", " * ", "·")] + [f"{a}*10**{b}"]
+    fractions = [f"{a}{x}{b}" for x in ("/", " / ", "⁄", "÷")] + [f"{a} / {b}.{c}"]
+    grouped = [f"{a % 999 + 1} {b:03d}.{c}"]  # with U+00A0 or U+202F: one number, as 1,000.5 is
+    pf = "a power or a fraction"
+    why, forms = draw(st.sampled_from([(pf, powers), (pf, fractions), ("a digit grouping", grouped)]))
+    number = draw(st.sampled_from(forms))
     _, spellings = draw(st.sampled_from([unit for units in WRITTEN.values() for unit in units]))
     return f"{number} {draw(st.sampled_from(spellings))}", why
 
