@@ -3052,13 +3052,13 @@ _NUMBER_TEXT = re.compile(
 # A unit right after its number (one space at most): a word, or a word per a time word.
 _UNIT_TEXT = re.compile(
     r"(?P<space>[ \u00a0\u202f]?)(?P<head>°|[A-Za-z]+(?![A-Za-z]))"
-    r"(?:\s*(?:/|(?<![A-Za-z])per(?![A-Za-z])|·)\s*(?P<per>[A-Za-z]+)(?![A-Za-z])"
-    r"|[ ·]+(?P<inverse>[A-Za-z]+)(?:⁻¹|\^-1|\^\(-1\)))?"
+    r"(?:(?:[ ·]+|\.)(?P<inverse>[A-Za-z]+)(?:⁻¹|\^-1|\^\(-1\)|[-\u2212]1(?![\d.]))"
+    r"|\s*(?:/|(?<![A-Za-z])per(?![A-Za-z])|·)\s*(?P<per>[A-Za-z]+)(?![A-Za-z]))?"
 )
 # After a unit, what makes it another quantity: squared, or per a time again (an acceleration).
 _SQUARED_TAIL = re.compile(
     r"²|2(?![\d.])|\s*\^\s*-?2|⁻²|\s*/\s*s(?:ec)?(?![A-Za-z])|\s+per\s+s(?:ec|econd)?(?![A-Za-z])"
-    r"|\s+squared(?![A-Za-z])|[ ·]+s(?:⁻²|\^-2)"
+    r"|\s+squared(?![A-Za-z])|(?:[ ·]+|\.)s(?:⁻²|\^-2|[-\u2212]2(?![\d.]))|(?<=[A-Za-z])[-\u2212]2(?![\d.])"
 )
 _GROUP_BEFORE = re.compile(r"\d{1,3}[ \u00a0\u202f]$")  # 1 000: the group before a number
 # 1×10^3, 2**10, 5/2, 1÷4: a number after these is an exponent or a denominator, never the quantity.
@@ -3136,7 +3136,7 @@ def _unit_at(text: str, at: int) -> _Unit | None:
 def _what_tail(kind: str, tail: str) -> str:
     """What a unit followed by `tail` is: a speed per a time, or a length per a time squared, is an
     acceleration; else a squared unit (an area), or some other unit this floor does not read."""
-    if kind in ("speed", "angular speed") or (kind == "length" and re.search(r"s(⁻²|\^-2)", tail)):
+    if kind in ("speed", "angular speed") or (kind == "length" and re.search(r"s(⁻²|\^-2|[-\u2212]2)", tail)):
         return "an acceleration"
     return "a unit squared" if re.search(r"²|2|squared", tail) else "a unit not read"
 
