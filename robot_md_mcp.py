@@ -3047,7 +3047,7 @@ _AMBIGUOUS_UNITS = {"rps": "rps: revolutions or radians per second?"}
 _WORD_UNITS = frozenset({"in"})
 
 _NUMBER_TEXT = re.compile(
-    r"(?<![\w.,])([-+\u2212]?)(\d+(?:[.,'\u2019_\u00a0\u202f]\d+)*)(?:[eE]([-+\u2212]?\d+))?"
+    r"(?<![\w.,])([-+\u2212]?)(\d+(?:[.,'\u2019_\u00a0\u202f]\d+)*|\.\d+)(?:[eE]([-+\u2212]?\d+))?"
 )
 # A unit right after its number (one space at most): a word, or a word per a time word.
 _UNIT_TEXT = re.compile(

@@ -159,6 +159,7 @@ def quantity_near(draw: st.DrawFn, fm: dict[str, Any], kind: str) -> tuple[str, 
     glued = draw(st.booleans())
     sign = draw(st.sampled_from(["", "", "-", "+"])) if number else ""
     text = f"{number}" + ("0" if re.fullmatch(r"[1-9]\d{0,2}\.\d{3}", f"{number}") else "")  # 1.000: not read
+    text = text[1:] if text.startswith("0.") and draw(st.booleans()) else text  # .5 is 0.5
     return f"{sign}{text}{'' if glued else ' '}{spelling}", number, size
 
 
