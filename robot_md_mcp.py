@@ -3043,6 +3043,8 @@ ACTION_UNITS: dict[str, tuple[str, str]] = {
 }
 # Written forms people read two ways: named as not read, never converted.
 _AMBIGUOUS_UNITS = {"rps": "rps: revolutions or radians per second?"}
+# Upper-case M is mega in SI, and milli written in capitals: a million times apart.
+_MEGA_OR_MILLI = frozenset({"Mm", "MM"})
 # An English word that is also a unit counts as one only glued to its number or ending a phrase.
 _WORD_UNITS = frozenset({"in"})
 
@@ -3122,6 +3124,8 @@ def _unit_at(text: str, at: int) -> _Unit | None:
     head, per, end = match["head"].lower(), (match["per"] or match["inverse"] or "").lower(), match.end()
     if head in _AMBIGUOUS_UNITS:
         return _Unit("unknown", "1", "1", _AMBIGUOUS_UNITS[head], match.end("head"))
+    if match["head"] in _MEGA_OR_MILLI:
+        return _Unit("unknown", "1", "1", f"{match['head']}: mega or milli?", match.end())
     kind, size, time = _compound(head, per) or (None, "1", "1")
     if kind is None and head in ACTION_UNITS:
         (kind, size), end = ACTION_UNITS[head], match.end("head")

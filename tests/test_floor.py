@@ -281,6 +281,7 @@ NOT_READ = {
     "2 metres per second per second": "an acceleration",
     "2 m/s^2": "an acceleration",
     "5 rps": "rps: revolutions or radians per second?",
+    **{f"5 {u}": f"{u[:2]}: mega or milli?" for u in ("Mm", "MM", "Mm/s", "MM/S", "Mm per second")},
     "3 m²": "a unit squared",
     "2 kg/s": "a unit not read",
     "1e99999 m/s": "an exponent beyond ±1,000",
