@@ -3059,7 +3059,8 @@ _UNIT_TEXT = re.compile(
 )
 # After a unit, what makes it another quantity: squared, or per a time again (an acceleration).
 _SQUARED_TAIL = re.compile(
-    r"²|2(?![\d.])|\s*\^\s*-?2|⁻²|\s*/\s*s(?:ec)?(?![A-Za-z])|\s+per\s+s(?:ec|econd)?(?![A-Za-z])"
+    r"²|2(?![\d.])|\s*\^\s*-?2|⁻²|(?:\s*/\s*|\s+per\s+)(?:m?s|secs?|seconds?|min(?:s|ute|utes)?|h|hrs?|hours?)"
+    r"(?![A-Za-z])"
     r"|\s+squared(?![A-Za-z])|(?:[ ·]+|\.)s(?:⁻²|\^-2|[-\u2212]2(?![\d.]))|(?<=[A-Za-z])[-\u2212]2(?![\d.])"
 )
 _GROUP_BEFORE = re.compile(r"\d{1,3}[ \u00a0\u202f]$")  # 1 000: the group before a number

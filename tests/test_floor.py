@@ -280,6 +280,7 @@ NOT_READ = {
     "2 m/s/s": "an acceleration",
     "2 metres per second per second": "an acceleration",
     "2 m/s^2": "an acceleration",
+    **{f"2 m/s{per}": "an acceleration" for per in ("/min", " per minute", "/h", " / ms", "/sec")},
     "5 rps": "rps: revolutions or radians per second?",
     **{f"5 {u}": f"{u[:2]}: mega or milli?" for u in ("Mm", "MM", "Mm/s", "MM/S", "Mm per second")},
     "3 m²": "a unit squared",
