@@ -3128,9 +3128,11 @@ def _unit_at(text: str, at: int) -> _Unit | None:
     if match["head"] in _MEGA_OR_MILLI:
         return _Unit("unknown", "1", "1", f"{match['head']}: mega or milli?", match.end())
     kind, size, time = _compound(head, per) or (None, "1", "1")
-    if kind is None and head in ACTION_UNITS:
+    if kind is None and head in ACTION_UNITS:  # alone: "in" then a word is the word (3 in/s is a speed)
         (kind, size), end = ACTION_UNITS[head], match.end("head")
-    if kind is None or (head in _WORD_UNITS and match["space"] and re.match(r"\s+[A-Za-z]", text[end:])):
+        if head in _WORD_UNITS and match["space"] and re.match(r"\s+[A-Za-z]", text[end:]):
+            return None
+    if kind is None:
         return None
     tail = _SQUARED_TAIL.match(text, end)
     if tail is None:

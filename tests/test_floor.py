@@ -176,7 +176,8 @@ def manifest_and_action(draw: st.DrawFn) -> tuple[rmm.Manifest, str, str, str, D
     words = draw(st.sampled_from(WORDS))
     # an angular speed is compared only as a joint's: say so
     before = f"{words} with the joint at" if kind == "angular speed" else f"{words} at"
-    return manifest, f"{before} {written}", f"{before} it", kind, number, size
+    after = "" if written.endswith(" in") else draw(st.sampled_from(["", " and then stop", ", then wait"]))
+    return manifest, f"{before} {written}{after}", f"{before} it{after}", kind, number, size
 
 
 def stricter(a: str, b: str) -> str:
@@ -358,6 +359,8 @@ def test_a_unit_times_a_time_to_a_power_is_read_as_written(
         ("reach 3in", ["3in"]),
         ("put 2 in the box", []),
         ("put 2 in.", ["2 in"]),
+        ("go 3 in/s and stop", ["3 in/s"]),
+        ("go 3 in per second then stop", ["3 in per second"]),
         ("a 10 mm gap", ["10 mm"]),
         ("s g m in", []),
         ("joint2 at 5m", ["5m"]),
