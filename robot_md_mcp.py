@@ -3053,7 +3053,7 @@ _NUMBER_TEXT = re.compile(
 )
 # A unit right after its number (one space at most): a word, or a word per a time word.
 _UNIT_TEXT = re.compile(
-    r"(?P<space>[ \u00a0\u202f]?)(?P<head>°|[A-Za-z]+(?![A-Za-z]))"
+    r"(?P<power>[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)?(?P<space>[ \u00a0\u202f]?)(?P<head>°|[A-Za-z]+(?![A-Za-z]))"
     r"(?:(?:[ ·]+|\.)(?P<inverse>[A-Za-z]+)(?:⁻¹|\^-1|\^\(-1\)|[-\u2212]1(?![\d.]))"
     r"|\s*(?:/|(?<![A-Za-z])per(?![A-Za-z])|·)\s*(?P<per>[A-Za-z]+)(?![A-Za-z]))?"
 )
@@ -3125,6 +3125,8 @@ def _unit_at(text: str, at: int) -> _Unit | None:
     head, per, end = match["head"].lower(), (match["per"] or match["inverse"] or "").lower(), match.end()
     if head in _AMBIGUOUS_UNITS:
         return _Unit("unknown", "1", "1", _AMBIGUOUS_UNITS[head], match.end("head"))
+    if match["power"]:  # 10³ mm/s: a power of ten (\d reads no superscript)
+        return _Unit("unknown", "1", "1", "a power or a fraction", match.end())
     if match["head"] in _MEGA_OR_MILLI:
         return _Unit("unknown", "1", "1", f"{match['head']}: mega or milli?", match.end())
     kind, size, time = _compound(head, per) or (None, "1", "1")

@@ -302,7 +302,8 @@ def test_what_could_be_misread_is_named_as_not_read(written: str) -> None:
 def never_guessed(draw: st.DrawFn) -> tuple[str, str]:
     """A quantity in any unit, its number in a form that reads as another one: (written, why)."""
     a, b, c = (draw(st.integers(0, 999)) for _ in range(3))
-    powers = [f"{a}{x}10^{b}" for x in ("×", "x", " * ", "·")] + [f"{a}*10**{b}"]
+    sup = str(b).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    powers = [f"{a}{x}10^{b}" for x in ("×", "x", " * ", "·")] + [f"{a}*10**{b}", f"10{sup}", f"10⁻{sup}"]
     fractions = [f"{a}{x}{b}" for x in ("/", " / ", "⁄", "÷")] + [f"{a} / {b}.{c}"]
     grouped = [f"{a % 999 + 1} {b:03d}.{c}"]  # with U+00A0 or U+202F: one number, as 1,000.5 is
     pf = "a power or a fraction"
