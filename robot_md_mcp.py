@@ -3008,6 +3008,7 @@ FLOOR_HEADING = "## Computed floor: "
 MAX_FLOOR_CHARS = 2_000
 MAX_FLOOR_NUMBERS = 100
 MAX_FLOOR_CAPABILITIES = 200
+MAX_FLOOR_GATES = 50  # each lists the named capabilities it covers: gates x capabilities in the answer
 # A number longer, or with a larger exponent, is named as not read (exact arithmetic up to here is
 # cheap: 10**1000 is a 3,322-bit integer).
 MAX_FLOOR_DIGITS = 100
@@ -3063,24 +3064,29 @@ ACTION_UNITS: dict[str, tuple[str, str]] = {
 }
 # Written forms people read two ways: named as not read, never converted.
 _AMBIGUOUS_UNITS = {"rps": "rps: revolutions or radians per second?"}
+# Upper-case M is mega in SI, and milli written in capitals: a million times apart.
+_MEGA_OR_MILLI = frozenset({"Mm", "MM"})
 # An English word that is also a unit counts as one only glued to its number or ending a phrase.
 _WORD_UNITS = frozenset({"in"})
 
 _NUMBER_TEXT = re.compile(
-    r"(?<![\w.,])([-+\u2212]?)(\d+(?:[.,'\u2019_\u00a0\u202f]\d+)*)(?:[eE]([-+\u2212]?\d+))?"
+    r"(?<![\w.,])([-+\u2212]?)(\d+(?:[.,'\u2019_\u00a0\u202f]\d+)*|\.\d+)(?:[eE]([-+\u2212]?\d+))?"
 )
 # A unit right after its number (one space at most): a word, or a word per a time word.
 _UNIT_TEXT = re.compile(
-    r"(?P<space>[ \u00a0\u202f]?)(?P<head>°|[A-Za-z]+(?![A-Za-z]))"
-    r"(?:\s*(?:/|(?<![A-Za-z])per(?![A-Za-z])|·)\s*(?P<per>[A-Za-z]+)(?![A-Za-z])"
-    r"|[ ·]+(?P<inverse>[A-Za-z]+)(?:⁻¹|\^-1|\^\(-1\)))?"
+    r"(?P<power>[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)?(?P<space>[ \u00a0\u202f]?)(?P<head>°|[A-Za-z]+(?![A-Za-z]))"
+    r"(?:(?:[ ·]+|\.)(?P<inverse>[A-Za-z]+)(?:⁻¹|\^-1|\^\(-1\)|[-\u2212]1(?![\d.]))"
+    r"|\s*(?:/|(?<![A-Za-z])per(?![A-Za-z])|·)\s*(?P<per>[A-Za-z]+)(?![A-Za-z]))?"
 )
 # After a unit, what makes it another quantity: squared, or per a time again (an acceleration).
 _SQUARED_TAIL = re.compile(
-    r"²|2(?![\d.])|\s*\^\s*-?2|⁻²|\s*/\s*s(?:ec)?(?![A-Za-z])|\s+per\s+s(?:ec|econd)?(?![A-Za-z])"
-    r"|\s+squared(?![A-Za-z])|[ ·]+s(?:⁻²|\^-2)"
+    r"²|2(?![\d.])|\s*\^\s*-?2|⁻²|(?:\s*/\s*|\s+per\s+)(?:m?s|secs?|seconds?|min(?:s|ute|utes)?|h|hrs?|hours?)"
+    r"(?![A-Za-z])"
+    r"|\s+squared(?![A-Za-z])|(?:[ ·]+|\.)s(?:⁻²|\^-2|[-\u2212]2(?![\d.]))|(?<=[A-Za-z])[-\u2212]2(?![\d.])"
 )
 _GROUP_BEFORE = re.compile(r"\d{1,3}[ \u00a0\u202f]$")  # 1 000: the group before a number
+# 1×10^3, 2**10, 5/2, 1÷4: a number after these is an exponent or a denominator, never the quantity.
+_JOINED_BEFORE = re.compile(r"(?:[\d.]+\s*[×x*·]\s*)?[\d.]*\s*(?:\^|\*\*|[/⁄÷])\s*$")
 _GROUPED = re.compile(r"[1-9]\d{0,2}\.\d{3}")  # 1.000: a thousand, or one? Read as neither.
 _GROUP_MARKS = frozenset(",'\u2019_\u00a0\u202f")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[,;!?]|\.(?!\w)")  # words, and what ends a clause
@@ -3140,10 +3146,16 @@ def _unit_at(text: str, at: int) -> _Unit | None:
     head, per, end = match["head"].lower(), (match["per"] or match["inverse"] or "").lower(), match.end()
     if head in _AMBIGUOUS_UNITS:
         return _Unit("unknown", "1", "1", _AMBIGUOUS_UNITS[head], match.end("head"))
+    if match["power"]:  # 10³ mm/s: a power of ten (\d reads no superscript)
+        return _Unit("unknown", "1", "1", "a power or a fraction", match.end())
+    if match["head"] in _MEGA_OR_MILLI:
+        return _Unit("unknown", "1", "1", f"{match['head']}: mega or milli?", match.end())
     kind, size, time = _compound(head, per) or (None, "1", "1")
-    if kind is None and head in ACTION_UNITS:
+    if kind is None and head in ACTION_UNITS:  # alone: "in" then a word is the word (3 in/s is a speed)
         (kind, size), end = ACTION_UNITS[head], match.end("head")
-    if kind is None or (head in _WORD_UNITS and match["space"] and re.match(r"\s+[A-Za-z]", text[end:])):
+        if head in _WORD_UNITS and match["space"] and re.match(r"\s+[A-Za-z]", text[end:]):
+            return None
+    if kind is None:
         return None
     tail = _SQUARED_TAIL.match(text, end)
     if tail is None:
@@ -3154,7 +3166,7 @@ def _unit_at(text: str, at: int) -> _Unit | None:
 def _what_tail(kind: str, tail: str) -> str:
     """What a unit followed by `tail` is: a speed per a time, or a length per a time squared, is an
     acceleration; else a squared unit (an area), or some other unit this floor does not read."""
-    if kind in ("speed", "angular speed") or (kind == "length" and re.search(r"s(⁻²|\^-2)", tail)):
+    if kind in ("speed", "angular speed") or (kind == "length" and re.search(r"s(⁻²|\^-2|[-\u2212]2)", tail)):
         return "an acceleration"
     return "a unit squared" if re.search(r"²|2|squared", tail) else "a unit not read"
 
@@ -3196,7 +3208,9 @@ def _number(body: str, exponent: str | None) -> Fraction | str:
 def _group_start(text: str, match: re.Match[str]) -> int | None:
     """Where `1 000` starts when this number is its `000`: three digits after a space after a number."""
     before = _GROUP_BEFORE.search(text, max(0, match.start() - 4), match.start())
-    return match.start() - len(before[0]) if before and len(match[2]) == 3 and not match[1] else None
+    if before is None or match[1] or not re.match(r"\d{3}(?!\d)", match[2]):  # 1 000, or 1 000.5
+        return None
+    return match.start() - len(before[0])
 
 
 @dataclass(frozen=True)
@@ -3240,6 +3254,9 @@ def _quantity_at(text: str, match: re.Match[str]) -> Quantity | str | None:
     start = _group_start(text, match)
     if start is not None:
         value = "a digit grouping"
+    joined = _JOINED_BEFORE.search(text, max(0, match.start() - 40), match.start())
+    if joined is not None:
+        start, value = joined.start(), "a power or a fraction"
     written = text[match.start() if start is None else start : unit.end if unit else match.end()]
     if unit is None:
         return f"{quoted(written)} ({value})" if value == _NOT_ASCII else None
@@ -3283,7 +3300,7 @@ def _limit_value(fm: dict[str, Any], key: str) -> Fraction | tuple[Fraction, ...
     values = value if isinstance(value, list) and key.endswith("workspace_bounds_m") else [value]
     if not values or not all(isinstance(v, _NUMBER) and not isinstance(v, bool) for v in values):
         return UNKNOWN
-    if not all(math.isfinite(v) and v >= 0 for v in values):
+    if not all(0 <= v < math.inf for v in values):  # not isfinite(): an int past a float's range
         return UNKNOWN
     exact = tuple(map(_exact_number, values))
     return exact if isinstance(value, list) else exact[0]
@@ -3472,7 +3489,7 @@ def gates_over(fm: dict[str, Any], named: list[str]) -> tuple[list[dict[str, Any
     gates = _value_at(fm, "safety", "hitl_gates")
     declared = capability_names(fm)[:MAX_FLOOR_CAPABILITIES]
     over, unplaced = [], []
-    for gate in gates if isinstance(gates, list) else []:
+    for gate in gates[:MAX_FLOOR_GATES] if isinstance(gates, list) else []:
         scope = _value_at(gate, "scope")
         rule = _gate_rule(gate)
         shown = {"scope": visible(scope) if isinstance(scope, str) else None, "rule": rule}
@@ -3562,6 +3579,7 @@ def safety_floor(manifest: Manifest, action: str) -> Floor:
     named, negated = named_capabilities(fm, action)
     over, unplaced = gates_over(fm, named)
     not_read += [f"{quoted(c['text'])}: {c['note']}" for c in compared if _undecided(c)]
+    not_read += _gates_not_read(fm)
     levels = _floor_levels(compared, over, not_read, named)
     verdict = next((v for v, why in zip(FLOOR_VERDICTS, levels, strict=False) if why), FLOOR_VERDICTS[-1])
     undeclared = [c for c in compared if c["limit"] and c["declared"].endswith(NOT_DECLARED)]
@@ -3579,18 +3597,19 @@ def safety_floor(manifest: Manifest, action: str) -> Floor:
     )
 
 
+def _gates_not_read(fm: dict[str, Any]) -> list[str]:
+    gates = _value_at(fm, "safety", "hitl_gates")
+    more = len(gates) > MAX_FLOOR_GATES if isinstance(gates, list) else False
+    return [f"the gates after the first {MAX_FLOOR_GATES:,} (not looked at)"] if more else []
+
+
 def _floor_levels(
     compared: list[dict[str, Any]], over: list[dict[str, Any]], not_read: list[str], named: list[str]
 ) -> tuple[list[str], ...]:
     """The reasons for each verdict of FLOOR_VERDICTS but the last, strictest first."""
     return (
         [f"{quoted(c['text'])} is beyond {c['declared']}{_times(c)}" for c in compared if c["beyond"]],
-        [
-            f"{quoted(c)} is under the gate {_gate_text(g)}"
-            for g in over
-            if g["needs_operator"]
-            for c in g["capabilities"]
-        ],
+        [f"the gate {_gate_text(g)}" for g in over if g["needs_operator"]],  # its capabilities once
         not_read,
         [] if named else ["the action names no declared capability: name the one it needs, or block it"],
     )

@@ -9,6 +9,7 @@ table)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from decimal import Decimal, localcontext
@@ -158,6 +159,7 @@ def quantity_near(draw: st.DrawFn, fm: dict[str, Any], kind: str) -> tuple[str, 
     glued = draw(st.booleans())
     sign = draw(st.sampled_from(["", "", "-", "+"])) if number else ""
     text = f"{number}" + ("0" if re.fullmatch(r"[1-9]\d{0,2}\.\d{3}", f"{number}") else "")  # 1.000: not read
+    text = text[1:] if text.startswith("0.") and draw(st.booleans()) else text  # .5 is 0.5
     return f"{sign}{text}{'' if glued else ' '}{spelling}", number, size
 
 
@@ -174,7 +176,8 @@ def manifest_and_action(draw: st.DrawFn) -> tuple[rmm.Manifest, str, str, str, D
     words = draw(st.sampled_from(WORDS))
     # an angular speed is compared only as a joint's: say so
     before = f"{words} with the joint at" if kind == "angular speed" else f"{words} at"
-    return manifest, f"{before} {written}", f"{before} it", kind, number, size
+    after = "" if written.endswith(" in") else draw(st.sampled_from(["", " and then stop", ", then wait"]))
+    return manifest, f"{before} {written}{after}", f"{before} it{after}", kind, number, size
 
 
 def stricter(a: str, b: str) -> str:
@@ -278,7 +281,9 @@ NOT_READ = {
     "2 m/s/s": "an acceleration",
     "2 metres per second per second": "an acceleration",
     "2 m/s^2": "an acceleration",
+    **{f"2 m/s{per}": "an acceleration" for per in ("/min", " per minute", "/h", " / ms", "/sec")},
     "5 rps": "rps: revolutions or radians per second?",
+    **{f"5 {u}": f"{u[:2]}: mega or milli?" for u in ("Mm", "MM", "Mm/s", "MM/S", "Mm per second")},
     "3 m²": "a unit squared",
     "2 kg/s": "a unit not read",
     "1e99999 m/s": "an exponent beyond ±1,000",
@@ -293,6 +298,52 @@ def test_what_could_be_misread_is_named_as_not_read(written: str) -> None:
     assert floor.not_read == (f"{rmm.quoted(written)} ({NOT_READ[written]})",)
 
 
+@st.composite
+def never_guessed(draw: st.DrawFn) -> tuple[str, str]:
+    """A quantity in any unit, its number in a form that reads as another one: (written, why)."""
+    a, b, c = (draw(st.integers(0, 999)) for _ in range(3))
+    sup = str(b).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    powers = [f"{a}{x}10^{b}" for x in ("×", "x", " * ", "·")] + [f"{a}*10**{b}", f"10{sup}", f"10⁻{sup}"]
+    fractions = [f"{a}{x}{b}" for x in ("/", " / ", "⁄", "÷")] + [f"{a} / {b}.{c}"]
+    grouped = [f"{a % 999 + 1} {b:03d}.{c}"]  # with U+00A0 or U+202F: one number, as 1,000.5 is
+    pf = "a power or a fraction"
+    why, forms = draw(st.sampled_from([(pf, powers), (pf, fractions), ("a digit grouping", grouped)]))
+    number = draw(st.sampled_from(forms))
+    _, spellings = draw(st.sampled_from([unit for units in WRITTEN.values() for unit in units]))
+    return f"{number} {draw(st.sampled_from(spellings))}", why
+
+
+@FLOOR_SETTINGS
+@given(never_guessed())
+def test_a_number_that_reads_as_another_is_named_as_not_read(case: tuple[str, str]) -> None:
+    """1×10^3 mm/s was read as 3 mm/s, 5/2 m/s as 2 m/s: an exponent or a denominator, compared."""
+    written, why = case
+    floor = rmm.safety_floor(BOB, f"pick up the vial at {written}")
+    assert floor.verdict == UNREAD and not floor.quantities
+    assert floor.not_read == (f"{rmm.quoted(written)} ({why})",)
+
+
+@FLOOR_SETTINGS
+@given(
+    st.sampled_from([("m", F(1)), ("mm", F(1, 1000)), ("ft", FOOT), ("deg", F(1))]),
+    st.sampled_from([" ", "·", " · ", "."]),
+    st.sampled_from(["s⁻¹", "s^-1", "s-1", "s−1", "sec-1", "min⁻¹", "min-1", "s⁻²", "s^-2", "s-2", "s−2"]),
+    st.decimals(min_value=0, max_value=1000, places=2),  # 1.000: not read
+)
+def test_a_unit_times_a_time_to_a_power_is_read_as_written(
+    head: tuple[str, F], between: str, power: str, number: Decimal
+) -> None:
+    """2 m s-1 and 2 m.s⁻¹ were read as 2 m (a length, compared with the workspace); s-2: an acceleration."""
+    (unit, size), kind = head, "angular speed" if head[0] == "deg" else "speed"
+    written = f"{number} {unit}{between}{power}"
+    quantities, not_read = rmm.read_quantities(f"move at {written} now")
+    if power[-1] in "2²":
+        assert not quantities and all(n == f"{rmm.quoted(written)} (an acceleration)" for n in not_read)
+    else:
+        per = 60 if power.startswith("min") else 1
+        assert [(q.text, q.kind, q.low) for q in quantities] == [(written, kind, F(number) * size / per)]
+
+
 @pytest.mark.parametrize(
     ("action", "read"),
     [
@@ -302,6 +353,8 @@ def test_what_could_be_misread_is_named_as_not_read(written: str) -> None:
         ("reach 3in", ["3in"]),
         ("put 2 in the box", []),
         ("put 2 in.", ["2 in"]),
+        ("go 3 in/s and stop", ["3 in/s"]),
+        ("go 3 in per second then stop", ["3 in per second"]),
         ("a 10 mm gap", ["10 mm"]),
         ("s g m in", []),
         ("joint2 at 5m", ["5m"]),
@@ -383,6 +436,17 @@ def test_limits_not_declared_and_other_values_are_named() -> None:
     assert rmm.safety_floor(with_limits({"payload_kg": "heavy"}, "arm"), "pick 2 kg").verdict == UNREAD
 
 
+@FLOOR_SETTINGS
+@given(st.sampled_from(list(LIMIT_OF)), st.integers() | st.integers(min_value=2**1024) | st.floats())
+def test_any_number_yaml_gives_as_a_limit_is_compared_or_not_read(kind: str, number: float) -> None:
+    """An int past a float's range (10**400 was an OverflowError), a negative, nan or inf as a limit."""
+    manifest = with_limits({LIMIT_OF[kind]: [number, 1, 1] if kind == "length" else number}, "arm")
+    limit = declared(manifest.frontmatter, kind)
+    (found,) = rmm.safety_floor(manifest, f"pick at 2 {WRITTEN[kind][0][1][0]}").quantities
+    assert found["beyond"] is (limit is not None and expected_beyond(kind, F(2), F(2), limit))
+    assert ("not compared" in (found["note"] or "")) is (limit is None)
+
+
 # --- hostile actions: bounded work, a note of what was not read ----------------------------------------
 
 
@@ -409,6 +473,27 @@ def test_a_hostile_action_costs_bounded_work_and_says_what_was_not_read(action: 
     assert len(floor.quantities) <= rmm.MAX_FLOOR_NUMBERS and len(floor.text()) < 100_000
     if len(action) > rmm.MAX_FLOOR_CHARS:
         assert floor.not_read[-1].startswith(f"all after the first {rmm.MAX_FLOOR_CHARS:,} characters")
+
+
+@FLOOR_SETTINGS
+@given(
+    st.integers(0, 2 * rmm.MAX_FLOOR_GATES),
+    st.sampled_from(["*", "arm", "arm.*", " ARM.* "]),
+    st.integers(1, rmm.MAX_FLOOR_CAPABILITIES),
+)
+def test_gates_over_many_named_capabilities_cost_bounded_work(gates: int, scope: str, named: int) -> None:
+    """A reason for each gate, naming its capabilities once (one for each capability under it, each naming
+    them all, made 10 gates over 200 capabilities 2.5 MB and 0.8 s); gates past MAX_FLOOR_GATES not read."""
+    capabilities = [f"arm.c{i}" for i in range(named)]
+    gate = {"scope": scope, "require_auth": True}
+    manifest = dataclasses.replace(
+        BOB, frontmatter={"capabilities": capabilities, "safety": {"hitl_gates": [gate] * gates}}
+    )
+    started = time.perf_counter()
+    floor = rmm.safety_floor(manifest, " ".join(capabilities))
+    assert time.perf_counter() - started < 0.5 and floor.verdict == (AUTH if gates else NONE)
+    assert sum(r.startswith("the gate scope") for r in floor.reasons) == min(gates, rmm.MAX_FLOOR_GATES)
+    assert any("gates after the first" in n for n in floor.not_read) is (gates > rmm.MAX_FLOOR_GATES)
 
 
 def test_huge_and_tiny_exponents_are_exact() -> None:
