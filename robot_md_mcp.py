@@ -4073,7 +4073,7 @@ class Fleet:
             return old
         file = old.file if old is not None else ManifestFile(path, self.trusted_keys, self.read_deadline)
         before = self.robots.get(old.name) if old is not None else None
-        kept = before.name if before is not None and before.file is file else self.shown(path)
+        kept = before.name if before is not None and before.file is file else _unnamed(self.shown(path))
         try:
             snap = file.require_robot_name(file.version_of(read_source(path), prepare=not first))
         except ManifestError as e:
@@ -4086,7 +4086,9 @@ class Fleet:
             why = ManifestError(
                 f"metadata.robot_name {quoted(name)} cannot name a robot of a fleet: {words}", path
             )
-            return FleetRobot(file, self.shown(path), self.shown(path), error=why, refused=True, seen=seen)
+            return FleetRobot(
+                file, self.shown(path), _unnamed(self.shown(path)), error=why, refused=True, seen=seen
+            )
         return FleetRobot(file, self.shown(path), name, snap, seen=seen)
 
     def _placed(self, found: list[FleetRobot], first: bool) -> dict[str, FleetRobot]:
@@ -4106,9 +4108,11 @@ class Fleet:
                 if first:
                     raise ManifestError(twice, self.root)
                 why = f"{twice}; this one is not served until one of them is renamed"
-                robot = dataclasses.replace(robot, name=robot.shown, error=ManifestError(why), refused=True)
+                robot = dataclasses.replace(
+                    robot, name=_unnamed(robot.shown), error=ManifestError(why), refused=True
+                )
             elif holder is not None:
-                robot = dataclasses.replace(robot, name=robot.shown)
+                robot = dataclasses.replace(robot, name=_unnamed(robot.shown))
             served[robot.name] = robot
         return {robot.name: robot for robot in sorted(served.values(), key=lambda r: r.file.path)}
 
@@ -4129,6 +4133,12 @@ class Fleet:
             "summary": f"{len(rows)} robots" + (f": {summary}" if rows else ""),
             "robots": rows,
         }
+
+
+def _unnamed(shown: str) -> str:
+    """What a file of a fleet that names no robot it may be served as is served under: its path, `./` first
+    where that path could be a robot's name (a.ROBOT.md), so that no robot's name is ever taken by it."""
+    return os.curdir + os.sep + shown if FLEET_NAME.fullmatch(shown) else shown
 
 
 def _fleet_row(robot: FleetRobot) -> dict[str, Any]:
@@ -5176,7 +5186,7 @@ class FleetHandlers:
         """The fleet's resource, the card, then each named robot's views, FLEET_PAGE_ROBOTS robots a page."""
         from mcp import types
 
-        robots = [r.name for r in self.fleet.robots.values() if not r.refused and r.name != r.shown]
+        robots = [r.name for r in self.fleet.robots.values() if not r.refused and r.name != _unnamed(r.shown)]
         cursor = params.cursor if params is not None else None
         start = int(cursor) if cursor is not None and cursor.isdigit() and len(cursor) < 8 else 0
         if cursor is not None and (not cursor.isdigit() or len(cursor) >= 8):

@@ -155,6 +155,22 @@ def test_every_robot_answers_as_its_own_server_would(
         assert served[robot.shown] == alone(robot.file.path, robot.shown, asked), robot.shown
 
 
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(broken=st.sampled_from(sorted(BROKEN)), bad_first=st.booleans(), folder=st.booleans())
+def test_a_file_that_names_no_robot_takes_no_robots_name(
+    tmp_path_factory: Any, broken: str, bad_first: bool, folder: bool
+) -> None:
+    """A broken or refused file is served under its path; a robot named as that path (a.ROBOT.md) is
+    served all the same, whichever file comes first, in a --fleet folder or as PATHs."""
+    root = tmp_path_factory.mktemp("fleet")
+    bad, good = ("a.ROBOT.md", "b.ROBOT.md") if bad_first else ("b.ROBOT.md", "a.ROBOT.md")
+    paths = [write(root / bad, BROKEN[broken]), write(root / good, named(bad))]
+    fleet = rmm.Fleet([], root) if folder else rmm.Fleet(paths)
+    fleet.start()
+    assert fleet.robots[bad].error is None and fleet.robots[bad].file.path == root / good
+    assert [r.shown for r in fleet.robots.values() if r.error] == [bad]
+
+
 @pytest.mark.anyio
 async def test_a_duplicate_appearing_later_is_refused_and_the_first_keeps_serving(tmp_path: Path) -> None:
     write(tmp_path / "a" / "ROBOT.md", named("rover"))
