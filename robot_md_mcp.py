@@ -8099,7 +8099,10 @@ class Naming:
         """Does a command line of ours (there) serve what `ours` serves: the same last arguments, and no
         other manifest or --fleet just before them."""
         before = there[-self.served - 1 : -self.served]
-        return there[-self.served :] == ours[-self.served :] and not any(map(_more_served, before))
+        same = there[-self.served :] == ours[-self.served :] and not any(map(_more_served, before))
+        # A fleet of a.txt b.txt is no b.txt; Claude Code's words (no entry here) are split at spaces, a
+        # program's path too: there, the last words only.
+        return same and (not self.entry or _served_by(there) in (None, _served_by(ours)))
 
     def choose(self, servers: dict[str, Any]) -> str:
         """The name of an entry of ours among `servers` that serves what `entry` serves, else unclaimed's."""
@@ -8127,8 +8130,27 @@ def _more_served(word: str) -> str | None:
 
 
 def _served_kind(argv: list[str]) -> str:
-    """What a command line of ours serves, by the word before its last: a folder, manifests, or one robot."""
-    return (_more_served(argv[-2]) if len(argv) > 1 else None) or "robot"
+    """What a command line of ours serves (_served_by), else by the word before its last: a folder,
+    manifests, or one robot."""
+    served = _served_by(argv)
+    return served[0] if served else (_more_served(argv[-2]) if len(argv) > 1 else None) or "robot"
+
+
+def _served_by(argv: list[str]) -> tuple[str, tuple[str, ...]] | None:
+    """What a command line of ours serves, its words after the program read as serve reads them: a
+    folder (--fleet DIR), manifests (PATHs, whatever their names end in) or one robot, and which; None
+    where serve would refuse them (an option of a later version, or words a client split at spaces)."""
+    me = launch_command()
+    words = argv[len(me) :] if argv[: len(me)] == me else _program_run_by(argv)[1]
+    try:
+        command = parse_command_line(words)
+    except UsageError:
+        return None
+    if command.verb != "serve":
+        return None
+    if command.fleet is not None:
+        return "folder", (command.fleet,)
+    return ("manifests" if len(command.paths) > 1 else "robot"), command.paths
 
 
 def _entry_kind(entry: Any) -> str | None:
@@ -8513,23 +8535,24 @@ def _runs_this_program(entry: Any) -> bool:
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         return False
     argv, me = [entry["command"], *args], launch_command()
-    return argv[: len(me)] == me or _OUR_PROGRAM.fullmatch(_program_run_by(argv)) is not None
+    return argv[: len(me)] == me or _OUR_PROGRAM.fullmatch(_program_run_by(argv)[0]) is not None
 
 
-def _program_run_by(argv: list[str]) -> str:
-    """The name of the program a command line launches: the command itself, or the word right after a
-    known launcher: `python3 FILE`, `python3 -m MODULE`, `uvx [--from SOURCE] PACKAGE`, `uv tool run
-    [--from SOURCE] PACKAGE`, `pipx run [--spec SOURCE] PACKAGE` (a package's version cut off)."""
+def _program_run_by(argv: list[str]) -> tuple[str, list[str]]:
+    """The name of the program a command line launches, and the words after it: the command itself, or
+    the word right after a known launcher: `python3 FILE`, `python3 -m MODULE`, `uvx [--from SOURCE]
+    PACKAGE`, `uv tool run [--from SOURCE] PACKAGE`, `pipx run [--spec SOURCE] PACKAGE` (a package's
+    version cut off)."""
     program, rest = _file_name(argv[0]), argv[1:]
     if _PYTHON.fullmatch(program):
         rest = rest[1:] if rest[:1] == ["-m"] else rest
-        return _file_name(rest[0]) if rest else ""
+        return (_file_name(rest[0]), rest[1:]) if rest else ("", [])
     for runner in _RUNNERS:
         if [program.lower(), *rest[: len(runner) - 1]] == list(runner):
             rest = rest[len(runner) - 1 :]
             rest = rest[2:] if rest[:1] in (["--from"], ["--spec"]) else rest
-            return re.split(r"[@=<>!~\[;\s]", _file_name(rest[0]))[0] if rest else ""
-    return program
+            return (re.split(r"[@=<>!~\[;\s]", _file_name(rest[0]))[0], rest[1:]) if rest else ("", [])
+    return program, rest
 
 
 def _file_name(word: str) -> str:

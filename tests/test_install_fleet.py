@@ -153,20 +153,27 @@ def test_a_fleet_entry_from_paths_or_a_folder(install: Installer, tmp_path: Path
     assert done.code == 1 and done.err == f"robot-md-mcp: {said} ({empty})\n", done
 
 
-@given(st.sampled_from(FILE_CLIENTS), st.randoms(use_true_random=False))
+@given(
+    st.sampled_from(FILE_CLIENTS),
+    st.sampled_from(["ROBOT.md", "arm.yaml", "arm"]),
+    st.randoms(use_true_random=False),
+)
 @settings(SETTINGS, max_examples=6)
 def test_a_robot_named_as_a_fleet_or_a_host_takes_no_entry_of_another_kind(
-    install: Installer, tmp_path_factory: pytest.TempPathFactory, client: str, random: Any
+    install: Installer, tmp_path_factory: pytest.TempPathFactory, client: str, file: str, random: Any
 ) -> None:
     """A robot named fleet (fleet-lab, pi) and the fleet of PATHs (--fleet lab, the bridge to pi) want the
-    same name: installed in any order, an entry each (the later one's name -2), each found again by
-    install (nothing changed) and by uninstall, which removes it alone."""
+    same name, and a fleet's last PATH (named anything) is a robot too: installed in any order, an entry
+    each (the later one's name -2), each found again by install (nothing changed) and by uninstall, which
+    removes it alone."""
     folder = tmp_path_factory.mktemp("kinds")
     lab = folder / "lab"
-    arm, cam = robot(lab / "arm", "arm"), robot(lab / "cam", "cam")
+    arm, cam = robot(folder / "arm", "arm", file), robot(folder / "cam", "cam", file)
+    robot(lab / "arm", "arm")
     things = [
         [str(robot(folder / "r1", "fleet"))],
         [str(arm), str(cam)],
+        [str(cam)],
         [str(robot(folder / "r2", "fleet-lab"))],
         ["--fleet", str(lab)],
     ]
