@@ -8072,8 +8072,10 @@ def _install_notes(path: Path, snap: Snapshot) -> None:
 
 def _name_part(text: str) -> str:
     """A robot's (folder's, host's) name in an entry's name: as it is when 1 to MAX_NAME_PART ASCII letters,
-    digits, '-' and '_' (not first); else what is left of those, cut, and 6 hex digits of its SHA-256."""
-    if re.fullmatch(rf"[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_NAME_PART - 1}}}", text):
+    digits, '-' and '_' (not first) that do not end as a cleaned one does; else what is left of those, cut,
+    and 6 hex digits of its SHA-256 (so a robot named Bob-s-arm-48df47 is not Bob's arm)."""
+    as_is = re.fullmatch(rf"[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_NAME_PART - 1}}}", text)
+    if as_is and not re.fullmatch(r"(?:.*-)?[0-9a-f]{6}", text):
         return text
     kept = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-_")[: MAX_NAME_PART - 7].strip("-_")
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:6]

@@ -49,14 +49,15 @@ NAMES = st.text(
 )
 
 
-@given(st.lists(NAMES, min_size=2, max_size=4, unique=True), st.sampled_from(FILE_CLIENTS))
+@given(st.lists(NAMES, min_size=2, max_size=4, unique=True), st.booleans(), st.sampled_from(FILE_CLIENTS))
 @SETTINGS
 def test_a_second_robot_never_replaces_the_first(
-    install: Installer, tmp_path_factory: pytest.TempPathFactory, names: list[str], client: str
+    install: Installer, tmp_path_factory: pytest.TempPathFactory, names: list[str], shadow: bool, client: str
 ) -> None:
-    """Robots of any name, each installed with no --name: an entry each, named robot-md-PART where PART is
-    the name when it is already a client's name, else a cleaned one with a digest; installing each again
-    changes nothing."""
+    """Robots of any name (one named as another's entry is: Bob-s-arm-48df47 beside Bob's arm), each
+    installed with no --name: an entry each, named robot-md-PART where PART is the name when it is already
+    a client's name, else a cleaned one with a digest; installing each again changes nothing."""
+    names = list(dict.fromkeys([*names, rmm._name_part(names[0])] if shadow else names))
     install.file(client).unlink(missing_ok=True)
     folder = tmp_path_factory.mktemp("robots")
     paths = [robot(folder / f"r{i}", name) for i, name in enumerate(names)]
@@ -69,7 +70,9 @@ def test_a_second_robot_never_replaces_the_first(
         entry_name = f"robot-md-{rmm._name_part(name)}"
         assert entries[entry_name]["args"][-1] == str(path)
         assert re.fullmatch(r"robot-md-[A-Za-z0-9][A-Za-z0-9_-]*", entry_name) and len(entry_name) <= 39
-        if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,29}", name):
+        if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,29}", name) and not re.search(
+            r"(^|-)[0-9a-f]{6}$", name
+        ):
             assert entry_name == f"robot-md-{name}"
         assert "already in" in install(client, str(path)).out
 
