@@ -4925,18 +4925,37 @@ class Handlers:
     ManifestFile: each takes the SDK's (ctx, params) and returns a result
     model, so it can be called, and tested, without a transport. Tables
     drive them: VIEWS (resources), PROMPTS and TOOLS. `shown_path` is how
-    errors name the file (HTTP clients get its name only)."""
+    errors name the file (HTTP clients get its name only); `robot`, in a fleet: the name asked for."""
 
-    def __init__(self, manifest_file: ManifestFile, live: LiveUpdates, shown_path: str | None = None) -> None:
+    def __init__(
+        self,
+        manifest_file: ManifestFile,
+        live: LiveUpdates,
+        shown_path: str | None = None,
+        robot: str | None = None,
+    ) -> None:
         self.file = manifest_file
         self.live = live
         self.shown_path = shown_path
+        self.robot = robot
+
+    async def version(self) -> Snapshot:
+        """The file as it is now; in a fleet, a ManifestError if it names another robot than the one asked
+        for (renamed or swapped since the fleet's last look: its answers would be another robot's)."""
+        snap = await self.file.version_async()
+        named = snap.manifest.robot_name
+        if self.robot is not None and isinstance(named, str) and named != self.robot:  # (unnamed: as alone)
+            why = (
+                f"this file served the robot {quoted(self.robot)}, but it names the robot {quoted(named)} now"
+            )
+            raise ManifestError(f"{why}; the fleet tool lists the robots as they are", self.file.path)
+        return snap
 
     async def current_robot(self) -> tuple[Snapshot, str]:
         """The file as it is now and the robot's name its URIs carry; a
         broken or unnamed file fails this request only."""
         try:
-            snap = self.file.require_robot_name(await self.file.version_async())
+            snap = self.file.require_robot_name(await self.version())
         except ManifestError as e:
             raise _unavailable(e, self.shown_path) from None
         return snap, cast(str, snap.manifest.robot_name)  # require_robot_name checked it
@@ -5079,7 +5098,7 @@ class Handlers:
         if problem:
             return _failed(problem)
         try:
-            texts, data = tool.result(await self.file.version_async(), arguments)
+            texts, data = tool.result(await self.version(), arguments)
         except ManifestError as e:
             return _failed(for_agents(e, self.shown_path))
         return _answer(texts, data)
@@ -5111,7 +5130,7 @@ class FleetHandlers:
         self._tools: tuple[list[str], types.ListToolsResult] | None = None  # for the names it was made for
 
     def handlers(self, robot: FleetRobot) -> Handlers:
-        return Handlers(robot.file, self.live, robot.shown)
+        return Handlers(robot.file, self.live, robot.shown, robot.name)
 
     def chosen(self, asked: Any) -> FleetRobot | str:
         """The robot `asked` names, or why not, in words the model can act on."""

@@ -171,6 +171,29 @@ def test_a_file_that_names_no_robot_takes_no_robots_name(
     assert [r.shown for r in fleet.robots.values() if r.error] == [bad]
 
 
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(asked=ASKED, swap=st.booleans())
+def test_a_robot_renamed_before_the_next_look_gets_no_other_robots_answers(
+    tmp_path_factory: Any, asked: list[int], swap: bool
+) -> None:
+    """A file renamed after a look (or two files swapped), before the next: every tool call, read and
+    prompt for the robot as listed fails with one line saying what its file names now, never answers
+    about the robot it names now."""
+    root = tmp_path_factory.mktemp("fleet")
+    a, b = write(root / "a.ROBOT.md", named("arm", BOB)), write(root / "b.ROBOT.md", named("cart"))
+    fleet = started(root)
+    write(a, named("cart" if swap else "rover"))
+    if swap:
+        write(b, named("arm", BOB))
+
+    async def ask() -> list[Any]:
+        async with in_process(rmm.build_server(fleet), "legacy") as client:
+            return await answers(client, "arm", [rmm.resource_uri("arm", v.kind) for v in rmm.VIEWS], asked)
+
+    now = f"names the robot {rmm.quoted('cart' if swap else 'rover')} now"
+    assert all(now in str(answer) for answer in anyio.run(ask))
+
+
 @pytest.mark.anyio
 async def test_a_duplicate_appearing_later_is_refused_and_the_first_keeps_serving(tmp_path: Path) -> None:
     write(tmp_path / "a" / "ROBOT.md", named("rover"))
