@@ -8111,6 +8111,7 @@ class Naming:
     served: int  # how many of the entry's last arguments say what it serves
     entry: dict[str, Any] = field(default_factory=dict)  # the entry install writes
     url: str | None = None  # a bridge's: ours to this URL is the same
+    gone: bool = False  # uninstall of what cannot be read: only an entry that serves it is its, none moved
 
     @property
     def argv(self) -> list[str]:
@@ -8141,7 +8142,7 @@ class Naming:
         kind there is this robot moved (updated in place); `kind_under` says None for none or not ours."""
         ours = "url" if self.url is not None else _served_kind(self.argv)
         names = itertools.chain([self.preferred], (f"{self.preferred}-{n}" for n in itertools.count(2)))
-        return next(name for name in names if kind_under(name) in (None, ours))
+        return next(name for name in names if kind_under(name) in (None, *[ours] * (not self.gone)))
 
 
 def _more_served(word: str) -> str | None:
@@ -8292,14 +8293,16 @@ def _naming_of(command: Command, machine: Machine) -> Naming | None:
         return Naming(f"robot-md-{_name_part(host)}", 1, url=command.path)
     if command.path is None and command.fleet is None and not machine.environ.get(PATH_ENV):
         return None
+    gone = False
     try:
         with contextlib.redirect_stderr(io.StringIO()):  # notes are install's
             targets, _, preferred = _install_targets(command, machine)
-    except Exit:  # gone or broken since: its entry is still found by what it serves
-        targets, preferred = _targets_as_given(command), DEFAULT_SERVER_NAME
+    except Exit:  # gone or broken since (or a typo): its entry is found by what it serves, or none is
+        targets, preferred, gone = _targets_as_given(command), DEFAULT_SERVER_NAME, True
         if not targets:
             return None
-    return Naming(preferred, len(targets), server_entry(command, [*launch_command(), *targets]))
+    entry = server_entry(command, [*launch_command(), *targets])
+    return Naming(preferred, len(targets), entry, gone=gone)
 
 
 def server_entry(command: Command, launch: list[str]) -> dict[str, Any]:

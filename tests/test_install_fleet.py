@@ -332,3 +332,18 @@ def test_uninstall_finds_the_entry_of_a_robot_gone_since(install: Installer, tmp
     assert install("cursor", str(rover), verb="uninstall").code == 0
     assert install("cursor", "--fleet", str(fleet), verb="uninstall").code == 0
     assert install.servers("cursor") == {"robot-md-bob": json_entry()}
+
+
+@given(st.sampled_from(list(SERVING_BOB)), st.integers(1, 2), st.sampled_from(FILE_CLIENTS))
+@SETTINGS
+def test_uninstall_of_paths_nothing_serves_leaves_robot_md(
+    install: Installer, tmp_path_factory: pytest.TempPathFactory, way: str, count: int, client: str
+) -> None:
+    """uninstall PATH (or PATHs) that cannot be read, a typo or a file gone, and that no entry serves:
+    robot-md (an earlier version's name) serving as many other manifests, by any way of running, stays."""
+    folder = tmp_path_factory.mktemp("gone")
+    ours = {**SERVING_BOB[way], "args": [*SERVING_BOB[way]["args"], *[str(folder / "more.md")] * (count - 1)]}
+    write_json(install.file(client), {KEY[client]: {"robot-md": ours}})
+    typos = [str(folder / f"typo{i}" / "ROBOT.md") for i in range(count)]
+    done = install(client, *typos, verb="uninstall")
+    assert done.code == 0 and "nothing changed" in done.out and install.servers(client) == {"robot-md": ours}
