@@ -8282,6 +8282,9 @@ def run_uninstall(command: Command, machine: Machine) -> int:
         return edit_config(command, None, machine, naming)
     if naming is not None:
         name = _claude_code_name(_claude_on_path(command, machine), command.scope or "user", naming)
+        if name is None:
+            print(f'{NAME}: Claude Code\'s "{DEFAULT_SERVER_NAME}" serves something else; nothing changed')
+            return ExitCode.OK
         command = dataclasses.replace(command, name=name)
     return claude_code_remove(command, machine)
 
@@ -8593,7 +8596,7 @@ def claude_code_add(command: Command, machine: Machine, naming: Naming) -> int:
     command: nothing changed; with another command of ours: replaced; someone else's: left as it is. Without
     --name, `naming` names it (from what `claude mcp get` shows)."""
     scope, claude, launch = command.scope or "user", _claude_on_path(command, machine), naming.argv
-    name = command.name or _claude_code_name(claude, scope, naming)
+    name = command.name or _claude_code_name(claude, scope, naming) or naming.preferred
     add = ["claude", "mcp", "add", "--scope", scope, name, "--", *launch]
     if claude is None:
         return _print_instead(command, machine, [add])
@@ -8619,9 +8622,11 @@ def claude_code_add(command: Command, machine: Machine, naming: Naming) -> int:
     return ExitCode.OK
 
 
-def _claude_code_name(claude: str | None, scope: str, naming: Naming) -> str:
+def _claude_code_name(claude: str | None, scope: str, naming: Naming) -> str | None:
     """robot-md (earlier installs' name) where Claude Code's entry of ours under it serves what naming's
-    entry serves, else naming's. `claude mcp get` joins the arguments with spaces: both are split at each."""
+    entry serves, else naming's; None where that is robot-md of ours serving something else and naming is
+    for what cannot be read (uninstall of a typo). `claude mcp get` joins the arguments with spaces: both
+    are split at each."""
     if claude is None:  # the line is printed, not run: nothing to look at
         return naming.preferred
     words = " ".join(naming.argv).split(" ")
@@ -8629,7 +8634,7 @@ def _claude_code_name(claude: str | None, scope: str, naming: Naming) -> str:
     there = claude_code_entry(claude, DEFAULT_SERVER_NAME, scope)
     if there is not None and not _someone_elses(there) and split.serves_the_same(there, words):
         return DEFAULT_SERVER_NAME
-    return naming.preferred
+    return None if naming.gone and there is not None and not _someone_elses(there) else naming.preferred
 
 
 def claude_code_remove(command: Command, machine: Machine) -> int:

@@ -735,6 +735,7 @@ CLAUDE_CODE: dict[str, tuple[dict[str, Any], list[str], int, str, dict[str, Any]
     "removed": ({"user": BOB, "local": BOB, "project": BOB}, ["u"], 0, "Claude Code's user and local config",
                 {"user": {}, "local": {}, "project": BOB}),
     "not there": ({"project": BOB}, ["u"], 0, "is not in Claude Code's user or local config (", None),
+    "a typo beside it": ({"user": ROVER}, ["u", "/typo/ROBOT.md"], 0, '"robot-md" serves something', None),
     "from project": ({"project": BOB}, ["u", "--scope", "project"], 0, "project config", {"project": {}}),
 }
 # fmt: on
