@@ -8059,7 +8059,12 @@ def _install_targets(command: Command, machine: Machine) -> tuple[list[str], dic
             line = f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
             raise Exit(e.code, line) from None
         snaps[manifest_file.path] = snap
-    robot = cast(str, next(iter(snaps.values())).manifest.robot_name)
+    named = {path: cast(str, snap.manifest.robot_name) for path, snap in snaps.items()}
+    twice = [path for path in named if list(named.values()).count(named[path]) > 1]
+    if twice:  # serve would refuse the fleet at start: refused now, not when the client starts it
+        why = f"two manifests name the robot {quoted(named[twice[0]])}: {twice[0]} and {twice[1]}"
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: {why}; nothing installed"))
+    robot = next(iter(named.values()))
     preferred = "robot-md-fleet" if len(snaps) > 1 else f"robot-md-{_name_part(robot)}"
     return [str(p) for p in snaps], snaps, preferred
 

@@ -156,6 +156,25 @@ def test_a_fleet_entry_from_paths_or_a_folder(install: Installer, tmp_path: Path
     assert done.code == 1 and done.err == f"robot-md-mcp: {said} ({empty})\n", done
 
 
+@given(st.sampled_from(["copy", "symlink"]), st.integers(0, 2), st.sampled_from(FILE_CLIENTS))
+@SETTINGS
+def test_paths_that_name_one_robot_twice_are_refused_at_install(
+    install: Installer, tmp_path_factory: pytest.TempPathFactory, how: str, at: int, client: str
+) -> None:
+    """PATHs of which two name one robot (a copy, a link; anywhere among them): serve refuses them at
+    start, so install refuses them now: one line, nothing written."""
+    folder = tmp_path_factory.mktemp("twice")
+    paths = [robot(folder / name, name) for name in ("arm", "cam")]
+    again = folder / "again" / "ROBOT.md"
+    again.parent.mkdir()
+    again.write_bytes(paths[0].read_bytes()) if how == "copy" else again.symlink_to(paths[0])
+    paths.insert(at, again)
+    install.file(client).unlink(missing_ok=True)
+    done = install(client, *map(str, paths))
+    assert done.code == 1 and done.err.count("\n") == 1 and 'name the robot "arm"' in done.err, done
+    assert not install.file(client).exists()
+
+
 @given(
     st.sampled_from(FILE_CLIENTS),
     st.sampled_from(["ROBOT.md", "arm.yaml", "arm"]),
