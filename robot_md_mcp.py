@@ -4113,7 +4113,7 @@ class Fleet:
             return old
         file = old.file if old is not None else ManifestFile(path, self.trusted_keys, self.read_deadline)
         before = self.robots.get(old.name) if old is not None else None
-        kept = before.name if before is not None and before.file is file else self.shown(path)
+        kept = before.name if before is not None and before.file is file else _unnamed(self.shown(path))
         try:
             snap = file.require_robot_name(file.version_of(read_source(path), prepare=not first))
         except ManifestError as e:
@@ -4126,7 +4126,9 @@ class Fleet:
             why = ManifestError(
                 f"metadata.robot_name {quoted(name)} cannot name a robot of a fleet: {words}", path
             )
-            return FleetRobot(file, self.shown(path), self.shown(path), error=why, refused=True, seen=seen)
+            return FleetRobot(
+                file, self.shown(path), _unnamed(self.shown(path)), error=why, refused=True, seen=seen
+            )
         return FleetRobot(file, self.shown(path), name, snap, seen=seen)
 
     def _placed(self, found: list[FleetRobot], first: bool) -> dict[str, FleetRobot]:
@@ -4146,9 +4148,11 @@ class Fleet:
                 if first:
                     raise ManifestError(twice, self.root)
                 why = f"{twice}; this one is not served until one of them is renamed"
-                robot = dataclasses.replace(robot, name=robot.shown, error=ManifestError(why), refused=True)
+                robot = dataclasses.replace(
+                    robot, name=_unnamed(robot.shown), error=ManifestError(why), refused=True
+                )
             elif holder is not None:
-                robot = dataclasses.replace(robot, name=robot.shown)
+                robot = dataclasses.replace(robot, name=_unnamed(robot.shown))
             served[robot.name] = robot
         return {robot.name: robot for robot in sorted(served.values(), key=lambda r: r.file.path)}
 
@@ -4169,6 +4173,12 @@ class Fleet:
             "summary": f"{len(rows)} robots" + (f": {summary}" if rows else ""),
             "robots": rows,
         }
+
+
+def _unnamed(shown: str) -> str:
+    """What a file of a fleet that names no robot it may be served as is served under: its path, `./` first
+    where that path could be a robot's name (a.ROBOT.md), so that no robot's name is ever taken by it."""
+    return os.curdir + os.sep + shown if FLEET_NAME.fullmatch(shown) else shown
 
 
 def _fleet_row(robot: FleetRobot) -> dict[str, Any]:
@@ -4955,18 +4965,37 @@ class Handlers:
     ManifestFile: each takes the SDK's (ctx, params) and returns a result
     model, so it can be called, and tested, without a transport. Tables
     drive them: VIEWS (resources), PROMPTS and TOOLS. `shown_path` is how
-    errors name the file (HTTP clients get its name only)."""
+    errors name the file (HTTP clients get its name only); `robot`, in a fleet: the name asked for."""
 
-    def __init__(self, manifest_file: ManifestFile, live: LiveUpdates, shown_path: str | None = None) -> None:
+    def __init__(
+        self,
+        manifest_file: ManifestFile,
+        live: LiveUpdates,
+        shown_path: str | None = None,
+        robot: str | None = None,
+    ) -> None:
         self.file = manifest_file
         self.live = live
         self.shown_path = shown_path
+        self.robot = robot
+
+    async def version(self) -> Snapshot:
+        """The file as it is now; in a fleet, a ManifestError if it names another robot than the one asked
+        for (renamed or swapped since the fleet's last look: its answers would be another robot's)."""
+        snap = await self.file.version_async()
+        named = snap.manifest.robot_name
+        if self.robot is not None and isinstance(named, str) and named != self.robot:  # (unnamed: as alone)
+            why = (
+                f"this file served the robot {quoted(self.robot)}, but it names the robot {quoted(named)} now"
+            )
+            raise ManifestError(f"{why}; the fleet tool lists the robots as they are", self.file.path)
+        return snap
 
     async def current_robot(self) -> tuple[Snapshot, str]:
         """The file as it is now and the robot's name its URIs carry; a
         broken or unnamed file fails this request only."""
         try:
-            snap = self.file.require_robot_name(await self.file.version_async())
+            snap = self.file.require_robot_name(await self.version())
         except ManifestError as e:
             raise _unavailable(e, self.shown_path) from None
         return snap, cast(str, snap.manifest.robot_name)  # require_robot_name checked it
@@ -5109,7 +5138,7 @@ class Handlers:
         if problem:
             return _failed(problem)
         try:
-            texts, data = tool.result(await self.file.version_async(), arguments)
+            texts, data = tool.result(await self.version(), arguments)
         except ManifestError as e:
             return _failed(for_agents(e, self.shown_path))
         return _answer(texts, data)
@@ -5141,7 +5170,7 @@ class FleetHandlers:
         self._tools: tuple[list[str], types.ListToolsResult] | None = None  # for the names it was made for
 
     def handlers(self, robot: FleetRobot) -> Handlers:
-        return Handlers(robot.file, self.live, robot.shown)
+        return Handlers(robot.file, self.live, robot.shown, robot.name)
 
     def chosen(self, asked: Any) -> FleetRobot | str:
         """The robot `asked` names, or why not, in words the model can act on."""
@@ -5216,7 +5245,7 @@ class FleetHandlers:
         """The fleet's resource, the card, then each named robot's views, FLEET_PAGE_ROBOTS robots a page."""
         from mcp import types
 
-        robots = [r.name for r in self.fleet.robots.values() if not r.refused and r.name != r.shown]
+        robots = [r.name for r in self.fleet.robots.values() if not r.refused and r.name != _unnamed(r.shown)]
         cursor = params.cursor if params is not None else None
         start = int(cursor) if cursor is not None and cursor.isdigit() and len(cursor) < 8 else 0
         if cursor is not None and (not cursor.isdigit() or len(cursor) >= 8):
@@ -8070,7 +8099,12 @@ def _install_targets(command: Command, machine: Machine) -> tuple[list[str], dic
             line = f"{e.line}; nothing installed" if e.code == ExitCode.CANNOT_USE else e.line
             raise Exit(e.code, line) from None
         snaps[manifest_file.path] = snap
-    robot = cast(str, next(iter(snaps.values())).manifest.robot_name)
+    named = {path: cast(str, snap.manifest.robot_name) for path, snap in snaps.items()}
+    twice = [path for path in named if list(named.values()).count(named[path]) > 1]
+    if twice:  # serve would refuse the fleet at start: refused now, not when the client starts it
+        why = f"two manifests name the robot {quoted(named[twice[0]])}: {twice[0]} and {twice[1]}"
+        raise Exit(ExitCode.CANNOT_USE, _visible_line(f"{NAME}: {why}; nothing installed"))
+    robot = next(iter(named.values()))
     preferred = "robot-md-fleet" if len(snaps) > 1 else f"robot-md-{_name_part(robot)}"
     return [str(p) for p in snaps], snaps, preferred
 
@@ -8102,8 +8136,10 @@ def _install_notes(path: Path, snap: Snapshot) -> None:
 
 def _name_part(text: str) -> str:
     """A robot's (folder's, host's) name in an entry's name: as it is when 1 to MAX_NAME_PART ASCII letters,
-    digits, '-' and '_' (not first); else what is left of those, cut, and 6 hex digits of its SHA-256."""
-    if re.fullmatch(rf"[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_NAME_PART - 1}}}", text):
+    digits, '-' and '_' (not first) that do not end as a cleaned one does; else what is left of those, cut,
+    and 6 hex digits of its SHA-256 (so a robot named Bob-s-arm-48df47 is not Bob's arm)."""
+    as_is = re.fullmatch(rf"[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_NAME_PART - 1}}}", text)
+    if as_is and not re.fullmatch(r"(?:.*-)?[0-9a-f]{6}", text):
         return text
     kept = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-_")[: MAX_NAME_PART - 7].strip("-_")
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:6]
@@ -8120,6 +8156,7 @@ class Naming:
     served: int  # how many of the entry's last arguments say what it serves
     entry: dict[str, Any] = field(default_factory=dict)  # the entry install writes
     url: str | None = None  # a bridge's: ours to this URL is the same
+    gone: bool = False  # uninstall of what cannot be read: only an entry that serves it is its, none moved
 
     @property
     def argv(self) -> list[str]:
@@ -8129,7 +8166,10 @@ class Naming:
         """Does a command line of ours (there) serve what `ours` serves: the same last arguments, and no
         other manifest or --fleet just before them."""
         before = there[-self.served - 1 : -self.served]
-        return there[-self.served :] == ours[-self.served :] and not any(map(_more_served, before))
+        same = there[-self.served :] == ours[-self.served :] and not any(map(_more_served, before))
+        # A fleet of a.txt b.txt is no b.txt; Claude Code's words (no entry here) are split at spaces, a
+        # program's path too: there, the last words only.
+        return same and (not self.entry or _served_by(there) in (None, _served_by(ours)))
 
     def choose(self, servers: dict[str, Any]) -> str:
         """The name of an entry of ours among `servers` that serves what `entry` serves, else unclaimed's."""
@@ -8147,7 +8187,7 @@ class Naming:
         kind there is this robot moved (updated in place); `kind_under` says None for none or not ours."""
         ours = "url" if self.url is not None else _served_kind(self.argv)
         names = itertools.chain([self.preferred], (f"{self.preferred}-{n}" for n in itertools.count(2)))
-        return next(name for name in names if kind_under(name) in (None, ours))
+        return next(name for name in names if kind_under(name) in (None, *[ours] * (not self.gone)))
 
 
 def _more_served(word: str) -> str | None:
@@ -8157,8 +8197,27 @@ def _more_served(word: str) -> str | None:
 
 
 def _served_kind(argv: list[str]) -> str:
-    """What a command line of ours serves, by the word before its last: a folder, manifests, or one robot."""
-    return (_more_served(argv[-2]) if len(argv) > 1 else None) or "robot"
+    """What a command line of ours serves (_served_by), else by the word before its last: a folder,
+    manifests, or one robot."""
+    served = _served_by(argv)
+    return served[0] if served else (_more_served(argv[-2]) if len(argv) > 1 else None) or "robot"
+
+
+def _served_by(argv: list[str]) -> tuple[str, tuple[str, ...]] | None:
+    """What a command line of ours serves, its words after the program read as serve reads them: a
+    folder (--fleet DIR), manifests (PATHs, whatever their names end in) or one robot, and which; None
+    where serve would refuse them (an option of a later version, or words a client split at spaces)."""
+    me = launch_command()
+    words = argv[len(me) :] if argv[: len(me)] == me else _program_run_by(argv)[1]
+    try:
+        command = parse_command_line(words)
+    except UsageError:
+        return None
+    if command.verb != "serve":
+        return None
+    if command.fleet is not None:
+        return "folder", (command.fleet,)
+    return ("manifests" if len(command.paths) > 1 else "robot"), command.paths
 
 
 def _entry_kind(entry: Any) -> str | None:
@@ -8268,6 +8327,9 @@ def run_uninstall(command: Command, machine: Machine) -> int:
         return edit_config(command, None, machine, naming)
     if naming is not None:
         name = _claude_code_name(_claude_on_path(command, machine), command.scope or "user", naming)
+        if name is None:
+            print(f'{NAME}: Claude Code\'s "{DEFAULT_SERVER_NAME}" serves something else; nothing changed')
+            return ExitCode.OK
         command = dataclasses.replace(command, name=name)
     return claude_code_remove(command, machine)
 
@@ -8279,14 +8341,16 @@ def _naming_of(command: Command, machine: Machine) -> Naming | None:
         return Naming(f"robot-md-{_name_part(host)}", 1, url=command.path)
     if command.path is None and command.fleet is None and not machine.environ.get(PATH_ENV):
         return None
+    gone = False
     try:
         with contextlib.redirect_stderr(io.StringIO()):  # notes are install's
             targets, _, preferred = _install_targets(command, machine)
-    except Exit:  # gone or broken since: its entry is still found by what it serves
-        targets, preferred = _targets_as_given(command), DEFAULT_SERVER_NAME
+    except Exit:  # gone or broken since (or a typo): its entry is found by what it serves, or none is
+        targets, preferred, gone = _targets_as_given(command), DEFAULT_SERVER_NAME, True
         if not targets:
             return None
-    return Naming(preferred, len(targets), server_entry(command, [*launch_command(), *targets]))
+    entry = server_entry(command, [*launch_command(), *targets])
+    return Naming(preferred, len(targets), entry, gone=gone)
 
 
 def server_entry(command: Command, launch: list[str]) -> dict[str, Any]:
@@ -8543,23 +8607,24 @@ def _runs_this_program(entry: Any) -> bool:
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         return False
     argv, me = [entry["command"], *args], launch_command()
-    return argv[: len(me)] == me or _OUR_PROGRAM.fullmatch(_program_run_by(argv)) is not None
+    return argv[: len(me)] == me or _OUR_PROGRAM.fullmatch(_program_run_by(argv)[0]) is not None
 
 
-def _program_run_by(argv: list[str]) -> str:
-    """The name of the program a command line launches: the command itself, or the word right after a
-    known launcher: `python3 FILE`, `python3 -m MODULE`, `uvx [--from SOURCE] PACKAGE`, `uv tool run
-    [--from SOURCE] PACKAGE`, `pipx run [--spec SOURCE] PACKAGE` (a package's version cut off)."""
+def _program_run_by(argv: list[str]) -> tuple[str, list[str]]:
+    """The name of the program a command line launches, and the words after it: the command itself, or
+    the word right after a known launcher: `python3 FILE`, `python3 -m MODULE`, `uvx [--from SOURCE]
+    PACKAGE`, `uv tool run [--from SOURCE] PACKAGE`, `pipx run [--spec SOURCE] PACKAGE` (a package's
+    version cut off)."""
     program, rest = _file_name(argv[0]), argv[1:]
     if _PYTHON.fullmatch(program):
         rest = rest[1:] if rest[:1] == ["-m"] else rest
-        return _file_name(rest[0]) if rest else ""
+        return (_file_name(rest[0]), rest[1:]) if rest else ("", [])
     for runner in _RUNNERS:
         if [program.lower(), *rest[: len(runner) - 1]] == list(runner):
             rest = rest[len(runner) - 1 :]
             rest = rest[2:] if rest[:1] in (["--from"], ["--spec"]) else rest
-            return re.split(r"[@=<>!~\[;\s]", _file_name(rest[0]))[0] if rest else ""
-    return program
+            return (re.split(r"[@=<>!~\[;\s]", _file_name(rest[0]))[0], rest[1:]) if rest else ("", [])
+    return program, rest
 
 
 def _file_name(word: str) -> str:
@@ -8576,7 +8641,7 @@ def claude_code_add(command: Command, machine: Machine, naming: Naming) -> int:
     command: nothing changed; with another command of ours: replaced; someone else's: left as it is. Without
     --name, `naming` names it (from what `claude mcp get` shows)."""
     scope, claude, launch = command.scope or "user", _claude_on_path(command, machine), naming.argv
-    name = command.name or _claude_code_name(claude, scope, naming)
+    name = command.name or _claude_code_name(claude, scope, naming) or naming.preferred
     add = ["claude", "mcp", "add", "--scope", scope, name, "--", *launch]
     if claude is None:
         return _print_instead(command, machine, [add])
@@ -8602,9 +8667,11 @@ def claude_code_add(command: Command, machine: Machine, naming: Naming) -> int:
     return ExitCode.OK
 
 
-def _claude_code_name(claude: str | None, scope: str, naming: Naming) -> str:
+def _claude_code_name(claude: str | None, scope: str, naming: Naming) -> str | None:
     """robot-md (earlier installs' name) where Claude Code's entry of ours under it serves what naming's
-    entry serves, else naming's. `claude mcp get` joins the arguments with spaces: both are split at each."""
+    entry serves, else naming's; None where that is robot-md of ours serving something else and naming is
+    for what cannot be read (uninstall of a typo). `claude mcp get` joins the arguments with spaces: both
+    are split at each."""
     if claude is None:  # the line is printed, not run: nothing to look at
         return naming.preferred
     words = " ".join(naming.argv).split(" ")
@@ -8612,7 +8679,7 @@ def _claude_code_name(claude: str | None, scope: str, naming: Naming) -> str:
     there = claude_code_entry(claude, DEFAULT_SERVER_NAME, scope)
     if there is not None and not _someone_elses(there) and split.serves_the_same(there, words):
         return DEFAULT_SERVER_NAME
-    return naming.preferred
+    return None if naming.gone and there is not None and not _someone_elses(there) else naming.preferred
 
 
 def claude_code_remove(command: Command, machine: Machine) -> int:

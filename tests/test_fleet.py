@@ -155,6 +155,45 @@ def test_every_robot_answers_as_its_own_server_would(
         assert served[robot.shown] == alone(robot.file.path, robot.shown, asked), robot.shown
 
 
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(broken=st.sampled_from(sorted(BROKEN)), bad_first=st.booleans(), folder=st.booleans())
+def test_a_file_that_names_no_robot_takes_no_robots_name(
+    tmp_path_factory: Any, broken: str, bad_first: bool, folder: bool
+) -> None:
+    """A broken or refused file is served under its path; a robot named as that path (a.ROBOT.md) is
+    served all the same, whichever file comes first, in a --fleet folder or as PATHs."""
+    root = tmp_path_factory.mktemp("fleet")
+    bad, good = ("a.ROBOT.md", "b.ROBOT.md") if bad_first else ("b.ROBOT.md", "a.ROBOT.md")
+    paths = [write(root / bad, BROKEN[broken]), write(root / good, named(bad))]
+    fleet = rmm.Fleet([], root) if folder else rmm.Fleet(paths)
+    fleet.start()
+    assert fleet.robots[bad].error is None and fleet.robots[bad].file.path == root / good
+    assert [r.shown for r in fleet.robots.values() if r.error] == [bad]
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(asked=ASKED, swap=st.booleans())
+def test_a_robot_renamed_before_the_next_look_gets_no_other_robots_answers(
+    tmp_path_factory: Any, asked: list[int], swap: bool
+) -> None:
+    """A file renamed after a look (or two files swapped), before the next: every tool call, read and
+    prompt for the robot as listed fails with one line saying what its file names now, never answers
+    about the robot it names now."""
+    root = tmp_path_factory.mktemp("fleet")
+    a, b = write(root / "a.ROBOT.md", named("arm", BOB)), write(root / "b.ROBOT.md", named("cart"))
+    fleet = started(root)
+    write(a, named("cart" if swap else "rover"))
+    if swap:
+        write(b, named("arm", BOB))
+
+    async def ask() -> list[Any]:
+        async with in_process(rmm.build_server(fleet), "legacy") as client:
+            return await answers(client, "arm", [rmm.resource_uri("arm", v.kind) for v in rmm.VIEWS], asked)
+
+    now = f"names the robot {rmm.quoted('cart' if swap else 'rover')} now"
+    assert all(now in str(answer) for answer in anyio.run(ask))
+
+
 @pytest.mark.anyio
 async def test_a_duplicate_appearing_later_is_refused_and_the_first_keeps_serving(tmp_path: Path) -> None:
     write(tmp_path / "a" / "ROBOT.md", named("rover"))

@@ -735,6 +735,7 @@ CLAUDE_CODE: dict[str, tuple[dict[str, Any], list[str], int, str, dict[str, Any]
     "removed": ({"user": BOB, "local": BOB, "project": BOB}, ["u"], 0, "Claude Code's user and local config",
                 {"user": {}, "local": {}, "project": BOB}),
     "not there": ({"project": BOB}, ["u"], 0, "is not in Claude Code's user or local config (", None),
+    "a typo beside it": ({"user": ROVER}, ["u", "/typo/ROBOT.md"], 0, '"robot-md" serves something', None),
     "from project": ({"project": BOB}, ["u", "--scope", "project"], 0, "project config", {"project": {}}),
 }
 # fmt: on
@@ -770,7 +771,7 @@ def test_claude_code_replaces_its_own_entry_whose_command_has_spaces(
     install: Installer, tmp_path: Path, monkeypatch, old: list[str]
 ) -> None:
     """`claude mcp get` joins the words with spaces: a program, or a manifest, in a folder with a space in
-    its name is still ours, replaced, and then the same."""
+    its name is still ours, replaced, and then the same; under robot-md (earlier installs' name) too."""
     monkeypatch.setattr(sys, "argv", ["/my robots/robot_md_mcp.py"])
     spaced = tmp_path / "my robot" / "ROBOT.md"
     spaced.parent.mkdir()
@@ -782,6 +783,9 @@ def test_claude_code_replaces_its_own_entry_whose_command_has_spaces(
     new = [sys.executable, "/my robots/robot_md_mcp.py", str(spaced)]
     assert claude_servers(state) == {"user": {"robot-md-bob": new}}
     assert install("claude-code", str(spaced), PATH=env["PATH"]).out.endswith("nothing changed\n")
+    state.write_text(json.dumps({"user": {"robot-md": [*old[:-1], str(spaced)]}}))  # earlier installs' name
+    assert install("claude-code", str(spaced), PATH=env["PATH"]).code == 0
+    assert claude_servers(state) == {"user": {"robot-md": new}}
 
 
 @posix_only
@@ -1188,7 +1192,8 @@ def test_every_launch_form_of_ours_is_ours_and_no_other_servers_entry_is(
 def test_only_an_entry_that_runs_this_program_is_replaced_or_removed(
     install: Installer, ours_entry: tuple[bool, dict[str, Any]], verb: str
 ) -> None:
-    """Someone else's server under our name is left as it is by install too (as Claude Code's is)."""
+    """Someone else's server under our name is left as it is by install too (as Claude Code's is); ours
+    serving several PATHs or a folder is of another kind: kept, and the robot's entry is robot-md-bob-2."""
     ours, entry = ours_entry
     path = install.file("cursor")
     shutil.rmtree(path.parent, ignore_errors=True)
@@ -1197,6 +1202,8 @@ def test_only_an_entry_that_runs_this_program_is_replaced_or_removed(
     if ours:
         assert done.code == 0, done.err
         kept = {"robot-md-bob": {**entry, **MCP_SERVERS}} if verb == "install" else {}  # its other keys stay
+        if rmm._served_kind([entry["command"], *entry["args"]]) != "robot":
+            kept = {"robot-md-bob": entry, **({"robot-md-bob-2": MCP_SERVERS} if verb == "install" else {})}
         assert json.loads(path.read_text())["mcpServers"] == {**kept, "x": {"command": "y"}}
     else:
         assert done.code == 1 and done.err.count("\n") == 1

@@ -49,14 +49,15 @@ NAMES = st.text(
 )
 
 
-@given(st.lists(NAMES, min_size=2, max_size=4, unique=True), st.sampled_from(FILE_CLIENTS))
+@given(st.lists(NAMES, min_size=2, max_size=4, unique=True), st.booleans(), st.sampled_from(FILE_CLIENTS))
 @SETTINGS
 def test_a_second_robot_never_replaces_the_first(
-    install: Installer, tmp_path_factory: pytest.TempPathFactory, names: list[str], client: str
+    install: Installer, tmp_path_factory: pytest.TempPathFactory, names: list[str], shadow: bool, client: str
 ) -> None:
-    """Robots of any name, each installed with no --name: an entry each, named robot-md-PART where PART is
-    the name when it is already a client's name, else a cleaned one with a digest; installing each again
-    changes nothing."""
+    """Robots of any name (one named as another's entry is: Bob-s-arm-48df47 beside Bob's arm), each
+    installed with no --name: an entry each, named robot-md-PART where PART is the name when it is already
+    a client's name, else a cleaned one with a digest; installing each again changes nothing."""
+    names = list(dict.fromkeys([*names, rmm._name_part(names[0])] if shadow else names))
     install.file(client).unlink(missing_ok=True)
     folder = tmp_path_factory.mktemp("robots")
     paths = [robot(folder / f"r{i}", name) for i, name in enumerate(names)]
@@ -69,7 +70,9 @@ def test_a_second_robot_never_replaces_the_first(
         entry_name = f"robot-md-{rmm._name_part(name)}"
         assert entries[entry_name]["args"][-1] == str(path)
         assert re.fullmatch(r"robot-md-[A-Za-z0-9][A-Za-z0-9_-]*", entry_name) and len(entry_name) <= 39
-        if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,29}", name):
+        if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,29}", name) and not re.search(
+            r"(^|-)[0-9a-f]{6}$", name
+        ):
             assert entry_name == f"robot-md-{name}"
         assert "already in" in install(client, str(path)).out
 
@@ -153,20 +156,46 @@ def test_a_fleet_entry_from_paths_or_a_folder(install: Installer, tmp_path: Path
     assert done.code == 1 and done.err == f"robot-md-mcp: {said} ({empty})\n", done
 
 
-@given(st.sampled_from(FILE_CLIENTS), st.randoms(use_true_random=False))
+@given(st.sampled_from(["copy", "symlink"]), st.integers(0, 2), st.sampled_from(FILE_CLIENTS))
+@SETTINGS
+def test_paths_that_name_one_robot_twice_are_refused_at_install(
+    install: Installer, tmp_path_factory: pytest.TempPathFactory, how: str, at: int, client: str
+) -> None:
+    """PATHs of which two name one robot (a copy, a link; anywhere among them): serve refuses them at
+    start, so install refuses them now: one line, nothing written."""
+    folder = tmp_path_factory.mktemp("twice")
+    paths = [robot(folder / name, name) for name in ("arm", "cam")]
+    again = folder / "again" / "ROBOT.md"
+    again.parent.mkdir()
+    again.write_bytes(paths[0].read_bytes()) if how == "copy" else again.symlink_to(paths[0])
+    paths.insert(at, again)
+    install.file(client).unlink(missing_ok=True)
+    done = install(client, *map(str, paths))
+    assert done.code == 1 and done.err.count("\n") == 1 and 'name the robot "arm"' in done.err, done
+    assert not install.file(client).exists()
+
+
+@given(
+    st.sampled_from(FILE_CLIENTS),
+    st.sampled_from(["ROBOT.md", "arm.yaml", "arm"]),
+    st.randoms(use_true_random=False),
+)
 @settings(SETTINGS, max_examples=6)
 def test_a_robot_named_as_a_fleet_or_a_host_takes_no_entry_of_another_kind(
-    install: Installer, tmp_path_factory: pytest.TempPathFactory, client: str, random: Any
+    install: Installer, tmp_path_factory: pytest.TempPathFactory, client: str, file: str, random: Any
 ) -> None:
     """A robot named fleet (fleet-lab, pi) and the fleet of PATHs (--fleet lab, the bridge to pi) want the
-    same name: installed in any order, an entry each (the later one's name -2), each found again by
-    install (nothing changed) and by uninstall, which removes it alone."""
+    same name, and a fleet's last PATH (named anything) is a robot too: installed in any order, an entry
+    each (the later one's name -2), each found again by install (nothing changed) and by uninstall, which
+    removes it alone."""
     folder = tmp_path_factory.mktemp("kinds")
     lab = folder / "lab"
-    arm, cam = robot(lab / "arm", "arm"), robot(lab / "cam", "cam")
+    arm, cam = robot(folder / "arm", "arm", file), robot(folder / "cam", "cam", file)
+    robot(lab / "arm", "arm")
     things = [
         [str(robot(folder / "r1", "fleet"))],
         [str(arm), str(cam)],
+        [str(cam)],
         [str(robot(folder / "r2", "fleet-lab"))],
         ["--fleet", str(lab)],
     ]
@@ -322,3 +351,18 @@ def test_uninstall_finds_the_entry_of_a_robot_gone_since(install: Installer, tmp
     assert install("cursor", str(rover), verb="uninstall").code == 0
     assert install("cursor", "--fleet", str(fleet), verb="uninstall").code == 0
     assert install.servers("cursor") == {"robot-md-bob": json_entry()}
+
+
+@given(st.sampled_from(list(SERVING_BOB)), st.integers(1, 2), st.sampled_from(FILE_CLIENTS))
+@SETTINGS
+def test_uninstall_of_paths_nothing_serves_leaves_robot_md(
+    install: Installer, tmp_path_factory: pytest.TempPathFactory, way: str, count: int, client: str
+) -> None:
+    """uninstall PATH (or PATHs) that cannot be read, a typo or a file gone, and that no entry serves:
+    robot-md (an earlier version's name) serving as many other manifests, by any way of running, stays."""
+    folder = tmp_path_factory.mktemp("gone")
+    ours = {**SERVING_BOB[way], "args": [*SERVING_BOB[way]["args"], *[str(folder / "more.md")] * (count - 1)]}
+    write_json(install.file(client), {KEY[client]: {"robot-md": ours}})
+    typos = [str(folder / f"typo{i}" / "ROBOT.md") for i in range(count)]
+    done = install(client, *typos, verb="uninstall")
+    assert done.code == 0 and "nothing changed" in done.out and install.servers(client) == {"robot-md": ours}
