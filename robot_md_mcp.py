@@ -8187,7 +8187,9 @@ class Naming:
         kind there is this robot moved (updated in place); `kind_under` says None for none or not ours."""
         ours = "url" if self.url is not None else _served_kind(self.argv)
         names = itertools.chain([self.preferred], (f"{self.preferred}-{n}" for n in itertools.count(2)))
-        return next(name for name in names if kind_under(name) in (None, *[ours] * (not self.gone)))
+        # For what cannot be read (uninstall of a typo) no entry is "it moved": only one that serves it.
+        same_kind = () if self.gone else (ours,)
+        return next(name for name in names if kind_under(name) in (None, *same_kind))
 
 
 def _more_served(word: str) -> str | None:
