@@ -924,6 +924,9 @@ def json_safe(
     return _done[id(value)]
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
 def _place(path: tuple[Any, ...]) -> str:
     """Keys and list indexes as a dotted path for our message, each named as the JSON views name it; one
     that is not a plain name quoted(), as all manifest text is (it must not read as our words)."""
@@ -970,6 +973,26 @@ def _invisible(char: str) -> bool:
     import unicodedata
 
     return unicodedata.category(char) in _INVISIBLE_CATEGORIES
+
+
+def _made_visible(match: re.Match[str]) -> str:
+    char = match.group()
+    return f"<U+{ord(char):04X}>" if _invisible(char) else char
+
+
+def visible(text: str) -> str:
+    """Manifest text as we embed it: every control, format character (U+200B, U+202E, ...) and
+    line separator written as `<U+XXXX>`, so `bob\u200b` cannot pass for `bob` nor reorder what
+    follows. Newlines and tabs stay (prose keeps its lines; one-line values are quoted apart)."""
+    return _MAYBE_INVISIBLE.sub(_made_visible, text)
+
+
+def quoted(value: Any) -> str:
+    """Text that is not ours (a manifest value, robot-md's message) inside one of our lines: a
+    JSON string of its visible() text. Its double quotes delimit it and backslash escapes stand
+    for its quotes, backslashes, newlines and tabs, so nothing in it can end the value, the line
+    or the section it stands in, nor pass for our words."""
+    return json.dumps(visible(str(value)), ensure_ascii=False)
 
 
 def _json_escaped(match: re.Match[str]) -> str:
@@ -1281,26 +1304,6 @@ def yaml_hints(error: ManifestError) -> tuple[str, ...]:
     return ()
 
 
-def _made_visible(match: re.Match[str]) -> str:
-    char = match.group()
-    return f"<U+{ord(char):04X}>" if _invisible(char) else char
-
-
-def visible(text: str) -> str:
-    """Manifest text as we embed it: every control, format character (U+200B, U+202E, ...) and
-    line separator written as `<U+XXXX>`, so `bob\u200b` cannot pass for `bob` nor reorder what
-    follows. Newlines and tabs stay (prose keeps its lines; one-line values are quoted apart)."""
-    return _MAYBE_INVISIBLE.sub(_made_visible, text)
-
-
-def quoted(value: Any) -> str:
-    """Text that is not ours (a manifest value, robot-md's message) inside one of our lines: a
-    JSON string of its visible() text. Its double quotes delimit it and backslash escapes stand
-    for its quotes, backslashes, newlines and tabs, so nothing in it can end the value, the line
-    or the section it stands in, nor pass for our words."""
-    return json.dumps(visible(str(value)), ensure_ascii=False)
-
-
 # --- Misspelt keys: a key the schema does not know, close to one it does -----------
 # The schema allows keys of its own at most levels, so `capabilites:` or `max_linear_velocity_mps:`
 # validate and the field they meant reads as absent. These are hints of ours, beside robot-md's strings.
@@ -1420,9 +1423,6 @@ class Misspelt:
         return _capped_message(
             f"{quoted(self.key)}{where} is not a field this schema knows — did you mean {options}?"
         )
-
-
-_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _shown_path(parts: Iterable[Any]) -> str:
