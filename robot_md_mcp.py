@@ -3249,7 +3249,7 @@ def read_quantities(action: str) -> tuple[list[Quantity], list[str]]:
 def _quantity_at(text: str, match: re.Match[str]) -> Quantity | str | None:
     """The quantity a number starts; or what is not read there, quoted() with why; None for a
     number with no unit (a count, an id: the model reads it)."""
-    unit = _unit_at(text, match.end())
+    unit = _unit_at(text, match.end()) or _unit_shared(text, match.end())
     value = _number(match[2], match[3])
     start = _group_start(text, match)
     if start is not None:
@@ -3266,6 +3266,27 @@ def _quantity_at(text: str, match: re.Match[str]) -> Quantity | str | None:
     low = value * size_low
     high = low if size_high == size_low else value * size_high
     return Quantity(written, unit.kind, low, high, bool(match[1]))
+
+
+# 0.2–0.5 m/s, 0.8 to 0.2 m/s, 1, 2 or 3 kg: a number before one of these and a number takes the unit
+# the list ends with; read alone it would be dropped as a count, and the verdict would rest on the last.
+_SHARES_UNIT = re.compile(
+    r"\s*(?:[-\u2010-\u2014\u2212~]|…|,|(?<![A-Za-z])(?:to|or|and|through|till|until)(?![A-Za-z]))\s*(?=\.?\d)"
+)
+MAX_SHARED_UNIT = 10  # numbers looked past for it: a longer list's first numbers are counts to us
+
+
+def _unit_shared(text: str, at: int) -> _Unit | None:
+    """The unit of the number with one that ends a range or list this number starts (see _SHARES_UNIT)."""
+    for _ in range(MAX_SHARED_UNIT):
+        joiner = _SHARES_UNIT.match(text, at)
+        following = _NUMBER_TEXT.match(text, joiner.end()) if joiner else None
+        if following is None:
+            return None
+        unit, at = _unit_at(text, following.end()), following.end()
+        if unit is not None:
+            return unit
+    return None
 
 
 def _decimal(value: Fraction) -> str:

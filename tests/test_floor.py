@@ -216,6 +216,23 @@ def test_a_quantity_near_a_limit_is_compared_exactly(case: tuple[Any, ...]) -> N
         assert ratio == pytest.approx(float(in_base(number, size)[0] / limit), rel=1e-5)
 
 
+@FLOOR_SETTINGS
+@given(st.data(), st.sampled_from(["speed", "mass"]))
+def test_each_number_of_a_range_or_list_has_the_unit_it_ends_with(data: st.DataObject, kind: str) -> None:
+    """0.8 to 0.2 m/s, 2, 3 or 40 kg: every number is compared in the last one's unit, so no verdict
+    rests on the last number alone (the first was dropped as a count)."""
+    manifest = with_limits(data.draw(limits(kind)), "other")
+    size, spellings = data.draw(st.sampled_from(WRITTEN[kind]))
+    numbers = data.draw(st.lists(st.decimals(0, 999, places=2), min_size=2, max_size=4))
+    joiners = st.sampled_from(["-", "–", " - ", " to ", " or ", " and ", ", ", "…", " through "])
+    written = "".join(f"{n}{data.draw(joiners)}" for n in numbers[:-1]) + f"{numbers[-1]} "
+    floor = rmm.safety_floor(manifest, f"place the part at {written}{data.draw(st.sampled_from(spellings))}")
+    assert len(floor.quantities) == len(numbers), floor.quantities
+    limit = declared(manifest.frontmatter, kind)
+    assert limit is not None and size is not None
+    assert (floor.verdict == BLOCKED) is any(F(n) * size > limit for n in numbers), (written, floor.reasons)
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(manifest_files(), st.lists(st.sampled_from(("pick", "place", "go", "to", "stop", "scan", "don't",
                                                     "not", "the", "arm.pick", "nav.go_to", "report", "x")),
