@@ -6782,8 +6782,8 @@ class HttpGuard:
 
 # --- uvicorn: the one place that reads its internals -------------------------
 # uvicorn's public API has no deadline for a head once its first byte came, no room made when full (503 to
-# all), no list of connections. What this block reads of uvicorn 0.54 tests/test_canaries.py drives through
-# a real server (and test_http.py's stalled peers), so a uvicorn release that changes it fails there.
+# all), no list of connections. What this block reads of uvicorn 0.54–0.55, tests/test_canaries.py drives
+# through a real server (and test_http.py's stalled peers), so a uvicorn release that changes it fails there.
 
 
 def _waiting_for_head(connection: Any) -> bool:
@@ -6821,8 +6821,8 @@ def connections_to_close(others: list[Any], limits: HttpLimits, now: float) -> l
 
 def with_head_deadline(protocol: Any, limits: HttpLimits) -> Any:
     """uvicorn's h11 protocol (for its public Config(http=...)) closing a connection whose next head is late,
-    making room past `limits.connections`, closing the _stalled ones at once when stopping (uvicorn 0.54's
-    internals: tests/test_canaries.py; the stop: test_http.py's test_signals_stop_cleanly)."""
+    making room past `limits.connections`, closing the _stalled ones at once when stopping (uvicorn
+    0.54–0.55's internals: tests/test_canaries.py; the stop: test_http.py's test_signals_stop_cleanly)."""
 
     class HeadDeadline(protocol):  # type: ignore[misc]
         waiting_since = 0.0  # the last step: connected, a head came, an answer went
