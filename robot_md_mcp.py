@@ -3076,12 +3076,13 @@ _NUMBER_TEXT = re.compile(
 _UNIT_TEXT = re.compile(
     r"(?P<power>[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)?(?P<space>[ \u00a0\u202f]?)(?P<head>°|[A-Za-z]+(?![A-Za-z]))"
     r"(?:(?:[ ·]+|\.)(?P<inverse>[A-Za-z]+)(?:⁻¹|\^-1|\^\(-1\)|[-\u2212]1(?![\d.]))"
-    r"|\s*(?:/|(?<![A-Za-z])per(?![A-Za-z])|·)\s*(?P<per>[A-Za-z]+)(?![A-Za-z]))?"
+    r"|(?:\s*(?:/|(?<![A-Za-z])per(?![A-Za-z])|·)\s*|\s+(?:an?|each|every)\s+)(?P<per>[A-Za-z]+)(?![A-Za-z]))?"
 )
-# After a unit, what makes it another quantity: squared, or per a time again (an acceleration).
+# After a unit, what makes it another quantity: squared, per a time again (an acceleration), or per
+# anything else (2 m/day, 2 kg/box: a rate this floor does not read, never the length or mass alone).
 _SQUARED_TAIL = re.compile(
-    r"²|2(?![\d.])|\s*\^\s*-?2|⁻²|(?:\s*/\s*|\s+per\s+)(?:m?s|secs?|seconds?|min(?:s|ute|utes)?|h|hrs?|hours?)"
-    r"(?![A-Za-z])"
+    r"²|2(?![\d.])|\s*\^\s*-?2|⁻²|(?:\s*/\s*|\s+(?:per|an?|each|every)\s+)"
+    r"(?:m?s|secs?|seconds?|min(?:s|ute|utes)?|h|hrs?|hours?)(?![A-Za-z])|\s*/\s*[A-Za-z]+"
     r"|\s+squared(?![A-Za-z])|(?:[ ·]+|\.)s(?:⁻²|\^-2|[-\u2212]2(?![\d.]))|(?<=[A-Za-z])[-\u2212]2(?![\d.])"
 )
 _GROUP_BEFORE = re.compile(r"\d{1,3}[ \u00a0\u202f]$")  # 1 000: the group before a number
