@@ -3005,6 +3005,7 @@ FLOOR_VERDICTS = (
 FLOOR_HEADING = "## Computed floor: "
 # The action is read up to here (a sentence is a few hundred characters), and so many numbers in
 # it: a hostile action costs a bounded scan, and what was left is named as not read.
+# threat: T-MSG-2 (the floor runs on the event loop: these bound its work and its answer)
 MAX_FLOOR_CHARS = 2_000
 MAX_FLOOR_NUMBERS = 100
 MAX_FLOOR_CAPABILITIES = 200
